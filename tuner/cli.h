@@ -1,0 +1,39 @@
+/* cli.h — the `tune` command line: options and one function per mode.
+ *
+ * Exit statuses are part of the interface: 0 success (nothing diverges),
+ * 1 a divergence was found, 2 bad usage or bad input.  Only this layer
+ * prints; library layers return hlo_error values.
+ */
+#ifndef TUNE_CLI_H
+#define TUNE_CLI_H
+
+#include <stddef.h>
+
+#include "hlo.h"
+
+enum { TN_EXIT_OK = 0, TN_EXIT_DIVERGED = 1, TN_EXIT_USAGE = 2 };
+
+typedef enum tn_mode {
+  TN_MODE_NONE = 0,
+  TN_MODE_PRINT,
+} tn_mode;
+
+typedef struct tn_opts {
+  tn_mode mode;
+  const char *file;       /* the mode's FILE argument; "-" is stdin */
+  const char *output;     /* -o */
+  int no_verify;          /* --no-verify: print what parses, unchecked */
+  int quiet;
+} tn_opts;
+
+/* Reads a whole file ("-" for stdin) into a malloc'd buffer the caller
+ * frees.  On failure prints `tune: PATH: reason` and returns -1. */
+int tn_read_file(const char *path, char **buf, size_t *len);
+
+/* Reads, parses and (unless no_verify) verifies an HLO file.  On failure
+ * prints `PATH:LINE:COL: error: MSG` and returns NULL. */
+hlo_module *tn_load_module(const char *path, int no_verify);
+
+int tn_cmd_print(const tn_opts *o);
+
+#endif

@@ -1,0 +1,34 @@
+/* cli_print.c — `tune --print FILE`: parse, verify, print canonical text. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "hlo_print.h"
+
+int tn_cmd_print(const tn_opts *o) {
+  hlo_module *m = tn_load_module(o->file, o->no_verify);
+  if (!m)
+    return TN_EXIT_USAGE;
+  FILE *out = stdout;
+  if (o->output && strcmp(o->output, "-") != 0) {
+    out = fopen(o->output, "w");
+    if (!out) {
+      perror(o->output);
+      hlo_module_free(m);
+      return TN_EXIT_USAGE;
+    }
+  }
+  int rc = hlo_print_module_to(m, out);
+  if (out != stdout) {
+    if (fclose(out) != 0)
+      rc = -1;
+  } else if (fflush(out) != 0) {
+    rc = -1;
+  }
+  hlo_module_free(m);
+  if (rc != 0) {
+    fprintf(stderr, "tune: write error\n");
+    return TN_EXIT_USAGE;
+  }
+  return TN_EXIT_OK;
+}

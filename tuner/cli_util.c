@@ -1,0 +1,67 @@
+/* cli_util.c — file reading and module loading shared by every mode. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "hlo_parse.h"
+#include "hlo_verify.h"
+
+int tn_read_file(const char *path, char **buf, size_t *len) {
+  int is_stdin = strcmp(path, "-") == 0;
+  FILE *f = is_stdin ? stdin : fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "tune: %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  /* Read in growing blocks rather than trusting a size from stat: stdin and
+   * pipes have none, and a file may change while we read it. */
+  size_t cap = 1 << 16, n = 0;
+  char *p = malloc(cap);
+  while (p) {
+    size_t got = fread(p + n, 1, cap - n, f);
+    n += got;
+    if (n < cap)
+      break;
+    char *q = cap > ((size_t)-1) / 2 ? NULL : realloc(p, cap * 2);
+    if (!q) {
+      free(p);
+      p = NULL;
+      break;
+    }
+    p = q;
+    cap *= 2;
+  }
+  int failed = !p || ferror(f);
+  int saved = errno;
+  if (!is_stdin)
+    fclose(f);
+  if (failed) {
+    fprintf(stderr, "tune: %s: %s\n", path, p ? strerror(saved) : "out of memory");
+    free(p);
+    return -1;
+  }
+  *buf = p;
+  *len = n;
+  return 0;
+}
+
+static const char *display_name(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
+
+hlo_module *tn_load_module(const char *path, int no_verify) {
+  char *text;
+  size_t len;
+  if (tn_read_file(path, &text, &len) != 0)
+    return NULL;
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, len, &err);
+  free(text);
+  if (m && !no_verify && hlo_verify(m, &err) != 0) {
+    hlo_module_free(m);
+    m = NULL;
+  }
+  if (!m)
+    fprintf(stderr, "%s:%d:%d: error: %s\n", display_name(path), err.line, err.col, err.msg);
+  return m;
+}

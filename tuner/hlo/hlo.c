@@ -1,0 +1,146 @@
+/* hlo.c — the small shared helpers of the IR: opcode names, lookups and
+ * shape arithmetic.  Parsing and printing live in their own files. */
+#include "hlo.h"
+
+#include <string.h>
+
+static const char *const opcode_names[HLO_OP_COUNT] = {
+    [HLO_OP_INVALID] = "invalid",
+#define X(e, name) [HLO_OP_##e] = name,
+    HLO_OPCODE_LIST(X)
+#undef X
+};
+
+const char *hlo_opcode_name(hlo_opcode op) {
+  return (op > HLO_OP_INVALID && op < HLO_OP_COUNT) ? opcode_names[op] : "invalid";
+}
+
+/* A linear scan over ~130 names would be hot in a 50 MB parse, so the first
+ * call builds a small open-addressing table keyed by a string hash. */
+enum { OP_TABLE = 512 };
+static unsigned char op_table[OP_TABLE]; /* opcode+1, 0 = empty */
+static int op_table_ready;
+
+static unsigned op_hash(const char *s, size_t n) {
+  unsigned h = 2166136261u;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+static void op_table_build(void) {
+  for (int op = HLO_OP_INVALID + 1; op < HLO_OP_COUNT; op++) {
+    const char *name = opcode_names[op];
+    unsigned h = op_hash(name, strlen(name)) & (OP_TABLE - 1);
+    while (op_table[h])
+      h = (h + 1) & (OP_TABLE - 1);
+    op_table[h] = (unsigned char)(op + 1);
+  }
+  op_table_ready = 1;
+}
+
+hlo_opcode hlo_opcode_from_name(const char *s, size_t n) {
+  /* Building twice from two threads writes the same bytes, so a race here is
+   * benign in practice; callers that care call once before going parallel. */
+  if (!op_table_ready)
+    op_table_build();
+  unsigned h = op_hash(s, n) & (OP_TABLE - 1);
+  while (op_table[h]) {
+    int op = op_table[h] - 1;
+    const char *name = opcode_names[op];
+    if (strlen(name) == n && memcmp(name, s, n) == 0)
+      return (hlo_opcode)op;
+    h = (h + 1) & (OP_TABLE - 1);
+  }
+  return HLO_OP_INVALID;
+}
+
+void hlo_module_free(hlo_module *m) {
+  if (m)
+    hlo_arena_free(m->arena); /* the module itself lives in its arena */
+}
+
+hlo_computation *hlo_module_find(const hlo_module *m, const char *name) {
+  for (int i = 0; i < m->ncomps; i++)
+    if (strcmp(m->comps[i]->name, name) == 0)
+      return m->comps[i];
+  return NULL;
+}
+
+hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name) {
+  for (int i = 0; i < c->ninstrs; i++)
+    if (strcmp(c->instrs[i]->name, name) == 0)
+      return c->instrs[i];
+  return NULL;
+}
+
+int64_t hlo_shape_elements(const hlo_shape *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++)
+    n *= s->dims[i] < 0 ? 0 : s->dims[i];
+  return n;
+}
+
+bool hlo_shape_is_tuple(const hlo_shape *s) { return s->type == HLO_TUPLE; }
+
+static bool ints_equal(const hlo_ints *a, const hlo_ints *b) {
+  return a->n == b->n && (a->n == 0 || memcmp(a->v, b->v, (size_t)a->n * sizeof *a->v) == 0);
+}
+
+static bool layout_equal(const hlo_layout *a, const hlo_layout *b) {
+  if (!a || !b)
+    return a == b;
+  if (!ints_equal(&a->minor_to_major, &b->minor_to_major) || a->ntiles != b->ntiles ||
+      a->memory_space != b->memory_space)
+    return false;
+  for (int i = 0; i < a->ntiles; i++)
+    if (!ints_equal(&a->tiles[i].dims, &b->tiles[i].dims))
+      return false;
+  if (!a->extra || !b->extra)
+    return a->extra == b->extra;
+  return strcmp(a->extra, b->extra) == 0;
+}
+
+bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b, bool with_layout) {
+  if (a->type != b->type)
+    return false;
+  if (a->type == HLO_TUPLE) {
+    if (a->ntuple != b->ntuple)
+      return false;
+    for (int i = 0; i < a->ntuple; i++)
+      if (!hlo_shape_equal(&a->elems[i], &b->elems[i], with_layout))
+        return false;
+    return true;
+  }
+  if (a->rank != b->rank)
+    return false;
+  for (int i = 0; i < a->rank; i++) {
+    if (a->dims[i] != b->dims[i])
+      return false;
+    int da = a->dynamic ? a->dynamic[i] : 0, db = b->dynamic ? b->dynamic[i] : 0;
+    if (da != db)
+      return false;
+  }
+  return !with_layout || layout_equal(a->layout, b->layout);
+}
+
+int hlo_shape_leaf_count(const hlo_shape *s) {
+  if (s->type != HLO_TUPLE)
+    return 1;
+  int n = 0;
+  for (int i = 0; i < s->ntuple; i++)
+    n += hlo_shape_leaf_count(&s->elems[i]);
+  return n;
+}
+
+const hlo_shape *hlo_shape_leaf(const hlo_shape *s, int k) {
+  if (s->type != HLO_TUPLE)
+    return k == 0 ? s : NULL;
+  for (int i = 0; i < s->ntuple; i++) {
+    int n = hlo_shape_leaf_count(&s->elems[i]);
+    if (k < n)
+      return hlo_shape_leaf(&s->elems[i], k);
+    k -= n;
+  }
+  return NULL;
+}
