@@ -275,8 +275,10 @@ static void put_layout(out *o, const hlo_layout *l) {
   if (l->ntiles > 0 || l->memory_space != 0 || extra) {
     putc_(o, ':');
     for (int t = 0; t < l->ntiles; t++) {
+      /* XLA writes one T for the whole tiling: T(8,128)(2,1) */
       const hlo_ints *d = &l->tiles[t].dims;
-      putc_(o, 'T');
+      if (t == 0)
+        putc_(o, 'T');
       putc_(o, '(');
       for (int i = 0; i < d->n; i++) {
         if (i)
