@@ -1,0 +1,571 @@
+/* eval.c — the evaluator's driver: walks computations, owns values, runs
+ * control flow, and hands every other instruction to its op family.
+ *
+ * Values of a computation live in one array indexed [instr][replica].  A
+ * value is released right after its last user ran, so a long chain never
+ * holds more than its live set.  Replicas run in lockstep: instruction i is
+ * evaluated for every replica before instruction i+1, which is exactly what a
+ * collective needs to see its peers.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_internal.h"
+
+enum { MAX_DEPTH = 64 };
+
+hlo_value *chk_fail(chk_eval *ev, const hlo_instr *ins, const char *fmt, ...) {
+  if (ev->failed)
+    return NULL; /* keep the innermost, first error */
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ev->failed = 1;
+  if (ins)
+    hlo_error_set(ev->err, ins->line, ins->col, "%s (%s): %s", ins->name, hlo_opcode_name(ins->op), msg);
+  else
+    hlo_error_set(ev->err, 0, 0, "%s", msg);
+  return NULL;
+}
+
+hlo_value *chk_result(chk_eval *ev, const hlo_instr *ins) {
+  if (ins->shape.type == HLO_TUPLE)
+    return chk_fail(ev, ins, "internal: array result expected, shape is a tuple");
+  if (ins->shape.rank > HLO_MAX_RANK)
+    return chk_fail(ev, ins, "rank %d exceeds the evaluator's limit of %d", ins->shape.rank, HLO_MAX_RANK);
+  hlo_value *v = hlo_value_from_shape(&ins->shape);
+  if (!v)
+    return chk_fail(ev, ins, "cannot allocate a result of %lld elements",
+                    (long long)hlo_shape_elements(&ins->shape));
+  return v;
+}
+
+/* ---- op table ------------------------------------------------------------ */
+
+chk_op_fn *chk_op_lookup(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_ABS: case HLO_OP_NEGATE: case HLO_OP_SIGN: case HLO_OP_FLOOR: case HLO_OP_CEIL:
+  case HLO_OP_ROUND_AFZ: case HLO_OP_ROUND_EVEN: case HLO_OP_EXP: case HLO_OP_EXPM1:
+  case HLO_OP_LOG: case HLO_OP_LOG1P: case HLO_OP_LOGISTIC: case HLO_OP_TANH: case HLO_OP_SQRT:
+  case HLO_OP_RSQRT: case HLO_OP_CBRT: case HLO_OP_SINE: case HLO_OP_COSINE: case HLO_OP_TAN:
+  case HLO_OP_ERF: case HLO_OP_IS_FINITE: case HLO_OP_NOT: case HLO_OP_POPCNT: case HLO_OP_CLZ:
+  case HLO_OP_REDUCE_PRECISION: case HLO_OP_ADD: case HLO_OP_SUBTRACT: case HLO_OP_MULTIPLY:
+  case HLO_OP_DIVIDE: case HLO_OP_REMAINDER: case HLO_OP_POWER: case HLO_OP_ATAN2:
+  case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM: case HLO_OP_AND: case HLO_OP_OR: case HLO_OP_XOR:
+  case HLO_OP_SHIFT_LEFT: case HLO_OP_SHIFT_RIGHT_ARITHMETIC: case HLO_OP_SHIFT_RIGHT_LOGICAL:
+  case HLO_OP_COMPARE: case HLO_OP_SELECT: case HLO_OP_CLAMP: case HLO_OP_CONVERT:
+  case HLO_OP_BITCAST_CONVERT: case HLO_OP_REAL: case HLO_OP_IMAG: case HLO_OP_COMPLEX:
+    return chk_op_elementwise;
+  case HLO_OP_BROADCAST: case HLO_OP_RESHAPE: case HLO_OP_BITCAST: case HLO_OP_COPY:
+  case HLO_OP_TRANSPOSE: case HLO_OP_SLICE: case HLO_OP_DYNAMIC_SLICE:
+  case HLO_OP_DYNAMIC_UPDATE_SLICE: case HLO_OP_CONCATENATE: case HLO_OP_PAD:
+  case HLO_OP_REVERSE: case HLO_OP_IOTA:
+    return chk_op_movement;
+  case HLO_OP_REDUCE: case HLO_OP_REDUCE_WINDOW: case HLO_OP_MAP:
+    return chk_op_reduce;
+  case HLO_OP_DOT:
+    return chk_op_dot;
+  case HLO_OP_CONVOLUTION:
+    return chk_op_convolution;
+  case HLO_OP_GATHER: case HLO_OP_SCATTER:
+    return chk_op_gather;
+  case HLO_OP_SORT:
+    return chk_op_sort;
+  default:
+    return NULL;
+  }
+}
+
+static bool is_collective(hlo_opcode op) {
+  return op == HLO_OP_ALL_GATHER || op == HLO_OP_ALL_REDUCE || op == HLO_OP_REDUCE_SCATTER ||
+         op == HLO_OP_ALL_TO_ALL || op == HLO_OP_COLLECTIVE_PERMUTE;
+}
+
+/* Ops the driver evaluates itself. */
+static bool is_structural(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_PARAMETER: case HLO_OP_CONSTANT: case HLO_OP_TUPLE: case HLO_OP_GET_TUPLE_ELEMENT:
+  case HLO_OP_CALL: case HLO_OP_FUSION: case HLO_OP_WHILE: case HLO_OP_CONDITIONAL:
+  case HLO_OP_REPLICA_ID: case HLO_OP_PARTITION_ID: case HLO_OP_OPT_BARRIER:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static int supported_comp(const hlo_computation *c, hlo_error *err, int depth) {
+  if (depth > MAX_DEPTH)
+    return hlo_error_set(err, c->line, c->col, "computation calls nest deeper than %d", MAX_DEPTH);
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (!is_structural(ins->op) && !is_collective(ins->op) && !chk_op_lookup(ins->op))
+      return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator",
+                           ins->name, ins->async_wrapped ? "async" : hlo_opcode_name(ins->op));
+    const hlo_calls *k = &ins->attrs.calls;
+    const hlo_computation *callees[4] = {k->to_apply, k->calls, k->condition, k->body};
+    for (int j = 0; j < 4; j++)
+      if (callees[j] && supported_comp(callees[j], err, depth + 1) != 0)
+        return -1;
+    for (int j = 0; j < k->nbranches; j++)
+      if (k->branches[j] && supported_comp(k->branches[j], err, depth + 1) != 0)
+        return -1;
+  }
+  return 0;
+}
+
+int chk_eval_supported(const hlo_module *m, hlo_error *err) {
+  if (!m->entry)
+    return hlo_error_set(err, 0, 0, "module has no entry computation");
+  return supported_comp(m->entry, err, 0);
+}
+
+/* ---- reducer recognition ------------------------------------------------- */
+
+hlo_opcode chk_simple_reducer(const hlo_computation *c) {
+  if (!c || c->nparams != 2 || !c->root || c->root->noperands != 2)
+    return HLO_OP_INVALID;
+  const hlo_instr *r = c->root;
+  const hlo_instr *a = r->operands[0], *b = r->operands[1];
+  if (a->op != HLO_OP_PARAMETER || b->op != HLO_OP_PARAMETER || a == b)
+    return HLO_OP_INVALID;
+  if (r->shape.type == HLO_TUPLE || r->shape.rank != 0)
+    return HLO_OP_INVALID;
+  /* Every instruction other than the two parameters and the root would be
+   * dead code; refuse anything else so side conditions are never missed. */
+  if (c->ninstrs != 3)
+    return HLO_OP_INVALID;
+  switch (r->op) {
+  case HLO_OP_ADD: case HLO_OP_MULTIPLY: case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM:
+  case HLO_OP_AND: case HLO_OP_OR: case HLO_OP_XOR:
+    /* commutative: parameter order does not matter */
+    return r->op;
+  default:
+    return HLO_OP_INVALID;
+  }
+}
+
+/* ---- evaluation ---------------------------------------------------------- */
+
+static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
+                     hlo_value *const *args, hlo_value **res);
+
+static hlo_value *fail_value(chk_eval *ev, const hlo_instr *ins, const char *what) {
+  return chk_fail(ev, ins, "%s", what);
+}
+
+/* Calls callee for nrep replicas with operands vals[op][r] as arguments. */
+static int call_lockstep(chk_eval *ev, const hlo_instr *ins, const hlo_computation *callee, int nrep,
+                         int base, hlo_value **opv, hlo_value **out) {
+  int n = ins->noperands;
+  if (callee->nparams != n) {
+    chk_fail(ev, ins, "calls %s with %d operands but it has %d parameters", callee->name, n,
+             callee->nparams);
+    return -1;
+  }
+  hlo_value **args = calloc((size_t)(nrep * (n ? n : 1)), sizeof *args);
+  if (!args) {
+    chk_fail(ev, ins, "out of memory");
+    return -1;
+  }
+  for (int r = 0; r < nrep; r++)
+    for (int k = 0; k < n; k++)
+      args[r * n + k] = opv[k * nrep + r];
+  int rc = eval_comp(ev, callee, nrep, base, args, out);
+  free(args);
+  return rc;
+}
+
+static bool pred_true(const hlo_value *v) { return hlo_value_get_i64(v, 0) != 0; }
+
+static int eval_while(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hlo_value **opv,
+                      hlo_value **out) {
+  const hlo_computation *cond = ins->attrs.calls.condition, *body = ins->attrs.calls.body;
+  if (!cond || !body) {
+    chk_fail(ev, ins, "while needs condition and body");
+    return -1;
+  }
+  hlo_value **state = calloc((size_t)nrep, sizeof *state);
+  hlo_value **flag = calloc((size_t)nrep, sizeof *flag);
+  if (!state || !flag) {
+    free(state);
+    free(flag);
+    chk_fail(ev, ins, "out of memory");
+    return -1;
+  }
+  for (int r = 0; r < nrep; r++)
+    state[r] = hlo_value_ref(opv[r]);
+  int rc = 0;
+  for (;;) {
+    if (eval_comp(ev, cond, nrep, base, state, flag) != 0) {
+      rc = -1;
+      break;
+    }
+    bool go = pred_true(flag[0]), agree = true;
+    for (int r = 0; r < nrep; r++) {
+      agree = agree && pred_true(flag[r]) == go;
+      hlo_value_unref(flag[r]);
+      flag[r] = NULL;
+    }
+    if (!agree) {
+      chk_fail(ev, ins, "replicas disagree on the loop condition; lockstep evaluation cannot continue");
+      rc = -1;
+      break;
+    }
+    if (!go)
+      break;
+    hlo_value **next = flag; /* reuse as scratch for the new state */
+    if (eval_comp(ev, body, nrep, base, state, next) != 0) {
+      rc = -1;
+      break;
+    }
+    for (int r = 0; r < nrep; r++) {
+      hlo_value_unref(state[r]);
+      state[r] = next[r];
+      next[r] = NULL;
+    }
+  }
+  for (int r = 0; r < nrep; r++) {
+    if (rc == 0)
+      out[r] = state[r];
+    else
+      hlo_value_unref(state[r]);
+  }
+  free(state);
+  free(flag);
+  return rc;
+}
+
+static int eval_conditional(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hlo_value **opv,
+                            hlo_value **out) {
+  const hlo_calls *k = &ins->attrs.calls;
+  int n = ins->noperands;
+  if (k->nbranches < 1 || n != k->nbranches + 1) {
+    chk_fail(ev, ins, "conditional has %d branches and %d operands", k->nbranches, n);
+    return -1;
+  }
+  /* Each replica may pick its own branch, so run them one by one. */
+  for (int r = 0; r < nrep; r++) {
+    const hlo_value *sel = opv[0 * nrep + r];
+    int64_t b;
+    if (sel->type == HLO_PRED)
+      b = pred_true(sel) ? 0 : 1; /* true_computation is branch 0 */
+    else {
+      b = hlo_value_get_i64(sel, 0);
+      if (b < 0 || b >= k->nbranches)
+        b = k->nbranches - 1; /* out of range selects the last branch */
+    }
+    const hlo_computation *br = k->branches[b];
+    if (br->nparams != 1) {
+      chk_fail(ev, ins, "branch %s must take one parameter", br->name);
+      return -1;
+    }
+    hlo_value *arg = opv[(1 + b) * nrep + r];
+    if (eval_comp(ev, br, 1, base + r, &arg, &out[r]) != 0) {
+      for (int q = 0; q < r; q++) {
+        hlo_value_unref(out[q]);
+        out[q] = NULL;
+      }
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Evaluates one instruction for all replicas; vals is [instr][replica]. */
+static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hlo_value *const *args,
+                      hlo_value **vals, hlo_value **out) {
+  int n = ins->noperands;
+  const hlo_computation *c = ins->parent;
+  /* Operand values, gathered as [operand][replica]. */
+  hlo_value *stack_ops[16];
+  hlo_value **opv = stack_ops;
+  if ((size_t)n * (size_t)nrep > 16) {
+    opv = malloc(sizeof *opv * (size_t)n * (size_t)nrep);
+    if (!opv) {
+      chk_fail(ev, ins, "out of memory");
+      return -1;
+    }
+  }
+  for (int k = 0; k < n; k++)
+    for (int r = 0; r < nrep; r++)
+      opv[k * nrep + r] = vals[ins->operands[k]->index * nrep + r];
+
+  int rc = 0;
+  switch (ins->op) {
+  case HLO_OP_PARAMETER: {
+    int64_t p = ins->parameter_number;
+    if (p < 0 || p >= c->nparams) {
+      chk_fail(ev, ins, "parameter %lld out of range", (long long)p);
+      rc = -1;
+      break;
+    }
+    for (int r = 0; r < nrep; r++)
+      out[r] = hlo_value_ref(args[r * c->nparams + p]);
+    break;
+  }
+  case HLO_OP_CONSTANT: {
+    char why[200] = "";
+    hlo_value *v = ins->literal ? hlo_value_from_literal(&ins->shape, ins->literal, why, sizeof why) : NULL;
+    if (!v) {
+      chk_fail(ev, ins, "%s", why[0] ? why : "constant has no literal");
+      rc = -1;
+      break;
+    }
+    out[0] = v;
+    for (int r = 1; r < nrep; r++)
+      out[r] = hlo_value_ref(v);
+    break;
+  }
+  case HLO_OP_TUPLE:
+    for (int r = 0; r < nrep && rc == 0; r++) {
+      hlo_value *e[64];
+      hlo_value **el = n <= 64 ? e : malloc(sizeof *el * (size_t)n);
+      if (!el) {
+        chk_fail(ev, ins, "out of memory");
+        rc = -1;
+        break;
+      }
+      for (int k = 0; k < n; k++)
+        el[k] = hlo_value_ref(opv[k * nrep + r]);
+      out[r] = hlo_value_tuple(n, el);
+      if (!out[r]) {
+        for (int k = 0; k < n; k++)
+          hlo_value_unref(el[k]);
+        chk_fail(ev, ins, "out of memory");
+        rc = -1;
+      }
+      if (el != e)
+        free(el);
+    }
+    break;
+  case HLO_OP_GET_TUPLE_ELEMENT:
+    for (int r = 0; r < nrep; r++) {
+      hlo_value *t = opv[r];
+      int64_t i = ins->attrs.index;
+      if (t->type != HLO_TUPLE || i < 0 || i >= t->ntuple) {
+        chk_fail(ev, ins, "index %lld is not an element of the operand", (long long)i);
+        rc = -1;
+        break;
+      }
+      out[r] = hlo_value_ref(t->elems[i]);
+    }
+    break;
+  case HLO_OP_OPT_BARRIER:
+    for (int r = 0; r < nrep; r++)
+      out[r] = hlo_value_ref(opv[r]);
+    break;
+  case HLO_OP_REPLICA_ID:
+  case HLO_OP_PARTITION_ID:
+    for (int r = 0; r < nrep && rc == 0; r++) {
+      out[r] = chk_result(ev, ins);
+      if (!out[r]) {
+        rc = -1;
+        break;
+      }
+      hlo_value_set_i64(out[r], 0, ins->op == HLO_OP_REPLICA_ID ? base + r : 0);
+    }
+    break;
+  case HLO_OP_CALL:
+  case HLO_OP_FUSION: {
+    const hlo_computation *callee = ins->attrs.calls.calls ? ins->attrs.calls.calls : ins->attrs.calls.to_apply;
+    if (!callee) {
+      chk_fail(ev, ins, "no called computation");
+      rc = -1;
+      break;
+    }
+    rc = call_lockstep(ev, ins, callee, nrep, base, opv, out);
+    break;
+  }
+  case HLO_OP_WHILE:
+    rc = eval_while(ev, ins, nrep, base, opv, out);
+    break;
+  case HLO_OP_CONDITIONAL:
+    rc = eval_conditional(ev, ins, nrep, base, opv, out);
+    break;
+  default:
+    if (is_collective(ins->op)) {
+      /* chk_op_collective wants [replica][operand] */
+      hlo_value **rows = malloc(sizeof *rows * (size_t)(n ? n : 1) * (size_t)nrep);
+      if (!rows) {
+        chk_fail(ev, ins, "out of memory");
+        rc = -1;
+        break;
+      }
+      for (int r = 0; r < nrep; r++)
+        for (int k = 0; k < n; k++)
+          rows[r * n + k] = opv[k * nrep + r];
+      rc = chk_op_collective(ev, ins, nrep, rows, out);
+      free(rows);
+      break;
+    }
+    chk_op_fn *fn = chk_op_lookup(ins->op);
+    if (!fn) {
+      chk_fail(ev, ins, "op '%s' is not supported by the evaluator",
+               ins->async_wrapped ? "async" : hlo_opcode_name(ins->op));
+      rc = -1;
+      break;
+    }
+    hlo_value *row[64];
+    hlo_value **rowp = n <= 64 ? row : malloc(sizeof *rowp * (size_t)n);
+    if (!rowp) {
+      chk_fail(ev, ins, "out of memory");
+      rc = -1;
+      break;
+    }
+    for (int r = 0; r < nrep; r++) {
+      for (int k = 0; k < n; k++)
+        rowp[k] = opv[k * nrep + r];
+      out[r] = fn(ev, ins, rowp);
+      if (!out[r]) {
+        if (!ev->failed)
+          fail_value(ev, ins, "evaluation failed");
+        rc = -1;
+        break;
+      }
+    }
+    if (rowp != row)
+      free(rowp);
+  }
+  if (opv != stack_ops)
+    free(opv);
+  if (rc != 0) {
+    for (int r = 0; r < nrep; r++) {
+      hlo_value_unref(out[r]);
+      out[r] = NULL;
+    }
+    return -1;
+  }
+  for (int r = 0; r < nrep; r++) {
+    if (!out[r] || (!ev->failed && !hlo_value_matches(out[r], &ins->shape) && ins->op != HLO_OP_PARAMETER)) {
+      for (int q = 0; q < nrep; q++) {
+        hlo_value_unref(out[q]);
+        out[q] = NULL;
+      }
+      chk_fail(ev, ins, "internal: result does not have the instruction's shape");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
+                     hlo_value *const *args, hlo_value **res) {
+  if (ev->depth >= MAX_DEPTH) {
+    chk_fail(ev, c->root, "computation calls nest deeper than %d", MAX_DEPTH);
+    return -1;
+  }
+  if (!c->root || c->ninstrs == 0) {
+    chk_fail(ev, NULL, "computation %s is empty", c->name);
+    return -1;
+  }
+  int ni = c->ninstrs;
+  hlo_value **vals = calloc((size_t)ni * (size_t)nrep, sizeof *vals);
+  int *last_use = malloc(sizeof *last_use * (size_t)ni);
+  if (!vals || !last_use) {
+    free(vals);
+    free(last_use);
+    chk_fail(ev, c->root, "out of memory");
+    return -1;
+  }
+  /* Last position at which each value is read; the root lives to the end. */
+  for (int i = 0; i < ni; i++)
+    last_use[i] = i;
+  for (int i = 0; i < ni; i++)
+    for (int k = 0; k < c->instrs[i]->noperands; k++) {
+      int j = c->instrs[i]->operands[k]->index;
+      if (last_use[j] < i)
+        last_use[j] = i;
+    }
+  last_use[c->root->index] = ni;
+
+  ev->depth++;
+  int rc = 0;
+  for (int i = 0; i < ni && rc == 0; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    /* Dead instructions (never read, not the root) are skipped: they cannot
+     * change the result, and skipping them keeps unsupported debris in real
+     * dumps from failing a fusion whose root does not need it. */
+    if (last_use[i] == i && ins != c->root)
+      continue;
+    /* HOOK(fuse): block-by-block elementwise groups are wired in here. */
+    rc = eval_instr(ev, ins, nrep, base, args, vals, &vals[(size_t)i * nrep]);
+    /* Release operands whose last reader this was. */
+    for (int k = 0; k < ins->noperands && rc == 0; k++) {
+      int j = ins->operands[k]->index;
+      if (last_use[j] == i)
+        for (int r = 0; r < nrep; r++) {
+          hlo_value_unref(vals[(size_t)j * nrep + r]);
+          vals[(size_t)j * nrep + r] = NULL;
+        }
+    }
+  }
+  ev->depth--;
+  if (rc == 0)
+    for (int r = 0; r < nrep; r++) {
+      res[r] = vals[(size_t)c->root->index * nrep + r];
+      vals[(size_t)c->root->index * nrep + r] = NULL;
+    }
+  for (size_t i = 0; i < (size_t)ni * (size_t)nrep; i++)
+    hlo_value_unref(vals[i]);
+  free(vals);
+  free(last_use);
+  return rc;
+}
+
+int chk_eval_computation(chk_eval *ev, const hlo_computation *c, int nrep, hlo_value *const *args,
+                         hlo_value **res) {
+  return eval_comp(ev, c, nrep, 0, args, res);
+}
+
+hlo_value *chk_call(chk_eval *ev, const hlo_instr *site, const hlo_computation *c, int nargs,
+                    hlo_value *const *args) {
+  if (c->nparams != nargs)
+    return chk_fail(ev, site, "%s takes %d parameters, called with %d", c->name, c->nparams, nargs);
+  hlo_value *res = NULL;
+  if (eval_comp(ev, c, 1, 0, args, &res) != 0)
+    return NULL;
+  return res;
+}
+
+int chk_eval_module(const hlo_module *m, int nargs, hlo_value *const *args, const chk_eval_opts *o,
+                    hlo_value **outs, hlo_error *err) {
+  chk_eval ev = {.m = m, .err = err};
+  if (o)
+    ev.o = *o;
+  if (ev.o.replicas < 1)
+    ev.o.replicas = 1;
+  const hlo_computation *e = m->entry;
+  if (!e)
+    return hlo_error_set(err, 0, 0, "module has no entry computation");
+  if (nargs != e->nparams)
+    return hlo_error_set(err, e->line, e->col, "entry computation %s takes %d parameters, %d given",
+                         e->name, e->nparams, nargs);
+  for (int k = 0; k < nargs; k++) {
+    const hlo_instr *p = e->params[k];
+    if (!p || !hlo_value_matches(args[k], &p->shape))
+      return hlo_error_set(err, p ? p->line : e->line, p ? p->col : e->col,
+                           "argument %d does not match the shape of parameter %d", k, k);
+  }
+  int nrep = ev.o.replicas;
+  hlo_value **rows = malloc(sizeof *rows * (size_t)nrep * (size_t)(nargs ? nargs : 1));
+  hlo_value **res = calloc((size_t)nrep, sizeof *res);
+  if (!rows || !res) {
+    free(rows);
+    free(res);
+    return hlo_error_set(err, 0, 0, "out of memory");
+  }
+  for (int r = 0; r < nrep; r++)
+    for (int k = 0; k < nargs; k++)
+      rows[r * nargs + k] = args[k];
+  int rc = eval_comp(&ev, e, nrep, 0, rows, res);
+  free(rows);
+  if (rc == 0)
+    for (int r = 0; r < nrep; r++)
+      outs[r] = res[r];
+  free(res);
+  return rc;
+}

@@ -1,0 +1,42 @@
+/* eval.h — the reference evaluator of HLO semantics.
+ *
+ * It settles every disagreement between a candidate and the default, so it
+ * is written for fidelity first: XLA's documented semantics, exact dtype
+ * conversions (hlo_dtype.h), no flushing of subnormals.  Speed comes from
+ * kernels over contiguous arrays, one loop per element type, and from
+ * evaluating elementwise chains block by block.
+ *
+ * Replicas: with replicas = N every instruction is evaluated for N
+ * simulated replicas in lockstep, which is what lets collectives see the
+ * values of their peers.  All replicas receive the same arguments; they
+ * differ through replica-id and what collectives do.
+ */
+#ifndef TUNE_CHECK_EVAL_H
+#define TUNE_CHECK_EVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hlo.h"
+#include "hlo_error.h"
+#include "hlo_value.h"
+
+typedef struct chk_eval_opts {
+  int replicas;       /* simulated replicas, >= 1 */
+  int emulate_device; /* reserved: device numerics (bf16 dot passes, ...) */
+} chk_eval_opts;
+
+/* Evaluates m's entry computation.  args holds one value per entry
+ * parameter, in parameter order (the caller keeps its references).  On
+ * success outs[r] receives the root value of replica r (one reference each,
+ * the caller unrefs) and 0 is returned; on failure -1 with err naming the
+ * instruction (its line/col) and what went wrong, and outs untouched. */
+int chk_eval_module(const hlo_module *m, int nargs, hlo_value *const *args,
+                    const chk_eval_opts *o, hlo_value **outs, hlo_error *err);
+
+/* 0 when every instruction reachable from the entry is one evaluation
+ * supports; -1 with err naming the first op and instruction that is not
+ * (custom-call, send, infeed, rng, ...). */
+int chk_eval_supported(const hlo_module *m, hlo_error *err);
+
+#endif

@@ -1,0 +1,74 @@
+/* eval_internal.h — what the evaluator's files share; not for other layers.
+ *
+ * The driver (eval.c) walks computations and calls one op function per
+ * instruction.  Op functions live in one file per family and have one
+ * signature: they get the instruction and its operand values for one
+ * replica and return a new value (one reference) or NULL after chk_fail().
+ * Operands must not be modified: values are shared.
+ */
+#ifndef TUNE_CHECK_EVAL_INTERNAL_H
+#define TUNE_CHECK_EVAL_INTERNAL_H
+
+#include "eval.h"
+
+typedef struct chk_eval {
+  const hlo_module *m;
+  chk_eval_opts o;
+  hlo_error *err;
+  int depth;       /* nested computation calls, bounded */
+  int failed;
+} chk_eval;
+
+/* Records an error at ins (its line/col, its name and opcode prefixed to
+ * the message) and returns NULL, so op functions can `return chk_fail(...)`. */
+hlo_value *chk_fail(chk_eval *ev, const hlo_instr *ins, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A result array shaped like ins->shape (which must be an array shape),
+ * zero-filled; NULL after chk_fail on allocation failure. */
+hlo_value *chk_result(chk_eval *ev, const hlo_instr *ins);
+
+/* Evaluates computation c for nrep replicas in lockstep.  args is row-major
+ * [nrep][c->nparams]; res receives nrep values.  replica_base is the
+ * replica id of row 0 (per-element calls use one row). */
+int chk_eval_computation(chk_eval *ev, const hlo_computation *c, int nrep,
+                         hlo_value *const *args, hlo_value **res);
+
+/* Scalar fast path for a reducer such as add/max/min/mul/and/or of its two
+ * parameters: which binary opcode it is, or HLO_OP_INVALID when the
+ * computation is anything else (and must be called generally). */
+hlo_opcode chk_simple_reducer(const hlo_computation *c);
+
+/* Calls a computation on single-replica scalar/array arguments (one row).
+ * For per-element calls (general reducers, map, sort comparators, scatter
+ * combiners).  Returns the root value or NULL after an error. */
+hlo_value *chk_call(chk_eval *ev, const hlo_instr *site, const hlo_computation *c,
+                    int nargs, hlo_value *const *args);
+
+typedef hlo_value *chk_op_fn(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
+
+/* Families (one file each).  Each returns NULL via chk_fail for an opcode
+ * or type it does not handle. */
+chk_op_fn chk_op_elementwise;  /* eval_elementwise.c: unary, binary, compare,
+                                  select, clamp, convert, bitcast-convert,
+                                  reduce-precision, is-finite, popcnt, clz */
+chk_op_fn chk_op_movement;     /* eval_movement.c: broadcast, reshape, bitcast,
+                                  copy, transpose, slice, dynamic-slice,
+                                  dynamic-update-slice, concatenate, pad,
+                                  reverse, iota */
+chk_op_fn chk_op_reduce;       /* eval_reduce.c: reduce, reduce-window, map */
+chk_op_fn chk_op_dot;          /* eval_dot.c: dot */
+chk_op_fn chk_op_convolution;  /* eval_conv.c: convolution */
+chk_op_fn chk_op_gather;       /* eval_gather.c: gather, scatter */
+chk_op_fn chk_op_sort;         /* eval_sort.c: sort */
+
+/* Collectives see every replica: ops is [nrep][noperands], outs [nrep]. */
+int chk_op_collective(chk_eval *ev, const hlo_instr *ins, int nrep,
+                      hlo_value *const *ops, hlo_value **outs); /* eval_collective.c */
+
+/* The family function for an opcode, NULL when the driver handles it
+ * itself (parameter, constant, tuple, get-tuple-element, call, fusion,
+ * while, conditional, collectives, replica-id) or it is unsupported. */
+chk_op_fn *chk_op_lookup(hlo_opcode op);
+
+#endif
