@@ -216,58 +216,63 @@ bool hlo_shape_compatible(const hlo_shape *a, const hlo_shape *b) {
   return hlo_shape_same_dims(a, b);
 }
 
-/* Appends to buf[*at..n), keeping room for the terminator. */
-static void put(char *buf, size_t n, size_t *at, const char *s) {
-  size_t len = strlen(s);
-  if (*at >= n)
-    return;
-  size_t room = n - 1 - *at;
-  if (len > room)
+/* A bounded text buffer that remembers whether anything was cut off. */
+typedef struct text {
+  char *buf;
+  size_t n, at;
+  bool cut;
+} text;
+
+static void put(text *t, const char *s) {
+  size_t len = strlen(s), room = t->n - 1 - t->at;
+  if (len > room) {
     len = room;
-  memcpy(buf + *at, s, len);
-  *at += len;
-  buf[*at] = '\0';
+    t->cut = true;
+  }
+  memcpy(t->buf + t->at, s, len);
+  t->at += len;
+  t->buf[t->at] = '\0';
 }
 
-static void format_into(const hlo_shape *s, char *buf, size_t n, size_t *at, int depth) {
+static void format_into(const hlo_shape *s, text *t, int depth) {
   char num[32];
   if (s->type == HLO_TUPLE) {
-    if (depth > 8) {
-      put(buf, n, at, "(...)");
+    if (depth > 8) { /* deep nesting adds nothing a reader can use */
+      put(t, "(...)");
       return;
     }
-    put(buf, n, at, "(");
-    for (int i = 0; i < s->ntuple; i++) {
+    put(t, "(");
+    for (int i = 0; i < s->ntuple && !t->cut; i++) {
       if (i)
-        put(buf, n, at, ", ");
-      format_into(&s->elems[i], buf, n, at, depth + 1);
+        put(t, ", ");
+      format_into(&s->elems[i], t, depth + 1);
     }
-    put(buf, n, at, ")");
+    put(t, ")");
     return;
   }
-  put(buf, n, at, hlo_etype_name(s->type));
-  put(buf, n, at, "[");
-  for (int i = 0; i < s->rank; i++) {
+  put(t, hlo_etype_name(s->type));
+  put(t, "[");
+  for (int i = 0; i < s->rank && !t->cut; i++) {
     if (i)
-      put(buf, n, at, ",");
+      put(t, ",");
     int dyn = s->dynamic ? s->dynamic[i] : HLO_DIM_STATIC;
     if (dyn == HLO_DIM_UNBOUNDED || s->dims[i] < 0)
       snprintf(num, sizeof num, "?");
     else
       snprintf(num, sizeof num, "%s%lld", dyn == HLO_DIM_BOUNDED ? "<=" : "",
                (long long)s->dims[i]);
-    put(buf, n, at, num);
+    put(t, num);
   }
-  put(buf, n, at, "]");
+  put(t, "]");
 }
 
 char *hlo_shape_format(const hlo_shape *s, char *buf, size_t n) {
-  size_t at = 0;
   if (n == 0)
     return buf;
+  text t = {buf, n, 0, false};
   buf[0] = '\0';
-  format_into(s, buf, n, &at, 0);
-  if (at == n - 1 && n > 4) /* filled up: mark the truncation */
+  format_into(s, &t, 0);
+  if (t.cut && n >= 4) /* mark the truncation */
     memcpy(buf + n - 4, "...", 4);
   return buf;
 }
