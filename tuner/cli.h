@@ -16,6 +16,7 @@ enum { TN_EXIT_OK = 0, TN_EXIT_DIVERGED = 1, TN_EXIT_USAGE = 2 };
 typedef enum tn_mode {
   TN_MODE_NONE = 0,
   TN_MODE_PRINT,
+  TN_MODE_LIST_MACHINES,
 } tn_mode;
 
 typedef struct tn_opts {
@@ -35,5 +36,6 @@ int tn_read_file(const char *path, char **buf, size_t *len);
 hlo_module *tn_load_module(const char *path, int no_verify);
 
 int tn_cmd_print(const tn_opts *o);
+int tn_cmd_list_machines(const tn_opts *o);
 
 #endif

@@ -15,6 +15,7 @@ static void usage(FILE *f) {
         "Modes:\n"
         "  -p, --print FILE        parse and verify HLO text (FILE or - for stdin),\n"
         "                          then print it in canonical form\n"
+        "      --list-machines     list the machine models, one per line, name first\n"
         "\n"
         "Options:\n"
         "  -o, --output FILE       write the result to FILE instead of stdout\n"
@@ -43,13 +44,14 @@ static int set_mode(tn_opts *o, tn_mode m, const char *file) {
   return 0;
 }
 
-enum { OPT_NO_VERIFY = 256 };
+enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES };
 
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"print", required_argument, NULL, 'p'},
       {"output", required_argument, NULL, 'o'},
       {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+      {"list-machines", no_argument, NULL, OPT_LIST_MACHINES},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -68,6 +70,10 @@ int main(int argc, char **argv) {
       break;
     case OPT_NO_VERIFY:
       o.no_verify = 1;
+      break;
+    case OPT_LIST_MACHINES:
+      if (set_mode(&o, TN_MODE_LIST_MACHINES, NULL) != 0)
+        return TN_EXIT_USAGE;
       break;
     case 'q':
       o.quiet = 1;
@@ -91,6 +97,8 @@ int main(int argc, char **argv) {
   switch (o.mode) {
   case TN_MODE_PRINT:
     return tn_cmd_print(&o);
+  case TN_MODE_LIST_MACHINES:
+    return tn_cmd_list_machines(&o);
   case TN_MODE_NONE:
   default:
     fputs("tune: no mode given\nTry 'tune --help' for more information.\n", stderr);
