@@ -551,7 +551,7 @@ int chk_eval_module(const hlo_module *m, int nargs, hlo_value *const *args, cons
                            "argument %d does not match the shape of parameter %d", k, k);
   }
   int nrep = ev.o.replicas;
-  hlo_value **rows = malloc(sizeof *rows * (size_t)nrep * (size_t)(nargs ? nargs : 1));
+  hlo_value **rows = calloc((size_t)nrep * (size_t)(nargs ? nargs : 1), sizeof *rows);
   hlo_value **res = calloc((size_t)nrep, sizeof *res);
   if (!rows || !res) {
     free(rows);

@@ -246,8 +246,8 @@ static int reduce_scatter(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_valu
   as_all_reduce.shape = ins->noperands == 1 ? ins->operands[0]->shape : ins->shape;
   int rc = all_reduce(ev, &as_all_reduce, nrep, ops, full);
   for (int r = 0; r < nrep && rc == 0; r++) {
-    const int64_t *mem;
-    int size;
+    const int64_t *mem = NULL;
+    int size = 1;
     int pos = find_group(ins, nrep, r, &mem, &size);
     int nl = leaf_count(&full[r], 1);
     bool tuple = full[r]->type == HLO_TUPLE;
