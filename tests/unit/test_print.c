@@ -767,7 +767,7 @@ static void test_const_arrays(void **state) {
   add_const(&b, "e", shp(&b, "f32:0"), lit_f(&b, 0, NULL));
   assert_line(b.m, "e = f32[0] constant({})");
   add_const(&b, "e2", shp(&b, "f32:2,0"), lit_f(&b, 0, NULL));
-  assert_line(b.m, "e2 = f32[2,0] constant({})");
+  assert_line(b.m, "e2 = f32[2,0] constant({{}, {}})");
 
   double one = 1;
   add_const(&b, "one", shp(&b, "f32:1,1,1"), lit_f(&b, 1, &one));
@@ -1056,7 +1056,7 @@ static void test_parse_print_headerless_attrs(void **state) {
                    "  k = f32[2,2] constant({ { 1.5, -0 }, { nan, -inf } })\n"
                    "  t = (f32[4,4], (pred[4,4])) tuple(d, c)\n"
                    "}\n",
-                   "f {\n"
+                   "ENTRY f {\n"
                    "  p0 = f32[4,4] parameter(0)\n"
                    "  p1 = f32[4,4] parameter(1)\n"
                    "  c = pred[4,4] compare(p0, p1), direction=GE, type=TOTALORDER\n"

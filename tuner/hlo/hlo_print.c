@@ -81,9 +81,12 @@
  *
  * Literals (inside `constant(...)`)
  *   - rank 0: the bare value; arrays: braces nested by the shape's
- *     dimensions, `{{1, 2}, {3, 4}}`; an array with no elements is `{}`.
- *     When the element count disagrees with the shape the values are written
- *     as one flat brace list (such a module is invalid anyway).
+ *     dimensions, `{{1, 2}, {3, 4}}`, also when empty: f32[2,0] is
+ *     `{{}, {}}` and f32[0] is `{}`.
+ *     A single value stored for an array of another size (the splat
+ *     spelling `f32[4,4] constant(0)`) prints bare, as it was written; any
+ *     other count that disagrees with the shape is written as one flat
+ *     brace list (such a module is invalid anyway).
  *   - integers in decimal; pred as true/false; complex as `(re, im)`.
  *   - floats: an integral value below 2^53 in magnitude as an integer
  *     (`1`, `-448`, as XLA does), except -0 which is `-0.0` so that no
@@ -386,16 +389,21 @@ static void put_literal(out *o, const hlo_literal *l, const hlo_shape *s) {
   }
   bool has_data = l->f || l->i || l->u;
   int64_t n = hlo_shape_elements(s);
-  if (s->rank == 0 && l->count == 1 && has_data) {
+  /* rank 0, or one value for a whole array (the splat spelling
+   * `f32[4,4] constant(0)` that some XLA tests use) */
+  if (l->count == 1 && has_data && (s->rank == 0 || n != 1)) {
     put_element(o, l, s->type, 0);
     return;
   }
-  if (n == l->count && n > 0 && has_data) {
+  /* The parser checks the element count of every brace level against the
+   * shape, so an empty array still nests by its dimensions: f32[2,0] is
+   * `{{}, {}}`. */
+  if (n == l->count && (has_data || n == 0) && s->rank > 0) {
     int64_t k = 0;
     put_array(o, l, s, 0, &k);
     return;
   }
-  /* Empty, or a count that does not match the shape: one flat list. */
+  /* A count that does not match the shape: one flat list. */
   putc_(o, '{');
   for (int64_t k = 0; has_data && k < l->count; k++) {
     if (k)
@@ -435,12 +443,18 @@ static void attr_callee(out *o, const char *name, const hlo_computation *c) {
   puts_(o, c->name);
 }
 
+/* The parser decodes \" \\ \n \t \r in strings, so exactly those are
+ * escaped; every other byte is written as it is. */
 static void put_quoted(out *o, const char *s) {
   putc_(o, '"');
   for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
-      putc_(o, '\\');
-    putc_(o, *s);
+    char c = *s;
+    const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
+                    : c == '\t' ? "\\t" : c == '\r' ? "\\r" : NULL;
+    if (esc)
+      puts_(o, esc);
+    else
+      putc_(o, c);
   }
   putc_(o, '"');
 }
