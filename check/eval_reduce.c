@@ -1,0 +1,858 @@
+/* eval_reduce.c — reduce, reduce-window and map for the reference evaluator.
+ *
+ * Order of accumulation (the reference's definition, relied on by tests and
+ * by the tolerance policy):
+ *   reduce         for each output element the accumulator starts at the
+ *                  init value and takes the reduced elements one at a time in
+ *                  row-major order of the reduced dimensions (lowest dimension
+ *                  number slowest): acc = f(acc, x).
+ *   reduce-window  for each output element acc starts at init and takes the
+ *                  window positions in row-major order of the window.
+ *                  Positions that fall into padding or into the holes of base
+ *                  dilation are skipped (XLA's HloEvaluator does the same), so
+ *                  the init value is applied exactly once.
+ *   map            f(a[i], b[i], ...) per element.
+ * Each step applies the reducer as the computation says, so it rounds to
+ * the reducer's result type: a bf16 add rounds every partial sum to bf16
+ * (computed in f32 and rounded once; f32 has more than 2p+2 bits for bf16
+ * and f16, so this equals a correctly rounded bf16 add).  Integer adds and
+ * multiplies wrap.  maximum/minimum propagate NaN; between equal values
+ * (+0 and -0 included) the accumulator is kept.  pred add is or and pred
+ * multiply is and (what C++ bool arithmetic gives in XLA's evaluator).
+ *
+ * Fast paths: when to_apply is a plain add/multiply/maximum/minimum/and/or/
+ * xor of its two parameters (chk_simple_reducer) and the element type has a
+ * kernel, the data is read in place (or converted once to a compute array:
+ * f32 for bf16/f16, 64-bit for integers, whose wrap-around commutes with
+ * the final narrowing) and folded by one loop per (type, op).  Any other
+ * reducer, variadic reduces included, calls the computation per element
+ * through chk_call: slow but exact.
+ *
+ * Parallelism never changes results: threads split output elements, and each
+ * output element is folded by one thread in the order above.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+/* a fused multiply-add would change the rounding of the documented order */
+#pragma GCC optimize("fp-contract=off")
+#endif
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_internal.h"
+#include "hlo_dtype.h"
+
+/* ---- scalar operations, one per (compute type, op) ------------------------ */
+
+static inline float rbf16(float x) { return hlo_bf16_to_f32(hlo_f32_to_bf16(x)); }
+static inline float rf16(float x) { return hlo_f16_to_f32(hlo_f32_to_f16(x)); }
+
+static inline float f32_add(float a, float b) { return a + b; }
+static inline float f32_mul(float a, float b) { return a * b; }
+static inline float bf_add(float a, float b) { return rbf16(a + b); }
+static inline float bf_mul(float a, float b) { return rbf16(a * b); }
+static inline float h_add(float a, float b) { return rf16(a + b); }
+static inline float h_mul(float a, float b) { return rf16(a * b); }
+static inline float f32_max(float a, float b) { return a != a ? a : b != b ? b : b > a ? b : a; }
+static inline float f32_min(float a, float b) { return a != a ? a : b != b ? b : b < a ? b : a; }
+
+static inline double f64_add(double a, double b) { return a + b; }
+static inline double f64_mul(double a, double b) { return a * b; }
+static inline double f64_max(double a, double b) { return a != a ? a : b != b ? b : b > a ? b : a; }
+static inline double f64_min(double a, double b) { return a != a ? a : b != b ? b : b < a ? b : a; }
+
+/* Signed arithmetic goes through uint64_t so overflow wraps instead of
+ * being undefined; the narrowing at the end keeps the low bits, which is
+ * what accumulating in the narrow type would have given. */
+static inline int64_t s_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t s_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int64_t s_max(int64_t a, int64_t b) { return b > a ? b : a; }
+static inline int64_t s_min(int64_t a, int64_t b) { return b < a ? b : a; }
+static inline int64_t s_and(int64_t a, int64_t b) { return a & b; }
+static inline int64_t s_or(int64_t a, int64_t b) { return a | b; }
+static inline int64_t s_xor(int64_t a, int64_t b) { return a ^ b; }
+
+static inline uint64_t u_add(uint64_t a, uint64_t b) { return a + b; }
+static inline uint64_t u_mul(uint64_t a, uint64_t b) { return a * b; }
+static inline uint64_t u_max(uint64_t a, uint64_t b) { return b > a ? b : a; }
+static inline uint64_t u_min(uint64_t a, uint64_t b) { return b < a ? b : a; }
+static inline uint64_t u_and(uint64_t a, uint64_t b) { return a & b; }
+static inline uint64_t u_or(uint64_t a, uint64_t b) { return a | b; }
+static inline uint64_t u_xor(uint64_t a, uint64_t b) { return a ^ b; }
+
+/* ---- kernels ---------------------------------------------------------------
+ * rows:   out[m] = fold(out[m], x[m*L + 0 .. L-1])        (reduce the last dim)
+ * cols:   out[j] = fold(out[j], x[0*L + j], x[1*L + j]...) (reduce an outer dim)
+ * gather: out[0] = fold(out[0], x[off[0]], x[off[1]]...)   (one window)
+ * rows folds 8 rows side by side: each row is still summed strictly in order,
+ * but 8 independent dependency chains keep the adder busy, which is what
+ * lets a sequential sum run at memory bandwidth. */
+
+#define ROWS_MIN_PAR (1 << 15) /* elements below which threads cost more */
+
+#define DEF_KERNELS(NAME, C, OP)                                                       \
+  static void NAME##_rows(void *out_, const void *x_, int64_t M, int64_t L) {          \
+    C *out = out_;                                                                     \
+    const C *x = x_;                                                                   \
+    int64_t nb = (M + 7) / 8;                                                          \
+    _Pragma("omp parallel for schedule(static) if (M * L >= ROWS_MIN_PAR && nb > 1)")  \
+    for (int64_t blk = 0; blk < nb; blk++) {                                           \
+      int64_t m0 = blk * 8;                                                            \
+      if (m0 + 8 <= M) {                                                               \
+        const C *p = x + m0 * L;                                                       \
+        C a0 = out[m0], a1 = out[m0 + 1], a2 = out[m0 + 2], a3 = out[m0 + 3];          \
+        C a4 = out[m0 + 4], a5 = out[m0 + 5], a6 = out[m0 + 6], a7 = out[m0 + 7];      \
+        for (int64_t k = 0; k < L; k++) {                                              \
+          a0 = OP(a0, p[k]);                                                           \
+          a1 = OP(a1, p[L + k]);                                                       \
+          a2 = OP(a2, p[2 * L + k]);                                                   \
+          a3 = OP(a3, p[3 * L + k]);                                                   \
+          a4 = OP(a4, p[4 * L + k]);                                                   \
+          a5 = OP(a5, p[5 * L + k]);                                                   \
+          a6 = OP(a6, p[6 * L + k]);                                                   \
+          a7 = OP(a7, p[7 * L + k]);                                                   \
+        }                                                                              \
+        out[m0] = a0, out[m0 + 1] = a1, out[m0 + 2] = a2, out[m0 + 3] = a3;            \
+        out[m0 + 4] = a4, out[m0 + 5] = a5, out[m0 + 6] = a6, out[m0 + 7] = a7;        \
+      } else {                                                                         \
+        for (int64_t m = m0; m < M; m++) {                                             \
+          C a = out[m];                                                                \
+          for (int64_t k = 0; k < L; k++)                                              \
+            a = OP(a, x[m * L + k]);                                                   \
+          out[m] = a;                                                                  \
+        }                                                                              \
+      }                                                                                \
+    }                                                                                  \
+  }                                                                                    \
+  static void NAME##_cols(void *out_, const void *x_, int64_t M, int64_t L) {          \
+    C *restrict out = out_;                                                            \
+    const C *restrict x = x_;                                                          \
+    int64_t nb = (L + 255) / 256; /* column strips; each strip all rows in order */    \
+    _Pragma("omp parallel for schedule(static) if (M * L >= ROWS_MIN_PAR && nb > 1)")  \
+    for (int64_t b = 0; b < nb; b++) {                                                 \
+      int64_t j0 = b * 256, j1 = j0 + 256 < L ? j0 + 256 : L;                          \
+      for (int64_t m = 0; m < M; m++) {                                                \
+        const C *restrict p = x + m * L;                                               \
+        for (int64_t j = j0; j < j1; j++)                                              \
+          out[j] = OP(out[j], p[j]);                                                   \
+      }                                                                                \
+    }                                                                                  \
+  }                                                                                    \
+  static void NAME##_gather(void *out_, const void *x_, const int64_t *off, int64_t n) { \
+    C *out = out_;                                                                     \
+    const C *x = x_;                                                                   \
+    C a = *out;                                                                        \
+    for (int64_t i = 0; i < n; i++)                                                    \
+      a = OP(a, x[off[i]]);                                                            \
+    *out = a;                                                                          \
+  }                                                                                    \
+  static const red_kernel NAME##_k = {NAME##_rows, NAME##_cols, NAME##_gather};
+
+typedef struct red_kernel {
+  void (*rows)(void *out, const void *x, int64_t M, int64_t L);
+  void (*cols)(void *out, const void *x, int64_t M, int64_t L);
+  void (*gather)(void *out, const void *x, const int64_t *off, int64_t n);
+} red_kernel;
+
+DEF_KERNELS(kf32_add, float, f32_add)
+DEF_KERNELS(kf32_mul, float, f32_mul)
+DEF_KERNELS(kbf_add, float, bf_add)
+DEF_KERNELS(kbf_mul, float, bf_mul)
+DEF_KERNELS(kh_add, float, h_add)
+DEF_KERNELS(kh_mul, float, h_mul)
+DEF_KERNELS(kf32_max, float, f32_max)
+DEF_KERNELS(kf32_min, float, f32_min)
+DEF_KERNELS(kf64_add, double, f64_add)
+DEF_KERNELS(kf64_mul, double, f64_mul)
+DEF_KERNELS(kf64_max, double, f64_max)
+DEF_KERNELS(kf64_min, double, f64_min)
+DEF_KERNELS(ks_add, int64_t, s_add)
+DEF_KERNELS(ks_mul, int64_t, s_mul)
+DEF_KERNELS(ks_max, int64_t, s_max)
+DEF_KERNELS(ks_min, int64_t, s_min)
+DEF_KERNELS(ks_and, int64_t, s_and)
+DEF_KERNELS(ks_or, int64_t, s_or)
+DEF_KERNELS(ks_xor, int64_t, s_xor)
+DEF_KERNELS(ku_add, uint64_t, u_add)
+DEF_KERNELS(ku_mul, uint64_t, u_mul)
+DEF_KERNELS(ku_max, uint64_t, u_max)
+DEF_KERNELS(ku_min, uint64_t, u_min)
+DEF_KERNELS(ku_and, uint64_t, u_and)
+DEF_KERNELS(ku_or, uint64_t, u_or)
+DEF_KERNELS(ku_xor, uint64_t, u_xor)
+
+/* A fast path: the kernel and the type it computes in. */
+typedef struct fast_red {
+  const red_kernel *k;
+  hlo_etype ctype; /* HLO_F32, HLO_F64, HLO_S64 or HLO_U64 */
+} fast_red;
+
+/* Picks the kernel for reducer op on element type t; 0 when there is one. */
+static int pick_kernel(hlo_opcode op, hlo_etype t, fast_red *fr) {
+  const red_kernel *k = NULL;
+  switch (t) {
+  case HLO_F32: case HLO_BF16: case HLO_F16: {
+    int w = t == HLO_F32 ? 0 : t == HLO_BF16 ? 1 : 2;
+    static const red_kernel *const adds[3] = {&kf32_add_k, &kbf_add_k, &kh_add_k};
+    static const red_kernel *const muls[3] = {&kf32_mul_k, &kbf_mul_k, &kh_mul_k};
+    fr->ctype = HLO_F32;
+    k = op == HLO_OP_ADD ? adds[w] : op == HLO_OP_MULTIPLY ? muls[w]
+      : op == HLO_OP_MAXIMUM ? &kf32_max_k : op == HLO_OP_MINIMUM ? &kf32_min_k : NULL;
+    break;
+  }
+  case HLO_F64:
+    fr->ctype = HLO_F64;
+    k = op == HLO_OP_ADD ? &kf64_add_k : op == HLO_OP_MULTIPLY ? &kf64_mul_k
+      : op == HLO_OP_MAXIMUM ? &kf64_max_k : op == HLO_OP_MINIMUM ? &kf64_min_k : NULL;
+    break;
+  case HLO_S1: case HLO_S2: case HLO_S4: case HLO_S8: case HLO_S16: case HLO_S32: case HLO_S64:
+    fr->ctype = HLO_S64;
+    k = op == HLO_OP_ADD ? &ks_add_k : op == HLO_OP_MULTIPLY ? &ks_mul_k
+      : op == HLO_OP_MAXIMUM ? &ks_max_k : op == HLO_OP_MINIMUM ? &ks_min_k
+      : op == HLO_OP_AND ? &ks_and_k : op == HLO_OP_OR ? &ks_or_k
+      : op == HLO_OP_XOR ? &ks_xor_k : NULL;
+    break;
+  case HLO_U1: case HLO_U2: case HLO_U4: case HLO_U8: case HLO_U16: case HLO_U32: case HLO_U64:
+  case HLO_PRED:
+    fr->ctype = HLO_U64;
+    /* pred values are 0/1: add is or, multiply is and, max is or, min is and */
+    if (t == HLO_PRED && op == HLO_OP_ADD)
+      op = HLO_OP_OR;
+    if (t == HLO_PRED && op == HLO_OP_MULTIPLY)
+      op = HLO_OP_AND;
+    k = op == HLO_OP_ADD ? &ku_add_k : op == HLO_OP_MULTIPLY ? &ku_mul_k
+      : op == HLO_OP_MAXIMUM ? &ku_max_k : op == HLO_OP_MINIMUM ? &ku_min_k
+      : op == HLO_OP_AND ? &ku_and_k : op == HLO_OP_OR ? &ku_or_k
+      : op == HLO_OP_XOR ? &ku_xor_k : NULL;
+    break;
+  default:
+    break;
+  }
+  fr->k = k;
+  return k ? 0 : -1;
+}
+
+/* The fast path applies when the reducer is a simple binary op and input,
+ * init, result and the reducer's own parameter types all agree. */
+static int fast_path(const hlo_computation *c, hlo_etype t, fast_red *fr) {
+  hlo_opcode op = chk_simple_reducer(c);
+  if (op == HLO_OP_INVALID)
+    return -1;
+  for (int i = 0; i < 2; i++)
+    if (!c->params[i] || c->params[i]->shape.type != t || c->params[i]->shape.rank != 0)
+      return -1;
+  if (c->root->shape.type != t)
+    return -1;
+  return pick_kernel(op, t, fr);
+}
+
+/* Data of v in compute type ct: v's own buffer when the types agree, else a
+ * converted copy that *owned receives (free it). */
+static const void *as_compute(const hlo_value *v, hlo_etype ct, void **owned) {
+  *owned = NULL;
+  if (v->type == ct)
+    return v->data;
+  size_t n = (size_t)(v->count ? v->count : 1);
+  void *p = malloc(n * hlo_etype_host_size(ct));
+  if (!p)
+    return NULL;
+  if (hlo_convert_array(v->type, v->data, ct, p, (size_t)v->count) != 0) {
+    free(p);
+    return NULL;
+  }
+  *owned = p;
+  return p;
+}
+
+/* A rank-0 copy of element i of v. */
+static hlo_value *scalar_at(const hlo_value *v, int64_t i) {
+  hlo_value *s = hlo_value_array(v->type, 0, NULL);
+  if (s)
+    memcpy(s->data, (const char *)v->data + (size_t)i * v->elem_size, v->elem_size);
+  return s;
+}
+
+/* Result values of ins: one array per leaf (N = 1: the array itself). */
+static hlo_value *make_results(chk_eval *ev, const hlo_instr *ins, int n, hlo_value **arr) {
+  if (ins->shape.type != HLO_TUPLE) {
+    if (n != 1)
+      return chk_fail(ev, ins, "%d results expected, the shape is an array", n);
+    arr[0] = chk_result(ev, ins);
+    return arr[0];
+  }
+  if (ins->shape.ntuple != n)
+    return chk_fail(ev, ins, "%d results expected, the shape is a %d-tuple", n, ins->shape.ntuple);
+  for (int i = 0; i < n; i++) {
+    const hlo_shape *s = &ins->shape.elems[i];
+    arr[i] = s->type == HLO_TUPLE || s->rank > HLO_MAX_RANK ? NULL : hlo_value_from_shape(s);
+    if (!arr[i]) {
+      for (int j = 0; j < i; j++)
+        hlo_value_unref(arr[j]);
+      return chk_fail(ev, ins, "cannot allocate result %d", i);
+    }
+  }
+  /* the tuple takes over the references; arr[] stays valid (borrowed) for
+   * as long as the tuple lives */
+  hlo_value *t = hlo_value_tuple(n, arr);
+  if (!t) {
+    for (int i = 0; i < n; i++)
+      hlo_value_unref(arr[i]);
+    return chk_fail(ev, ins, "out of memory");
+  }
+  return t;
+}
+
+/* Calls the reducer with (acc[0..n-1], x[0..n-1]) and replaces acc with its
+ * results.  Takes over the references in x. */
+static int call_step(chk_eval *ev, const hlo_instr *ins, const hlo_computation *c, int n,
+                     hlo_value **acc, hlo_value **x) {
+  hlo_value *args[2 * 64] = {0};
+  for (int i = 0; i < n; i++) {
+    args[i] = acc[i];
+    args[n + i] = x[i];
+  }
+  hlo_value *r = chk_call(ev, ins, c, 2 * n, args);
+  for (int i = 0; i < n; i++)
+    hlo_value_unref(x[i]);
+  if (!r)
+    return -1;
+  if (n == 1 && r->type != HLO_TUPLE) {
+    if (r->rank != 0 || r->type != acc[0]->type) {
+      hlo_value_unref(r);
+      chk_fail(ev, ins, "%s must return a %s scalar", c->name, hlo_etype_name(acc[0]->type));
+      return -1;
+    }
+    hlo_value_unref(acc[0]);
+    acc[0] = r;
+    return 0;
+  }
+  if (r->type != HLO_TUPLE || r->ntuple != n) {
+    hlo_value_unref(r);
+    chk_fail(ev, ins, "%s must return a %d-tuple of scalars", c->name, n);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    hlo_value *e = r->elems[i];
+    if (e->type == HLO_TUPLE || e->rank != 0 || e->type != acc[i]->type) {
+      hlo_value_unref(r);
+      chk_fail(ev, ins, "%s: result %d must be a %s scalar", c->name, i, hlo_etype_name(acc[i]->type));
+      return -1;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    hlo_value_unref(acc[i]);
+    acc[i] = hlo_value_ref(r->elems[i]);
+  }
+  hlo_value_unref(r);
+  return 0;
+}
+
+/* Checks the operand/init structure shared by reduce and reduce-window:
+ * n arrays of one shape followed by n scalars.  Returns n or -1. */
+static int check_variadic(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
+  if (ins->noperands < 2 || ins->noperands % 2 != 0 || ins->noperands > 2 * 64) {
+    chk_fail(ev, ins, "expects N inputs and N init values (N <= 64), got %d operands", ins->noperands);
+    return -1;
+  }
+  int n = ins->noperands / 2;
+  for (int i = 0; i < 2 * n; i++)
+    if (ops[i]->type == HLO_TUPLE) {
+      chk_fail(ev, ins, "operand %d is a tuple", i);
+      return -1;
+    }
+  for (int i = 1; i < n; i++) {
+    if (ops[i]->rank != ops[0]->rank || memcmp(ops[i]->dims, ops[0]->dims, sizeof(int64_t) * (size_t)ops[0]->rank)) {
+      chk_fail(ev, ins, "input %d has a different shape from input 0", i);
+      return -1;
+    }
+  }
+  for (int i = n; i < 2 * n; i++)
+    if (ops[i]->rank != 0) {
+      chk_fail(ev, ins, "init value %d is not a scalar", i - n);
+      return -1;
+    }
+  if (!ins->attrs.calls.to_apply) {
+    chk_fail(ev, ins, "no to_apply computation");
+    return -1;
+  }
+  return n;
+}
+
+/* ---- reduce ---------------------------------------------------------------- */
+
+/* Fast reduce: walk the input in memory order, folding each element into its
+ * output slot.  Restricted to one output element, memory order visits the
+ * reduced elements in row-major order of the reduced dims, so this is the
+ * documented order.  Dimensions of size 1 are dropped and neighbours of the
+ * same kind (kept / reduced) merged, leaving alternating groups; the last
+ * two groups run in a kernel (rows when the innermost is reduced, cols when
+ * it is kept) and the groups before them are walked here. */
+static int reduce_fast(const hlo_value *x, const bool *red, const fast_red *fr, void *acc) {
+  int64_t gsize[HLO_MAX_RANK];
+  bool gred[HLO_MAX_RANK];
+  int ng = 0;
+  for (int d = 0; d < x->rank; d++) {
+    if (x->dims[d] == 1)
+      continue;
+    if (ng > 0 && gred[ng - 1] == red[d]) {
+      gsize[ng - 1] *= x->dims[d];
+    } else {
+      gsize[ng] = x->dims[d];
+      gred[ng] = red[d];
+      ng++;
+    }
+  }
+  void *owned;
+  const void *xd = as_compute(x, fr->ctype, &owned);
+  if (!xd)
+    return -1;
+  size_t esz = hlo_etype_host_size(fr->ctype);
+  /* innermost L, next M (with the opposite kind), prefix groups before */
+  int64_t L = 1, M = 1;
+  bool inner_red = true;
+  int np = ng;
+  if (ng >= 1) {
+    L = gsize[ng - 1];
+    inner_red = gred[ng - 1];
+    np = ng - 1;
+    if (ng >= 2) {
+      M = gsize[ng - 2];
+      np = ng - 2;
+    }
+  }
+  /* output strides of the kept prefix groups */
+  int64_t ostride[HLO_MAX_RANK];
+  int64_t s = inner_red ? M : L; /* the kept group among the last two (M = 1 when absent) */
+  for (int g = np - 1; g >= 0; g--) {
+    ostride[g] = gred[g] ? 0 : s;
+    if (!gred[g])
+      s *= gsize[g];
+  }
+  int64_t P = 1;
+  for (int g = 0; g < np; g++)
+    P *= gsize[g];
+  int64_t idx[HLO_MAX_RANK] = {0};
+  int64_t obase = 0;
+  for (int64_t p = 0; p < P; p++) {
+    const char *xp = (const char *)xd + (size_t)(p * M * L) * esz;
+    char *op = (char *)acc + (size_t)obase * esz;
+    if (inner_red)
+      fr->k->rows(op, xp, M, L);
+    else
+      fr->k->cols(op, xp, M, L);
+    for (int g = np - 1; g >= 0; g--) { /* odometer over the prefix */
+      obase += ostride[g];
+      if (++idx[g] < gsize[g])
+        break;
+      obase -= ostride[g] * gsize[g];
+      idx[g] = 0;
+    }
+  }
+  free(owned);
+  return 0;
+}
+
+/* General reduce: per output element, per reduced element, one call. */
+static int reduce_general(chk_eval *ev, const hlo_instr *ins, int n, hlo_value *const *ops,
+                          const bool *red, hlo_value **res) {
+  const hlo_value *x = ops[0];
+  int64_t st[HLO_MAX_RANK];
+  hlo_value_strides(x, st);
+  int kd[HLO_MAX_RANK], rd[HLO_MAX_RANK], nk = 0, nr = 0;
+  int64_t nred = 1;
+  for (int d = 0; d < x->rank; d++) {
+    if (red[d]) {
+      rd[nr++] = d;
+      nred *= x->dims[d];
+    } else {
+      kd[nk++] = d;
+    }
+  }
+  int64_t nout = res[0]->count;
+  int64_t kidx[HLO_MAX_RANK] = {0}, base = 0;
+  hlo_value *acc[64], *xs[64];
+  for (int64_t o = 0; o < nout; o++) {
+    for (int i = 0; i < n; i++)
+      acc[i] = hlo_value_ref(ops[n + i]);
+    int64_t ridx[HLO_MAX_RANK] = {0}, roff = 0;
+    for (int64_t r = 0; r < nred; r++) {
+      for (int i = 0; i < n; i++) {
+        xs[i] = scalar_at(ops[i], base + roff);
+        if (!xs[i]) {
+          for (int j = 0; j < i; j++)
+            hlo_value_unref(xs[j]);
+          for (int j = 0; j < n; j++)
+            hlo_value_unref(acc[j]);
+          chk_fail(ev, ins, "out of memory");
+          return -1;
+        }
+      }
+      if (call_step(ev, ins, ins->attrs.calls.to_apply, n, acc, xs) != 0) {
+        for (int j = 0; j < n; j++)
+          hlo_value_unref(acc[j]);
+        return -1;
+      }
+      for (int j = nr - 1; j >= 0; j--) {
+        roff += st[rd[j]];
+        if (++ridx[j] < x->dims[rd[j]])
+          break;
+        roff -= st[rd[j]] * x->dims[rd[j]];
+        ridx[j] = 0;
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      if (acc[i]->type != res[i]->type) {
+        for (int j = 0; j < n; j++)
+          hlo_value_unref(acc[j]);
+        chk_fail(ev, ins, "result %d: reducer gives %s, the shape says %s", i,
+                 hlo_etype_name(acc[i]->type), hlo_etype_name(res[i]->type));
+        return -1;
+      }
+      memcpy((char *)res[i]->data + (size_t)o * res[i]->elem_size, acc[i]->data, res[i]->elem_size);
+      hlo_value_unref(acc[i]);
+    }
+    for (int j = nk - 1; j >= 0; j--) {
+      base += st[kd[j]];
+      if (++kidx[j] < x->dims[kd[j]])
+        break;
+      base -= st[kd[j]] * x->dims[kd[j]];
+      kidx[j] = 0;
+    }
+  }
+  return 0;
+}
+
+static hlo_value *op_reduce(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
+  int n = check_variadic(ev, ins, ops);
+  if (n < 0)
+    return NULL;
+  const hlo_value *x = ops[0];
+  bool red[HLO_MAX_RANK] = {false};
+  const hlo_ints *dims = &ins->attrs.dimensions;
+  int64_t nkept = x->rank;
+  for (int i = 0; i < dims->n; i++) {
+    int64_t d = dims->v[i];
+    if (d < 0 || d >= x->rank || red[d])
+      return chk_fail(ev, ins, "dimensions: bad or repeated dimension %lld", (long long)d);
+    red[d] = true;
+    nkept--;
+  }
+  hlo_value *res[64];
+  hlo_value *out = make_results(ev, ins, n, res);
+  if (!out)
+    return NULL;
+  /* the result leaves must be the kept dims of the input, in order */
+  for (int i = 0; i < n; i++) {
+    bool ok = res[i]->rank == nkept;
+    for (int d = 0, k = 0; ok && d < x->rank; d++)
+      if (!red[d])
+        ok = res[i]->dims[k++] == x->dims[d];
+    if (!ok) {
+      hlo_value_unref(out);
+      return chk_fail(ev, ins, "result %d does not have the input's kept dimensions", i);
+    }
+  }
+  fast_red fr;
+  if (n == 1 && ops[1]->type == x->type && res[0]->type == x->type &&
+      fast_path(ins->attrs.calls.to_apply, x->type, &fr) == 0) {
+    size_t esz = hlo_etype_host_size(fr.ctype);
+    int64_t nout = res[0]->count;
+    void *acc = res[0]->type == fr.ctype ? res[0]->data : malloc((size_t)(nout ? nout : 1) * esz);
+    int rc = acc ? 0 : -1;
+    if (acc) {
+      char init[16];
+      rc = hlo_convert_array(x->type, ops[1]->data, fr.ctype, init, 1);
+      for (int64_t i = 0; i < nout; i++)
+        memcpy((char *)acc + (size_t)i * esz, init, esz);
+      if (rc == 0 && x->count > 0)
+        rc = reduce_fast(x, red, &fr, acc);
+      if (rc == 0 && acc != res[0]->data)
+        rc = hlo_convert_array(fr.ctype, acc, res[0]->type, res[0]->data, (size_t)nout);
+      if (acc != res[0]->data)
+        free(acc);
+    }
+    if (rc != 0) {
+      hlo_value_unref(out);
+      return chk_fail(ev, ins, "out of memory");
+    }
+    return out;
+  }
+  if (reduce_general(ev, ins, n, ops, red, res) != 0) {
+    hlo_value_unref(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* ---- reduce-window ----------------------------------------------------------- */
+
+/* For each dimension d, tab[d][o * size + w] is the input offset (index times
+ * stride) that window element w of output position o reads, or -1 when it
+ * falls into padding or a base-dilation hole. */
+static int64_t *window_table(const hlo_window_dim *w, int64_t in, int64_t out, int64_t stride) {
+  int64_t *t = malloc(sizeof *t * (size_t)(out * w->size > 0 ? out * w->size : 1));
+  if (!t)
+    return NULL;
+  int64_t ld = w->lhs_dilate > 0 ? w->lhs_dilate : 1, rd = w->rhs_dilate > 0 ? w->rhs_dilate : 1;
+  int64_t extent = in > 0 ? (in - 1) * ld + 1 : 0; /* dilated input length */
+  for (int64_t o = 0; o < out; o++)
+    for (int64_t k = 0; k < w->size; k++) {
+      int64_t pos = o * w->stride + k * rd - w->pad_lo;
+      t[o * w->size + k] = pos >= 0 && pos < extent && pos % ld == 0 ? pos / ld * stride : -1;
+    }
+  return t;
+}
+
+/* Offsets read by output element with per-dim position opos, in window
+ * row-major order, padding skipped.  Returns how many. */
+static int64_t window_offsets(int rank, int64_t *const *tab, const hlo_window_dim *wd,
+                              const int64_t *opos, int64_t *off) {
+  int64_t widx[HLO_MAX_RANK] = {0};
+  int64_t n = 0;
+  for (int d = 0; d < rank; d++)
+    if (wd[d].size <= 0)
+      return 0;
+  for (;;) {
+    int64_t sum = 0;
+    int d;
+    for (d = 0; d < rank; d++) {
+      int64_t t = tab[d][opos[d] * wd[d].size + widx[d]];
+      if (t < 0)
+        break;
+      sum += t;
+    }
+    if (d == rank)
+      off[n++] = sum;
+    for (d = rank - 1; d >= 0; d--) {
+      if (++widx[d] < wd[d].size)
+        break;
+      widx[d] = 0;
+    }
+    if (d < 0)
+      return n;
+  }
+}
+
+static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
+  int n = check_variadic(ev, ins, ops);
+  if (n < 0)
+    return NULL;
+  const hlo_value *x = ops[0];
+  const hlo_window *win = &ins->attrs.window;
+  if (!(ins->attrs.has & HLO_A_WINDOW) && x->rank > 0)
+    return chk_fail(ev, ins, "no window attribute");
+  if ((ins->attrs.has & HLO_A_WINDOW) && win->rank != x->rank)
+    return chk_fail(ev, ins, "window has %d dimensions, the input %d", win->rank, x->rank);
+  for (int d = 0; d < x->rank; d++) {
+    const hlo_window_dim *w = &win->dims[d];
+    if (w->size < 1 || w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1)
+      return chk_fail(ev, ins, "window dimension %d: size, stride and dilations must be >= 1", d);
+  }
+  hlo_value *res[64];
+  hlo_value *out = make_results(ev, ins, n, res);
+  if (!out)
+    return NULL;
+  if (res[0]->rank != x->rank) {
+    hlo_value_unref(out);
+    return chk_fail(ev, ins, "result rank %d differs from the input rank %d", res[0]->rank, x->rank);
+  }
+  int rank = x->rank;
+  int64_t st[HLO_MAX_RANK];
+  hlo_value_strides(x, st);
+  int64_t *tab[HLO_MAX_RANK] = {0};
+  int64_t wcount = 1;
+  int rc = 0;
+  for (int d = 0; d < rank; d++) {
+    tab[d] = window_table(&win->dims[d], x->dims[d], res[0]->dims[d], st[d]);
+    wcount *= win->dims[d].size;
+    if (!tab[d])
+      rc = -1;
+  }
+  int64_t nout = res[0]->count;
+  fast_red fr;
+  if (rc != 0) {
+    chk_fail(ev, ins, "out of memory");
+  } else if (n == 1 && ops[1]->type == x->type && res[0]->type == x->type &&
+             fast_path(ins->attrs.calls.to_apply, x->type, &fr) == 0) {
+    size_t esz = hlo_etype_host_size(fr.ctype);
+    void *owned = NULL;
+    const void *xd = x->count > 0 ? as_compute(x, fr.ctype, &owned) : x->data;
+    void *acc = res[0]->type == fr.ctype ? res[0]->data : malloc((size_t)(nout ? nout : 1) * esz);
+    char init[16];
+    if (!xd || !acc || hlo_convert_array(x->type, ops[1]->data, fr.ctype, init, 1) != 0)
+      rc = -1;
+    if (rc == 0) {
+#pragma omp parallel if (nout * wcount >= ROWS_MIN_PAR) reduction(| : rc)
+      {
+        int64_t *off = malloc(sizeof *off * (size_t)wcount);
+        if (!off)
+          rc = -1;
+#pragma omp for schedule(static)
+        for (int64_t o = 0; o < nout; o++) {
+          if (!off)
+            continue;
+          int64_t opos[HLO_MAX_RANK], r = o;
+          for (int d = rank - 1; d >= 0; d--) {
+            opos[d] = r % res[0]->dims[d];
+            r /= res[0]->dims[d];
+          }
+          char *slot = (char *)acc + (size_t)o * esz;
+          memcpy(slot, init, esz);
+          int64_t cnt = window_offsets(rank, tab, win->dims, opos, off);
+          fr.k->gather(slot, xd, off, cnt);
+        }
+        free(off);
+      }
+    }
+    if (rc == 0 && acc != res[0]->data)
+      rc = hlo_convert_array(fr.ctype, acc, res[0]->type, res[0]->data, (size_t)nout);
+    if (acc && acc != res[0]->data)
+      free(acc);
+    free(owned);
+    if (rc != 0)
+      chk_fail(ev, ins, "out of memory");
+  } else {
+    int64_t *off = malloc(sizeof *off * (size_t)(wcount > 0 ? wcount : 1));
+    if (!off) {
+      rc = -1;
+      chk_fail(ev, ins, "out of memory");
+    }
+    hlo_value *acc[64], *xs[64];
+    for (int64_t o = 0; rc == 0 && o < nout; o++) {
+      int64_t opos[HLO_MAX_RANK], r = o;
+      for (int d = rank - 1; d >= 0; d--) {
+        opos[d] = r % res[0]->dims[d];
+        r /= res[0]->dims[d];
+      }
+      int64_t cnt = window_offsets(rank, tab, win->dims, opos, off);
+      for (int i = 0; i < n; i++)
+        acc[i] = hlo_value_ref(ops[n + i]);
+      for (int64_t k = 0; rc == 0 && k < cnt; k++) {
+        for (int i = 0; i < n; i++)
+          xs[i] = scalar_at(ops[i], off[k]);
+        bool oom = false;
+        for (int i = 0; i < n; i++)
+          oom |= !xs[i];
+        if (oom) {
+          for (int i = 0; i < n; i++)
+            hlo_value_unref(xs[i]);
+          chk_fail(ev, ins, "out of memory");
+          rc = -1;
+        } else if (call_step(ev, ins, ins->attrs.calls.to_apply, n, acc, xs) != 0) {
+          rc = -1;
+        }
+      }
+      for (int i = 0; i < n; i++) {
+        if (rc == 0 && acc[i]->type != res[i]->type) {
+          chk_fail(ev, ins, "result %d: reducer gives %s, the shape says %s", i,
+                   hlo_etype_name(acc[i]->type), hlo_etype_name(res[i]->type));
+          rc = -1;
+        }
+        if (rc == 0)
+          memcpy((char *)res[i]->data + (size_t)o * res[i]->elem_size, acc[i]->data, res[i]->elem_size);
+        hlo_value_unref(acc[i]);
+      }
+    }
+    free(off);
+  }
+  for (int d = 0; d < rank; d++)
+    free(tab[d]);
+  if (rc != 0) {
+    hlo_value_unref(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* ---- map --------------------------------------------------------------------- */
+
+static hlo_value *op_map(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
+  int n = ins->noperands;
+  const hlo_computation *c = ins->attrs.calls.to_apply;
+  if (n < 1 || n > 64 || !c)
+    return chk_fail(ev, ins, "expects 1 to 64 operands and a to_apply computation");
+  for (int i = 0; i < n; i++)
+    if (ops[i]->type == HLO_TUPLE || ops[i]->rank != ops[0]->rank ||
+        memcmp(ops[i]->dims, ops[0]->dims, sizeof(int64_t) * (size_t)ops[0]->rank))
+      return chk_fail(ev, ins, "operand %d does not have operand 0's shape", i);
+  hlo_value *out = chk_result(ev, ins);
+  if (!out)
+    return NULL;
+  if (out->count != ops[0]->count) {
+    hlo_value_unref(out);
+    return chk_fail(ev, ins, "result and operands differ in element count");
+  }
+  fast_red fr;
+  if (n == 2 && ops[1]->type == ops[0]->type && out->type == ops[0]->type &&
+      fast_path(c, out->type, &fr) == 0) {
+    /* out = a, then out[j] = op(out[j], b[j]) with the cols kernel */
+    void *oa = NULL, *ob = NULL;
+    const void *b = as_compute(ops[1], fr.ctype, &ob);
+    void *acc = NULL;
+    int rc = -1;
+    if (b) {
+      if (out->type == fr.ctype) {
+        memcpy(out->data, ops[0]->data, (size_t)out->count * out->elem_size);
+        acc = out->data;
+      } else if (as_compute(ops[0], fr.ctype, &oa)) {
+        acc = oa; /* a converted copy we own and may overwrite */
+      }
+    }
+    if (acc) {
+      if (out->count > 0)
+        fr.k->cols(acc, b, 1, out->count);
+      rc = acc == out->data ? 0
+         : hlo_convert_array(fr.ctype, acc, out->type, out->data, (size_t)out->count);
+    }
+    free(oa);
+    free(ob);
+    if (rc != 0) {
+      hlo_value_unref(out);
+      return chk_fail(ev, ins, "out of memory");
+    }
+    return out;
+  }
+  hlo_value *args[64];
+  for (int64_t e = 0; e < out->count; e++) {
+    for (int i = 0; i < n; i++) {
+      args[i] = scalar_at(ops[i], e);
+      if (!args[i]) {
+        for (int j = 0; j < i; j++)
+          hlo_value_unref(args[j]);
+        hlo_value_unref(out);
+        return chk_fail(ev, ins, "out of memory");
+      }
+    }
+    hlo_value *r = chk_call(ev, ins, c, n, args);
+    for (int i = 0; i < n; i++)
+      hlo_value_unref(args[i]);
+    if (!r || r->type != out->type || r->rank != 0) {
+      if (r) {
+        hlo_value_unref(r);
+        chk_fail(ev, ins, "%s must return a %s scalar", c->name, hlo_etype_name(out->type));
+      }
+      hlo_value_unref(out);
+      return NULL;
+    }
+    memcpy((char *)out->data + (size_t)e * out->elem_size, r->data, out->elem_size);
+    hlo_value_unref(r);
+  }
+  return out;
+}
+
+hlo_value *chk_op_reduce(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
+  switch (ins->op) {
+  case HLO_OP_REDUCE:
+    return op_reduce(ev, ins, ops);
+  case HLO_OP_REDUCE_WINDOW:
+    return op_reduce_window(ev, ins, ops);
+  case HLO_OP_MAP:
+    return op_map(ev, ins, ops);
+  default:
+    return chk_fail(ev, ins, "not a reduce-family op");
+  }
+}
