@@ -1070,6 +1070,107 @@ static void test_parse_print_headerless_attrs(void **state) {
                    "}\n");
 }
 
+/* Every typed attribute family the parser reads, async sugar, an execution
+ * thread, escapes in a string, complex/tuple constants, the iota form of
+ * replica groups (expanded) and raw attributes with blanks inside braces. */
+static void test_parse_print_rich(void **state) {
+  (void)state;
+  assert_canonical(
+      "HloModule rich, entry_computation_layout={(f32[1,4,4,2]{3,2,1,0})->f32[1,4,4,2]{3,2,1,0}}, replica_count=2\n"
+      "\n"
+      "%max (a: f32[], b: f32[]) -> f32[] {\n"
+      "  %a = f32[] parameter(0)\n"
+      "  %b = f32[] parameter(1)\n"
+      "  ROOT %m = f32[] maximum(f32[] %a, f32[] %b)\n"
+      "}, execution_thread=\"main\"\n"
+      "\n"
+      "%fused (p: f32[8]) -> f32[8] {\n"
+      "  %p = f32[8]{0:T(256)S(1)} parameter(0)\n"
+      "  ROOT %n = f32[8]{0} negate(%p)\n"
+      "}\n"
+      "\n"
+      "ENTRY %main (x: f32[1,4,4,2], k: f32[3,3,2,2]) -> f32[1,4,4,2] {\n"
+      "  %x = f32[1,4,4,2]{3,2,1,0} parameter(0)\n"
+      "  %k = f32[3,3,2,2] parameter(1)\n"
+      "  %conv = f32[1,4,4,2] convolution(%x, %k), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f, feature_group_count=1, operand_precision={highest,default}\n"
+      "  %init = f32[] constant(-inf)\n"
+      "  %rw = f32[1,2,2,2] reduce-window(%conv, %init), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=%max\n"
+      "  %idx = s32[2,1] constant({{0},{1}})\n"
+      "  %g = f32[2,4,2] gather(%rw, %idx), offset_dims={1,2}, collapsed_slice_dims={0,1}, start_index_map={1}, index_vector_dim=1, slice_sizes={1,1,4,2}\n"
+      "  %ar = f32[2,4,2] all-reduce(%g), channel_id=3, replica_groups=[1,2]<=[2], use_global_device_ids=true, to_apply=%max\n"
+      "  %cp = f32[2,4,2] collective-permute(%ar), channel_id=4, source_target_pairs={{0,1},{1,0}}\n"
+      "  %v = f32[8] parameter(2)\n"
+      "  %fs = ((f32[8]), f32[8], s32[]) fusion-start(%v), kind=kLoop, calls=%fused\n"
+      "  %fd = f32[8] fusion-done(%fs)\n"
+      "  %cc = f32[8] custom-call(%fd), custom_call_target=\"my\\\"target\\\\x\", api_version=API_VERSION_TYPED_FFI, backend_config={\"a\": 1}\n"
+      "  %dyn = f32[<=8] parameter(3)\n"
+      "  %c2 = c64[2] constant({(1, -0), (nan, 2.5)})\n"
+      "  %tc = (f32[], pred[2]) constant((0.1, {true, false}))\n"
+      "  %rp = f32[8] reduce-precision(%cc), exponent_bits=5, mantissa_bits=10\n"
+      "  %rng = f32[8] rng(%init, %init), distribution=rng_uniform\n"
+      "  %srt = f32[8] sort(%rp), dimensions={0}, is_stable=true, to_apply=%max\n"
+      "  ROOT %out = f32[1,4,4,2] copy(%conv), sharding={replicated}\n"
+      "}\n",
+      "HloModule rich, entry_computation_layout={(f32[1,4,4,2]{3,2,1,0})->f32[1,4,4,2]{3,2,1,0}}, replica_count=2\n"
+      "\n"
+      "max (a: f32[], b: f32[]) -> f32[] {\n"
+      "  a = f32[] parameter(0)\n"
+      "  b = f32[] parameter(1)\n"
+      "  ROOT m = f32[] maximum(a, b)\n"
+      "}, execution_thread=\"main\"\n"
+      "\n"
+      "fused (p: f32[8]) -> f32[8] {\n"
+      "  p = f32[8]{0:T(256)S(1)} parameter(0)\n"
+      "  ROOT n = f32[8]{0} negate(p)\n"
+      "}\n"
+      "\n"
+      "ENTRY main (x: f32[1,4,4,2], k: f32[3,3,2,2]) -> f32[1,4,4,2] {\n"
+      "  x = f32[1,4,4,2]{3,2,1,0} parameter(0)\n"
+      "  k = f32[3,3,2,2] parameter(1)\n"
+      "  conv = f32[1,4,4,2] convolution(x, k), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f, feature_group_count=1, operand_precision={highest,default}\n"
+      "  init = f32[] constant(-inf)\n"
+      "  rw = f32[1,2,2,2] reduce-window(conv, init), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max\n"
+      "  idx = s32[2,1] constant({{0}, {1}})\n"
+      "  g = f32[2,4,2] gather(rw, idx), offset_dims={1,2}, collapsed_slice_dims={0,1}, start_index_map={1}, index_vector_dim=1, slice_sizes={1,1,4,2}\n"
+      "  ar = f32[2,4,2] all-reduce(g), channel_id=3, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=max\n"
+      "  cp = f32[2,4,2] collective-permute(ar), channel_id=4, source_target_pairs={{0,1},{1,0}}\n"
+      "  v = f32[8] parameter(2)\n"
+      "  fs = ((f32[8]), f32[8], s32[]) fusion-start(v), kind=kLoop, calls=fused\n"
+      "  fd = f32[8] fusion-done(fs)\n"
+      "  cc = f32[8] custom-call(fd), custom_call_target=\"my\\\"target\\\\x\", api_version=API_VERSION_TYPED_FFI, backend_config={\"a\": 1}\n"
+      "  dyn = f32[<=8] parameter(3)\n"
+      "  c2 = c64[2] constant({(1, -0.0), (nan, 2.5)})\n"
+      "  tc = (f32[], pred[2]) constant((0.1, {true, false}))\n"
+      "  rp = f32[8] reduce-precision(cc), exponent_bits=5, mantissa_bits=10\n"
+      "  rng = f32[8] rng(init, init), distribution=rng_uniform\n"
+      "  srt = f32[8] sort(rp), dimensions={0}, is_stable=true, to_apply=max\n"
+      "  ROOT out = f32[1,4,4,2] copy(conv), sharding={replicated}\n"
+      "}\n");
+}
+
+/* NaN payloads survive the round trip: nan(0xP) is the mantissa with the
+ * quiet bit flipped, so a signalling NaN shows bit 51. */
+static void test_nan_payloads(void **state) {
+  (void)state;
+  assert_canonical("ENTRY e {\n  ROOT k = f32[3] constant({nan(0x1), -nan, nan})\n}\n",
+                   "ENTRY e {\n  ROOT k = f32[3] constant({nan(0x1), -nan, nan})\n}\n");
+  builder b = new_module(NULL);
+  add_comp(&b, "e", true);
+  double v[] = {dbl_from_bits(UINT64_C(0x7ff8000000000001)),
+                dbl_from_bits(UINT64_C(0xfff0000000000abc))};
+  add_const(&b, "k", shp(&b, "f64:2"), lit_f(&b, 2, v));
+  assert_line(b.m, "k = f64[2] constant({nan(0x1), -nan(0x8000000000abc)})");
+  char *text = hlo_print_module(b.m, NULL);
+  assert_non_null(text);
+  hlo_module *back = parse_ok(text);
+  char why[256];
+  if (!hlo_module_equal(b.m, back, why, sizeof why))
+    fail_msg("%s", why);
+  hlo_module_free(back);
+  free(text);
+  hlo_module_free(b.m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shape_arrays),
@@ -1097,6 +1198,8 @@ int main(void) {
       cmocka_unit_test(test_equal_structure),
       cmocka_unit_test(test_parse_print_basic),
       cmocka_unit_test(test_parse_print_headerless_attrs),
+      cmocka_unit_test(test_parse_print_rich),
+      cmocka_unit_test(test_nan_payloads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,9 +93,12 @@
  *     reader can take it for the integer 0; otherwise the shortest of %.15g,
  *     %.16g, %.17g that strtod() reads back to the same bits; `inf`, `-inf`,
  *     `nan`, `-nan`.
- *   - NaN payloads: a NaN whose bits are not the default quiet NaN
- *     (sign aside) prints as `nan(0xPAYLOAD)` where PAYLOAD is the double's
- *     52 mantissa bits with the quiet bit cleared... see put_double().
+ *   - NaN payloads: a NaN that is not the default quiet NaN (sign aside)
+ *     prints as `nan(0xP)` / `-nan(0xP)` where P is the double's 52-bit
+ *     mantissa with the quiet bit flipped.  So the default NaN has no
+ *     payload, `nan(0x1)` is the quiet NaN with mantissa low bit set, and a
+ *     signalling NaN shows bit 51 in P.  The parser reads this convention
+ *     back (hlo_parse.c nan_payload), so every NaN bit pattern round-trips.
  *   - tuple literals `(a, b)` by the tuple shape; `{...}` for an elided one.
  *
  * Speed: everything goes through one growable buffer (doubling, so appends
@@ -210,15 +213,8 @@ static uint64_t dbits(double d) {
 #define DBL_MANT_MASK ((UINT64_C(1) << 52) - 1)
 #define DBL_QUIET_BIT (UINT64_C(1) << 51)
 
-/* Floats are written so that strtod() gives back the same bits.
- *
- * NaN: the payload is what is left of the 52 mantissa bits when the quiet
- * bit of the default NaN is taken off.  A NaN that is exactly the default
- * quiet NaN prints as `nan` (or `-nan` with the sign bit); any other NaN
- * prints as `nan(0xPAYLOAD)` / `-nan(0xPAYLOAD)` with PAYLOAD =
- * mantissa ^ quiet bit, the reading used by C's nan("0x...") on
- * x86-64/aarch64 for quiet NaNs.  Whether that survives a re-parse depends
- * on the parser accepting `nan(0x...)`. */
+/* Floats are written so that strtod() gives back the same bits; NaNs as
+ * described at the top of the file. */
 static void put_double(out *o, double v) {
   if (isnan(v)) {
     uint64_t b = dbits(v);
