@@ -258,6 +258,27 @@ static void assert_line(const hlo_module *m, const char *expected) {
   free(line);
 }
 
+
+static hlo_module *parse_ok(const char *text);
+
+/* The property the printer exists for, on a module built in memory:
+ * parse(print(m)) equals m and prints the same text again. */
+static void assert_roundtrip(const hlo_module *m) {
+  size_t len = 0;
+  char *text = hlo_print_module(m, &len);
+  assert_non_null(text);
+  hlo_module *back = parse_ok(text);
+  char why[256];
+  if (!hlo_module_equal(m, back, why, sizeof why))
+    fail_msg("parse(print(m)) != m: %s\n%s", why, text);
+  char *again = hlo_print_module(back, NULL);
+  assert_non_null(again);
+  assert_string_equal(again, text);
+  free(again);
+  free(text);
+  hlo_module_free(back);
+}
+
 /* ---- shapes ------------------------------------------------------------- */
 
 static void test_shape_arrays(void **state) {
@@ -341,6 +362,7 @@ static void test_shape_tuples(void **state) {
 static builder small_module(void) {
   builder b = new_module("add_mod");
   add_header_attr(&b, "is_scheduled", "true");
+  b.m->is_scheduled = true; /* the parser keeps a typed copy */
   add_header_attr(&b, "entry_computation_layout", "{(f32[2]{0}, f32[2]{0})->f32[2]{0}}");
   add_comp(&b, "add_f32", false);
   hlo_instr *x = add_param(&b, "x", shp(&b, "f32"), 0);
@@ -370,6 +392,7 @@ static void test_module_basic(void **state) {
                      "  p1 = f32[2] parameter(1)\n"
                      "  ROOT add.1 = f32[2] add(p0, p1)\n"
                      "}\n");
+  assert_roundtrip(b.m);
   hlo_module_free(b.m);
 }
 
@@ -395,6 +418,7 @@ static void test_module_headerless_signature_root(void **state) {
                      "  ROOT neg = f32[4] negate(a)\n"
                      "  abs = f32[4] abs(a)\n"
                      "}, execution_thread=\"main\"\n");
+  assert_roundtrip(b.m);
   hlo_module_free(b.m);
 }
 
@@ -435,6 +459,7 @@ static void test_instr_raw_attrs_and_async(void **state) {
                                "backend_config=\"{}\"\n"));
   assert_non_null(strstr(text, "  ROOT fd = f32[8] fusion-done(fs)\n"));
   free(text);
+  assert_roundtrip(b.m);
   hlo_module_free(b.m);
 }
 
@@ -485,6 +510,7 @@ static void test_attr_simple_lists(void **state) {
   ds->attrs.has = HLO_A_DYNAMIC_SLICE_SIZES;
   ds->attrs.dynamic_slice_sizes = ints(&b, 2, I(2), I(2));
   assert_line(b.m, "ds = f32[2,2] dynamic-slice(p0, io, io), dynamic_slice_sizes={2,2}");
+  assert_roundtrip(b.m);
   hlo_module_free(b.m);
 }
 
@@ -539,6 +565,7 @@ static void test_attr_window_conv(void **state) {
   hlo_instr *rw = add_instr(&b, "rw", HLO_OP_REDUCE_WINDOW, shp(&b, "f32"), 2, p0, p1);
   rw->attrs.has = HLO_A_WINDOW;
   assert_line(b.m, "rw = f32[] reduce-window(p0, p1), window={}");
+  assert_roundtrip(b.m);
   hlo_module_free(b.m);
 }
 
@@ -597,6 +624,7 @@ static void test_attr_dot_gather_scatter(void **state) {
                    "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
                    "input_batching_dims={1}, scatter_indices_batching_dims={0}, "
                    "index_vector_dim=1, unique_indices=true, to_apply=add");
+  assert_roundtrip(b.m);
   hlo_module_free(b.m);
 }
 
@@ -665,6 +693,7 @@ static void test_attr_misc(void **state) {
   so->attrs.is_stable = true;
   so->attrs.calls.to_apply = b.m->comps[0];
   assert_line(b.m, "so = f32[4,4] sort(p0), dimensions={1}, is_stable=true, to_apply=main");
+  assert_roundtrip(b.m);
   hlo_module_free(b.m);
 }
 
@@ -693,6 +722,7 @@ static void test_attr_control_flow(void **state) {
                    "false_computation=body");
   k->attrs.calls.true_false_form = false;
   assert_line(b.m, "k = s32[] conditional(pr, p, p), branch_computations={cond, body}");
+  assert_roundtrip(b.m);
   hlo_module_free(b.m);
 }
 
@@ -790,6 +820,7 @@ static void test_const_arrays(void **state) {
   tl->elems[1] = *lit_i(&b, 2, two);
   add_const(&b, "tup", tuple_shape(&b, 2, st), tl);
   assert_line(b.m, "tup = (f32[], s32[2]) constant((0.5, {7, 8}))");
+  assert_roundtrip(b.m);
   hlo_module_free(b.m);
 }
 

@@ -400,9 +400,14 @@ bool hlo_module_equal(const hlo_module *a, const hlo_module *b, char *why, size_
     return differ(&e, "module name differs (%s vs %s)", show(a->name), show(b->name));
   if (!raw_eq(&e, "module attribute", a->nattrs, a->attrs, b->nattrs, b->attrs))
     return false;
-  if (a->replica_count != b->replica_count || a->num_partitions != b->num_partitions ||
-      a->is_scheduled != b->is_scheduled)
-    return differ(&e, "typed module attributes differ");
+  if (a->replica_count != b->replica_count)
+    return differ(&e, "replica_count differs (%" PRId64 " vs %" PRId64 ")", a->replica_count,
+                  b->replica_count);
+  if (a->num_partitions != b->num_partitions)
+    return differ(&e, "num_partitions differs (%" PRId64 " vs %" PRId64 ")", a->num_partitions,
+                  b->num_partitions);
+  if (a->is_scheduled != b->is_scheduled)
+    return differ(&e, "is_scheduled differs (%d vs %d)", a->is_scheduled, b->is_scheduled);
   if (a->ncomps != b->ncomps)
     return differ(&e, "computation count differs (%d vs %d)", a->ncomps, b->ncomps);
   if (!str_eq(comp_name(entry_of(a)), comp_name(entry_of(b))))
