@@ -28,7 +28,7 @@
 /* Three setup lines (lines 3-5), the tested instruction (line 6, col 3). */
 #define L(s) "  " s "\n"
 #define MOD(a, b, c, tested, rest)                                                       \
-  "HloModule m\nENTRY e {\n" L(a) L(b) L(c) L(tested) L("ROOT r = pred[] constant(true)") \
+  "HloModule m\nENTRY e {\n" L(a) L(b) L(c) L(tested) L("ROOT done = pred[] constant(true)") \
   "}\n" rest
 #define FILL1 "q1 = pred[] constant(false)"
 #define FILL2 "q2 = pred[] constant(false)"

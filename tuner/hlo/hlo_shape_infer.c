@@ -491,9 +491,9 @@ static int slice_rule(const ctx *c, hlo_shape *out) {
 static int start_indices(const ctx *c, int first, int rank) {
   char a[SHAPE_TEXT];
   int n = c->in->noperands - first;
-  if (n == 1 && rank != 1) {
+  if (n == 1 && rank != 1 && opnd(c, first)->rank == 1) {
     const hlo_shape *v = opnd(c, first);
-    if (is_array(v) && v->rank == 1 && v->dims[0] == rank && hlo_etype_is_int(v->type))
+    if (is_array(v) && v->dims[0] == rank && hlo_etype_is_int(v->type))
       return 0;
     return fail(c, "operand %d (start indices) must be s32[%d] or one scalar per dimension, got %s",
                 first, rank, fmt_shape(v, a));
@@ -812,7 +812,8 @@ static int dot_rule(const ctx *c, hlo_shape *out) {
                   (long long)dn->rhs_contracting.v[i]);
   }
   int nb = dn->lhs_batch.n;
-  int rank = l->rank + r->rank - 2 * nb - 2 * dn->lhs_contracting.n;
+  /* batch dims appear once, contracting dims not at all */
+  int rank = l->rank + r->rank - nb - 2 * dn->lhs_contracting.n;
   if (make_array(c, out, result(c)->type, rank) < 0)
     return -1;
   int k = 0;
