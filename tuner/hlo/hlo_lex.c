@@ -19,12 +19,6 @@ void hlo_lex_init(hlo_lex *lx, const char *text, size_t len, hlo_error *err) {
   lx->err = err;
 }
 
-hlo_pos hlo_lex_pos(const hlo_lex *lx) {
-  ptrdiff_t col = lx->p - lx->line_start + 1;
-  hlo_pos pos = {lx->line, col > INT_MAX ? INT_MAX : (int)col};
-  return pos;
-}
-
 int hlo_lex_error_at(hlo_lex *lx, hlo_pos pos, const char *fmt, ...) {
   if (lx->failed)
     return -1;
@@ -77,7 +71,7 @@ static bool skip_comment(hlo_lex *lx) {
   return true;
 }
 
-int hlo_lex_peek(hlo_lex *lx) {
+int hlo_lex_peek_slow(hlo_lex *lx) {
   for (;;) {
     while (lx->p < lx->end) {
       char c = *lx->p;

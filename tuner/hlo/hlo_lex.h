@@ -15,6 +15,7 @@
 #ifndef TUNE_HLO_LEX_H
 #define TUNE_HLO_LEX_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,8 +41,17 @@ void hlo_lex_init(hlo_lex *lx, const char *text, size_t len, hlo_error *err);
 
 /* Skips blanks and comments and returns the next byte (0..255), or
  * HLO_LEX_EOF at the end.  An unterminated block comment records an error
- * and reads as the end of input. */
-int hlo_lex_peek(hlo_lex *lx);
+ * and reads as the end of input.  The parser peeks several times at each
+ * token, so the common case (already at a token) is inline. */
+int hlo_lex_peek_slow(hlo_lex *lx);
+static inline int hlo_lex_peek(hlo_lex *lx) {
+  if (lx->p < lx->end) {
+    unsigned char c = (unsigned char)*lx->p;
+    if (c > ' ' && c != '/')
+      return c;
+  }
+  return hlo_lex_peek_slow(lx);
+}
 /* Consumes c when it is the next byte after blanks; true when it did. */
 bool hlo_lex_accept(hlo_lex *lx, char c);
 /* Consumes the two-byte operator s ("->", "<=") when it comes next. */
@@ -51,7 +61,12 @@ int hlo_lex_at(const hlo_lex *lx, size_t k);
 /* Consumes one byte (never a newline: callers use it on known bytes). */
 void hlo_lex_skip(hlo_lex *lx);
 
-hlo_pos hlo_lex_pos(const hlo_lex *lx); /* position of p */
+/* Position of p; columns count bytes from 1. */
+static inline hlo_pos hlo_lex_pos(const hlo_lex *lx) {
+  ptrdiff_t col = lx->p - lx->line_start + 1;
+  hlo_pos pos = {lx->line, col > INT_MAX ? INT_MAX : (int)col};
+  return pos;
+}
 
 /* Token measurers.  Each expects p at the token's first byte (call
  * hlo_lex_peek first), consumes the token and returns its length, or returns

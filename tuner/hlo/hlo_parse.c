@@ -1187,7 +1187,7 @@ static int parse_iota_groups(parser *P, hlo_replica_groups *rg) {
   const int64_t *all = (const int64_t *)P->ints.p;
   const int64_t *sv = all + off[0], *rv = all + off[1], *pv = cnt[2] ? all + off[2] : NULL;
   int r = cnt[1];
-  int64_t total, rtotal;
+  int64_t total = 0, rtotal = 0;
   if (cnt[0] != 2)
     return hlo_lex_error_at(&P->lx, at, "iota replica groups need [groups,size]");
   if (dims_product(P, sv, 2, at, &total) || dims_product(P, rv, r, at, &rtotal))
