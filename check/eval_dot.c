@@ -1,0 +1,450 @@
+/* eval_dot.c — dot with general dimension numbers for the reference evaluator.
+ *
+ * Result layout: batch dims (in lhs_batch_dims order), then the lhs dims that
+ * are neither batch nor contracting (ascending), then the rhs ones.
+ *
+ * Numerics (the reference's definition):
+ *   - The compute type follows the result type: f32 for f32, bf16, f16 and
+ *     the f8 types; f64 for f64; 64-bit integers (wrapping) for integer
+ *     results.  Float operands are converted straight to the compute type
+ *     (bf16/f16 exactly, f64 -> f32 rounded once); integer results convert
+ *     each operand to the result type first (XLA's implicit convert), so
+ *     s8 x s8 -> s32 sign-extends and u8 operands of an s8 result wrap.
+ *   - Every output element is c = 0; for k ascending (row-major over the
+ *     contracting dims, in lhs_contracting_dims order): c = c + a[k] * b[k],
+ *     with the product and the sum each rounded to the compute type (no fused
+ *     multiply-add: this file is compiled with fp-contract off).  The result
+ *     is rounded once to the result type.  Integer sums wrap; wrapping in 64
+ *     bits and narrowing at the end equals wrapping at every step.
+ *   - operand_precision is ignored: the reference always computes at full
+ *     precision.  Emulating the device's bf16 passes (chk_eval_opts
+ *     emulate_device) is not implemented here.
+ * The blocked f32 kernel below tiles over i, j and k, but a k block only
+ * ever continues the running sum of the previous block in memory, so every
+ * element's sequence of roundings is the one above whatever the blocking,
+ * the vector width (SSE, AVX2 or plain C give identical bits) or the number
+ * of threads.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_internal.h"
+#include "hlo_dtype.h"
+
+/* ---- packing -------------------------------------------------------------- */
+
+/* Copies src into dst in row-major order of nd dims of the given sizes, where
+ * step d of the destination moves src by sstride[d] elements.  esz is 4 or 8. */
+static void permute_copy(void *dst, const void *src, size_t esz, int nd, const int64_t *size,
+                         const int64_t *sstride) {
+  int64_t total = 1;
+  for (int d = 0; d < nd; d++)
+    total *= size[d];
+  if (total == 0)
+    return;
+  int64_t inner = nd > 0 ? size[nd - 1] : 1, is = nd > 0 ? sstride[nd - 1] : 1;
+  int64_t outer = total / inner;
+#pragma omp parallel for schedule(static) if (total >= (1 << 16))
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t r = o, off = 0;
+    for (int d = nd - 2; d >= 0; d--) {
+      off += (r % size[d]) * sstride[d];
+      r /= size[d];
+    }
+    if (esz == 4) {
+      const uint32_t *s = (const uint32_t *)src + off;
+      uint32_t *t = (uint32_t *)dst + o * inner;
+      for (int64_t j = 0; j < inner; j++)
+        t[j] = s[j * is];
+    } else {
+      const uint64_t *s = (const uint64_t *)src + off;
+      uint64_t *t = (uint64_t *)dst + o * inner;
+      for (int64_t j = 0; j < inner; j++)
+        t[j] = s[j * is];
+    }
+  }
+}
+
+/* ---- f32 blocked kernel --------------------------------------------------- */
+
+/* Register tile MR x NR: 12 vector accumulators of 8 floats, which with two
+ * B vectors and a broadcast fills the 16 AVX registers.  KC x NR panels of
+ * B stay in L1, MC x KC blocks of A in L2, KC x NC blocks of B in L3. */
+enum { MR = 6, NR = 16, KC = 256, MC = 72, NC = 1024 };
+
+typedef float vf8 __attribute__((vector_size(32)));
+
+/* c (an MR x NR tile, row-major) += a_panel (KC x MR) * b_panel (KC x NR). */
+#define MICRO_KERNEL(NAME, ATTR)                                                     \
+  ATTR static void NAME(int64_t kc, const float *restrict a, const float *restrict b, \
+                        float *restrict c) {                                         \
+    vf8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;                 \
+    memcpy(&c00, c + 0, 32), memcpy(&c01, c + 8, 32);                               \
+    memcpy(&c10, c + 16, 32), memcpy(&c11, c + 24, 32);                             \
+    memcpy(&c20, c + 32, 32), memcpy(&c21, c + 40, 32);                             \
+    memcpy(&c30, c + 48, 32), memcpy(&c31, c + 56, 32);                             \
+    memcpy(&c40, c + 64, 32), memcpy(&c41, c + 72, 32);                             \
+    memcpy(&c50, c + 80, 32), memcpy(&c51, c + 88, 32);                             \
+    for (int64_t k = 0; k < kc; k++) {                                               \
+      vf8 b0, b1;                                                                    \
+      memcpy(&b0, b + NR * k, 32);                                                   \
+      memcpy(&b1, b + NR * k + 8, 32);                                               \
+      const float *ak = a + MR * k;                                                  \
+      vf8 t;                                                                         \
+      t = b0 * ak[0], c00 = c00 + t, t = b1 * ak[0], c01 = c01 + t;                  \
+      t = b0 * ak[1], c10 = c10 + t, t = b1 * ak[1], c11 = c11 + t;                  \
+      t = b0 * ak[2], c20 = c20 + t, t = b1 * ak[2], c21 = c21 + t;                  \
+      t = b0 * ak[3], c30 = c30 + t, t = b1 * ak[3], c31 = c31 + t;                  \
+      t = b0 * ak[4], c40 = c40 + t, t = b1 * ak[4], c41 = c41 + t;                  \
+      t = b0 * ak[5], c50 = c50 + t, t = b1 * ak[5], c51 = c51 + t;                  \
+    }                                                                                \
+    memcpy(c + 0, &c00, 32), memcpy(c + 8, &c01, 32);                               \
+    memcpy(c + 16, &c10, 32), memcpy(c + 24, &c11, 32);                             \
+    memcpy(c + 32, &c20, 32), memcpy(c + 40, &c21, 32);                             \
+    memcpy(c + 48, &c30, 32), memcpy(c + 56, &c31, 32);                             \
+    memcpy(c + 64, &c40, 32), memcpy(c + 72, &c41, 32);                             \
+    memcpy(c + 80, &c50, 32), memcpy(c + 88, &c51, 32);                             \
+  }
+
+MICRO_KERNEL(micro_generic, )
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_AVX2_KERNEL 1
+/* AVX2 without FMA: same operations, same roundings, twice the width. */
+MICRO_KERNEL(micro_avx2, __attribute__((target("avx2"))))
+#endif
+
+typedef void micro_fn(int64_t, const float *, const float *, float *);
+
+static micro_fn *pick_micro(void) {
+#ifdef HAVE_AVX2_KERNEL
+  if (__builtin_cpu_supports("avx2"))
+    return micro_avx2;
+#endif
+  return micro_generic;
+}
+
+/* C (M x N, row-major, ldc = N) += A (M x K, row-major) * B (K x N). */
+static int gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C) {
+  micro_fn *micro = pick_micro();
+  int64_t nc_max = NC < N ? NC : N;
+  int64_t npan_max = (nc_max + NR - 1) / NR;
+  float *bp = aligned_alloc(64, sizeof(float) * (size_t)(KC * NR * npan_max));
+  if (!bp)
+    return -1;
+  int fail = 0;
+  for (int64_t jc = 0; jc < N; jc += NC) {
+    int64_t nc = N - jc < NC ? N - jc : NC;
+    int64_t npan = (nc + NR - 1) / NR;
+    for (int64_t pc = 0; pc < K; pc += KC) {
+      int64_t kc = K - pc < KC ? K - pc : KC;
+      int64_t nblk = (M + MC - 1) / MC;
+#pragma omp parallel if (M * N * kc >= (1 << 18)) reduction(| : fail)
+      {
+        /* pack B[pc:pc+kc, jc:jc+nc] into KC x NR panels, zero-padded */
+#pragma omp for schedule(static)
+        for (int64_t p = 0; p < npan; p++) {
+          float *dst = bp + p * KC * NR;
+          int64_t j0 = jc + p * NR, nj = N - j0 < NR ? N - j0 : NR;
+          for (int64_t k = 0; k < kc; k++) {
+            const float *src = B + (pc + k) * N + j0;
+            int64_t j = 0;
+            for (; j < nj; j++)
+              dst[k * NR + j] = src[j];
+            for (; j < NR; j++)
+              dst[k * NR + j] = 0.0f;
+          }
+        }
+        float *ap = aligned_alloc(64, sizeof(float) * (size_t)(KC * MC));
+        float ct[MR * NR] __attribute__((aligned(64)));
+        if (!ap)
+          fail = 1;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t blk = 0; blk < nblk; blk++) {
+          if (!ap)
+            continue;
+          int64_t ic = blk * MC, mc = M - ic < MC ? M - ic : MC;
+          /* pack A[ic:ic+mc, pc:pc+kc] into KC x MR panels, zero-padded */
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            float *dst = ap + ir * KC;
+            int64_t ni = mc - ir < MR ? mc - ir : MR;
+            for (int64_t i = 0; i < MR; i++) {
+              if (i < ni)
+                for (int64_t k = 0; k < kc; k++)
+                  dst[k * MR + i] = A[(ic + ir + i) * K + pc + k];
+              else
+                for (int64_t k = 0; k < kc; k++)
+                  dst[k * MR + i] = 0.0f;
+            }
+          }
+          for (int64_t p = 0; p < npan; p++) {
+            int64_t j0 = jc + p * NR, nj = N - j0 < NR ? N - j0 : NR;
+            for (int64_t ir = 0; ir < mc; ir += MR) {
+              int64_t i0 = ic + ir, ni = mc - ir < MR ? mc - ir : MR;
+              /* the tile goes through ct so ragged edges need no special
+               * kernel; padded rows/columns are computed and dropped */
+              for (int64_t i = 0; i < MR; i++)
+                for (int64_t j = 0; j < NR; j++)
+                  ct[i * NR + j] = i < ni && j < nj ? C[(i0 + i) * N + j0 + j] : 0.0f;
+              micro(kc, ap + ir * KC, bp + p * KC * NR, ct);
+              for (int64_t i = 0; i < ni; i++)
+                memcpy(C + (i0 + i) * N + j0, ct + i * NR, sizeof(float) * (size_t)nj);
+            }
+          }
+        }
+        free(ap);
+      }
+      if (fail)
+        break;
+    }
+    if (fail)
+      break;
+  }
+  free(bp);
+  return fail ? -1 : 0;
+}
+
+/* ---- f64 and integer kernels ---------------------------------------------- */
+
+/* i-k-j order: row i of C accumulates a[i,k] * B[k,:] for k ascending, which
+ * keeps each element's order while the j loop vectorises. */
+static void gemm_f64(int64_t M, int64_t N, int64_t K, const double *A, const double *B, double *C) {
+#pragma omp parallel for schedule(static) if (M * N * K >= (1 << 18))
+  for (int64_t i = 0; i < M; i++) {
+    double *restrict c = C + i * N;
+    for (int64_t k = 0; k < K; k++) {
+      double a = A[i * K + k];
+      const double *restrict b = B + k * N;
+      for (int64_t j = 0; j < N; j++)
+        c[j] = c[j] + a * b[j];
+    }
+  }
+}
+
+/* Signed and unsigned alike: two's complement products and sums modulo 2^64. */
+static void gemm_u64(int64_t M, int64_t N, int64_t K, const uint64_t *A, const uint64_t *B, uint64_t *C) {
+#pragma omp parallel for schedule(static) if (M * N * K >= (1 << 18))
+  for (int64_t i = 0; i < M; i++) {
+    uint64_t *restrict c = C + i * N;
+    for (int64_t k = 0; k < K; k++) {
+      uint64_t a = A[i * K + k];
+      const uint64_t *restrict b = B + k * N;
+      for (int64_t j = 0; j < N; j++)
+        c[j] += a * b[j];
+    }
+  }
+}
+
+/* ---- the op ---------------------------------------------------------------- */
+
+static hlo_etype compute_type(hlo_etype out) {
+  switch (hlo_etype_class(out)) {
+  case HLO_CLASS_FLOAT:
+    return out == HLO_F64 ? HLO_F64 : HLO_F32;
+  case HLO_CLASS_SINT:
+    return HLO_S64;
+  case HLO_CLASS_UINT:
+    return HLO_U64;
+  default:
+    return HLO_INVALID;
+  }
+}
+
+/* v's elements in compute type ct (see the numerics note).  Returns v's own
+ * data when no conversion is needed, else a buffer *owned receives. */
+static const void *operand_compute(const hlo_value *v, hlo_etype out, hlo_etype ct, void **owned) {
+  *owned = NULL;
+  if (v->type == ct)
+    return v->data;
+  size_t n = (size_t)v->count;
+  void *p = malloc((n ? n : 1) * 8);
+  if (!p)
+    return NULL;
+  int rc;
+  if (ct == HLO_F32 || ct == HLO_F64 || v->type == out) {
+    rc = hlo_convert_array(v->type, v->data, ct, p, n);
+  } else { /* integer result: through the result type first */
+    void *t = malloc((n ? n : 1) * hlo_etype_host_size(out));
+    rc = t ? hlo_convert_array(v->type, v->data, out, t, n) : -1;
+    if (rc == 0)
+      rc = hlo_convert_array(out, t, ct, p, n);
+    free(t);
+  }
+  if (rc != 0) {
+    free(p);
+    return NULL;
+  }
+  *owned = p;
+  return p;
+}
+
+/* Validates one side's dimension lists and fills the canonical order
+ * [batch..., free..., contracting...] (lhs) or [batch..., contracting...,
+ * free...] (rhs) as sizes and strides.  Returns the number of free dims or -1. */
+static int side_order(const hlo_value *v, const hlo_ints *batch, const hlo_ints *contr, bool free_first,
+                      int64_t *size, int64_t *stride, int64_t *free_sizes) {
+  int64_t st[HLO_MAX_RANK];
+  hlo_value_strides(v, st);
+  bool seen[HLO_MAX_RANK] = {false};
+  const hlo_ints *lists[2] = {batch, contr};
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; i < lists[l]->n; i++) {
+      int64_t d = lists[l]->v[i];
+      if (d < 0 || d >= v->rank || seen[d])
+        return -1;
+      seen[d] = true;
+    }
+  int n = 0, nfree = 0;
+  for (int i = 0; i < batch->n; i++, n++)
+    size[n] = v->dims[batch->v[i]], stride[n] = st[batch->v[i]];
+  int64_t fs[HLO_MAX_RANK], fst[HLO_MAX_RANK];
+  for (int d = 0; d < v->rank; d++)
+    if (!seen[d]) {
+      fs[nfree] = v->dims[d];
+      fst[nfree] = st[d];
+      free_sizes[nfree++] = v->dims[d];
+    }
+  if (free_first)
+    for (int i = 0; i < nfree; i++, n++)
+      size[n] = fs[i], stride[n] = fst[i];
+  for (int i = 0; i < contr->n; i++, n++)
+    size[n] = v->dims[contr->v[i]], stride[n] = st[contr->v[i]];
+  if (!free_first)
+    for (int i = 0; i < nfree; i++, n++)
+      size[n] = fs[i], stride[n] = fst[i];
+  return nfree;
+}
+
+/* Is the order already row-major contiguous, so no copy is needed? */
+static bool is_identity(int nd, const int64_t *size, const int64_t *stride) {
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    if (size[d] != 1 && stride[d] != s)
+      return false;
+    s *= size[d];
+  }
+  return true;
+}
+
+hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
+  if (ins->op != HLO_OP_DOT || ins->noperands != 2)
+    return chk_fail(ev, ins, "expects a dot with two operands");
+  const hlo_value *lhs = ops[0], *rhs = ops[1];
+  if (lhs->type == HLO_TUPLE || rhs->type == HLO_TUPLE)
+    return chk_fail(ev, ins, "operands must be arrays");
+  const hlo_dot_dnums *dn = &ins->attrs.dot;
+  if (dn->lhs_batch.n != dn->rhs_batch.n || dn->lhs_contracting.n != dn->rhs_contracting.n)
+    return chk_fail(ev, ins, "lhs and rhs must have as many batch and contracting dimensions");
+  int64_t ls[HLO_MAX_RANK], lst[HLO_MAX_RANK], rs[HLO_MAX_RANK], rst[HLO_MAX_RANK];
+  int64_t lfree[HLO_MAX_RANK], rfree[HLO_MAX_RANK];
+  int nlf = side_order(lhs, &dn->lhs_batch, &dn->lhs_contracting, true, ls, lst, lfree);
+  int nrf = side_order(rhs, &dn->rhs_batch, &dn->rhs_contracting, false, rs, rst, rfree);
+  if (nlf < 0 || nrf < 0)
+    return chk_fail(ev, ins, "bad or repeated dimension numbers");
+  int nb = dn->lhs_batch.n, nc = dn->lhs_contracting.n;
+  int64_t B = 1, M = 1, K = 1, N = 1;
+  for (int i = 0; i < nb; i++) {
+    if (ls[i] != rs[i])
+      return chk_fail(ev, ins, "batch dimension %d: lhs size %lld, rhs size %lld", i,
+                      (long long)ls[i], (long long)rs[i]);
+    B *= ls[i];
+  }
+  for (int i = 0; i < nc; i++) {
+    if (ls[nb + nlf + i] != rs[nb + i])
+      return chk_fail(ev, ins, "contracting dimension %d: lhs size %lld, rhs size %lld", i,
+                      (long long)ls[nb + nlf + i], (long long)rs[nb + i]);
+    K *= rs[nb + i];
+  }
+  for (int i = 0; i < nlf; i++)
+    M *= lfree[i];
+  for (int i = 0; i < nrf; i++)
+    N *= rfree[i];
+  hlo_value *out = chk_result(ev, ins);
+  if (!out)
+    return NULL;
+  bool ok = out->rank == nb + nlf + nrf;
+  for (int i = 0; ok && i < nb; i++)
+    ok = out->dims[i] == ls[i];
+  for (int i = 0; ok && i < nlf; i++)
+    ok = out->dims[nb + i] == lfree[i];
+  for (int i = 0; ok && i < nrf; i++)
+    ok = out->dims[nb + nlf + i] == rfree[i];
+  if (!ok) {
+    hlo_value_unref(out);
+    return chk_fail(ev, ins, "result shape is not [batch, lhs free, rhs free]");
+  }
+  hlo_etype ct = compute_type(out->type);
+  if (ct == HLO_INVALID) {
+    hlo_value_unref(out);
+    return chk_fail(ev, ins, "result type %s is not supported", hlo_etype_name(out->type));
+  }
+  if (hlo_etype_class(lhs->type) == HLO_CLASS_COMPLEX || hlo_etype_class(rhs->type) == HLO_CLASS_COMPLEX ||
+      hlo_etype_host_size(lhs->type) == 0 || hlo_etype_host_size(rhs->type) == 0) {
+    hlo_value_unref(out);
+    return chk_fail(ev, ins, "operand types %s, %s are not supported", hlo_etype_name(lhs->type),
+                    hlo_etype_name(rhs->type));
+  }
+  size_t esz = hlo_etype_host_size(ct);
+  void *lown = NULL, *rown = NULL, *apk = NULL, *bpk = NULL, *cbuf = NULL;
+  int rc = -1;
+  const void *ld = operand_compute(lhs, out->type, ct, &lown);
+  const void *rd = operand_compute(rhs, out->type, ct, &rown);
+  if (!ld || !rd)
+    goto done;
+  /* canonical [B][M][K] and [B][K][N] */
+  const void *A = ld, *Bm = rd;
+  int nd = nb + nlf + nc;
+  if (!is_identity(nd, ls, lst)) {
+    apk = malloc((size_t)(B * M * K > 0 ? B * M * K : 1) * esz);
+    if (!apk)
+      goto done;
+    permute_copy(apk, ld, esz, nd, ls, lst);
+    A = apk;
+  }
+  nd = nb + nc + nrf;
+  if (!is_identity(nd, rs, rst)) {
+    bpk = malloc((size_t)(B * K * N > 0 ? B * K * N : 1) * esz);
+    if (!bpk)
+      goto done;
+    permute_copy(bpk, rd, esz, nd, rs, rst);
+    Bm = bpk;
+  }
+  void *C = out->data; /* zero-filled by chk_result */
+  if (out->type != ct) {
+    C = cbuf = calloc((size_t)(out->count ? out->count : 1), esz);
+    if (!cbuf)
+      goto done;
+  }
+  rc = 0;
+  for (int64_t b = 0; rc == 0 && b < B; b++) {
+    if (ct == HLO_F32)
+      rc = gemm_f32(M, N, K, (const float *)A + b * M * K, (const float *)Bm + b * K * N,
+                    (float *)C + b * M * N);
+    else if (ct == HLO_F64)
+      gemm_f64(M, N, K, (const double *)A + b * M * K, (const double *)Bm + b * K * N,
+               (double *)C + b * M * N);
+    else
+      gemm_u64(M, N, K, (const uint64_t *)A + b * M * K, (const uint64_t *)Bm + b * K * N,
+               (uint64_t *)C + b * M * N);
+  }
+  if (rc == 0 && cbuf)
+    rc = hlo_convert_array(ct, cbuf, out->type, out->data, (size_t)out->count);
+done:
+  free(lown);
+  free(rown);
+  free(apk);
+  free(bpk);
+  free(cbuf);
+  if (rc != 0) {
+    hlo_value_unref(out);
+    return chk_fail(ev, ins, "out of memory");
+  }
+  return out;
+}
