@@ -853,6 +853,12 @@ static void test_print_to_file_matches(void **state) {
   free(back);
   fclose(f);
   free(text);
+  /* a write error is reported, not ignored */
+  FILE *full = fopen("/dev/full", "w");
+  if (full) {
+    assert_int_equal(hlo_print_module_to(b.m, full), -1);
+    fclose(full);
+  }
   hlo_module_free(b.m);
 }
 
@@ -1202,6 +1208,26 @@ static void test_nan_payloads(void **state) {
   hlo_module_free(b.m);
 }
 
+/* Layout items other than T and S are kept as text and written after the
+ * tiles; empty arrays nest; a splat constant stays a bare value. */
+static void test_parse_print_layout_extras(void **state) {
+  (void)state;
+  assert_canonical("ENTRY e {\n"
+                   "  a = s4[8,128]{1,0:E(4)T(8,128)(2,1)S(1)} parameter(0)\n"
+                   "  b = f32[<=4,?]{1,0:D(D,C)L(2)#(s32)*(u32)M(8)} parameter(1)\n"
+                   "  c = f32[2,0] constant({ {}, {} })\n"
+                   "  d = f32[4,4] constant(0)\n"
+                   "  ROOT t = () tuple()\n"
+                   "}\n",
+                   "ENTRY e {\n"
+                   "  a = s4[8,128]{1,0:T(8,128)(2,1)E(4)S(1)} parameter(0)\n"
+                   "  b = f32[<=4,?]{1,0:D(D,C)L(2)#(s32)*(u32)M(8)} parameter(1)\n"
+                   "  c = f32[2,0] constant({{}, {}})\n"
+                   "  d = f32[4,4] constant(0)\n"
+                   "  ROOT t = () tuple()\n"
+                   "}\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shape_arrays),
@@ -1231,6 +1257,7 @@ int main(void) {
       cmocka_unit_test(test_parse_print_headerless_attrs),
       cmocka_unit_test(test_parse_print_rich),
       cmocka_unit_test(test_nan_payloads),
+      cmocka_unit_test(test_parse_print_layout_extras),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -918,6 +918,10 @@ int hlo_print_module_to(const hlo_module *m, FILE *f) {
   put_module(&o, m);
   bool ok = out_flush(&o);
   free(o.buf);
+  /* stdio may still hold the tail; a full disk shows only when it is
+   * flushed, and the caller asked whether the text was written. */
+  if (fflush(f) != 0 || ferror(f))
+    ok = false;
   return ok ? 0 : -1;
 }
 
