@@ -35,7 +35,9 @@
  * overwrite, calls the computation once per element.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,21 @@
 /* ---- small helpers ------------------------------------------------------ */
 
 static bool is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
+
+/* chk_fail for an op that already holds a result: the message is formatted
+ * first (it may read r's dims), then r is released. */
+static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  chk_fail(ev, ins, "%s", msg);
+  hlo_value_unref(r);
+  return NULL;
+}
 
 static bool contains(const hlo_ints *s, int64_t x) {
   for (int i = 0; i < s->n; i++)
@@ -148,8 +165,7 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
   if (!r)
     return NULL;
   if (r->type != a->type) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "result type differs from the operand's");
+    return fail_unref(ev, ins, r, "result type differs from the operand's");
   }
 
   /* Window: operand dims kept in the output, matched in order with
@@ -167,9 +183,8 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
       break;
     int64_t od = dn->offset_dims.v[nwin];
     if (od < 0 || od >= r->rank || r->dims[od] != sizes->v[d]) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "offset_dims[%d] does not match slice size of operand dim %d",
-                      nwin, d);
+      return fail_unref(ev, ins, r, "offset_dims[%d] does not match slice size of operand dim %d",
+                        nwin, d);
     }
     win_dims[nwin] = sizes->v[d];
     win_src[nwin] = as[d];
@@ -177,9 +192,8 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
     nwin++;
   }
   if (nwin != dn->offset_dims.n) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "offset_dims has %d entries, but %d operand dims are kept",
-                    dn->offset_dims.n, nwin);
+    return fail_unref(ev, ins, r, "offset_dims has %d entries, but %d operand dims are kept",
+                      dn->offset_dims.n, nwin);
   }
 
   /* Batch: output dims not in offset_dims, matched in order with the index
@@ -191,15 +205,13 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
     if (!contains(&dn->offset_dims, d))
       out_dim[nbo++] = d;
   if (nbo != nb) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "output has %d batch dims, indices have %d", nbo, nb);
+    return fail_unref(ev, ins, r, "output has %d batch dims, indices have %d", nbo, nb);
   }
   for (int j = 0; j < nb; j++) {
     bdims[j] = idx->dims[idx_dim[j]];
     if (r->dims[out_dim[j]] != bdims[j]) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "output batch dim %lld does not match index dim %lld",
-                      (long long)out_dim[j], (long long)idx_dim[j]);
+      return fail_unref(ev, ins, r, "output batch dim %lld does not match index dim %lld",
+                        (long long)out_dim[j], (long long)idx_dim[j]);
     }
   }
   if (r->count == 0)

@@ -17,7 +17,9 @@
  * Strides may be zero (broadcast: the same source element repeats) or
  * negative (reverse).
  */
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "eval_internal.h"
@@ -220,6 +222,21 @@ static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) {
 
 static bool is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
 
+/* chk_fail for an op that already holds a result: the message is formatted
+ * first (it may read r's dims), then r is released. */
+static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  chk_fail(ev, ins, "%s", msg);
+  hlo_value_unref(r);
+  return NULL;
+}
+
 /* ---- ops ---------------------------------------------------------------- */
 
 /* broadcast: operand dim i becomes result dim dimensions[i]; every other
@@ -233,9 +250,8 @@ static hlo_value *op_broadcast(chk_eval *ev, const hlo_instr *ins, hlo_value *co
   if (!r)
     return NULL;
   if (r->type != a->type) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "result type %s differs from operand type %s",
-                    hlo_etype_name(r->type), hlo_etype_name(a->type));
+    return fail_unref(ev, ins, r, "result type %s differs from operand type %s",
+                      hlo_etype_name(r->type), hlo_etype_name(a->type));
   }
   block b = {.rank = r->rank};
   int64_t as[HLO_MAX_RANK];
@@ -248,9 +264,8 @@ static hlo_value *op_broadcast(chk_eval *ev, const hlo_instr *ins, hlo_value *co
   for (int i = 0; i < map->n; i++) {
     int64_t d = map->v[i];
     if (d < 0 || d >= r->rank || r->dims[d] != a->dims[i]) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "dimensions[%d] = %lld does not map operand dim %d", i,
-                      (long long)d, i);
+      return fail_unref(ev, ins, r, "dimensions[%d] = %lld does not map operand dim %d", i,
+                        (long long)d, i);
     }
     b.src[d] = as[i];
   }
@@ -266,9 +281,8 @@ static hlo_value *op_same_bytes(chk_eval *ev, const hlo_instr *ins, hlo_value *c
   if (!r)
     return NULL;
   if (r->type != a->type || r->count != a->count) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "%s[%lld] cannot be reshaped into %s[%lld]", hlo_etype_name(a->type),
-                    (long long)a->count, hlo_etype_name(r->type), (long long)r->count);
+    return fail_unref(ev, ins, r, "%s[%lld] cannot be reshaped into %s[%lld]", hlo_etype_name(a->type),
+                      (long long)a->count, hlo_etype_name(r->type), (long long)r->count);
   }
   if (r->count > 0)
     memcpy(r->data, a->data, (size_t)r->count * r->elem_size);
@@ -332,10 +346,9 @@ static hlo_value *op_bitcast(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   size_t ab = (size_t)a->count * a->elem_size, rb = (size_t)r->count * r->elem_size;
   bool sub_byte = hlo_etype_bits(a->type) < 8 || hlo_etype_bits(r->type) < 8;
   if (ab != rb || (sub_byte && a->type != r->type)) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "bitcast of %s[%lld] to %s[%lld] does not keep the byte size",
-                    hlo_etype_name(a->type), (long long)a->count, hlo_etype_name(r->type),
-                    (long long)r->count);
+    return fail_unref(ev, ins, r, "bitcast of %s[%lld] to %s[%lld] does not keep the byte size",
+                      hlo_etype_name(a->type), (long long)a->count, hlo_etype_name(r->type),
+                      (long long)r->count);
   }
   if (rb == 0)
     return r;
@@ -347,14 +360,12 @@ static hlo_value *op_bitcast(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
     return r;
   }
   if (a->type != r->type) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "a bitcast that changes the element type needs row-major layouts");
+    return fail_unref(ev, ins, r, "a bitcast that changes the element type needs row-major layouts");
   }
   /* Through a physical buffer of the operand's bytes. */
   hlo_value *phys = hlo_value_array(a->type, 1, &a->count);
   if (!phys) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "out of memory");
+    return fail_unref(ev, ins, r, "out of memory");
   }
   block b;
   if (a_rm) {
@@ -381,8 +392,7 @@ static hlo_value *op_transpose(chk_eval *ev, const hlo_instr *ins, hlo_value *co
   if (!r)
     return NULL;
   if (perm->n != a->rank || r->rank != a->rank || r->type != a->type) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "permutation does not match the operand");
+    return fail_unref(ev, ins, r, "permutation does not match the operand");
   }
   int64_t as[HLO_MAX_RANK];
   hlo_value_strides(a, as);
@@ -391,9 +401,8 @@ static hlo_value *op_transpose(chk_eval *ev, const hlo_instr *ins, hlo_value *co
   for (int i = 0; i < r->rank; i++) {
     int64_t p = perm->v[i];
     if (p < 0 || p >= a->rank || a->dims[p] != r->dims[i]) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "dimensions[%d] = %lld is not a valid permutation entry", i,
-                      (long long)p);
+      return fail_unref(ev, ins, r, "dimensions[%d] = %lld is not a valid permutation entry", i,
+                        (long long)p);
     }
     b.dims[i] = r->dims[i];
     b.src[i] = as[p];
@@ -411,8 +420,7 @@ static hlo_value *op_slice(chk_eval *ev, const hlo_instr *ins, hlo_value *const 
   if (!r)
     return NULL;
   if (at->nslice != a->rank || r->rank != a->rank || r->type != a->type) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "slice has %d dimensions, operand rank is %d", at->nslice, a->rank);
+    return fail_unref(ev, ins, r, "slice has %d dimensions, operand rank is %d", at->nslice, a->rank);
   }
   int64_t as[HLO_MAX_RANK], off = 0;
   hlo_value_strides(a, as);
@@ -423,10 +431,9 @@ static hlo_value *op_slice(chk_eval *ev, const hlo_instr *ins, hlo_value *const 
     int64_t stride = s->stride > 0 ? s->stride : 1;
     int64_t n = s->limit > s->start ? (s->limit - s->start + stride - 1) / stride : 0;
     if (s->start < 0 || s->limit > a->dims[d] || n != r->dims[d]) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "slice [%lld:%lld:%lld] does not fit dimension %d of size %lld",
-                      (long long)s->start, (long long)s->limit, (long long)s->stride, d,
-                      (long long)a->dims[d]);
+      return fail_unref(ev, ins, r, "slice [%lld:%lld:%lld] does not fit dimension %d of size %lld",
+                        (long long)s->start, (long long)s->limit, (long long)s->stride, d,
+                        (long long)a->dims[d]);
     }
     off += s->start * as[d];
     b.dims[d] = n;
@@ -472,14 +479,12 @@ static hlo_value *op_dynamic_slice(chk_eval *ev, const hlo_instr *ins, hlo_value
   if (!r)
     return NULL;
   if (r->rank != a->rank || r->type != a->type) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "result does not match the operand's rank and type");
+    return fail_unref(ev, ins, r, "result does not match the operand's rank and type");
   }
   for (int d = 0; d < a->rank; d++)
     if (r->dims[d] > a->dims[d]) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "slice size %lld exceeds dimension %d of size %lld",
-                      (long long)r->dims[d], d, (long long)a->dims[d]);
+      return fail_unref(ev, ins, r, "slice size %lld exceeds dimension %d of size %lld",
+                        (long long)r->dims[d], d, (long long)a->dims[d]);
     }
   int64_t starts[HLO_MAX_RANK];
   if (dynamic_starts(ev, ins, ops, 1, a, r->dims, starts) < 0) {
@@ -516,8 +521,7 @@ static hlo_value *op_dynamic_update_slice(chk_eval *ev, const hlo_instr *ins,
   if (!r)
     return NULL;
   if (r->count != a->count || r->type != a->type) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "result does not match the operand");
+    return fail_unref(ev, ins, r, "result does not match the operand");
   }
   if (r->count == 0)
     return r;
@@ -546,8 +550,7 @@ static hlo_value *op_concatenate(chk_eval *ev, const hlo_instr *ins, hlo_value *
     return NULL;
   int64_t cd = ins->attrs.dimensions.v[0];
   if (cd < 0 || cd >= r->rank) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "dimension %lld out of range", (long long)cd);
+    return fail_unref(ev, ins, r, "dimension %lld out of range", (long long)cd);
   }
   int64_t rs[HLO_MAX_RANK], at = 0;
   hlo_value_strides(r, rs);
@@ -557,8 +560,7 @@ static hlo_value *op_concatenate(chk_eval *ev, const hlo_instr *ins, hlo_value *
     for (int d = 0; ok && d < r->rank; d++)
       ok = d == cd || a->dims[d] == r->dims[d];
     if (!ok || at + a->dims[cd] > r->dims[cd]) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "operand %d does not fit the result", k);
+      return fail_unref(ev, ins, r, "operand %d does not fit the result", k);
     }
     block b = {.rank = r->rank};
     hlo_value_strides(a, b.src);
@@ -572,9 +574,8 @@ static hlo_value *op_concatenate(chk_eval *ev, const hlo_instr *ins, hlo_value *
     at += a->dims[cd];
   }
   if (at != r->dims[cd]) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "operands cover %lld of %lld along dimension %lld", (long long)at,
-                    (long long)r->dims[cd], (long long)cd);
+    return fail_unref(ev, ins, r, "operands cover %lld of %lld along dimension %lld", (long long)at,
+                      (long long)r->dims[cd], (long long)cd);
   }
   return r;
 }
@@ -591,8 +592,7 @@ static hlo_value *op_pad(chk_eval *ev, const hlo_instr *ins, hlo_value *const *o
   if (!r)
     return NULL;
   if (at->npad != a->rank || r->rank != a->rank || r->type != a->type) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "padding has %d dimensions, operand rank is %d", at->npad, a->rank);
+    return fail_unref(ev, ins, r, "padding has %d dimensions, operand rank is %d", at->npad, a->rank);
   }
   int64_t as[HLO_MAX_RANK], rs[HLO_MAX_RANK];
   hlo_value_strides(a, as);
@@ -603,8 +603,7 @@ static hlo_value *op_pad(chk_eval *ev, const hlo_instr *ins, hlo_value *const *o
   for (int d = 0; d < a->rank; d++) {
     const hlo_pad_dim *p = &at->pad[d];
     if (p->interior < 0) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "negative interior padding in dimension %d", d);
+      return fail_unref(ev, ins, r, "negative interior padding in dimension %d", d);
     }
     int64_t step = p->interior + 1, n = a->dims[d];
     /* Interior padding goes between elements: n - 1 gaps, none for n = 0. */
@@ -612,9 +611,8 @@ static hlo_value *op_pad(chk_eval *ev, const hlo_instr *ins, hlo_value *const *o
     if (want < 0)
       want = 0;
     if (want != r->dims[d]) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "padding gives size %lld in dimension %d, result has %lld",
-                      (long long)want, d, (long long)r->dims[d]);
+      return fail_unref(ev, ins, r, "padding gives size %lld in dimension %d, result has %lld",
+                        (long long)want, d, (long long)r->dims[d]);
     }
     /* First operand index whose position lo + i*step is >= 0, and one past
      * the last whose position is < result size. */
@@ -646,8 +644,7 @@ static hlo_value *op_reverse(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   if (!r)
     return NULL;
   if (r->count != a->count || r->type != a->type || r->rank != a->rank) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "result does not match the operand");
+    return fail_unref(ev, ins, r, "result does not match the operand");
   }
   block b = {.rank = a->rank};
   hlo_value_strides(a, b.src);
@@ -658,8 +655,7 @@ static hlo_value *op_reverse(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   for (int i = 0; i < ins->attrs.dimensions.n; i++) {
     int64_t d = ins->attrs.dimensions.v[i];
     if (d < 0 || d >= a->rank) {
-      hlo_value_unref(r);
-      return chk_fail(ev, ins, "dimension %lld out of range", (long long)d);
+      return fail_unref(ev, ins, r, "dimension %lld out of range", (long long)d);
     }
     if (b.src[d] > 0) { /* listed twice counts once */
       off += (a->dims[d] - 1) * b.src[d];
@@ -682,15 +678,13 @@ static hlo_value *op_iota(chk_eval *ev, const hlo_instr *ins, hlo_value *const *
     return NULL;
   int64_t d = ins->attrs.iota_dimension;
   if (r->rank == 0 || d < 0 || d >= r->rank) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "iota_dimension %lld out of range", (long long)d);
+    return fail_unref(ev, ins, r, "iota_dimension %lld out of range", (long long)d);
   }
   if (r->count == 0)
     return r;
   hlo_value *row = hlo_value_array(r->type, 1, &r->dims[d]);
   if (!row) {
-    hlo_value_unref(r);
-    return chk_fail(ev, ins, "out of memory");
+    return fail_unref(ev, ins, r, "out of memory");
   }
   for (int64_t i = 0; i < r->dims[d]; i++)
     hlo_value_set_i64(row, i, i);
