@@ -20,6 +20,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,33 +31,41 @@ typedef struct eq {
   const hlo_instr *instr;
 } eq;
 
-/* Records the difference (once) and returns false so callers can
- * `return differ(...)`. */
+/* Appends s to why, truncating at why_len - 1 bytes. */
+static void why_append(eq *e, size_t *n, const char *s) {
+  size_t room = e->why_len - 1 - *n, k = strlen(s);
+  if (k > room)
+    k = room;
+  memcpy(e->why + *n, s, k);
+  *n += k;
+  e->why[*n] = '\0';
+}
+
+/* Records the difference, prefixed with where it is, and returns false so
+ * callers can `return differ(...)`. */
 __attribute__((format(printf, 2, 3))) static bool differ(eq *e, const char *fmt, ...) {
   if (!e->why || e->why_len == 0)
     return false;
   size_t n = 0;
-  int k = 0;
-  if (e->comp)
-    k = snprintf(e->why, e->why_len, "computation '%s' ", e->comp->name);
-  if (k > 0)
-    n = (size_t)k < e->why_len ? (size_t)k : e->why_len - 1;
+  e->why[0] = '\0';
+  if (e->comp) {
+    why_append(e, &n, "computation '");
+    why_append(e, &n, e->comp->name ? e->comp->name : "");
+    why_append(e, &n, "'");
+  }
   if (e->instr) {
-    k = snprintf(e->why + n, e->why_len - n, "instruction '%s' ", e->instr->name);
-    if (k > 0)
-      n += (size_t)k < e->why_len - n ? (size_t)k : e->why_len - n - 1;
+    why_append(e, &n, e->comp ? " instruction '" : "instruction '");
+    why_append(e, &n, e->instr->name ? e->instr->name : "");
+    why_append(e, &n, "'");
   }
-  if (n > 0) {
-    /* "computation 'c' instruction 'i' " -> "computation 'c' instruction 'i': " */
-    n--;
-    k = snprintf(e->why + n, e->why_len - n, ": ");
-    if (k > 0)
-      n += (size_t)k < e->why_len - n ? (size_t)k : e->why_len - n - 1;
-  }
+  if (e->comp || e->instr)
+    why_append(e, &n, ": ");
+  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(e->why + n, e->why_len - n, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  why_append(e, &n, msg);
   return false;
 }
 
