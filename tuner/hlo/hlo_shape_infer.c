@@ -907,6 +907,16 @@ static int sorted_dims(const ctx *c, const hlo_ints *d, int rank, const char *wh
   return 0;
 }
 
+/* Operand dimensions in neither list: the ones a gather slice or a scatter
+ * window keeps.  Counted rather than computed from the list lengths, so an
+ * overlap between the lists cannot push a later walk past the rank. */
+static int kept_dims(int rank, const hlo_ints *a, const hlo_ints *b) {
+  int n = 0;
+  for (int i = 0; i < rank; i++)
+    n += !in_list(a, i) && !in_list(b, i);
+  return n;
+}
+
 static int gather_rule(const ctx *c, hlo_shape *out) {
   if (need_operands(c, 2) < 0 || need_arrays(c) < 0)
     return -1;
@@ -937,7 +947,7 @@ static int gather_rule(const ctx *c, hlo_shape *out) {
       return fail(c, "slice_sizes[%d] = %lld but a collapsed or batching dimension must be 1", i,
                   (long long)ss->v[i]);
   }
-  int nkept = s->rank - g->collapsed_slice_dims.n - g->operand_batching_dims.n;
+  int nkept = kept_dims(s->rank, &g->collapsed_slice_dims, &g->operand_batching_dims);
   if (nkept != g->offset_dims.n)
     return fail(c, "offset_dims has %d entries but %d operand dimensions are not collapsed",
                 g->offset_dims.n, nkept);
@@ -990,7 +1000,9 @@ static int scatter_rule(const ctx *c, hlo_shape *out) {
       check_dim_list(c, &sd->inserted_window_dims, s->rank, "inserted_window_dims") < 0 ||
       check_dim_list(c, &sd->input_batching_dims, s->rank, "input_batching_dims") < 0)
     return -1;
-  if (sd->update_window_dims.n + sd->inserted_window_dims.n + sd->input_batching_dims.n != s->rank)
+  if (sd->update_window_dims.n + sd->inserted_window_dims.n + sd->input_batching_dims.n != s->rank ||
+      kept_dims(s->rank, &sd->inserted_window_dims, &sd->input_batching_dims) !=
+          sd->update_window_dims.n)
     return fail(c, "update_window_dims, inserted_window_dims and input_batching_dims must "
                 "account for the operand's %d dimensions", s->rank);
   for (int u = 0; u < nops; u++) {
