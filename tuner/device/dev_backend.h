@@ -1,0 +1,68 @@
+/* dev_backend.h — the small interface behind which the device sits, so a
+ * different implementation (a shared object) can stand in for the built-in
+ * simulator: `tune --backend PATH.so`.
+ *
+ * A backend exports one symbol, `tune_backend_v1`, of type dev_backend.  It
+ * describes a fusion's candidate space, compiles a fusion + config into a
+ * kernel (or refuses with a compile error), runs a kernel on arguments, and
+ * reports the kernel's simulated cost.  Kernels are owned by the backend and
+ * released with release().  Values follow hlo_value.h.
+ */
+#ifndef TUNE_DEV_BACKEND_H
+#define TUNE_DEV_BACKEND_H
+
+#include <stdint.h>
+
+#include "dev_config.h"
+#include "dev_defect.h"
+#include "dev_fusion.h"
+#include "dev_machine.h"
+#include "hlo_value.h"
+
+#define DEV_BACKEND_ABI 1
+
+typedef struct dev_kernel dev_kernel; /* backend-defined */
+
+typedef enum dev_status {
+  DEV_OK = 0,
+  DEV_COMPILE_ERROR,   /* illegal block shape, VMEM exhausted, unsupported */
+  DEV_RUNTIME_ERROR,   /* redzone write, uninitialised read, hang */
+  DEV_TIMEOUT
+} dev_status;
+
+typedef struct dev_run {
+  dev_status status;
+  char message[512];   /* for errors: what, where (buffer, offset, index) */
+  hlo_value *out;      /* the kernel's output, one reference (NULL on error) */
+  uint64_t steps;      /* grid steps executed */
+} dev_run;
+
+typedef struct dev_backend {
+  int abi;             /* DEV_BACKEND_ABI */
+  const char *name;
+  /* The candidate space: *cands is malloc'd (the caller frees), *dflt the
+   * config the compiler would pick itself.  0 or -1 with err. */
+  int (*space)(const dev_fusion *f, const dev_machine *m, dev_config **cands, int *ncands,
+               dev_config *dflt, hlo_error *err);
+  /* DEV_OK with *k set, or DEV_COMPILE_ERROR with the reason in why. */
+  dev_status (*compile)(const dev_fusion *f, const dev_config *cfg, const dev_machine *m,
+                        const dev_compiler *cc, dev_kernel **k, char *why, size_t why_len);
+  /* Runs the module on its entry arguments (in parameter order): the launch
+   * around the kernel (parameters, bitcasts, tuples...) and the kernel
+   * itself; out is the entry root's value.  Each call uses fresh output
+   * buffers; jitter_seed drives modelled timing jitter (DMA completion
+   * order), so two seeds can expose a race. */
+  void (*run)(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t jitter_seed, dev_run *out);
+  /* Simulated seconds of one run. */
+  double (*cost)(const dev_kernel *k);
+  void (*release)(dev_kernel *k);
+} dev_backend;
+
+/* The built-in simulated device. */
+const dev_backend *dev_sim_backend(void);
+
+/* Loads PATH.so and returns its tune_backend_v1; -1 with err when the file,
+ * the symbol or the ABI version is wrong. */
+int dev_backend_load(const char *path, const dev_backend **out, hlo_error *err);
+
+#endif

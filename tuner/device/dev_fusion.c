@@ -1,0 +1,193 @@
+/* dev_fusion.c — finding the kernel, its hero and its iteration space. */
+#include "dev_fusion.h"
+
+#include <string.h>
+
+static const char *const hero_names[] = {
+    "loop", "reduce", "dot", "convolution", "reduce-window", "scatter", "sort",
+    "gather", "dynamic-slice", "dynamic-update-slice", "collective",
+};
+
+const char *dev_hero_name(dev_hero_kind k) {
+  return (unsigned)k < sizeof hero_names / sizeof *hero_names ? hero_names[k] : "invalid";
+}
+
+static int launch_only(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_PARAMETER: case HLO_OP_CONSTANT: case HLO_OP_TUPLE: case HLO_OP_GET_TUPLE_ELEMENT:
+  case HLO_OP_BITCAST: case HLO_OP_COPY:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static int hero_kind(hlo_opcode op, dev_hero_kind *k) {
+  switch (op) {
+  case HLO_OP_REDUCE: *k = DEV_HERO_REDUCE; return 1;
+  case HLO_OP_DOT: *k = DEV_HERO_DOT; return 1;
+  case HLO_OP_CONVOLUTION: *k = DEV_HERO_CONV; return 1;
+  case HLO_OP_REDUCE_WINDOW: *k = DEV_HERO_REDUCE_WINDOW; return 1;
+  case HLO_OP_SCATTER: *k = DEV_HERO_SCATTER; return 1;
+  case HLO_OP_SORT: *k = DEV_HERO_SORT; return 1;
+  case HLO_OP_GATHER: *k = DEV_HERO_GATHER; return 1;
+  case HLO_OP_DYNAMIC_SLICE: *k = DEV_HERO_DYNAMIC_SLICE; return 1;
+  case HLO_OP_DYNAMIC_UPDATE_SLICE: *k = DEV_HERO_DYNAMIC_UPDATE_SLICE; return 1;
+  case HLO_OP_ALL_GATHER: case HLO_OP_ALL_REDUCE: case HLO_OP_REDUCE_SCATTER:
+  case HLO_OP_ALL_TO_ALL: case HLO_OP_COLLECTIVE_PERMUTE:
+    *k = DEV_HERO_COLLECTIVE; return 1;
+  default:
+    return 0;
+  }
+}
+
+static int is_transcendental(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_EXP: case HLO_OP_EXPM1: case HLO_OP_LOG: case HLO_OP_LOG1P: case HLO_OP_LOGISTIC:
+  case HLO_OP_TANH: case HLO_OP_SQRT: case HLO_OP_RSQRT: case HLO_OP_CBRT: case HLO_OP_SINE:
+  case HLO_OP_COSINE: case HLO_OP_TAN: case HLO_OP_ERF: case HLO_OP_POWER: case HLO_OP_ATAN2:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static int64_t shape_bytes(const hlo_shape *s) {
+  if (s->type == HLO_TUPLE) {
+    int64_t b = 0;
+    for (int i = 0; i < s->ntuple; i++)
+      b += shape_bytes(&s->elems[i]);
+    return b;
+  }
+  int bits = hlo_etype_bits(s->type);
+  return (hlo_shape_elements(s) * bits + 7) / 8;
+}
+
+/* Breadth-first from the root back through operands: the first hero found
+ * is the one nearest the output. */
+static const hlo_instr *find_hero(const hlo_computation *c, dev_hero_kind *kind) {
+  const hlo_instr *queue[4096];
+  unsigned char seen[4096 / 8 + 1];
+  if (c->ninstrs > 4096) {
+    /* Huge kernels: fall back to a reverse scan of program order. */
+    for (int i = c->ninstrs - 1; i >= 0; i--)
+      if (hero_kind(c->instrs[i]->op, kind))
+        return c->instrs[i];
+    return NULL;
+  }
+  memset(seen, 0, sizeof seen);
+  int head = 0, tail = 0;
+  queue[tail++] = c->root;
+  seen[c->root->index / 8] |= (unsigned char)(1u << (c->root->index % 8));
+  while (head < tail) {
+    const hlo_instr *ins = queue[head++];
+    if (hero_kind(ins->op, kind))
+      return ins;
+    for (int k = 0; k < ins->noperands; k++) {
+      const hlo_instr *o = ins->operands[k];
+      if (seen[o->index / 8] & (1u << (o->index % 8)))
+        continue;
+      seen[o->index / 8] |= (unsigned char)(1u << (o->index % 8));
+      queue[tail++] = o;
+    }
+  }
+  return NULL;
+}
+
+int dev_fusion_analyze(const hlo_module *m, dev_fusion *f, hlo_error *err) {
+  memset(f, 0, sizeof *f);
+  f->m = m;
+  const hlo_computation *e = m->entry;
+  if (!e || !e->root)
+    return hlo_error_set(err, 0, 0, "module has no entry computation");
+  const hlo_instr *launch = NULL;
+  int others = 0;
+  for (int i = 0; i < e->ninstrs; i++) {
+    const hlo_instr *ins = e->instrs[i];
+    if (ins->op == HLO_OP_FUSION) {
+      others += launch != NULL;
+      launch = ins;
+    } else if (!launch_only(ins->op)) {
+      others++;
+    }
+  }
+  if (launch && others == 0 && launch->attrs.calls.calls) {
+    f->launch = launch;
+    f->comp = launch->attrs.calls.calls;
+  } else {
+    f->comp = e;
+  }
+  const hlo_computation *c = f->comp;
+  f->name = c->name;
+  f->out = hlo_shape_leaf(&c->root->shape, 0);
+  if (!f->out)
+    return hlo_error_set(err, c->root->line, c->root->col, "kernel %s has an empty tuple as its output", c->name);
+  if (f->out->rank > DEV_MAX_RANK)
+    return hlo_error_set(err, c->root->line, c->root->col, "output rank %d exceeds the device's limit of %d",
+                         f->out->rank, DEV_MAX_RANK);
+  f->rank = f->out->rank;
+  for (int i = 0; i < f->rank; i++)
+    f->dims[i] = f->out->dims[i];
+  f->out_type = f->out->type;
+  f->acc_type = f->out_type;
+  f->hero = find_hero(c, &f->kind);
+  if (!f->hero)
+    f->kind = DEV_HERO_LOOP;
+
+  if (f->kind == DEV_HERO_REDUCE && f->hero->noperands >= 1) {
+    const hlo_shape *in = &f->hero->operands[0]->shape;
+    int64_t k = 1;
+    for (int i = 0; i < f->hero->attrs.dimensions.n; i++) {
+      int64_t d = f->hero->attrs.dimensions.v[i];
+      if (d >= 0 && d < in->rank)
+        k *= in->dims[d];
+    }
+    f->k_total = k;
+    const hlo_shape *r = hlo_shape_leaf(&f->hero->shape, 0);
+    if (r)
+      f->acc_type = r->type;
+  } else if (f->kind == DEV_HERO_DOT && f->hero->noperands >= 2) {
+    const hlo_shape *l = &f->hero->operands[0]->shape;
+    int64_t k = 1;
+    for (int i = 0; i < f->hero->attrs.dot.lhs_contracting.n; i++) {
+      int64_t d = f->hero->attrs.dot.lhs_contracting.v[i];
+      if (d >= 0 && d < l->rank)
+        k *= l->dims[d];
+    }
+    f->k_total = k;
+    f->acc_type = f->hero->shape.type;
+  }
+
+  for (int i = 0; i < c->nparams; i++)
+    if (c->params[i])
+      f->in_bytes += shape_bytes(&c->params[i]->shape);
+  f->out_bytes = shape_bytes(&c->root->shape);
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    const hlo_shape *s = hlo_shape_leaf(&ins->shape, 0);
+    int64_t n = s ? hlo_shape_elements(s) : 0;
+    if (ins->op == HLO_OP_DOT && ins->noperands >= 2) {
+      int64_t k = 1;
+      const hlo_shape *l = &ins->operands[0]->shape;
+      for (int j = 0; j < ins->attrs.dot.lhs_contracting.n; j++) {
+        int64_t d = ins->attrs.dot.lhs_contracting.v[j];
+        if (d >= 0 && d < l->rank)
+          k *= l->dims[d];
+      }
+      f->flops += 2 * n * k;
+    } else if (ins->op == HLO_OP_CONVOLUTION && ins->noperands >= 2) {
+      const hlo_shape *kr = &ins->operands[1]->shape;
+      int64_t kin = hlo_shape_elements(kr);
+      int64_t of = ins->attrs.conv.kernel_output_feature;
+      int64_t outf = (of >= 0 && of < kr->rank && kr->dims[of]) ? kr->dims[of] : 1;
+      f->flops += 2 * n * (kin / outf);
+    } else if (ins->op == HLO_OP_REDUCE && ins->noperands >= 1) {
+      f->flops += hlo_shape_elements(&ins->operands[0]->shape);
+    } else if (ins->op != HLO_OP_PARAMETER && ins->op != HLO_OP_CONSTANT) {
+      f->flops += n;
+    }
+    if (is_transcendental(ins->op))
+      f->transcendentals += n;
+  }
+  return 0;
+}

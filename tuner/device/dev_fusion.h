@@ -1,0 +1,68 @@
+/* dev_fusion.h — what the device needs to know about one fusion before it
+ * can tile it: which computation is the kernel, which op sets the iteration
+ * space (the "hero"), the output that the grid tiles, and the reduction that
+ * the k loop chunks.
+ *
+ * Which computation is the kernel: when the entry computation holds exactly
+ * one `fusion` instruction and otherwise only parameters, constants, tuples,
+ * get-tuple-elements, bitcasts and copies, the fusion's called computation
+ * is the kernel and the entry is its launch.  Otherwise the entry itself is
+ * the kernel (a module written as one fused computation).
+ *
+ * The hero is the op nearest the root (walking back from the root through
+ * elementwise and data-movement ops) among: reduce, dot, convolution,
+ * reduce-window, scatter, sort, gather, dynamic-slice, dynamic-update-slice,
+ * or a collective.  A fusion with none of these is a loop fusion.
+ */
+#ifndef TUNE_DEV_FUSION_H
+#define TUNE_DEV_FUSION_H
+
+#include <stdint.h>
+
+#include "dev_config.h"
+#include "hlo.h"
+#include "hlo_error.h"
+
+typedef enum dev_hero_kind {
+  DEV_HERO_LOOP = 0, /* elementwise / data movement only */
+  DEV_HERO_REDUCE,
+  DEV_HERO_DOT,
+  DEV_HERO_CONV,
+  DEV_HERO_REDUCE_WINDOW,
+  DEV_HERO_SCATTER,
+  DEV_HERO_SORT,
+  DEV_HERO_GATHER,
+  DEV_HERO_DYNAMIC_SLICE,
+  DEV_HERO_DYNAMIC_UPDATE_SLICE,
+  DEV_HERO_COLLECTIVE
+} dev_hero_kind;
+
+typedef struct dev_fusion {
+  const hlo_module *m;
+  const hlo_instr *launch;      /* the fusion instruction in the entry, or NULL */
+  const hlo_computation *comp;  /* the kernel */
+  const hlo_instr *hero;        /* NULL for a loop fusion */
+  dev_hero_kind kind;
+  const hlo_shape *out;         /* the tiled output: the root, or the first
+                                   array leaf of a tuple root */
+  int rank;                     /* out's rank, <= DEV_MAX_RANK */
+  int64_t dims[DEV_MAX_RANK];
+  hlo_etype out_type;
+  int64_t k_total;              /* reduction length the k loop chunks: the
+                                   product of a reduce's reduced dims or a
+                                   dot's contracting dims; 0 when none */
+  hlo_etype acc_type;           /* the type reductions accumulate in */
+  int64_t in_bytes, out_bytes;  /* total bytes of the kernel's parameters and
+                                   outputs (for the cost model) */
+  int64_t flops;                /* arithmetic ops of one evaluation, estimated
+                                   from shapes (dot/conv count 2*MAC) */
+  int64_t transcendentals;      /* elements through exp/log/tanh/... */
+  const char *name;             /* the kernel computation's name */
+} dev_fusion;
+
+/* Analyses m.  0, or -1 with err (e.g. an output rank above DEV_MAX_RANK). */
+int dev_fusion_analyze(const hlo_module *m, dev_fusion *out, hlo_error *err);
+
+const char *dev_hero_name(dev_hero_kind k);
+
+#endif

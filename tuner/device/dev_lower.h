@@ -1,0 +1,64 @@
+/* dev_lower.h — lowering a fusion + config to a tiled schedule, with the
+ * compile-time legality checks of a real TPU-like compiler.
+ *
+ * The grid tiles the fusion's output (dev_fusion.out) with cfg.tile and
+ * chunks its reduction with cfg.k; loops nest in cfg.order.  Every kernel
+ * parameter gets a window: the block of it that one grid step needs, staged
+ * through a ring of cfg.buf VMEM buffers.  A parameter dimension "follows"
+ * an output dimension (its block is that tile), the reduction (its block is
+ * the k chunk), or nothing (its block is the whole dimension).
+ *
+ * Legality (DESIGN.md §4): the last two dimensions of every block are
+ * multiples of (sublanes, lanes) or equal the array's dimension, with 16
+ * sublanes for 16-bit and 32 for 8-bit types; and
+ * sum(block_bytes * buf) + output block + scratch <= VMEM.
+ */
+#ifndef TUNE_DEV_LOWER_H
+#define TUNE_DEV_LOWER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dev_config.h"
+#include "dev_fusion.h"
+#include "dev_machine.h"
+
+#define DEV_FOLLOW_NONE (-1) /* block spans the whole dimension */
+#define DEV_FOLLOW_K (-2)    /* block is the k chunk */
+
+typedef struct dev_window {
+  const hlo_instr *param;           /* the kernel parameter */
+  int rank;
+  int64_t dims[DEV_MAX_RANK];       /* the parameter's dims */
+  int64_t block[DEV_MAX_RANK];      /* block shape in elements */
+  int follows[DEV_MAX_RANK];        /* output dim, DEV_FOLLOW_K or DEV_FOLLOW_NONE */
+  int64_t block_bytes;
+  bool resident;                    /* follows nothing: fetched once */
+} dev_window;
+
+typedef struct dev_schedule {
+  const dev_fusion *f;
+  dev_config cfg;
+  int64_t tiles[DEV_MAX_RANK];      /* tiles per output dim: ceil(dim / tile) */
+  int64_t nk;                       /* k steps: ceil(k_total / k), 1 when k = 0 */
+  int64_t steps;                    /* grid steps: prod(tiles) * nk */
+  int nwin;
+  dev_window *wins;                 /* one per kernel parameter (malloc'd) */
+  int64_t out_block_bytes;
+  int64_t scratch_bytes;            /* accumulators (pack of them) */
+  int64_t vmem_bytes;               /* what the legality check compared */
+  int64_t dma_bytes;                /* HBM<->VMEM bytes over the whole run */
+  int64_t dma_count;                /* DMA transfers over the whole run */
+  int64_t mxu_flops, vpu_ops, eup_ops; /* work over the whole run */
+  bool ragged;                      /* some tile or chunk does not divide */
+} dev_schedule;
+
+/* Lowers.  Returns 0, or -1 with a compile-error reason in why (e.g.
+ * "block f32[8,100] of param_0: last dimension 100 is not a multiple of 128
+ * and not the full dimension 300", "VMEM 17.5 MiB > 16 MiB"). */
+int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m,
+              dev_schedule *out, char *why, size_t why_len);
+void dev_schedule_free(dev_schedule *s);
+
+#endif
