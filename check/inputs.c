@@ -1,0 +1,485 @@
+/* inputs.c — counter-based input synthesis (see inputs.h for the rules).
+ *
+ * The generator is three rounds of the splitmix64 finaliser, one per
+ * coordinate (seed, stream, counter).  Each round is a bijection with full
+ * avalanche, so nearby coordinates (element 7 and 8, seed 0 and 1) give
+ * unrelated bits, and nothing is carried from one element to the next —
+ * which is what makes filling in parallel give the same bytes.
+ */
+#include "inputs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo_dtype.h"
+
+/* ---- bits --------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t z) {
+  z ^= z >> 30;
+  z *= 0xBF58476D1CE4E5B9ull;
+  z ^= z >> 27;
+  z *= 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return z;
+}
+
+uint64_t chk_inputs_bits(uint64_t seed, uint64_t stream, uint64_t counter) {
+  /* Distinct odd constants keep (s, k, i) and (k, s, i) apart. */
+  uint64_t h = mix64(seed + 0x9E3779B97F4A7C15ull);
+  h = mix64(h ^ (stream * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull));
+  return mix64(h ^ (counter * 0xAEF17502108EF2D9ull + 0x2545F4914F6CDD1Dull));
+}
+
+/* Uniform integer in [0, n) from the top 32 bits (n <= 2^32): a multiply
+ * instead of a modulo, so the bias is below 2^-32 and no division is done. */
+static uint64_t below(uint64_t h, uint64_t n) { return ((h >> 32) * n) >> 32; }
+
+/* ---- index analysis ---------------------------------------------------- */
+
+#define MAX_DEPTH 16
+#define WALK_BUDGET 4096
+
+/* The bound one use asks for, in the coordinates of the value used. */
+static void bound_set(chk_inputs_index *b, int axis, int ncomp, const int64_t *hi) {
+  b->set = true;
+  b->axis = axis;
+  b->ncomp = ncomp;
+  for (int c = 0; c < ncomp; c++)
+    b->hi[c] = hi[c] < 0 ? 0 : hi[c];
+}
+
+/* One bound for every element: the tightest of the components, which keeps
+ * every element in range whatever component it turns out to be. */
+static void bound_collapse(chk_inputs_index *b) {
+  if (!b->set || b->axis < 0)
+    return;
+  int64_t lo = b->hi[0];
+  for (int c = 1; c < b->ncomp; c++)
+    if (b->hi[c] < lo)
+      lo = b->hi[c];
+  b->axis = -1;
+  b->ncomp = 1;
+  b->hi[0] = lo;
+}
+
+/* Intersects use bound u into the parameter's bound out. */
+static void bound_merge(chk_inputs_index *out, chk_inputs_index u) {
+  if (!u.set)
+    return;
+  if (!out->set) {
+    *out = u;
+    return;
+  }
+  if (out->axis != u.axis || out->ncomp != u.ncomp) {
+    bound_collapse(out);
+    bound_collapse(&u);
+  }
+  for (int c = 0; c < out->ncomp; c++)
+    if (u.hi[c] < out->hi[c])
+      out->hi[c] = u.hi[c];
+}
+
+/* Index vectors along dimension ivd of an index array of rank `rank`:
+ * component c indexes operand dimension dim_of[c] and may start at most at
+ * max_start[dim_of[c]]. */
+static chk_inputs_index index_vector_bound(int rank, int64_t ivd, int ncomp, const int64_t *dim_of,
+                                           const int64_t *max_start, int operand_rank) {
+  chk_inputs_index b = {0};
+  int64_t hi[CHK_INPUTS_MAX_COMPONENTS];
+  int n = ncomp < CHK_INPUTS_MAX_COMPONENTS ? ncomp : CHK_INPUTS_MAX_COMPONENTS;
+  if (n <= 0)
+    return b;
+  for (int c = 0; c < n; c++)
+    hi[c] = dim_of[c] >= 0 && dim_of[c] < operand_rank ? max_start[dim_of[c]] : 0;
+  bound_set(&b, ivd < rank ? (int)ivd : -1, n, hi);
+  /* An implicit trailing index vector of one component covers all. */
+  if (ivd >= rank || ncomp > CHK_INPUTS_MAX_COMPONENTS)
+    bound_collapse(&b);
+  return b;
+}
+
+static chk_inputs_index gather_bound(const hlo_instr *g) {
+  chk_inputs_index none = {0};
+  const hlo_gather_dnums *d = &g->attrs.gather;
+  const hlo_shape *op = &g->operands[0]->shape, *ix = &g->operands[1]->shape;
+  if (op->type == HLO_TUPLE || ix->type == HLO_TUPLE || g->attrs.slice_sizes.n != op->rank ||
+      op->rank > HLO_MAX_RANK)
+    return none;
+  int64_t max_start[HLO_MAX_RANK];
+  for (int i = 0; i < op->rank; i++)
+    max_start[i] = op->dims[i] - g->attrs.slice_sizes.v[i];
+  return index_vector_bound(ix->rank, d->index_vector_dim, d->start_index_map.n, d->start_index_map.v, max_start,
+                            op->rank);
+}
+
+static bool contains(const hlo_ints *s, int64_t x) {
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i] == x)
+      return true;
+  return false;
+}
+
+static chk_inputs_index scatter_bound(const hlo_instr *s) {
+  chk_inputs_index none = {0};
+  int n = (s->noperands - 1) / 2;
+  const hlo_scatter_dnums *d = &s->attrs.scatter;
+  if (n < 1)
+    return none;
+  const hlo_shape *op = &s->operands[0]->shape, *ix = &s->operands[n]->shape, *up = &s->operands[n + 1]->shape;
+  if (op->type == HLO_TUPLE || ix->type == HLO_TUPLE || up->type == HLO_TUPLE || op->rank > HLO_MAX_RANK)
+    return none;
+  /* The update window's extent in each operand dimension: inserted and
+   * batching dimensions have extent 1; the others take the update window
+   * dimensions in increasing order. */
+  int64_t max_start[HLO_MAX_RANK];
+  int w = 0;
+  for (int i = 0; i < op->rank; i++) {
+    int64_t extent = 1;
+    if (!contains(&d->inserted_window_dims, i) && !contains(&d->input_batching_dims, i)) {
+      if (w >= d->update_window_dims.n)
+        return none;
+      int64_t ud = d->update_window_dims.v[w++];
+      if (ud < 0 || ud >= up->rank)
+        return none;
+      extent = up->dims[ud];
+    }
+    max_start[i] = op->dims[i] - extent;
+  }
+  return index_vector_bound(ix->rank, d->index_vector_dim, d->scatter_dims_to_operand_dims.n,
+                            d->scatter_dims_to_operand_dims.v, max_start, op->rank);
+}
+
+/* A scalar start index of dynamic-slice (operand j >= 1) or
+ * dynamic-update-slice (j >= 2) into operand 0's dimension. */
+static chk_inputs_index start_bound(const hlo_instr *u, int j) {
+  chk_inputs_index none = {0};
+  const hlo_shape *op = &u->operands[0]->shape;
+  int dim = u->op == HLO_OP_DYNAMIC_SLICE ? j - 1 : j - 2;
+  if (op->type == HLO_TUPLE || dim < 0 || dim >= op->rank)
+    return none;
+  int64_t size;
+  if (u->op == HLO_OP_DYNAMIC_SLICE) {
+    if (u->attrs.dynamic_slice_sizes.n != op->rank)
+      return none;
+    size = u->attrs.dynamic_slice_sizes.v[dim];
+  } else {
+    const hlo_shape *up = &u->operands[1]->shape;
+    if (up->type == HLO_TUPLE || up->rank != op->rank)
+      return none;
+    size = up->dims[dim];
+  }
+  int64_t hi = op->dims[dim] - size;
+  chk_inputs_index b = {0};
+  bound_set(&b, -1, 1, &hi);
+  return b;
+}
+
+/* Ops whose result holds operand values unchanged, only moved (or, for
+ * convert of small integers, re-typed). */
+static bool moves_values(hlo_opcode op, bool *same_positions) {
+  switch (op) {
+  case HLO_OP_CONVERT:
+  case HLO_OP_COPY:
+    *same_positions = true;
+    return true;
+  case HLO_OP_RESHAPE:
+  case HLO_OP_BITCAST:
+  case HLO_OP_BROADCAST:
+  case HLO_OP_TRANSPOSE:
+  case HLO_OP_SLICE:
+  case HLO_OP_CONCATENATE:
+  case HLO_OP_REVERSE:
+    *same_positions = false;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Collects into out the bounds asked by every use of x (an instruction
+ * whose values are the parameter's).  `exact` says x's elements sit where
+ * the parameter's do, so per-component bounds still apply to it. */
+static void collect_uses(const hlo_instr *x, chk_inputs_index *out, bool exact, int depth, int *budget) {
+  const hlo_computation *c = x->parent;
+  /* The budget bounds the walk on graphs where values fan out and join
+   * again many times (a diamond of converts would otherwise be walked
+   * once per path). */
+  if (!c || depth > MAX_DEPTH || --*budget < 0)
+    return;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *u = c->instrs[i];
+    for (int j = 0; j < u->noperands; j++) {
+      if (u->operands[j] != x)
+        continue;
+      chk_inputs_index b = {0};
+      bool same = false;
+      const hlo_computation *callee = NULL;
+      switch (u->op) {
+      case HLO_OP_GATHER:
+        if (j == 1)
+          b = gather_bound(u);
+        break;
+      case HLO_OP_SCATTER:
+        if (u->noperands % 2 == 1 && j == (u->noperands - 1) / 2)
+          b = scatter_bound(u);
+        break;
+      case HLO_OP_DYNAMIC_SLICE:
+        if (j >= 1)
+          b = start_bound(u, j);
+        break;
+      case HLO_OP_DYNAMIC_UPDATE_SLICE:
+        if (j >= 2)
+          b = start_bound(u, j);
+        break;
+      case HLO_OP_FUSION:
+        callee = u->attrs.calls.calls;
+        break;
+      case HLO_OP_CALL:
+        callee = u->attrs.calls.to_apply ? u->attrs.calls.to_apply : u->attrs.calls.calls;
+        break;
+      default:
+        if (moves_values(u->op, &same)) {
+          chk_inputs_index through = {0};
+          collect_uses(u, &through, exact && same, depth + 1, budget);
+          if (!(exact && same))
+            bound_collapse(&through);
+          b = through;
+        }
+        break;
+      }
+      if (callee && j < callee->nparams && callee->params[j]) {
+        collect_uses(callee->params[j], &b, exact, depth + 1, budget);
+        if (!exact)
+          bound_collapse(&b);
+      }
+      if (!exact)
+        bound_collapse(&b);
+      bound_merge(out, b);
+    }
+  }
+}
+
+void chk_inputs_find_index_params(const hlo_module *m, chk_inputs_index *idx) {
+  const hlo_computation *e = m->entry;
+  if (!e)
+    return;
+  for (int k = 0; k < e->nparams; k++) {
+    memset(&idx[k], 0, sizeof idx[k]);
+    const hlo_instr *p = e->params[k];
+    if (!p || p->shape.type == HLO_TUPLE || !hlo_etype_is_int(p->shape.type))
+      continue;
+    int budget = WALK_BUDGET;
+    collect_uses(p, &idx[k], true, 0, &budget);
+    if (idx[k].set && idx[k].axis >= p->shape.rank)
+      bound_collapse(&idx[k]);
+  }
+}
+
+/* ---- filling ------------------------------------------------------------ */
+
+/* Fills above this many elements are split over OpenMP threads; below it
+ * the threads cost more than they save. */
+#define PARALLEL_MIN 65536
+
+/* x in [-1, 1) with 53 random bits. */
+static double unit_f64(uint64_t h) { return (double)(h >> 11) * 0x1p-52 - 1.0; }
+
+static void fill_real(hlo_value *v, uint64_t seed, uint64_t stream) {
+  int64_t n = v->count;
+  if (v->type == HLO_F32) {
+    /* 24 random bits: every value of the grid is exact in f32. */
+    float *p = v->data;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++)
+      p[i] = (float)(chk_inputs_bits(seed, stream, (uint64_t)i) >> 40) * 0x1p-23f - 1.0f;
+    return;
+  }
+  if (v->type == HLO_F64) {
+    double *p = v->data;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++)
+      p[i] = unit_f64(chk_inputs_bits(seed, stream, (uint64_t)i));
+    return;
+  }
+  if (v->type == HLO_F8E8M0FNU) {
+    uint8_t *p = v->data;
+    for (int64_t i = 0; i < n; i++) /* 2^-8 .. 2^-1: biased exponents 119..126 */
+      p[i] = (uint8_t)(119 + below(chk_inputs_bits(seed, stream, (uint64_t)i), 8));
+    return;
+  }
+  /* Narrow types: round the 53-bit value once; the top bin rounds up to
+   * 1.0, which is folded onto -1.0 (whose own bin is half as wide), so the
+   * range stays [-1, 1) and the grid stays evenly weighted. */
+  hlo_etype t = v->type;
+  uint64_t one = hlo_float_encode(t, 1.0), minus_one = hlo_float_encode(t, -1.0);
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t bits = hlo_float_encode(t, unit_f64(chk_inputs_bits(seed, stream, (uint64_t)i)));
+    if (bits == one)
+      bits = minus_one;
+    if (v->elem_size == 2) {
+      uint16_t b16 = (uint16_t)bits;
+      memcpy((char *)v->data + 2 * i, &b16, 2);
+    } else {
+      ((uint8_t *)v->data)[i] = (uint8_t)bits;
+    }
+  }
+}
+
+static void fill_complex(hlo_value *v, uint64_t seed, uint64_t stream) {
+  int64_t n = v->count;
+  if (v->type == HLO_C64) {
+    float *p = v->data;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (int64_t i = 0; i < 2 * n; i++)
+      p[i] = (float)(chk_inputs_bits(seed, stream, (uint64_t)i) >> 40) * 0x1p-23f - 1.0f;
+  } else {
+    double *p = v->data;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (int64_t i = 0; i < 2 * n; i++)
+      p[i] = unit_f64(chk_inputs_bits(seed, stream, (uint64_t)i));
+  }
+}
+
+/* The type's own value range, for cutting the default ranges down. */
+static void int_limits(hlo_etype t, int64_t *lo, int64_t *hi) {
+  int bits = hlo_etype_bits(t);
+  if (hlo_etype_class(t) == HLO_CLASS_SINT) {
+    *lo = bits >= 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
+    *hi = bits >= 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+  } else {
+    *lo = 0;
+    *hi = bits >= 63 ? INT64_MAX : (INT64_C(1) << bits) - 1;
+  }
+}
+
+static void fill_int(hlo_value *v, uint64_t seed, uint64_t stream, const chk_inputs_index *idx) {
+  int64_t tlo, thi;
+  int_limits(v->type, &tlo, &thi);
+  bool sgn = hlo_etype_class(v->type) == HLO_CLASS_SINT;
+  int64_t lo = sgn ? -8 : 0, hi = sgn ? 8 : 15;
+  bool indexed = idx && idx->set;
+  int64_t stride = 1, extent = 1;
+  if (indexed) {
+    lo = 0;
+    if (idx->axis >= 0) {
+      for (int d = v->rank - 1; d > idx->axis; d--)
+        stride *= v->dims[d];
+      extent = v->dims[idx->axis];
+    }
+  }
+  if (lo < tlo)
+    lo = tlo;
+  int64_t n = v->count;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+  for (int64_t i = 0; i < n; i++) {
+    int64_t top = hi;
+    if (indexed) {
+      int c = idx->axis >= 0 ? (int)((i / stride) % extent) : 0;
+      top = c < idx->ncomp ? idx->hi[c] : 0;
+    }
+    if (top > thi)
+      top = thi;
+    if (top < lo)
+      top = lo;
+    /* Ranges here are small (< 2^32) except an index bound into a huge
+     * dimension, which below() still covers up to 2^32. */
+    uint64_t span = (uint64_t)(top - lo) + 1;
+    if (span > UINT32_MAX)
+      span = UINT32_MAX;
+    hlo_value_set_i64(v, i, lo + (int64_t)below(chk_inputs_bits(seed, stream, (uint64_t)i), span));
+  }
+}
+
+void chk_inputs_fill(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, const chk_inputs_index *idx) {
+  uint64_t seed = o ? o->seed : 0;
+  /* Only NAIVE exists yet; every profile starts from it. */
+  switch (hlo_etype_class(v->type)) {
+  case HLO_CLASS_FLOAT:
+    fill_real(v, seed, stream);
+    break;
+  case HLO_CLASS_COMPLEX:
+    fill_complex(v, seed, stream);
+    break;
+  case HLO_CLASS_SINT:
+  case HLO_CLASS_UINT:
+    fill_int(v, seed, stream, idx);
+    break;
+  case HLO_CLASS_PRED: {
+    uint8_t *p = v->data;
+    for (int64_t i = 0; i < v->count; i++)
+      p[i] = (uint8_t)(chk_inputs_bits(seed, stream, (uint64_t)i) >> 63);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+/* Fills the array leaves of a tuple parameter, each on its own stream. */
+static int fill_leaves(hlo_value *v, const chk_inputs_opts *o, uint64_t k, uint64_t *leaf, const char *pname,
+                       hlo_error *err, int line, int col) {
+  if (v->type == HLO_TUPLE) {
+    for (int i = 0; i < v->ntuple; i++)
+      if (fill_leaves(v->elems[i], o, k, leaf, pname, err, line, col) != 0)
+        return -1;
+    return 0;
+  }
+  if (v->elem_size == 0)
+    return hlo_error_set(err, line, col, "%s: cannot make inputs of type %s", pname, hlo_etype_name(v->type));
+  /* Leaf j of parameter k: stream (j + 1) * 2^32 + k, apart from every
+   * array parameter's stream k. */
+  chk_inputs_fill(v, o, ((++*leaf) << 32) | k, NULL);
+  return 0;
+}
+
+int chk_inputs_make(const hlo_module *m, const chk_inputs_opts *o, hlo_value **args, hlo_error *err) {
+  const hlo_computation *e = m->entry;
+  if (!e)
+    return hlo_error_set(err, 0, 0, "module has no entry computation");
+  int n = e->nparams;
+  chk_inputs_index *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
+  hlo_value **made = calloc((size_t)(n ? n : 1), sizeof *made);
+  if (!idx || !made) {
+    free(idx);
+    free(made);
+    return hlo_error_set(err, 0, 0, "out of memory");
+  }
+  chk_inputs_find_index_params(m, idx);
+  int k;
+  for (k = 0; k < n; k++) {
+    const hlo_instr *p = e->params[k];
+    if (!p) {
+      hlo_error_set(err, e->line, e->col, "%s: no parameter %d", e->name, k);
+      break;
+    }
+    made[k] = hlo_value_from_shape(&p->shape);
+    if (!made[k]) {
+      hlo_error_set(err, p->line, p->col, "%s: cannot allocate an input of this shape", p->name);
+      break;
+    }
+    if (p->shape.type == HLO_TUPLE) {
+      uint64_t leaf = 0;
+      if (fill_leaves(made[k], o, (uint64_t)k, &leaf, p->name, err, p->line, p->col) != 0)
+        break;
+    } else if (made[k]->elem_size == 0) {
+      hlo_error_set(err, p->line, p->col, "%s: cannot make inputs of type %s", p->name,
+                    hlo_etype_name(p->shape.type));
+      break;
+    } else {
+      chk_inputs_fill(made[k], o, (uint64_t)k, &idx[k]);
+    }
+  }
+  free(idx);
+  if (k < n) {
+    for (int j = 0; j <= k && j < n; j++)
+      hlo_value_unref(made[j]);
+    free(made);
+    return -1;
+  }
+  for (k = 0; k < n; k++)
+    args[k] = made[k];
+  free(made);
+  return 0;
+}

@@ -1,0 +1,80 @@
+/* inputs.h — seeded, reproducible input synthesis for evaluation and checking.
+ *
+ * Counter based: the bits of element i of parameter k under seed s are a
+ * pure function of (s, k, i) — a hash, not the state of a sequential
+ * generator — so the same seed gives the same inputs whatever the thread
+ * count, the tiling or the order elements are filled in, and any element
+ * can be recomputed on its own (a reproducer needs no stored inputs).
+ *
+ * Profiles say what distribution to draw from.  NAIVE, the only one so
+ * far, draws every element independently:
+ *   real floats   uniform in [-1, 1), rounded once to the type (a value that
+ *                 rounds up to 1.0 wraps to -1.0 so the range stays half
+ *                 open); f8e8m0fnu, which has no sign and no zero, gets the
+ *                 powers of two 2^-8 .. 2^-1
+ *   complex       real and imaginary parts as above, independently
+ *   signed ints   uniform in [-8, 8] (cut to the type: s4 is [-8, 7])
+ *   unsigned ints uniform in [0, 16) (cut to the type: u2 is [0, 3])
+ *   pred          0 or 1
+ * A later profile propagates ranges backwards through the dataflow (no
+ * rsqrt of negatives, no zero divisors, ...); the enum is where it goes.
+ *
+ * Index parameters: an integer parameter that feeds a gather or scatter
+ * index operand, or a dynamic-slice / dynamic-update-slice start, is drawn
+ * in [0, max start] for that use, so the evaluated module does real
+ * indexing instead of clamping (or, for scatter, skipping) everything.  The
+ * uses are followed into called fusions and calls, and through ops that
+ * only move or convert values (convert, copy, reshape, bitcast, broadcast,
+ * transpose, slice, concatenate, reverse).  When the index vector is a
+ * dimension of the parameter itself, each component gets the bound of the
+ * operand dimension it indexes.
+ */
+#ifndef TUNE_CHECK_INPUTS_H
+#define TUNE_CHECK_INPUTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hlo.h"
+#include "hlo_error.h"
+#include "hlo_value.h"
+
+typedef enum chk_inputs_profile {
+  CHK_INPUTS_NAIVE = 0,
+} chk_inputs_profile;
+
+typedef struct chk_inputs_opts {
+  uint64_t seed;
+  chk_inputs_profile profile;
+} chk_inputs_opts;
+
+/* 64 well-mixed bits for (seed, stream, counter).  Streams are entry
+ * parameters (leaves of tuple parameters get their own streams). */
+uint64_t chk_inputs_bits(uint64_t seed, uint64_t stream, uint64_t counter);
+
+#define CHK_INPUTS_MAX_COMPONENTS 16
+
+/* A bound on an index-like parameter: element values are drawn in
+ * [0, hi[c]], where c is the element's coordinate along dimension `axis`
+ * of the parameter (axis = -1: hi[0] for every element). */
+typedef struct chk_inputs_index {
+  bool set;
+  int axis;
+  int ncomp;
+  int64_t hi[CHK_INPUTS_MAX_COMPONENTS];
+} chk_inputs_index;
+
+/* Fills idx[k] for each entry parameter k (m->entry->nparams entries);
+ * idx[k].set is false for parameters with no index-like use. */
+void chk_inputs_find_index_params(const hlo_module *m, chk_inputs_index *idx);
+
+/* Overwrites every element of array v with the profile's values for
+ * stream `stream`; idx (may be NULL) bounds an integer parameter. */
+void chk_inputs_fill(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, const chk_inputs_index *idx);
+
+/* One new value per entry parameter of m, in parameter order (args has
+ * m->entry->nparams slots; each receives one reference).  -1 with err on
+ * an unsupported parameter type or out of memory, args untouched. */
+int chk_inputs_make(const hlo_module *m, const chk_inputs_opts *o, hlo_value **args, hlo_error *err);
+
+#endif
