@@ -53,15 +53,13 @@ static hlo_value *combine(chk_eval *ev, const hlo_instr *ins, hlo_value *acc, hl
   const hlo_computation *red = ins->attrs.calls.to_apply;
   hlo_opcode op = chk_simple_reducer(red);
   if (op != HLO_OP_INVALID) {
-    hlo_instr fake = *ins;
-    fake.op = op;
-    fake.noperands = 2;
-    fake.shape.type = acc->type;
-    fake.shape.rank = acc->rank;
-    fake.shape.dims = acc->dims;
-    fake.shape.dynamic = NULL;
-    fake.shape.layout = NULL;
-    fake.shape.ntuple = 0;
+    /* A stand-in binary instruction whose operands and result have the
+     * array's shape, so the elementwise family sees an ordinary add/max. */
+    hlo_shape shape = {.type = acc->type, .rank = acc->rank, .dims = acc->dims};
+    hlo_instr operand = {.name = ins->name, .op = HLO_OP_PARAMETER, .shape = shape};
+    hlo_instr *operands[2] = {&operand, &operand};
+    hlo_instr fake = {.name = ins->name, .op = op, .shape = shape, .noperands = 2,
+                      .operands = operands, .parent = ins->parent, .line = ins->line, .col = ins->col};
     hlo_value *ops[2] = {acc, x};
     return chk_op_elementwise(ev, &fake, ops);
   }
