@@ -776,6 +776,19 @@ static bool elided_follows(parser *P) {
 
 static int parse_literal(parser *P, const hlo_shape *s, hlo_literal *lit);
 
+/* hlo_shape_elements without its overflow: false when it would overflow. */
+static bool elements_of(const hlo_shape *s, int64_t *out) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) {
+    int64_t d = s->dims[i] < 0 ? 0 : s->dims[i];
+    if (d && n > INT64_MAX / d)
+      return false;
+    n *= d;
+  }
+  *out = n;
+  return true;
+}
+
 static int parse_tuple_literal(parser *P, const hlo_shape *s, hlo_literal *lit) {
   if (++P->depth > MAX_DEPTH)
     return hlo_lex_error(&P->lx, "nesting too deep");
@@ -800,13 +813,15 @@ static int parse_literal(parser *P, const hlo_shape *s, hlo_literal *lit) {
   if (s->type == HLO_TUPLE)
     return parse_tuple_literal(P, s, lit);
   if (elided_follows(P)) {
+    hlo_pos at = pos(P);
     hlo_lex_skip(&P->lx);
     while (hlo_lex_at(&P->lx, 0) == ' ')
       hlo_lex_skip(&P->lx);
     for (int i = 0; i < 3; i++)
       hlo_lex_skip(&P->lx);
     lit->elided = true;
-    lit->count = hlo_shape_elements(s);
+    if (!elements_of(s, &lit->count))
+      return hlo_lex_error_at(&P->lx, at, "constant shape has too many elements");
     return expect(P, '}', "'}' after '{...'");
   }
   hlo_eclass cls = hlo_etype_class(s->type);
