@@ -8,6 +8,7 @@
 #define TUNE_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hlo.h"
 
@@ -17,6 +18,7 @@ typedef enum tn_mode {
   TN_MODE_NONE = 0,
   TN_MODE_PRINT,
   TN_MODE_LIST_MACHINES,
+  TN_MODE_EVAL, /* --eval (cli_eval.c) */
 } tn_mode;
 
 typedef struct tn_opts {
@@ -25,6 +27,11 @@ typedef struct tn_opts {
   const char *output;     /* -o */
   int no_verify;          /* --no-verify: print what parses, unchecked */
   int quiet;
+  /* --eval */
+  uint64_t seed;          /* --seed: input synthesis seed (default 0) */
+  int has_seed;           /* --seed was given */
+  const char *inputs;     /* --inputs IN.h5 instead of synthesised inputs */
+  int replicas;           /* --replicas: simulated replicas; 0 means 1 */
 } tn_opts;
 
 /* Reads a whole file ("-" for stdin) into a malloc'd buffer the caller
@@ -37,5 +44,6 @@ hlo_module *tn_load_module(const char *path, int no_verify);
 
 int tn_cmd_print(const tn_opts *o);
 int tn_cmd_list_machines(const tn_opts *o);
+int tn_cmd_eval(const tn_opts *o);
 
 #endif

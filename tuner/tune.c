@@ -1,4 +1,5 @@
 /* tune.c — main: GNU-style option parsing and dispatch to one mode. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,15 @@ static void usage(FILE *f) {
         "  -p, --print FILE        parse and verify HLO text (FILE or - for stdin),\n"
         "                          then print it in canonical form\n"
         "      --list-machines     list the machine models, one per line, name first\n"
+        "      --eval FILE         evaluate the entry computation with the reference\n"
+        "                          evaluator; write inputs and outputs to -o OUT.h5\n"
         "\n"
         "Options:\n"
         "  -o, --output FILE       write the result to FILE instead of stdout\n"
         "      --no-verify         with --print: skip the verifier\n"
+        "      --seed N            with --eval: seed of the synthesised inputs (default 0)\n"
+        "      --inputs IN.h5      with --eval: read the inputs from IN.h5 (/inputs/<k>)\n"
+        "      --replicas N        with --eval: simulate N replicas (default 1)\n"
         "  -q, --quiet             print only errors\n"
         "  -h, --help              display this help and exit\n"
         "  -V, --version           output version information and exit\n"
@@ -44,7 +50,22 @@ static int set_mode(tn_opts *o, tn_mode m, const char *file) {
   return 0;
 }
 
-enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES };
+/* Strict unsigned decimal: digits only, no sign, no spaces, no overflow,
+ * at most max.  Prints the error (bad usage) and returns -1. */
+static int parse_number(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+  if (!end || *end != '\0' || errno == ERANGE || v < min || v > max) {
+    fprintf(stderr, "tune: %s: '%s' is not a number from %llu to %llu\n", opt, s, (unsigned long long)min,
+            (unsigned long long)max);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES, OPT_EVAL, OPT_SEED, OPT_INPUTS, OPT_REPLICAS };
 
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
@@ -52,6 +73,10 @@ int main(int argc, char **argv) {
       {"output", required_argument, NULL, 'o'},
       {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
       {"list-machines", no_argument, NULL, OPT_LIST_MACHINES},
+      {"eval", required_argument, NULL, OPT_EVAL},
+      {"seed", required_argument, NULL, OPT_SEED},
+      {"inputs", required_argument, NULL, OPT_INPUTS},
+      {"replicas", required_argument, NULL, OPT_REPLICAS},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -75,6 +100,25 @@ int main(int argc, char **argv) {
       if (set_mode(&o, TN_MODE_LIST_MACHINES, NULL) != 0)
         return TN_EXIT_USAGE;
       break;
+    case OPT_EVAL:
+      if (set_mode(&o, TN_MODE_EVAL, optarg) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_SEED:
+      if (parse_number("--seed", optarg, 0, UINT64_MAX, &o.seed) != 0)
+        return TN_EXIT_USAGE;
+      o.has_seed = 1;
+      break;
+    case OPT_INPUTS:
+      o.inputs = optarg;
+      break;
+    case OPT_REPLICAS: {
+      uint64_t r;
+      if (parse_number("--replicas", optarg, 1, 4096, &r) != 0)
+        return TN_EXIT_USAGE;
+      o.replicas = (int)r;
+      break;
+    }
     case 'q':
       o.quiet = 1;
       break;
@@ -99,6 +143,8 @@ int main(int argc, char **argv) {
     return tn_cmd_print(&o);
   case TN_MODE_LIST_MACHINES:
     return tn_cmd_list_machines(&o);
+  case TN_MODE_EVAL:
+    return tn_cmd_eval(&o);
   case TN_MODE_NONE:
   default:
     fputs("tune: no mode given\nTry 'tune --help' for more information.\n", stderr);

@@ -1,0 +1,187 @@
+/* cli_eval.c — `tune --eval FILE [--seed N | --inputs IN.h5] -o OUT.h5
+ * [--replicas N]`: run the reference evaluator on a module's entry
+ * computation and store its inputs and outputs in HDF5.
+ *
+ * The file is written under a temporary name in OUT's directory and renamed
+ * over OUT only once it is complete, so a failure at any point leaves no
+ * half-written OUT.h5 and never destroys an existing one (rename is atomic
+ * within a directory, which is why the temporary lives beside OUT).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "cli.h"
+#include "config.h"
+#include "eval.h"
+#include "h5values.h"
+#include "inputs.h"
+
+/* Evaluation errors point into the module when they can. */
+static void report_module_error(const char *file, const hlo_error *err) {
+  if (err->line > 0)
+    fprintf(stderr, "%s:%d:%d: error: %s\n", file, err->line, err->col, err->msg);
+  else
+    fprintf(stderr, "%s: error: %s\n", file, err->msg);
+}
+
+static void unref_all(hlo_value **v, int n) {
+  for (int i = 0; i < n; i++)
+    hlo_value_unref(v[i]);
+}
+
+static int read_inputs(const char *path, const hlo_module *m, hlo_value **args) {
+  hlo_error err = {0};
+  hid_t f = tn_h5_open_read(path, &err);
+  if (f < 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    return -1;
+  }
+  int rc = tn_h5_read_inputs(f, "inputs", m->entry, args, &err);
+  if (rc != 0)
+    fprintf(stderr, "%s: %s\n", path, err.msg);
+  hlo_error cerr = {0};
+  tn_h5_close(f, &cerr);
+  return rc;
+}
+
+/* Writes everything into the already created file f. */
+static int write_results(hid_t f, const tn_opts *o, const hlo_module *m, int nargs, hlo_value *const *args,
+                         hlo_value *const *outs, hlo_error *err) {
+  if (tn_h5_attr_set_str(f, "tool", "tune", err) != 0 ||
+      tn_h5_attr_set_str(f, "tool_version", PACKAGE_VERSION, err) != 0 ||
+      tn_h5_attr_set_str(f, "module", m->name ? m->name : "", err) != 0 ||
+      tn_h5_attr_set_str(f, "entry", m->entry->name, err) != 0 ||
+      tn_h5_attr_set_i64(f, "replicas", o->replicas, err) != 0)
+    return -1;
+  /* Inputs are either ours (seeded, so the seed reproduces them) or the
+   * user's file, whose name is recorded instead. */
+  if (o->inputs ? tn_h5_attr_set_str(f, "inputs", o->inputs, err) != 0
+                : tn_h5_attr_set_u64(f, "seed", o->seed, err) != 0)
+    return -1;
+  if (tn_h5_write_inputs(f, "inputs", nargs, args, err) != 0 || tn_h5_write_outputs(f, "outputs", outs[0], err) != 0)
+    return -1;
+  if (o->replicas > 1) {
+    for (int r = 0; r < o->replicas; r++) {
+      char group[64];
+      snprintf(group, sizeof group, "replicas/%d/outputs", r);
+      if (tn_h5_write_outputs(f, group, outs[r], err) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* Writes OUT through a temporary file in the same directory. */
+static int write_file(const tn_opts *o, const hlo_module *m, int nargs, hlo_value *const *args,
+                      hlo_value *const *outs) {
+  size_t n = strlen(o->output);
+  char *tmp = malloc(n + 16);
+  if (!tmp) {
+    fprintf(stderr, "tune: out of memory\n");
+    return -1;
+  }
+  snprintf(tmp, n + 16, "%s.tmp.XXXXXX", o->output);
+  /* mkstemp reserves a fresh name (no race with another run); HDF5 then
+   * recreates the file under that name. */
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    fprintf(stderr, "tune: %s: cannot create a temporary file: %s\n", o->output, strerror(errno));
+    free(tmp);
+    return -1;
+  }
+  close(fd);
+  hlo_error err = {0};
+  int rc = -1;
+  hid_t f = tn_h5_create(tmp, &err);
+  if (f >= 0) {
+    rc = write_results(f, o, m, nargs, args, outs, &err);
+    hlo_error cerr = {0};
+    if (tn_h5_close(f, &cerr) != 0 && rc == 0) {
+      err = cerr;
+      rc = -1;
+    }
+  }
+  if (rc != 0) {
+    fprintf(stderr, "tune: %s: %s\n", o->output, err.msg);
+  } else if (rename(tmp, o->output) != 0) {
+    fprintf(stderr, "tune: %s: %s\n", o->output, strerror(errno));
+    rc = -1;
+  }
+  if (rc != 0)
+    unlink(tmp);
+  free(tmp);
+  return rc;
+}
+
+int tn_cmd_eval(const tn_opts *o) {
+  if (!o->output || strcmp(o->output, "-") == 0) {
+    fputs("tune: --eval needs -o OUT.h5 (HDF5 cannot go to standard output)\n"
+          "Try 'tune --help' for more information.\n",
+          stderr);
+    return TN_EXIT_USAGE;
+  }
+  if (o->inputs && o->has_seed) {
+    fputs("tune: --seed and --inputs cannot be given together\n"
+          "Try 'tune --help' for more information.\n",
+          stderr);
+    return TN_EXIT_USAGE;
+  }
+  /* 0 is "not given": one replica.  tune.c refuses an explicit 0. */
+  tn_opts eff = *o;
+  if (eff.replicas < 1)
+    eff.replicas = 1;
+  o = &eff;
+  /* HDF5 would print its own error stacks; our messages say it better. */
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+
+  hlo_module *m = tn_load_module(o->file, o->no_verify);
+  if (!m)
+    return TN_EXIT_USAGE;
+  const char *shown = strcmp(o->file, "-") == 0 ? "<stdin>" : o->file;
+  hlo_error err = {0};
+  if (chk_eval_supported(m, &err) != 0) {
+    report_module_error(shown, &err);
+    hlo_module_free(m);
+    return TN_EXIT_USAGE;
+  }
+
+  int nargs = m->entry->nparams, status = TN_EXIT_USAGE;
+  hlo_value **args = calloc((size_t)(nargs ? nargs : 1), sizeof *args);
+  hlo_value **outs = calloc((size_t)o->replicas, sizeof *outs);
+  if (!args || !outs) {
+    fprintf(stderr, "tune: out of memory\n");
+    goto done;
+  }
+  if (o->inputs) {
+    if (read_inputs(o->inputs, m, args) != 0)
+      goto done;
+  } else {
+    chk_inputs_opts io = {.seed = o->seed, .profile = CHK_INPUTS_NAIVE};
+    if (chk_inputs_make(m, &io, args, &err) != 0) {
+      report_module_error(shown, &err);
+      goto done;
+    }
+  }
+  chk_eval_opts eo = {.replicas = o->replicas};
+  if (chk_eval_module(m, nargs, args, &eo, outs, &err) != 0) {
+    report_module_error(shown, &err);
+    goto done;
+  }
+  if (write_file(o, m, nargs, args, outs) != 0)
+    goto done;
+  status = TN_EXIT_OK;
+done:
+  if (outs)
+    unref_all(outs, o->replicas);
+  if (args)
+    unref_all(args, nargs);
+  free(outs);
+  free(args);
+  hlo_module_free(m);
+  return status;
+}
