@@ -1,0 +1,247 @@
+/* compare.c — one pass over two arrays computing every metric at once.
+ *
+ * The hot path is f32 (most fusion outputs): it reads both arrays once,
+ * keeps all accumulators in registers, and only touches the multi-index
+ * bookkeeping when an element actually mismatches, so a clean comparison
+ * runs close to memory bandwidth.  Other types go through one generic loop
+ * over doubles (every float type, and integers up to 2^53, convert to double
+ * exactly; wider integers compare bitwise anyway).
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "hlo_dtype.h"
+
+/* Maps a float's bits to an integer that orders like the float itself
+ * (negatives reversed), so ulp distance is a difference of keys. */
+static int64_t ordered_key(uint64_t bits, int width) {
+  uint64_t sign = 1ull << (width - 1);
+  uint64_t mag = bits & (sign - 1);
+  return (bits & sign) ? -(int64_t)mag - 1 : (int64_t)mag;
+}
+
+uint64_t chk_ulp_distance(hlo_etype t, double a, double b) {
+  if (isnan(a) || isnan(b))
+    return UINT64_MAX;
+  if (a == b && signbit(a) == signbit(b))
+    return 0;
+  int width = hlo_etype_bits(t);
+  uint64_t ba, bb;
+  if (t == HLO_F64) {
+    memcpy(&ba, &a, 8);
+    memcpy(&bb, &b, 8);
+  } else if (t == HLO_F32) {
+    float fa = (float)a, fb = (float)b;
+    uint32_t x, y;
+    memcpy(&x, &fa, 4);
+    memcpy(&y, &fb, 4);
+    ba = x;
+    bb = y;
+  } else if (hlo_etype_is_float(t)) {
+    ba = hlo_float_encode(t, a);
+    bb = hlo_float_encode(t, b);
+  } else {
+    return 0;
+  }
+  int64_t ka = ordered_key(ba, width), kb = ordered_key(bb, width);
+  /* +0 and -0 map to 0 and -1: one apart, as documented. */
+  return ka > kb ? (uint64_t)(ka - kb) : (uint64_t)(kb - ka);
+}
+
+static int bucket_of(double err) {
+  if (err == 0)
+    return 1; /* equal values with different bits (e.g. +0/-0): smallest bucket */
+  double l = floor(log10(err));
+  int b = (int)l + 14;
+  if (b < 1)
+    b = 1;
+  if (b > CHK_HIST_BUCKETS - 1)
+    b = CHK_HIST_BUCKETS - 1;
+  return b;
+}
+
+typedef struct {
+  double sum, sumsq, min, max;
+  int64_t n;
+} running;
+
+static void run_add(running *r, double x) {
+  if (!isfinite(x))
+    return;
+  if (r->n == 0 || x < r->min)
+    r->min = x;
+  if (r->n == 0 || x > r->max)
+    r->max = x;
+  r->sum += x;
+  r->sumsq += x * x;
+  r->n++;
+}
+
+static void run_finish(const running *r, chk_side_stats *s) {
+  if (r->n == 0) {
+    memset(s, 0, sizeof *s);
+    return;
+  }
+  s->min = r->min;
+  s->max = r->max;
+  s->mean = r->sum / (double)r->n;
+  double var = r->sumsq / (double)r->n - s->mean * s->mean;
+  s->std = var > 0 ? sqrt(var) : 0;
+}
+
+typedef struct {
+  const hlo_value *a;
+  chk_metrics *m;
+  double peak_err; /* the error at peak_index; +inf for NaN/Inf mismatches */
+  double sq_sum;
+  int64_t finite_pairs;
+  running ra, rb;
+} state;
+
+static void mark_mismatch(state *st, int64_t i) {
+  chk_metrics *m = st->m;
+  int64_t rem = i;
+  for (int d = m->rank - 1; d >= 0; d--) {
+    int64_t dim = st->a->dims[d];
+    int64_t x = dim ? rem % dim : 0;
+    rem = dim ? rem / dim : 0;
+    if (m->mismatches == 0 || x < m->bbox_lo[d])
+      m->bbox_lo[d] = x;
+    if (m->mismatches == 0 || x > m->bbox_hi[d])
+      m->bbox_hi[d] = x;
+  }
+  m->mismatches++;
+}
+
+static void note_peak(state *st, int64_t i, double err) {
+  if (st->m->peak_index < 0 || err > st->peak_err) {
+    st->peak_err = err;
+    st->m->peak_index = i;
+  }
+}
+
+/* One element pair as doubles; `same_bits` says whether the raw bits agree. */
+static void visit(state *st, int64_t i, double x, double y, bool same_bits, chk_rule rule, chk_tol tol,
+                  hlo_etype t) {
+  chk_metrics *m = st->m;
+  run_add(&st->ra, x);
+  run_add(&st->rb, y);
+  bool nx = isnan(x), ny = isnan(y);
+  if (nx || ny) {
+    if (nx && ny) {
+      m->excluded++;
+      m->hist[0]++;
+      return;
+    }
+    m->nan_mismatches++;
+    m->hist[CHK_HIST_BUCKETS - 1]++;
+    note_peak(st, i, INFINITY);
+    mark_mismatch(st, i);
+    return;
+  }
+  bool ix = isinf(x), iy = isinf(y);
+  if (ix || iy) {
+    if (ix && iy && x == y) {
+      m->excluded++;
+      m->hist[0]++;
+      return;
+    }
+    m->inf_mismatches++;
+    m->hist[CHK_HIST_BUCKETS - 1]++;
+    note_peak(st, i, INFINITY);
+    mark_mismatch(st, i);
+    return;
+  }
+  double err = fabs(x - y);
+  double rel = y != 0 ? err / fabs(y) : (err != 0 ? INFINITY : 0);
+  st->sq_sum += err * err;
+  st->finite_pairs++;
+  if (err > m->max_abs)
+    m->max_abs = err;
+  if (rel > m->max_rel)
+    m->max_rel = rel;
+  if (hlo_etype_is_float(t)) {
+    uint64_t u = chk_ulp_distance(t, x, y);
+    if (u > m->max_ulp)
+      m->max_ulp = u;
+  }
+  m->hist[same_bits ? 0 : bucket_of(err)]++;
+  if (!same_bits)
+    note_peak(st, i, err);
+  bool bad = rule == CHK_RULE_BITWISE ? !same_bits : !(err <= tol.atol + tol.rtol * fabs(y));
+  if (bad)
+    mark_mismatch(st, i);
+}
+
+static void compare_f32(state *st, const float *a, const float *b, int64_t n, chk_rule rule, chk_tol tol) {
+  chk_metrics *m = st->m;
+  for (int64_t i = 0; i < n; i++) {
+    float x = a[i], y = b[i];
+    uint32_t bx, by;
+    memcpy(&bx, &x, 4);
+    memcpy(&by, &y, 4);
+    if (bx == by && isfinite(x)) {
+      /* The common case: identical finite values.  Only the side stats need
+       * updating; the error is zero. */
+      run_add(&st->ra, x);
+      run_add(&st->rb, y);
+      st->finite_pairs++;
+      m->hist[0]++;
+      continue;
+    }
+    visit(st, i, x, y, bx == by, rule, tol, HLO_F32);
+  }
+}
+
+int chk_compare(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_tol tol, chk_metrics *m,
+                hlo_error *err) {
+  memset(m, 0, sizeof *m);
+  m->peak_index = -1;
+  if (a->type == HLO_TUPLE || b->type == HLO_TUPLE)
+    return hlo_error_set(err, 0, 0, "tuples are compared leaf by leaf");
+  if (a->type != b->type || a->rank != b->rank)
+    return hlo_error_set(err, 0, 0, "cannot compare %s rank %d with %s rank %d", hlo_etype_name(a->type),
+                         a->rank, hlo_etype_name(b->type), b->rank);
+  for (int d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d])
+      return hlo_error_set(err, 0, 0, "dimension %d differs: %lld vs %lld", d, (long long)a->dims[d],
+                           (long long)b->dims[d]);
+  m->rank = a->rank;
+  m->count = a->count;
+  state st = {.a = a, .m = m};
+  hlo_etype t = a->type;
+  /* Integers and pred have no tolerance: equal or not. */
+  if (!hlo_etype_is_float(t) && hlo_etype_class(t) != HLO_CLASS_COMPLEX)
+    rule = CHK_RULE_BITWISE;
+  if (t == HLO_F32) {
+    compare_f32(&st, a->data, b->data, a->count, rule, tol);
+  } else {
+    size_t es = a->elem_size;
+    for (int64_t i = 0; i < a->count; i++) {
+      bool same = memcmp((const char *)a->data + (size_t)i * es, (const char *)b->data + (size_t)i * es, es) == 0;
+      double x, y;
+      if (hlo_etype_class(t) == HLO_CLASS_UINT && hlo_etype_bits(t) == 64) {
+        x = (double)hlo_value_get_u64(a, i);
+        y = (double)hlo_value_get_u64(b, i);
+      } else {
+        x = hlo_value_get_f64(a, i); /* complex: the real part; bits cover both */
+        y = hlo_value_get_f64(b, i);
+      }
+      visit(&st, i, x, y, same, rule, tol, t);
+    }
+  }
+  m->rms = st.finite_pairs ? sqrt(st.sq_sum / (double)st.finite_pairs) : 0;
+  run_finish(&st.ra, &m->a);
+  run_finish(&st.rb, &m->b);
+  if (m->peak_index >= 0) {
+    int64_t rem = m->peak_index;
+    for (int d = m->rank - 1; d >= 0; d--) {
+      int64_t dim = a->dims[d];
+      m->peak[d] = dim ? rem % dim : 0;
+      rem = dim ? rem / dim : 0;
+    }
+  }
+  return 0;
+}
