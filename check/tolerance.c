@@ -1,0 +1,47 @@
+/* tolerance.c — the formula documented in tolerance.h. */
+#include "tolerance.h"
+
+#include <math.h>
+
+double chk_unit_roundoff(hlo_etype t) {
+  int mant;
+  switch (t) {
+  case HLO_F64: mant = 52; break;
+  case HLO_F32: mant = 23; break;
+  case HLO_F16: mant = 10; break;
+  case HLO_BF16: mant = 7; break;
+  case HLO_F8E4M3FN: case HLO_F8E4M3: case HLO_F8E4M3FNUZ: case HLO_F8E4M3B11FNUZ: mant = 3; break;
+  case HLO_F8E5M2: case HLO_F8E5M2FNUZ: mant = 2; break;
+  case HLO_F8E3M4: mant = 4; break;
+  case HLO_F4E2M1FN: mant = 1; break;
+  case HLO_F8E8M0FNU: mant = 0; break;
+  case HLO_C64: mant = 23; break;
+  case HLO_C128: mant = 52; break;
+  default: return 0;
+  }
+  return ldexp(1.0, -(mant + 1));
+}
+
+static double pass_error(int passes) {
+  switch (passes) {
+  case 1: return ldexp(1.0, -7);
+  case 3: return ldexp(1.0, -15);
+  case 6: return ldexp(1.0, -23);
+  default: return 0;
+  }
+}
+
+chk_tol chk_tolerance(const chk_tol_basis *b) {
+  chk_tol t = {0, 0};
+  if (b->k <= 0 || chk_unit_roundoff(b->out_type) == 0)
+    return t;
+  double k = (double)b->k, tm = fabs(b->term_max);
+  double u_acc = chk_unit_roundoff(b->acc_type);
+  if (u_acc == 0)
+    u_acc = chk_unit_roundoff(b->out_type);
+  t.atol = 2.0 * (k - 1.0) * u_acc * k * tm;
+  if (b->passes_a != b->passes_b)
+    t.atol += k * tm * (pass_error(b->passes_a) + pass_error(b->passes_b));
+  t.rtol = 2.0 * chk_unit_roundoff(b->out_type);
+  return t;
+}

@@ -1,0 +1,128 @@
+/* test_tolerance.c — the derived tolerance: hand-computed values of the
+ * documented formula, and the property it exists for: legitimate
+ * reorderings of real sums pass, injected bugs of the kinds the defect
+ * catalog models do not. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tolerance.h"
+
+static void unit_roundoffs(void **state) {
+  (void)state;
+  assert_true(chk_unit_roundoff(HLO_F32) == ldexp(1, -24));
+  assert_true(chk_unit_roundoff(HLO_BF16) == ldexp(1, -8));
+  assert_true(chk_unit_roundoff(HLO_F16) == ldexp(1, -11));
+  assert_true(chk_unit_roundoff(HLO_F64) == ldexp(1, -53));
+  assert_true(chk_unit_roundoff(HLO_S32) == 0);
+}
+
+static void formula_by_hand(void **state) {
+  (void)state;
+  /* f32 sum of K = 1024 terms of magnitude <= 2: atol = 2*1023*2^-24*1024*2,
+   * rtol = 2*2^-24. */
+  chk_tol_basis b = {.out_type = HLO_F32, .acc_type = HLO_F32, .k = 1024, .term_max = 2.0};
+  chk_tol t = chk_tolerance(&b);
+  assert_true(t.atol == 2.0 * 1023.0 * ldexp(1, -24) * 1024.0 * 2.0);
+  assert_true(t.rtol == ldexp(1, -23));
+  /* bf16 output of an f32 accumulator: rtol is one bf16 ulp, 2^-7. */
+  b.out_type = HLO_BF16;
+  t = chk_tolerance(&b);
+  assert_true(t.rtol == ldexp(1, -7));
+  /* Different dot passes widen by K*T*(e1 + e6) = 1024*2*(2^-7 + 2^-23). */
+  b.out_type = HLO_F32;
+  b.passes_a = 1;
+  b.passes_b = 6;
+  t = chk_tolerance(&b);
+  assert_true(t.atol == 2.0 * 1023.0 * ldexp(1, -24) * 1024.0 * 2.0 + 1024.0 * 2.0 * (ldexp(1, -7) + ldexp(1, -23)));
+  /* Equal passes widen nothing. */
+  b.passes_b = 1;
+  assert_true(chk_tolerance(&b).atol == 2.0 * 1023.0 * ldexp(1, -24) * 1024.0 * 2.0);
+  /* No accumulation, or an integer output: exact. */
+  chk_tol_basis e = {.out_type = HLO_F32, .acc_type = HLO_F32, .k = 0, .term_max = 5};
+  t = chk_tolerance(&e);
+  assert_true(t.atol == 0 && t.rtol == 0);
+  chk_tol_basis i = {.out_type = HLO_S32, .acc_type = HLO_S32, .k = 100, .term_max = 5};
+  t = chk_tolerance(&i);
+  assert_true(t.atol == 0 && t.rtol == 0);
+}
+
+/* Deterministic pseudo-random terms in [-1, 1). */
+static float term(uint64_t i) {
+  uint64_t z = i * 0x9E3779B97F4A7C15ull + 12345;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (float)((double)(z >> 11) * ldexp(1, -53) * 2.0 - 1.0);
+}
+
+/* f32 sum of t[0..n) in chunks of `chunk`, chunk partials added in order,
+ * or with `pack` interleaved accumulators — the orders the device uses. */
+static float sum_order(const float *t, int n, int chunk, int pack) {
+  float total = 0;
+  for (int c0 = 0; c0 < n; c0 += chunk) {
+    float acc[4] = {0, 0, 0, 0};
+    for (int i = c0; i < n && i < c0 + chunk; i++)
+      acc[(i - c0) % pack] += t[i];
+    float part = 0;
+    for (int p = 0; p < pack; p++)
+      part += acc[p];
+    total += part;
+  }
+  return total;
+}
+
+static void reorderings_pass_and_bugs_fail(void **state) {
+  (void)state;
+  enum { N = 4096 };
+  float *t = malloc(sizeof(float) * N);
+  double tmax = 0;
+  for (int i = 0; i < N; i++) {
+    t[i] = term((uint64_t)i) * 3.0f;
+    if (fabs(t[i]) > tmax)
+      tmax = fabs(t[i]);
+  }
+  chk_tol_basis b = {.out_type = HLO_F32, .acc_type = HLO_F32, .k = N, .term_max = tmax};
+  chk_tol tol = chk_tolerance(&b);
+  float ref = sum_order(t, N, N, 1);
+  const int chunks[] = {1, 7, 128, 300, 512, 4096};
+  const int packs[] = {1, 2, 4};
+  for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
+    for (size_t p = 0; p < 3; p++) {
+      float s = sum_order(t, N, chunks[c], packs[p]);
+      assert_true(fabs((double)s - ref) <= tol.atol + tol.rtol * fabs((double)ref));
+    }
+  /* A chunk counted twice (accumulator not re-initialised): the first 512
+   * terms sum to about 20.6 (computed independently in Python), far beyond
+   * atol ~ 6.0. */
+  float doubled = ref + sum_order(t, 512, 512, 1);
+  assert_true(fabs((double)doubled - ref) > tol.atol + tol.rtol * fabs((double)ref));
+
+  /* Positive terms (exp sums in softmax): losing a ragged tail of 300 terms
+   * of mean ~1.5 moves the sum by ~450, far beyond the bound. */
+  for (int i = 0; i < N; i++)
+    t[i] = fabsf(t[i]);
+  float pref = sum_order(t, N, N, 1);
+  float dropped = sum_order(t, N - 300, 512, 1);
+  assert_true(fabs((double)dropped - pref) > tol.atol + tol.rtol * fabs((double)pref));
+  for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+    float s = sum_order(t, N, chunks[c], 2);
+    assert_true(fabs((double)s - pref) <= tol.atol + tol.rtol * fabs((double)pref));
+  }
+  free(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(unit_roundoffs),
+      cmocka_unit_test(formula_by_hand),
+      cmocka_unit_test(reorderings_pass_and_bugs_fail),
+  };
+  return cmocka_run_group_tests_name("tolerance", tests, NULL, NULL);
+}
