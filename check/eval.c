@@ -7,6 +7,7 @@
  * evaluated for every replica before instruction i+1, which is exactly what a
  * collective needs to see its peers.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +276,22 @@ static int eval_conditional(chk_eval *ev, const hlo_instr *ins, int nrep, int ba
   return 0;
 }
 
+/* Largest finite |x| of an array (tuples: every leaf). */
+static void probe_max_abs(const hlo_value *v, double *acc) {
+  if (!v)
+    return;
+  if (v->type == HLO_TUPLE) {
+    for (int i = 0; i < v->ntuple; i++)
+      probe_max_abs(v->elems[i], acc);
+    return;
+  }
+  for (int64_t i = 0; i < v->count; i++) {
+    double x = fabs(hlo_value_get_f64(v, i));
+    if (isfinite(x) && x > *acc)
+      *acc = x;
+  }
+}
+
 /* Evaluates one instruction for all replicas; vals is [instr][replica]. */
 static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hlo_value *const *args,
                       hlo_value **vals, hlo_value **out) {
@@ -293,6 +310,11 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
   for (int k = 0; k < n; k++)
     for (int r = 0; r < nrep; r++)
       opv[k * nrep + r] = vals[ins->operands[k]->index * nrep + r];
+
+  if (ins == ev->o.probe && ev->o.probe_out)
+    for (int k = 0; k < n && k < 2; k++)
+      for (int r = 0; r < nrep; r++)
+        probe_max_abs(opv[k * nrep + r], &ev->o.probe_out[k]);
 
   int rc = 0;
   switch (ins->op) {

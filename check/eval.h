@@ -24,6 +24,11 @@
 typedef struct chk_eval_opts {
   int replicas;       /* simulated replicas, >= 1 */
   int emulate_device; /* reserved: device numerics (bf16 dot passes, ...) */
+  /* Optional probe for the tolerance policy: when probe is set, probe_out[k]
+   * receives the largest finite |x| over operand k (k < 2) of that
+   * instruction, across every time it is evaluated. */
+  const hlo_instr *probe;
+  double *probe_out;
 } chk_eval_opts;
 
 /* Evaluates m's entry computation.  args holds one value per entry
