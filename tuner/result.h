@@ -1,0 +1,70 @@
+/* result.h — what one `tune --check` of one fusion produces: the data model
+ * shared by the sweep driver (which fills it), the HDF5 store (which writes
+ * and reads it) and the summaries and reports (which print it).
+ *
+ * Ownership: a tn_fusion_result owns everything it points to; free it with
+ * tn_fusion_result_free().  Candidate order is the space's order, which is
+ * deterministic, so results do not depend on thread scheduling.
+ */
+#ifndef TUNE_RESULT_H
+#define TUNE_RESULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compare.h"
+#include "dev_backend.h"
+#include "dev_config.h"
+#include "verdict.h"
+
+typedef struct tn_cand_result {
+  int id;                          /* index in the space; the default is 0 */
+  dev_config cfg;
+  char config[DEV_CONFIG_TEXT_MAX];/* canonical text */
+  uint64_t fingerprint;            /* dev_config_fingerprint */
+  dev_status status;
+  char message[512];               /* compile/runtime error text, else "" */
+  chk_verdict verdict;
+  double sim_time;                 /* simulated seconds (0 when not run) */
+  double wall_time;                /* host seconds to compile+run+compare */
+  double speedup;                  /* default sim_time / this sim_time */
+  chk_tol tol;                     /* the tolerance the verdict used */
+  chk_metrics vs_default;          /* the worst output leaf vs the default */
+  bool has_vs_reference;           /* compared with the reference too */
+  chk_metrics vs_reference;
+  int leaf;                        /* the output leaf the metrics describe */
+} tn_cand_result;
+
+/* An error map: |candidate - expected| over the whole first differing output
+ * leaf, as f32 (NaN where exactly one side is NaN/Inf). */
+typedef struct tn_error_map {
+  int cand_id;
+  int rank;
+  int64_t dims[HLO_MAX_RANK];
+  float *data;                     /* malloc'd, prod(dims) floats */
+} tn_error_map;
+
+typedef struct tn_fusion_result {
+  char name[128];                  /* the kernel computation's name */
+  char source[1024];               /* the file it came from */
+  char hero[32];                   /* dev_hero_name */
+  char *hlo;                       /* canonical text of the module (malloc'd) */
+  uint64_t fingerprint;            /* FNV-1a of hlo: the fusion's group name */
+  uint64_t seed;                   /* input seed */
+  int ncands;
+  tn_cand_result *cands;           /* malloc'd; cands[0] is the default */
+  int best;                        /* index of the fastest non-divergent
+                                      candidate that ran, -1 when none */
+  bool default_ran;
+  bool default_vs_reference_ok;    /* the once-per-fusion check */
+  chk_metrics default_vs_reference;
+  chk_tol reference_tol;
+  int64_t verdict_counts[CHK_VERDICT_COUNT];
+  int nerror_maps;
+  tn_error_map *error_maps;        /* malloc'd, worst divergent first */
+  double wall_time;                /* whole fusion */
+} tn_fusion_result;
+
+void tn_fusion_result_free(tn_fusion_result *r); /* frees the contents, not r */
+
+#endif
