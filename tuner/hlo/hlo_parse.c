@@ -1692,6 +1692,24 @@ static int parse_raw_attr(parser *P, const char *s, size_t n) {
   return vpush(P, &P->raws, &r, sizeof r);
 }
 
+/* Gather and scatter dimension numbers are typed only on their own op:
+ * collective-permute's slice_sizes={{..}} is not gather's list, and
+ * index_vector_dim, which both share, needs to know whose it is. */
+static bool typed_for_op(attr_kind k, hlo_opcode op) {
+  switch (k) {
+  case AK_OFFSET_DIMS: case AK_COLLAPSED_SLICE_DIMS: case AK_START_INDEX_MAP:
+  case AK_OPERAND_BATCHING_DIMS: case AK_START_INDICES_BATCHING_DIMS: case AK_SLICE_SIZES:
+    return op == HLO_OP_GATHER;
+  case AK_UPDATE_WINDOW_DIMS: case AK_INSERTED_WINDOW_DIMS: case AK_SCATTER_DIMS_TO_OPERAND_DIMS:
+  case AK_INPUT_BATCHING_DIMS: case AK_SCATTER_INDICES_BATCHING_DIMS:
+    return op == HLO_OP_SCATTER;
+  case AK_INDEX_VECTOR_DIM:
+    return op == HLO_OP_GATHER || op == HLO_OP_SCATTER;
+  default:
+    return true;
+  }
+}
+
 /* `, name=value` ... after the operands. */
 static int parse_attrs(parser *P, hlo_instr *in) {
   size_t base = P->raws.n;
@@ -1706,8 +1724,7 @@ static int parse_attrs(parser *P, hlo_instr *in) {
     if (expect(P, '=', "'=' after attribute name"))
       return -1;
     attr_kind k = attr_lookup(s, n);
-    /* collective-permute's slice_sizes={{..}} is not gather's list */
-    if (k == AK_SLICE_SIZES && in->op != HLO_OP_GATHER)
+    if (!typed_for_op(k, in->op))
       k = AK_RAW;
     if (k == AK_RAW) {
       if (parse_raw_attr(P, s, n))
