@@ -43,6 +43,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "eval_internal.h"
 #include "hlo_dtype.h"
 
@@ -94,6 +98,14 @@ static inline uint64_t u_xor(uint64_t a, uint64_t b) { return a ^ b; }
 
 #define ROWS_MIN_PAR (1 << 15) /* elements below which threads cost more */
 
+static int max_threads(void) {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
 #define DEF_KERNELS(NAME, C, OP)                                                       \
   static void NAME##_rows(void *out_, const void *x_, int64_t M, int64_t L) {          \
     C *out = out_;                                                                     \
@@ -131,12 +143,16 @@ static inline uint64_t u_xor(uint64_t a, uint64_t b) { return a ^ b; }
   static void NAME##_cols(void *out_, const void *x_, int64_t M, int64_t L) {          \
     C *restrict out = out_;                                                            \
     const C *restrict x = x_;                                                          \
-    int64_t nb = (L + 255) / 256; /* column strips; each strip all rows in order */    \
+    /* one wide column strip per thread, each strip all rows in order */            \
+    int64_t w = (L + max_threads() - 1) / max_threads();                               \
+    w = w < 64 ? 64 : (w + 15) / 16 * 16;                                              \
+    int64_t nb = (L + w - 1) / w;                                                      \
     _Pragma("omp parallel for schedule(static) if (M * L >= ROWS_MIN_PAR && nb > 1)")  \
     for (int64_t b = 0; b < nb; b++) {                                                 \
-      int64_t j0 = b * 256, j1 = j0 + 256 < L ? j0 + 256 : L;                          \
+      int64_t j0 = b * w, j1 = j0 + w < L ? j0 + w : L;                                \
       for (int64_t m = 0; m < M; m++) {                                                \
         const C *restrict p = x + m * L;                                               \
+        _Pragma("omp simd")                                                            \
         for (int64_t j = j0; j < j1; j++)                                              \
           out[j] = OP(out[j], p[j]);                                                   \
       }                                                                                \
