@@ -50,9 +50,10 @@ static bool is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
 
 /* chk_fail for an op that already holds a result: the message is formatted
  * first (it may read r's dims), then r is released. */
-static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...) {
+static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt,
+                             ...) __attribute__((format(printf, 4, 5)));
+static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt,
+                             ...) {
   char msg[400];
   va_list ap;
   va_start(ap, fmt);
@@ -148,7 +149,8 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
     return chk_fail(ev, ins, "index vectors have %lld entries, start_index_map has %d",
                     (long long)nvec, dn->start_index_map.n);
   if (dn->operand_batching_dims.n != dn->start_indices_batching_dims.n)
-    return chk_fail(ev, ins, "operand_batching_dims and start_indices_batching_dims differ in length");
+    return chk_fail(ev, ins,
+                    "operand_batching_dims and start_indices_batching_dims differ in length");
   for (int d = 0; d < a->rank; d++) {
     if (sizes->v[d] < 0 || sizes->v[d] > a->dims[d])
       return chk_fail(ev, ins, "slice_sizes[%d] = %lld does not fit dimension size %lld", d,

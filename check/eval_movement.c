@@ -224,9 +224,10 @@ static bool is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
 
 /* chk_fail for an op that already holds a result: the message is formatted
  * first (it may read r's dims), then r is released. */
-static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...) {
+static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt,
+                             ...) __attribute__((format(printf, 4, 5)));
+static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt,
+                             ...) {
   char msg[400];
   va_list ap;
   va_start(ap, fmt);
@@ -281,7 +282,8 @@ static hlo_value *op_same_bytes(chk_eval *ev, const hlo_instr *ins, hlo_value *c
   if (!r)
     return NULL;
   if (r->type != a->type || r->count != a->count) {
-    return fail_unref(ev, ins, r, "%s[%lld] cannot be reshaped into %s[%lld]", hlo_etype_name(a->type),
+    return fail_unref(ev, ins, r, "%s[%lld] cannot be reshaped into %s[%lld]",
+                      hlo_etype_name(a->type),
                       (long long)a->count, hlo_etype_name(r->type), (long long)r->count);
   }
   if (r->count > 0)
@@ -360,7 +362,8 @@ static hlo_value *op_bitcast(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
     return r;
   }
   if (a->type != r->type) {
-    return fail_unref(ev, ins, r, "a bitcast that changes the element type needs row-major layouts");
+    return fail_unref(ev, ins, r,
+                      "a bitcast that changes the element type needs row-major layouts");
   }
   /* Through a physical buffer of the operand's bytes. */
   hlo_value *phys = hlo_value_array(a->type, 1, &a->count);
@@ -420,7 +423,8 @@ static hlo_value *op_slice(chk_eval *ev, const hlo_instr *ins, hlo_value *const 
   if (!r)
     return NULL;
   if (at->nslice != a->rank || r->rank != a->rank || r->type != a->type) {
-    return fail_unref(ev, ins, r, "slice has %d dimensions, operand rank is %d", at->nslice, a->rank);
+    return fail_unref(ev, ins, r, "slice has %d dimensions, operand rank is %d", at->nslice,
+                      a->rank);
   }
   int64_t as[HLO_MAX_RANK], off = 0;
   hlo_value_strides(a, as);
@@ -592,7 +596,8 @@ static hlo_value *op_pad(chk_eval *ev, const hlo_instr *ins, hlo_value *const *o
   if (!r)
     return NULL;
   if (at->npad != a->rank || r->rank != a->rank || r->type != a->type) {
-    return fail_unref(ev, ins, r, "padding has %d dimensions, operand rank is %d", at->npad, a->rank);
+    return fail_unref(ev, ins, r, "padding has %d dimensions, operand rank is %d", at->npad,
+                      a->rank);
   }
   int64_t as[HLO_MAX_RANK], rs[HLO_MAX_RANK];
   hlo_value_strides(a, as);

@@ -155,7 +155,9 @@ static void load_keys(sort_ctx *c, int64_t len) {
     uint64_t b = load_bits(p, es);
     switch (c->kind) {
     case KEY_DOUBLE: c->kd[i] = hlo_float_decode(v->type, b); break;
-    case KEY_SINT: c->ks[i] = is_float ? total_order_key(b, bits) : sgn ? sext(b, bits) : (int64_t)b; break;
+    case KEY_SINT:
+      c->ks[i] = is_float ? total_order_key(b, bits) : sgn ? sext(b, bits) : (int64_t)b;
+      break;
     case KEY_UINT: c->ku[i] = v->type == HLO_PRED ? b != 0 : b; break;
     case KEY_NONE: break;
     }

@@ -74,9 +74,9 @@ static void expect(hlo_value *v, hlo_etype t, int rank, const int64_t *dims, con
 
 /* ---- gather ------------------------------------------------------------ */
 
-#define EMBED(IT, N)                                                              \
-  "ENTRY e {\n p = f32[5,3] parameter(0)\n i = " IT "[" #N "] parameter(1)\n"   \
-  " ROOT g = f32[" #N ",3] gather(p, i), offset_dims={1}, collapsed_slice_dims={0},"\
+#define EMBED(IT, N)                                                                               \
+  "ENTRY e {\n p = f32[5,3] parameter(0)\n i = " IT "[" #N "] parameter(1)\n"                      \
+  " ROOT g = f32[" #N ",3] gather(p, i), offset_dims={1}, collapsed_slice_dims={0},"               \
   " start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n}\n"
 
 static const double k53[] = {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32, 40, 41, 42};
@@ -92,8 +92,7 @@ static void gather_clamps_starts(void **state) {
   (void)state;
   /* Out-of-range rows are clamped to [0, 5 - 1], with any index type. */
   hlo_value *a[] = {mk(HLO_F32, 2, DIMS(5, 3), k53), mk(HLO_S8, 1, DIMS(3), VALS(7, -3, 127))};
-  expect(eval(EMBED("s8", 3), 2, a), HLO_F32, 2, DIMS(3, 3),
-         VALS(40, 41, 42, 0, 1, 2, 40, 41, 42));
+  expect(eval(EMBED("s8", 3), 2, a), HLO_F32, 2, DIMS(3, 3), VALS(40, 41, 42, 0, 1, 2, 40, 41, 42));
   hlo_value *b[] = {mk(HLO_F32, 2, DIMS(5, 3), k53), mk(HLO_U8, 1, DIMS(2), VALS(255, 1))};
   expect(eval(EMBED("u8", 2), 2, b), HLO_F32, 2, DIMS(2, 3), VALS(40, 41, 42, 10, 11, 12));
   hlo_value *c[] = {mk(HLO_F32, 2, DIMS(5, 3), k53), mk(HLO_S64, 1, DIMS(2), VALS(-1e15, 3))};
@@ -109,7 +108,8 @@ static void gather_2d_windows(void **state) {
   hlo_value *a[] = {mk(HLO_S32, 2, DIMS(4, 4), v), mk(HLO_S64, 2, DIMS(2, 2), VALS(1, 2, 3, 3))};
   expect(eval("ENTRY e {\n p = s32[4,4] parameter(0)\n i = s64[2,2] parameter(1)\n"
               " ROOT g = s32[2,2,2] gather(p, i), offset_dims={1,2}, collapsed_slice_dims={},"
-              " start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,2}\n}\n", 2, a),
+              " start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,2}\n}\n",
+              2, a),
          HLO_S32, 3, DIMS(2, 2, 2), VALS(6, 7, 10, 11, 10, 11, 14, 15));
 }
 
@@ -120,7 +120,8 @@ static void gather_index_vector_dim_first(void **state) {
                     mk(HLO_S32, 2, DIMS(1, 2), VALS(3, 1))};
   expect(eval("ENTRY e {\n p = f32[5] parameter(0)\n i = s32[1,2] parameter(1)\n"
               " ROOT g = f32[2] gather(p, i), offset_dims={}, collapsed_slice_dims={0},"
-              " start_index_map={0}, index_vector_dim=0, slice_sizes={1}\n}\n", 2, a),
+              " start_index_map={0}, index_vector_dim=0, slice_sizes={1}\n}\n",
+              2, a),
          HLO_F32, 1, DIMS(2), VALS(13, 11));
 }
 
@@ -131,7 +132,8 @@ static void gather_columns_offset_first(void **state) {
                     mk(HLO_S32, 1, DIMS(2), VALS(2, 0))};
   expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n i = s32[2] parameter(1)\n"
               " ROOT g = f32[2,2] gather(p, i), offset_dims={0}, collapsed_slice_dims={1},"
-              " start_index_map={1}, index_vector_dim=1, slice_sizes={2,1}\n}\n", 2, a),
+              " start_index_map={1}, index_vector_dim=1, slice_sizes={2,1}\n}\n",
+              2, a),
          HLO_F32, 2, DIMS(2, 2), VALS(3, 1, 6, 4));
 }
 
@@ -144,7 +146,8 @@ static void gather_batching_dims(void **state) {
   expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n i = s32[2,2] parameter(1)\n"
               " ROOT g = f32[2,2] gather(p, i), offset_dims={}, collapsed_slice_dims={1},"
               " start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0},"
-              " index_vector_dim=2, slice_sizes={1,1}\n}\n", 2, a),
+              " index_vector_dim=2, slice_sizes={1,1}\n}\n",
+              2, a),
          HLO_F32, 2, DIMS(2, 2), VALS(3, 2, 4, 6)); /* 9 clamps to 2 */
 }
 
@@ -157,24 +160,27 @@ static void gather_batching_dims_not_leading(void **state) {
   expect(eval("ENTRY e {\n p = s32[3,2] parameter(0)\n i = s32[2,2] parameter(1)\n"
               " ROOT g = s32[2,2] gather(p, i), offset_dims={}, collapsed_slice_dims={0},"
               " start_index_map={0}, operand_batching_dims={1}, start_indices_batching_dims={1},"
-              " index_vector_dim=2, slice_sizes={1,1}\n}\n", 2, a),
+              " index_vector_dim=2, slice_sizes={1,1}\n}\n",
+              2, a),
          HLO_S32, 2, DIMS(2, 2), VALS(30, 11, 20, 21));
 }
 
 /* ---- scatter ------------------------------------------------------------ */
 
-#define ADD_F32 "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
+#define ADD_F32                                                                                    \
+  "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
 #define LAST_F32 "last {\n a = f32[] parameter(0)\n ROOT b = f32[] parameter(1)\n}\n"
 #define FIRST_F32 "first {\n ROOT a = f32[] parameter(0)\n b = f32[] parameter(1)\n}\n"
 /* new = update - old: not commutative, and not recognised, so it is called
  * per element and shows the order of application. */
-#define SUBR_F32 "subr {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] subtract(b, a)\n}\n"
+#define SUBR_F32                                                                                   \
+  "subr {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] subtract(b, a)\n}\n"
 
-#define SCATTER1(COMB, NAME, IT)                                                \
-  COMB "ENTRY e {\n p = f32[4] parameter(0)\n i = " IT "[3] parameter(1)\n"    \
-  " u = f32[3] parameter(2)\n"                                                  \
-  " ROOT s = f32[4] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"\
-  " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=" NAME "\n}\n"
+#define SCATTER1(COMB, NAME, IT)                                                                   \
+  COMB "ENTRY e {\n p = f32[4] parameter(0)\n i = " IT "[3] parameter(1)\n"                        \
+       " u = f32[3] parameter(2)\n"                                                                \
+       " ROOT s = f32[4] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"       \
+       " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=" NAME "\n}\n"
 
 static hlo_value **scatter_args(hlo_value **a, hlo_etype it, const double *idx) {
   a[0] = mk(HLO_F32, 1, DIMS(4), VALS(0, 0, 0, 0));
@@ -186,8 +192,8 @@ static hlo_value **scatter_args(hlo_value **a, hlo_etype it, const double *idx) 
 static void scatter_add_repeated(void **state) {
   (void)state;
   hlo_value *a[3];
-  expect(eval(SCATTER1(ADD_F32, "add", "s32"), 3, scatter_args(a, HLO_S32, VALS(1, 1, 2))),
-         HLO_F32, 1, DIMS(4), VALS(0, 11, 7, 0));
+  expect(eval(SCATTER1(ADD_F32, "add", "s32"), 3, scatter_args(a, HLO_S32, VALS(1, 1, 2))), HLO_F32,
+         1, DIMS(4), VALS(0, 11, 7, 0));
 }
 
 static void scatter_overwrite_last_wins(void **state) {
@@ -223,11 +229,11 @@ static void scatter_skips_out_of_bounds(void **state) {
 
 /* The paper's reproducer: a singleton scatter with an s8 index into
  * f32[300].  s8 reaches 127 but not 128..299; -1 is skipped. */
-#define S8_SCATTER                                                                 \
-  ADD_F32 "ENTRY e {\n p = f32[300] parameter(0)\n i = s8[1,1] parameter(1)\n"    \
-  " u = f32[1] parameter(2)\n"                                                     \
-  " ROOT s = f32[300] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"\
-  " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n"
+#define S8_SCATTER                                                                                 \
+  ADD_F32 "ENTRY e {\n p = f32[300] parameter(0)\n i = s8[1,1] parameter(1)\n"                     \
+          " u = f32[1] parameter(2)\n"                                                             \
+          " ROOT s = f32[300] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"  \
+          " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n"
 
 static void scatter_s8_index_into_300(void **state) {
   (void)state;
@@ -253,24 +259,25 @@ static void scatter_s8_index_into_300(void **state) {
 static void scatter_index_types(void **state) {
   (void)state;
   hlo_value *a[3];
-  expect(eval(SCATTER1(ADD_F32, "add", "u8"), 3, scatter_args(a, HLO_U8, VALS(255, 3, 0))),
-         HLO_F32, 1, DIMS(4), VALS(7, 0, 0, 6));
+  expect(eval(SCATTER1(ADD_F32, "add", "u8"), 3, scatter_args(a, HLO_U8, VALS(255, 3, 0))), HLO_F32,
+         1, DIMS(4), VALS(7, 0, 0, 6));
   expect(eval(SCATTER1(ADD_F32, "add", "s16"), 3, scatter_args(a, HLO_S16, VALS(2, 2, -300))),
          HLO_F32, 1, DIMS(4), VALS(0, 0, 11, 0));
   expect(eval(SCATTER1(ADD_F32, "add", "s64"), 3, scatter_args(a, HLO_S64, VALS(0, 1, 3e12))),
          HLO_F32, 1, DIMS(4), VALS(5, 6, 0, 0));
-  expect(eval(SCATTER1(ADD_F32, "add", "u64"), 3, scatter_args(a, HLO_U64, VALS(3, 2, 1))),
-         HLO_F32, 1, DIMS(4), VALS(0, 7, 6, 5));
+  expect(eval(SCATTER1(ADD_F32, "add", "u64"), 3, scatter_args(a, HLO_U64, VALS(3, 2, 1))), HLO_F32,
+         1, DIMS(4), VALS(0, 7, 6, 5));
 }
 
 static void scatter_window_skipped_whole(void **state) {
   (void)state;
   /* Windows of 2 into f32[5]: start 4 would cover 4..5, so it is skipped as
    * a whole (element 4 stays 0); start 3 covers 3..4. */
-  const char *t = ADD_F32 "ENTRY e {\n p = f32[5] parameter(0)\n i = s32[2,1] parameter(1)\n"
-                  " u = f32[2,2] parameter(2)\n"
-                  " ROOT s = f32[5] scatter(p, i, u), update_window_dims={1}, inserted_window_dims={},"
-                  " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
+  const char *t =
+      ADD_F32 "ENTRY e {\n p = f32[5] parameter(0)\n i = s32[2,1] parameter(1)\n"
+              " u = f32[2,2] parameter(2)\n"
+              " ROOT s = f32[5] scatter(p, i, u), update_window_dims={1}, inserted_window_dims={},"
+              " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
   hlo_value *a[] = {mk(HLO_F32, 1, DIMS(5), VALS(0, 0, 0, 0, 0)),
                     mk(HLO_S32, 2, DIMS(2, 1), VALS(4, 0)),
                     mk(HLO_F32, 2, DIMS(2, 2), VALS(1, 2, 3, 4))};
@@ -283,11 +290,12 @@ static void scatter_window_skipped_whole(void **state) {
 
 static void scatter_2d_window(void **state) {
   (void)state;
-  const char *t = "mx {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n ROOT m = s32[] maximum(a, b)\n}\n"
-                  "ENTRY e {\n p = s32[3,3] parameter(0)\n i = s32[1,2] parameter(1)\n"
-                  " u = s32[1,2,2] parameter(2)\n"
-                  " ROOT s = s32[3,3] scatter(p, i, u), update_window_dims={1,2}, inserted_window_dims={},"
-                  " scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=mx\n}\n";
+  const char *t =
+      "mx {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n ROOT m = s32[] maximum(a, b)\n}\n"
+      "ENTRY e {\n p = s32[3,3] parameter(0)\n i = s32[1,2] parameter(1)\n"
+      " u = s32[1,2,2] parameter(2)\n"
+      " ROOT s = s32[3,3] scatter(p, i, u), update_window_dims={1,2}, inserted_window_dims={},"
+      " scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=mx\n}\n";
   hlo_value *a[] = {mk(HLO_S32, 2, DIMS(3, 3), VALS(5, 5, 5, 5, 5, 5, 5, 5, 5)),
                     mk(HLO_S32, 2, DIMS(1, 2), VALS(1, 1)),
                     mk(HLO_S32, 3, DIMS(1, 2, 2), VALS(1, 9, -4, 7))};
@@ -297,11 +305,12 @@ static void scatter_2d_window(void **state) {
 static void scatter_batching_dims(void **state) {
   (void)state;
   /* operand [2,3]; batch b adds its update at column idx[b] of row b. */
-  const char *t = ADD_F32 "ENTRY e {\n p = f32[2,3] parameter(0)\n i = s32[2] parameter(1)\n"
-                  " u = f32[2] parameter(2)\n"
-                  " ROOT s = f32[2,3] scatter(p, i, u), update_window_dims={}, inserted_window_dims={1},"
-                  " input_batching_dims={0}, scatter_indices_batching_dims={0},"
-                  " scatter_dims_to_operand_dims={1}, index_vector_dim=1, to_apply=add\n}\n";
+  const char *t = ADD_F32
+      "ENTRY e {\n p = f32[2,3] parameter(0)\n i = s32[2] parameter(1)\n"
+      " u = f32[2] parameter(2)\n"
+      " ROOT s = f32[2,3] scatter(p, i, u), update_window_dims={}, inserted_window_dims={1},"
+      " input_batching_dims={0}, scatter_indices_batching_dims={0},"
+      " scatter_dims_to_operand_dims={1}, index_vector_dim=1, to_apply=add\n}\n";
   hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), VALS(0, 0, 0, 0, 0, 0)),
                     mk(HLO_S32, 1, DIMS(2), VALS(2, 0)), mk(HLO_F32, 1, DIMS(2), VALS(10, 20))};
   expect(eval(t, 3, a), HLO_F32, 2, DIMS(2, 3), VALS(0, 0, 10, 20, 0, 0));
@@ -354,24 +363,27 @@ static void scatter_typed_fast_paths(void **state) {
   (void)state;
   /* bf16 add rounds once to bf16: 256 + 1 is a tie and stays 256 (even),
    * twice.  s8 add wraps: 100 + 100 = -56. u8 max is unsigned. */
-  const char *bf = "add {\n a = bf16[] parameter(0)\n b = bf16[] parameter(1)\n ROOT s = bf16[] add(a, b)\n}\n"
-                   "ENTRY e {\n p = bf16[2] parameter(0)\n i = s32[3] parameter(1)\n u = bf16[3] parameter(2)\n"
-                   " ROOT s = bf16[2] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
-                   " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
+  const char *bf =
+      "add {\n a = bf16[] parameter(0)\n b = bf16[] parameter(1)\n ROOT s = bf16[] add(a, b)\n}\n"
+      "ENTRY e {\n p = bf16[2] parameter(0)\n i = s32[3] parameter(1)\n u = bf16[3] parameter(2)\n"
+      " ROOT s = bf16[2] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
+      " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
   hlo_value *a[] = {mk(HLO_BF16, 1, DIMS(2), VALS(256, 1)), mk(HLO_S32, 1, DIMS(3), VALS(0, 0, 1)),
                     mk(HLO_BF16, 1, DIMS(3), VALS(1, 1, 0.5))};
   expect(eval(bf, 3, a), HLO_BF16, 1, DIMS(2), VALS(256, 1.5));
-  const char *s8 = "add {\n a = s8[] parameter(0)\n b = s8[] parameter(1)\n ROOT s = s8[] add(a, b)\n}\n"
-                   "ENTRY e {\n p = s8[1] parameter(0)\n i = s32[1] parameter(1)\n u = s8[1] parameter(2)\n"
-                   " ROOT s = s8[1] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
-                   " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
+  const char *s8 =
+      "add {\n a = s8[] parameter(0)\n b = s8[] parameter(1)\n ROOT s = s8[] add(a, b)\n}\n"
+      "ENTRY e {\n p = s8[1] parameter(0)\n i = s32[1] parameter(1)\n u = s8[1] parameter(2)\n"
+      " ROOT s = s8[1] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
+      " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
   hlo_value *b[] = {mk(HLO_S8, 1, DIMS(1), VALS(100)), mk(HLO_S32, 1, DIMS(1), VALS(0)),
                     mk(HLO_S8, 1, DIMS(1), VALS(100))};
   expect(eval(s8, 3, b), HLO_S8, 1, DIMS(1), VALS(-56));
-  const char *u8 = "mx {\n a = u8[] parameter(0)\n b = u8[] parameter(1)\n ROOT s = u8[] maximum(a, b)\n}\n"
-                   "ENTRY e {\n p = u8[2] parameter(0)\n i = s32[2] parameter(1)\n u = u8[2] parameter(2)\n"
-                   " ROOT s = u8[2] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
-                   " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mx\n}\n";
+  const char *u8 =
+      "mx {\n a = u8[] parameter(0)\n b = u8[] parameter(1)\n ROOT s = u8[] maximum(a, b)\n}\n"
+      "ENTRY e {\n p = u8[2] parameter(0)\n i = s32[2] parameter(1)\n u = u8[2] parameter(2)\n"
+      " ROOT s = u8[2] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
+      " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mx\n}\n";
   hlo_value *c[] = {mk(HLO_U8, 1, DIMS(2), VALS(3, 200)), mk(HLO_S32, 1, DIMS(2), VALS(0, 1)),
                     mk(HLO_U8, 1, DIMS(2), VALS(250, 100))};
   expect(eval(u8, 3, c), HLO_U8, 1, DIMS(2), VALS(250, 200));
@@ -380,11 +392,13 @@ static void scatter_typed_fast_paths(void **state) {
 static void scatter_max_nan(void **state) {
   (void)state;
   /* maximum propagates NaN whichever side it is on. */
-  const char *t = "mx {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] maximum(a, b)\n}\n"
-                  "ENTRY e {\n p = f32[3] parameter(0)\n i = s32[3] parameter(1)\n u = f32[3] parameter(2)\n"
-                  " ROOT s = f32[3] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
-                  " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mx\n}\n";
-  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(3), VALS(NAN, 1, 1)), mk(HLO_S32, 1, DIMS(3), VALS(0, 1, 2)),
+  const char *t =
+      "mx {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] maximum(a, b)\n}\n"
+      "ENTRY e {\n p = f32[3] parameter(0)\n i = s32[3] parameter(1)\n u = f32[3] parameter(2)\n"
+      " ROOT s = f32[3] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
+      " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mx\n}\n";
+  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(3), VALS(NAN, 1, 1)),
+                    mk(HLO_S32, 1, DIMS(3), VALS(0, 1, 2)),
                     mk(HLO_F32, 1, DIMS(3), VALS(5, NAN, 0))};
   expect(eval(t, 3, a), HLO_F32, 1, DIMS(3), VALS(NAN, NAN, 1));
 }

@@ -82,7 +82,8 @@ static void broadcast_scalar(void **state) {
   (void)state;
   hlo_value *a[] = {scalar(HLO_F32, 2.5)};
   expect(eval("ENTRY e {\n p = f32[] parameter(0)\n"
-              " ROOT b = f32[2,3] broadcast(p), dimensions={}\n}\n", 1, a),
+              " ROOT b = f32[2,3] broadcast(p), dimensions={}\n}\n",
+              1, a),
          HLO_F32, 2, DIMS(2, 3), VALS(2.5, 2.5, 2.5, 2.5, 2.5, 2.5));
 }
 
@@ -90,11 +91,13 @@ static void broadcast_row_and_column(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_S32, 1, DIMS(3), VALS(7, 8, 9))};
   expect(eval("ENTRY e {\n p = s32[3] parameter(0)\n"
-              " ROOT b = s32[2,3] broadcast(p), dimensions={1}\n}\n", 1, a),
+              " ROOT b = s32[2,3] broadcast(p), dimensions={1}\n}\n",
+              1, a),
          HLO_S32, 2, DIMS(2, 3), VALS(7, 8, 9, 7, 8, 9));
   hlo_value *c[] = {mk(HLO_S32, 1, DIMS(2), VALS(7, 8))};
   expect(eval("ENTRY e {\n p = s32[2] parameter(0)\n"
-              " ROOT b = s32[2,3] broadcast(p), dimensions={0}\n}\n", 1, c),
+              " ROOT b = s32[2,3] broadcast(p), dimensions={0}\n}\n",
+              1, c),
          HLO_S32, 2, DIMS(2, 3), VALS(7, 7, 7, 8, 8, 8));
 }
 
@@ -103,7 +106,8 @@ static void broadcast_rank3_middle(void **state) {
   /* [2,3] into [2,2,3] along dims {0,2}: the middle dim repeats. */
   hlo_value *a[] = {mk(HLO_F16, 2, DIMS(2, 3), k23)};
   expect(eval("ENTRY e {\n p = f16[2,3] parameter(0)\n"
-              " ROOT b = f16[2,2,3] broadcast(p), dimensions={0,2}\n}\n", 1, a),
+              " ROOT b = f16[2,2,3] broadcast(p), dimensions={0,2}\n}\n",
+              1, a),
          HLO_F16, 3, DIMS(2, 2, 3), VALS(1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6));
 }
 
@@ -111,7 +115,8 @@ static void broadcast_pred(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_PRED, 1, DIMS(2), VALS(1, 0))};
   expect(eval("ENTRY e {\n p = pred[2] parameter(0)\n"
-              " ROOT b = pred[2,2] broadcast(p), dimensions={1}\n}\n", 1, a),
+              " ROOT b = pred[2,2] broadcast(p), dimensions={1}\n}\n",
+              1, a),
          HLO_PRED, 2, DIMS(2, 2), VALS(1, 0, 1, 0));
 }
 
@@ -121,7 +126,8 @@ static void reshape_and_copy(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), k23)};
   expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n r = f32[3,2] reshape(p)\n"
-              " ROOT c = f32[3,2] copy(r)\n}\n", 1, a),
+              " ROOT c = f32[3,2] copy(r)\n}\n",
+              1, a),
          HLO_F32, 2, DIMS(3, 2), k23);
   hlo_value *b[] = {mk(HLO_S8, 2, DIMS(2, 3), k23)};
   expect(eval("ENTRY e {\n p = s8[2,3] parameter(0)\n ROOT r = s8[6] reshape(p)\n}\n", 1, b),
@@ -145,7 +151,8 @@ static void bitcast_row_major(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), k23)};
   expect(eval("ENTRY e {\n p = f32[2,3]{1,0} parameter(0)\n"
-              " ROOT b = f32[6]{0} bitcast(p)\n}\n", 1, a),
+              " ROOT b = f32[6]{0} bitcast(p)\n}\n",
+              1, a),
          HLO_F32, 1, DIMS(6), k23);
 }
 
@@ -163,7 +170,8 @@ static void bitcast_column_major(void **state) {
    * bytes read as row-major f32[3,2] are the transpose of A. */
   hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), k23)};
   expect(eval("ENTRY e {\n p = f32[2,3]{0,1} parameter(0)\n"
-              " ROOT b = f32[3,2]{1,0} bitcast(p)\n}\n", 1, a),
+              " ROOT b = f32[3,2]{1,0} bitcast(p)\n}\n",
+              1, a),
          HLO_F32, 2, DIMS(3, 2), VALS(1, 4, 2, 5, 3, 6));
 }
 
@@ -173,7 +181,8 @@ static void transpose_2d(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), k23)};
   expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n"
-              " ROOT t = f32[3,2] transpose(p), dimensions={1,0}\n}\n", 1, a),
+              " ROOT t = f32[3,2] transpose(p), dimensions={1,0}\n}\n",
+              1, a),
          HLO_F32, 2, DIMS(3, 2), VALS(1, 4, 2, 5, 3, 6));
 }
 
@@ -188,9 +197,9 @@ static void transpose_rank3(void **state) {
         v[i * 6 + j * 2 + k] = 100 * i + 10 * j + k;
   hlo_value *a[] = {mk(HLO_S32, 3, DIMS(2, 3, 2), v)};
   expect(eval("ENTRY e {\n p = s32[2,3,2] parameter(0)\n"
-              " ROOT t = s32[2,2,3] transpose(p), dimensions={2,0,1}\n}\n", 1, a),
-         HLO_S32, 3, DIMS(2, 2, 3),
-         VALS(0, 10, 20, 100, 110, 120, 1, 11, 21, 101, 111, 121));
+              " ROOT t = s32[2,2,3] transpose(p), dimensions={2,0,1}\n}\n",
+              1, a),
+         HLO_S32, 3, DIMS(2, 2, 3), VALS(0, 10, 20, 100, 110, 120, 1, 11, 21, 101, 111, 121));
 }
 
 /* Large enough to take the tiled path, with ragged tile edges. */
@@ -206,7 +215,8 @@ static void transpose_large_tiled(void **state) {
   memcpy(copy, src, sizeof copy);
   hlo_value *a[] = {p};
   hlo_value *t = eval("ENTRY e {\n p = bf16[67,45] parameter(0)\n"
-                      " ROOT t = bf16[45,67] transpose(p), dimensions={1,0}\n}\n", 1, a);
+                      " ROOT t = bf16[45,67] transpose(p), dimensions={1,0}\n}\n",
+                      1, a);
   assert_int_equal(t->dims[0], C);
   assert_int_equal(t->dims[1], R);
   const uint16_t *out = t->data;
@@ -221,7 +231,8 @@ static void transpose_large_tiled(void **state) {
     qs[i] = i;
   hlo_value *b[] = {q};
   t = eval("ENTRY e {\n p = s64[3,20,33] parameter(0)\n"
-           " ROOT t = s64[3,33,20] transpose(p), dimensions={0,2,1}\n}\n", 1, b);
+           " ROOT t = s64[3,33,20] transpose(p), dimensions={0,2,1}\n}\n",
+           1, b);
   const int64_t *o = t->data;
   for (int n = 0; n < 3; n++)
     for (int k = 0; k < 33; k++)
@@ -236,7 +247,8 @@ static void slice_strided(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_S32, 1, DIMS(10), VALS(0, 1, 2, 3, 4, 5, 6, 7, 8, 9))};
   expect(eval("ENTRY e {\n p = s32[10] parameter(0)\n"
-              " ROOT s = s32[3] slice(p), slice={[1:8:3]}\n}\n", 1, a),
+              " ROOT s = s32[3] slice(p), slice={[1:8:3]}\n}\n",
+              1, a),
          HLO_S32, 1, DIMS(3), VALS(1, 4, 7));
   /* 2-D: rows 1..2, every other column; the limit need not be reached. */
   double v[12];
@@ -244,7 +256,8 @@ static void slice_strided(void **state) {
     v[i] = i;
   hlo_value *b[] = {mk(HLO_F32, 2, DIMS(3, 4), v)};
   expect(eval("ENTRY e {\n p = f32[3,4] parameter(0)\n"
-              " ROOT s = f32[2,2] slice(p), slice={[1:3], [0:3:2]}\n}\n", 1, b),
+              " ROOT s = f32[2,2] slice(p), slice={[1:3], [0:3:2]}\n}\n",
+              1, b),
          HLO_F32, 2, DIMS(2, 2), VALS(4, 6, 8, 10));
 }
 
@@ -255,7 +268,8 @@ static void slice_contiguous_rows(void **state) {
     v[i] = i;
   hlo_value *a[] = {mk(HLO_U16, 2, DIMS(3, 4), v)};
   expect(eval("ENTRY e {\n p = u16[3,4] parameter(0)\n"
-              " ROOT s = u16[2,2] slice(p), slice={[0:2], [1:3]}\n}\n", 1, a),
+              " ROOT s = u16[2,2] slice(p), slice={[0:2], [1:3]}\n}\n",
+              1, a),
          HLO_U16, 2, DIMS(2, 2), VALS(1, 2, 5, 6));
 }
 
@@ -263,21 +277,27 @@ static void slice_empty(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_F32, 1, DIMS(4), VALS(1, 2, 3, 4))};
   hlo_value *v = eval("ENTRY e {\n p = f32[4] parameter(0)\n"
-                      " ROOT s = f32[0] slice(p), slice={[2:2]}\n}\n", 1, a);
+                      " ROOT s = f32[0] slice(p), slice={[2:2]}\n}\n",
+                      1, a);
   assert_int_equal(v->count, 0);
   hlo_value_unref(v);
 }
 
 /* ---- dynamic-slice / dynamic-update-slice ------------------------------ */
 
-#define DS_TEXT(T)                                                              \
-  "ENTRY e {\n p = f32[5] parameter(0)\n i = " T "[] parameter(1)\n"           \
+#define DS_TEXT(T)                                                                                 \
+  "ENTRY e {\n p = f32[5] parameter(0)\n i = " T "[] parameter(1)\n"                               \
   " ROOT d = f32[3] dynamic-slice(p, i), dynamic_slice_sizes={3}\n}\n"
 
 static void dynamic_slice_clamps(void **state) {
   (void)state;
   const double v[] = {10, 11, 12, 13, 14};
-  struct { const char *text; hlo_etype t; double start; double w0; } cases[] = {
+  struct {
+    const char *text;
+    hlo_etype t;
+    double start;
+    double w0;
+  } cases[] = {
       {DS_TEXT("s32"), HLO_S32, 1, 11},   /* in range */
       {DS_TEXT("s32"), HLO_S32, 3, 12},   /* 3 + 3 > 5: clamped to 2 */
       {DS_TEXT("s32"), HLO_S32, 100, 12}, /* far out: clamped to 2 */
@@ -305,21 +325,25 @@ static void dynamic_slice_2d(void **state) {
   hlo_value *a[] = {mk(HLO_S32, 2, DIMS(3, 4), v), scalar(HLO_S64, 5), scalar(HLO_S64, -1)};
   expect(eval("ENTRY e {\n p = s32[3,4] parameter(0)\n i = s64[] parameter(1)\n"
               " j = s64[] parameter(2)\n"
-              " ROOT d = s32[2,2] dynamic-slice(p, i, j), dynamic_slice_sizes={2,2}\n}\n", 3, a),
+              " ROOT d = s32[2,2] dynamic-slice(p, i, j), dynamic_slice_sizes={2,2}\n}\n",
+              3, a),
          HLO_S32, 2, DIMS(2, 2), VALS(4, 5, 8, 9));
 }
 
-#define DUS_TEXT                                                                \
-  "ENTRY e {\n p = f32[5] parameter(0)\n u = f32[2] parameter(1)\n"           \
+#define DUS_TEXT                                                                                   \
+  "ENTRY e {\n p = f32[5] parameter(0)\n u = f32[2] parameter(1)\n"                                \
   " i = s32[] parameter(2)\n ROOT d = f32[5] dynamic-update-slice(p, u, i)\n}\n"
 
 static void dynamic_update_slice_clamps(void **state) {
   (void)state;
   const double z[] = {0, 0, 0, 0, 0};
-  struct { double start; double want[5]; } cases[] = {
+  struct {
+    double start;
+    double want[5];
+  } cases[] = {
       {1, {0, 7, 8, 0, 0}},
-      {4, {0, 0, 0, 7, 8}},   /* clamped to 3 */
-      {-1, {7, 8, 0, 0, 0}},  /* clamped to 0 */
+      {4, {0, 0, 0, 7, 8}},  /* clamped to 3 */
+      {-1, {7, 8, 0, 0, 0}}, /* clamped to 0 */
       {1000, {0, 0, 0, 7, 8}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -337,7 +361,8 @@ static void dynamic_update_slice_2d(void **state) {
                     scalar(HLO_U8, 2), scalar(HLO_U8, 3)};
   expect(eval("ENTRY e {\n p = s16[3,4] parameter(0)\n u = s16[2,2] parameter(1)\n"
               " i = u8[] parameter(2)\n j = u8[] parameter(3)\n"
-              " ROOT d = s16[3,4] dynamic-update-slice(p, u, i, j)\n}\n", 4, a),
+              " ROOT d = s16[3,4] dynamic-update-slice(p, u, i, j)\n}\n",
+              4, a),
          HLO_S16, 2, DIMS(3, 4), VALS(0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4));
 }
 
@@ -347,13 +372,15 @@ static void concatenate_dims(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), k23), mk(HLO_F32, 2, DIMS(1, 3), VALS(7, 8, 9))};
   expect(eval("ENTRY e {\n a = f32[2,3] parameter(0)\n b = f32[1,3] parameter(1)\n"
-              " ROOT c = f32[3,3] concatenate(a, b), dimensions={0}\n}\n", 2, a),
+              " ROOT c = f32[3,3] concatenate(a, b), dimensions={0}\n}\n",
+              2, a),
          HLO_F32, 2, DIMS(3, 3), VALS(1, 2, 3, 4, 5, 6, 7, 8, 9));
   hlo_value *b[] = {mk(HLO_F32, 2, DIMS(2, 3), k23), mk(HLO_F32, 2, DIMS(2, 1), VALS(7, 8)),
                     mk(HLO_F32, 2, DIMS(2, 0), NULL)};
   expect(eval("ENTRY e {\n a = f32[2,3] parameter(0)\n b = f32[2,1] parameter(1)\n"
               " z = f32[2,0] parameter(2)\n"
-              " ROOT c = f32[2,4] concatenate(a, z, b), dimensions={1}\n}\n", 3, b),
+              " ROOT c = f32[2,4] concatenate(a, z, b), dimensions={1}\n}\n",
+              3, b),
          HLO_F32, 2, DIMS(2, 4), VALS(1, 2, 3, 7, 4, 5, 6, 8));
 }
 
@@ -364,12 +391,14 @@ static void pad_interior_and_negative(void **state) {
   /* {1,2,3} with lo=-1 hi=2 interior=1: 1 p 2 p 3, crop the first, add 2. */
   hlo_value *a[] = {mk(HLO_F32, 1, DIMS(3), VALS(1, 2, 3)), scalar(HLO_F32, -9)};
   expect(eval("ENTRY e {\n p = f32[3] parameter(0)\n v = f32[] parameter(1)\n"
-              " ROOT r = f32[6] pad(p, v), padding=-1_2_1\n}\n", 2, a),
+              " ROOT r = f32[6] pad(p, v), padding=-1_2_1\n}\n",
+              2, a),
          HLO_F32, 1, DIMS(6), VALS(-9, 2, -9, 3, -9, -9));
   /* negative hi crops from the end; lo=2 pads in front */
   hlo_value *b[] = {mk(HLO_S8, 1, DIMS(4), VALS(1, 2, 3, 4)), scalar(HLO_S8, 0)};
   expect(eval("ENTRY e {\n p = s8[4] parameter(0)\n v = s8[] parameter(1)\n"
-              " ROOT r = s8[4] pad(p, v), padding=2_-2\n}\n", 2, b),
+              " ROOT r = s8[4] pad(p, v), padding=2_-2\n}\n",
+              2, b),
          HLO_S8, 1, DIMS(4), VALS(0, 0, 1, 2));
 }
 
@@ -379,12 +408,14 @@ static void pad_2d(void **state) {
    * trailing element:  row -> a p b -> a p. */
   hlo_value *a[] = {mk(HLO_S32, 2, DIMS(2, 2), VALS(1, 2, 3, 4)), scalar(HLO_S32, 5)};
   expect(eval("ENTRY e {\n p = s32[2,2] parameter(0)\n v = s32[] parameter(1)\n"
-              " ROOT r = s32[3,2] pad(p, v), padding=1_0x0_-1_1\n}\n", 2, a),
+              " ROOT r = s32[3,2] pad(p, v), padding=1_0x0_-1_1\n}\n",
+              2, a),
          HLO_S32, 2, DIMS(3, 2), VALS(5, 5, 1, 5, 3, 5));
   /* plain edge padding of a 2x3 on all sides */
   hlo_value *b[] = {mk(HLO_F32, 2, DIMS(2, 3), k23), scalar(HLO_F32, 0)};
   expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n v = f32[] parameter(1)\n"
-              " ROOT r = f32[3,5] pad(p, v), padding=0_1x1_1\n}\n", 2, b),
+              " ROOT r = f32[3,5] pad(p, v), padding=0_1x1_1\n}\n",
+              2, b),
          HLO_F32, 2, DIMS(3, 5), VALS(0, 1, 2, 3, 0, 0, 4, 5, 6, 0, 0, 0, 0, 0, 0));
 }
 
@@ -393,7 +424,8 @@ static void pad_crop_everything(void **state) {
   /* lo=-3 on 3 elements leaves only the hi padding. */
   hlo_value *a[] = {mk(HLO_F32, 1, DIMS(3), VALS(1, 2, 3)), scalar(HLO_F32, 4)};
   expect(eval("ENTRY e {\n p = f32[3] parameter(0)\n v = f32[] parameter(1)\n"
-              " ROOT r = f32[2] pad(p, v), padding=-3_2\n}\n", 2, a),
+              " ROOT r = f32[2] pad(p, v), padding=-3_2\n}\n",
+              2, a),
          HLO_F32, 1, DIMS(2), VALS(4, 4));
 }
 
@@ -403,24 +435,27 @@ static void reverse_dims(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), k23)};
   expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n"
-              " ROOT r = f32[2,3] reverse(p), dimensions={0,1}\n}\n", 1, a),
+              " ROOT r = f32[2,3] reverse(p), dimensions={0,1}\n}\n",
+              1, a),
          HLO_F32, 2, DIMS(2, 3), VALS(6, 5, 4, 3, 2, 1));
   hlo_value *b[] = {mk(HLO_F32, 2, DIMS(2, 3), k23)};
   expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n"
-              " ROOT r = f32[2,3] reverse(p), dimensions={1}\n}\n", 1, b),
+              " ROOT r = f32[2,3] reverse(p), dimensions={1}\n}\n",
+              1, b),
          HLO_F32, 2, DIMS(2, 3), VALS(3, 2, 1, 6, 5, 4));
   hlo_value *c[] = {mk(HLO_F32, 2, DIMS(2, 3), k23)};
   expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n"
-              " ROOT r = f32[2,3] reverse(p), dimensions={0}\n}\n", 1, c),
+              " ROOT r = f32[2,3] reverse(p), dimensions={0}\n}\n",
+              1, c),
          HLO_F32, 2, DIMS(2, 3), VALS(4, 5, 6, 1, 2, 3));
 }
 
 static void iota_dim1(void **state) {
   (void)state;
-  expect(eval("ENTRY e {\n ROOT i = s32[2,3] iota(), iota_dimension=1\n}\n", 0, NULL), HLO_S32,
-         2, DIMS(2, 3), VALS(0, 1, 2, 0, 1, 2));
-  expect(eval("ENTRY e {\n ROOT i = f32[3,2] iota(), iota_dimension=0\n}\n", 0, NULL), HLO_F32,
-         2, DIMS(3, 2), VALS(0, 0, 1, 1, 2, 2));
+  expect(eval("ENTRY e {\n ROOT i = s32[2,3] iota(), iota_dimension=1\n}\n", 0, NULL), HLO_S32, 2,
+         DIMS(2, 3), VALS(0, 1, 2, 0, 1, 2));
+  expect(eval("ENTRY e {\n ROOT i = f32[3,2] iota(), iota_dimension=0\n}\n", 0, NULL), HLO_F32, 2,
+         DIMS(3, 2), VALS(0, 0, 1, 1, 2, 2));
 }
 
 static void iota_rounding(void **state) {
@@ -445,8 +480,8 @@ static void bad_bitcast_is_an_error(void **state) {
   (void)state;
   hlo_value *a[] = {mk(HLO_F32, 1, DIMS(3), VALS(1, 2, 3))};
   hlo_error err = {0};
-  hlo_value *v = eval_err("ENTRY e {\n p = f32[3] parameter(0)\n ROOT b = f32[4] bitcast(p)\n}\n",
-                          1, a, &err);
+  hlo_value *v =
+      eval_err("ENTRY e {\n p = f32[3] parameter(0)\n ROOT b = f32[4] bitcast(p)\n}\n", 1, a, &err);
   assert_null(v);
   assert_non_null(strstr(err.msg, "bitcast"));
   assert_int_equal(err.line, 3);
