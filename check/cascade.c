@@ -1,0 +1,142 @@
+/* cascade.c — comparison rules by producing op, and verdict attribution. */
+#include "cascade.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_internal.h"
+
+/* Ops that only move or select data: what comes out was computed elsewhere,
+ * so the comparison rule is the rule of what fed them. */
+static bool moves_data(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_BITCAST: case HLO_OP_COPY: case HLO_OP_RESHAPE: case HLO_OP_TRANSPOSE:
+  case HLO_OP_BROADCAST: case HLO_OP_SLICE: case HLO_OP_REVERSE: case HLO_OP_DYNAMIC_SLICE:
+  case HLO_OP_GATHER: case HLO_OP_GET_TUPLE_ELEMENT: case HLO_OP_ALL_GATHER:
+  case HLO_OP_ALL_TO_ALL: case HLO_OP_COLLECTIVE_PERMUTE: case HLO_OP_OPT_BARRIER:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static const hlo_instr *leaf_producer(const hlo_computation *c, int leaf) {
+  const hlo_instr *r = c->root;
+  if (r->op == HLO_OP_TUPLE && leaf < r->noperands)
+    return r->operands[leaf];
+  return r;
+}
+
+static bool bitwise_source(const hlo_instr *ins, int depth) {
+  if (depth > 64)
+    return false;
+  if (ins->op == HLO_OP_PARAMETER || ins->op == HLO_OP_CONSTANT || ins->op == HLO_OP_IOTA)
+    return true;
+  if (ins->op == HLO_OP_REDUCE || ins->op == HLO_OP_REDUCE_WINDOW) {
+    hlo_opcode r = chk_simple_reducer(ins->attrs.calls.to_apply);
+    return r == HLO_OP_MAXIMUM || r == HLO_OP_MINIMUM;
+  }
+  if (ins->op == HLO_OP_SORT)
+    return true; /* sorting permutes values; it computes none */
+  if (moves_data(ins->op) && ins->noperands >= 1)
+    return bitwise_source(ins->operands[0], depth + 1);
+  if (ins->op == HLO_OP_CONCATENATE || ins->op == HLO_OP_PAD || ins->op == HLO_OP_SELECT) {
+    /* Every data operand must itself be a bitwise source (select's predicate
+     * is data too: it only chooses). */
+    for (int k = 0; k < ins->noperands; k++)
+      if (!bitwise_source(ins->operands[k], depth + 1))
+        return false;
+    return true;
+  }
+  return false;
+}
+
+chk_rule chk_leaf_rule(const hlo_computation *c, int leaf) {
+  const hlo_shape *s = hlo_shape_leaf(&c->root->shape, leaf);
+  if (!s || (!hlo_etype_is_float(s->type) && hlo_etype_class(s->type) != HLO_CLASS_COMPLEX))
+    return CHK_RULE_BITWISE;
+  return bitwise_source(leaf_producer(c, leaf), 0) ? CHK_RULE_BITWISE : CHK_RULE_TOLERANCE;
+}
+
+static bool depends(const hlo_instr *ins, const hlo_instr *hero, unsigned char *seen) {
+  if (ins == hero)
+    return true;
+  if (seen[ins->index])
+    return false;
+  seen[ins->index] = 1;
+  for (int k = 0; k < ins->noperands; k++)
+    if (depends(ins->operands[k], hero, seen))
+      return true;
+  return false;
+}
+
+bool chk_leaf_depends_on(const hlo_computation *c, int leaf, const hlo_instr *hero) {
+  if (!hero || hero->parent != c)
+    return hero != NULL; /* a hero in a called computation: assume it feeds */
+  unsigned char *seen = calloc((size_t)c->ninstrs, 1);
+  if (!seen)
+    return true;
+  bool d = depends(leaf_producer(c, leaf), hero, seen);
+  free(seen);
+  return d;
+}
+
+static int leaves(const hlo_value *v, const hlo_value **out, int n, int cap) {
+  if (v->type != HLO_TUPLE) {
+    if (n < cap)
+      out[n] = v;
+    return n + 1;
+  }
+  for (int i = 0; i < v->ntuple; i++)
+    n = leaves(v->elems[i], out, n, cap);
+  return n;
+}
+
+enum { MAX_LEAVES = 256 };
+
+int chk_compare_values(const hlo_value *a, const hlo_value *b, const chk_leaf_check *checks,
+                       chk_metrics *worst, bool *identical, bool *within, hlo_error *err) {
+  const hlo_value *la[MAX_LEAVES], *lb[MAX_LEAVES];
+  int na = leaves(a, la, 0, MAX_LEAVES), nb = leaves(b, lb, 0, MAX_LEAVES);
+  if (na != nb)
+    return hlo_error_set(err, 0, 0, "outputs have %d and %d leaves", na, nb);
+  if (na > MAX_LEAVES)
+    return hlo_error_set(err, 0, 0, "more than %d output leaves", MAX_LEAVES);
+  int worst_leaf = -1;
+  *identical = true;
+  *within = true;
+  memset(worst, 0, sizeof *worst);
+  worst->peak_index = -1;
+  for (int i = 0; i < na; i++) {
+    chk_metrics m;
+    if (chk_compare(la[i], lb[i], checks[i].rule, checks[i].tol, &m, err) != 0)
+      return -1;
+    bool same = la[i]->count == 0 ||
+                memcmp(la[i]->data, lb[i]->data, (size_t)la[i]->count * la[i]->elem_size) == 0;
+    *identical = *identical && same;
+    if (checks[i].checked && m.mismatches > 0)
+      *within = false;
+    bool worse = worst_leaf < 0 || m.mismatches > worst->mismatches ||
+                 (m.mismatches == worst->mismatches && m.max_abs > worst->max_abs);
+    if (worse) {
+      *worst = m;
+      worst_leaf = i;
+    }
+  }
+  return worst_leaf < 0 ? 0 : worst_leaf;
+}
+
+chk_verdict chk_attribute(bool identical, bool cand_vs_default_within, bool cand_vs_ref_within,
+                          bool default_vs_ref_within) {
+  if (identical)
+    return CHK_VERDICT_MATCH;
+  if (cand_vs_default_within)
+    return CHK_VERDICT_BENIGN;
+  if (cand_vs_ref_within && !default_vs_ref_within)
+    return CHK_VERDICT_MISMATCH_DEFAULT;
+  if (!cand_vs_ref_within && default_vs_ref_within)
+    return CHK_VERDICT_MISMATCH_CANDIDATE;
+  if (!cand_vs_ref_within && !default_vs_ref_within)
+    return CHK_VERDICT_MISMATCH_BOTH;
+  return CHK_VERDICT_BENIGN;
+}

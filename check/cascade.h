@@ -1,0 +1,60 @@
+/* cascade.h — judging one candidate of one fusion (paper §3.2.1).
+ *
+ * The cascade compares, cheapest first:
+ *   1. the candidate with the default, leaf by leaf;
+ *   2. the default with the reference, once per fusion (the caller does it
+ *      once and passes the outcome in);
+ *   3. the candidate with the reference, only when 1 found a divergence.
+ * Attribution follows from the three:
+ *   cand == default (bitwise)           match
+ *   cand ~ default (within tolerance)   benign
+ *   cand !~ default, cand ~ ref,  default !~ ref   mismatch-default
+ *   cand !~ default, cand !~ ref, default ~ ref    mismatch-candidate
+ *   cand !~ default, cand !~ ref, default !~ ref   mismatch-both
+ *   cand !~ default, cand ~ ref,  default ~ ref    benign (both within the
+ *       bound of the reference, just not of each other)
+ * Nondeterminism is decided by the caller (a rerun with another jitter seed).
+ */
+#ifndef TUNE_CHECK_CASCADE_H
+#define TUNE_CHECK_CASCADE_H
+
+#include <stdbool.h>
+
+#include "compare.h"
+#include "hlo.h"
+#include "hlo_value.h"
+#include "tolerance.h"
+#include "verdict.h"
+
+/* How output leaf `leaf` of computation c must be compared: bitwise when its
+ * producer (seen through data movement) is a parameter, a constant, a
+ * min/max reduction, or when the type is not floating point; by tolerance
+ * otherwise. */
+chk_rule chk_leaf_rule(const hlo_computation *c, int leaf);
+
+/* Does leaf `leaf` of c depend on instruction `hero` (so the hero's
+ * accumulation length applies to its tolerance)? */
+bool chk_leaf_depends_on(const hlo_computation *c, int leaf, const hlo_instr *hero);
+
+/* Per-leaf tolerance bases for a fusion: filled by the caller from the
+ * fusion analysis and the reference probe. */
+typedef struct chk_leaf_check {
+  chk_rule rule;
+  chk_tol tol;
+  bool checked; /* false when --ops excluded this leaf's op */
+} chk_leaf_check;
+
+/* Compares every leaf of a (actual) with b (expected) under checks[leaf];
+ * returns the index of the worst leaf (most mismatches, then largest
+ * max_abs) with its metrics in *worst, and sets *identical when every leaf
+ * is bitwise equal and *within when no leaf has a mismatch.  -1 with err
+ * when the values cannot be compared. */
+int chk_compare_values(const hlo_value *a, const hlo_value *b, const chk_leaf_check *checks,
+                       chk_metrics *worst, bool *identical, bool *within, hlo_error *err);
+
+/* The attribution table above; cand_vs_default_within is the result of
+ * step 1 (false means divergent). */
+chk_verdict chk_attribute(bool identical, bool cand_vs_default_within, bool cand_vs_ref_within,
+                          bool default_vs_ref_within);
+
+#endif

@@ -1,0 +1,63 @@
+/* store.h — the results file: runs, fusions and candidates in HDF5.
+ *
+ * One file holds many runs (README "HDF5 schema" documents the layout):
+ *
+ *   /                         attrs schema="tune-results", schema_version,
+ *                                   tool_version
+ *   /runs/<run-id>/           attrs started, finished, status, command,
+ *                                   machine, compiler, seed, host
+ *     fusions/<fp>/           attrs name, source, hero, default_config,
+ *                                   best_config, best_speedup, verdict counts
+ *       hlo                   string dataset: the module's canonical text
+ *       candidates            compound table, one row per candidate: id,
+ *                             config text, one column per knob, status,
+ *                             verdict, sim_time, wall_time, speedup, the
+ *                             tolerance, and every metric of compare.h
+ *                             (vs the default, and vs the reference)
+ *       reference             one-row compound: default-vs-reference metrics
+ *       errors/<cand-id>      error maps of the worst divergent candidates
+ *                             (f32, chunked, gzip-compressed)
+ *
+ * Crash safety: a writer never modifies the live file in place.  Each
+ * tn_store_add_fusion() copies the file to a temporary in the same folder,
+ * appends the fusion there, closes it (flushing everything), fsyncs it and
+ * renames it over the original.  A process killed at any moment therefore
+ * leaves either the previous complete file or the new complete file, never
+ * a half-written one, and every fusion already added survives.
+ */
+#ifndef TUNE_STORE_H
+#define TUNE_STORE_H
+
+#include <stdint.h>
+
+#include "hlo_error.h"
+#include "result.h"
+
+#define TN_STORE_SCHEMA "tune-results"
+#define TN_STORE_SCHEMA_VERSION 1
+
+typedef struct tn_run_info {
+  char id[64];          /* e.g. "20261129T081500Z-1234"; made unique in the file */
+  char started[32];     /* ISO 8601 UTC */
+  char finished[32];    /* "" until the run finishes */
+  char status[16];      /* "running", "complete", "interrupted" */
+  char command[1024];
+  char machine[64];
+  char compiler[64];
+  uint64_t seed;
+  char host[128];
+} tn_run_info;
+
+typedef struct tn_store tn_store; /* an open results file (path + run) */
+
+/* Opens PATH for appending a new run (creating the file when absent) and
+ * records the run group with status "running".  NULL with err. */
+tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err);
+/* Appends one fusion's results to the run, atomically (see above). */
+int tn_store_add_fusion(tn_store *s, const tn_fusion_result *r, hlo_error *err);
+/* Marks the run finished with the given status and closes. */
+int tn_store_end_run(tn_store *s, const char *status, hlo_error *err);
+/* Closes without marking (the run stays "running"); NULL is fine. */
+void tn_store_close(tn_store *s);
+
+#endif

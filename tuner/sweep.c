@@ -1,0 +1,495 @@
+/* sweep.c — the driver behind `tune --check`. */
+#include "sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cascade.h"
+#include "dev_fusion.h"
+#include "eval.h"
+#include "hlo_print.h"
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t z = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static uint64_t fnv1a(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Everything the candidates share, read-only once the sweep starts. */
+typedef struct {
+  const tn_sweep_opts *o;
+  const hlo_module *m;
+  dev_fusion f;
+  hlo_value **args;
+  int nargs;
+  hlo_value *reference;
+  hlo_value *dflt_out;           /* NULL when the default did not run */
+  int nleaves;
+  double term_max;
+  int dflt_passes, ref_passes;   /* bf16 passes of f32 dots (0: not one) */
+  bool default_vs_ref_within;
+  volatile int stop;
+} shared;
+
+static int dot_passes(const dev_fusion *f, const dev_config *c) {
+  if (f->kind != DEV_HERO_DOT || !f->hero || f->hero->noperands < 2 ||
+      f->hero->operands[0]->shape.type != HLO_F32)
+    return 0;
+  int p = 0; /* the instruction's own operand_precision sets a floor */
+  for (int i = 0; i < f->hero->attrs.nprecision; i++)
+    if ((int)f->hero->attrs.precision[i] > p)
+      p = (int)f->hero->attrs.precision[i];
+  if ((int)c->prec > p)
+    p = (int)c->prec;
+  return p == 0 ? 1 : p == 1 ? 3 : 6;
+}
+
+/* Does the --ops list name op? */
+static bool ops_has(const char *list, const char *op) {
+  size_t n = strlen(op);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && strncmp(p, op, n) == 0)
+      return true;
+    if (!e)
+      break;
+    p = e + 1;
+  }
+  return false;
+}
+
+/* The comparison rule and tolerance of every output leaf, for a comparison
+ * between a side computed with passes_a bf16 dot passes and one with
+ * passes_b (vs_ref: the other side is the reference). */
+static void leaf_checks(shared *sh, int passes_a, int passes_b, bool vs_ref, chk_leaf_check *out) {
+  const hlo_computation *c = sh->f.comp;
+  for (int i = 0; i < sh->nleaves; i++) {
+    const hlo_shape *s = hlo_shape_leaf(&c->root->shape, i);
+    chk_leaf_check *lc = &out[i];
+    lc->rule = chk_leaf_rule(c, i);
+    lc->checked = true;
+    if (sh->o->ops) {
+      const hlo_instr *p = c->root->op == HLO_OP_TUPLE && i < c->root->noperands ? c->root->operands[i] : c->root;
+      lc->checked = ops_has(sh->o->ops, hlo_opcode_name(p->op)) ||
+                    (sh->f.hero && ops_has(sh->o->ops, hlo_opcode_name(sh->f.hero->op)));
+    }
+    if (lc->rule == CHK_RULE_BITWISE) {
+      lc->tol.atol = lc->tol.rtol = 0;
+      continue;
+    }
+    if (sh->o->tol_override) {
+      lc->tol = sh->o->tol;
+      continue;
+    }
+    chk_tol_basis b = {.out_type = s->type, .acc_type = s->type, .k = 0, .term_max = sh->term_max};
+    if (chk_leaf_depends_on(c, i, sh->f.hero))
+      b.k = sh->f.k_total;
+    /* The device accumulates narrow floats in f32; the reference applies
+     * the reducer in the element type, so against it the wider bound of
+     * the element type holds. */
+    if (!vs_ref && (s->type == HLO_BF16 || s->type == HLO_F16))
+      b.acc_type = HLO_F32;
+    b.passes_a = passes_a;
+    b.passes_b = passes_b;
+    lc->tol = chk_tolerance(&b);
+  }
+}
+
+static int count_leaves(const hlo_shape *s) { return hlo_shape_leaf_count(s); }
+
+/* Runs one config: compile, run with jitter seed, cost. */
+static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_cand_result *r, hlo_value **out) {
+  const tn_sweep_opts *o = sh->o;
+  dev_kernel *k = NULL;
+  *out = NULL;
+  dev_status st = o->backend->compile(&sh->f, cfg, o->machine, o->compiler, &k, r->message, sizeof r->message);
+  r->status = st;
+  if (st != DEV_OK) {
+    r->verdict = CHK_VERDICT_COMPILE_ERROR;
+    return;
+  }
+  dev_run run;
+  memset(&run, 0, sizeof run);
+  o->backend->run(k, sh->args, sh->nargs, jitter, &run);
+  r->sim_time = o->backend->cost(k);
+  o->backend->release(k);
+  r->status = run.status;
+  if (run.status != DEV_OK) {
+    snprintf(r->message, sizeof r->message, "%s", run.message);
+    r->verdict = run.status == DEV_TIMEOUT ? CHK_VERDICT_TIMEOUT : CHK_VERDICT_RUNTIME_ERROR;
+    hlo_value_unref(run.out);
+    return;
+  }
+  *out = run.out;
+}
+
+static void judge(shared *sh, tn_cand_result *r) {
+  double t0 = now_s();
+  hlo_value *out = NULL;
+  uint64_t jitter = mix(sh->o->seed, r->fingerprint);
+  run_config(sh, &r->cfg, jitter, r, &out);
+  if (!out) {
+    r->wall_time = now_s() - t0;
+    return;
+  }
+  chk_leaf_check checks[256];
+  hlo_error err;
+  bool identical, within;
+  /* Without a default (it failed), candidates are judged against the
+   * reference directly. */
+  const hlo_value *expected = sh->dflt_out ? sh->dflt_out : sh->reference;
+  int pa = dot_passes(&sh->f, &r->cfg);
+  leaf_checks(sh, pa, sh->dflt_out ? sh->dflt_passes : sh->ref_passes, !sh->dflt_out, checks);
+  int leaf = chk_compare_values(out, expected, checks, &r->vs_default, &identical, &within, &err);
+  if (leaf < 0) {
+    r->verdict = CHK_VERDICT_RUNTIME_ERROR;
+    snprintf(r->message, sizeof r->message, "output cannot be compared: %.400s", err.msg);
+    hlo_value_unref(out);
+    r->wall_time = now_s() - t0;
+    return;
+  }
+  r->leaf = leaf;
+  r->tol = checks[leaf].tol;
+  if (identical || within) {
+    r->verdict = chk_attribute(identical, within, true, true);
+  } else {
+    /* Divergent: first rule out nondeterminism with a second jitter seed. */
+    tn_cand_result again = *r;
+    hlo_value *out2 = NULL;
+    run_config(sh, &r->cfg, mix(jitter, 0x5EED), &again, &out2);
+    if (!out2 || !hlo_value_equal(out, out2)) {
+      r->verdict = CHK_VERDICT_NONDETERMINISTIC;
+      if (!out2)
+        snprintf(r->message, sizeof r->message, "rerun with another timing seed failed: %.400s", again.message);
+      else
+        snprintf(r->message, sizeof r->message, "rerun with another timing seed gave different output");
+    } else {
+      chk_leaf_check rchecks[256];
+      leaf_checks(sh, pa, sh->ref_passes, true, rchecks);
+      bool rid, rwithin;
+      int rleaf = chk_compare_values(out, sh->reference, rchecks, &r->vs_reference, &rid, &rwithin, &err);
+      r->has_vs_reference = rleaf >= 0;
+      r->verdict = sh->dflt_out ? chk_attribute(false, false, rleaf >= 0 && rwithin, sh->default_vs_ref_within)
+                                : CHK_VERDICT_MISMATCH_CANDIDATE;
+    }
+    hlo_value_unref(out2);
+  }
+  hlo_value_unref(out);
+  r->wall_time = now_s() - t0;
+}
+
+static void progress(const tn_sweep_opts *o, int done, int total, int divergent) {
+  if (!o->progress)
+    return;
+  fprintf(stderr, "\r  checking candidates %4d/%-4d  divergent: %d ", done, total, divergent);
+  if (done == total)
+    fputs("\r\033[K", stderr);
+  fflush(stderr);
+}
+
+static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_error *err) {
+  memset(sh, 0, sizeof *sh);
+  sh->o = o;
+  sh->m = m;
+  if (chk_eval_supported(m, err) != 0)
+    return -1;
+  if (dev_fusion_analyze(m, &sh->f, err) != 0)
+    return -1;
+  sh->nargs = m->entry->nparams;
+  sh->args = calloc((size_t)(sh->nargs ? sh->nargs : 1), sizeof *sh->args);
+  if (!sh->args)
+    return hlo_error_set(err, 0, 0, "out of memory");
+  chk_inputs_opts io = {.seed = o->seed, .profile = o->profile};
+  if (chk_inputs_make(m, &io, sh->args, err) != 0)
+    return -1;
+  double probe[2] = {0, 0};
+  chk_eval_opts eo = {.replicas = 1, .emulate_device = 1, .probe = sh->f.hero, .probe_out = probe};
+  if (chk_eval_module(m, sh->nargs, sh->args, &eo, &sh->reference, err) != 0)
+    return -1;
+  sh->term_max = sh->f.kind == DEV_HERO_DOT ? probe[0] * probe[1] : probe[0];
+  sh->nleaves = count_leaves(&sh->f.comp->root->shape);
+  if (sh->nleaves > 256)
+    return hlo_error_set(err, 0, 0, "the fusion has %d outputs; at most 256 are supported", sh->nleaves);
+  return 0;
+}
+
+static void teardown(shared *sh) {
+  for (int i = 0; i < sh->nargs; i++)
+    hlo_value_unref(sh->args ? sh->args[i] : NULL);
+  free(sh->args);
+  hlo_value_unref(sh->reference);
+  hlo_value_unref(sh->dflt_out);
+}
+
+static void fill_cand(tn_cand_result *r, int id, const dev_config *c) {
+  memset(r, 0, sizeof *r);
+  r->id = id;
+  r->cfg = *c;
+  dev_config_print(c, r->config, sizeof r->config);
+  r->fingerprint = dev_config_fingerprint(c);
+  r->leaf = 0;
+  r->vs_default.peak_index = -1;
+  r->vs_reference.peak_index = -1;
+}
+
+/* |a - b| of one leaf as f32, NaN where exactly one side is non-finite. */
+static int error_map(const hlo_value *a, const hlo_value *b, int leaf, tn_error_map *em) {
+  const hlo_value *la = a, *lb = b;
+  if (a->type == HLO_TUPLE) {
+    int seen = 0;
+    /* depth-first leaves */
+    const hlo_value *stack_a[64], *stack_b[64];
+    int sp = 0;
+    stack_a[sp] = a;
+    stack_b[sp++] = b;
+    la = lb = NULL;
+    while (sp > 0) {
+      const hlo_value *x = stack_a[--sp], *y = stack_b[sp];
+      if (x->type != HLO_TUPLE) {
+        if (seen++ == leaf) {
+          la = x;
+          lb = y;
+          break;
+        }
+        continue;
+      }
+      for (int i = x->ntuple - 1; i >= 0 && sp < 64; i--) {
+        stack_a[sp] = x->elems[i];
+        stack_b[sp++] = y->elems[i];
+      }
+    }
+    if (!la)
+      return -1;
+  }
+  em->rank = la->rank;
+  for (int d = 0; d < la->rank; d++)
+    em->dims[d] = la->dims[d];
+  em->data = malloc(sizeof(float) * (size_t)(la->count ? la->count : 1));
+  if (!em->data)
+    return -1;
+  for (int64_t i = 0; i < la->count; i++) {
+    double x = hlo_value_get_f64(la, i), y = hlo_value_get_f64(lb, i);
+    bool fx = isfinite(x), fy = isfinite(y);
+    if (fx && fy)
+      em->data[i] = (float)fabs(x - y);
+    else if (fx != fy || (isnan(x) != isnan(y)) || (isinf(x) && x != y))
+      em->data[i] = NAN;
+    else
+      em->data[i] = 0;
+  }
+  return 0;
+}
+
+static int severity_cmp(const tn_cand_result *a, const tn_cand_result *b) {
+  if (a->vs_default.mismatches != b->vs_default.mismatches)
+    return a->vs_default.mismatches > b->vs_default.mismatches ? -1 : 1;
+  if (a->vs_default.max_abs != b->vs_default.max_abs)
+    return a->vs_default.max_abs > b->vs_default.max_abs ? -1 : 1;
+  return a->id - b->id;
+}
+
+int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
+                    hlo_error *err) {
+  double t_start = now_s();
+  memset(out, 0, sizeof *out);
+  out->best = -1;
+  hlo_opcode_from_name("add", 3); /* build the opcode table before threads start */
+  shared sh;
+  if (setup(&sh, m, o, err) != 0) {
+    teardown(&sh);
+    return -1;
+  }
+  snprintf(out->name, sizeof out->name, "%s", sh.f.name ? sh.f.name : "?");
+  snprintf(out->source, sizeof out->source, "%s", source ? source : "");
+  snprintf(out->hero, sizeof out->hero, "%s", dev_hero_name(sh.f.kind));
+  size_t hlen = 0;
+  out->hlo = hlo_print_module(m, &hlen);
+  out->fingerprint = out->hlo ? fnv1a(out->hlo, hlen) : 0;
+  out->seed = o->seed;
+
+  /* The candidate list: the backend's space, the default first. */
+  dev_config *cands = NULL, dflt;
+  int ncands = 0;
+  if (o->backend->space(&sh.f, o->machine, &cands, &ncands, &dflt, err) != 0) {
+    teardown(&sh);
+    return -1;
+  }
+  dev_config *list = malloc(sizeof *list * (size_t)(ncands + 2));
+  if (!list) {
+    free(cands);
+    teardown(&sh);
+    return hlo_error_set(err, 0, 0, "out of memory");
+  }
+  int n = 0;
+  list[n++] = dflt;
+  if (o->only) {
+    dev_config only;
+    if (dev_config_parse(o->only, &only, err) != 0) {
+      free(cands);
+      free(list);
+      teardown(&sh);
+      return -1;
+    }
+    if (!dev_config_equal(&only, &dflt))
+      list[n++] = only;
+  } else {
+    for (int i = 0; i < ncands; i++)
+      if (!dev_config_equal(&cands[i], &dflt))
+        list[n++] = cands[i];
+  }
+  free(cands);
+  if (o->budget > 0 && n > o->budget)
+    n = o->budget;
+  out->cands = calloc((size_t)n, sizeof *out->cands);
+  if (!out->cands) {
+    free(list);
+    teardown(&sh);
+    return hlo_error_set(err, 0, 0, "out of memory");
+  }
+  out->ncands = n;
+  for (int i = 0; i < n; i++)
+    fill_cand(&out->cands[i], i, &list[i]);
+  free(list);
+
+  /* The reference follows each dot's own operand_precision; configs can
+   * raise it. */
+  dev_config none;
+  memset(&none, 0, sizeof none);
+  sh.ref_passes = dot_passes(&sh.f, &none);
+  sh.dflt_passes = dot_passes(&sh.f, &out->cands[0].cfg);
+
+  /* The default runs first: every candidate is compared with it. */
+  tn_cand_result *d = &out->cands[0];
+  double t0 = now_s();
+  run_config(&sh, &d->cfg, mix(o->seed, d->fingerprint), d, &sh.dflt_out);
+  d->wall_time = now_s() - t0;
+  out->default_ran = sh.dflt_out != NULL;
+  if (sh.dflt_out) {
+    chk_leaf_check checks[256];
+    leaf_checks(&sh, sh.dflt_passes, sh.ref_passes, true, checks);
+    bool id, within;
+    int leaf = chk_compare_values(sh.dflt_out, sh.reference, checks, &out->default_vs_reference, &id, &within, err);
+    if (leaf < 0) {
+      teardown(&sh);
+      return -1;
+    }
+    out->reference_tol = checks[leaf].tol;
+    sh.default_vs_ref_within = within;
+    out->default_vs_reference_ok = within;
+    d->has_vs_reference = true;
+    d->vs_reference = out->default_vs_reference;
+    d->leaf = leaf;
+    d->tol = checks[leaf].tol;
+    d->verdict = within ? (id ? CHK_VERDICT_MATCH : CHK_VERDICT_BENIGN) : CHK_VERDICT_MISMATCH_DEFAULT;
+    d->speedup = 1.0;
+  }
+
+  int done = 1, divergent = chk_verdict_is_divergent(d->verdict);
+  bool *ran = calloc((size_t)n, sizeof *ran);
+  if (!ran) {
+    teardown(&sh);
+    return hlo_error_set(err, 0, 0, "out of memory");
+  }
+  ran[0] = true;
+  progress(o, done, n, divergent);
+#ifdef _OPENMP
+  int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+  for (int i = 1; i < n; i++) {
+    if (sh.stop)
+      continue;
+    if (o->time_budget > 0 && now_s() - t_start > o->time_budget)
+      continue;
+    judge(&sh, &out->cands[i]);
+    ran[i] = true;
+#ifdef _OPENMP
+#pragma omp critical(tune_progress)
+#endif
+    {
+      done++;
+      if (chk_verdict_is_divergent(out->cands[i].verdict)) {
+        divergent++;
+        if (o->stop_on_mismatch)
+          sh.stop = 1;
+      }
+      progress(o, done, n, divergent);
+    }
+  }
+  if (o->progress && done != n)
+    fputs("\r\033[K", stderr);
+
+  /* Drop candidates a time budget or a stop left unrun, keeping order. */
+  int w = 0;
+  for (int i = 0; i < n; i++)
+    if (ran[i])
+      out->cands[w++] = out->cands[i];
+  out->ncands = w;
+  free(ran);
+
+  /* Speedups, counts and the best correct config. */
+  double base = out->cands[0].sim_time;
+  for (int i = 0; i < out->ncands; i++) {
+    tn_cand_result *r = &out->cands[i];
+    if (r->sim_time > 0 && base > 0)
+      r->speedup = base / r->sim_time;
+    out->verdict_counts[r->verdict]++;
+    bool ok = r->status == DEV_OK && (r->verdict == CHK_VERDICT_MATCH || r->verdict == CHK_VERDICT_BENIGN);
+    if (ok && (out->best < 0 || r->sim_time < out->cands[out->best].sim_time))
+      out->best = i;
+  }
+
+  /* Error maps of the worst divergent candidates, recomputed from a rerun
+   * with the same jitter seed (deterministic for all but nondeterministic
+   * ones, whose map shows one of their outputs). */
+  if (o->error_maps > 0) {
+    int *idx = malloc(sizeof *idx * (size_t)(out->ncands ? out->ncands : 1));
+    int nd = 0;
+    for (int i = 0; idx && i < out->ncands; i++)
+      if (out->cands[i].status == DEV_OK && chk_verdict_is_divergent(out->cands[i].verdict))
+        idx[nd++] = i;
+    for (int a = 0; a < nd; a++) /* selection of the worst few, stable by id */
+      for (int b = a + 1; b < nd; b++)
+        if (severity_cmp(&out->cands[idx[b]], &out->cands[idx[a]]) < 0) {
+          int t = idx[a];
+          idx[a] = idx[b];
+          idx[b] = t;
+        }
+    int keep = nd < o->error_maps ? nd : o->error_maps;
+    out->error_maps = keep ? calloc((size_t)keep, sizeof *out->error_maps) : NULL;
+    for (int a = 0; a < keep && out->error_maps; a++) {
+      tn_cand_result *r = &out->cands[idx[a]], tmp = *r;
+      hlo_value *o2 = NULL;
+      run_config(&sh, &r->cfg, mix(o->seed, r->fingerprint), &tmp, &o2);
+      const hlo_value *ref = sh.dflt_out ? sh.dflt_out : sh.reference;
+      if (o2 && error_map(o2, ref, r->leaf, &out->error_maps[out->nerror_maps]) == 0)
+        out->error_maps[out->nerror_maps++].cand_id = r->id;
+      hlo_value_unref(o2);
+    }
+    free(idx);
+  }
+  teardown(&sh);
+  out->wall_time = now_s() - t_start;
+  return 0;
+}
