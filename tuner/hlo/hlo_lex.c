@@ -138,10 +138,9 @@ size_t hlo_lex_name(hlo_lex *lx, const char **s) {
   const char *p = lx->p, *end = lx->end;
   if (p >= end)
     return 0;
-  bool sigil = *p == '%';
-  if (sigil)
+  if (*p == '%') /* the sigil is optional and not part of the name */
     p++;
-  if (p >= end || !(sigil ? is_name_char(p, end) : is_alpha((unsigned char)*p)))
+  if (p >= end || !is_alpha((unsigned char)*p))
     return 0;
   const char *start = p;
   while (p < end && is_name_char(p, end))

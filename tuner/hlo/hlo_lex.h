@@ -72,7 +72,8 @@ static inline hlo_pos hlo_lex_pos(const hlo_lex *lx) {
  * hlo_lex_peek first), consumes the token and returns its length, or returns
  * 0 and consumes nothing when no such token starts here. */
 
-/* `%`? [A-Za-z_$][A-Za-z0-9_.$-]*, or `%` [A-Za-z0-9_.$-]+.  A `-` directly
+/* `%`? [A-Za-z_][A-Za-z0-9_.-]*: the same names with or without the sigil,
+ * so a printer that drops `%` writes text that reads back.  A `-` directly
  * before `>` ends the name, so `b01f->` reads as `b01f` then `->`.  *s is
  * set past the `%`, and the returned length excludes it. */
 size_t hlo_lex_name(hlo_lex *lx, const char **s);

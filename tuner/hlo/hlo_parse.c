@@ -2238,9 +2238,24 @@ static int parse_module(parser *P, hlo_module *m) {
   return 0;
 }
 
+#define PARSER_VECS(P)                                                                   \
+  {&(P)->ints, &(P)->instrs, &(P)->operands, &(P)->shapes, &(P)->tiles, &(P)->raws, &(P)->vals, \
+   &(P)->strs, &(P)->groups, &(P)->chars,    &(P)->precs,  &(P)->fwd,   &(P)->calls, &(P)->comps}
+
+/* Gives every stack a buffer up front: code that forms `v.p + base` for an
+ * empty range then never does arithmetic on a null pointer. */
+static int parser_reserve(parser *P) {
+  vec *vs[] = PARSER_VECS(P);
+  for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+    if (!(vs[i]->p = malloc(256)))
+      return -1;
+    vs[i]->cap = 256;
+  }
+  return 0;
+}
+
 static void parser_free(parser *P) {
-  vec *vs[] = {&P->ints,  &P->instrs, &P->operands, &P->shapes, &P->tiles, &P->raws, &P->vals,
-               &P->strs, &P->groups, &P->chars,    &P->precs,  &P->fwd,   &P->calls, &P->comps};
+  vec *vs[] = PARSER_VECS(P);
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
     vfree(vs[i]);
   nt_free(&P->comp_names);
@@ -2254,6 +2269,11 @@ hlo_module *hlo_parse(const char *text, size_t len, hlo_error *err) {
   if (!text)
     len = 0, text = "";
   hlo_lex_init(&P.lx, text, len, err);
+  if (parser_reserve(&P)) {
+    parser_free(&P);
+    hlo_error_set(err, 0, 0, "out of memory");
+    return NULL;
+  }
   P.arena = hlo_arena_new();
   hlo_module *m = P.arena ? hlo_arena_alloc(P.arena, sizeof *m) : NULL;
   if (!m) {
