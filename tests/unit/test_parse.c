@@ -897,6 +897,8 @@ static void test_error_messages(void **state) {
   expect_error("ENTRY e {\n  p = s32[3] constant({1, 2})\n}\n", 2, 23, "constant has 2 elements");
   expect_error("ENTRY e {\n  c = f32[9999999999,9999999999] constant({...})\n}\n", 2, 43,
                "too many elements");
+  expect_error("HloModule m, replica_count=x2\nENTRY e { ROOT p = f32[] parameter(0) }\n", 1, 28,
+               "replica_count must be a non-negative integer");
   expect_error("a { ROOT p = f32[] parameter(0) }\na { ROOT q = f32[] parameter(0) }\n", 2, 1,
                "duplicate computation name 'a'");
   expect_error("ENTRY e {\n  p = f32[] parameter(1)\n}\n", 2, 3, "parameter number 1 out of range");

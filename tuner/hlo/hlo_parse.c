@@ -242,21 +242,22 @@ static int name(parser *P, const char **s, size_t *n, const char *what) {
   return *n ? 0 : expected(P, what);
 }
 
-/* Parses decimal or 0x-hex digits (no sign) into *v; false on overflow. */
+/* Parses decimal or 0x-hex digits (no sign) into *v; false on overflow or
+ * on a byte that is not a digit (header values arrive unchecked). */
 static bool digits_u64(const char *s, size_t n, uint64_t *v) {
   uint64_t x = 0;
   if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     for (size_t i = 2; i < n; i++) {
-      int c = (unsigned char)s[i];
-      int d = c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-      if (x > UINT64_MAX >> 4)
+      int c = (unsigned char)s[i], lc = c | 0x20;
+      int d = c >= '0' && c <= '9' ? c - '0' : lc >= 'a' && lc <= 'f' ? lc - 'a' + 10 : -1;
+      if (d < 0 || x > UINT64_MAX >> 4)
         return false;
       x = x << 4 | (uint64_t)d;
     }
   } else {
     for (size_t i = 0; i < n; i++) {
       unsigned d = (unsigned)(s[i] - '0');
-      if (x > (UINT64_MAX - d) / 10)
+      if (d > 9 || x > (UINT64_MAX - d) / 10)
         return false;
       x = x * 10 + d;
     }
