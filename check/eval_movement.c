@@ -454,8 +454,9 @@ static hlo_value *op_slice(chk_eval *ev, const hlo_instr *ins, hlo_value *const 
 static int dynamic_starts(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops, int first,
                           const hlo_value *a, const int64_t *sizes, int64_t *starts) {
   int nidx = ins->noperands - first;
-  bool vector_form = nidx == 1 && is_array(ops[first]) && ops[first]->rank == 1 &&
-                     !(a->rank == 1 && ops[first]->count == 1 && ops[first]->rank == 0);
+  /* The old form passes all starts as one rank-1 vector; the current form
+   * one scalar per dimension.  The index's rank tells them apart. */
+  bool vector_form = nidx == 1 && is_array(ops[first]) && ops[first]->rank == 1;
   if (vector_form && ops[first]->count != a->rank) {
     chk_fail(ev, ins, "start index vector has %lld entries, operand rank is %d",
              (long long)ops[first]->count, a->rank);
