@@ -14,11 +14,16 @@
 
 enum { TN_EXIT_OK = 0, TN_EXIT_DIVERGED = 1, TN_EXIT_USAGE = 2 };
 
+/* The machine model device modes use when --machine is not given. */
+#define TN_DEFAULT_MACHINE "tpu-v5e"
+
 typedef enum tn_mode {
   TN_MODE_NONE = 0,
   TN_MODE_PRINT,
   TN_MODE_LIST_MACHINES,
   TN_MODE_EVAL, /* --eval (cli_eval.c) */
+  TN_MODE_SPACE,        /* --space (cli_space.c) */
+  TN_MODE_LIST_DEFECTS, /* --list-defects (cli_defects.c) */
 } tn_mode;
 
 typedef struct tn_opts {
@@ -32,6 +37,8 @@ typedef struct tn_opts {
   int has_seed;           /* --seed was given */
   const char *inputs;     /* --inputs IN.h5 instead of synthesised inputs */
   int replicas;           /* --replicas: simulated replicas; 0 means 1 */
+  /* device modes */
+  const char *machine;    /* --machine NAME (or a path); NULL: TN_DEFAULT_MACHINE */
 } tn_opts;
 
 /* Reads a whole file ("-" for stdin) into a malloc'd buffer the caller
@@ -45,5 +52,7 @@ hlo_module *tn_load_module(const char *path, int no_verify);
 int tn_cmd_print(const tn_opts *o);
 int tn_cmd_list_machines(const tn_opts *o);
 int tn_cmd_eval(const tn_opts *o);
+int tn_cmd_space(const tn_opts *o);
+int tn_cmd_list_defects(const tn_opts *o);
 
 #endif

@@ -19,6 +19,10 @@ static void usage(FILE *f) {
         "      --list-machines     list the machine models, one per line, name first\n"
         "      --eval FILE         evaluate the entry computation with the reference\n"
         "                          evaluator; write inputs and outputs to -o OUT.h5\n"
+        "      --space FILE        print the fusion's candidate configs: 'default CONFIG'\n"
+        "                          first, then one CONFIG per line (the default first)\n"
+        "      --list-defects      list the modelled miscompilations, one per line:\n"
+        "                          NAME, trigger and symptom, tab-separated\n"
         "\n"
         "Options:\n"
         "  -o, --output FILE       write the result to FILE instead of stdout\n"
@@ -26,6 +30,8 @@ static void usage(FILE *f) {
         "      --seed N            with --eval: seed of the synthesised inputs (default 0)\n"
         "      --inputs IN.h5      with --eval: read the inputs from IN.h5 (/inputs/<k>)\n"
         "      --replicas N        with --eval: simulate N replicas (default 1)\n"
+        "      --machine NAME      machine model of the simulated device (default tpu-v5e;\n"
+        "                          see --list-machines), or a path to a machine file\n"
         "  -q, --quiet             print only errors\n"
         "  -h, --help              display this help and exit\n"
         "  -V, --version           output version information and exit\n"
@@ -65,7 +71,8 @@ static int parse_number(const char *opt, const char *s, uint64_t min, uint64_t m
   return 0;
 }
 
-enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES, OPT_EVAL, OPT_SEED, OPT_INPUTS, OPT_REPLICAS };
+enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES, OPT_EVAL, OPT_SEED, OPT_INPUTS, OPT_REPLICAS,
+       OPT_SPACE, OPT_LIST_DEFECTS, OPT_MACHINE /* device modes */ };
 
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
@@ -77,6 +84,9 @@ int main(int argc, char **argv) {
       {"seed", required_argument, NULL, OPT_SEED},
       {"inputs", required_argument, NULL, OPT_INPUTS},
       {"replicas", required_argument, NULL, OPT_REPLICAS},
+      {"space", required_argument, NULL, OPT_SPACE},
+      {"list-defects", no_argument, NULL, OPT_LIST_DEFECTS},
+      {"machine", required_argument, NULL, OPT_MACHINE},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -119,6 +129,17 @@ int main(int argc, char **argv) {
       o.replicas = (int)r;
       break;
     }
+    case OPT_SPACE:
+      if (set_mode(&o, TN_MODE_SPACE, optarg) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_LIST_DEFECTS:
+      if (set_mode(&o, TN_MODE_LIST_DEFECTS, NULL) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_MACHINE:
+      o.machine = optarg;
+      break;
     case 'q':
       o.quiet = 1;
       break;
@@ -145,6 +166,10 @@ int main(int argc, char **argv) {
     return tn_cmd_list_machines(&o);
   case TN_MODE_EVAL:
     return tn_cmd_eval(&o);
+  case TN_MODE_SPACE:
+    return tn_cmd_space(&o);
+  case TN_MODE_LIST_DEFECTS:
+    return tn_cmd_list_defects(&o);
   case TN_MODE_NONE:
   default:
     fputs("tune: no mode given\nTry 'tune --help' for more information.\n", stderr);
