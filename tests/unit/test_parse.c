@@ -959,6 +959,8 @@ static void test_error_garbage(void **state) {
   (void)state;
   static const char nul[] = "ENTRY e {\n  p = f32[2] parameter(0)\x00\x01\xff}";
   expect_error_n(nul, sizeof nul - 1, 2, 26, "expected an instruction name");
+  static const char esc_nul[] = "ENTRY e {\n  p = f32[] parameter(0), backend_config=\"a\\\0b\"\n}\n";
+  expect_error_n(esc_nul, sizeof esc_nul - 1, 2, 45, "unexpected NUL byte in string");
   static const char bin[] = "\x7f" "ELF\x02\x01\x01\x00\x00";
   expect_error_n(bin, sizeof bin - 1, 1, 1, "expected a computation name");
   expect_error("ENTRY e {\n  p = f32[2] parameter(0), metadata={op_name=\"x\"]\n}\n", 2, 49,

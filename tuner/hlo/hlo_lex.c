@@ -216,19 +216,18 @@ static bool skip_string(hlo_lex *lx) {
   hlo_pos start = hlo_lex_pos(lx);
   for (lx->p++; lx->p < lx->end; lx->p++) {
     char c = *lx->p;
-    if (c == '"') {
+    if (c == '\\' && lx->p + 1 < lx->end && lx->p[1] != '\0')
+      c = *++lx->p; /* the escaped byte is looked at below, but never ends the string */
+    else if (c == '"') {
       lx->p++;
       return true;
     }
     if (c == '\n')
       newline(lx);
     else if (c == '\0') {
+      /* stored strings are C strings: a NUL would cut them short */
       hlo_lex_error(lx, "unexpected NUL byte in string");
       return false;
-    } else if (c == '\\' && lx->p + 1 < lx->end) {
-      lx->p++;
-      if (*lx->p == '\n')
-        newline(lx);
     }
   }
   hlo_lex_error_at(lx, start, "unterminated string");
