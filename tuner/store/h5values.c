@@ -362,6 +362,13 @@ int tn_h5_attr_set_u64(hid_t obj, const char *name, uint64_t value, hlo_error *e
   return rc;
 }
 
+int tn_h5_attr_set_f64(hid_t obj, const char *name, double value, hlo_error *err) {
+  int rc;
+  H5E_BEGIN_TRY { rc = attr_write(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, err); }
+  H5E_END_TRY;
+  return rc;
+}
+
 static int attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, hlo_error *err) {
   int rc = -1;
   hid_t attr = -1, ftype = -1, mtype = -1, space = -1;

@@ -65,6 +65,7 @@ int tn_h5_close(hid_t file, hlo_error *err);
 int tn_h5_attr_set_str(hid_t obj, const char *name, const char *value, hlo_error *err);
 int tn_h5_attr_set_i64(hid_t obj, const char *name, int64_t value, hlo_error *err);
 int tn_h5_attr_set_u64(hid_t obj, const char *name, uint64_t value, hlo_error *err);
+int tn_h5_attr_set_f64(hid_t obj, const char *name, double value, hlo_error *err);
 /* Reads a string attribute (fixed or variable length) into buf; -1 with err
  * when absent, not a string, or longer than buflen - 1. */
 int tn_h5_attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, hlo_error *err);

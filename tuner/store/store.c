@@ -1,0 +1,1052 @@
+/* store.c — the results file: runs, fusions and candidates in HDF5 (layout
+ * in store.h, every column in README "HDF5 results schema").
+ *
+ * Three ideas carry the file:
+ *
+ *  1. Copy, append, rename.  The live file is never opened for writing.
+ *     Every change (a new run, a fusion, the end of a run) copies the file
+ *     byte for byte to a temporary beside it, opens the copy with HDF5,
+ *     appends, closes, fsyncs the copy, renames it over the original and
+ *     fsyncs the directory.  rename() within one directory is atomic, so
+ *     whoever looks at the path — a reader, or the next run after a
+ *     kill -9 — sees either the old complete file or the new complete
+ *     file.  Nothing is held open between calls, so there is nothing to
+ *     lose when the process dies.
+ *
+ *  2. Tables described once.  A candidate row is a C struct; a table of
+ *     column descriptors names each member, and both HDF5 compound types
+ *     (native in memory, little endian and packed on disk) are built from
+ *     that table.  The metric columns are one descriptor list used twice,
+ *     with a d_ and an r_ prefix, and once more, bare, for `reference`.
+ *
+ *  3. Reproducible bytes.  Rows are zeroed before they are filled (string
+ *     padding included) and HDF5's object timestamps are switched off, so
+ *     the same results give the same datasets whatever the thread count.
+ *
+ * Every function that touches HDF5 closes what it opened on every path;
+ * the files are opened with the "strong" close degree as a second line of
+ * defence, and a successful edit also checks that nothing was left open.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "config.h"
+#include "h5values.h"
+
+struct tn_store {
+  char *path;
+  tn_run_info run;
+};
+
+#define PATH_LEN 512
+
+/* Store errors have no position in an HLO file. */
+static int fail(hlo_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(hlo_error *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  hlo_error_vset(err, 0, 0, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* Puts "what: " in front of the message already in err. */
+static int prefix_error(hlo_error *err, const char *what) {
+  char inner[sizeof err->msg];
+  memcpy(inner, err->msg, sizeof inner);
+  inner[sizeof inner - 1] = '\0';
+  return fail(err, "%s: %s", what, inner);
+}
+
+/* Copies a C string into a fixed field, truncating; the field was zeroed,
+ * so the bytes after the text stay zero (HDF5's NULLPAD strings). */
+static void put_str(char *dst, size_t n, const char *src) {
+  size_t len = src ? strlen(src) : 0;
+  if (len > n - 1)
+    len = n - 1;
+  memcpy(dst, src ? src : "", len);
+  dst[len] = '\0';
+}
+
+static void close_obj(hid_t id) {
+  if (id >= 0)
+    H5Oclose(id);
+}
+static void close_type(hid_t t) {
+  if (t >= 0)
+    H5Tclose(t);
+}
+static void close_space(hid_t s) {
+  if (s >= 0)
+    H5Sclose(s);
+}
+static void close_plist(hid_t p) {
+  if (p >= 0)
+    H5Pclose(p);
+}
+
+/* ---- run identity ------------------------------------------------------- */
+
+/* The current UTC time in ISO 8601, extended ("2026-11-29T08:15:00Z", for
+ * attributes) or basic ("20261129T081500Z", for run ids). */
+static void utc_now(char *buf, size_t n, bool basic) {
+  time_t t = time(NULL);
+  struct tm tm;
+  size_t w = 0;
+  if (gmtime_r(&t, &tm))
+    w = basic ? strftime(buf, n, "%Y%m%dT%H%M%SZ", &tm) : strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (w == 0)
+    put_str(buf, n, "");
+}
+
+static void fill_host(char *buf, size_t n) {
+  if (gethostname(buf, n) != 0)
+    put_str(buf, n, "unknown");
+  buf[n - 1] = '\0'; /* POSIX leaves truncated names unterminated */
+}
+
+/* ---- atomic edits --------------------------------------------------------- */
+
+/* Writes all of buf, across short writes and signals. */
+static int write_all(int fd, const char *buf, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, buf, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return -1;
+    buf += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int copy_bytes(int src, int dst) {
+  enum { CHUNK = 1 << 20 };
+  char *buf = malloc(CHUNK);
+  if (!buf) {
+    errno = ENOMEM;
+    return -1;
+  }
+  int rc = 0;
+  for (;;) {
+    ssize_t r = read(src, buf, CHUNK);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 || (r > 0 && write_all(dst, buf, (size_t)r) != 0)) {
+      rc = -1;
+      break;
+    }
+    if (r == 0)
+      break;
+  }
+  int saved = errno;
+  free(buf);
+  errno = saved;
+  return rc;
+}
+
+/* Creates PATH.tmp.<pid>.<n> exclusively (mode 0666 less the umask, like
+ * any new file); the name goes to *tmp (malloc'd).  -1 with errno. */
+static int open_temp(const char *path, char **tmp) {
+  size_t n = strlen(path) + 48;
+  char *name = malloc(n);
+  if (!name) {
+    errno = ENOMEM;
+    return -1;
+  }
+  for (unsigned i = 0; i < 1000; i++) {
+    snprintf(name, n, "%s.tmp.%ld.%u", path, (long)getpid(), i);
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      *tmp = name;
+      return fd;
+    }
+    if (errno != EEXIST)
+      break;
+  }
+  int saved = errno;
+  free(name);
+  errno = saved;
+  return -1;
+}
+
+/* Flushes a file's bytes to stable storage. */
+static int sync_file(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  int rc = fsync(fd);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc;
+}
+
+/* Makes a rename in path's directory durable.  File systems that cannot
+ * sync a directory (EINVAL) are let through: the rename is still atomic,
+ * only its survival across a power cut is up to them. */
+static int sync_dir_of(const char *path) {
+  char *dir = strdup(path);
+  if (!dir)
+    return -1;
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    strcpy(dir, ".");
+  else if (slash == dir)
+    dir[1] = '\0';
+  else
+    *slash = '\0';
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int rc = fd < 0 ? -1 : fsync(fd);
+  if (rc != 0 && errno == EINVAL)
+    rc = 0;
+  int saved = errno;
+  if (fd >= 0)
+    close(fd);
+  free(dir);
+  errno = saved;
+  return rc;
+}
+
+/* One change to the file: fn receives a writable file id (fresh is true
+ * when the file did not exist and was just created) and appends to it. */
+typedef int (*edit_fn)(hid_t file, bool fresh, void *ctx, hlo_error *err);
+
+static hid_t open_copy(const char *tmp, bool fresh) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f = -1;
+  if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0)
+    f = fresh ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
+  close_plist(fapl);
+  return f;
+}
+
+static int edit_atomically(const char *path, bool may_create, edit_fn fn, void *ctx, hlo_error *err) {
+  int rc = -1, src = -1, dst = -1;
+  char *tmp = NULL;
+  hid_t file = -1;
+  bool fresh = false;
+  struct stat st;
+
+  src = open(path, O_RDONLY | O_CLOEXEC);
+  if (src < 0 && !(errno == ENOENT && may_create))
+    return fail(err, "%s: %s", path, strerror(errno));
+  if (src < 0) {
+    fresh = true;
+  } else if (fstat(src, &st) != 0 || !S_ISREG(st.st_mode)) {
+    fail(err, "%s: not a regular file", path);
+    goto done;
+  }
+  dst = open_temp(path, &tmp);
+  if (dst < 0) {
+    fail(err, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    goto done;
+  }
+  if (!fresh && (fchmod(dst, st.st_mode & 07777) != 0 || copy_bytes(src, dst) != 0)) {
+    fail(err, "%s: cannot copy it to %s: %s", path, tmp, strerror(errno));
+    goto done;
+  }
+  int closed = close(dst);
+  dst = -1;
+  if (closed != 0) {
+    fail(err, "%s: cannot write %s: %s", path, tmp, strerror(errno));
+    goto done;
+  }
+
+  H5E_BEGIN_TRY {
+    file = open_copy(tmp, fresh);
+    if (file < 0) {
+      fail(err, fresh ? "%s: cannot create an HDF5 file" : "%s: not an HDF5 file (or a damaged one)", path);
+    } else if (fn(file, fresh, ctx, err) != 0) {
+      prefix_error(err, path);
+    } else if (H5Fget_obj_count(file, H5F_OBJ_ALL) != 1) {
+      fail(err, "%s: internal error: HDF5 objects left open", path);
+    } else {
+      herr_t c = H5Fclose(file);
+      file = -1;
+      if (c < 0)
+        fail(err, "%s: cannot flush the HDF5 file %s", path, tmp);
+      else
+        rc = 0;
+    }
+    if (file >= 0)
+      H5Fclose(file);
+  }
+  H5E_END_TRY;
+  if (rc != 0)
+    goto done;
+
+  rc = -1;
+  if (sync_file(tmp) != 0) {
+    fail(err, "%s: cannot sync %s: %s", path, tmp, strerror(errno));
+    goto done;
+  }
+  if (rename(tmp, path) != 0) {
+    fail(err, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
+    goto done;
+  }
+  free(tmp); /* renamed: nothing left to remove */
+  tmp = NULL;
+  if (sync_dir_of(path) != 0)
+    fail(err, "%s: written, but cannot sync its directory: %s", path, strerror(errno));
+  else
+    rc = 0;
+done:
+  if (src >= 0)
+    close(src);
+  if (dst >= 0)
+    close(dst);
+  if (tmp) {
+    unlink(tmp);
+    free(tmp);
+  }
+  return rc;
+}
+
+/* ---- HDF5 building blocks -------------------------------------------------- */
+
+/* Groups and datasets without modification times, so that equal results
+ * are equal bytes. */
+static hid_t make_group(hid_t loc, const char *name, hlo_error *err) {
+  hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
+  if (gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0)
+    g = H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  close_plist(gcpl);
+  if (g < 0)
+    fail(err, "%s: cannot create group", name);
+  return g;
+}
+
+static hid_t open_group(hid_t loc, const char *name, hlo_error *err) {
+  hid_t g = -1;
+  if (H5Lexists(loc, name, H5P_DEFAULT) > 0)
+    g = H5Gopen2(loc, name, H5P_DEFAULT);
+  if (g < 0)
+    fail(err, "%s: no such group", name);
+  return g;
+}
+
+static hid_t new_dcpl(void) {
+  hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  if (p >= 0 && H5Pset_obj_track_times(p, 0) < 0) {
+    H5Pclose(p);
+    p = -1;
+  }
+  return p;
+}
+
+/* Chunks of `chunk` (rank dims, each clipped to 1..dims[i] by the caller),
+ * byte-shuffled then gzip-compressed: the shuffle groups the bytes of
+ * equal significance, which is what makes floats and mostly-zero integer
+ * columns compress well. */
+static int set_compression(hid_t dcpl, int rank, const hsize_t *chunk) {
+  if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 6) < 0)
+    return -1;
+  return 0;
+}
+
+/* Replaces a string attribute (attributes cannot be rewritten in place
+ * with a value of another length). */
+static int replace_str_attr(hid_t obj, const char *name, const char *value, hlo_error *err) {
+  if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0)
+    return fail(err, "cannot replace attribute '%s'", name);
+  return tn_h5_attr_set_str(obj, name, value, err);
+}
+
+static int get_i64_attr(hid_t obj, const char *name, int64_t *out, hlo_error *err) {
+  int rc = -1;
+  hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
+  if (a >= 0 && H5Aread(a, H5T_NATIVE_INT64, out) >= 0)
+    rc = 0;
+  else
+    fail(err, "no integer attribute '%s'", name);
+  if (a >= 0)
+    H5Aclose(a);
+  return rc;
+}
+
+/* ---- tables ----------------------------------------------------------------- */
+
+typedef enum col_kind { COL_I32, COL_I64, COL_U64, COL_U8, COL_F64, COL_STR } col_kind;
+
+/* One column: a member of a row struct.  n is the array length (1 for a
+ * scalar number) or, for strings, the fixed size in bytes. */
+typedef struct column {
+  const char *name;
+  col_kind kind;
+  size_t offset;
+  size_t n;
+} column;
+
+/* A run of columns from one descriptor list, placed at `base` in the row
+ * and named with `prefix`. */
+typedef struct col_part {
+  const column *cols;
+  size_t ncols;
+  const char *prefix;
+  size_t base;
+} col_part;
+
+#define FIELD_N(T, f) (sizeof(((T *)0)->f) / sizeof(((T *)0)->f[0]))
+#define NUM(T, f, kind) {#f, kind, offsetof(T, f), 1}
+#define ARR(T, f, kind) {#f, kind, offsetof(T, f), FIELD_N(T, f)}
+#define STR(T, f) {#f, COL_STR, offsetof(T, f), sizeof(((T *)0)->f)}
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Every number of chk_metrics, flattened. */
+typedef struct metrics_row {
+  int64_t count, excluded, mismatches;
+  double max_abs, max_rel;
+  uint64_t max_ulp;
+  double rms;
+  int64_t nan_mismatches, inf_mismatches, peak_index;
+  int32_t rank;
+  int64_t peak[HLO_MAX_RANK], bbox_lo[HLO_MAX_RANK], bbox_hi[HLO_MAX_RANK];
+  int64_t hist[CHK_HIST_BUCKETS];
+  double a_min, a_max, a_mean, a_std;
+  double b_min, b_max, b_mean, b_std;
+} metrics_row;
+
+static const column metric_cols[] = {
+    NUM(metrics_row, count, COL_I64),          NUM(metrics_row, excluded, COL_I64),
+    NUM(metrics_row, mismatches, COL_I64),     NUM(metrics_row, max_abs, COL_F64),
+    NUM(metrics_row, max_rel, COL_F64),        NUM(metrics_row, max_ulp, COL_U64),
+    NUM(metrics_row, rms, COL_F64),            NUM(metrics_row, nan_mismatches, COL_I64),
+    NUM(metrics_row, inf_mismatches, COL_I64), NUM(metrics_row, peak_index, COL_I64),
+    NUM(metrics_row, rank, COL_I32),           ARR(metrics_row, peak, COL_I64),
+    ARR(metrics_row, bbox_lo, COL_I64),        ARR(metrics_row, bbox_hi, COL_I64),
+    ARR(metrics_row, hist, COL_I64),           NUM(metrics_row, a_min, COL_F64),
+    NUM(metrics_row, a_max, COL_F64),          NUM(metrics_row, a_mean, COL_F64),
+    NUM(metrics_row, a_std, COL_F64),          NUM(metrics_row, b_min, COL_F64),
+    NUM(metrics_row, b_max, COL_F64),          NUM(metrics_row, b_mean, COL_F64),
+    NUM(metrics_row, b_std, COL_F64),
+};
+
+/* Sizes that hold every value the text fields can take. */
+#define ORDER_LEN 16   /* DEV_MAX_RANK digits and 'k' */
+#define PREC_LEN 16    /* "highest" */
+#define FLAGS_LEN 64   /* all four flags, comma-joined */
+#define STATUS_LEN 16  /* "compile-error" */
+#define VERDICT_LEN 24 /* "mismatch-candidate" */
+
+typedef struct cand_row {
+  int32_t id;
+  char config[DEV_CONFIG_TEXT_MAX];
+  uint64_t fingerprint;
+  int64_t tile[DEV_MAX_RANK];
+  int32_t tile_rank;
+  int64_t k;
+  int32_t buf;
+  char order[ORDER_LEN];
+  int32_t pack;
+  char prec[PREC_LEN];
+  char flags[FLAGS_LEN];
+  char status[STATUS_LEN];
+  char verdict[VERDICT_LEN];
+  char message[512];
+  double sim_time, wall_time, speedup, atol, rtol;
+  int32_t leaf;
+  metrics_row d;
+  uint8_t has_ref;
+  metrics_row r;
+} cand_row;
+
+static const column cand_head_cols[] = {
+    NUM(cand_row, id, COL_I32),        STR(cand_row, config),
+    NUM(cand_row, fingerprint, COL_U64), ARR(cand_row, tile, COL_I64),
+    NUM(cand_row, tile_rank, COL_I32), NUM(cand_row, k, COL_I64),
+    NUM(cand_row, buf, COL_I32),       STR(cand_row, order),
+    NUM(cand_row, pack, COL_I32),      STR(cand_row, prec),
+    STR(cand_row, flags),              STR(cand_row, status),
+    STR(cand_row, verdict),            STR(cand_row, message),
+    NUM(cand_row, sim_time, COL_F64),  NUM(cand_row, wall_time, COL_F64),
+    NUM(cand_row, speedup, COL_F64),   NUM(cand_row, atol, COL_F64),
+    NUM(cand_row, rtol, COL_F64),      NUM(cand_row, leaf, COL_I32),
+};
+static const column cand_mid_cols[] = {NUM(cand_row, has_ref, COL_U8)};
+
+static const col_part cand_parts[] = {
+    {cand_head_cols, NCOLS(cand_head_cols), "", 0},
+    {metric_cols, NCOLS(metric_cols), "d_", offsetof(cand_row, d)},
+    {cand_mid_cols, NCOLS(cand_mid_cols), "", 0},
+    {metric_cols, NCOLS(metric_cols), "r_", offsetof(cand_row, r)},
+};
+
+typedef struct ref_row {
+  uint8_t ran, ok;
+  double atol, rtol;
+  metrics_row m;
+} ref_row;
+
+static const column ref_head_cols[] = {
+    NUM(ref_row, ran, COL_U8), NUM(ref_row, ok, COL_U8),
+    NUM(ref_row, atol, COL_F64), NUM(ref_row, rtol, COL_F64),
+};
+static const col_part ref_parts[] = {
+    {ref_head_cols, NCOLS(ref_head_cols), "", 0},
+    {metric_cols, NCOLS(metric_cols), "", offsetof(ref_row, m)},
+};
+
+static hid_t base_type(col_kind k, bool native) {
+  switch (k) {
+  case COL_I32: return native ? H5T_NATIVE_INT32 : H5T_STD_I32LE;
+  case COL_I64: return native ? H5T_NATIVE_INT64 : H5T_STD_I64LE;
+  case COL_U64: return native ? H5T_NATIVE_UINT64 : H5T_STD_U64LE;
+  case COL_U8: return native ? H5T_NATIVE_UINT8 : H5T_STD_U8LE;
+  case COL_F64: return native ? H5T_NATIVE_DOUBLE : H5T_IEEE_F64LE;
+  case COL_STR: break;
+  }
+  return H5T_C_S1;
+}
+
+/* Bytes one column takes on disk. */
+static size_t file_size(const column *c) {
+  static const size_t width[] = {[COL_I32] = 4, [COL_I64] = 8, [COL_U64] = 8, [COL_U8] = 1, [COL_F64] = 8,
+                                 [COL_STR] = 1};
+  return width[c->kind] * c->n;
+}
+
+/* A new type for one column: a NUL-padded fixed string (numpy 'S<n>'), a
+ * number, or a fixed array of numbers (numpy subarray). */
+static hid_t column_type(const column *c, bool native) {
+  hid_t t = -1;
+  if (c->kind == COL_STR) {
+    t = H5Tcopy(H5T_C_S1);
+    if (t >= 0 && (H5Tset_size(t, c->n) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0)) {
+      H5Tclose(t);
+      t = -1;
+    }
+  } else if (c->n == 1) {
+    t = H5Tcopy(base_type(c->kind, native));
+  } else {
+    hsize_t n = c->n;
+    t = H5Tarray_create2(base_type(c->kind, native), 1, &n);
+  }
+  return t;
+}
+
+/* The memory type (the row struct) and the file type (packed, little
+ * endian) of a table. */
+static int make_table_types(const col_part *parts, size_t nparts, size_t row_size, hid_t *mem, hid_t *file) {
+  size_t fsize = 0;
+  for (size_t p = 0; p < nparts; p++)
+    for (size_t i = 0; i < parts[p].ncols; i++)
+      fsize += file_size(&parts[p].cols[i]);
+  *mem = H5Tcreate(H5T_COMPOUND, row_size);
+  *file = H5Tcreate(H5T_COMPOUND, fsize);
+  int rc = *mem >= 0 && *file >= 0 ? 0 : -1;
+  size_t at = 0;
+  for (size_t p = 0; p < nparts && rc == 0; p++) {
+    for (size_t i = 0; i < parts[p].ncols && rc == 0; i++) {
+      const column *c = &parts[p].cols[i];
+      char name[64];
+      snprintf(name, sizeof name, "%s%s", parts[p].prefix, c->name);
+      hid_t mt = column_type(c, true), ft = column_type(c, false);
+      if (mt < 0 || ft < 0 || H5Tinsert(*mem, name, parts[p].base + c->offset, mt) < 0 ||
+          H5Tinsert(*file, name, at, ft) < 0)
+        rc = -1;
+      at += file_size(c);
+      close_type(mt);
+      close_type(ft);
+    }
+  }
+  if (rc != 0) {
+    close_type(*mem);
+    close_type(*file);
+    *mem = *file = -1;
+  }
+  return rc;
+}
+
+/* Writes nrows rows as a 1-D compound dataset; chunk_rows > 0 compresses. */
+static int write_table(hid_t loc, const char *name, const col_part *parts, size_t nparts, size_t row_size,
+                       const void *rows, size_t nrows, size_t chunk_rows, hlo_error *err) {
+  int rc = -1;
+  hid_t mem = -1, file = -1, space = -1, dcpl = -1, dset = -1;
+  hsize_t dims = nrows, chunk = nrows < chunk_rows ? nrows : chunk_rows;
+  if (make_table_types(parts, nparts, row_size, &mem, &file) != 0) {
+    fail(err, "%s: cannot build the compound type", name);
+    goto done;
+  }
+  space = H5Screate_simple(1, &dims, NULL);
+  dcpl = new_dcpl();
+  if (space < 0 || dcpl < 0 || (chunk > 0 && set_compression(dcpl, 1, &chunk) < 0)) {
+    fail(err, "%s: cannot set up the dataset", name);
+    goto done;
+  }
+  dset = H5Dcreate2(loc, name, file, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dset < 0) {
+    fail(err, "%s: cannot create dataset", name);
+    goto done;
+  }
+  if (nrows > 0 && H5Dwrite(dset, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
+    fail(err, "%s: cannot write dataset", name);
+    goto done;
+  }
+  rc = 0;
+done:
+  close_obj(dset);
+  close_plist(dcpl);
+  close_space(space);
+  close_type(file);
+  close_type(mem);
+  return rc;
+}
+
+/* ---- rows --------------------------------------------------------------------- */
+
+static void fill_metrics(metrics_row *o, const chk_metrics *m) {
+  o->count = m->count;
+  o->excluded = m->excluded;
+  o->mismatches = m->mismatches;
+  o->max_abs = m->max_abs;
+  o->max_rel = m->max_rel;
+  o->max_ulp = m->max_ulp;
+  o->rms = m->rms;
+  o->nan_mismatches = m->nan_mismatches;
+  o->inf_mismatches = m->inf_mismatches;
+  o->peak_index = m->peak_index;
+  o->rank = m->rank;
+  memcpy(o->peak, m->peak, sizeof o->peak);
+  memcpy(o->bbox_lo, m->bbox_lo, sizeof o->bbox_lo);
+  memcpy(o->bbox_hi, m->bbox_hi, sizeof o->bbox_hi);
+  memcpy(o->hist, m->hist, sizeof o->hist);
+  o->a_min = m->a.min;
+  o->a_max = m->a.max;
+  o->a_mean = m->a.mean;
+  o->a_std = m->a.std;
+  o->b_min = m->b.min;
+  o->b_max = m->b.max;
+  o->b_mean = m->b.mean;
+  o->b_std = m->b.std;
+}
+
+static const char *status_name(dev_status s) {
+  switch (s) {
+  case DEV_OK: return "ok";
+  case DEV_COMPILE_ERROR: return "compile-error";
+  case DEV_RUNTIME_ERROR: return "runtime-error";
+  case DEV_TIMEOUT: return "timeout";
+  }
+  return "unknown";
+}
+
+/* The loop order as the canonical text writes it: "01k", or "-" when the
+ * output is a scalar without a reduction. */
+static void order_text(const dev_config *c, char *buf, size_t n) {
+  size_t at = 0;
+  for (int i = 0; i < c->norder && i <= DEV_MAX_RANK && at + 1 < n; i++)
+    buf[at++] = c->order[i] == DEV_ORDER_K ? 'k' : (char)('0' + c->order[i] % 10);
+  buf[at] = '\0';
+  if (at == 0)
+    put_str(buf, n, "-");
+}
+
+static void flags_text(unsigned flags, char *buf, size_t n) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (unsigned i = 0; i < DEV_FLAG_COUNT; i++)
+    if (flags & (1u << i)) {
+      int w = snprintf(buf + at, n - at, "%s%s", at ? "," : "", dev_flag_name(i));
+      if (w < 0 || (size_t)w >= n - at)
+        break;
+      at += (size_t)w;
+    }
+  if (at == 0)
+    put_str(buf, n, "none");
+}
+
+static void fill_cand(cand_row *o, const tn_cand_result *c) {
+  o->id = c->id;
+  put_str(o->config, sizeof o->config, c->config);
+  o->fingerprint = c->fingerprint;
+  o->tile_rank = c->cfg.rank;
+  for (int i = 0; i < c->cfg.rank && i < DEV_MAX_RANK; i++)
+    o->tile[i] = c->cfg.tile[i];
+  o->k = c->cfg.k;
+  o->buf = c->cfg.buf;
+  order_text(&c->cfg, o->order, sizeof o->order);
+  o->pack = c->cfg.pack;
+  put_str(o->prec, sizeof o->prec, dev_precision_name(c->cfg.prec));
+  flags_text(c->cfg.flags, o->flags, sizeof o->flags);
+  put_str(o->status, sizeof o->status, status_name(c->status));
+  put_str(o->verdict, sizeof o->verdict, chk_verdict_name(c->verdict));
+  put_str(o->message, sizeof o->message, c->message);
+  o->sim_time = c->sim_time;
+  o->wall_time = c->wall_time;
+  o->speedup = c->speedup;
+  o->atol = c->tol.atol;
+  o->rtol = c->tol.rtol;
+  o->leaf = c->leaf;
+  fill_metrics(&o->d, &c->vs_default);
+  o->has_ref = c->has_vs_reference;
+  if (c->has_vs_reference)
+    fill_metrics(&o->r, &c->vs_reference);
+}
+
+/* ---- one fusion ------------------------------------------------------------------ */
+
+static int write_candidates(hid_t g, const tn_fusion_result *r, hlo_error *err) {
+  size_t n = r->ncands > 0 ? (size_t)r->ncands : 0;
+  cand_row *rows = calloc(n ? n : 1, sizeof *rows);
+  if (!rows)
+    return fail(err, "candidates: out of memory");
+  for (size_t i = 0; i < n; i++)
+    fill_cand(&rows[i], &r->cands[i]);
+  int rc = write_table(g, "candidates", cand_parts, NCOLS(cand_parts), sizeof *rows, rows, n, 128, err);
+  free(rows);
+  return rc;
+}
+
+static int write_reference(hid_t g, const tn_fusion_result *r, hlo_error *err) {
+  ref_row row;
+  memset(&row, 0, sizeof row);
+  row.ran = r->default_ran;
+  row.ok = r->default_vs_reference_ok;
+  row.atol = r->reference_tol.atol;
+  row.rtol = r->reference_tol.rtol;
+  fill_metrics(&row.m, &r->default_vs_reference);
+  return write_table(g, "reference", ref_parts, NCOLS(ref_parts), sizeof row, &row, 1, 0, err);
+}
+
+/* The module text as one variable-length UTF-8 string (h5py: bytes, or
+ * str through .asstr()). */
+static int write_hlo(hid_t g, const char *text, hlo_error *err) {
+  int rc = -1;
+  hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), dcpl = new_dcpl(), d = -1;
+  const char *p = text ? text : "";
+  if (t >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0 && space >= 0 &&
+      dcpl >= 0)
+    d = H5Dcreate2(g, "hlo", t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (d < 0)
+    fail(err, "hlo: cannot create dataset");
+  else if (H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &p) < 0)
+    fail(err, "hlo: cannot write dataset");
+  else
+    rc = 0;
+  close_obj(d);
+  close_plist(dcpl);
+  close_space(space);
+  close_type(t);
+  return rc;
+}
+
+/* Chunks of at most 64 Ki floats (256 KiB, inside HDF5's default chunk
+ * cache) made of whole inner rows where possible: the outer dimensions
+ * shrink first, so a chunk is a contiguous run of the row-major data. */
+static void error_chunk(int rank, const int64_t *dims, hsize_t *chunk) {
+  const hsize_t target = 65536;
+  for (int i = 0; i < rank; i++)
+    chunk[i] = (hsize_t)dims[i];
+  for (int i = 0; i < rank; i++) {
+    hsize_t inner = 1;
+    for (int j = i + 1; j < rank; j++)
+      inner *= chunk[j];
+    if (inner * chunk[i] <= target)
+      break;
+    chunk[i] = target / inner > 0 ? target / inner : 1;
+  }
+}
+
+static int write_error_map(hid_t errors, const tn_fusion_result *r, const tn_error_map *e, hlo_error *err) {
+  char name[32];
+  snprintf(name, sizeof name, "%d", e->cand_id);
+  const tn_cand_result *c = NULL;
+  for (int i = 0; i < r->ncands && !c; i++)
+    if (r->cands[i].id == e->cand_id)
+      c = &r->cands[i];
+  if (!c)
+    return fail(err, "errors/%s: no candidate %d among the results", name, e->cand_id);
+  if (e->rank < 0 || e->rank > HLO_MAX_RANK)
+    return fail(err, "errors/%s: rank %d out of range", name, e->rank);
+
+  int rc = -1;
+  hsize_t dims[HLO_MAX_RANK], chunk[HLO_MAX_RANK];
+  bool empty = false;
+  for (int i = 0; i < e->rank; i++) {
+    dims[i] = (hsize_t)(e->dims[i] > 0 ? e->dims[i] : 0);
+    empty = empty || dims[i] == 0;
+  }
+  hid_t space = e->rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(e->rank, dims, NULL);
+  hid_t dcpl = new_dcpl(), d = -1;
+  if (space < 0 || dcpl < 0) {
+    fail(err, "errors/%s: cannot set up the dataset", name);
+    goto done;
+  }
+  /* A scalar or empty map has nothing to chunk: it stays contiguous. */
+  if (e->rank > 0 && !empty) {
+    error_chunk(e->rank, e->dims, chunk);
+    if (set_compression(dcpl, e->rank, chunk) < 0) {
+      fail(err, "errors/%s: cannot set up compression", name);
+      goto done;
+    }
+  }
+  d = H5Dcreate2(errors, name, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (d < 0) {
+    fail(err, "errors/%s: cannot create dataset (two maps for one candidate?)", name);
+    goto done;
+  }
+  if (!empty && e->data && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, e->data) < 0) {
+    fail(err, "errors/%s: cannot write dataset", name);
+    goto done;
+  }
+  if (tn_h5_attr_set_str(d, "candidate", c->config, err) != 0 ||
+      tn_h5_attr_set_str(d, "verdict", chk_verdict_name(c->verdict), err) != 0) {
+    prefix_error(err, "errors");
+    goto done;
+  }
+  rc = 0;
+done:
+  close_obj(d);
+  close_plist(dcpl);
+  close_space(space);
+  return rc;
+}
+
+/* "count_mismatch_candidate": the verdict name, dashes made underscores so
+ * the name is also a Python identifier. */
+static void count_attr_name(chk_verdict v, char *buf, size_t n) {
+  snprintf(buf, n, "count_%s", chk_verdict_name(v));
+  for (char *p = buf; *p; p++)
+    if (*p == '-')
+      *p = '_';
+}
+
+static int write_fusion_attrs(hid_t g, const tn_fusion_result *r, hlo_error *err) {
+  const char *dflt = r->ncands > 0 ? r->cands[0].config : "";
+  bool has_best = r->best >= 0 && r->best < r->ncands;
+  if (tn_h5_attr_set_str(g, "name", r->name, err) != 0 || tn_h5_attr_set_str(g, "source", r->source, err) != 0 ||
+      tn_h5_attr_set_str(g, "hero", r->hero, err) != 0 || tn_h5_attr_set_u64(g, "seed", r->seed, err) != 0 ||
+      tn_h5_attr_set_u64(g, "fingerprint", r->fingerprint, err) != 0 ||
+      tn_h5_attr_set_i64(g, "ncandidates", r->ncands, err) != 0 ||
+      tn_h5_attr_set_str(g, "default_config", dflt, err) != 0 ||
+      tn_h5_attr_set_i64(g, "default_ran", r->default_ran, err) != 0 ||
+      tn_h5_attr_set_i64(g, "default_vs_reference_ok", r->default_vs_reference_ok, err) != 0 ||
+      tn_h5_attr_set_str(g, "best_config", has_best ? r->cands[r->best].config : "", err) != 0 ||
+      tn_h5_attr_set_f64(g, "best_speedup", has_best ? r->cands[r->best].speedup : 0.0, err) != 0 ||
+      tn_h5_attr_set_f64(g, "wall_time", r->wall_time, err) != 0)
+    return -1;
+  for (int v = 0; v < CHK_VERDICT_COUNT; v++) {
+    char name[48];
+    count_attr_name((chk_verdict)v, name, sizeof name);
+    if (tn_h5_attr_set_i64(g, name, r->verdict_counts[v], err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Makes "base", or "base-2", "base-3"... whichever is free under loc. */
+static int unique_name(hid_t loc, const char *base, char *out, size_t n, hlo_error *err) {
+  for (int i = 1; i < 10000; i++) {
+    int w = i == 1 ? snprintf(out, n, "%s", base) : snprintf(out, n, "%s-%d", base, i);
+    if (w < 0 || (size_t)w >= n)
+      return fail(err, "%s: name too long", base);
+    htri_t e = H5Lexists(loc, out, H5P_DEFAULT);
+    if (e < 0)
+      return fail(err, "%s: cannot look the name up", base);
+    if (e == 0)
+      return 0;
+  }
+  return fail(err, "%s: too many entries of that name", base);
+}
+
+typedef struct add_ctx {
+  const tn_store *s;
+  const tn_fusion_result *r;
+} add_ctx;
+
+static int write_fusion(hid_t fusions, const tn_fusion_result *r, hlo_error *err) {
+  char base[32], name[48];
+  snprintf(base, sizeof base, "%016" PRIx64, r->fingerprint);
+  if (unique_name(fusions, base, name, sizeof name, err) != 0)
+    return -1;
+  hid_t g = make_group(fusions, name, err), errors = -1;
+  int rc = -1;
+  if (g < 0)
+    return -1;
+  if (write_fusion_attrs(g, r, err) != 0 || write_hlo(g, r->hlo, err) != 0 || write_candidates(g, r, err) != 0 ||
+      write_reference(g, r, err) != 0)
+    goto done;
+  errors = make_group(g, "errors", err);
+  if (errors < 0)
+    goto done;
+  for (int i = 0; i < r->nerror_maps; i++)
+    if (write_error_map(errors, r, &r->error_maps[i], err) != 0)
+      goto done;
+  rc = 0;
+done:
+  close_obj(errors);
+  close_obj(g);
+  if (rc != 0) {
+    char what[256];
+    snprintf(what, sizeof what, "fusion %s (%s)", name, r->name);
+    prefix_error(err, what);
+  }
+  return rc;
+}
+
+static int add_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
+  (void)fresh;
+  const add_ctx *c = vctx;
+  char path[PATH_LEN];
+  snprintf(path, sizeof path, "runs/%s/fusions", c->s->run.id);
+  hid_t fusions = open_group(file, path, err);
+  if (fusions < 0)
+    return prefix_error(err, "the run is no longer in the file");
+  int rc = write_fusion(fusions, c->r, err);
+  close_obj(fusions);
+  return rc;
+}
+
+/* ---- runs ------------------------------------------------------------------------- */
+
+/* A file we may append to: ours, and a schema version we understand. */
+static int check_schema(hid_t file, hlo_error *err) {
+  char schema[64];
+  int64_t version = 0;
+  hlo_error ignored = {0};
+  if (tn_h5_attr_get_str(file, "schema", schema, sizeof schema, &ignored) != 0 ||
+      strcmp(schema, TN_STORE_SCHEMA) != 0)
+    return fail(err, "not a tune results file (no schema attribute \"%s\"); refusing to append to it",
+                TN_STORE_SCHEMA);
+  if (get_i64_attr(file, "schema_version", &version, err) != 0)
+    return -1;
+  if (version > TN_STORE_SCHEMA_VERSION || version < 1)
+    return fail(err, "schema_version %" PRId64 " is not one this tune writes (%d)", version,
+                TN_STORE_SCHEMA_VERSION);
+  return 0;
+}
+
+static int begin_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
+  tn_run_info *run = vctx;
+  if (fresh) {
+    if (tn_h5_attr_set_str(file, "schema", TN_STORE_SCHEMA, err) != 0 ||
+        tn_h5_attr_set_i64(file, "schema_version", TN_STORE_SCHEMA_VERSION, err) != 0 ||
+        tn_h5_attr_set_str(file, "tool_version", PACKAGE_VERSION, err) != 0)
+      return -1;
+  } else if (check_schema(file, err) != 0) {
+    return -1;
+  }
+  hid_t runs = H5Lexists(file, "runs", H5P_DEFAULT) > 0 ? open_group(file, "runs", err) : make_group(file, "runs", err);
+  if (runs < 0)
+    return -1;
+  int rc = -1;
+  hid_t g = -1, fusions = -1;
+  char base[sizeof run->id];
+  memcpy(base, run->id, sizeof base);
+  if (unique_name(runs, base, run->id, sizeof run->id, err) != 0)
+    goto done;
+  g = make_group(runs, run->id, err);
+  if (g < 0)
+    goto done;
+  if (tn_h5_attr_set_str(g, "started", run->started, err) != 0 ||
+      tn_h5_attr_set_str(g, "finished", run->finished, err) != 0 ||
+      tn_h5_attr_set_str(g, "status", run->status, err) != 0 ||
+      tn_h5_attr_set_str(g, "command", run->command, err) != 0 ||
+      tn_h5_attr_set_str(g, "machine", run->machine, err) != 0 ||
+      tn_h5_attr_set_str(g, "compiler", run->compiler, err) != 0 ||
+      tn_h5_attr_set_u64(g, "seed", run->seed, err) != 0 || tn_h5_attr_set_str(g, "host", run->host, err) != 0) {
+    prefix_error(err, run->id);
+    goto done;
+  }
+  fusions = make_group(g, "fusions", err);
+  rc = fusions < 0 ? -1 : 0;
+done:
+  close_obj(fusions);
+  close_obj(g);
+  close_obj(runs);
+  return rc;
+}
+
+static int end_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
+  (void)fresh;
+  const tn_run_info *run = vctx;
+  char path[PATH_LEN];
+  snprintf(path, sizeof path, "runs/%s", run->id);
+  hid_t g = open_group(file, path, err);
+  if (g < 0)
+    return prefix_error(err, "the run is no longer in the file");
+  int rc = replace_str_attr(g, "finished", run->finished, err) == 0 &&
+                   replace_str_attr(g, "status", run->status, err) == 0
+               ? 0
+               : prefix_error(err, path);
+  close_obj(g);
+  return rc;
+}
+
+/* ---- API ------------------------------------------------------------------------------ */
+
+tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err) {
+  if (!path || !*path || !run) {
+    fail(err, "no results file named");
+    return NULL;
+  }
+  /* A caller-chosen id is kept (made unique); otherwise the time and pid. */
+  if (strchr(run->id, '/') || strcmp(run->id, ".") == 0) {
+    fail(err, "%s: run id '%s' is not a valid group name", path, run->id);
+    return NULL;
+  }
+  if (!run->id[0]) {
+    char stamp[32];
+    utc_now(stamp, sizeof stamp, true);
+    snprintf(run->id, sizeof run->id, "%s-%ld", stamp, (long)getpid());
+  }
+  utc_now(run->started, sizeof run->started, false);
+  run->finished[0] = '\0';
+  put_str(run->status, sizeof run->status, "running");
+  fill_host(run->host, sizeof run->host);
+
+  tn_store *s = calloc(1, sizeof *s);
+  if (s)
+    s->path = strdup(path);
+  if (!s || !s->path) {
+    free(s);
+    fail(err, "out of memory");
+    return NULL;
+  }
+  if (edit_atomically(path, true, begin_edit, run, err) != 0) {
+    tn_store_close(s);
+    return NULL;
+  }
+  s->run = *run;
+  return s;
+}
+
+int tn_store_add_fusion(tn_store *s, const tn_fusion_result *r, hlo_error *err) {
+  if (!s || !r)
+    return fail(err, "no results file open");
+  add_ctx c = {s, r};
+  return edit_atomically(s->path, false, add_edit, &c, err);
+}
+
+int tn_store_end_run(tn_store *s, const char *status, hlo_error *err) {
+  if (!s)
+    return fail(err, "no results file open");
+  utc_now(s->run.finished, sizeof s->run.finished, false);
+  put_str(s->run.status, sizeof s->run.status, status ? status : "complete");
+  int rc = edit_atomically(s->path, false, end_edit, &s->run, err);
+  tn_store_close(s);
+  return rc;
+}
+
+void tn_store_close(tn_store *s) {
+  if (!s)
+    return;
+  free(s->path);
+  free(s);
+}
