@@ -8,9 +8,12 @@
  *   MXU  = peak * 1e12 / cores * util                         flop/s
  *          peak: mxu_int8_tops for a dot or convolution on 8-bit (or
  *          narrower) integer operands (mxu_bf16_tflops when that is 0);
- *          mxu_bf16_tflops / passes for f32 (and f64) operands, passes = 1
- *          at prec=default, 3 at high, f32_passes at highest; mxu_bf16_tflops
- *          otherwise (bf16, f16, fp8; also when the schedule has no fusion)
+ *          mxu_bf16_tflops otherwise (bf16, f16, fp8, f32; also when the
+ *          schedule has no fusion).  An f32 dot is not slowed here: its
+ *          precision is already in mxu_flops, which counts bf16 MXU passes
+ *          (dev_lower multiplies an f32 dot's flops by 1, 3 or 6 for
+ *          default, high, highest, or the dot's own precision_config), so
+ *          HIGHEST costs 6x the MXU time of the same dot at DEFAULT or in bf16
  *          util: how much of the systolic array the output tile fills,
  *          e(tm, mxu_rows) * e(tn, mxu_cols) with e(t, n) = t / (ceil(t/n)*n),
  *          tm and tn the last two tile dims (tm = 1 for rank 1, both 1 for a
@@ -42,6 +45,7 @@
  */
 #include "dev_cost.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static double dmax(double a, double b) { return a > b ? a : b; }
@@ -55,35 +59,21 @@ static double fill(int64_t t, int n) {
   return (double)t / (double)padded;
 }
 
-typedef enum { MXU_BF16, MXU_INT8, MXU_F32 } mxu_class;
-
-static mxu_class class_of(const dev_fusion *f) {
+/* The int8 MXU mode applies when the hero's operands are 8-bit (or
+ * narrower) integers. */
+static bool int8_operands(const dev_fusion *f) {
   if (!f || !f->hero || (f->kind != DEV_HERO_DOT && f->kind != DEV_HERO_CONV) || f->hero->noperands < 1)
-    return MXU_BF16;
+    return false;
   hlo_etype t = f->hero->operands[0]->shape.type;
-  if (hlo_etype_is_int(t) && hlo_etype_bits(t) <= 8)
-    return MXU_INT8;
-  if (t == HLO_F32 || t == HLO_F64)
-    return MXU_F32;
-  return MXU_BF16;
-}
-
-static double passes(dev_precision p, const dev_machine *m) {
-  switch (p) {
-  case DEV_PREC_HIGH: return 3.0;
-  case DEV_PREC_HIGHEST: return m->f32_passes > 0 ? m->f32_passes : 6.0;
-  default: return 1.0;
-  }
+  return hlo_etype_is_int(t) && hlo_etype_bits(t) <= 8;
 }
 
 /* Peak MXU flop/s of one core for this schedule, before utilisation. */
 static double mxu_peak(const dev_schedule *s, const dev_machine *m, double cores) {
   double bf16 = m->mxu_bf16_tflops * 1e12 / cores;
-  switch (class_of(s->f)) {
-  case MXU_INT8: return m->mxu_int8_tops > 0 ? m->mxu_int8_tops * 1e12 / cores : bf16;
-  case MXU_F32: return bf16 / passes(s->cfg.prec, m);
-  default: return bf16;
-  }
+  if (int8_operands(s->f) && m->mxu_int8_tops > 0)
+    return m->mxu_int8_tops * 1e12 / cores;
+  return bf16;
 }
 
 static double mxu_util(const dev_schedule *s, const dev_machine *m) {

@@ -1,6 +1,11 @@
 /* dev_cost.h — the deterministic cost model: simulated time of one run of a
  * schedule on a machine.  The formula is documented in dev_cost.c and
- * unit-tested on hand-computed cases. */
+ * unit-tested on hand-computed cases.
+ *
+ * What it reads of the schedule: steps, cfg.buf, cfg.tile (MXU fill),
+ * dma_bytes, dma_count, vpu_ops, eup_ops, and mxu_flops counted in bf16 MXU
+ * passes (an f32 dot's flops times 1, 3 or 6 by its precision, as dev_lower
+ * counts them), and f->hero's operand type (int8 MXU mode). */
 #ifndef TUNE_DEV_COST_H
 #define TUNE_DEV_COST_H
 
