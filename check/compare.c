@@ -93,6 +93,7 @@ static void run_finish(const running *r, chk_side_stats *s) {
 
 typedef struct {
   const hlo_value *a;
+  const double *atol_map;
   chk_metrics *m;
   double peak_err; /* the error at peak_index; +inf for NaN/Inf mismatches */
   double sq_sum;
@@ -170,7 +171,8 @@ static void visit(state *st, int64_t i, double x, double y, bool same_bits, chk_
   m->hist[same_bits ? 0 : bucket_of(err)]++;
   if (!same_bits)
     note_peak(st, i, err);
-  bool bad = rule == CHK_RULE_BITWISE ? !same_bits : !(err <= tol.atol + tol.rtol * fabs(y));
+  double bound = tol.atol + (st->atol_map ? st->atol_map[i] : 0) + tol.rtol * fabs(y);
+  bool bad = rule == CHK_RULE_BITWISE ? !same_bits : !(err <= bound);
   if (bad)
     mark_mismatch(st, i);
 }
@@ -197,6 +199,11 @@ static void compare_f32(state *st, const float *a, const float *b, int64_t n, ch
 
 int chk_compare(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_tol tol, chk_metrics *m,
                 hlo_error *err) {
+  return chk_compare_map(a, b, rule, tol, NULL, m, err);
+}
+
+int chk_compare_map(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_tol tol, const double *atol_map,
+                    chk_metrics *m, hlo_error *err) {
   memset(m, 0, sizeof *m);
   m->peak_index = -1;
   if (a->type == HLO_TUPLE || b->type == HLO_TUPLE)
@@ -210,7 +217,7 @@ int chk_compare(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_tol t
                            (long long)b->dims[d]);
   m->rank = a->rank;
   m->count = a->count;
-  state st = {.a = a, .m = m};
+  state st = {.a = a, .atol_map = atol_map, .m = m};
   hlo_etype t = a->type;
   /* Integers and pred have no tolerance: equal or not. */
   if (!hlo_etype_is_float(t) && hlo_etype_class(t) != HLO_CLASS_COMPLEX)

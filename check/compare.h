@@ -4,7 +4,8 @@
  *   CHK_RULE_BITWISE   data movement, integers, pred, min/max reductions:
  *                      any bit difference is a mismatch.
  *   CHK_RULE_TOLERANCE float arithmetic: a pair passes when
- *                      |a - b| <= atol + rtol * |b|  (b is the expected side).
+ *                      |a - b| <= atol + atol_map[i] + rtol * |b|  (b is the
+ *                      expected side; atol_map is optional).
  *                      NaN on both sides at one position, and an Inf of the
  *                      same sign on both sides, are excluded from the
  *                      comparison; NaN or Inf on one side only is a mismatch.
@@ -61,6 +62,11 @@ typedef struct chk_metrics {
  * cannot be compared (different shapes or types). */
 int chk_compare(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_tol tol, chk_metrics *m,
                 hlo_error *err);
+/* The same with an optional per-element absolute tolerance added to
+ * tol.atol (row-major, one per element; NULL for none): bounds propagated
+ * through the ops that follow an accumulation (tuner/sweep.c). */
+int chk_compare_map(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_tol tol, const double *atol_map,
+                    chk_metrics *m, hlo_error *err);
 
 /* Distance in units in the last place between two floats of type t, given
  * as doubles exactly representable in t: the number of representable values

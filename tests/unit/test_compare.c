@@ -211,6 +211,26 @@ static void shape_mismatch_is_an_error(void **state) {
   hlo_value_unref(b);
 }
 
+static void per_element_tolerance_map(void **state) {
+  (void)state;
+  int64_t d[1] = {3};
+  float va[3] = {1.5f, 2.5f, 3.0f}, vb[3] = {1.0f, 2.0f, 3.0f};
+  hlo_value *a = f32(1, d, va), *b = f32(1, d, vb);
+  /* element 0 may be off by 0.5 (passes exactly at the bound), element 1
+   * by 0.25 (off by 0.5: fails), element 2 by nothing (equal: passes). */
+  const double map[3] = {0.5, 0.25, 0.0};
+  chk_metrics m;
+  assert_int_equal(chk_compare_map(a, b, CHK_RULE_TOLERANCE, TIGHT, map, &m, NULL), 0);
+  assert_int_equal(m.mismatches, 1);
+  assert_int_equal(m.bbox_lo[0], 1);
+  assert_int_equal(m.bbox_hi[0], 1);
+  /* Without the map both differing elements fail. */
+  assert_int_equal(chk_compare(a, b, CHK_RULE_TOLERANCE, TIGHT, &m, NULL), 0);
+  assert_int_equal(m.mismatches, 2);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(identical_arrays_match_with_zero_metrics),
@@ -223,6 +243,7 @@ int main(void) {
       cmocka_unit_test(integers_are_always_bitwise),
       cmocka_unit_test(bf16_compare_uses_its_own_ulps),
       cmocka_unit_test(shape_mismatch_is_an_error),
+      cmocka_unit_test(per_element_tolerance_map),
   };
   return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
 }
