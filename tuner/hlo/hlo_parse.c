@@ -25,6 +25,18 @@
  * a small open-addressing hash table, so a 500k-instruction computation stays
  * linear.
  *
+ * Typed or raw: an attribute is typed by its name (the table attr_names),
+ * except that gather/scatter dimension numbers are typed only on gather and
+ * scatter; everything else keeps its exact source text in `raw`, so a typed
+ * attribute is never also raw.
+ *
+ * Accepted beyond the grammar above, because XLA writes or accepts them:
+ * `X-start`/`X-update`/`X-done` async sugar; computations written in place
+ * (`to_apply={ ... }`, added to the module under a generated name); results
+ * without a shape for tuple, get-tuple-element and elementwise ops (inferred
+ * once the computation is read); a bare value for an array constant (splat,
+ * stored as count 1).
+ *
  * Errors: every failure records the first error (hlo_lex_error) and returns
  * -1 or NULL up the call chain; hlo_parse() then frees the arena and the
  * scratch stacks, so no error path can leak.
