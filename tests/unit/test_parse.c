@@ -219,6 +219,18 @@ static void test_signature_and_thread(void **state) {
   hlo_module_free(m);
 }
 
+static void test_thread_in_header(void **state) {
+  (void)state;
+  hlo_module *m = parse_ok("f (x: f32[]) -> f32[], execution_thread=\"t\" { ROOT x = f32[] parameter(0) }\n"
+                           "g, execution_thread=\"u\" {\n  ROOT y = f32[] parameter(0)\n}\n");
+  assert_string_equal(m->comps[0]->execution_thread, "\"t\"");
+  assert_true(m->comps[0]->has_signature);
+  assert_string_equal(m->comps[1]->execution_thread, "\"u\"");
+  assert_int_equal(m->comps[1]->root->line, 3);
+  assert_int_equal(m->comps[1]->root->col, 8);
+  hlo_module_free(m);
+}
+
 /* ---- shapes ------------------------------------------------------------------ */
 
 static void test_layouts(void **state) {
@@ -1047,6 +1059,7 @@ int main(void) {
       cmocka_unit_test(test_root_absent_is_last),
       cmocka_unit_test(test_headerless_entry_choice),
       cmocka_unit_test(test_signature_and_thread),
+      cmocka_unit_test(test_thread_in_header),
       cmocka_unit_test(test_layouts),
       cmocka_unit_test(test_dynamic_dims),
       cmocka_unit_test(test_tuple_shapes_and_operand_shapes),
