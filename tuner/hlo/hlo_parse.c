@@ -192,6 +192,11 @@ static void *nt_find(const name_table *t, const char *s, size_t n, uint32_t h) {
   }
 }
 
+static void nt_prefetch(const name_table *t, uint32_t h) {
+  if (t->cap)
+    __builtin_prefetch(&t->slots[h & (t->cap - 1)]);
+}
+
 static void nt_place(name_slot *slots, size_t cap, name_slot e) {
   size_t i = e.hash & (cap - 1);
   while (slots[i].name)
@@ -1879,11 +1884,13 @@ static int parse_instr(parser *P, comp_builder *b) {
   }
   if (expect(P, '=', "'=' after instruction name"))
     return -1;
+  /* The name is checked and entered at the end of the instruction: in a big
+   * computation its table slot is a cache miss, and the prefetch lets that
+   * miss overlap with parsing the rest of the line. */
   uint32_t h = name_hash(s, n);
-  if (nt_find(&b->names, s, n, h))
-    return hlo_lex_error_at(&P->lx, at, "duplicate name '%.*s'", (int)n, s);
+  nt_prefetch(&b->names, h);
   hlo_instr *in = arena_new(P, sizeof *in);
-  if (!in || !(in->name = arena_str(P, s, n)) || nt_add(P, &b->names, in->name, n, h, in))
+  if (!in || !(in->name = arena_str(P, s, n)))
     return -1;
   in->line = at.line;
   in->col = at.col;
@@ -1921,6 +1928,11 @@ static int parse_instr(parser *P, comp_builder *b) {
     }
   }
   if (resolve_opcode(P, in, s, n, opat) || parse_instr_args(P, b, in) || parse_attrs(P, in))
+    return -1;
+  size_t len = strlen(in->name);
+  if (nt_find(&b->names, in->name, len, h))
+    return hlo_lex_error_at(&P->lx, at, "duplicate name '%s'", in->name);
+  if (nt_add(P, &b->names, in->name, len, h, in))
     return -1;
   return vpush(P, &P->instrs, &in, sizeof in);
 }
