@@ -259,6 +259,16 @@ static void default_heuristic_picks(void **state) {
   load(&x, heads_3d);
   assert_int_equal(x.d.tile[0], 8);
   unload(&x);
+  /* small minor tiles: leading dims grow to keep the output block near
+   * 512 KiB (224x224x3 f32 is 588 KiB, so the batch dim stays 1 while the
+   * 224 rows fill the block) */
+  load(&x, "HloModule img\nENTRY main {\n  x = f32[4,224,224,3]{3,2,1,0} parameter(0)\n"
+           "  ROOT n = f32[4,224,224,3]{3,2,1,0} negate(x)\n}\n");
+  assert_int_equal(x.d.tile[3], 3);
+  assert_int_equal(x.d.tile[2], 224);
+  assert_true(x.d.tile[1] > 1 && 224 % x.d.tile[1] == 0);
+  assert_true(x.d.tile[0] * x.d.tile[1] * 224 * 3 * 4 <= 512 << 10);
+  unload(&x);
 }
 
 static void default_fits_half_of_a_small_vmem(void **state) {

@@ -94,6 +94,27 @@ static int64_t pick_k(int64_t k_total) {
   return k_total <= 8192 ? k_total : 512;
 }
 
+#define LEADING_BLOCK_BYTES (512 << 10)
+
+/* Small minor tiles leave a grid of many tiny steps, each paying the step
+ * overhead: grow the leading dims, innermost first, to the largest divisor
+ * of the dim that keeps the output block within LEADING_BLOCK_BYTES. */
+static void grow_leading(const dev_fusion *f, dev_config *c) {
+  int bits = hlo_etype_bits(f->out_type);
+  int64_t elem_bytes = bits >= 8 ? bits / 8 : 1;
+  for (int i = f->rank - 3; i >= 0; i--) {
+    int64_t rest = elem_bytes;
+    for (int j = 0; j < f->rank; j++)
+      if (j != i)
+        rest *= c->tile[j];
+    for (int64_t t = f->dims[i]; t > 1; t--)
+      if (f->dims[i] % t == 0 && t * rest <= LEADING_BLOCK_BYTES) {
+        c->tile[i] = t;
+        break;
+      }
+  }
+}
+
 static void natural_order(dev_config *c) {
   c->norder = 0;
   for (int i = 0; i < c->rank; i++)
@@ -150,6 +171,7 @@ int dev_space_default(const dev_fusion *f, const dev_machine *m, dev_config *c, 
   for (int i = 0; i < f->rank; i++)
     if (c->tile[i] < 1) /* a zero-sized dimension */
       c->tile[i] = 1;
+  grow_leading(f, c);
   c->k = is_reduction(f) ? pick_k(f->k_total) : 0;
   c->buf = 2;
   c->pack = 1;

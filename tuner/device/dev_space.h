@@ -49,10 +49,12 @@
  * and machine give the same list in the same order.
  *
  * The default (what a compiler's own heuristic would pick):
- *   tile  leading dims 1; the second-minor dim D: D when D <= 256, else the
- *         largest multiple of S in [64, 256] that divides D, else D when
- *         D <= 1024, else 256 (ragged); the minor dim the same with L,
- *         [128, 1024] and 4096;
+ *   tile  the second-minor dim D: D when D <= 256, else the largest
+ *         multiple of S in [64, 256] that divides D, else D when D <= 1024,
+ *         else 256 (ragged); the minor dim the same with L, [128, 1024] and
+ *         4096; leading dims, innermost first, the largest divisor of the
+ *         dim that keeps the output block within 512 KiB (1 when none does:
+ *         fewer, fuller grid steps pay less step overhead);
  *   k     k_total when <= 512, else the largest power of two in [128, 512]
  *         dividing k_total, else k_total when <= 8192, else 512 (ragged);
  *   buf=2, natural order, pack=1, prec=default, no flags;
