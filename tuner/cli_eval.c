@@ -131,17 +131,19 @@ int tn_cmd_eval(const tn_opts *o) {
           stderr);
     return TN_EXIT_USAGE;
   }
-  /* 0 is "not given": one replica.  tune.c refuses an explicit 0. */
-  tn_opts eff = *o;
-  if (eff.replicas < 1)
-    eff.replicas = 1;
-  o = &eff;
   /* HDF5 would print its own error stacks; our messages say it better. */
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 
   hlo_module *m = tn_load_module(o->file, o->no_verify);
   if (!m)
     return TN_EXIT_USAGE;
+  /* replicas 0 is "not given" (tune.c refuses an explicit 0): take the
+   * module's replica_count, so a module written for N replicas runs as
+   * N without being told. */
+  tn_opts eff = *o;
+  if (eff.replicas < 1)
+    eff.replicas = m->replica_count > 1 && m->replica_count <= 4096 ? (int)m->replica_count : 1;
+  o = &eff;
   const char *shown = strcmp(o->file, "-") == 0 ? "<stdin>" : o->file;
   hlo_error err = {0};
   if (chk_eval_supported(m, &err) != 0) {

@@ -99,6 +99,19 @@ static void test_counter_based(void **state) {
       fail_msg("element %lld differs", (long long)i);
   }
   assert_memory_equal(pa, pb, 10 * sizeof(float));
+  /* bf16 takes its own fast path: still a function of the coordinates. */
+  hlo_value *c = hlo_value_array(HLO_BF16, 1, big), *d = hlo_value_array(HLO_BF16, 1, small);
+  chk_inputs_fill(c, &o, 3, NULL);
+  chk_inputs_fill(d, &o, 3, NULL);
+  assert_memory_equal(c->data, d->data, 10 * sizeof(uint16_t));
+  for (int64_t i = 0; i < big[0]; i++) {
+    uint16_t want = hlo_f32_to_bf16(pa[i]);
+    want = want == 0x3F80 ? 0xBF80 : want; /* 1.0 folds onto -1.0 */
+    if (((const uint16_t *)c->data)[i] != want)
+      fail_msg("bf16 element %lld differs", (long long)i);
+  }
+  hlo_value_unref(c);
+  hlo_value_unref(d);
   /* Streams and seeds are not interchangeable. */
   assert_true(chk_inputs_bits(1, 2, 3) != chk_inputs_bits(2, 1, 3));
   assert_true(chk_inputs_bits(0, 0, 0) != chk_inputs_bits(0, 0, 1));
