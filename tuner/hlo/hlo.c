@@ -75,9 +75,15 @@ hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name) {
 }
 
 int64_t hlo_shape_elements(const hlo_shape *s) {
+  /* Saturates at INT64_MAX: a shape that large cannot be allocated anyway,
+   * and callers compare the count with limits rather than trust it. */
   int64_t n = 1;
-  for (int i = 0; i < s->rank; i++)
-    n *= s->dims[i] < 0 ? 0 : s->dims[i];
+  for (int i = 0; i < s->rank; i++) {
+    int64_t d = s->dims[i] < 0 ? 0 : s->dims[i];
+    if (d == 0)
+      return 0;
+    n = n > INT64_MAX / d ? INT64_MAX : n * d;
+  }
   return n;
 }
 
