@@ -1,13 +1,17 @@
 /* store.h — the results file: runs, fusions and candidates in HDF5.
  *
- * One file holds many runs (README "HDF5 schema" documents the layout):
+ * One file holds many runs (README "HDF5 results schema" documents every
+ * attribute and column; schema_version 1):
  *
  *   /                         attrs schema="tune-results", schema_version,
  *                                   tool_version
  *   /runs/<run-id>/           attrs started, finished, status, command,
  *                                   machine, compiler, seed, host
- *     fusions/<fp>/           attrs name, source, hero, default_config,
- *                                   best_config, best_speedup, verdict counts
+ *     fusions/<fp>/           <fp>: 16 hex digits of the fusion's fingerprint
+ *                             attrs name, source, hero, seed, fingerprint,
+ *                                   ncandidates, default_config, default_ran,
+ *                                   default_vs_reference_ok, best_config,
+ *                                   best_speedup, wall_time, count_<verdict>
  *       hlo                   string dataset: the module's canonical text
  *       candidates            compound table, one row per candidate: id,
  *                             config text, one column per knob, status,
@@ -19,8 +23,8 @@
  *                             (f32, chunked, gzip-compressed)
  *
  * Crash safety: a writer never modifies the live file in place.  Each
- * tn_store_add_fusion() copies the file to a temporary in the same folder,
- * appends the fusion there, closes it (flushing everything), fsyncs it and
+ * call below (begin, add, end) copies the file to a temporary in the same
+ * folder, appends there, closes it (flushing everything), fsyncs it and
  * renames it over the original.  A process killed at any moment therefore
  * leaves either the previous complete file or the new complete file, never
  * a half-written one, and every fusion already added survives.
@@ -51,11 +55,15 @@ typedef struct tn_run_info {
 typedef struct tn_store tn_store; /* an open results file (path + run) */
 
 /* Opens PATH for appending a new run (creating the file when absent) and
- * records the run group with status "running".  NULL with err. */
+ * records the run group with status "running".  The caller fills command,
+ * machine, compiler and seed; this fills started, status and host, and the
+ * id (time and pid unless the caller set one; a -2, -3... suffix keeps it
+ * unique in the file).  NULL with err; the file is then left as it was. */
 tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err);
 /* Appends one fusion's results to the run, atomically (see above). */
 int tn_store_add_fusion(tn_store *s, const tn_fusion_result *r, hlo_error *err);
-/* Marks the run finished with the given status and closes. */
+/* Marks the run finished with the given status and closes (s is freed
+ * whether or not the marking succeeds). */
 int tn_store_end_run(tn_store *s, const char *status, hlo_error *err);
 /* Closes without marking (the run stays "running"); NULL is fine. */
 void tn_store_close(tn_store *s);
