@@ -46,6 +46,27 @@ if command -v h5ls >/dev/null 2>&1; then
   expect_grep '^/outputs/0 *Dataset' "$TMPD/ls" "h5ls: /outputs/0 exists with replicas"
 fi
 
+# Without --replicas the module's replica_count header is used.
+cat > "$TMPD/rid.hlo" <<'EOF'
+HloModule rid, replica_count=2
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  id = u32[] replica-id()
+  ar = f32[4] all-reduce(p), replica_groups={}, to_apply=add
+  ROOT t = (f32[4], u32[]) tuple(ar, id)
+}
+EOF
+expect_status 0 "--eval a replica_count=2 module" "$TUNE" --eval "$TMPD/rid.hlo" -o "$TMPD/rid.h5"
+if command -v h5ls >/dev/null 2>&1; then
+  h5ls -r "$TMPD/rid.h5" > "$TMPD/ls" 2>&1
+  expect_grep '^/replicas/1/outputs/1 *Dataset {SCALAR}' "$TMPD/ls" "replica_count=2: replica 1's scalar replica-id stored with shape ()"
+fi
+
 cat > "$TMPD/bfmix.hlo" <<'EOF'
 HloModule bfmix
 ENTRY main {
@@ -81,6 +102,19 @@ print("max relative error", rel)
 assert rel <= 1e-6, rel
 EOF
   then ok "h5py: /outputs/0 is numpy's softmax of /inputs/0 within 1e-6"; else not_ok "h5py softmax check"; sed 's/^/  # /' "$TMPD/py"; fi
+
+  if "$PYTHON3" - "$TMPD/rid.h5" > "$TMPD/py" 2>&1 <<'EOF'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+x = f["inputs/0"][()]
+assert int(f.attrs["replicas"]) == 2
+for r in (0, 1):
+    assert np.array_equal(f["replicas/%d/outputs/0" % r][()], x + x)   # all-reduce over 2 replicas
+    assert f["replicas/%d/outputs/1" % r][()] == r                      # replica-id
+assert np.array_equal(f["outputs/0"][()], x + x) and f["outputs/1"][()] == 0
+EOF
+  then ok "h5py: all-reduce sums the two replicas, replica-id differs per replica"
+  else not_ok "h5py replica check"; sed 's/^/  # /' "$TMPD/py"; fi
 
   # Inputs written by h5py: bf16 as bit patterns with a dtype attribute,
   # f32 and a scalar as plain numpy arrays.
