@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval_fuse.h"
 #include "eval_internal.h"
 
 enum { MAX_DEPTH = 64 };
@@ -493,31 +494,46 @@ static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
     chk_fail(ev, c->root, "out of memory");
     return -1;
   }
+  /* Elementwise chains run block by block (eval_fuse.h): a group's members
+   * are evaluated, and read their operands, at the group root's position.
+   * A probed computation runs op by op so the probe sees its instruction. */
+  chk_fuse_plan *fp = ev->o.probe && ev->o.probe->parent == c ? NULL : chk_fuse_plan_build(c);
   /* Last position at which each value is read; the root lives to the end. */
   for (int i = 0; i < ni; i++)
     last_use[i] = i;
-  for (int i = 0; i < ni; i++)
+  for (int i = 0; i < ni; i++) {
+    int at = fp ? chk_fuse_eval_pos(fp, c->instrs[i]) : i;
     for (int k = 0; k < c->instrs[i]->noperands; k++) {
       int j = c->instrs[i]->operands[k]->index;
-      if (last_use[j] < i)
-        last_use[j] = i;
+      if (last_use[j] < at)
+        last_use[j] = at;
     }
+  }
   last_use[c->root->index] = ni;
 
   ev->depth++;
   int rc = 0;
   for (int i = 0; i < ni && rc == 0; i++) {
     const hlo_instr *ins = c->instrs[i];
+    if (fp && chk_fuse_eval_pos(fp, ins) != i)
+      continue; /* a group member: produced at its group's root */
     /* Dead instructions (never read, not the root) are skipped: they cannot
      * change the result, and skipping them keeps unsupported debris in real
      * dumps from failing a fusion whose root does not need it. */
     if (last_use[i] == i && ins != c->root)
       continue;
     /* HOOK(fuse): block-by-block elementwise groups are wired in here. */
-    rc = eval_instr(ev, ins, nrep, base, args, vals, &vals[(size_t)i * nrep]);
+    const hlo_instr *const *reads = (const hlo_instr *const *)ins->operands;
+    int nreads = ins->noperands;
+    if (fp && chk_fuse_is_root(fp, ins)) {
+      rc = chk_fuse_eval_group(ev, fp, ins, nrep, vals);
+      nreads = chk_fuse_group_inputs(fp, ins, &reads);
+    } else {
+      rc = eval_instr(ev, ins, nrep, base, args, vals, &vals[(size_t)i * nrep]);
+    }
     /* Release operands whose last reader this was. */
-    for (int k = 0; k < ins->noperands && rc == 0; k++) {
-      int j = ins->operands[k]->index;
+    for (int k = 0; k < nreads && rc == 0; k++) {
+      int j = reads[k]->index;
       if (last_use[j] == i)
         for (int r = 0; r < nrep; r++) {
           hlo_value_unref(vals[(size_t)j * nrep + r]);
@@ -535,6 +551,7 @@ static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
     hlo_value_unref(vals[i]);
   free(vals);
   free(last_use);
+  chk_fuse_plan_free(fp);
   return rc;
 }
 

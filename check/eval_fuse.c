@@ -31,6 +31,8 @@
 #else
 #define CHK_PRAGMA(x)
 #endif
+/* Conversion loops vectorize at -O2 only when asked (see eval_elementwise.c). */
+#define SIMD CHK_PRAGMA("omp simd")
 
 /* ---- executor -------------------------------------------------------------- */
 
@@ -60,10 +62,12 @@ static bool narrow_storage(hlo_etype t) { return chk_ew_compute_type(t) != t && 
 static void decode(hlo_etype t, const void *src, float *dst, int64_t n) {
   if (t == HLO_BF16) {
     const uint16_t *s = src;
+    SIMD
     for (int64_t i = 0; i < n; i++)
       dst[i] = hlo_bf16_to_f32(s[i]);
   } else if (t == HLO_F16) {
     const uint16_t *s = src;
+    SIMD
     for (int64_t i = 0; i < n; i++)
       dst[i] = hlo_f16_to_f32(s[i]);
   } else {
@@ -75,10 +79,12 @@ static void decode(hlo_etype t, const void *src, float *dst, int64_t n) {
 static void encode(hlo_etype t, const float *src, void *dst, int64_t n) {
   if (t == HLO_BF16) {
     uint16_t *d = dst;
+    SIMD
     for (int64_t i = 0; i < n; i++)
       d[i] = hlo_f32_to_bf16(src[i]);
   } else if (t == HLO_F16) {
     uint16_t *d = dst;
+    SIMD
     for (int64_t i = 0; i < n; i++)
       d[i] = hlo_f32_to_f16(src[i]);
   } else {
@@ -441,7 +447,10 @@ chk_fuse_plan *chk_fuse_plan_build(const hlo_computation *c) {
    * members and -(root + 1) for "read by the group, to be decided". */
   for (int r = ni - 1; r >= 0; r--) {
     const hlo_instr *root = c->instrs[r];
-    if (p->gid[r] != -1 || !root_candidate(root))
+    /* A dead instruction is never a root: the driver skips it, and then a
+     * member materialised for a later reader would never be produced. */
+    bool read = ufirst[r + 1] > ufirst[r] || root == c->root;
+    if (p->gid[r] != -1 || !read || !root_candidate(root))
       continue;
     int tag = r + 1, cand = -(r + 1);
     mark[r] = tag;
