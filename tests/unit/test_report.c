@@ -1,0 +1,571 @@
+/* test_report.c — reading a results file back (tuner/store/store_read.c)
+ * and the four report formats (tuner/report/).
+ *
+ * A run of two hand-built fusions is written with the store's own API:
+ * "fused_thing" has a default, a faster divergent candidate with an error
+ * map (with a NaN in it), a benign one and one that did not compile;
+ * "clean<&\"'>" (a name that needs escaping everywhere) has two matching
+ * candidates.  The reader must give back exactly what was stored, and each
+ * report must carry the values an engineer acts on: the exact config text
+ * in the reproducer, the metrics, the counts.  When PYTHON3 is set (make
+ * check sets it) the json and junit outputs are also parsed by Python's
+ * own json and xml.dom.minidom.
+ */
+#define _POSIX_C_SOURCE 200809L /* open_memstream, mkdtemp */
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <hdf5.h>
+
+#include "report/report.h"
+#include "store.h"
+#include "store_read.h"
+
+static char tmpdir[] = "/tmp/test_report.XXXXXX";
+static char results[600];
+
+static const char *path_in(const char *name) {
+  static char path[2][600];
+  static int which;
+  which ^= 1;
+  snprintf(path[which], sizeof path[which], "%s/%s", tmpdir, name);
+  return path[which];
+}
+
+/* ---- a hand-made run ------------------------------------------------------ */
+
+#define DIVERGENT_CONFIG "tile=16x128 k=256 buf=3 order=1k0 pack=2 prec=high flags=fuse-converts,split-reduction"
+#define DEFAULT_CONFIG "tile=8x256 k=512 buf=2 order=01k pack=1 prec=default flags=fuse-converts"
+
+static void set_cand(tn_cand_result *c, int id, const char *cfg, chk_verdict v, double sim_time) {
+  hlo_error err = {0};
+  memset(c, 0, sizeof *c);
+  c->id = id;
+  assert_int_equal(dev_config_parse(cfg, &c->cfg, &err), 0);
+  dev_config_print(&c->cfg, c->config, sizeof c->config);
+  c->fingerprint = dev_config_fingerprint(&c->cfg);
+  c->verdict = v;
+  c->sim_time = sim_time;
+  c->wall_time = 0.01 * (id + 1);
+  c->speedup = sim_time > 0 ? 2e-6 / sim_time : 0;
+  c->tol = (chk_tol){1e-6, 1e-5};
+  c->vs_default.peak_index = -1;
+  c->vs_default.rank = 2;
+  c->vs_default.count = 120000;
+}
+
+static void make_thing(tn_fusion_result *r) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->name, sizeof r->name, "fused_thing");
+  snprintf(r->source, sizeof r->source, "datasets/thing.hlo");
+  snprintf(r->hero, sizeof r->hero, "reduce");
+  r->hlo = strdup("HloModule m\nENTRY e {\n  ROOT p = f32[300,400] parameter(0)\n}\n");
+  r->fingerprint = 0x0123456789abcdefull;
+  r->seed = 42;
+  r->ncands = 4;
+  r->cands = calloc(4, sizeof *r->cands);
+  assert_non_null(r->cands);
+
+  set_cand(&r->cands[0], 0, DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
+
+  tn_cand_result *c = &r->cands[1];
+  set_cand(c, 1, DIVERGENT_CONFIG, CHK_VERDICT_MISMATCH_CANDIDATE, 1e-6);
+  c->tol = (chk_tol){2.5e-6, 3e-5};
+  c->vs_default.mismatches = 5;
+  c->vs_default.max_abs = 0.25;
+  c->vs_default.max_rel = 0.5;
+  c->vs_default.max_ulp = 123456789012ull;
+  c->vs_default.rms = 1e-3;
+  c->vs_default.nan_mismatches = 1;
+  c->vs_default.peak_index = 401;
+  c->vs_default.peak[0] = 1;
+  c->vs_default.peak[1] = 1;
+  c->vs_default.bbox_lo[0] = 1;
+  c->vs_default.bbox_hi[0] = 7;
+  c->vs_default.bbox_lo[1] = 0;
+  c->vs_default.bbox_hi[1] = 399;
+  for (int i = 0; i < CHK_HIST_BUCKETS; i++)
+    c->vs_default.hist[i] = 100 + i;
+  c->vs_default.a = (chk_side_stats){-1.5, 2.5, 0.125, 0.75};
+  c->vs_default.b = (chk_side_stats){-1.0, 2.0, 0.25, 0.5};
+  c->has_vs_reference = true;
+  c->vs_reference = c->vs_default;
+  c->vs_reference.mismatches = 6;
+
+  c = &r->cands[2];
+  set_cand(c, 2, "tile=8x128 k=512 buf=2 order=01k pack=1 prec=default flags=none", CHK_VERDICT_BENIGN, 3e-6);
+  c->vs_default.max_abs = 1e-7;
+  c->vs_default.rms = NAN; /* JSON has no NaN: the report must say null */
+
+  c = &r->cands[3];
+  set_cand(c, 3, "tile=64x512 k=512 buf=4 order=k01 pack=4 prec=highest flags=none", CHK_VERDICT_COMPILE_ERROR, 0);
+  c->status = DEV_COMPILE_ERROR;
+  c->vs_default.count = 0;
+  snprintf(c->message, sizeof c->message, "VMEM exhausted: 40 MiB needed & 16 MiB <available>");
+
+  r->best = 2; /* the divergent candidate is faster, but never the best */
+  r->default_ran = true;
+  r->default_vs_reference_ok = true;
+  r->default_vs_reference.count = 120000;
+  r->default_vs_reference.max_abs = 3e-7;
+  r->default_vs_reference.peak_index = 17;
+  r->default_vs_reference.rank = 2;
+  r->reference_tol = (chk_tol){2e-6, 3e-5};
+  r->verdict_counts[CHK_VERDICT_MATCH] = 1;
+  r->verdict_counts[CHK_VERDICT_MISMATCH_CANDIDATE] = 1;
+  r->verdict_counts[CHK_VERDICT_BENIGN] = 1;
+  r->verdict_counts[CHK_VERDICT_COMPILE_ERROR] = 1;
+
+  r->nerror_maps = 1;
+  r->error_maps = calloc(1, sizeof *r->error_maps);
+  tn_error_map *e = &r->error_maps[0];
+  e->cand_id = 1;
+  e->rank = 2;
+  e->dims[0] = 300;
+  e->dims[1] = 400;
+  e->data = calloc(300 * 400, sizeof *e->data);
+  assert_non_null(e->data);
+  for (int i = 1; i <= 7; i++)
+    for (int j = 0; j < 400; j += 50)
+      e->data[i * 400 + j] = 1e-4f * (float)(i + j);
+  e->data[1 * 400 + 1] = 0.25f;
+  e->data[3 * 400 + 5] = NAN;
+  r->wall_time = 0.5;
+}
+
+static void make_clean(tn_fusion_result *r) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->name, sizeof r->name, "clean<&\"'>");
+  snprintf(r->source, sizeof r->source, "datasets/clean.hlo");
+  snprintf(r->hero, sizeof r->hero, "elementwise");
+  r->hlo = strdup("HloModule c\n");
+  r->fingerprint = 0xfedcba9876543210ull;
+  r->seed = 42;
+  r->ncands = 2;
+  r->cands = calloc(2, sizeof *r->cands);
+  assert_non_null(r->cands);
+  set_cand(&r->cands[0], 0, DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
+  set_cand(&r->cands[1], 1, "tile=8x128 k=512 buf=2 order=01k pack=1 prec=default flags=none", CHK_VERDICT_MATCH,
+           1.6e-6);
+  r->best = 1;
+  r->default_ran = true;
+  r->default_vs_reference_ok = true;
+  r->verdict_counts[CHK_VERDICT_MATCH] = 2;
+  r->wall_time = 0.1;
+}
+
+/* Appends one run holding the given fusions. */
+static void store_run(const char *path, const char *id, const char *compiler, int nfusions) {
+  hlo_error err = {0};
+  tn_run_info run;
+  memset(&run, 0, sizeof run);
+  snprintf(run.id, sizeof run.id, "%s", id);
+  snprintf(run.command, sizeof run.command,
+           "tune --check datasets/thing.hlo datasets/clean.hlo --defect elide-convert --seed 42 -o X.h5");
+  snprintf(run.machine, sizeof run.machine, "tpu-v5e");
+  snprintf(run.compiler, sizeof run.compiler, "%s", compiler);
+  run.seed = 42;
+  tn_store *s = tn_store_begin_run(path, &run, &err);
+  if (!s)
+    fail_msg("begin_run: %s", err.msg);
+  for (int i = 0; i < nfusions; i++) {
+    tn_fusion_result r;
+    if (i == 0)
+      make_thing(&r);
+    else
+      make_clean(&r);
+    if (tn_store_add_fusion(s, &r, &err) != 0)
+      fail_msg("add_fusion: %s", err.msg);
+    tn_fusion_result_free(&r);
+  }
+  if (tn_store_end_run(s, "complete", &err) != 0)
+    fail_msg("end_run: %s", err.msg);
+}
+
+static int setup_all(void **state) {
+  (void)state;
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  if (!mkdtemp(tmpdir))
+    return -1;
+  snprintf(results, sizeof results, "%s/X.h5", tmpdir);
+  /* Two runs; the second (the latest) is the one reports default to. */
+  store_run(results, "20260101T000000Z-1", "stable", 1);
+  store_run(results, "20260101T000001Z-2", "nightly+d", 2);
+  return 0;
+}
+
+static int teardown_all(void **state) {
+  (void)state;
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- reading back ------------------------------------------------------------ */
+
+static void read_latest(tn_stored_run *run) {
+  hlo_error err = {0};
+  if (tn_results_read_run(results, NULL, run, &err) != 0)
+    fail_msg("read_run: %s", err.msg);
+}
+
+static void test_read_roundtrip(void **state) {
+  (void)state;
+  tn_stored_run run;
+  read_latest(&run);
+  assert_string_equal(run.info.id, "20260101T000001Z-2");
+  assert_string_equal(run.info.status, "complete");
+  assert_string_equal(run.info.machine, "tpu-v5e");
+  assert_string_equal(run.info.compiler, "nightly+d");
+  assert_int_equal(run.info.seed, 42);
+  assert_int_equal(run.nfusions, 2);
+  /* Ordered by source path: clean before thing. */
+  assert_string_equal(run.fusions[0].r.source, "datasets/clean.hlo");
+  assert_string_equal(run.fusions[0].group, "fedcba9876543210");
+  const tn_stored_fusion *sf = tn_stored_run_find_fusion(&run, "fused_thing");
+  assert_non_null(sf);
+  assert_ptr_equal(sf, tn_stored_run_find_fusion(&run, "0123456789abcdef"));
+  assert_null(tn_stored_run_find_fusion(&run, "nope"));
+
+  tn_fusion_result want;
+  make_thing(&want);
+  const tn_fusion_result *r = &sf->r;
+  assert_string_equal(r->name, want.name);
+  assert_string_equal(r->hero, want.hero);
+  assert_string_equal(r->hlo, want.hlo);
+  assert_int_equal(r->fingerprint, want.fingerprint);
+  assert_int_equal(r->seed, 42);
+  assert_int_equal(r->ncands, 4);
+  assert_int_equal(r->best, 2);
+  assert_true(r->default_ran);
+  assert_true(r->default_vs_reference_ok);
+  assert_true(r->default_vs_reference.max_abs == 3e-7);
+  assert_int_equal(r->default_vs_reference.peak_index, 17);
+  assert_true(r->reference_tol.rtol == 3e-5);
+  for (int v = 0; v < CHK_VERDICT_COUNT; v++)
+    assert_int_equal(r->verdict_counts[v], want.verdict_counts[v]);
+  for (int i = 0; i < 4; i++) {
+    const tn_cand_result *a = &r->cands[i], *b = &want.cands[i];
+    assert_int_equal(a->id, b->id);
+    assert_string_equal(a->config, b->config);
+    assert_true(dev_config_equal(&a->cfg, &b->cfg));
+    assert_int_equal(a->fingerprint, b->fingerprint);
+    assert_int_equal(a->status, b->status);
+    assert_int_equal(a->verdict, b->verdict);
+    assert_string_equal(a->message, b->message);
+    assert_true(a->sim_time == b->sim_time && a->speedup == b->speedup && a->wall_time == b->wall_time);
+    assert_true(a->tol.atol == b->tol.atol && a->tol.rtol == b->tol.rtol);
+    assert_int_equal(a->has_vs_reference, b->has_vs_reference);
+  }
+  /* Every metric of the divergent row, both sides. */
+  const chk_metrics *m = &r->cands[1].vs_default, *w = &want.cands[1].vs_default;
+  assert_int_equal(m->mismatches, 5);
+  assert_int_equal(m->count, 120000);
+  assert_true(m->max_abs == 0.25 && m->max_rel == 0.5 && m->rms == 1e-3);
+  assert_int_equal(m->max_ulp, 123456789012ull);
+  assert_int_equal(m->nan_mismatches, 1);
+  assert_int_equal(m->peak_index, 401);
+  assert_int_equal(m->rank, 2);
+  assert_memory_equal(m->peak, w->peak, sizeof m->peak);
+  assert_memory_equal(m->bbox_lo, w->bbox_lo, sizeof m->bbox_lo);
+  assert_memory_equal(m->bbox_hi, w->bbox_hi, sizeof m->bbox_hi);
+  assert_memory_equal(m->hist, w->hist, sizeof m->hist);
+  assert_true(m->a.min == -1.5 && m->a.std == 0.75 && m->b.mean == 0.25 && m->b.std == 0.5);
+  assert_int_equal(r->cands[1].vs_reference.mismatches, 6);
+  assert_true(isnan(r->cands[2].vs_default.rms));
+
+  /* The error map, element for element (NaN included). */
+  assert_int_equal(r->nerror_maps, 1);
+  const tn_error_map *e = tn_fusion_result_find_map(r, 1);
+  assert_non_null(e);
+  assert_int_equal(e->rank, 2);
+  assert_int_equal(e->dims[0], 300);
+  assert_int_equal(e->dims[1], 400);
+  for (int i = 0; i < 300 * 400; i++)
+    if (!(e->data[i] == want.error_maps[0].data[i] || (isnan(e->data[i]) && isnan(want.error_maps[0].data[i]))))
+      fail_msg("error map element %d: %g, stored %g", i, e->data[i], want.error_maps[0].data[i]);
+  assert_null(tn_fusion_result_find_map(r, 0));
+  assert_non_null(tn_fusion_result_find_cand(r, 3));
+  assert_null(tn_fusion_result_find_cand(r, 99));
+  tn_fusion_result_free(&want);
+  tn_stored_run_free(&run);
+}
+
+static void test_runs_and_selection(void **state) {
+  (void)state;
+  hlo_error err = {0};
+  tn_run_info *runs = NULL;
+  int n = 0;
+  char tv[64];
+  assert_int_equal(tn_results_list_runs(results, &runs, &n, tv, sizeof tv, &err), 0);
+  assert_int_equal(n, 2);
+  assert_string_equal(runs[0].id, "20260101T000000Z-1"); /* oldest first */
+  assert_string_equal(runs[1].id, "20260101T000001Z-2");
+  assert_true(strlen(tv) > 0);
+  free(runs);
+
+  tn_stored_run run;
+  assert_int_equal(tn_results_read_run(results, "20260101T000000Z-1", &run, &err), 0);
+  assert_int_equal(run.nfusions, 1);
+  assert_string_equal(run.info.compiler, "stable");
+  tn_stored_run_free(&run);
+
+  assert_int_equal(tn_results_read_run(results, "no-such-run", &run, &err), -1);
+  assert_non_null(strstr(err.msg, "no run 'no-such-run'"));
+  assert_non_null(strstr(err.msg, "20260101T000000Z-1, 20260101T000001Z-2"));
+  assert_int_equal(run.nfusions, 0);
+
+  assert_int_equal(tn_results_read_run(path_in("absent.h5"), NULL, &run, &err), -1);
+  assert_non_null(strstr(err.msg, "absent.h5"));
+}
+
+/* A file with the results schema but another version, or no schema. */
+static void make_foreign(const char *path, const char *schema, int64_t version) {
+  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t space = H5Screate(H5S_SCALAR);
+  if (schema) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(schema) + 1);
+    hid_t a = H5Acreate2(f, "schema", t, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, t, schema);
+    H5Aclose(a);
+    H5Tclose(t);
+    a = H5Acreate2(f, "schema_version", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT64, &version);
+    H5Aclose(a);
+  }
+  H5Sclose(space);
+  H5Fclose(f);
+}
+
+static void test_schema_refused(void **state) {
+  (void)state;
+  hlo_error err = {0};
+  tn_stored_run run;
+  const char *p = path_in("newer.h5");
+  make_foreign(p, "tune-results", TN_STORE_SCHEMA_VERSION + 1);
+  assert_int_equal(tn_results_read_run(p, NULL, &run, &err), -1);
+  assert_non_null(strstr(err.msg, "newer.h5: results schema version 2 was written by a newer tune"));
+  assert_non_null(strstr(err.msg, "reads version 1"));
+
+  p = path_in("older.h5");
+  make_foreign(p, "tune-results", 0);
+  assert_int_equal(tn_results_read_run(p, NULL, &run, &err), -1);
+  assert_non_null(strstr(err.msg, "an older tune"));
+
+  p = path_in("other.h5");
+  make_foreign(p, NULL, 0);
+  assert_int_equal(tn_results_read_run(p, NULL, &run, &err), -1);
+  assert_non_null(strstr(err.msg, "not a tune results file"));
+
+  p = path_in("text.h5");
+  FILE *f = fopen(p, "w");
+  fputs("not hdf5\n", f);
+  fclose(f);
+  assert_int_equal(tn_results_read_run(p, NULL, &run, &err), -1);
+  assert_non_null(strstr(err.msg, "not an HDF5 file"));
+}
+
+/* ---- the reports ------------------------------------------------------------------ */
+
+/* The report of the latest run, as one string (free() it). */
+static char *render(tn_report_format fmt) {
+  tn_stored_run run;
+  read_latest(&run);
+  hlo_error err = {0};
+  tn_run_info *runs = NULL;
+  int nruns = 0;
+  assert_int_equal(tn_results_list_runs(results, &runs, &nruns, NULL, 0, &err), 0);
+  tn_report_input in = {.results_path = "X.h5", .run = &run, .runs = runs, .nruns = nruns, .tool_version = "9.9"};
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  if (tn_report_write(f, fmt, &in, &err) != 0)
+    fail_msg("report: %s", err.msg);
+  fclose(f);
+  tn_stored_run_free(&run);
+  free(runs);
+  return buf;
+}
+
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+    n++;
+  return n;
+}
+
+#define HAS(s, needle)                                                                                   \
+  do {                                                                                                   \
+    if (!strstr((s), (needle)))                                                                          \
+      fail_msg("no '%s' in the report", (needle));                                                      \
+  } while (0)
+
+/* Runs python3 CODE FILE when make check gave us a Python; 0 when it passes
+ * or there is no Python to ask. */
+static int python_check(const char *code, const char *text, const char *name) {
+  const char *py = getenv("PYTHON3");
+  if (!py || !*py || access(py, X_OK) != 0)
+    return 0;
+  const char *p = path_in(name);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  char cmd[1400];
+  snprintf(cmd, sizeof cmd, "'%s' -c '%s' '%s' >/dev/null", py, code, p);
+  return system(cmd);
+}
+
+static void test_md(void **state) {
+  (void)state;
+  char *s = render(TN_REPORT_MD);
+  /* The reproducer: the exact config text, the seed, the run's machine,
+   * the compiler without its "+d" mark, and the defect from the command. */
+  HAS(s, "tune --check datasets/thing.hlo --only '" DIVERGENT_CONFIG
+         "' --seed 42 --machine tpu-v5e --compiler nightly --defect elide-convert");
+  HAS(s, "tune --reproduce X.h5 --fusion fused_thing --candidate 1 -o repro-fused_thing-1");
+  /* The tolerance and the metrics, both sides. */
+  HAS(s, "atol = 2.5e-06, rtol = 3e-05");
+  HAS(s, "| mismatches | 5 of 120000 | 6 of 120000 |");
+  HAS(s, "| max abs error | 0.25 | 0.25 |");
+  HAS(s, "| max rel error | 0.5 | 0.5 |");
+  HAS(s, "| max ULP distance | 123456789012 | 123456789012 |");
+  HAS(s, "| RMS error | 0.001 | 0.001 |");
+  HAS(s, "| NaN / Inf mismatches | 1 / 0 |");
+  HAS(s, "`(1,1)` (flat 401)");
+  HAS(s, "`[1:8, 0:400]`");
+  HAS(s, "mismatch-candidate");
+  /* The files to attach. */
+  HAS(s, "`datasets/thing.hlo` — the fusion's HLO");
+  HAS(s, "/runs/20260101T000001Z-2/fusions/0123456789abcdef/hlo");
+  HAS(s, "`X.h5` — the results file");
+  HAS(s, "`repro-fused_thing-1` — the reproducer bundle");
+  /* The clean fusion: one line. */
+  HAS(s, "## Fusions without divergence");
+  HAS(s, "(`datasets/clean.hlo`): 2 candidates, no divergence");
+  assert_int_equal(count_of(s, "#### Candidate"), 1);
+  free(s);
+}
+
+static void test_junit(void **state) {
+  (void)state;
+  char *s = render(TN_REPORT_JUNIT);
+  HAS(s, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+  HAS(s, "<testsuites name=\"tune 20260101T000001Z-2\" tests=\"6\" failures=\"1\" errors=\"0\" skipped=\"1\"");
+  HAS(s, "<testsuite name=\"fused_thing\" tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"1\"");
+  HAS(s, "<testsuite name=\"clean&lt;&amp;&quot;&#39;&gt;\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"0\"");
+  HAS(s, "<testcase name=\"" DIVERGENT_CONFIG "\" classname=\"fused_thing\"");
+  HAS(s, "<failure message=\"verdict: mismatch-candidate\" type=\"mismatch-candidate\">");
+  HAS(s, "vs the default: 5 of 120000 elements differ; max abs 0.25, max rel 0.5, max ulp 123456789012");
+  HAS(s, "--only &#39;" DIVERGENT_CONFIG "&#39;");
+  HAS(s, "<skipped message=\"compile-error: VMEM exhausted: 40 MiB needed &amp; 16 MiB &lt;available&gt;\"/>");
+  assert_int_equal(count_of(s, "<testcase "), 6);
+  assert_int_equal(count_of(s, "<failure "), 1);
+  assert_int_equal(count_of(s, "</testsuite>"), 2);
+  assert_int_equal(python_check("import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])", s, "r.xml"), 0);
+  free(s);
+}
+
+static void test_json(void **state) {
+  (void)state;
+  char *s = render(TN_REPORT_JSON);
+  HAS(s, "\"report\": \"tune\"");
+  HAS(s, "\"schema_version\": 1");
+  HAS(s, "\"id\": \"20260101T000001Z-2\"");
+  HAS(s, "\"name\": \"clean<&\\\"'>\"");
+  HAS(s, "\"fingerprint\": \"0123456789abcdef\"");
+  HAS(s, "\"config\": \"" DIVERGENT_CONFIG "\"");
+  HAS(s, "\"verdict\": \"mismatch-candidate\"");
+  HAS(s, "\"max_ulp\": 123456789012");
+  HAS(s, "\"max_abs\": 0.25");
+  HAS(s, "\"bbox_hi\": [7, 399]");
+  HAS(s, "\"peak\": [1, 1]");
+  HAS(s, "\"rms\": null"); /* the NaN */
+  HAS(s, "\"best_config\": \"tile=8x128 k=512 buf=2 order=01k pack=1 prec=default flags=none\"");
+  HAS(s, "\"vs_reference\": null");
+  HAS(s, "\"error_maps\": [{\"candidate\": 1, \"dims\": [300, 400]}]");
+  HAS(s, "\"reproduce_check\": \"tune --check datasets/thing.hlo --only '" DIVERGENT_CONFIG "'");
+  assert_int_equal(count_of(s, "\"runs\": [{"), 1);
+  assert_int_equal(count_of(s, "{") , count_of(s, "}"));
+  assert_int_equal(python_check("import json,sys; json.load(open(sys.argv[1]))", s, "r.json"), 0);
+  free(s);
+}
+
+static void test_html(void **state) {
+  (void)state;
+  char *s = render(TN_REPORT_HTML);
+  HAS(s, "<!DOCTYPE html>");
+  HAS(s, "<svg");
+  HAS(s, "<table class=\"grid verdicts\">");
+  HAS(s, DIVERGENT_CONFIG);
+  HAS(s, "clean&lt;&amp;&quot;&#39;&gt;");
+  HAS(s, "aria-label=\"error heatmap\"");
+  HAS(s, "NaN/Inf on one side (1)");                 /* the NaN cell, counted */
+  HAS(s, "<title>[1,0:5] max 0.25</title>");        /* the peak cell: a 1x5 block */
+  HAS(s, "mismatch box [1:8, 0:400], peak (1,1)");
+  HAS(s, "&lt;available&gt;");
+  /* Nothing fetched: no URL at all, no script, no external style sheet. */
+  assert_null(strstr(s, "http://"));
+  assert_null(strstr(s, "https://"));
+  assert_null(strstr(s, "<script"));
+  assert_null(strstr(s, "<link"));
+  assert_null(strstr(s, "clean<&"));
+  /* Divergent rows first in the verdict table. */
+  const char *sect = strstr(s, "id=\"f-0123456789abcdef\"");
+  assert_non_null(sect);
+  const char *table = strstr(sect, "<table class=\"grid verdicts\">");
+  assert_non_null(table);
+  const char *dv = strstr(table, DIVERGENT_CONFIG), *df = strstr(table, DEFAULT_CONFIG);
+  assert_true(dv && df && dv < df);
+  free(s);
+}
+
+static void test_formats_and_errors(void **state) {
+  (void)state;
+  assert_int_equal(tn_report_format_from_name("html"), TN_REPORT_HTML);
+  assert_int_equal(tn_report_format_from_name("md"), TN_REPORT_MD);
+  assert_int_equal(tn_report_format_from_name("markdown"), TN_REPORT_MD);
+  assert_int_equal(tn_report_format_from_name("json"), TN_REPORT_JSON);
+  assert_int_equal(tn_report_format_from_name("junit"), TN_REPORT_JUNIT);
+  assert_int_equal(tn_report_format_from_name("pdf"), -1);
+  assert_string_equal(tn_report_format_name(TN_REPORT_JUNIT), "junit");
+
+  /* A full disk is an error, not a silently short report. */
+  FILE *full = fopen("/dev/full", "w");
+  if (full) {
+    tn_stored_run run;
+    read_latest(&run);
+    tn_report_input in = {.results_path = "X.h5", .run = &run};
+    hlo_error err = {0};
+    assert_int_equal(tn_report_write(full, TN_REPORT_JSON, &in, &err), -1);
+    assert_non_null(strstr(err.msg, "cannot write the report"));
+    fclose(full);
+    tn_stored_run_free(&run);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_read_roundtrip),
+      cmocka_unit_test(test_runs_and_selection),
+      cmocka_unit_test(test_schema_refused),
+      cmocka_unit_test(test_md),
+      cmocka_unit_test(test_junit),
+      cmocka_unit_test(test_json),
+      cmocka_unit_test(test_html),
+      cmocka_unit_test(test_formats_and_errors),
+  };
+  return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}

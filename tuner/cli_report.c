@@ -1,0 +1,87 @@
+/* cli_report.c — `tune --report RESULTS.h5 [--run ID] --format FMT [-o FILE]`:
+ * one run of a results file as an html, md, json or junit report. */
+#define _POSIX_C_SOURCE 200809L /* getpid */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "report/report.h"
+#include "store/store_read.h"
+
+/* Writes the report to path through a temporary beside it, renamed into
+ * place once complete: a failed or interrupted report never leaves a
+ * half-written file where a CI job or a browser would pick it up. */
+static int write_to_file(const char *path, tn_report_format fmt, const tn_report_input *in) {
+  size_t n = strlen(path) + 32;
+  char *tmp = malloc(n);
+  if (!tmp) {
+    fputs("tune: out of memory\n", stderr);
+    return -1;
+  }
+  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    fprintf(stderr, "tune: %s: %s\n", tmp, strerror(errno));
+    free(tmp);
+    return -1;
+  }
+  hlo_error err = {0};
+  int rc = tn_report_write(f, fmt, in, &err);
+  if (rc != 0)
+    fprintf(stderr, "tune: %s: %s\n", path, err.msg);
+  if (fclose(f) != 0 && rc == 0) {
+    fprintf(stderr, "tune: %s: %s\n", path, strerror(errno));
+    rc = -1;
+  }
+  if (rc == 0 && rename(tmp, path) != 0) {
+    fprintf(stderr, "tune: %s: cannot rename %s over it: %s\n", path, tmp, strerror(errno));
+    rc = -1;
+  }
+  if (rc != 0)
+    unlink(tmp);
+  free(tmp);
+  return rc;
+}
+
+int tn_cmd_report(const tn_opts *o) {
+  if (!o->format) {
+    fputs("tune: --report needs --format html, md, json or junit\n", stderr);
+    return TN_EXIT_USAGE;
+  }
+  int fmt = tn_report_format_from_name(o->format);
+  if (fmt < 0) {
+    fprintf(stderr, "tune: --format: unknown format '%s' (html, md, json or junit)\n", o->format);
+    return TN_EXIT_USAGE;
+  }
+  hlo_error err = {0};
+  tn_run_info *runs = NULL;
+  int nruns = 0;
+  char tool_version[64] = "";
+  if (tn_results_list_runs(o->file, &runs, &nruns, tool_version, sizeof tool_version, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    return TN_EXIT_USAGE;
+  }
+  tn_stored_run run;
+  if (tn_results_read_run(o->file, o->run_id, &run, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    free(runs);
+    return TN_EXIT_USAGE;
+  }
+  tn_report_input in = {
+      .results_path = o->file, .run = &run, .runs = runs, .nruns = nruns, .tool_version = tool_version};
+  int rc;
+  if (o->output && strcmp(o->output, "-") != 0) {
+    rc = write_to_file(o->output, (tn_report_format)fmt, &in);
+  } else {
+    rc = tn_report_write(stdout, (tn_report_format)fmt, &in, &err);
+    if (rc != 0)
+      fprintf(stderr, "tune: %s\n", err.msg);
+  }
+  tn_stored_run_free(&run);
+  free(runs);
+  return rc == 0 ? TN_EXIT_OK : TN_EXIT_USAGE;
+}

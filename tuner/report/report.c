@@ -1,0 +1,378 @@
+/* report.c — format names, dispatch, and what the four writers share. */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+static const char *const format_names[] = {
+    [TN_REPORT_HTML] = "html", [TN_REPORT_MD] = "md", [TN_REPORT_JSON] = "json", [TN_REPORT_JUNIT] = "junit"};
+
+int tn_report_format_from_name(const char *name) {
+  if (!name)
+    return -1;
+  for (int i = 0; i < (int)(sizeof format_names / sizeof format_names[0]); i++)
+    if (strcmp(name, format_names[i]) == 0)
+      return i;
+  if (strcmp(name, "markdown") == 0)
+    return TN_REPORT_MD;
+  if (strcmp(name, "xml") == 0)
+    return TN_REPORT_JUNIT;
+  return -1;
+}
+
+const char *tn_report_format_name(tn_report_format f) {
+  return (unsigned)f < sizeof format_names / sizeof format_names[0] ? format_names[f] : "?";
+}
+
+int tn_report_write(FILE *f, tn_report_format fmt, const tn_report_input *in, hlo_error *err) {
+  if (!f || !in || !in->run)
+    return hlo_error_set(err, 0, 0, "report: nothing to write");
+  switch (fmt) {
+  case TN_REPORT_HTML: return tn_report_html(f, in, err);
+  case TN_REPORT_MD: return tn_report_md(f, in, err);
+  case TN_REPORT_JSON: return tn_report_json(f, in, err);
+  case TN_REPORT_JUNIT: return tn_report_junit(f, in, err);
+  }
+  return hlo_error_set(err, 0, 0, "report: unknown format %d", (int)fmt);
+}
+
+int tn_rep_check_stream(FILE *f, hlo_error *err) {
+  if (fflush(f) != 0 || ferror(f))
+    return hlo_error_set(err, 0, 0, "cannot write the report: %s", errno ? strerror(errno) : "write error");
+  return 0;
+}
+
+/* ---- escaping -------------------------------------------------------------- */
+
+/* Length of the well-formed UTF-8 sequence at s (1..4), or 0 when the
+ * bytes there are not one (overlong forms and surrogates included). */
+static size_t utf8_seq(const unsigned char *s) {
+  unsigned c = s[0];
+  size_t len;
+  unsigned min;
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf) {
+    len = 2;
+    min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    len = 3;
+    min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    len = 4;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  unsigned cp = c & (0x3fu >> (len - 1));
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (s[i] & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return len;
+}
+
+void tn_rep_xml(FILE *f, const char *s) {
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  while (*p) {
+    unsigned char c = *p;
+    size_t len = utf8_seq(p);
+    if (len == 0) {
+      fputc('?', f);
+      p++;
+      continue;
+    }
+    if (len > 1) {
+      fwrite(p, 1, len, f);
+      p += len;
+      continue;
+    }
+    switch (c) {
+    case '&': fputs("&amp;", f); break;
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&#39;", f); break;
+    default:
+      /* XML 1.0 has no way to carry the other C0 controls, even escaped. */
+      fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, f);
+    }
+    p++;
+  }
+}
+
+void tn_rep_json_str(FILE *f, const char *s) {
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  fputc('"', f);
+  while (*p) {
+    size_t len = utf8_seq(p);
+    if (len == 0) {
+      fputc('?', f);
+      p++;
+    } else if (len > 1) {
+      fwrite(p, 1, len, f);
+      p += len;
+    } else {
+      unsigned char c = *p++;
+      if (c == '"' || c == '\\')
+        fprintf(f, "\\%c", c);
+      else if (c == '\n')
+        fputs("\\n", f);
+      else if (c == '\t')
+        fputs("\\t", f);
+      else if (c < 0x20 || c == 0x7f)
+        fprintf(f, "\\u%04x", c);
+      else
+        fputc(c, f);
+    }
+  }
+  fputc('"', f);
+}
+
+void tn_rep_json_num(FILE *f, double x) {
+  if (isfinite(x))
+    fprintf(f, "%.17g", x);
+  else
+    fputs("null", f);
+}
+
+/* ---- candidates ----------------------------------------------------------------- */
+
+int tn_rep_ndivergent(const tn_fusion_result *r) {
+  int n = 0;
+  for (int i = 0; i < r->ncands; i++)
+    n += chk_verdict_is_divergent(r->cands[i].verdict) != 0;
+  return n;
+}
+
+const chk_metrics *tn_rep_metrics(const tn_cand_result *c) {
+  if (c->vs_default.mismatches == 0 && c->has_vs_reference && c->vs_reference.mismatches > 0)
+    return &c->vs_reference;
+  return &c->vs_default;
+}
+
+/* Report order (see report_internal.h); a strict total order, so equal
+ * inputs give equal reports. */
+static bool cand_before(const tn_cand_result *a, const tn_cand_result *b) {
+  bool da = chk_verdict_is_divergent(a->verdict), db = chk_verdict_is_divergent(b->verdict);
+  if (da != db)
+    return da;
+  if (da) {
+    int64_t ma = tn_rep_metrics(a)->mismatches, mb = tn_rep_metrics(b)->mismatches;
+    if (ma != mb)
+      return ma > mb;
+  } else {
+    bool ra = a->sim_time > 0, rb = b->sim_time > 0;
+    if (ra != rb)
+      return ra;
+    if (ra && a->sim_time != b->sim_time)
+      return a->sim_time < b->sim_time;
+  }
+  return a->id < b->id;
+}
+
+void tn_rep_order(const tn_fusion_result *r, int *idx) {
+  /* Insertion sort: stable, no context pointer needed, and a few hundred
+   * candidates at most. */
+  for (int i = 0; i < r->ncands; i++) {
+    int j = i;
+    for (; j > 0 && cand_before(&r->cands[i], &r->cands[idx[j - 1]]); j--)
+      idx[j] = idx[j - 1];
+    idx[j] = i;
+  }
+}
+
+/* ---- small texts --------------------------------------------------------------------- */
+
+/* Appends printf output at *at without overrunning buf[n]. */
+static void append(char *buf, size_t n, size_t *at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t n, size_t *at, const char *fmt, ...) {
+  if (*at >= n)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(buf + *at, n - *at, fmt, ap);
+  va_end(ap);
+  if (w > 0)
+    *at = *at + (size_t)w < n ? *at + (size_t)w : n - 1;
+}
+
+void tn_rep_peak(char *buf, size_t n, const chk_metrics *m) {
+  size_t at = 0;
+  buf[0] = '\0';
+  if (m->peak_index < 0) {
+    append(buf, n, &at, "-");
+    return;
+  }
+  append(buf, n, &at, "(");
+  for (int d = 0; d < m->rank; d++)
+    append(buf, n, &at, "%s%lld", d ? "," : "", (long long)m->peak[d]);
+  append(buf, n, &at, ")");
+}
+
+void tn_rep_bbox(char *buf, size_t n, const chk_metrics *m) {
+  size_t at = 0;
+  buf[0] = '\0';
+  if (m->mismatches <= 0) {
+    append(buf, n, &at, "-");
+    return;
+  }
+  append(buf, n, &at, "[");
+  for (int d = 0; d < m->rank; d++)
+    append(buf, n, &at, "%s%lld:%lld", d ? ", " : "", (long long)m->bbox_lo[d], (long long)m->bbox_hi[d] + 1);
+  append(buf, n, &at, "]");
+}
+
+void tn_rep_time(char *buf, size_t n, double s) {
+  if (!(s > 0) || !isfinite(s))
+    snprintf(buf, n, "-");
+  else if (s < 1e-6)
+    snprintf(buf, n, "%.0f ns", s * 1e9);
+  else if (s < 1e-3)
+    snprintf(buf, n, "%.3g us", s * 1e6);
+  else if (s < 1)
+    snprintf(buf, n, "%.3g ms", s * 1e3);
+  else
+    snprintf(buf, n, "%.3g s", s);
+}
+
+/* ---- reproducer commands ----------------------------------------------------------------- */
+
+/* Appends s for a POSIX shell: as is when it is made only of characters no
+ * shell treats specially, else single-quoted ('\'' for a quote). */
+static void append_word(char *buf, size_t n, size_t *at, const char *s) {
+  bool plain = *s != '\0';
+  for (const char *p = s; *p && plain; p++)
+    plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-@%", *p) != NULL;
+  if (plain) {
+    append(buf, n, at, "%s", s);
+    return;
+  }
+  append(buf, n, at, "'");
+  for (const char *p = s; *p; p++) {
+    if (*p == '\'')
+      append(buf, n, at, "'\\''");
+    else
+      append(buf, n, at, "%c", *p);
+  }
+  append(buf, n, at, "'");
+}
+
+/* The --defect options recorded in the run's command line (joined with
+ * spaces by tune.c), appended as " --defect NAME" each. */
+static void append_defects(char *buf, size_t n, size_t *at, const char *command) {
+  const char *p = command;
+  bool want_value = false;
+  while (*p) {
+    while (*p == ' ')
+      p++;
+    const char *start = p;
+    while (*p && *p != ' ')
+      p++;
+    size_t len = (size_t)(p - start);
+    if (len == 0)
+      break;
+    char word[128];
+    if (len >= sizeof word) {
+      want_value = false;
+      continue;
+    }
+    memcpy(word, start, len);
+    word[len] = '\0';
+    if (want_value) {
+      append(buf, n, at, " --defect ");
+      append_word(buf, n, at, word);
+      want_value = false;
+    } else if (strcmp(word, "--defect") == 0) {
+      want_value = true;
+    } else if (strncmp(word, "--defect=", 9) == 0 && word[9]) {
+      append(buf, n, at, " --defect ");
+      append_word(buf, n, at, word + 9);
+    }
+  }
+}
+
+void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
+                      const tn_cand_result *c) {
+  const tn_run_info *run = &in->run->info;
+  size_t at = 0;
+  buf[0] = '\0';
+  append(buf, n, &at, "tune --check ");
+  append_word(buf, n, &at, r->source);
+  append(buf, n, &at, " --only ");
+  append_word(buf, n, &at, c->config);
+  append(buf, n, &at, " --seed %llu", (unsigned long long)r->seed);
+  if (run->machine[0]) {
+    append(buf, n, &at, " --machine ");
+    append_word(buf, n, &at, run->machine);
+  }
+  /* cli_check marks a profile with extra defects as "NAME+d". */
+  char compiler[sizeof run->compiler];
+  snprintf(compiler, sizeof compiler, "%s", run->compiler);
+  size_t len = strlen(compiler);
+  if (len > 2 && strcmp(compiler + len - 2, "+d") == 0)
+    compiler[len - 2] = '\0';
+  if (compiler[0]) {
+    append(buf, n, &at, " --compiler ");
+    append_word(buf, n, &at, compiler);
+  }
+  append_defects(buf, n, &at, run->command);
+}
+
+/* The name --reproduce looks the fusion up by: its name, or its group
+ * when another fusion of the run has the same name. */
+static const char *fusion_key(const tn_report_input *in, const tn_fusion_result *r) {
+  const tn_stored_run *run = in->run;
+  const char *group = NULL;
+  int same = 0;
+  for (int i = 0; i < run->nfusions; i++) {
+    if (strcmp(run->fusions[i].r.name, r->name) == 0)
+      same++;
+    if (&run->fusions[i].r == r)
+      group = run->fusions[i].group;
+  }
+  return same > 1 && group ? group : r->name;
+}
+
+void tn_rep_bundle_dir(char *buf, size_t n, const tn_fusion_result *r, const tn_cand_result *c) {
+  size_t at = 0;
+  buf[0] = '\0';
+  append(buf, n, &at, "repro-");
+  /* Keep the folder name to characters that need no quoting. */
+  for (const char *p = r->name; *p && at + 1 < n; p++) {
+    char ch = *p;
+    bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                ch == '-' || ch == '.';
+    append(buf, n, &at, "%c", keep ? ch : '_');
+  }
+  append(buf, n, &at, "-%d", c->id);
+}
+
+void tn_rep_reproduce_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
+                          const tn_cand_result *c) {
+  size_t at = 0;
+  char dir[256];
+  buf[0] = '\0';
+  append(buf, n, &at, "tune --reproduce ");
+  append_word(buf, n, &at, in->results_path ? in->results_path : "RESULTS.h5");
+  /* The reader defaults to the latest run; an older one must be named. */
+  if (in->runs && in->nruns > 0 && strcmp(in->runs[in->nruns - 1].id, in->run->info.id) != 0) {
+    append(buf, n, &at, " --run ");
+    append_word(buf, n, &at, in->run->info.id);
+  }
+  append(buf, n, &at, " --fusion ");
+  append_word(buf, n, &at, fusion_key(in, r));
+  append(buf, n, &at, " --candidate %d -o ", c->id);
+  tn_rep_bundle_dir(dir, sizeof dir, r, c);
+  append_word(buf, n, &at, dir);
+}

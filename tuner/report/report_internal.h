@@ -1,0 +1,55 @@
+/* report_internal.h — what the four report writers share (report.c):
+ * escaping, the reproducer commands, and the small texts every format
+ * prints the same way.  Not part of the public interface. */
+#ifndef TUNE_REPORT_INTERNAL_H
+#define TUNE_REPORT_INTERNAL_H
+
+#include <stdio.h>
+
+#include "report.h"
+
+/* Text for XML and HTML element content and attribute values: & < > " '
+ * escaped, control characters XML 1.0 cannot carry and invalid UTF-8
+ * bytes replaced by '?', so the output always parses. */
+void tn_rep_xml(FILE *f, const char *s);
+/* A JSON string literal, quotes included (invalid UTF-8 as '?'). */
+void tn_rep_json_str(FILE *f, const char *s);
+/* A JSON number; NaN and infinities (which JSON lacks) as null. */
+void tn_rep_json_num(FILE *f, double x);
+
+/* The number of divergent candidates of r (chk_verdict_is_divergent). */
+int tn_rep_ndivergent(const tn_fusion_result *r);
+
+/* Candidate indices of r in report order: the divergent ones first, worst
+ * first (mismatch count, then id), then the others fastest first, the
+ * ones that did not run last.  idx holds r->ncands entries. */
+void tn_rep_order(const tn_fusion_result *r, int *idx);
+
+/* The metrics that describe a candidate's divergence: against the
+ * default, unless it matches the default but not the reference. */
+const chk_metrics *tn_rep_metrics(const tn_cand_result *c);
+
+/* "(1,2)" or "-" (peak); "[1:8, 0:400]" half-open per dimension, or "-". */
+void tn_rep_peak(char *buf, size_t n, const chk_metrics *m);
+void tn_rep_bbox(char *buf, size_t n, const chk_metrics *m);
+/* A duration for people: "812 ns", "12.4 us", "3.05 ms", "1.20 s"; "-"
+ * when it did not run (0). */
+void tn_rep_time(char *buf, size_t n, double seconds);
+
+/* The reproducer commands of candidate c of fusion r, shell-quoted:
+ *   tune --check SOURCE --only 'CONFIG' --seed N --machine M --compiler C
+ *        [--defect D]...
+ *   tune --reproduce RESULTS.h5 --fusion NAME --candidate ID -o DIR
+ * The defects come from the run's recorded command line (the run's
+ * compiler attribute only says "+d" when some were given). */
+void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
+                      const tn_cand_result *c);
+void tn_rep_reproduce_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
+                          const tn_cand_result *c);
+/* The bundle folder tn_rep_reproduce_cmd names: "repro-NAME-ID". */
+void tn_rep_bundle_dir(char *buf, size_t n, const tn_fusion_result *r, const tn_cand_result *c);
+
+/* 0, or -1 with err when f has seen a write error. */
+int tn_rep_check_stream(FILE *f, hlo_error *err);
+
+#endif
