@@ -17,8 +17,9 @@
  *     is rounded once to the result type.  Integer sums wrap; wrapping in 64
  *     bits and narrowing at the end equals wrapping at every step.
  *   - operand_precision is ignored: the reference always computes at full
- *     precision.  Emulating the device's bf16 passes (chk_eval_opts
- *     emulate_device) is not implemented here.
+ *     precision.  With chk_eval_opts emulate_device an f32-compute dot
+ *     instead accumulates dev_dot_acc (dev_numerics.h: bf16 passes chosen by
+ *     operand_precision, f32 sums, flushed subnormals) in the same order.
  * The blocked f32 kernel below tiles over i, j and k, but a k block only
  * ever continues the running sum of the previous block in memory, so every
  * element's sequence of roundings is the one above whatever the blocking,
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_numerics.h"
 #include "eval_internal.h"
 #include "hlo_dtype.h"
 
@@ -423,7 +425,23 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
       goto done;
   }
   rc = 0;
-  for (int64_t b = 0; rc == 0 && b < B; b++) {
+  bool emulated = ev->o.emulate_device && ct == HLO_F32;
+  if (emulated) {
+    /* --emulate-device: the device's bf16 MXU passes and flushing, same
+     * per-element order (k ascending) as below */
+    dev_precision p = dev_dot_precision(ins, DEV_PREC_DEFAULT);
+    const float *Af = A, *Bf = Bm;
+    float *Cf = C;
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+          float acc = 0.0f;
+          for (int64_t k = 0; k < K; k++)
+            acc = dev_dot_acc(acc, Af[(b * M + i) * K + k], Bf[(b * K + k) * N + j], p);
+          Cf[(b * M + i) * N + j] = acc;
+        }
+  }
+  for (int64_t b = 0; rc == 0 && !emulated && b < B; b++) {
     if (ct == HLO_F32)
       rc = gemm_f32(M, N, K, (const float *)A + b * M * K, (const float *)Bm + b * K * N,
                     (float *)C + b * M * N);

@@ -1,0 +1,326 @@
+/* test_baseline.c — the device's false-positive baseline (issue 4, "Done
+ * when"): with no defect enabled, for every fusion in datasets/ (*.hlo) and a
+ * budget of legal candidates from its space, the device's output matches
+ * the reference evaluator run with emulate_device.
+ *
+ * What "matches" means:
+ *   - integer, pred and every output of a config that keeps the reference's
+ *     order of accumulation (pack=1, no split-reduction, prec not above the
+ *     dots' own operand_precision): bitwise.  The device folds chunks in
+ *     ascending order into one running accumulator, which is exactly the
+ *     reference's sequential order, so nothing may differ;
+ *   - float outputs of configs that reorder (pack > 1, split-reduction) or
+ *     raise dot precision: |dev - ref| <= 4 * K^2 * eps(acc) * max(1, |ref|),
+ *     K the reduction length: each of the two orders is within K * eps * S
+ *     of the exact sum, S = sum |terms| <= K for the synthesised inputs in
+ *     [-1, 1) (|products| <= 1 too), with a factor 2 for the epilogue
+ *     (normalisations divide by values that can be below 1).  Loose by
+ *     design: the bitwise class above is the sharp check.
+ *   - until the reference's elementwise family emulates the device's
+ *     transcendentals and FTZ (check/eval_elementwise.c, see the note
+ *     printed), fusions with transcendental ops are compared with
+ *     |diff| <= 64 * 5 ulp * eps * (|ref| + max|ref| / 20) on every output
+ *     (the largest device approximation error, amplified by the ops after
+ *     it and by cancellation) and counted apart.
+ * Budget: the default plus up to BUDGET candidates per fusion (fewer, down
+ * to 2, when the reference evaluation of the fusion takes more than 0.25 s:
+ * about 3 s of reference time per fusion), spread evenly over the space's
+ * list (up to 256 long), to keep the run within about two minutes.  Prints "N (fusion, candidate) pairs checked,
+ * M mismatches"; exit 1 on any mismatch, 77 when datasets/ has no fusion.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dev_backend.h"
+#include "dev_fusion.h"
+#include "dev_numerics.h"
+#include "dev_space.h"
+#include "eval.h"
+#include "hlo_parse.h"
+#include "inputs.h"
+
+#define BUDGET 12
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf) {
+    buf[n] = 0;
+    *len = (size_t)n;
+  }
+  return buf;
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static double eps_of(hlo_etype t) {
+  switch (t) {
+  case HLO_F64: return 0x1p-52;
+  case HLO_F32: return 0x1p-23;
+  case HLO_BF16: return 0x1p-7;
+  case HLO_F16: return 0x1p-10;
+  default: return 0x1p-3; /* f8 */
+  }
+}
+
+/* Whether the reference emulates the device's transcendentals yet. */
+static int reference_emulates_exp(void) {
+  static const char *text = "HloModule probe\nENTRY e {\n  p = f32[1] parameter(0)\n"
+                            "  ROOT r = f32[1] exponential(p)\n}\n";
+  hlo_error err;
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  if (!m)
+    return 0;
+  int64_t one = 1;
+  hlo_value *a = hlo_value_array(HLO_F32, 1, &one), *out = NULL;
+  ((float *)a->data)[0] = 0.3f;
+  chk_eval_opts o = {.replicas = 1, .emulate_device = 1};
+  int ok = chk_eval_module(m, 1, &a, &o, &out, &err) == 0 &&
+           ((float *)out->data)[0] == dev_exp_f32(0.3f) && dev_exp_f32(0.3f) != expf(0.3f);
+  hlo_value_unref(a);
+  hlo_value_unref(out);
+  hlo_module_free(m);
+  return ok;
+}
+
+static int has_transcendental(const dev_fusion *f) { return f->transcendentals > 0; }
+
+/* Does cfg keep the reference's accumulation order and precision? */
+static int order_preserving(const dev_fusion *f, const dev_config *c) {
+  if (c->pack > 1 || (c->flags & DEV_FLAG_SPLIT_REDUCTION))
+    return 0;
+  for (int i = 0; i < f->comp->ninstrs; i++) {
+    const hlo_instr *ins = f->comp->instrs[i];
+    if (ins->op == HLO_OP_DOT && dev_dot_precision(ins, c->prec) != dev_dot_precision(ins, DEV_PREC_DEFAULT))
+      return 0;
+  }
+  return 1;
+}
+
+typedef struct stats {
+  long pairs, mismatches, bitwise, bounded, loose, compile_errors, runtime_errors;
+} stats;
+
+/* Compares one leaf; returns 0 when it matches under the rule. */
+static int compare_leaf(const hlo_value *d, const hlo_value *r, int strict, double bound_scale, double loose_rtol,
+                        char *why, size_t n) {
+  if (d->type != r->type || d->count != r->count) {
+    snprintf(why, n, "type or shape differs");
+    return -1;
+  }
+  if (memcmp(d->data, r->data, (size_t)d->count * d->elem_size) == 0)
+    return 0;
+  if (hlo_etype_class(d->type) != HLO_CLASS_FLOAT || (strict && loose_rtol == 0)) {
+    for (int64_t i = 0; i < d->count; i++)
+      if (memcmp((char *)d->data + i * d->elem_size, (char *)r->data + i * r->elem_size, d->elem_size)) {
+        snprintf(why, n, "element %lld differs bitwise (dev %.9g, ref %.9g)", (long long)i,
+                 hlo_value_get_f64(d, i), hlo_value_get_f64(r, i));
+        return -1;
+      }
+    return 0;
+  }
+  double maxr = 1.0;
+  for (int64_t i = 0; i < r->count; i++) {
+    double v = fabs(hlo_value_get_f64(r, i));
+    if (isfinite(v) && v > maxr)
+      maxr = v;
+  }
+  for (int64_t i = 0; i < d->count; i++) {
+    double a = hlo_value_get_f64(d, i), b = hlo_value_get_f64(r, i);
+    if (isnan(a) && isnan(b))
+      continue;
+    if (isinf(a) || isinf(b)) {
+      if (a == b)
+        continue;
+      snprintf(why, n, "element %lld: dev %.9g, ref %.9g", (long long)i, a, b);
+      return -1;
+    }
+    double tol = (strict ? 0 : bound_scale * maxr) + loose_rtol * (fabs(b) + maxr * 0.05);
+    if (fabs(a - b) > tol || isnan(a) != isnan(b)) {
+      snprintf(why, n, "element %lld: dev %.9g, ref %.9g, |diff| %.3g > bound %.3g", (long long)i, a, b,
+               fabs(a - b), tol);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int leaves(const hlo_value *v, const hlo_value **out, int max) {
+  if (v->type != HLO_TUPLE) {
+    out[0] = v;
+    return 1;
+  }
+  int n = 0;
+  for (int i = 0; i < v->ntuple && n < max; i++)
+    n += leaves(v->elems[i], out + n, max - n);
+  return n;
+}
+
+static void check_fusion(const char *dir, const char *name, const dev_machine *mach, int emulates, stats *st) {
+  char path[2100];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  size_t len;
+  char *text = read_file(path, &len);
+  hlo_error err;
+  hlo_module *m = text ? hlo_parse(text, len, &err) : NULL;
+  free(text);
+  if (!m) {
+    printf("SKIP %s: does not parse\n", name);
+    return;
+  }
+  dev_fusion f;
+  if (dev_fusion_analyze(m, &f, &err) != 0) {
+    printf("SKIP %s: %s\n", name, err.msg);
+    hlo_module_free(m);
+    return;
+  }
+  int nargs = m->entry->nparams;
+  hlo_value **args = calloc((size_t)(nargs ? nargs : 1), sizeof *args);
+  chk_inputs_opts io = {.seed = 1, .profile = CHK_INPUTS_NAIVE};
+  int reps = m->replica_count > 1 ? (int)m->replica_count : 1;
+  hlo_value **refs = calloc((size_t)reps, sizeof *refs);
+  chk_eval_opts eo = {.replicas = reps, .emulate_device = 1};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (chk_inputs_make(m, &io, args, &err) != 0 || chk_eval_module(m, nargs, args, &eo, refs, &err) != 0) {
+    printf("SKIP %s: reference: %s\n", name, err.msg);
+    free(refs);
+    free(args);
+    hlo_module_free(m);
+    return;
+  }
+  const dev_backend *be = dev_sim_backend();
+  dev_config *cands = NULL, dflt;
+  int ncands = 0;
+  if (be->space(&f, mach, &cands, &ncands, &dflt, &err) != 0) {
+    printf("FAIL %s: space: %s\n", name, err.msg);
+    st->mismatches++;
+    ncands = 0;
+  }
+  int loose = has_transcendental(&f) && !emulates;
+  double loose_rtol = loose ? 64 * DEV_ULP_ERF * 0x1p-23 : 0;
+  /* expensive fusions get fewer candidates: a candidate costs about what
+   * the reference took, so the budget is ~3 s of reference time */
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ref_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  int budget = ref_s > 0 ? (int)(3.0 / ref_s) : BUDGET;
+  budget = budget < 2 ? 2 : budget > BUDGET ? BUDGET : budget;
+  int total = ncands < budget ? ncands : budget;
+  for (int ci = -1; ci < total; ci++) {
+    const dev_config *c = ci < 0 ? &dflt : &cands[(int64_t)ci * ncands / (total ? total : 1)];
+    char ctext[DEV_CONFIG_TEXT_MAX], why[512];
+    dev_config_print(c, ctext, sizeof ctext);
+    dev_kernel *k = NULL;
+    if (be->compile(&f, c, mach, NULL, &k, why, sizeof why) != DEV_OK) {
+      st->compile_errors++;
+      continue;
+    }
+    dev_run run;
+    be->run(k, args, nargs, 7, &run);
+    st->pairs++;
+    if (run.status != DEV_OK) {
+      printf("MISMATCH %s [%s]: runtime error: %s\n", name, ctext, run.message);
+      st->mismatches++;
+      st->runtime_errors++;
+      be->release(k);
+      continue;
+    }
+    const hlo_value *dl[64], *rl[64];
+    int nd = leaves(run.out, dl, 64), nr = leaves(refs[0], rl, 64);
+    int strict = order_preserving(&f, c);
+    int64_t kt = f.k_total > 0 ? f.k_total : 1;
+    double scale = 4.0 * (double)kt * (double)kt * eps_of(f.acc_type);
+    int bad = nd != nr;
+    for (int j = 0; !bad && j < nd; j++)
+      if (compare_leaf(dl[j], rl[j], strict, scale, loose_rtol, why, sizeof why) != 0) {
+        printf("MISMATCH %s [%s] output %d: %s\n", name, ctext, j, why);
+        bad = 1;
+      }
+    if (bad) {
+      st->mismatches++;
+    } else {
+      int same = 1;
+      for (int j = 0; j < nd; j++)
+        same = same && hlo_value_equal(dl[j], rl[j]);
+      if (same)
+        st->bitwise++;
+      else if (loose)
+        st->loose++;
+      else
+        st->bounded++;
+    }
+    hlo_value_unref(run.out);
+    be->release(k);
+  }
+  free(cands);
+  for (int r = 0; r < reps; r++)
+    hlo_value_unref(refs[r]);
+  free(refs);
+  for (int i = 0; i < nargs; i++)
+    hlo_value_unref(args[i]);
+  free(args);
+  hlo_module_free(m);
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const char *src = getenv("TUNE_SRCDIR");
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/datasets", argc > 1 ? argv[1] : src ? src : ".");
+  DIR *d = opendir(dir);
+  if (!d) {
+    printf("SKIP: no %s\n", dir);
+    return 77;
+  }
+  char *names[1024];
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) && n < 1024) {
+    size_t l = strlen(de->d_name);
+    if (l > 4 && strcmp(de->d_name + l - 4, ".hlo") == 0)
+      names[n++] = strdup(de->d_name);
+  }
+  closedir(d);
+  if (n == 0) {
+    printf("SKIP: no fusion in %s\n", dir);
+    return 77;
+  }
+  qsort(names, (size_t)n, sizeof *names, cmp_names);
+  dev_machine mach;
+  hlo_error err;
+  if (dev_machine_find("tpu-v5e", &mach, &err) != 0) {
+    printf("FAIL: machine: %s\n", err.msg);
+    return 1;
+  }
+  int emulates = reference_emulates_exp();
+  if (!emulates)
+    printf("note: the reference does not emulate device transcendentals/FTZ yet; fusions with them are "
+           "compared with a loose relative bound\n");
+  stats st = {0};
+  for (int i = 0; i < n; i++) {
+    if (argc > 2 && !strstr(names[i], argv[2])) {
+      free(names[i]);
+      continue;
+    }
+    check_fusion(dir, names[i], &mach, emulates, &st);
+    free(names[i]);
+  }
+  printf("%ld (fusion, candidate) pairs checked, %ld mismatches (%ld bitwise, %ld within the accumulation "
+         "bound, %ld within the loose transcendental bound; %ld compile errors skipped)\n",
+         st.pairs, st.mismatches, st.bitwise, st.bounded, st.loose, st.compile_errors);
+  return st.mismatches ? 1 : 0;
+}

@@ -1,0 +1,190 @@
+/* test_exec.c — the executor against hand-computed values: exact
+ * elementwise results through ragged tiles, reductions in the config's
+ * order (running chunks, pack, split), a default-precision f32 dot, and the
+ * memory hygiene faults (redzone write, uninitialised read, hang). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dev_exec.h"
+#include "hlo_parse.h"
+
+typedef struct fx {
+  hlo_module *m;
+  dev_fusion f;
+  dev_machine mach;
+  dev_schedule s;
+} fx;
+
+static void load(fx *x, const char *text, const char *cfgtext) {
+  hlo_error err;
+  x->m = hlo_parse(text, strlen(text), &err);
+  if (!x->m)
+    fail_msg("parse: %s", err.msg);
+  assert_int_equal(dev_fusion_analyze(x->m, &x->f, &err), 0);
+  assert_int_equal(dev_machine_find("tpu-v5e", &x->mach, &err), 0);
+  dev_config c;
+  if (dev_config_parse(cfgtext, &c, &err) != 0)
+    fail_msg("config: %s", err.msg);
+  char why[256];
+  if (dev_lower(&x->f, &c, &x->mach, &x->s, why, sizeof why) != 0)
+    fail_msg("lower: %s", why);
+}
+
+static void unload(fx *x) {
+  dev_schedule_free(&x->s);
+  hlo_module_free(x->m);
+}
+
+static hlo_value *f32_array(int rank, const int64_t *dims) {
+  hlo_value *v = hlo_value_array(HLO_F32, rank, dims);
+  assert_non_null(v);
+  return v;
+}
+
+static void run(fx *x, hlo_value **args, int n, const dev_exec_hooks *h, dev_run *out) {
+  dev_exec_run(&x->s, NULL, args, n, 1, h, out);
+}
+
+static const char *ADD = "HloModule m\nENTRY e {\n  a = f32[10,130] parameter(0)\n"
+                         "  b = f32[10,130] parameter(1)\n  ROOT r = f32[10,130] add(a, b)\n}\n";
+
+static void elementwise_ragged_exact(void **state) {
+  (void)state;
+  fx x;
+  load(&x, ADD, "tile=8x128 k=0 buf=2 order=10 pack=1 prec=default flags=none");
+  int64_t dims[2] = {10, 130};
+  hlo_value *a = f32_array(2, dims), *b = f32_array(2, dims);
+  float *pa = a->data, *pb = b->data;
+  for (int i = 0; i < 1300; i++) {
+    pa[i] = (float)i * 0.5f;
+    pb[i] = 1000.0f - (float)i;
+  }
+  hlo_value *args[2] = {a, b};
+  dev_run r;
+  run(&x, args, 2, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  assert_int_equal(r.steps, 4); /* 2 x 2 tiles, both ragged */
+  const float *o = r.out->data;
+  for (int i = 0; i < 1300; i++)
+    assert_true(o[i] == (float)i * 0.5f + 1000.0f - (float)i);
+  hlo_value_unref(r.out);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+  unload(&x);
+}
+
+static const char *ROWSUM = "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                            " ROOT s = f32[] add(a, b) }\nENTRY e {\n  p = f32[8,256] parameter(0)\n"
+                            "  z = f32[] constant(0)\n  ROOT r = f32[8] reduce(p, z), dimensions={1}, to_apply=add\n}\n";
+
+/* Row 0 holds 1e8 and 1 at the start of each 128-chunk: 1e8, 1, ..., -1e8,
+ * 1, ...; the f32 sum depends on the order (ulp(1e8) = 8). */
+static float row_sum(const char *cfg) {
+  fx x;
+  load(&x, ROWSUM, cfg);
+  int64_t dims[2] = {8, 256};
+  hlo_value *p = f32_array(2, dims);
+  float *d = p->data;
+  d[0] = 1e8f, d[1] = 1.0f, d[128] = -1e8f, d[129] = 1.0f;
+  dev_run r;
+  run(&x, &p, 1, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  float v = ((float *)r.out->data)[0];
+  assert_true(((float *)r.out->data)[1] == 0.0f);
+  hlo_value_unref(r.out);
+  hlo_value_unref(p);
+  unload(&x);
+  return v;
+}
+
+static void reduction_order_is_the_configs(void **state) {
+  (void)state;
+  /* running accumulator, chunks in order: ((1e8 + 1) - 1e8) + 1 = 1 */
+  assert_true(row_sum("tile=8 k=128 buf=2 order=0k pack=1 prec=default flags=none") == 1.0f);
+  assert_true(row_sum("tile=8 k=0 buf=2 order=0 pack=1 prec=default flags=none") == 1.0f);
+  /* pack=2: slot 0 gets 1e8 and -1e8 (0), slot 1 gets 1 and 1 (2): 0 + 2 */
+  assert_true(row_sum("tile=8 k=128 buf=2 order=0k pack=2 prec=default flags=none") == 2.0f);
+  /* split: partials 1e8 + 1 = 1e8 and -1e8 + 1 = -1e8, then 0 + 1e8 - 1e8 */
+  assert_true(row_sum("tile=8 k=128 buf=2 order=0k pack=1 prec=default flags=split-reduction") == 0.0f);
+}
+
+static void dot_default_precision_rounds_to_bf16(void **state) {
+  (void)state;
+  const char *text = "HloModule m\nENTRY e {\n  a = f32[8,128] parameter(0)\n  b = f32[128,128] parameter(1)\n"
+                     "  ROOT d = f32[8,128] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  float want[3] = {1.0f, 1.0f + 0x1p-10f, 1.0f + 0x1p-10f};
+  const char *cfgs[3] = {"tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                         "tile=8x128 k=0 buf=2 order=01 pack=1 prec=high flags=none",
+                         "tile=8x128 k=0 buf=2 order=01 pack=1 prec=highest flags=none"};
+  for (int c = 0; c < 3; c++) {
+    fx x;
+    load(&x, text, cfgs[c]);
+    int64_t da[2] = {8, 128}, db[2] = {128, 128};
+    hlo_value *a = f32_array(2, da), *b = f32_array(2, db);
+    ((float *)a->data)[0] = 1.0f + 0x1p-10f; /* bf16 keeps 7 fraction bits: rounds to 1 */
+    ((float *)b->data)[0] = 1.0f;
+    hlo_value *args[2] = {a, b};
+    dev_run r;
+    run(&x, args, 2, NULL, &r);
+    assert_int_equal(r.status, DEV_OK);
+    assert_true(((float *)r.out->data)[0] == want[c]);
+    hlo_value_unref(r.out);
+    hlo_value_unref(a);
+    hlo_value_unref(b);
+    unload(&x);
+  }
+}
+
+static void hygiene_faults(void **state) {
+  (void)state;
+  fx x;
+  load(&x, ADD, "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none");
+  int64_t dims[2] = {10, 130};
+  hlo_value *a = f32_array(2, dims), *b = f32_array(2, dims);
+  hlo_value *args[2] = {a, b};
+  dev_exec_hooks h;
+  dev_run r;
+
+  dev_exec_hooks_none(&h);
+  h.store_shift = 2; /* every store lands 2 elements (8 bytes) late */
+  run(&x, args, 2, &h, &r);
+  assert_int_equal(r.status, DEV_RUNTIME_ERROR);
+  assert_null(r.out);
+  assert_string_equal(r.message, "redzone write: output 0 at byte offset +0 past the end");
+
+  dev_exec_hooks_none(&h);
+  h.skip_tile = 3; /* the last tile, rows 8-9 x cols 128-129, never stored */
+  run(&x, args, 2, &h, &r);
+  assert_int_equal(r.status, DEV_RUNTIME_ERROR);
+  assert_string_equal(r.message, "uninitialized read: output 0 element 1168 (index [8,128]) holds poison");
+
+  dev_exec_hooks_none(&h);
+  h.extra_steps = 1000;
+  run(&x, args, 2, &h, &r);
+  assert_int_equal(r.status, DEV_RUNTIME_ERROR);
+  assert_non_null(strstr(r.message, "hang: the schedule did not complete within 256 grid steps"));
+
+  /* and a clean run after them is fine: fresh buffers every run */
+  run(&x, args, 2, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  hlo_value_unref(r.out);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+  unload(&x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(elementwise_ragged_exact),
+      cmocka_unit_test(reduction_order_is_the_configs),
+      cmocka_unit_test(dot_default_precision_rounds_to_bf16),
+      cmocka_unit_test(hygiene_faults),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,167 @@
+/* test_lower.c — lowering a fusion + config: legality (lane and sublane
+ * rules, full-dimension blocks, VMEM), grid counts, and which output
+ * dimension or reduction each parameter window follows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dev_lower.h"
+#include "hlo_parse.h"
+
+typedef struct fx {
+  hlo_module *m;
+  dev_fusion f;
+  dev_machine mach;
+} fx;
+
+static void load(fx *x, const char *text, const char *machine) {
+  hlo_error err;
+  x->m = hlo_parse(text, strlen(text), &err);
+  assert_non_null(x->m);
+  assert_int_equal(dev_fusion_analyze(x->m, &x->f, &err), 0);
+  assert_int_equal(dev_machine_find(machine, &x->mach, &err), 0);
+}
+
+static int lower(fx *x, const char *cfgtext, dev_schedule *s, char *why, size_t n) {
+  dev_config c;
+  hlo_error err;
+  if (dev_config_parse(cfgtext, &c, &err) != 0)
+    fail_msg("config %s: %s", cfgtext, err.msg);
+  return dev_lower(&x->f, &c, &x->mach, s, why, n);
+}
+
+static const char *ADD_300 = "HloModule m\nENTRY e {\n  a = f32[16,300] parameter(0)\n"
+                             "  b = f32[16,300] parameter(1)\n  ROOT r = f32[16,300] add(a, b)\n}\n";
+
+static void lane_rule_and_full_dims(void **state) {
+  (void)state;
+  fx x;
+  load(&x, ADD_300, "tpu-v5e");
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  /* 16/8 = 2 row tiles, ceil(300/128) = 3 column tiles, ragged */
+  assert_int_equal(s.tiles[0], 2);
+  assert_int_equal(s.tiles[1], 3);
+  assert_int_equal(s.nk, 1);
+  assert_int_equal(s.steps, 6);
+  assert_true(s.ragged);
+  assert_int_equal(s.wins[0].follows[0], 0);
+  assert_int_equal(s.wins[0].follows[1], 1);
+  dev_schedule_free(&s);
+  assert_int_equal(lower(&x, "tile=8x100 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), -1);
+  assert_non_null(strstr(why, "last dimension 100 is not a multiple of 128 and not the full dimension 300"));
+  /* the full dimension is always legal */
+  assert_int_equal(lower(&x, "tile=16x300 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  assert_int_equal(s.steps, 1);
+  assert_false(s.ragged);
+  dev_schedule_free(&s);
+  /* 4 rows: not a multiple of 8, not 16 */
+  assert_int_equal(lower(&x, "tile=4x128 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), -1);
+  assert_non_null(strstr(why, "second-minor dimension 4 is not a multiple of 8"));
+  /* no reduction: k and pack are refused */
+  assert_int_equal(lower(&x, "tile=8x128 k=128 buf=2 order=01k pack=1 prec=default flags=none", &s, why, sizeof why), -1);
+  assert_non_null(strstr(why, "no reduction"));
+  hlo_module_free(x.m);
+}
+
+static void sixteen_sublanes_for_bf16(void **state) {
+  (void)state;
+  fx x;
+  load(&x, "HloModule m\nENTRY e {\n  a = bf16[32,256] parameter(0)\n  ROOT r = bf16[32,256] negate(a)\n}\n",
+       "tpu-v5e");
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), -1);
+  assert_non_null(strstr(why, "not a multiple of 16 (16-bit sublanes)"));
+  assert_int_equal(lower(&x, "tile=16x128 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  /* 16 x 128 x 2 bytes */
+  assert_int_equal(s.wins[0].block_bytes, 4096);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+}
+
+static void vmem_overflow_on_v4(void **state) {
+  (void)state;
+  fx x;
+  load(&x, "HloModule m\nENTRY e {\n  a = f32[1024,4096] parameter(0)\n  ROOT r = f32[1024,4096] exponential(a)\n}\n",
+       "tpu-v4");
+  dev_schedule s;
+  char why[256];
+  /* 1024 x 4096 x 4 = 16 MiB per block, x2 buffers, + output: far above 16 MiB */
+  assert_int_equal(lower(&x, "tile=1024x4096 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why),
+                   -1);
+  assert_non_null(strstr(why, "VMEM 64.0 MiB > 16.0 MiB"));
+  assert_int_equal(lower(&x, "tile=256x1024 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  /* (1 MiB in + 1 MiB out) x 2 buffers */
+  assert_int_equal(s.vmem_bytes, 4 << 20);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+}
+
+static void reduce_windows_follow_k(void **state) {
+  (void)state;
+  fx x;
+  load(&x,
+       "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+       "ENTRY e {\n  p = f32[64,1000] parameter(0)\n  z = f32[] constant(0)\n"
+       "  ROOT r = f32[64] reduce(p, z), dimensions={1}, to_apply=add\n}\n",
+       "tpu-v5e");
+  assert_int_equal(x.f.k_total, 1000);
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=64 k=256 buf=2 order=0k pack=2 prec=default flags=none", &s, why, sizeof why), 0);
+  /* ceil(1000/256) = 4 chunks, one output tile */
+  assert_int_equal(s.nk, 4);
+  assert_int_equal(s.steps, 4);
+  assert_int_equal(s.wins[0].follows[0], 0);
+  assert_int_equal(s.wins[0].follows[1], DEV_FOLLOW_K);
+  assert_int_equal(s.wins[0].block[0], 64);
+  assert_int_equal(s.wins[0].block[1], 256);
+  /* scratch: 64 accumulators x 4 bytes x pack 2 */
+  assert_int_equal(s.scratch_bytes, 64 * 4 * 2);
+  /* the window changes every step: 4 fetches of 64 KiB */
+  assert_int_equal(s.dma_bytes, 4 * 64 * 256 * 4 + 64 * 4);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+}
+
+static void dot_windows(void **state) {
+  (void)state;
+  fx x;
+  load(&x,
+       "HloModule m\nENTRY e {\n  a = f32[128,512] parameter(0)\n  b = f32[512,256] parameter(1)\n"
+       "  ROOT d = f32[128,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+       "tpu-v5e");
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=64x128 k=128 buf=2 order=01k pack=1 prec=high flags=none", &s, why, sizeof why), 0);
+  assert_int_equal(s.tiles[0], 2);
+  assert_int_equal(s.tiles[1], 2);
+  assert_int_equal(s.nk, 4);
+  assert_int_equal(s.steps, 16);
+  assert_int_equal(s.wins[0].follows[0], 0);
+  assert_int_equal(s.wins[0].follows[1], DEV_FOLLOW_K);
+  assert_int_equal(s.wins[1].follows[0], DEV_FOLLOW_K);
+  assert_int_equal(s.wins[1].follows[1], 1);
+  /* 2*M*N*K MACs, 3 passes at high */
+  assert_int_equal(s.mxu_flops, 2LL * 128 * 256 * 512 * 3);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(lane_rule_and_full_dims),
+      cmocka_unit_test(sixteen_sublanes_for_bf16),
+      cmocka_unit_test(vmem_overflow_on_v4),
+      cmocka_unit_test(reduce_windows_follow_k),
+      cmocka_unit_test(dot_windows),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1422 @@
+/* dev_elemental.c — box-by-box evaluation of a fused computation.
+ *
+ * Two passes per request (see dev_elemental.h): box inference walks back
+ * from the requested node in reverse program order and unions into every
+ * operand the bounding box it needs; evaluation then runs forward in program
+ * order over exactly the instructions that received a box.  Boxes of shared
+ * operands are bounding boxes of all their users' needs, so every op reads
+ * its operands through offsets (box_off) rather than assuming equal boxes.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#include "dev_elemental.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev_numerics.h"
+#include "eval.h"
+#include "hlo_dtype.h"
+
+struct dev_elem {
+  const dev_fusion *f;
+  const hlo_computation *c;
+  dev_precision prec;
+  dev_elem_kind *kind;   /* per instruction */
+  bool *mat;             /* materialised (a leaf holding a whole value) */
+  hlo_value **val;       /* materialised and constant values */
+  hlo_value *const *params; /* whole parameters while materialising */
+  dev_box *bx;           /* per-request scratch */
+  bool *need;
+};
+
+/* ---- classification ------------------------------------------------------- */
+
+static bool is_value_type(hlo_etype t) {
+  hlo_eclass k = hlo_etype_class(t);
+  return t > HLO_INVALID && t < HLO_ETYPE_COUNT && k != HLO_CLASS_OTHER && k != HLO_CLASS_COMPLEX;
+}
+
+static bool is_ew_op(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_ABS: case HLO_OP_NEGATE: case HLO_OP_SIGN: case HLO_OP_FLOOR: case HLO_OP_CEIL:
+  case HLO_OP_ROUND_AFZ: case HLO_OP_ROUND_EVEN: case HLO_OP_CBRT: case HLO_OP_ERF: case HLO_OP_IS_FINITE:
+  case HLO_OP_REDUCE_PRECISION: case HLO_OP_ATAN2: case HLO_OP_EXP: case HLO_OP_EXPM1: case HLO_OP_LOG:
+  case HLO_OP_LOG1P: case HLO_OP_LOGISTIC: case HLO_OP_TANH: case HLO_OP_SQRT: case HLO_OP_RSQRT:
+  case HLO_OP_SINE: case HLO_OP_COSINE: case HLO_OP_TAN: case HLO_OP_NOT: case HLO_OP_AND: case HLO_OP_OR:
+  case HLO_OP_XOR: case HLO_OP_POPCNT: case HLO_OP_CLZ: case HLO_OP_SHIFT_LEFT:
+  case HLO_OP_SHIFT_RIGHT_ARITHMETIC: case HLO_OP_SHIFT_RIGHT_LOGICAL: case HLO_OP_ADD: case HLO_OP_MULTIPLY:
+  case HLO_OP_POWER: case HLO_OP_SUBTRACT: case HLO_OP_DIVIDE: case HLO_OP_REMAINDER: case HLO_OP_MAXIMUM:
+  case HLO_OP_MINIMUM: case HLO_OP_CLAMP: case HLO_OP_COMPARE: case HLO_OP_SELECT: case HLO_OP_CONVERT:
+  case HLO_OP_COPY: case HLO_OP_REAL: case HLO_OP_IMAG:
+    return true;
+  default:
+    return false;
+  }
+}
+
+hlo_opcode dev_elem_reducer_op(const hlo_computation *c) {
+  if (!c || c->nparams != 2 || !c->root || c->root->noperands != 2)
+    return HLO_OP_INVALID;
+  const hlo_instr *r = c->root;
+  const hlo_instr *a = r->operands[0], *b = r->operands[1];
+  if (a->op != HLO_OP_PARAMETER || b->op != HLO_OP_PARAMETER || a == b)
+    return HLO_OP_INVALID;
+  switch (r->op) {
+  case HLO_OP_ADD: case HLO_OP_MULTIPLY: case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM: case HLO_OP_AND:
+  case HLO_OP_OR: case HLO_OP_XOR:
+    return r->op;
+  default:
+    return HLO_OP_INVALID;
+  }
+}
+
+dev_elem_kind dev_elem_classify(const hlo_instr *ins) {
+  const hlo_shape *s = &ins->shape;
+  if (ins->op == HLO_OP_TUPLE)
+    return DEV_EK_TUPLE;
+  if (ins->op == HLO_OP_GET_TUPLE_ELEMENT)
+    return DEV_EK_GTE;
+  if (ins->op == HLO_OP_PARAMETER)
+    return s->type == HLO_TUPLE || !is_value_type(s->type) ? DEV_EK_OPAQUE : DEV_EK_PARAM;
+  if (s->type == HLO_TUPLE || !is_value_type(s->type) || s->rank > HLO_MAX_RANK)
+    return DEV_EK_OPAQUE;
+  for (int j = 0; j < ins->noperands; j++) {
+    const hlo_shape *o = &ins->operands[j]->shape;
+    if (o->type == HLO_TUPLE || !is_value_type(o->type))
+      return DEV_EK_OPAQUE;
+  }
+  if (is_ew_op(ins->op)) {
+    if (ins->op == HLO_OP_REDUCE_PRECISION &&
+        (ins->attrs.exponent_bits < 1 || ins->attrs.mantissa_bits < 0))
+      return DEV_EK_OPAQUE;
+    return DEV_EK_ELEMENTWISE;
+  }
+  switch (ins->op) {
+  case HLO_OP_CONSTANT: return ins->literal && !ins->literal->elided ? DEV_EK_CONST : DEV_EK_OPAQUE;
+  case HLO_OP_IOTA: return DEV_EK_IOTA;
+  case HLO_OP_BROADCAST: return DEV_EK_BROADCAST;
+  case HLO_OP_TRANSPOSE: return DEV_EK_TRANSPOSE;
+  case HLO_OP_RESHAPE: return DEV_EK_RESHAPE;
+  case HLO_OP_BITCAST:
+    return ins->noperands == 1 && ins->operands[0]->shape.type == s->type &&
+                   hlo_shape_elements(&ins->operands[0]->shape) == hlo_shape_elements(s)
+               ? DEV_EK_RESHAPE
+               : DEV_EK_OPAQUE;
+  case HLO_OP_SLICE: return ins->attrs.nslice == s->rank ? DEV_EK_SLICE : DEV_EK_OPAQUE;
+  case HLO_OP_REVERSE: return DEV_EK_REVERSE;
+  case HLO_OP_PAD: return ins->attrs.npad == s->rank ? DEV_EK_PAD : DEV_EK_OPAQUE;
+  case HLO_OP_CONCATENATE: return ins->attrs.dimensions.n == 1 ? DEV_EK_CONCAT : DEV_EK_OPAQUE;
+  case HLO_OP_REDUCE:
+    return ins->noperands == 2 && dev_elem_reducer_op(ins->attrs.calls.to_apply) != HLO_OP_INVALID
+               ? DEV_EK_REDUCE
+               : DEV_EK_OPAQUE;
+  case HLO_OP_DOT:
+    return ins->noperands == 2 && ins->attrs.dot.lhs_batch.n == ins->attrs.dot.rhs_batch.n &&
+                   ins->attrs.dot.lhs_contracting.n == ins->attrs.dot.rhs_contracting.n
+               ? DEV_EK_DOT
+               : DEV_EK_OPAQUE;
+  default:
+    return DEV_EK_OPAQUE;
+  }
+}
+
+/* ---- slots ------------------------------------------------------------------ */
+
+void dev_slot_from_host(hlo_etype t, const void *p, int64_t i, dev_slot *v) {
+  switch (t) {
+  case HLO_F32: v->f = ((const float *)p)[i]; return;
+  case HLO_F64: v->f = ((const double *)p)[i]; return;
+  case HLO_BF16: v->f = hlo_bf16_to_f32(((const uint16_t *)p)[i]); return;
+  case HLO_F16: v->f = hlo_f16_to_f32(((const uint16_t *)p)[i]); return;
+  case HLO_PRED: v->i = ((const uint8_t *)p)[i] != 0; return;
+  case HLO_S1: case HLO_S2: case HLO_S4: case HLO_S8: v->i = ((const int8_t *)p)[i]; return;
+  case HLO_U1: case HLO_U2: case HLO_U4: case HLO_U8: v->i = ((const uint8_t *)p)[i]; return;
+  case HLO_S16: v->i = ((const int16_t *)p)[i]; return;
+  case HLO_U16: v->i = ((const uint16_t *)p)[i]; return;
+  case HLO_S32: v->i = ((const int32_t *)p)[i]; return;
+  case HLO_U32: v->i = ((const uint32_t *)p)[i]; return;
+  case HLO_S64: case HLO_U64: v->i = ((const int64_t *)p)[i]; return;
+  default:
+    if (hlo_etype_class(t) == HLO_CLASS_FLOAT) /* f8 / f4: one byte */
+      v->f = hlo_float_decode(t, ((const uint8_t *)p)[i]);
+    else
+      v->i = 0;
+    return;
+  }
+}
+
+void dev_slot_to_host(hlo_etype t, dev_slot v, void *p, int64_t i) {
+  switch (t) {
+  case HLO_F32: ((float *)p)[i] = (float)v.f; return;
+  case HLO_F64: ((double *)p)[i] = v.f; return;
+  case HLO_BF16: ((uint16_t *)p)[i] = hlo_f32_to_bf16((float)v.f); return;
+  case HLO_F16: ((uint16_t *)p)[i] = hlo_f32_to_f16((float)v.f); return;
+  case HLO_PRED: ((uint8_t *)p)[i] = v.i != 0; return;
+  case HLO_S1: case HLO_S2: case HLO_S4: case HLO_S8: ((int8_t *)p)[i] = (int8_t)v.i; return;
+  case HLO_U1: case HLO_U2: case HLO_U4: case HLO_U8: ((uint8_t *)p)[i] = (uint8_t)v.i; return;
+  case HLO_S16: case HLO_U16: ((uint16_t *)p)[i] = (uint16_t)v.i; return;
+  case HLO_S32: case HLO_U32: ((uint32_t *)p)[i] = (uint32_t)v.i; return;
+  case HLO_S64: case HLO_U64: ((int64_t *)p)[i] = v.i; return;
+  default:
+    if (hlo_etype_class(t) == HLO_CLASS_FLOAT)
+      ((uint8_t *)p)[i] = (uint8_t)hlo_float_encode(t, v.f);
+    return;
+  }
+}
+
+/* x (computed in f32) rounded to float type t, as storing it would. */
+static double round_to(hlo_etype t, float x) {
+  switch (t) {
+  case HLO_F32: return x;
+  case HLO_BF16: return hlo_bf16_to_f32(hlo_f32_to_bf16(x));
+  case HLO_F16: return hlo_f16_to_f32(hlo_f32_to_f16(x));
+  default: return hlo_float_decode(t, hlo_float_encode(t, x));
+  }
+}
+
+static dev_slot fslot(double f) {
+  dev_slot s;
+  s.f = f;
+  return s;
+}
+
+static dev_slot islot(int64_t i) {
+  dev_slot s;
+  s.i = i;
+  return s;
+}
+
+static dev_slot wrap(hlo_etype t, uint64_t v) { return islot((int64_t)hlo_int_wrap(t, v)); }
+
+/* ---- scalar elementwise semantics ---------------------------------------------
+ * The reference's rules (check/eval_elementwise.c header), with the device's
+ * f32 arithmetic (dev_unary_f32 / dev_binary_f32: approximations and FTZ)
+ * for every type that computes in f32. */
+
+static float maxf_(float a, float b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+static float minf_(float a, float b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+static double maxd_(double a, double b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+static double mind_(double a, double b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+static int64_t keyd(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  uint64_t flip = (b >> 63) ? 0x7FFFFFFFFFFFFFFFull : 0u;
+  return (int64_t)(b ^ flip);
+}
+
+static bool cmp_dir(hlo_cmp_dir d, int c) { /* c = sign of a - b; 2 = unordered */
+  switch (d) {
+  case HLO_CMP_EQ: return c == 0;
+  case HLO_CMP_NE: return c != 0;
+  case HLO_CMP_LT: return c == -1;
+  case HLO_CMP_LE: return c == -1 || c == 0;
+  case HLO_CMP_GT: return c == 1;
+  case HLO_CMP_GE: return c == 1 || c == 0;
+  default: return false;
+  }
+}
+
+static uint64_t wmask(int w) { return w >= 64 ? ~0ull : ((1ull << w) - 1u); }
+
+static int64_t sext(uint64_t v, int w) {
+  uint64_t m = wmask(w), sb = 1ull << (w - 1);
+  v &= m;
+  return (int64_t)(v ^ sb) - (int64_t)sb;
+}
+
+/* The device's compare lowering (the place a signedness defect would live):
+ * returns the boolean. */
+static bool compare_lowering(const hlo_instr *ins, hlo_etype t, dev_slot a, dev_slot b) {
+  hlo_cmp_dir dir = ins->attrs.direction;
+  hlo_eclass cls = hlo_etype_class(t);
+  int c;
+  if (cls == HLO_CLASS_FLOAT) {
+    if (ins->attrs.cmp_type == HLO_CMPT_TOTALORDER) {
+      /* every value of a narrower type is exact in double, so the f64 keys
+       * order them the same way */
+      int64_t x = keyd(a.f), y = keyd(b.f);
+      c = x < y ? -1 : x > y;
+    } else {
+      c = isnan(a.f) || isnan(b.f) ? 2 : a.f < b.f ? -1 : a.f > b.f;
+    }
+  } else if (cls == HLO_CLASS_PRED) {
+    c = (a.i != 0) < (b.i != 0) ? -1 : (a.i != 0) > (b.i != 0);
+  } else {
+    bool is_signed = cls == HLO_CLASS_SINT;
+    hlo_cmp_type ty = ins->attrs.cmp_type;
+    bool want_signed = ty == HLO_CMPT_SIGNED ? true : ty == HLO_CMPT_UNSIGNED ? false : is_signed;
+    int w = hlo_etype_bits(t);
+    if (want_signed) {
+      int64_t x = sext((uint64_t)a.i, w), y = sext((uint64_t)b.i, w);
+      c = x < y ? -1 : x > y;
+    } else {
+      uint64_t x = (uint64_t)a.i & wmask(w), y = (uint64_t)b.i & wmask(w);
+      c = x < y ? -1 : x > y;
+    }
+  }
+  return cmp_dir(dir, c);
+}
+
+/* The device's convert lowering: exact hlo_dtype conversion. */
+static dev_slot convert_lowering(hlo_etype s, hlo_etype d, dev_slot v) {
+  uint8_t in[16], out[16];
+  dev_slot_to_host(s, v, in, 0);
+  hlo_convert_array(s, in, d, out, 1);
+  dev_slot r;
+  dev_slot_from_host(d, out, 0, &r);
+  return r;
+}
+
+static dev_slot float_op(const hlo_instr *ins, hlo_etype t, hlo_etype rt, const dev_slot *x) {
+  hlo_opcode op = ins->op;
+  if (t == HLO_F64) {
+    double a = x[0].f, b = ins->noperands > 1 ? x[1].f : 0, r;
+    switch (op) {
+    case HLO_OP_ABS: r = fabs(a); break;
+    case HLO_OP_NEGATE: r = -a; break;
+    case HLO_OP_SIGN: r = isnan(a) ? a : a > 0 ? 1.0 : a < 0 ? -1.0 : a; break;
+    case HLO_OP_FLOOR: r = floor(a); break;
+    case HLO_OP_CEIL: r = ceil(a); break;
+    case HLO_OP_ROUND_AFZ: r = round(a); break;
+    case HLO_OP_ROUND_EVEN: r = nearbyint(a); break;
+    case HLO_OP_EXP: r = exp(a); break;
+    case HLO_OP_EXPM1: r = expm1(a); break;
+    case HLO_OP_LOG: r = log(a); break;
+    case HLO_OP_LOG1P: r = log1p(a); break;
+    case HLO_OP_LOGISTIC: r = 1.0 / (1.0 + exp(-a)); break;
+    case HLO_OP_TANH: r = tanh(a); break;
+    case HLO_OP_SQRT: r = sqrt(a); break;
+    case HLO_OP_RSQRT: r = 1.0 / sqrt(a); break;
+    case HLO_OP_CBRT: r = cbrt(a); break;
+    case HLO_OP_SINE: r = sin(a); break;
+    case HLO_OP_COSINE: r = cos(a); break;
+    case HLO_OP_TAN: r = tan(a); break;
+    case HLO_OP_ERF: r = erf(a); break;
+    case HLO_OP_REAL: r = a; break;
+    case HLO_OP_IMAG: r = 0; break;
+    case HLO_OP_REDUCE_PRECISION:
+      r = hlo_reduce_precision(a, (int)ins->attrs.exponent_bits, (int)ins->attrs.mantissa_bits);
+      break;
+    case HLO_OP_IS_FINITE: return islot(isfinite(a) != 0);
+    case HLO_OP_ADD: r = a + b; break;
+    case HLO_OP_SUBTRACT: r = a - b; break;
+    case HLO_OP_MULTIPLY: r = a * b; break;
+    case HLO_OP_DIVIDE: r = a / b; break;
+    case HLO_OP_REMAINDER: r = fmod(a, b); break;
+    case HLO_OP_POWER: r = pow(a, b); break;
+    case HLO_OP_ATAN2: r = atan2(a, b); break;
+    case HLO_OP_MAXIMUM: r = maxd_(a, b); break;
+    case HLO_OP_MINIMUM: r = mind_(a, b); break;
+    case HLO_OP_CLAMP:
+      if (isnan(x[0].f)) return x[0];
+      if (isnan(x[1].f)) return x[1];
+      if (isnan(x[2].f)) return x[2];
+      r = mind_(x[2].f, maxd_(x[0].f, x[1].f));
+      break;
+    default: r = NAN; break;
+    }
+    return fslot(r);
+  }
+  float a = (float)x[0].f, b = ins->noperands > 1 ? (float)x[1].f : 0.0f, r;
+  if (ins->noperands == 1 && dev_unary_f32(op, a, &r))
+    return fslot(round_to(rt, r));
+  if (ins->noperands == 2 && dev_binary_f32(op, a, b, &r))
+    return fslot(round_to(rt, r));
+  switch (op) {
+  case HLO_OP_REAL: r = a; break;
+  case HLO_OP_IMAG: r = 0; break;
+  case HLO_OP_REDUCE_PRECISION:
+    r = hlo_reduce_precision_f32(a, (int)ins->attrs.exponent_bits, (int)ins->attrs.mantissa_bits);
+    break;
+  case HLO_OP_IS_FINITE: return islot(isfinite(a) != 0);
+  case HLO_OP_MAXIMUM: r = maxf_(a, b); break;
+  case HLO_OP_MINIMUM: r = minf_(a, b); break;
+  case HLO_OP_CLAMP: {
+    float lo = a, v = b, hi = (float)x[2].f;
+    if (isnan(lo)) r = lo;
+    else if (isnan(v)) r = v;
+    else if (isnan(hi)) r = hi;
+    else r = minf_(hi, maxf_(lo, v));
+    break;
+  }
+  default: r = NAN; break;
+  }
+  return fslot(round_to(rt, r));
+}
+
+static uint64_t ipow(uint64_t base, uint64_t e) {
+  uint64_t acc = 1;
+  while (e) {
+    if (e & 1u)
+      acc *= base;
+    base *= base;
+    e >>= 1;
+  }
+  return acc;
+}
+
+static dev_slot int_op(const hlo_instr *ins, hlo_etype t, const dev_slot *x) {
+  bool sg = hlo_etype_class(t) == HLO_CLASS_SINT;
+  int w = hlo_etype_bits(t);
+  uint64_t m = wmask(w);
+  uint64_t a = (uint64_t)x[0].i, b = ins->noperands > 1 ? (uint64_t)x[1].i : 0;
+  int64_t sa = sext(a, w), sb = ins->noperands > 1 ? sext(b, w) : 0;
+  uint64_t ua = a & m, ub = b & m;
+  switch (ins->op) {
+  case HLO_OP_ADD: return wrap(t, a + b);
+  case HLO_OP_SUBTRACT: return wrap(t, a - b);
+  case HLO_OP_MULTIPLY: return wrap(t, a * b);
+  case HLO_OP_NEGATE: return wrap(t, 0 - a);
+  case HLO_OP_ABS: return sg && sa < 0 ? wrap(t, 0 - a) : x[0];
+  case HLO_OP_SIGN: return sg ? islot(sa > 0 ? 1 : sa < 0 ? -1 : 0) : islot(ua != 0);
+  case HLO_OP_MAXIMUM: return sg ? islot(sa > sb ? sa : sb) : wrap(t, ua > ub ? ua : ub);
+  case HLO_OP_MINIMUM: return sg ? islot(sa < sb ? sa : sb) : wrap(t, ua < ub ? ua : ub);
+  case HLO_OP_AND: return wrap(t, a & b);
+  case HLO_OP_OR: return wrap(t, a | b);
+  case HLO_OP_XOR: return wrap(t, a ^ b);
+  case HLO_OP_NOT: return wrap(t, ~a);
+  case HLO_OP_DIVIDE:
+    if (ub == 0) return wrap(t, ~0ull);
+    if (sg) {
+      if (sb == -1 && sa == sext(1ull << (w - 1), w)) return x[0];
+      return wrap(t, (uint64_t)(sa / sb));
+    }
+    return wrap(t, ua / ub);
+  case HLO_OP_REMAINDER:
+    if (ub == 0) return x[0];
+    if (sg) {
+      if (sb == -1) return islot(0);
+      return wrap(t, (uint64_t)(sa % sb));
+    }
+    return wrap(t, ua % ub);
+  case HLO_OP_SHIFT_LEFT: return ub >= (uint64_t)w ? islot(0) : wrap(t, ua << ub);
+  case HLO_OP_SHIFT_RIGHT_LOGICAL: return ub >= (uint64_t)w ? islot(0) : wrap(t, ua >> ub);
+  case HLO_OP_SHIFT_RIGHT_ARITHMETIC: {
+    int64_t v = sext(ua, w);
+    uint64_t sh = ub >= (uint64_t)w ? (uint64_t)w - 1 : ub;
+    return wrap(t, (uint64_t)(v >> sh));
+  }
+  case HLO_OP_POPCNT: return islot(__builtin_popcountll(ua));
+  case HLO_OP_CLZ: {
+    int n = 0;
+    for (int bit = w - 1; bit >= 0 && !((ua >> bit) & 1u); bit--)
+      n++;
+    return islot(n);
+  }
+  case HLO_OP_POWER:
+    if (ub == 0 || ua == 1) return islot(1);
+    if (sg && sb < 0) return islot(0);
+    return wrap(t, ipow(a, ub));
+  case HLO_OP_CLAMP: {
+    uint64_t c = (uint64_t)x[2].i;
+    if (sg) {
+      int64_t lo = sa, v = sb, hi = sext(c, w);
+      int64_t r = v >= lo ? v : lo;
+      return islot(hi <= r ? hi : r);
+    }
+    uint64_t lo = ua, v = ub, hi = c & m;
+    uint64_t r = v >= lo ? v : lo;
+    return wrap(t, hi <= r ? hi : r);
+  }
+  default: return islot(0);
+  }
+}
+
+static dev_slot pred_op(const hlo_instr *ins, const dev_slot *x) {
+  bool a = x[0].i != 0, b = ins->noperands > 1 && x[1].i != 0;
+  switch (ins->op) {
+  case HLO_OP_NOT: return islot(!a);
+  case HLO_OP_AND: case HLO_OP_MULTIPLY: case HLO_OP_MINIMUM: return islot(a && b);
+  case HLO_OP_OR: case HLO_OP_ADD: case HLO_OP_MAXIMUM: return islot(a || b);
+  case HLO_OP_XOR: return islot(a != b);
+  case HLO_OP_POWER: return islot(a || !b);
+  case HLO_OP_CLAMP: return islot(((x[1].i != 0) | (x[0].i != 0)) & (x[2].i != 0));
+  default: return islot(0);
+  }
+}
+
+/* One element of an elementwise instruction. */
+static dev_slot ew_apply(const hlo_instr *ins, const dev_slot *x) {
+  hlo_etype rt = ins->shape.type;
+  switch (ins->op) {
+  case HLO_OP_COPY: return x[0];
+  case HLO_OP_SELECT: return x[0].i ? x[1] : x[2];
+  case HLO_OP_CONVERT: return convert_lowering(ins->operands[0]->shape.type, rt, x[0]);
+  case HLO_OP_COMPARE: return islot(compare_lowering(ins, ins->operands[0]->shape.type, x[0], x[1]));
+  default: break;
+  }
+  hlo_etype t = ins->operands[0]->shape.type;
+  if (ins->op == HLO_OP_CLAMP)
+    t = ins->operands[1]->shape.type;
+  switch (hlo_etype_class(t)) {
+  case HLO_CLASS_FLOAT: return float_op(ins, t, rt, x);
+  case HLO_CLASS_PRED: return pred_op(ins, x);
+  default: return int_op(ins, t, x);
+  }
+}
+
+dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x) {
+  hlo_eclass cls = hlo_etype_class(t);
+  if (cls == HLO_CLASS_FLOAT) {
+    if (t == HLO_F64) {
+      double a = acc.f, b = x.f;
+      switch (op) {
+      case HLO_OP_ADD: return fslot(a + b);
+      case HLO_OP_MULTIPLY: return fslot(a * b);
+      case HLO_OP_MAXIMUM: return fslot(a != a ? a : b != b ? b : b > a ? b : a);
+      case HLO_OP_MINIMUM: return fslot(a != a ? a : b != b ? b : b < a ? b : a);
+      default: return acc;
+      }
+    }
+    float a = (float)acc.f, b = (float)x.f, r;
+    switch (op) {
+    case HLO_OP_ADD: r = a + b; break;
+    case HLO_OP_MULTIPLY: r = a * b; break;
+    case HLO_OP_MAXIMUM: r = a != a ? a : b != b ? b : b > a ? b : a; break;
+    case HLO_OP_MINIMUM: r = a != a ? a : b != b ? b : b < a ? b : a; break;
+    default: return acc;
+    }
+    return fslot(round_to(t, r));
+  }
+  if (cls == HLO_CLASS_PRED) {
+    bool a = acc.i != 0, b = x.i != 0;
+    switch (op) {
+    case HLO_OP_ADD: case HLO_OP_OR: case HLO_OP_MAXIMUM: return islot(a || b);
+    case HLO_OP_MULTIPLY: case HLO_OP_AND: case HLO_OP_MINIMUM: return islot(a && b);
+    case HLO_OP_XOR: return islot(a != b);
+    default: return acc;
+    }
+  }
+  bool sg = cls == HLO_CLASS_SINT;
+  int w = hlo_etype_bits(t);
+  uint64_t a = (uint64_t)acc.i, b = (uint64_t)x.i;
+  switch (op) {
+  case HLO_OP_ADD: return wrap(t, a + b);
+  case HLO_OP_MULTIPLY: return wrap(t, a * b);
+  case HLO_OP_AND: return wrap(t, a & b);
+  case HLO_OP_OR: return wrap(t, a | b);
+  case HLO_OP_XOR: return wrap(t, a ^ b);
+  case HLO_OP_MAXIMUM:
+    if (sg) return sext(b, w) > sext(a, w) ? x : acc;
+    return (b & wmask(w)) > (a & wmask(w)) ? x : acc;
+  case HLO_OP_MINIMUM:
+    if (sg) return sext(b, w) < sext(a, w) ? x : acc;
+    return (b & wmask(w)) < (a & wmask(w)) ? x : acc;
+  default: return acc;
+  }
+}
+
+/* ---- dot arithmetic ------------------------------------------------------------ */
+
+hlo_etype dev_elem_dot_ctype(hlo_etype rt) {
+  switch (hlo_etype_class(rt)) {
+  case HLO_CLASS_FLOAT: return rt == HLO_F64 ? HLO_F64 : HLO_F32;
+  case HLO_CLASS_SINT: return HLO_S64;
+  default: return HLO_U64;
+  }
+}
+
+static double as_double(hlo_etype t, dev_slot v) {
+  hlo_eclass k = hlo_etype_class(t);
+  if (k == HLO_CLASS_FLOAT)
+    return v.f;
+  if (k == HLO_CLASS_UINT)
+    return (double)(uint64_t)v.i;
+  return (double)v.i;
+}
+
+/* An operand of an integer dot, converted to the result type first (XLA's
+ * implicit convert), then widened. */
+static uint64_t as_int(hlo_etype t, hlo_etype rt, dev_slot v) {
+  if (hlo_etype_class(t) == HLO_CLASS_FLOAT)
+    v = convert_lowering(t, rt, v);
+  else
+    v.i = (int64_t)hlo_int_wrap(rt, (uint64_t)v.i);
+  return (uint64_t)v.i;
+}
+
+dev_slot dev_elem_dot_step(hlo_etype ct, hlo_etype rt, dev_slot acc, dev_slot a, hlo_etype at, dev_slot b,
+                           hlo_etype bt, dev_precision p) {
+  if (ct == HLO_F32)
+    return fslot(dev_dot_acc((float)acc.f, (float)as_double(at, a), (float)as_double(bt, b), p));
+  if (ct == HLO_F64)
+    return fslot(acc.f + as_double(at, a) * as_double(bt, b));
+  return islot((int64_t)((uint64_t)acc.i + as_int(at, rt, a) * as_int(bt, rt, b)));
+}
+
+dev_slot dev_elem_dot_combine(hlo_etype ct, dev_slot x, dev_slot y) {
+  if (ct == HLO_F32)
+    return fslot(dev_ftz_f32((float)x.f + (float)y.f));
+  if (ct == HLO_F64)
+    return fslot(x.f + y.f);
+  return islot((int64_t)((uint64_t)x.i + (uint64_t)y.i));
+}
+
+dev_slot dev_elem_dot_finish(hlo_etype ct, hlo_etype rt, dev_slot acc) {
+  if (ct == HLO_F32)
+    return fslot(round_to(rt, (float)acc.f));
+  if (ct == HLO_F64)
+    return acc;
+  return wrap(rt, (uint64_t)acc.i);
+}
+
+/* ---- boxes ---------------------------------------------------------------------- */
+
+void dev_box_free(dev_box *b) {
+  free(b->v);
+  free(b->poison);
+  b->v = NULL;
+  b->poison = NULL;
+}
+
+static int box_alloc(dev_box *b) {
+  b->count = 1;
+  for (int d = 0; d < b->rank; d++)
+    b->count *= b->n[d];
+  size_t n = (size_t)(b->count ? b->count : 1);
+  b->v = malloc(n * sizeof *b->v);
+  b->poison = calloc(n, 1);
+  return b->v && b->poison ? 0 : -1;
+}
+
+static int64_t box_off(const dev_box *b, const int64_t *idx) {
+  int64_t off = 0;
+  for (int d = 0; d < b->rank; d++)
+    off = off * b->n[d] + (idx[d] - b->lo[d]);
+  return off;
+}
+
+/* Advances idx through box b in row-major order. */
+static void odo_next(int64_t *idx, const dev_box *b) {
+  for (int d = b->rank - 1; d >= 0; d--) {
+    if (++idx[d] < b->lo[d] + b->n[d])
+      return;
+    idx[d] = b->lo[d];
+  }
+}
+
+static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
+
+/* Unions box (lo, n) into the need of instruction o, clipped to its dims. */
+static void need(dev_elem *e, const hlo_instr *o, const int64_t *lo, const int64_t *n) {
+  const hlo_shape *s = leaf0(o);
+  int r = s ? s->rank : 0;
+  dev_box *b = &e->bx[o->index];
+  int64_t l[HLO_MAX_RANK], h[HLO_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    l[d] = lo[d] < 0 ? 0 : lo[d];
+    h[d] = lo[d] + n[d] > s->dims[d] ? s->dims[d] : lo[d] + n[d];
+    if (h[d] <= l[d])
+      return; /* empty: nothing needed */
+  }
+  if (!e->need[o->index]) {
+    e->need[o->index] = true;
+    b->rank = r;
+    for (int d = 0; d < r; d++)
+      b->lo[d] = l[d], b->n[d] = h[d] - l[d];
+    return;
+  }
+  for (int d = 0; d < r; d++) {
+    int64_t nl = b->lo[d] < l[d] ? b->lo[d] : l[d];
+    int64_t nh = b->lo[d] + b->n[d] > h[d] ? b->lo[d] + b->n[d] : h[d];
+    b->lo[d] = nl;
+    b->n[d] = nh - nl;
+  }
+}
+
+static void need_full(dev_elem *e, const hlo_instr *o) {
+  const hlo_shape *s = leaf0(o);
+  int64_t lo[HLO_MAX_RANK] = {0};
+  need(e, o, lo, s ? s->dims : lo);
+}
+
+static bool in_list(const hlo_ints *l, int64_t d) {
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i] == d)
+      return true;
+  return false;
+}
+
+static int list_pos(const hlo_ints *l, int64_t d) {
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i] == d)
+      return i;
+  return -1;
+}
+
+/* Dot: the result position of operand `side`'s dimension d (batch, lhs
+ * free, rhs free), or -1 for a contracting dimension. */
+static int dot_result_dim(const hlo_instr *ins, int side, int d) {
+  const hlo_dot_dnums *dn = &ins->attrs.dot;
+  const hlo_ints *batch = side ? &dn->rhs_batch : &dn->lhs_batch;
+  const hlo_ints *contr = side ? &dn->rhs_contracting : &dn->lhs_contracting;
+  if (in_list(contr, d))
+    return -1;
+  int bp = list_pos(batch, d);
+  if (bp >= 0)
+    return bp;
+  int pos = batch->n;
+  if (side) {
+    const hlo_shape *ls = leaf0(ins->operands[0]);
+    for (int j = 0; j < ls->rank; j++)
+      pos += !in_list(&dn->lhs_batch, j) && !in_list(&dn->lhs_contracting, j);
+  }
+  const hlo_shape *os = leaf0(ins->operands[side]);
+  for (int j = 0; j < d && j < os->rank; j++)
+    pos += !in_list(batch, j) && !in_list(contr, j);
+  return pos;
+}
+
+/* Operand needs of ins over its box b (the inference step). */
+static void infer(dev_elem *e, const hlo_instr *ins, const dev_box *b) {
+  int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK];
+  switch (e->kind[ins->index]) {
+  case DEV_EK_ELEMENTWISE:
+    for (int j = 0; j < ins->noperands; j++) {
+      const hlo_instr *o = ins->operands[j];
+      if (leaf0(o)->rank == b->rank)
+        need(e, o, b->lo, b->n);
+      else
+        need_full(e, o);
+    }
+    return;
+  case DEV_EK_BROADCAST: {
+    const hlo_ints *dims = &ins->attrs.dimensions;
+    for (int j = 0; j < dims->n; j++)
+      lo[j] = b->lo[dims->v[j]], n[j] = b->n[dims->v[j]];
+    need(e, ins->operands[0], lo, n);
+    return;
+  }
+  case DEV_EK_TRANSPOSE: {
+    const hlo_ints *p = &ins->attrs.dimensions;
+    for (int d = 0; d < p->n; d++)
+      lo[p->v[d]] = b->lo[d], n[p->v[d]] = b->n[d];
+    need(e, ins->operands[0], lo, n);
+    return;
+  }
+  case DEV_EK_SLICE:
+    for (int d = 0; d < b->rank; d++) {
+      const hlo_slice_dim *sd = &ins->attrs.slice[d];
+      int64_t st = sd->stride > 0 ? sd->stride : 1;
+      lo[d] = sd->start + b->lo[d] * st;
+      n[d] = (b->n[d] - 1) * st + 1;
+    }
+    need(e, ins->operands[0], lo, n);
+    return;
+  case DEV_EK_REVERSE:
+    for (int d = 0; d < b->rank; d++) {
+      bool rev = in_list(&ins->attrs.dimensions, d);
+      int64_t dim = leaf0(ins)->dims[d];
+      lo[d] = rev ? dim - (b->lo[d] + b->n[d]) : b->lo[d];
+      n[d] = b->n[d];
+    }
+    need(e, ins->operands[0], lo, n);
+    return;
+  case DEV_EK_REDUCE: {
+    const hlo_instr *o = ins->operands[0];
+    const hlo_shape *os = leaf0(o);
+    int r = 0;
+    for (int d = 0; d < os->rank; d++) {
+      if (in_list(&ins->attrs.dimensions, d)) {
+        lo[d] = 0, n[d] = os->dims[d];
+      } else {
+        lo[d] = b->lo[r], n[d] = b->n[r];
+        r++;
+      }
+    }
+    need(e, o, lo, n);
+    need_full(e, ins->operands[1]);
+    return;
+  }
+  case DEV_EK_DOT:
+    for (int side = 0; side < 2; side++) {
+      const hlo_instr *o = ins->operands[side];
+      const hlo_shape *os = leaf0(o);
+      for (int d = 0; d < os->rank; d++) {
+        int rd = dot_result_dim(ins, side, d);
+        if (rd < 0)
+          lo[d] = 0, n[d] = os->dims[d];
+        else
+          lo[d] = b->lo[rd], n[d] = b->n[rd];
+      }
+      need(e, o, lo, n);
+    }
+    return;
+  case DEV_EK_GTE:
+    if (ins->operands[0]->op == HLO_OP_TUPLE && !e->mat[ins->index]) {
+      const hlo_instr *t = ins->operands[0];
+      if (ins->attrs.index >= 0 && ins->attrs.index < t->noperands)
+        need(e, t->operands[ins->attrs.index], b->lo, b->n);
+    }
+    return;
+  case DEV_EK_RESHAPE: case DEV_EK_PAD: case DEV_EK_CONCAT:
+    for (int j = 0; j < ins->noperands; j++)
+      need_full(e, ins->operands[j]);
+    return;
+  default:
+    return;
+  }
+}
+
+/* ---- evaluation ------------------------------------------------------------------ */
+
+/* Operand o's value at idx (which lies in its box). */
+static dev_slot opv(const dev_elem *e, const hlo_instr *o, const int64_t *idx, uint8_t *poison) {
+  const dev_box *ob = &e->bx[o->index];
+  int64_t off = box_off(ob, idx);
+  *poison |= ob->poison[off];
+  return ob->v[off];
+}
+
+static int64_t flat_in(const hlo_shape *s, const int64_t *idx) {
+  int64_t off = 0;
+  for (int d = 0; d < s->rank; d++)
+    off = off * s->dims[d] + idx[d];
+  return off;
+}
+
+static void unflat(const hlo_shape *s, int64_t flat, int64_t *idx) {
+  for (int d = s->rank - 1; d >= 0; d--) {
+    int64_t n = s->dims[d] ? s->dims[d] : 1;
+    idx[d] = flat % n;
+    flat /= n;
+  }
+}
+
+typedef struct eval_ctx {
+  dev_param_read *pread;
+  dev_hero_read *hread;
+  void *ctx;
+  bool hero_leaf;
+} eval_ctx;
+
+/* Reads a leaf row by row through a callback (params and the hero). */
+static void read_rows(const dev_box *b, int which, bool hero, const eval_ctx *x) {
+  int64_t row = b->rank ? b->n[b->rank - 1] : 1;
+  int64_t idx[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  for (int64_t off = 0; off < b->count; off += row) {
+    if (hero)
+      x->hread(x->ctx, idx, row, b->v + off, b->poison + off);
+    else
+      x->pread(x->ctx, which, idx, row, b->v + off, b->poison + off);
+    /* next row: advance all but the last dimension */
+    for (int d = b->rank - 2; d >= 0; d--) {
+      if (++idx[d] < b->lo[d] + b->n[d])
+        break;
+      idx[d] = b->lo[d];
+    }
+  }
+}
+
+static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
+  const hlo_instr *o = ins->operands[0];
+  const hlo_shape *os = leaf0(o);
+  hlo_opcode op = dev_elem_reducer_op(ins->attrs.calls.to_apply);
+  hlo_etype t = ins->shape.type;
+  const dev_box *ib = &e->bx[ins->operands[1]->index];
+  int red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
+  for (int d = 0; d < os->rank; d++) {
+    if (in_list(&ins->attrs.dimensions, d))
+      red[nred++] = d;
+    else
+      kept[nkept++] = d;
+  }
+  int64_t total = 1;
+  for (int j = 0; j < nred; j++)
+    total *= os->dims[red[j]];
+  int64_t idx[HLO_MAX_RANK], oidx[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  for (int64_t i = 0; i < b->count; i++, odo_next(idx, b)) {
+    uint8_t p = ib->poison[0];
+    dev_slot acc = ib->v[0];
+    for (int j = 0; j < nkept; j++)
+      oidx[kept[j]] = idx[j];
+    for (int j = 0; j < nred; j++)
+      oidx[red[j]] = 0;
+    for (int64_t r = 0; r < total; r++) {
+      acc = dev_elem_reduce_step(op, t, acc, opv(e, o, oidx, &p));
+      for (int j = nred - 1; j >= 0; j--) {
+        if (++oidx[red[j]] < os->dims[red[j]])
+          break;
+        oidx[red[j]] = 0;
+      }
+    }
+    b->v[i] = acc;
+    b->poison[i] = p;
+  }
+}
+
+static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
+  const hlo_dot_dnums *dn = &ins->attrs.dot;
+  const hlo_instr *l = ins->operands[0], *r = ins->operands[1];
+  const hlo_shape *ls = leaf0(l), *rs = leaf0(r);
+  hlo_etype rt = ins->shape.type, ct = dev_elem_dot_ctype(rt);
+  dev_precision prec = dev_dot_precision(ins, e->prec);
+  int nc = dn->lhs_contracting.n;
+  int64_t csz[HLO_MAX_RANK], total = 1;
+  for (int j = 0; j < nc; j++) {
+    csz[j] = ls->dims[dn->lhs_contracting.v[j]];
+    total *= csz[j];
+  }
+  int64_t idx[HLO_MAX_RANK], li[HLO_MAX_RANK], ri[HLO_MAX_RANK], c[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  for (int64_t i = 0; i < b->count; i++, odo_next(idx, b)) {
+    for (int d = 0; d < ls->rank; d++) {
+      int rd = dot_result_dim(ins, 0, d);
+      li[d] = rd >= 0 ? idx[rd] : 0;
+    }
+    for (int d = 0; d < rs->rank; d++) {
+      int rd = dot_result_dim(ins, 1, d);
+      ri[d] = rd >= 0 ? idx[rd] : 0;
+    }
+    for (int j = 0; j < nc; j++)
+      c[j] = 0;
+    dev_slot acc = islot(0);
+    if (ct == HLO_F32 || ct == HLO_F64)
+      acc = fslot(0.0);
+    uint8_t p = 0;
+    for (int64_t k = 0; k < total; k++) {
+      for (int j = 0; j < nc; j++) {
+        li[dn->lhs_contracting.v[j]] = c[j];
+        ri[dn->rhs_contracting.v[j]] = c[j];
+      }
+      dev_slot a = opv(e, l, li, &p), bb = opv(e, r, ri, &p);
+      acc = dev_elem_dot_step(ct, rt, acc, a, ls->type, bb, rs->type, prec);
+      for (int j = nc - 1; j >= 0; j--) {
+        if (++c[j] < csz[j])
+          break;
+        c[j] = 0;
+      }
+    }
+    b->v[i] = dev_elem_dot_finish(ct, rt, acc);
+    b->poison[i] = p;
+  }
+}
+
+static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_ctx *x) {
+  const hlo_shape *s = leaf0(ins);
+  hlo_etype t = s->type;
+  int64_t idx[HLO_MAX_RANK], oi[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+#define EACH for (int64_t i = 0; i < b->count; i++, odo_next(idx, b))
+  if (e->mat[ins->index]) {
+    const hlo_value *v = e->val[ins->index];
+    EACH dev_slot_from_host(v->type, v->data, flat_in(s, idx), &b->v[i]);
+    return;
+  }
+  if (x->hero_leaf && ins == e->f->hero) {
+    read_rows(b, 0, true, x);
+    return;
+  }
+  switch (e->kind[ins->index]) {
+  case DEV_EK_PARAM:
+    read_rows(b, (int)ins->parameter_number, false, x);
+    return;
+  case DEV_EK_CONST: {
+    const hlo_value *v = e->val[ins->index];
+    EACH dev_slot_from_host(v->type, v->data, flat_in(s, idx), &b->v[i]);
+    return;
+  }
+  case DEV_EK_IOTA: {
+    int64_t dim = ins->attrs.iota_dimension;
+    EACH {
+      int64_t k = dim >= 0 && dim < b->rank ? idx[dim] : 0;
+      if (hlo_etype_class(t) == HLO_CLASS_FLOAT)
+        b->v[i] = fslot(hlo_float_decode(t, hlo_float_encode_s64(t, k)));
+      else
+        b->v[i] = wrap(t, (uint64_t)k);
+    }
+    return;
+  }
+  case DEV_EK_ELEMENTWISE: {
+    dev_slot in[3];
+    int64_t zero[HLO_MAX_RANK] = {0};
+    EACH {
+      uint8_t p = 0;
+      for (int j = 0; j < ins->noperands && j < 3; j++) {
+        const hlo_instr *o = ins->operands[j];
+        in[j] = opv(e, o, leaf0(o)->rank == b->rank ? idx : zero, &p);
+      }
+      b->v[i] = ew_apply(ins, in);
+      b->poison[i] = p;
+    }
+    return;
+  }
+  case DEV_EK_BROADCAST: {
+    const hlo_ints *dims = &ins->attrs.dimensions;
+    EACH {
+      for (int j = 0; j < dims->n; j++)
+        oi[j] = idx[dims->v[j]];
+      uint8_t p = 0;
+      b->v[i] = opv(e, ins->operands[0], oi, &p);
+      b->poison[i] = p;
+    }
+    return;
+  }
+  case DEV_EK_TRANSPOSE: {
+    const hlo_ints *pm = &ins->attrs.dimensions;
+    EACH {
+      for (int d = 0; d < pm->n; d++)
+        oi[pm->v[d]] = idx[d];
+      uint8_t p = 0;
+      b->v[i] = opv(e, ins->operands[0], oi, &p);
+      b->poison[i] = p;
+    }
+    return;
+  }
+  case DEV_EK_RESHAPE: {
+    const hlo_shape *os = leaf0(ins->operands[0]);
+    EACH {
+      unflat(os, flat_in(s, idx), oi);
+      uint8_t p = 0;
+      b->v[i] = opv(e, ins->operands[0], oi, &p);
+      b->poison[i] = p;
+    }
+    return;
+  }
+  case DEV_EK_SLICE:
+    EACH {
+      for (int d = 0; d < b->rank; d++) {
+        const hlo_slice_dim *sd = &ins->attrs.slice[d];
+        oi[d] = sd->start + idx[d] * (sd->stride > 0 ? sd->stride : 1);
+      }
+      uint8_t p = 0;
+      b->v[i] = opv(e, ins->operands[0], oi, &p);
+      b->poison[i] = p;
+    }
+    return;
+  case DEV_EK_REVERSE:
+    EACH {
+      for (int d = 0; d < b->rank; d++)
+        oi[d] = in_list(&ins->attrs.dimensions, d) ? s->dims[d] - 1 - idx[d] : idx[d];
+      uint8_t p = 0;
+      b->v[i] = opv(e, ins->operands[0], oi, &p);
+      b->poison[i] = p;
+    }
+    return;
+  case DEV_EK_PAD: {
+    const hlo_shape *os = leaf0(ins->operands[0]);
+    int64_t zero[HLO_MAX_RANK] = {0};
+    EACH {
+      bool inside = true;
+      for (int d = 0; d < b->rank && inside; d++) {
+        const hlo_pad_dim *pd = &ins->attrs.pad[d];
+        int64_t q = idx[d] - pd->lo, step = pd->interior + 1;
+        if (q < 0 || q % step != 0 || q / step >= os->dims[d])
+          inside = false;
+        else
+          oi[d] = q / step;
+      }
+      uint8_t p = 0;
+      b->v[i] = inside ? opv(e, ins->operands[0], oi, &p) : opv(e, ins->operands[1], zero, &p);
+      b->poison[i] = p;
+    }
+    return;
+  }
+  case DEV_EK_CONCAT: {
+    int64_t cd = ins->attrs.dimensions.v[0];
+    EACH {
+      int64_t at = idx[cd];
+      int j = 0;
+      while (j < ins->noperands - 1 && at >= leaf0(ins->operands[j])->dims[cd])
+        at -= leaf0(ins->operands[j++])->dims[cd];
+      for (int d = 0; d < b->rank; d++)
+        oi[d] = idx[d];
+      oi[cd] = at;
+      uint8_t p = 0;
+      b->v[i] = opv(e, ins->operands[j], oi, &p);
+      b->poison[i] = p;
+    }
+    return;
+  }
+  case DEV_EK_REDUCE:
+    eval_reduce(e, ins, b);
+    return;
+  case DEV_EK_DOT:
+    eval_dot(e, ins, b);
+    return;
+  case DEV_EK_GTE: {
+    const hlo_instr *o = ins->operands[0]->operands[ins->attrs.index];
+    EACH {
+      uint8_t p = 0;
+      b->v[i] = opv(e, o, idx, &p);
+      b->poison[i] = p;
+    }
+    return;
+  }
+  default:
+    return;
+  }
+#undef EACH
+}
+
+static bool is_leaf(const dev_elem *e, const hlo_instr *ins, bool hero_leaf) {
+  return e->mat[ins->index] || (hero_leaf && ins == e->f->hero);
+}
+
+int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf, dev_param_read *pread,
+                  dev_hero_read *hread, void *ctx, dev_box *out, char *why, size_t why_len) {
+  const hlo_computation *c = e->c;
+  memset(out, 0, sizeof *out);
+  for (int i = 0; i < c->ninstrs; i++) {
+    e->need[i] = false;
+    e->bx[i].v = NULL;
+    e->bx[i].poison = NULL;
+  }
+  if (!is_leaf(e, node, hero_leaf) && e->kind[node->index] == DEV_EK_OPAQUE) {
+    snprintf(why, why_len, "%s: %s is not materialised", node->name, hlo_opcode_name(node->op));
+    return -1;
+  }
+  need(e, node, want->lo, want->n);
+  if (!e->need[node->index]) { /* an empty box */
+    out->rank = want->rank;
+    for (int d = 0; d < want->rank; d++)
+      out->lo[d] = want->lo[d], out->n[d] = 0;
+    return box_alloc(out);
+  }
+  for (int i = node->index; i >= 0; i--) {
+    const hlo_instr *ins = c->instrs[i];
+    if (e->need[i] && !is_leaf(e, ins, hero_leaf))
+      infer(e, ins, &e->bx[i]);
+  }
+  eval_ctx x = {pread, hread, ctx, hero_leaf};
+  int rc = 0;
+  for (int i = 0; i <= node->index && rc == 0; i++) {
+    if (!e->need[i])
+      continue;
+    const hlo_instr *ins = c->instrs[i];
+    if (box_alloc(&e->bx[i]) != 0) {
+      snprintf(why, why_len, "out of memory evaluating %s", ins->name);
+      rc = -1;
+      break;
+    }
+    eval_node(e, ins, &e->bx[i], &x);
+  }
+  for (int i = 0; i < c->ninstrs; i++) {
+    if (i == node->index && rc == 0)
+      continue;
+    if (e->need[i])
+      dev_box_free(&e->bx[i]);
+  }
+  if (rc != 0)
+    return rc;
+  *out = e->bx[node->index];
+  /* The request's box may be larger than the node (clipped); callers
+   * index by the box they get back. */
+  e->bx[node->index].v = NULL;
+  e->bx[node->index].poison = NULL;
+  return 0;
+}
+
+/* ---- setup and materialisation ------------------------------------------------------ */
+
+dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
+  const hlo_computation *c = f->comp;
+  dev_elem *e = calloc(1, sizeof *e);
+  if (!e)
+    return NULL;
+  size_t n = (size_t)(c->ninstrs ? c->ninstrs : 1);
+  e->f = f;
+  e->c = c;
+  e->prec = prec;
+  e->kind = calloc(n, sizeof *e->kind);
+  e->mat = calloc(n, sizeof *e->mat);
+  e->val = calloc(n, sizeof *e->val);
+  e->bx = calloc(n, sizeof *e->bx);
+  e->need = calloc(n, sizeof *e->need);
+  if (!e->kind || !e->mat || !e->val || !e->bx || !e->need) {
+    dev_elem_free(e);
+    return NULL;
+  }
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    e->kind[i] = dev_elem_classify(ins);
+    if (e->kind[i] == DEV_EK_OPAQUE)
+      e->mat[i] = true;
+    else if (e->kind[i] == DEV_EK_GTE)
+      e->mat[i] = ins->operands[0]->op != HLO_OP_TUPLE || e->mat[ins->operands[0]->index];
+    if (e->kind[i] == DEV_EK_CONST) {
+      char msg[128];
+      e->val[i] = hlo_value_from_literal(&ins->shape, ins->literal, msg, sizeof msg);
+      if (!e->val[i])
+        e->mat[i] = true, e->kind[i] = DEV_EK_OPAQUE;
+    }
+  }
+  return e;
+}
+
+void dev_elem_free(dev_elem *e) {
+  if (!e)
+    return;
+  for (int i = 0; e->val && i < e->c->ninstrs; i++)
+    hlo_value_unref(e->val[i]);
+  free(e->kind);
+  free(e->mat);
+  free(e->val);
+  free(e->bx);
+  free(e->need);
+  free(e);
+}
+
+const hlo_value *dev_elem_value(const dev_elem *e, const hlo_instr *ins) {
+  return e->mat[ins->index] ? e->val[ins->index] : NULL;
+}
+
+/* Whole parameters while materialising. */
+static void whole_param_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_slot *v, uint8_t *poison) {
+  dev_elem *e = ctx;
+  const hlo_value *p = e->params[param];
+  int64_t off = 0;
+  for (int d = 0; d < p->rank; d++)
+    off = off * p->dims[d] + idx[d];
+  for (int64_t i = 0; i < n; i++) {
+    dev_slot_from_host(p->type, p->data, off + i, &v[i]);
+    poison[i] = 0;
+  }
+}
+
+static hlo_value *box_to_value(const hlo_shape *s, const dev_box *b) {
+  hlo_value *v = hlo_value_from_shape(s);
+  if (!v)
+    return NULL;
+  for (int64_t i = 0; i < b->count; i++)
+    dev_slot_to_host(s->type, b->v[i], v->data, i);
+  return v;
+}
+
+/* The whole value of ins (one reference), for an opaque op's operand. */
+static hlo_value *whole_value(dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
+  if (e->mat[ins->index]) {
+    if (!e->val[ins->index])
+      snprintf(why, why_len, "%s is not materialised yet", ins->name);
+    return e->val[ins->index] ? hlo_value_ref(e->val[ins->index]) : NULL;
+  }
+  if (ins->op == HLO_OP_TUPLE) {
+    hlo_value *el[64];
+    if (ins->noperands > 64) {
+      snprintf(why, why_len, "%s: tuple of more than 64 elements", ins->name);
+      return NULL;
+    }
+    for (int j = 0; j < ins->noperands; j++) {
+      el[j] = whole_value(e, ins->operands[j], why, why_len);
+      if (!el[j]) {
+        while (j-- > 0)
+          hlo_value_unref(el[j]);
+        return NULL;
+      }
+    }
+    return hlo_value_tuple(ins->noperands, el);
+  }
+  const hlo_shape *s = &ins->shape;
+  dev_box want = {.rank = s->rank};
+  for (int d = 0; d < s->rank; d++)
+    want.n[d] = s->dims[d];
+  dev_box b;
+  if (dev_elem_eval(e, ins, &want, false, whole_param_read, NULL, e, &b, why, why_len) != 0)
+    return NULL;
+  hlo_value *v = box_to_value(s, &b);
+  dev_box_free(&b);
+  if (!v)
+    snprintf(why, why_len, "out of memory");
+  return v;
+}
+
+static bool replica_dependent(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_ALL_GATHER: case HLO_OP_ALL_REDUCE: case HLO_OP_REDUCE_SCATTER: case HLO_OP_ALL_TO_ALL:
+  case HLO_OP_COLLECTIVE_PERMUTE: case HLO_OP_COLLECTIVE_BROADCAST: case HLO_OP_RAGGED_ALL_TO_ALL:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* A collective sees every replica's operand, and those differ when the
+ * kernel reads replica-id: so it is evaluated, for all replicas in
+ * lockstep, as the kernel computation cut at the collective (the kernel's
+ * instructions with the collective as root), on the whole parameters. */
+static hlo_value *eval_prefix(const dev_elem *e, const hlo_instr *ins, hlo_value *const *params, char *why,
+                              size_t why_len) {
+  hlo_computation comp = *e->c;
+  comp.root = (hlo_instr *)ins;
+  comp.is_entry = true;
+  comp.ninstrs = ins->index + 1;
+  hlo_module mod = *e->f->m;
+  mod.entry = &comp;
+  int reps = mod.replica_count > 1 ? (int)mod.replica_count : 1;
+  chk_eval_opts o = {.replicas = reps, .emulate_device = 1};
+  hlo_value **outs = calloc((size_t)reps, sizeof *outs);
+  hlo_error err;
+  if (!outs) {
+    snprintf(why, why_len, "out of memory");
+    return NULL;
+  }
+  hlo_value *res = NULL;
+  if (chk_eval_module(&mod, e->c->nparams, params, &o, outs, &err) != 0) {
+    snprintf(why, why_len, "%s", err.msg);
+  } else {
+    res = outs[0]; /* the device simulates replica 0 */
+    for (int r = 1; r < reps; r++)
+      hlo_value_unref(outs[r]);
+  }
+  free(outs);
+  return res;
+}
+
+/* Evaluates one opaque instruction with the reference evaluator: a module
+ * whose entry is parameters plus a shallow copy of ins reading them.  Called
+ * computations (to_apply, ...) are shared with the kernel's module. */
+static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value **ops, char *why, size_t why_len) {
+  int n = ins->noperands;
+  hlo_instr *params = calloc((size_t)n + 1, sizeof *params);
+  hlo_instr **pp = calloc((size_t)n + 1, sizeof *pp);
+  hlo_instr **all = calloc((size_t)n + 2, sizeof *all);
+  hlo_value **outs = NULL;
+  hlo_value *res = NULL;
+  if (!params || !pp || !all)
+    goto done;
+  hlo_computation comp;
+  memset(&comp, 0, sizeof comp);
+  hlo_instr clone = *ins;
+  comp.name = "device_opaque";
+  comp.is_entry = true;
+  for (int j = 0; j < n; j++) {
+    hlo_instr *p = &params[j];
+    p->name = ins->operands[j]->name;
+    p->op = HLO_OP_PARAMETER;
+    p->async_wrapped = HLO_OP_INVALID;
+    p->shape = ins->operands[j]->shape;
+    p->parameter_number = j;
+    p->parent = &comp;
+    p->index = j;
+    p->line = ins->line;
+    p->col = ins->col;
+    pp[j] = p;
+    all[j] = p;
+  }
+  clone.operands = pp;
+  clone.parent = &comp;
+  clone.index = n;
+  all[n] = &clone;
+  comp.ninstrs = n + 1;
+  comp.instrs = all;
+  comp.root = &clone;
+  comp.root_marked = true;
+  comp.nparams = n;
+  comp.params = pp;
+  hlo_module mod = *e->f->m;
+  mod.entry = &comp;
+  int reps = mod.replica_count > 1 ? (int)mod.replica_count : 1;
+  chk_eval_opts o = {.replicas = reps, .emulate_device = 1};
+  outs = calloc((size_t)reps, sizeof *outs);
+  hlo_error err;
+  if (!outs)
+    goto done;
+  if (chk_eval_module(&mod, n, ops, &o, outs, &err) != 0) {
+    snprintf(why, why_len, "%s", err.msg);
+    goto done;
+  }
+  /* The device simulates replica 0. */
+  res = outs[0];
+  for (int r = 1; r < reps; r++)
+    hlo_value_unref(outs[r]);
+done:
+  if (!res && why[0] == 0)
+    snprintf(why, why_len, "out of memory");
+  free(params);
+  free(pp);
+  free(all);
+  free(outs);
+  return res;
+}
+
+int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_t why_len) {
+  const hlo_computation *c = e->c;
+  e->params = params;
+  why[0] = 0;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (!e->mat[i] || e->kind[i] == DEV_EK_CONST)
+      continue;
+    hlo_value_unref(e->val[i]);
+    e->val[i] = NULL;
+    if (ins->op == HLO_OP_PARAMETER) {
+      e->val[i] = hlo_value_ref(params[ins->parameter_number]);
+      continue;
+    }
+    if (e->kind[i] == DEV_EK_GTE) {
+      hlo_value *t = whole_value(e, ins->operands[0], why, why_len);
+      if (!t)
+        return -1;
+      if (t->type != HLO_TUPLE || ins->attrs.index < 0 || ins->attrs.index >= t->ntuple) {
+        hlo_value_unref(t);
+        snprintf(why, why_len, "%s: get-tuple-element of a non-tuple", ins->name);
+        return -1;
+      }
+      e->val[i] = hlo_value_ref(t->elems[ins->attrs.index]);
+      hlo_value_unref(t);
+      continue;
+    }
+    if (replica_dependent(ins->op)) {
+      e->val[i] = eval_prefix(e, ins, params, why, why_len);
+      if (!e->val[i])
+        return -1;
+      continue;
+    }
+    hlo_value *ops[64];
+    if (ins->noperands > 64) {
+      snprintf(why, why_len, "%s: more than 64 operands", ins->name);
+      return -1;
+    }
+    for (int j = 0; j < ins->noperands; j++) {
+      ops[j] = whole_value(e, ins->operands[j], why, why_len);
+      if (!ops[j]) {
+        while (j-- > 0)
+          hlo_value_unref(ops[j]);
+        return -1;
+      }
+    }
+    e->val[i] = eval_single(e, ins, ops, why, why_len);
+    for (int j = 0; j < ins->noperands; j++)
+      hlo_value_unref(ops[j]);
+    if (!e->val[i])
+      return -1;
+  }
+  e->params = NULL;
+  return 0;
+}

@@ -1,0 +1,136 @@
+/* dev_elemental.h — evaluating the fused computation on one tile.
+ *
+ * The executor asks for the value of the kernel on a box of the output (the
+ * tile) or of the hero's operands (one reduction chunk).  The evaluator
+ * works like a tiled code generator: it first infers, walking back from the
+ * requested node, the box of every instruction that the request needs
+ * (elementwise ops need the same box of their operands, broadcast and
+ * transpose map it, slice/reverse shift and mirror it, a reduce needs its
+ * kept dims and all of its reduced dims, ...), then evaluates the needed
+ * instructions in program order, each over its box, into dense arrays.
+ * Parameters are read through the executor's callback (the VMEM window of
+ * the current step); reading outside the window yields poison, which
+ * propagates through every op and is tracked per element beside the value.
+ *
+ * Values are kept one 8-byte slot per element: floats as double (f32 math
+ * is done in float and stored exactly; bf16/f16/f8 compute in f32 and round
+ * to their type after every op, as the reference does), integers as int64
+ * (unsigned types hold their bits, sign extension for signed), pred as 0/1.
+ *
+ * Ops evaluated elementally (the native set): parameter, constant, iota,
+ * every real elementwise op, broadcast, transpose, reshape, bitcast, copy,
+ * slice, reverse, pad, concatenate, reduce with a simple reducer
+ * (add/multiply/maximum/minimum/and/or/xor of its parameters), dot, and
+ * get-tuple-element.  Everything else (sort, scatter, gather, convolution,
+ * reduce-window, dynamic-(update-)slice, collectives, map, calls, complex
+ * numbers, general reducers...) is opaque: the executor materialises it once
+ * per run from whole-array operands (dev_elem_materialize) — the one place
+ * where the device calls the reference evaluator (check/eval.h) on a
+ * single-op module, a known layering compromise: tiling does not change
+ * these ops' results, so a private copy of their semantics would only add a
+ * second place for bugs.
+ */
+#ifndef TUNE_DEV_ELEMENTAL_H
+#define TUNE_DEV_ELEMENTAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dev_config.h"
+#include "dev_fusion.h"
+#include "hlo.h"
+#include "hlo_value.h"
+
+typedef enum dev_elem_kind {
+  DEV_EK_OPAQUE = 0,
+  DEV_EK_PARAM,
+  DEV_EK_CONST,
+  DEV_EK_IOTA,
+  DEV_EK_ELEMENTWISE,
+  DEV_EK_BROADCAST,
+  DEV_EK_TRANSPOSE,
+  DEV_EK_RESHAPE, /* reshape and bitcast: row-major order kept */
+  DEV_EK_SLICE,
+  DEV_EK_REVERSE,
+  DEV_EK_PAD,
+  DEV_EK_CONCAT,
+  DEV_EK_REDUCE,
+  DEV_EK_DOT,
+  DEV_EK_GTE,
+  DEV_EK_TUPLE
+} dev_elem_kind;
+
+dev_elem_kind dev_elem_classify(const hlo_instr *ins);
+
+/* The binary opcode of a simple reducer computation (add, multiply,
+ * maximum, minimum, and, or, xor of its two parameters), else
+ * HLO_OP_INVALID. */
+hlo_opcode dev_elem_reducer_op(const hlo_computation *c);
+
+/* One element slot. */
+typedef union dev_slot {
+  double f;
+  int64_t i;
+} dev_slot;
+
+/* A dense box of one instruction's values. */
+typedef struct dev_box {
+  int rank;
+  int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK]; /* origin and extent */
+  int64_t count;
+  dev_slot *v;
+  uint8_t *poison; /* NULL: nothing poisoned */
+} dev_box;
+
+/* How parameters are read: n elements of parameter `param` starting at
+ * multi-index idx and running along its last dimension (n = 1 for a
+ * scalar) into v; poison[i] set to 1 for an element that is poisoned
+ * (outside the window, never DMA'd), else 0. */
+typedef void dev_param_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_slot *v, uint8_t *poison);
+
+/* The same for the hero's finalised value (the executor's accumulators),
+ * used when the epilogue reads the hero. */
+typedef void dev_hero_read(void *ctx, const int64_t *idx, int64_t n, dev_slot *v, uint8_t *poison);
+
+typedef struct dev_elem dev_elem;
+
+/* Prepares evaluation of kernel computation c (f->comp).  materialised[i]
+ * (indexed by instruction index) may hold whole values of opaque ops. */
+dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec);
+void dev_elem_free(dev_elem *e);
+
+/* Materialises every opaque instruction, from whole-array parameter values
+ * (params[k] for kernel parameter k).  0, or -1 with a message. */
+int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_t why_len);
+
+/* Evaluates node over box want (rank = node's rank) into out (allocated by
+ * the call; free with dev_box_free).  When hero_leaf is true the hero is read
+ * through hero_read instead of being evaluated.  0 or -1 with why. */
+int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf,
+                  dev_param_read *pread, dev_hero_read *hread, void *ctx, dev_box *out, char *why,
+                  size_t why_len);
+
+void dev_box_free(dev_box *b);
+
+/* Storage conversions between slots and host arrays of type t. */
+void dev_slot_from_host(hlo_etype t, const void *p, int64_t i, dev_slot *v);
+void dev_slot_to_host(hlo_etype t, dev_slot v, void *p, int64_t i);
+
+/* Applies a simple reducer op of element type t: acc = op(acc, x), with the
+ * rounding of t (bf16/f16 round after each step, integers wrap). */
+dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x);
+
+/* Dot arithmetic: the compute type of a dot with result type rt (f32 for
+ * float results other than f64, f64, s64/u64 for integers), one
+ * multiply-accumulate step with the device's numerics (dev_dot_acc for f32)
+ * on operand values of types at and bt, and the final rounding to rt. */
+hlo_etype dev_elem_dot_ctype(hlo_etype rt);
+dev_slot dev_elem_dot_step(hlo_etype ct, hlo_etype rt, dev_slot acc, dev_slot a, hlo_etype at, dev_slot b,
+                           hlo_etype bt, dev_precision p);
+dev_slot dev_elem_dot_combine(hlo_etype ct, dev_slot x, dev_slot y);
+dev_slot dev_elem_dot_finish(hlo_etype ct, hlo_etype rt, dev_slot acc);
+
+/* The value a materialised (opaque) instruction got, NULL otherwise. */
+const hlo_value *dev_elem_value(const dev_elem *e, const hlo_instr *ins);
+
+#endif

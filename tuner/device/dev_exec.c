@@ -1,0 +1,1159 @@
+/* dev_exec.c — runs a schedule grid step by grid step (see dev_exec.h).
+ *
+ * Every step of the device is a named function below, because each is where
+ * a modelled miscompilation (dev_defect.h) would live:
+ *   dma_issue / dma_wait     the ring of VMEM buffers and the jitter-driven
+ *                            completion model (dma-race)
+ *   acc_enter                the revisit tracker: first visit or revisit of
+ *                            an output window (revisit-no-reinit)
+ *   acc_init_window          accumulator initialisation, per pack slot
+ *                            (packed-reduce-init0)
+ *   chunk_valid_len          the mask of a ragged reduction chunk
+ *                            (ragged-chunk-pad)
+ *   fold_reduce / fold_dot   accumulation of one chunk (int8-dot-f32-acc)
+ *   acc_finalize             pack and split-partial combination
+ *   store_tile               the ragged store mask (ragged-store-mask)
+ * Compare, convert and dynamic-slice index lowering live in
+ * dev_elemental.c (compare_lowering, convert_lowering) and, for the ops the
+ * device materialises, in the reference it calls.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+/* the dot fold must round exactly as dev_numerics.c does */
+#pragma GCC optimize("fp-contract=off")
+#endif
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#include "dev_exec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev_elemental.h"
+#include "dev_hbm.h"
+#include "dev_numerics.h"
+#include "hlo_dtype.h"
+
+void dev_exec_hooks_none(dev_exec_hooks *h) {
+  memset(h, 0, sizeof *h);
+  h->skip_tile = -1;
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+typedef struct win_state {
+  const dev_window *w;
+  hlo_etype type;
+  size_t esz;
+  int64_t belems;              /* elements of one block */
+  uint8_t **data, **shadow;    /* buf ring slots */
+  int64_t origin[DEV_MAX_RANK];/* block origin of the slot in use */
+  int cur;                     /* slot in use */
+  bool have;                   /* a block has been fetched */
+  int64_t fetches;
+  double ready_at;             /* modelled completion time of the last DMA */
+} win_state;
+
+typedef struct exec {
+  const dev_schedule *s;
+  const dev_fusion *f;
+  const dev_compiler *cc;
+  dev_exec_hooks hooks;
+  char *why;
+  size_t why_len;
+
+  dev_hbm *in;                 /* kernel parameters */
+  int nin;
+  dev_hbm *out;                /* root leaves */
+  int nout;
+  const hlo_instr **out_node;  /* producer of each leaf */
+  bool *out_tiled;             /* leaf has the tiled output's dims */
+  win_state *win;
+  dev_elem *el;
+  int *follow;                 /* dev_follow_map */
+
+  /* loop state */
+  int64_t t[DEV_MAX_RANK];     /* current tile index per output dim */
+  int64_t chunk;
+  int64_t ntiles;
+  double now;                  /* modelled time, for the DMA model */
+  uint64_t rng;
+
+  /* hero accumulation */
+  bool hero_native;
+  bool is_dot;
+  hlo_opcode red_op;
+  hlo_etype acc_t;             /* slot type of the accumulators */
+  hlo_etype res_t;             /* hero result type */
+  int P;
+  bool split;
+  int64_t kchunk;
+  dev_box region;              /* hero result box of the current tile */
+  int64_t rcap;                /* largest region */
+  dev_slot *acc;               /* rcap * P */
+  uint8_t *acc_valid, *acc_poison;
+  dev_slot *part;              /* rcap * nk (split) */
+  uint8_t *part_valid, *part_poison;
+  dev_slot *fin;               /* finalised hero values, rcap */
+  uint8_t *fin_poison;
+  int64_t acc_tile;            /* whose accumulators are in VMEM; -1 */
+  bool acc_open;               /* that window is not finished */
+  uint8_t *visited;            /* per tile */
+  dev_slot *spill;             /* per tile: rcap * P (+ rcap * nk) */
+  uint8_t *spill_valid, *spill_poison;
+} exec;
+
+__attribute__((format(printf, 2, 3))) static int fail(exec *x, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(x->why, x->why_len, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
+
+/* ---- the DMA model -------------------------------------------------------------
+ * A transfer issued at time `now` completes at now + latency + jitter, with
+ * jitter drawn from the run's seed (xorshift64*).  dma_wait blocks until the
+ * transfer completed; the clean device always waits before computing on a
+ * slot, so the jitter never changes a result — it only exists so a race
+ * model can decide which transfer lands first. */
+static uint64_t jitter_next(exec *x) {
+  x->rng ^= x->rng >> 12;
+  x->rng ^= x->rng << 25;
+  x->rng ^= x->rng >> 27;
+  return x->rng * 0x2545F4914F6CDD1Dull;
+}
+
+/* Copies the block at origin into slot `slot` of window ws: in-bounds
+ * elements and their shadow from HBM, the rest poison. */
+static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
+  const dev_window *w = ws->w;
+  const dev_hbm *h = &x->in[w->param->parameter_number];
+  uint8_t pat[16];
+  dev_hbm_pattern(ws->type, pat);
+  int r = w->rank;
+  int64_t loc[DEV_MAX_RANK] = {0};
+  for (int64_t i = 0; i < ws->belems; i++) {
+    bool inside = true;
+    int64_t g = 0;
+    for (int d = 0; d < r; d++) {
+      int64_t gi = origin[d] + loc[d];
+      inside = inside && gi < w->dims[d];
+      g = g * w->dims[d] + gi;
+    }
+    uint8_t *dst = ws->data[slot] + (size_t)i * ws->esz;
+    if (inside) {
+      memcpy(dst, h->data + (size_t)g * ws->esz, ws->esz);
+      ws->shadow[slot][i] = h->shadow[g];
+    } else {
+      memcpy(dst, pat, ws->esz);
+      ws->shadow[slot][i] = 1;
+    }
+    for (int d = r - 1; d >= 0; d--) {
+      if (++loc[d] < w->block[d])
+        break;
+      loc[d] = 0;
+    }
+  }
+  ws->ready_at = x->now + 1.0 + (double)(jitter_next(x) % 64);
+  ws->fetches++;
+}
+
+static void dma_wait(exec *x, win_state *ws) {
+  if (ws->ready_at > x->now)
+    x->now = ws->ready_at;
+}
+
+/* Fetches every non-resident window whose block changed at this step. */
+static void stage_windows(exec *x) {
+  for (int p = 0; p < x->nin; p++) {
+    win_state *ws = &x->win[p];
+    const dev_window *w = ws->w;
+    if (!w || !w->param || w->resident || !ws->data)
+      continue;
+    int64_t origin[DEV_MAX_RANK];
+    for (int d = 0; d < w->rank; d++) {
+      int fo = w->follows[d];
+      origin[d] = fo >= 0 ? x->t[fo] * w->block[d] : fo == DEV_FOLLOW_K ? x->chunk * w->block[d] : 0;
+    }
+    if (ws->have && memcmp(origin, ws->origin, sizeof(int64_t) * (size_t)w->rank) == 0)
+      continue;
+    int slot = (int)(ws->fetches % x->s->cfg.buf);
+    dma_issue(x, ws, slot, origin);
+    dma_wait(x, ws);
+    ws->cur = slot;
+    ws->have = true;
+    memcpy(ws->origin, origin, sizeof origin);
+  }
+  x->now += 1.0;
+}
+
+/* Parameter reads for the elemental evaluator: through the VMEM window. */
+static void window_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_slot *v, uint8_t *poison) {
+  exec *x = ctx;
+  win_state *ws = &x->win[param];
+  const dev_window *w = ws->w;
+  const dev_hbm *h = &x->in[param];
+  if (w->resident || !ws->data) {
+    int64_t off = 0;
+    for (int d = 0; d < h->rank; d++)
+      off = off * h->dims[d] + idx[d];
+    for (int64_t i = 0; i < n; i++) {
+      dev_slot_from_host(h->type, h->data, off + i, &v[i]);
+      poison[i] = h->shadow[off + i];
+    }
+    return;
+  }
+  int r = w->rank;
+  int64_t loc = 0;
+  bool inside = ws->have;
+  for (int d = 0; d < r; d++) {
+    int64_t l = idx[d] - ws->origin[d];
+    if (l < 0 || l >= w->block[d] || (d == r - 1 && l + n > w->block[d]))
+      inside = false;
+    loc = loc * w->block[d] + l;
+  }
+  if (!inside) { /* element by element: the part outside the block is poison */
+    for (int64_t i = 0; i < n; i++) {
+      int64_t j[DEV_MAX_RANK];
+      memcpy(j, idx, sizeof(int64_t) * (size_t)r);
+      if (r)
+        j[r - 1] += i;
+      int64_t l2 = 0;
+      bool in = ws->have;
+      for (int d = 0; d < r && in; d++) {
+        int64_t l = j[d] - ws->origin[d];
+        in = l >= 0 && l < w->block[d];
+        l2 = l2 * w->block[d] + l;
+      }
+      if (in) {
+        dev_slot_from_host(ws->type, ws->data[ws->cur], l2, &v[i]);
+        poison[i] = ws->shadow[ws->cur][l2];
+      } else {
+        v[i].i = 0;
+        poison[i] = 1;
+      }
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    dev_slot_from_host(ws->type, ws->data[ws->cur], loc + i, &v[i]);
+    poison[i] = ws->shadow[ws->cur][loc + i];
+  }
+}
+
+/* ---- tiles and regions -------------------------------------------------------------- */
+
+static int64_t tile_id(const exec *x) {
+  int64_t id = 0;
+  for (int d = 0; d < x->f->rank; d++)
+    id = id * x->s->tiles[d] + x->t[d];
+  return id;
+}
+
+static void tile_box(const exec *x, dev_box *b) {
+  memset(b, 0, sizeof *b);
+  b->rank = x->f->rank;
+  for (int d = 0; d < b->rank; d++) {
+    int64_t tile = x->s->cfg.tile[d];
+    b->lo[d] = x->t[d] * tile;
+    b->n[d] = x->f->dims[d] - b->lo[d] < tile ? x->f->dims[d] - b->lo[d] : tile;
+  }
+}
+
+/* The hero result box the current output tile needs. */
+static void hero_region(const exec *x, dev_box *b) {
+  const hlo_instr *h = x->f->hero;
+  const hlo_shape *hs = leaf0(h);
+  memset(b, 0, sizeof *b);
+  b->rank = hs->rank;
+  b->count = 1;
+  for (int d = 0; d < hs->rank; d++) {
+    int fo = x->follow[h->index * HLO_MAX_RANK + d];
+    if (fo >= 0 && fo < x->f->rank) {
+      int64_t tile = x->s->cfg.tile[fo];
+      b->lo[d] = x->t[fo] * tile;
+      b->n[d] = hs->dims[d] - b->lo[d] < tile ? hs->dims[d] - b->lo[d] : tile;
+    } else {
+      b->lo[d] = 0;
+      b->n[d] = hs->dims[d];
+    }
+    b->count *= b->n[d];
+  }
+}
+
+/* ---- accumulators ------------------------------------------------------------------ */
+
+static int64_t acc_span(const exec *x) { return x->rcap * x->P; }
+
+static bool is_float_t(hlo_etype t) { return hlo_etype_class(t) == HLO_CLASS_FLOAT; }
+
+/* Starts a fresh output window: accumulator 0 of each element holds the
+ * init value; the other pack slots start empty (the first element that
+ * lands in one becomes its value), so the init value is applied exactly
+ * once whatever P is.  A dot starts every slot at zero. */
+static int acc_init_window(exec *x) {
+  int64_t n = x->region.count;
+  dev_slot init;
+  uint8_t ipoison = 0;
+  if (x->is_dot) {
+    if (is_float_t(x->acc_t))
+      init.f = 0.0;
+    else
+      init.i = 0;
+  } else {
+    dev_box want = {.rank = 0, .count = 1}, b;
+    if (dev_elem_eval(x->el, x->f->hero->operands[1], &want, false, window_read, NULL, x, &b, x->why,
+                      x->why_len) != 0)
+      return -1;
+    init = b.v[0];
+    ipoison = b.poison[0];
+    dev_box_free(&b);
+  }
+  for (int64_t i = 0; i < n; i++)
+    for (int p = 0; p < x->P; p++) {
+      int64_t k = i * x->P + p;
+      bool on = x->is_dot || p == 0;
+      x->acc[k] = init;
+      x->acc_valid[k] = on;
+      x->acc_poison[k] = on ? ipoison : 0;
+    }
+  if (x->split)
+    for (int64_t i = 0; i < n * x->s->nk; i++)
+      x->part_valid[i] = 0, x->part_poison[i] = 0;
+  return 0;
+}
+
+static int ensure_spill(exec *x) {
+  if (x->spill)
+    return 0;
+  int64_t per = acc_span(x) + (x->split ? x->rcap * x->s->nk : 0);
+  size_t n = (size_t)(x->ntiles * per);
+  x->spill = malloc((n ? n : 1) * sizeof *x->spill);
+  x->spill_valid = malloc(n ? n : 1);
+  x->spill_poison = malloc(n ? n : 1);
+  return x->spill && x->spill_valid && x->spill_poison ? 0 : fail(x, "out of memory");
+}
+
+/* Saves (dir = 0) or restores (dir = 1) the VMEM accumulators of tile id. */
+static int acc_move(exec *x, int64_t id, int dir) {
+  if (ensure_spill(x) != 0)
+    return -1;
+  int64_t a = acc_span(x), pp = x->split ? x->rcap * x->s->nk : 0;
+  int64_t base = id * (a + pp);
+  dev_slot *sv = x->spill + base;
+  uint8_t *svv = x->spill_valid + base, *svp = x->spill_poison + base;
+  if (dir == 0) {
+    memcpy(sv, x->acc, sizeof *sv * (size_t)a);
+    memcpy(svv, x->acc_valid, (size_t)a);
+    memcpy(svp, x->acc_poison, (size_t)a);
+    if (pp) {
+      memcpy(sv + a, x->part, sizeof *sv * (size_t)pp);
+      memcpy(svv + a, x->part_valid, (size_t)pp);
+      memcpy(svp + a, x->part_poison, (size_t)pp);
+    }
+  } else {
+    memcpy(x->acc, sv, sizeof *sv * (size_t)a);
+    memcpy(x->acc_valid, svv, (size_t)a);
+    memcpy(x->acc_poison, svp, (size_t)a);
+    if (pp) {
+      memcpy(x->part, sv + a, sizeof *sv * (size_t)pp);
+      memcpy(x->part_valid, svv + a, (size_t)pp);
+      memcpy(x->part_poison, svp + a, (size_t)pp);
+    }
+  }
+  return 0;
+}
+
+/* The revisit tracker: makes the current tile's accumulators live. */
+static int acc_enter(exec *x) {
+  int64_t id = tile_id(x);
+  if (id == x->acc_tile)
+    return 0;
+  if (x->acc_tile >= 0 && x->acc_open && acc_move(x, x->acc_tile, 0) != 0)
+    return -1;
+  hero_region(x, &x->region);
+  x->acc_tile = id;
+  x->acc_open = true;
+  if (x->visited[id])
+    return acc_move(x, id, 1);
+  x->visited[id] = 1;
+  return acc_init_window(x);
+}
+
+/* Reduction elements of the current chunk that are real (not padding of a
+ * ragged last chunk). */
+static int64_t chunk_valid_len(const exec *x) {
+  int64_t r0 = x->chunk * x->kchunk;
+  int64_t end = r0 + x->kchunk < x->f->k_total ? r0 + x->kchunk : x->f->k_total;
+  return end - r0;
+}
+
+/* Folds value v (poisoned p) of reduction element r into the accumulators of
+ * region element ro. */
+static void fold_one(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t ro, int64_t r, dev_slot v,
+                     uint8_t p) {
+  int64_t k = ro * x->P + r % x->P;
+  if (!valid[k]) {
+    acc[k] = v;
+    valid[k] = 1;
+    poison[k] = p;
+    return;
+  }
+  acc[k] = dev_elem_reduce_step(x->red_op, x->acc_t, acc[k], v);
+  poison[k] |= p;
+}
+
+/* The bounding box, in the coordinates of an operand with reduction dims
+ * red[0..nred), of flattened reduction positions [r0, r1). */
+static void chunk_bbox(const int64_t *rsz, int nred, int64_t r0, int64_t r1, int64_t *lo, int64_t *n) {
+  int64_t a[HLO_MAX_RANK], b[HLO_MAX_RANK];
+  int64_t q0 = r0, q1 = r1 - 1;
+  for (int j = nred - 1; j >= 0; j--) {
+    a[j] = q0 % rsz[j], q0 /= rsz[j];
+    b[j] = q1 % rsz[j], q1 /= rsz[j];
+  }
+  bool full = false;
+  for (int j = 0; j < nred; j++) {
+    if (full) {
+      lo[j] = 0, n[j] = rsz[j];
+    } else {
+      lo[j] = a[j], n[j] = b[j] - a[j] + 1;
+      if (a[j] != b[j])
+        full = true;
+    }
+  }
+}
+
+static void unflatten_red(const int64_t *rsz, int nred, int64_t r, int64_t *out) {
+  for (int j = nred - 1; j >= 0; j--) {
+    out[j] = r % rsz[j];
+    r /= rsz[j];
+  }
+}
+
+/* One chunk of a reduce hero.  Split reduction folds into fresh per-chunk
+ * pack slots, combined into the chunk's partial at its end. */
+static int fold_reduce(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+  const hlo_instr *h = x->f->hero, *o = h->operands[0];
+  const hlo_shape *os = leaf0(o);
+  int red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
+  int64_t rsz[HLO_MAX_RANK] = {0};
+  for (int d = 0; d < os->rank; d++) {
+    bool is_red = false;
+    for (int j = 0; j < h->attrs.dimensions.n; j++)
+      is_red = is_red || h->attrs.dimensions.v[j] == d;
+    if (is_red)
+      rsz[nred] = os->dims[d], red[nred++] = d;
+    else
+      kept[nkept++] = d;
+  }
+  int64_t r0 = x->chunk * x->kchunk, len = chunk_valid_len(x);
+  if (len <= 0)
+    return 0;
+  dev_box want = {.rank = os->rank}, b;
+  int64_t rlo[HLO_MAX_RANK], rn[HLO_MAX_RANK];
+  chunk_bbox(rsz, nred, r0, r0 + len, rlo, rn);
+  for (int j = 0; j < nkept; j++)
+    want.lo[kept[j]] = x->region.lo[j], want.n[kept[j]] = x->region.n[j];
+  for (int j = 0; j < nred; j++)
+    want.lo[red[j]] = rlo[j], want.n[red[j]] = rn[j];
+  if (dev_elem_eval(x->el, o, &want, false, window_read, NULL, x, &b, x->why, x->why_len) != 0)
+    return -1;
+  int64_t ridx[HLO_MAX_RANK], oidx[HLO_MAX_RANK], kidx[HLO_MAX_RANK];
+  for (int j = 0; j < nkept; j++)
+    kidx[j] = x->region.lo[j];
+  for (int64_t ro = 0; ro < x->region.count; ro++) {
+    for (int j = 0; j < nkept; j++)
+      oidx[kept[j]] = kidx[j];
+    for (int64_t r = r0; r < r0 + len; r++) {
+      unflatten_red(rsz, nred, r, ridx);
+      for (int j = 0; j < nred; j++)
+        oidx[red[j]] = ridx[j];
+      int64_t off = 0;
+      for (int d = 0; d < os->rank; d++)
+        off = off * b.n[d] + (oidx[d] - b.lo[d]);
+      fold_one(x, acc, valid, poison, ro, r, b.v[off], b.poison[off]);
+    }
+    for (int j = nkept - 1; j >= 0; j--) {
+      if (++kidx[j] < x->region.lo[j] + x->region.n[j])
+        break;
+      kidx[j] = x->region.lo[j];
+    }
+  }
+  dev_box_free(&b);
+  return 0;
+}
+
+/* Result position of dot operand side's dim d (see dev_elemental.c). */
+static int dot_rdim(const hlo_instr *ins, int side, int d, bool *contr) {
+  const hlo_dot_dnums *dn = &ins->attrs.dot;
+  const hlo_ints *batch = side ? &dn->rhs_batch : &dn->lhs_batch;
+  const hlo_ints *cl = side ? &dn->rhs_contracting : &dn->lhs_contracting;
+  *contr = false;
+  for (int i = 0; i < cl->n; i++)
+    if (cl->v[i] == d) {
+      *contr = true;
+      return i;
+    }
+  for (int i = 0; i < batch->n; i++)
+    if (batch->v[i] == d)
+      return i;
+  int pos = batch->n;
+  if (side) {
+    const hlo_shape *ls = leaf0(ins->operands[0]);
+    for (int j = 0; j < ls->rank; j++) {
+      bool skip = false;
+      for (int i = 0; i < dn->lhs_batch.n; i++)
+        skip = skip || dn->lhs_batch.v[i] == j;
+      for (int i = 0; i < dn->lhs_contracting.n; i++)
+        skip = skip || dn->lhs_contracting.v[i] == j;
+      pos += !skip;
+    }
+  }
+  for (int j = 0; j < d; j++) {
+    bool skip = false;
+    for (int i = 0; i < batch->n; i++)
+      skip = skip || batch->v[i] == j;
+    for (int i = 0; i < cl->n; i++)
+      skip = skip || cl->v[i] == j;
+    pos += !skip;
+  }
+  return pos;
+}
+
+/* The common case of fold_dot — one contracting dimension, f32 or integer
+ * compute — with each operand converted once per chunk (split into its bf16
+ * parts, or widened to the integer compute type) instead of once per
+ * product.  Same products, same order, same roundings as the general path. */
+static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh, dev_precision prec, int64_t r0,
+                         int64_t len, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+  const hlo_instr *h = x->f->hero;
+  hlo_etype ct = x->acc_t;
+  int64_t cd[2] = {h->attrs.dot.lhs_contracting.v[0], h->attrs.dot.rhs_contracting.v[0]};
+  int64_t stride[2];
+  float *parts[2] = {NULL, NULL};
+  uint64_t *ints[2] = {NULL, NULL};
+  int rc = 0;
+  for (int side = 0; side < 2; side++) {
+    stride[side] = 1;
+    for (int d = (int)cd[side] + 1; d < bx[side].rank; d++)
+      stride[side] *= bx[side].n[d];
+    size_t n = (size_t)(bx[side].count ? bx[side].count : 1);
+    if (ct == HLO_F32) {
+      parts[side] = malloc(n * 3 * sizeof(float));
+      if (!parts[side]) {
+        rc = fail(x, "out of memory");
+        continue;
+      }
+      for (int64_t i = 0; i < bx[side].count; i++) {
+        dev_slot v = bx[side].v[i];
+        double dv = hlo_etype_class(sh[side]->type) == HLO_CLASS_FLOAT ? v.f
+                    : hlo_etype_class(sh[side]->type) == HLO_CLASS_UINT ? (double)(uint64_t)v.i
+                                                                         : (double)v.i;
+        dev_dot_split((float)dv, prec, parts[side] + 3 * i);
+      }
+    } else {
+      ints[side] = malloc(n * sizeof(uint64_t));
+      if (!ints[side]) {
+        rc = fail(x, "out of memory");
+        continue;
+      }
+      dev_slot zero = {.i = 0};
+      for (int64_t i = 0; i < bx[side].count; i++) {
+        /* x * 1 through the step function gives the widened operand */
+        dev_slot one = {.i = 1};
+        ints[side][i] = (uint64_t)dev_elem_dot_step(ct, x->res_t, zero, bx[side].v[i], sh[side]->type, one,
+                                                    x->res_t, prec).i;
+      }
+    }
+  }
+  int64_t idx[HLO_MAX_RANK], oi[HLO_MAX_RANK];
+  for (int d = 0; d < x->region.rank; d++)
+    idx[d] = x->region.lo[d];
+  for (int64_t ro = 0; rc == 0 && ro < x->region.count; ro++) {
+    int64_t base[2];
+    for (int side = 0; side < 2; side++) {
+      int64_t off = 0;
+      for (int d = 0; d < sh[side]->rank; d++) {
+        bool c;
+        int rd = dot_rdim(h, side, d, &c);
+        oi[d] = c ? r0 : idx[rd];
+        off = off * bx[side].n[d] + (oi[d] - bx[side].lo[d]);
+      }
+      base[side] = off;
+    }
+    uint8_t p = 0;
+    for (int64_t r = 0; r < len; r++) {
+      int64_t a = base[0] + r * stride[0], b = base[1] + r * stride[1];
+      p |= bx[0].poison[a] | bx[1].poison[b];
+      int64_t k = ro * x->P + (r0 + r) % x->P;
+      if (ct == HLO_F32)
+        acc[k].f = dev_ftz_f32((float)acc[k].f + dev_dot_parts_product(parts[0] + 3 * a, parts[1] + 3 * b, prec));
+      else
+        acc[k].i = (int64_t)((uint64_t)acc[k].i + ints[0][a] * ints[1][b]);
+      valid[k] = 1;
+    }
+    for (int q = 0; q < x->P; q++)
+      poison[ro * x->P + q] |= p;
+    for (int d = x->region.rank - 1; d >= 0; d--) {
+      if (++idx[d] < x->region.lo[d] + x->region.n[d])
+        break;
+      idx[d] = x->region.lo[d];
+    }
+  }
+  for (int side = 0; side < 2; side++) {
+    free(parts[side]);
+    free(ints[side]);
+  }
+  return rc;
+}
+
+/* One chunk of a dot hero: lhs and rhs blocks, then per output element the
+ * chunk's products in contracting order into pack slot r mod P. */
+static int fold_dot(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+  const hlo_instr *h = x->f->hero;
+  int nc = h->attrs.dot.lhs_contracting.n;
+  const hlo_shape *sh[2] = {leaf0(h->operands[0]), leaf0(h->operands[1])};
+  int64_t csz[HLO_MAX_RANK];
+  for (int j = 0; j < nc; j++)
+    csz[j] = sh[0]->dims[h->attrs.dot.lhs_contracting.v[j]];
+  int64_t r0 = x->chunk * x->kchunk, len = chunk_valid_len(x);
+  if (len <= 0)
+    return 0;
+  int64_t clo[HLO_MAX_RANK], cn[HLO_MAX_RANK];
+  chunk_bbox(csz, nc, r0, r0 + len, clo, cn);
+  dev_box bx[2];
+  for (int side = 0; side < 2; side++) {
+    dev_box want = {.rank = sh[side]->rank};
+    for (int d = 0; d < sh[side]->rank; d++) {
+      bool c;
+      int rd = dot_rdim(h, side, d, &c);
+      if (c)
+        want.lo[d] = clo[rd], want.n[d] = cn[rd];
+      else
+        want.lo[d] = x->region.lo[rd], want.n[d] = x->region.n[rd];
+    }
+    if (dev_elem_eval(x->el, h->operands[side], &want, false, window_read, NULL, x, &bx[side], x->why,
+                      x->why_len) != 0) {
+      if (side)
+        dev_box_free(&bx[0]);
+      return -1;
+    }
+  }
+  hlo_etype ct = x->acc_t;
+  dev_precision prec = dev_dot_precision(h, x->s->cfg.prec);
+  if (nc == 1 && ct != HLO_F64) {
+    int rc = fold_dot_fast(x, bx, sh, prec, r0, len, acc, valid, poison);
+    dev_box_free(&bx[0]);
+    dev_box_free(&bx[1]);
+    return rc;
+  }
+  int64_t idx[HLO_MAX_RANK], ci[HLO_MAX_RANK], oi[2][HLO_MAX_RANK];
+  for (int d = 0; d < x->region.rank; d++)
+    idx[d] = x->region.lo[d];
+  for (int64_t ro = 0; ro < x->region.count; ro++) {
+    for (int side = 0; side < 2; side++)
+      for (int d = 0; d < sh[side]->rank; d++) {
+        bool c;
+        int rd = dot_rdim(h, side, d, &c);
+        oi[side][d] = c ? -1 - rd : idx[rd];
+      }
+    for (int64_t r = r0; r < r0 + len; r++) {
+      unflatten_red(csz, nc, r, ci);
+      int64_t off[2];
+      uint8_t p = 0;
+      for (int side = 0; side < 2; side++) {
+        off[side] = 0;
+        for (int d = 0; d < sh[side]->rank; d++) {
+          int64_t v = oi[side][d] < 0 ? ci[-1 - oi[side][d]] : oi[side][d];
+          off[side] = off[side] * bx[side].n[d] + (v - bx[side].lo[d]);
+        }
+        p |= bx[side].poison[off[side]];
+      }
+      int64_t k = ro * x->P + r % x->P;
+      acc[k] = dev_elem_dot_step(ct, x->res_t, acc[k], bx[0].v[off[0]], sh[0]->type, bx[1].v[off[1]], sh[1]->type,
+                                 prec);
+      valid[k] = 1;
+      poison[k] |= p;
+    }
+    for (int d = x->region.rank - 1; d >= 0; d--) {
+      if (++idx[d] < x->region.lo[d] + x->region.n[d])
+        break;
+      idx[d] = x->region.lo[d];
+    }
+  }
+  dev_box_free(&bx[0]);
+  dev_box_free(&bx[1]);
+  return 0;
+}
+
+/* Combines pack slots 0..P-1 of region element i into one value. */
+static bool combine_packs(exec *x, const dev_slot *acc, const uint8_t *valid, const uint8_t *poison, int64_t i,
+                          dev_slot *out, uint8_t *p) {
+  bool any = false;
+  for (int q = 0; q < x->P; q++) {
+    int64_t k = i * x->P + q;
+    if (!valid[k])
+      continue;
+    if (!any) {
+      *out = acc[k];
+      *p = poison[k];
+      any = true;
+    } else {
+      *out = x->is_dot ? dev_elem_dot_combine(x->acc_t, *out, acc[k])
+                       : dev_elem_reduce_step(x->red_op, x->acc_t, *out, acc[k]);
+      *p |= poison[k];
+    }
+  }
+  return any;
+}
+
+static int compute_chunk(exec *x) {
+  if (!x->split)
+    return x->is_dot ? fold_dot(x, x->acc, x->acc_valid, x->acc_poison)
+                     : fold_reduce(x, x->acc, x->acc_valid, x->acc_poison);
+  /* split: fresh slots for this chunk, then its partial */
+  int64_t n = x->region.count * x->P;
+  dev_slot *a = malloc(sizeof *a * (size_t)(n ? n : 1));
+  uint8_t *v = calloc((size_t)(n ? n : 1), 1), *p = calloc((size_t)(n ? n : 1), 1);
+  int rc = a && v && p ? 0 : fail(x, "out of memory");
+  if (rc == 0 && x->is_dot)
+    for (int64_t i = 0; i < n; i++) {
+      if (is_float_t(x->acc_t))
+        a[i].f = 0.0;
+      else
+        a[i].i = 0;
+      v[i] = 1;
+    }
+  if (rc == 0)
+    rc = x->is_dot ? fold_dot(x, a, v, p) : fold_reduce(x, a, v, p);
+  for (int64_t i = 0; rc == 0 && i < x->region.count; i++) {
+    int64_t k = i * x->s->nk + x->chunk;
+    x->part_valid[k] = combine_packs(x, a, v, p, i, &x->part[k], &x->part_poison[k]);
+  }
+  free(a);
+  free(v);
+  free(p);
+  return rc;
+}
+
+/* The hero's final value per region element. */
+static void acc_finalize(exec *x) {
+  for (int64_t i = 0; i < x->region.count; i++) {
+    dev_slot r;
+    uint8_t p = 0;
+    if (!x->split) {
+      combine_packs(x, x->acc, x->acc_valid, x->acc_poison, i, &r, &p);
+    } else {
+      /* init (slot 0 of acc), then the partials in chunk order */
+      r = x->acc[i * x->P];
+      p = x->acc_poison[i * x->P];
+      for (int64_t c = 0; c < x->s->nk; c++) {
+        int64_t k = i * x->s->nk + c;
+        if (!x->part_valid[k])
+          continue;
+        r = x->is_dot ? dev_elem_dot_combine(x->acc_t, r, x->part[k])
+                      : dev_elem_reduce_step(x->red_op, x->acc_t, r, x->part[k]);
+        p |= x->part_poison[k];
+      }
+    }
+    x->fin[i] = x->is_dot ? dev_elem_dot_finish(x->acc_t, x->res_t, r) : r;
+    x->fin_poison[i] = p;
+  }
+  x->acc_open = false;
+}
+
+static void hero_read(void *ctx, const int64_t *idx, int64_t n, dev_slot *v, uint8_t *poison) {
+  exec *x = ctx;
+  const dev_box *b = &x->region;
+  int64_t off = 0;
+  bool inside = true;
+  for (int d = 0; d < b->rank; d++) {
+    int64_t l = idx[d] - b->lo[d];
+    if (l < 0 || l >= b->n[d] || (d == b->rank - 1 && l + n > b->n[d]))
+      inside = false;
+    off = off * b->n[d] + l;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (inside) {
+      v[i] = x->fin[off + i];
+      poison[i] = x->fin_poison[off + i];
+    } else {
+      v[i].i = 0;
+      poison[i] = 1;
+    }
+  }
+}
+
+/* ---- output --------------------------------------------------------------------- */
+
+/* Writes box b of leaf j to HBM: only the valid (in-array) part is stored,
+ * the ragged remainder of a tile is discarded. */
+static int store_tile(exec *x, int j, const dev_box *b) {
+  dev_hbm *h = &x->out[j];
+  uint8_t tmp[16];
+  int64_t idx[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  for (int64_t i = 0; i < b->count; i++) {
+    int64_t off = 0;
+    for (int d = 0; d < b->rank; d++)
+      off = off * h->dims[d] + idx[d];
+    off += x->hooks.store_shift;
+    dev_slot_to_host(h->type, b->v[i], tmp, 0);
+    if (dev_hbm_store(h, off, tmp, b->poison[i] != 0) != 0)
+      return fail(x, "wild store: %s element offset %lld is beyond its redzones", h->name, (long long)off);
+    for (int d = b->rank - 1; d >= 0; d--) {
+      if (++idx[d] < b->lo[d] + b->n[d])
+        break;
+      idx[d] = b->lo[d];
+    }
+  }
+  return 0;
+}
+
+/* Stores box b of leaf j straight from a materialised value (any element
+ * type, complex included): the bytes are copied, nothing is converted. */
+static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
+  dev_hbm *h = &x->out[j];
+  if (v->type != h->type || v->count != h->count)
+    return fail(x, "%s: materialised value does not match the output", h->name);
+  int64_t idx[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  int64_t count = 1;
+  for (int d = 0; d < b->rank; d++)
+    count *= b->n[d];
+  for (int64_t i = 0; i < count; i++) {
+    int64_t off = 0;
+    for (int d = 0; d < b->rank; d++)
+      off = off * h->dims[d] + idx[d];
+    if (dev_hbm_store(h, off + x->hooks.store_shift, (const char *)v->data + (size_t)off * v->elem_size, false) != 0)
+      return fail(x, "wild store: %s element offset %lld is beyond its redzones", h->name,
+                  (long long)(off + x->hooks.store_shift));
+    for (int d = b->rank - 1; d >= 0; d--) {
+      if (++idx[d] < b->lo[d] + b->n[d])
+        break;
+      idx[d] = b->lo[d];
+    }
+  }
+  return 0;
+}
+
+/* Evaluates leaf j over box want and stores it. */
+static int eval_store(exec *x, int j, const dev_box *want, bool hero_leaf) {
+  const hlo_value *mv = dev_elem_value(x->el, x->out_node[j]);
+  if (mv)
+    return store_value(x, j, mv, want);
+  dev_box b;
+  if (dev_elem_eval(x->el, x->out_node[j], want, hero_leaf, window_read, hero_read, x, &b, x->why, x->why_len) != 0)
+    return -1;
+  int rc = store_tile(x, j, &b);
+  dev_box_free(&b);
+  return rc;
+}
+
+/* Evaluates and stores the tiled leaves on the current output tile. */
+static int finish_tile(exec *x) {
+  if (x->hero_native)
+    acc_finalize(x);
+  if (tile_id(x) == x->hooks.skip_tile)
+    return 0;
+  dev_box tb;
+  tile_box(x, &tb);
+  for (int j = 0; j < x->nout; j++)
+    if (x->out_tiled[j] && eval_store(x, j, &tb, x->hero_native) != 0)
+      return -1;
+  return 0;
+}
+
+/* ---- setup ----------------------------------------------------------------------- */
+
+static int setup_outputs(exec *x) {
+  const hlo_instr *root = x->f->comp->root;
+  int n = root->op == HLO_OP_TUPLE ? root->noperands : 1;
+  x->nout = n;
+  x->out = calloc((size_t)n, sizeof *x->out);
+  x->out_node = calloc((size_t)n, sizeof *x->out_node);
+  x->out_tiled = calloc((size_t)n, sizeof *x->out_tiled);
+  if (!x->out || !x->out_node || !x->out_tiled)
+    return fail(x, "out of memory");
+  for (int j = 0; j < n; j++) {
+    const hlo_instr *node = root->op == HLO_OP_TUPLE ? root->operands[j] : root;
+    const hlo_shape *s = &node->shape;
+    if (s->type == HLO_TUPLE)
+      return fail(x, "output %d of %s is a nested tuple, which the device does not store", j, x->f->name);
+    x->out_node[j] = node;
+    bool same = s->rank == x->f->rank;
+    for (int d = 0; same && d < s->rank; d++)
+      same = s->dims[d] == x->f->dims[d];
+    x->out_tiled[j] = same;
+    char name[32];
+    snprintf(name, sizeof name, "output %d", j);
+    if (dev_hbm_alloc(&x->out[j], name, s->type, s->rank, s->dims) != 0)
+      return fail(x, "out of memory");
+    dev_hbm_poison(&x->out[j]);
+  }
+  return 0;
+}
+
+static int setup_windows(exec *x) {
+  x->win = calloc((size_t)(x->nin ? x->nin : 1), sizeof *x->win);
+  if (!x->win)
+    return fail(x, "out of memory");
+  for (int p = 0; p < x->nin && p < x->s->nwin; p++) {
+    win_state *ws = &x->win[p];
+    const dev_window *w = &x->s->wins[p];
+    ws->w = w;
+    if (!w->param || w->resident || w->param->shape.type == HLO_TUPLE)
+      continue;
+    ws->type = w->param->shape.type;
+    ws->esz = hlo_etype_host_size(ws->type);
+    ws->belems = 1;
+    for (int d = 0; d < w->rank; d++)
+      ws->belems *= w->block[d];
+    int buf = x->s->cfg.buf;
+    ws->data = calloc((size_t)buf, sizeof *ws->data);
+    ws->shadow = calloc((size_t)buf, sizeof *ws->shadow);
+    if (!ws->data || !ws->shadow)
+      return fail(x, "out of memory");
+    for (int b = 0; b < buf; b++) {
+      ws->data[b] = malloc((size_t)(ws->belems ? ws->belems : 1) * ws->esz);
+      ws->shadow[b] = malloc((size_t)(ws->belems ? ws->belems : 1));
+      if (!ws->data[b] || !ws->shadow[b])
+        return fail(x, "out of memory");
+      /* VMEM starts as poison: a read before the first DMA is caught */
+      memset(ws->shadow[b], 1, (size_t)ws->belems);
+    }
+  }
+  return 0;
+}
+
+static int setup_hero(exec *x) {
+  const dev_fusion *f = x->f;
+  const hlo_instr *h = f->hero;
+  x->hero_native = false;
+  if (!h || f->k_total <= 0)
+    return 0;
+  dev_elem_kind k = dev_elem_classify(h);
+  if (!((f->kind == DEV_HERO_REDUCE && k == DEV_EK_REDUCE) || (f->kind == DEV_HERO_DOT && k == DEV_EK_DOT)))
+    return 0;
+  x->hero_native = true;
+  x->is_dot = f->kind == DEV_HERO_DOT;
+  x->res_t = h->shape.type;
+  x->acc_t = x->is_dot ? dev_elem_dot_ctype(x->res_t) : x->res_t;
+  x->red_op = x->is_dot ? HLO_OP_ADD : dev_elem_reducer_op(h->attrs.calls.to_apply);
+  x->P = x->s->cfg.pack > 0 ? x->s->cfg.pack : 1;
+  x->split = (x->s->cfg.flags & DEV_FLAG_SPLIT_REDUCTION) != 0;
+  x->kchunk = x->s->cfg.k > 0 ? x->s->cfg.k : f->k_total;
+  /* the largest region: tiles at index 0 */
+  for (int d = 0; d < f->rank; d++)
+    x->t[d] = 0;
+  hero_region(x, &x->region);
+  x->rcap = x->region.count ? x->region.count : 1;
+  size_t a = (size_t)(x->rcap * x->P);
+  size_t pp = x->split ? (size_t)(x->rcap * x->s->nk) : 1;
+  x->acc = calloc(a, sizeof *x->acc);
+  x->acc_valid = calloc(a, 1);
+  x->acc_poison = calloc(a, 1);
+  x->part = calloc(pp, sizeof *x->part);
+  x->part_valid = calloc(pp, 1);
+  x->part_poison = calloc(pp, 1);
+  x->fin = calloc((size_t)x->rcap, sizeof *x->fin);
+  x->fin_poison = calloc((size_t)x->rcap, 1);
+  x->visited = calloc((size_t)(x->ntiles ? x->ntiles : 1), 1);
+  if (!x->acc || !x->acc_valid || !x->acc_poison || !x->part || !x->part_valid || !x->part_poison || !x->fin ||
+      !x->fin_poison || !x->visited)
+    return fail(x, "out of memory");
+  x->acc_tile = -1;
+  return 0;
+}
+
+static void teardown(exec *x) {
+  for (int p = 0; x->in && p < x->nin; p++)
+    dev_hbm_free(&x->in[p]);
+  free(x->in);
+  for (int j = 0; x->out && j < x->nout; j++)
+    dev_hbm_free(&x->out[j]);
+  free(x->out);
+  free(x->out_node);
+  free(x->out_tiled);
+  for (int p = 0; x->win && p < x->nin; p++) {
+    win_state *ws = &x->win[p];
+    for (int b = 0; ws->data && b < x->s->cfg.buf; b++) {
+      free(ws->data[b]);
+      if (ws->shadow)
+        free(ws->shadow[b]);
+    }
+    free(ws->data);
+    free(ws->shadow);
+  }
+  free(x->win);
+  dev_elem_free(x->el);
+  free(x->follow);
+  free(x->acc);
+  free(x->acc_valid);
+  free(x->acc_poison);
+  free(x->part);
+  free(x->part_valid);
+  free(x->part_poison);
+  free(x->fin);
+  free(x->fin_poison);
+  free(x->visited);
+  free(x->spill);
+  free(x->spill_valid);
+  free(x->spill_poison);
+}
+
+/* ---- the run ---------------------------------------------------------------------- */
+
+static void index_text(const dev_hbm *h, int64_t flat, char *buf, size_t n) {
+  int64_t idx[HLO_MAX_RANK];
+  for (int d = h->rank - 1; d >= 0; d--) {
+    idx[d] = h->dims[d] ? flat % h->dims[d] : 0;
+    flat = h->dims[d] ? flat / h->dims[d] : 0;
+  }
+  size_t at = (size_t)snprintf(buf, n, "[");
+  for (int d = 0; d < h->rank && at < n; d++)
+    at += (size_t)snprintf(buf + at, n - at, "%s%lld", d ? "," : "", (long long)idx[d]);
+  if (at < n)
+    snprintf(buf + at, n - at, "]");
+}
+
+static int grid(exec *x, uint64_t *steps_done) {
+  const dev_schedule *s = x->s;
+  const dev_config *cfg = &s->cfg;
+  int64_t expected = s->steps;
+  int64_t budget = 64 * (expected > 0 ? expected : 1);
+  int64_t total = expected + (x->hooks.extra_steps > 0 ? x->hooks.extra_steps : 0);
+  for (int64_t step = 0; step < total; step++) {
+    if (step >= budget) {
+      *steps_done = (uint64_t)step;
+      return fail(x, "hang: the schedule did not complete within %lld grid steps (64x the expected %lld)",
+                  (long long)budget, (long long)expected);
+    }
+    if (step >= expected)
+      continue; /* the modelled stall: nothing completes */
+    int64_t rem = step;
+    x->chunk = 0;
+    for (int j = cfg->norder - 1; j >= 0; j--) {
+      int o = cfg->order[j];
+      int64_t bound = o == DEV_ORDER_K ? s->nk : s->tiles[o];
+      int64_t v = bound ? rem % bound : 0;
+      rem = bound ? rem / bound : 0;
+      if (o == DEV_ORDER_K)
+        x->chunk = v;
+      else
+        x->t[o] = v;
+    }
+    stage_windows(x);
+    if (x->hero_native) {
+      if (acc_enter(x) != 0 || compute_chunk(x) != 0)
+        return -1;
+    }
+    if (x->chunk == s->nk - 1 && finish_tile(x) != 0)
+      return -1;
+    *steps_done = (uint64_t)step + 1;
+  }
+  return 0;
+}
+
+void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *const *args, int nargs,
+                  uint64_t jitter_seed, const dev_exec_hooks *hooks, dev_run *out) {
+  memset(out, 0, sizeof *out);
+  exec x;
+  memset(&x, 0, sizeof x);
+  x.s = s;
+  x.f = s->f;
+  x.cc = cc;
+  if (hooks)
+    x.hooks = *hooks;
+  else
+    dev_exec_hooks_none(&x.hooks);
+  x.why = out->message;
+  x.why_len = sizeof out->message;
+  x.rng = jitter_seed * 0x9E3779B97F4A7C15ull + 1;
+  const hlo_computation *c = x.f->comp;
+  x.nin = c->nparams;
+  x.ntiles = 1;
+  for (int d = 0; d < x.f->rank; d++)
+    x.ntiles *= s->tiles[d];
+  int rc = 0;
+  if (nargs != c->nparams)
+    rc = fail(&x, "kernel %s takes %d arguments, got %d", x.f->name, c->nparams, nargs);
+  x.in = calloc((size_t)(x.nin ? x.nin : 1), sizeof *x.in);
+  if (rc == 0 && !x.in)
+    rc = fail(&x, "out of memory");
+  for (int p = 0; rc == 0 && p < x.nin; p++) {
+    const hlo_value *v = args[p];
+    if (!c->params[p] || v->type == HLO_TUPLE) {
+      continue; /* tuple parameters are read whole by materialised ops */
+    }
+    if (!hlo_value_matches(v, &c->params[p]->shape)) {
+      rc = fail(&x, "argument %d does not match parameter %s", p, c->params[p]->name);
+      break;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "param %d", p);
+    if (dev_hbm_alloc(&x.in[p], name, v->type, v->rank, v->dims) != 0)
+      rc = fail(&x, "out of memory");
+    else
+      dev_hbm_fill(&x.in[p], v);
+  }
+  if (rc == 0)
+    rc = setup_outputs(&x);
+  if (rc == 0 && !(x.follow = dev_follow_map(x.f)))
+    rc = fail(&x, "out of memory");
+  if (rc == 0)
+    rc = setup_windows(&x);
+  if (rc == 0)
+    rc = setup_hero(&x);
+  if (rc == 0 && !(x.el = dev_elem_new(x.f, s->cfg.prec)))
+    rc = fail(&x, "out of memory");
+  if (rc == 0)
+    rc = dev_elem_materialize(x.el, args, x.why, x.why_len);
+  if (rc == 0)
+    rc = grid(&x, &out->steps);
+  /* leaves that are not tiled: whole, after the grid */
+  for (int j = 0; rc == 0 && j < x.nout; j++) {
+    if (x.out_tiled[j])
+      continue;
+    const hlo_shape *sh = &x.out_node[j]->shape;
+    dev_box want = {.rank = sh->rank};
+    for (int d = 0; d < sh->rank; d++)
+      want.n[d] = sh->dims[d];
+    rc = eval_store(&x, j, &want, false);
+  }
+  for (int j = 0; rc == 0 && j < x.nout; j++)
+    rc = dev_hbm_check(&x.out[j], x.why, x.why_len);
+  for (int j = 0; rc == 0 && j < x.nout; j++) {
+    int64_t bad = dev_hbm_first_poison(&x.out[j]);
+    if (bad >= 0) {
+      char it[128];
+      index_text(&x.out[j], bad, it, sizeof it);
+      rc = fail(&x, "uninitialized read: output %d element %lld (index %s) holds poison", j, (long long)bad, it);
+    }
+  }
+  if (rc == 0) {
+    hlo_value *leaves[64];
+    int n = x.nout < 64 ? x.nout : 64;
+    for (int j = 0; j < n; j++)
+      leaves[j] = dev_hbm_value(&x.out[j]);
+    for (int j = 0; j < n; j++)
+      if (!leaves[j])
+        rc = fail(&x, "out of memory");
+    if (rc == 0)
+      out->out = c->root->op == HLO_OP_TUPLE ? hlo_value_tuple(n, leaves) : leaves[0];
+    else
+      for (int j = 0; j < n; j++)
+        hlo_value_unref(leaves[j]);
+  }
+  out->status = rc == 0 ? DEV_OK : DEV_RUNTIME_ERROR;
+  teardown(&x);
+}

@@ -1,0 +1,463 @@
+/* dev_lower.c — fusion + config -> tiled schedule, with legality checks.
+ *
+ * Decisions (see dev_lower.h for the contract):
+ *   - A tile may exceed its dimension: the block is then one ragged tile,
+ *     padded like any ragged edge (Pallas rounds blocks up the same way).
+ *     A tile of 0 or less is refused.
+ *   - k = 0 on a fusion with a reduction means "one chunk": the whole
+ *     reduction per output window.  k > 0 on a fusion without a reduction,
+ *     and pack > 1 without one, are refused.  k may exceed the reduction
+ *     length (one ragged chunk).
+ *   - The output block is buffered like the parameter windows (its
+ *     write-back is pipelined), so VMEM = sum over windows of block_bytes *
+ *     buf + out_block_bytes * buf + scratch, where scratch is the hero's
+ *     accumulators for one output window: region * acc bytes * pack, times
+ *     nk with split-reduction (every chunk keeps its own partial).
+ *   - Sublane multiples: 8 for 32- and 64-bit types, 16 for 16-bit, 32 for
+ *     8-bit and narrower ones.  Rank-1 blocks only have the lane rule.
+ *   - DMA accounting: a window is fetched again whenever its block index
+ *     changes, i.e. once per iteration of the innermost loop it follows and
+ *     of every loop outside that one (resident windows once); bytes are
+ *     whole blocks (a ragged block is transferred padded).  The output block
+ *     is written the same way (once per tile when k is innermost; with k
+ *     outside an output loop every revisit also spills and reloads the
+ *     accumulators, counted as two more scratch transfers).
+ *   - Work: mxu_flops = the fusion's dot/conv flops times the bf16 passes
+ *     of an f32 dot (1, 3, 6); vpu_ops = the other flops; eup_ops = the
+ *     transcendental elements.
+ */
+#include "dev_lower.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev_elemental.h"
+#include "dev_exec.h"
+#include "dev_numerics.h"
+
+__attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t n, const char *fmt, ...) {
+  if (why && n) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+/* ---- follow analysis ---------------------------------------------------- */
+
+#define UNSET (-3)
+
+static int *map_of(int *map, const hlo_instr *ins) { return map + (size_t)ins->index * HLO_MAX_RANK; }
+
+static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
+
+/* Merges mapping value v into slot *dst: unset takes v, agreement keeps it,
+ * disagreement means the dimension follows nothing. */
+static void merge(int *dst, int v) {
+  if (*dst == UNSET)
+    *dst = v;
+  else if (*dst != v)
+    *dst = DEV_FOLLOW_NONE;
+}
+
+static void mark_none(int *map, const hlo_instr *o) {
+  const hlo_shape *s = leaf0(o);
+  int r = s ? s->rank : 0;
+  for (int d = 0; d < r && d < HLO_MAX_RANK; d++)
+    merge(&map_of(map, o)[d], DEV_FOLLOW_NONE);
+}
+
+static bool in_list(const hlo_ints *l, int64_t d) {
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i] == d)
+      return true;
+  return false;
+}
+
+/* How many reduction dims the hero has (1 makes K usable for windows). */
+static int hero_red_dims(const dev_fusion *f) {
+  if (!f->hero)
+    return 0;
+  if (f->kind == DEV_HERO_REDUCE)
+    return f->hero->attrs.dimensions.n;
+  if (f->kind == DEV_HERO_DOT)
+    return f->hero->attrs.dot.lhs_contracting.n;
+  return 0;
+}
+
+static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins) {
+  const int *m = map_of(map, ins);
+  const hlo_shape *s = leaf0(ins);
+  int rank = s ? s->rank : 0;
+  dev_elem_kind k = dev_elem_classify(ins);
+  bool hero = ins == f->hero;
+  int kval = (hero && hero_red_dims(f) == 1) ? DEV_FOLLOW_K : DEV_FOLLOW_NONE;
+  switch (k) {
+  case DEV_EK_ELEMENTWISE:
+    for (int j = 0; j < ins->noperands; j++) {
+      const hlo_instr *o = ins->operands[j];
+      const hlo_shape *os = leaf0(o);
+      if (os && os->rank == rank)
+        for (int d = 0; d < rank; d++)
+          merge(&map_of(map, o)[d], m[d]);
+      else
+        mark_none(map, o);
+    }
+    return;
+  case DEV_EK_BROADCAST: {
+    const hlo_instr *o = ins->operands[0];
+    const hlo_ints *dims = &ins->attrs.dimensions;
+    for (int d = 0; d < dims->n && d < HLO_MAX_RANK; d++) {
+      int64_t rd = dims->v[d];
+      merge(&map_of(map, o)[d], rd >= 0 && rd < rank ? m[rd] : DEV_FOLLOW_NONE);
+    }
+    return;
+  }
+  case DEV_EK_TRANSPOSE: {
+    const hlo_instr *o = ins->operands[0];
+    const hlo_ints *p = &ins->attrs.dimensions;
+    for (int d = 0; d < p->n && d < rank; d++)
+      if (p->v[d] >= 0 && p->v[d] < HLO_MAX_RANK)
+        merge(&map_of(map, o)[p->v[d]], m[d]);
+    return;
+  }
+  case DEV_EK_REDUCE: {
+    const hlo_instr *o = ins->operands[0];
+    const hlo_shape *os = leaf0(o);
+    int r = 0;
+    for (int d = 0; os && d < os->rank; d++) {
+      if (in_list(&ins->attrs.dimensions, d))
+        merge(&map_of(map, o)[d], kval);
+      else
+        merge(&map_of(map, o)[d], r < rank ? m[r++] : DEV_FOLLOW_NONE);
+    }
+    mark_none(map, ins->operands[1]);
+    return;
+  }
+  case DEV_EK_DOT: {
+    const hlo_dot_dnums *dn = &ins->attrs.dot;
+    for (int side = 0; side < 2; side++) {
+      const hlo_instr *o = ins->operands[side];
+      const hlo_shape *os = leaf0(o);
+      const hlo_ints *batch = side ? &dn->rhs_batch : &dn->lhs_batch;
+      const hlo_ints *contr = side ? &dn->rhs_contracting : &dn->lhs_contracting;
+      /* result dims: batch, lhs free, rhs free */
+      int nfree_lhs = 0;
+      const hlo_shape *ls = leaf0(ins->operands[0]);
+      for (int d = 0; ls && d < ls->rank; d++)
+        nfree_lhs += !in_list(&dn->lhs_batch, d) && !in_list(&dn->lhs_contracting, d);
+      int next = batch->n + (side ? nfree_lhs : 0);
+      for (int d = 0; os && d < os->rank; d++) {
+        int v;
+        if (in_list(contr, d)) {
+          v = kval;
+        } else if (in_list(batch, d)) {
+          int bi = 0;
+          while (bi < batch->n && batch->v[bi] != d)
+            bi++;
+          v = bi < rank ? m[bi] : DEV_FOLLOW_NONE;
+        } else {
+          v = next < rank ? m[next] : DEV_FOLLOW_NONE;
+          next++;
+        }
+        merge(&map_of(map, o)[d], v);
+      }
+    }
+    return;
+  }
+  case DEV_EK_GTE:
+  case DEV_EK_TUPLE:
+  default:
+    for (int j = 0; j < ins->noperands; j++)
+      mark_none(map, ins->operands[j]);
+    return;
+  }
+}
+
+int *dev_follow_map(const dev_fusion *f) {
+  const hlo_computation *c = f->comp;
+  int *map = malloc(sizeof(int) * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK);
+  if (!map)
+    return NULL;
+  for (int i = 0; i < c->ninstrs * HLO_MAX_RANK; i++)
+    map[i] = UNSET;
+  /* The root (each leaf of a tuple root with the output's dims) follows the
+   * output dims one to one. */
+  const hlo_instr *root = c->root;
+  if (root->op == HLO_OP_TUPLE) {
+    for (int j = 0; j < root->noperands; j++) {
+      const hlo_instr *o = root->operands[j];
+      const hlo_shape *os = leaf0(o);
+      bool same = os && os->type != HLO_TUPLE && os->rank == f->rank;
+      for (int d = 0; same && d < f->rank; d++)
+        same = os->dims[d] == f->dims[d];
+      for (int d = 0; os && d < os->rank && d < HLO_MAX_RANK; d++)
+        merge(&map_of(map, o)[d], same ? d : DEV_FOLLOW_NONE);
+    }
+  } else {
+    for (int d = 0; d < f->rank; d++)
+      map_of(map, root)[d] = d;
+  }
+  for (int i = c->ninstrs - 1; i >= 0; i--) {
+    const hlo_instr *ins = c->instrs[i];
+    if (ins == root && root->op == HLO_OP_TUPLE)
+      continue;
+    propagate(f, map, ins);
+  }
+  for (int i = 0; i < c->ninstrs * HLO_MAX_RANK; i++)
+    if (map[i] == UNSET)
+      map[i] = DEV_FOLLOW_NONE;
+  return map;
+}
+
+/* ---- legality ------------------------------------------------------------- */
+
+static int sublanes_for(const dev_machine *m, hlo_etype t) {
+  int bits = hlo_etype_bits(t);
+  int base = m->sublanes > 0 ? m->sublanes : 8;
+  if (bits == 16)
+    return base * 2;
+  if (bits <= 8)
+    return base * 4;
+  return base;
+}
+
+static int64_t block_bytes(hlo_etype t, int rank, const int64_t *block) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++)
+    n *= block[d];
+  int bits = hlo_etype_bits(t);
+  return (n * (bits > 0 ? bits : 8) + 7) / 8;
+}
+
+/* Checks the last-two-dims rule; what names the block ("param_0", "the
+ * output"). */
+static int check_block(const dev_machine *m, hlo_etype t, int rank, const int64_t *dims, const int64_t *block,
+                       const char *what, char *why, size_t n) {
+  if (rank < 1)
+    return 0;
+  char shape[160];
+  size_t at = (size_t)snprintf(shape, sizeof shape, "%s[", hlo_etype_name(t));
+  for (int d = 0; d < rank && at < sizeof shape; d++)
+    at += (size_t)snprintf(shape + at, sizeof shape - at, "%s%lld", d ? "," : "", (long long)block[d]);
+  if (at < sizeof shape)
+    snprintf(shape + at, sizeof shape - at, "]");
+  int lanes = m->lanes > 0 ? m->lanes : 128;
+  int64_t last = block[rank - 1];
+  if (last % lanes != 0 && last != dims[rank - 1])
+    return refuse(why, n, "block %s of %s: last dimension %lld is not a multiple of %d and not the full dimension %lld",
+                  shape, what, (long long)last, lanes, (long long)dims[rank - 1]);
+  if (rank >= 2) {
+    int sub = sublanes_for(m, t);
+    int64_t b = block[rank - 2];
+    if (b % sub != 0 && b != dims[rank - 2])
+      return refuse(why, n,
+                    "block %s of %s: second-minor dimension %lld is not a multiple of %d (%d-bit sublanes) and "
+                    "not the full dimension %lld",
+                    shape, what, (long long)b, sub, hlo_etype_bits(t), (long long)dims[rank - 2]);
+  }
+  return 0;
+}
+
+static void mib(char *buf, size_t n, int64_t bytes) { snprintf(buf, n, "%.1f MiB", (double)bytes / (1 << 20)); }
+
+/* Loop bound of order entry o. */
+static int64_t loop_bound(const dev_schedule *s, int o) { return o == DEV_ORDER_K ? s->nk : s->tiles[o]; }
+
+/* Fetches of a block that depends on the loops in dep (by order entry). */
+static int64_t fetches(const dev_schedule *s, const bool *dep_dim, bool dep_k) {
+  int inner = -1;
+  for (int j = 0; j < s->cfg.norder; j++) {
+    int o = s->cfg.order[j];
+    if (o == DEV_ORDER_K ? dep_k : dep_dim[o])
+      inner = j;
+  }
+  int64_t n = 1;
+  for (int j = 0; j <= inner; j++)
+    n *= loop_bound(s, s->cfg.order[j]);
+  return n;
+}
+
+static int passes(dev_precision p) { return p == DEV_PREC_HIGHEST ? 6 : p == DEV_PREC_HIGH ? 3 : 1; }
+
+int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, dev_schedule *s, char *why,
+              size_t why_len) {
+  memset(s, 0, sizeof *s);
+  s->f = f;
+  s->cfg = *cfg;
+  hlo_error err;
+  if (dev_config_validate(cfg, &err) != 0)
+    return refuse(why, why_len, "invalid config: %s", err.msg);
+  int rank = f->rank;
+  if (cfg->rank != rank)
+    return refuse(why, why_len, "config tiles %d dimensions but the output %s has rank %d", cfg->rank, f->name,
+                  rank);
+  bool has_red = f->k_total > 0;
+  if (cfg->k > 0 && !has_red)
+    return refuse(why, why_len, "k=%lld but the fusion has no reduction", (long long)cfg->k);
+  if (cfg->pack > 1 && !has_red)
+    return refuse(why, why_len, "pack=%d but the fusion has no reduction", cfg->pack);
+  for (int d = 0; d < rank; d++) {
+    if (cfg->tile[d] <= 0)
+      return refuse(why, why_len, "tile %lld along dimension %d is not positive", (long long)cfg->tile[d], d);
+    s->tiles[d] = (f->dims[d] + cfg->tile[d] - 1) / cfg->tile[d];
+    if (f->dims[d] == 0)
+      s->tiles[d] = 0;
+    if (f->dims[d] % cfg->tile[d] != 0)
+      s->ragged = true;
+  }
+  int64_t kchunk = cfg->k > 0 ? cfg->k : f->k_total;
+  s->nk = has_red && kchunk > 0 ? (f->k_total + kchunk - 1) / kchunk : 1;
+  if (has_red && f->k_total % kchunk != 0)
+    s->ragged = true;
+  int64_t ntiles = 1;
+  for (int d = 0; d < rank; d++)
+    ntiles *= s->tiles[d];
+  s->steps = ntiles * s->nk;
+
+  /* the output block */
+  int64_t oblock[DEV_MAX_RANK] = {0};
+  for (int d = 0; d < rank; d++)
+    oblock[d] = cfg->tile[d];
+  if (check_block(m, f->out_type, rank, f->dims, oblock, "the output", why, why_len) != 0)
+    return -1;
+  s->out_block_bytes = block_bytes(f->out_type, rank, oblock);
+
+  int *map = dev_follow_map(f);
+  if (!map)
+    return refuse(why, why_len, "out of memory");
+  const hlo_computation *c = f->comp;
+  s->nwin = c->nparams;
+  s->wins = calloc((size_t)(s->nwin ? s->nwin : 1), sizeof *s->wins);
+  if (!s->wins) {
+    free(map);
+    return refuse(why, why_len, "out of memory");
+  }
+  int64_t vmem = s->out_block_bytes * cfg->buf;
+  for (int p = 0; p < c->nparams; p++) {
+    dev_window *w = &s->wins[p];
+    const hlo_instr *pi = c->params[p];
+    w->param = pi;
+    if (!pi)
+      continue;
+    const hlo_shape *ps = leaf0(pi);
+    if (!ps || ps->type == HLO_TUPLE) {
+      w->resident = true;
+      continue;
+    }
+    if (ps->rank > DEV_MAX_RANK) {
+      free(map);
+      dev_schedule_free(s);
+      return refuse(why, why_len, "parameter %s has rank %d above the device's %d", pi->name, ps->rank,
+                    DEV_MAX_RANK);
+    }
+    w->rank = ps->rank;
+    w->resident = true;
+    bool dep_dim[DEV_MAX_RANK] = {false};
+    bool dep_k = false;
+    for (int d = 0; d < ps->rank; d++) {
+      w->dims[d] = ps->dims[d];
+      int fo = map_of(map, pi)[d];
+      w->follows[d] = fo;
+      if (fo >= 0 && fo < rank) {
+        w->block[d] = cfg->tile[fo];
+        dep_dim[fo] = true;
+        w->resident = false;
+      } else if (fo == DEV_FOLLOW_K && has_red) {
+        w->block[d] = kchunk;
+        dep_k = true;
+        w->resident = false;
+      } else {
+        w->follows[d] = DEV_FOLLOW_NONE;
+        w->block[d] = ps->dims[d];
+      }
+    }
+    if (check_block(m, ps->type, w->rank, w->dims, w->block, pi->name, why, why_len) != 0) {
+      free(map);
+      dev_schedule_free(s);
+      return -1;
+    }
+    w->block_bytes = block_bytes(ps->type, w->rank, w->block);
+    vmem += w->block_bytes * cfg->buf;
+    int64_t nf = w->resident ? 1 : fetches(s, dep_dim, dep_k);
+    s->dma_count += nf;
+    s->dma_bytes += nf * w->block_bytes;
+  }
+
+  /* scratch: the hero's accumulators for one output window */
+  if (has_red && f->hero) {
+    const hlo_shape *hs = leaf0(f->hero);
+    int64_t region = 1;
+    for (int d = 0; hs && d < hs->rank; d++) {
+      int fo = map_of(map, f->hero)[d];
+      region *= (fo >= 0 && fo < rank) ? (cfg->tile[fo] < f->dims[fo] ? cfg->tile[fo] : f->dims[fo]) : hs->dims[d];
+    }
+    int abits = hlo_etype_bits(f->acc_type);
+    int64_t ab = abits < 32 ? 4 : abits / 8; /* narrow types accumulate in 32-bit slots */
+    s->scratch_bytes = region * ab * cfg->pack * ((cfg->flags & DEV_FLAG_SPLIT_REDUCTION) ? s->nk : 1);
+  }
+  free(map);
+  vmem += s->scratch_bytes;
+  s->vmem_bytes = vmem;
+  if (vmem > m->vmem_bytes) {
+    char a[32], b[32];
+    mib(a, sizeof a, vmem);
+    mib(b, sizeof b, m->vmem_bytes);
+    dev_schedule_free(s);
+    return refuse(why, why_len, "VMEM %s > %s: blocks x %d buffers + output + scratch do not fit", a, b,
+                  cfg->buf);
+  }
+
+  /* output write-back and accumulator revisits */
+  bool odep[DEV_MAX_RANK];
+  for (int d = 0; d < DEV_MAX_RANK; d++)
+    odep[d] = d < rank;
+  int64_t writes = rank ? fetches(s, odep, false) : 1;
+  if (has_red && writes > ntiles)
+    s->dma_bytes += 2 * (writes - ntiles) * s->scratch_bytes, s->dma_count += 2 * (writes - ntiles);
+  s->dma_count += writes;
+  s->dma_bytes += writes * s->out_block_bytes;
+
+  /* work */
+  int64_t mxu = 0, mac_flops = 0;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if ((ins->op != HLO_OP_DOT && ins->op != HLO_OP_CONVOLUTION) || ins->noperands < 2)
+      continue;
+    const hlo_shape *rs = leaf0(ins), *l = leaf0(ins->operands[0]);
+    int64_t n = rs ? hlo_shape_elements(rs) : 0, kk = 1;
+    if (ins->op == HLO_OP_DOT) {
+      for (int j = 0; j < ins->attrs.dot.lhs_contracting.n; j++) {
+        int64_t d = ins->attrs.dot.lhs_contracting.v[j];
+        if (l && d >= 0 && d < l->rank)
+          kk *= l->dims[d];
+      }
+    } else {
+      const hlo_shape *kr = leaf0(ins->operands[1]);
+      int64_t of = ins->attrs.conv.kernel_output_feature;
+      int64_t outf = kr && of >= 0 && of < kr->rank && kr->dims[of] ? kr->dims[of] : 1;
+      kk = kr ? hlo_shape_elements(kr) / outf : 1;
+    }
+    int ps = 1;
+    if (l && l->type == HLO_F32)
+      ps = passes(ins->op == HLO_OP_DOT ? dev_dot_precision(ins, cfg->prec) : cfg->prec);
+    mac_flops += 2 * n * kk;
+    mxu += 2 * n * kk * ps;
+  }
+  s->mxu_flops = mxu;
+  s->vpu_ops = f->flops > mac_flops ? f->flops - mac_flops : 0;
+  s->eup_ops = f->transcendentals;
+  return 0;
+}
+
+void dev_schedule_free(dev_schedule *s) {
+  if (!s)
+    return;
+  free(s->wins);
+  s->wins = NULL;
+  s->nwin = 0;
+}

@@ -1,0 +1,389 @@
+/* dev_numerics.c — device arithmetic: flush-to-zero, bf16 MXU passes and
+ * the transcendental approximations.  See dev_numerics.h for the contract.
+ *
+ * Every approximation is written out here (range reduction + polynomial in
+ * f32) rather than calling libm, because a real accelerator's EUP has its own
+ * polynomials whose last bits differ from the host's: the checker must see
+ * those differences and the tolerance policy must absorb exactly them.  The
+ * coefficients are Taylor coefficients (1/n!), which is enough for f32 on the
+ * reduced ranges used; measured error bounds are in the header.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+/* A fused multiply-add would change roundings the emulation must repeat. */
+#pragma GCC optimize("fp-contract=off")
+#endif
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#include "dev_numerics.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "hlo_dtype.h"
+
+float dev_ftz_f32(float x) {
+  if (x != 0.0f && fabsf(x) < FLT_MIN)
+    return copysignf(0.0f, x);
+  return x;
+}
+
+static float bf16(float x) { return hlo_bf16_to_f32(hlo_f32_to_bf16(x)); }
+
+/* ---- dot --------------------------------------------------------------- */
+
+void dev_dot_split(float x, dev_precision p, float parts[3]) {
+  x = dev_ftz_f32(x);
+  float hi = bf16(x);
+  parts[0] = hi;
+  parts[1] = parts[2] = 0.0f;
+  if (p == DEV_PREC_DEFAULT || !isfinite(x))
+    return;
+  float r = x - hi; /* exact: hi has the leading 8 bits of x */
+  parts[1] = bf16(r);
+  if (p == DEV_PREC_HIGHEST)
+    parts[2] = bf16(r - parts[1]);
+}
+
+float dev_dot_parts_product(const float x[3], const float y[3], dev_precision p) {
+  float t;
+  switch (p) {
+  case DEV_PREC_HIGH:
+    t = x[1] * y[0];
+    t = t + x[0] * y[1];
+    t = t + x[0] * y[0];
+    break;
+  case DEV_PREC_HIGHEST:
+    t = x[2] * y[0];
+    t = t + x[0] * y[2];
+    t = t + x[1] * y[1];
+    t = t + x[1] * y[0];
+    t = t + x[0] * y[1];
+    t = t + x[0] * y[0];
+    break;
+  default:
+    t = x[0] * y[0];
+    break;
+  }
+  return dev_ftz_f32(t);
+}
+
+float dev_dot_product(float a, float b, dev_precision p) {
+  float x[3], y[3];
+  dev_dot_split(a, p, x);
+  dev_dot_split(b, p, y);
+  return dev_dot_parts_product(x, y, p);
+}
+
+float dev_dot_acc(float acc, float a, float b, dev_precision p) {
+  return dev_ftz_f32(acc + dev_dot_product(a, b, p));
+}
+
+dev_precision dev_dot_precision(const hlo_instr *dot, dev_precision cfg_prec) {
+  dev_precision p = cfg_prec;
+  for (int i = 0; dot && i < dot->attrs.nprecision; i++) {
+    dev_precision q = dot->attrs.precision[i] == HLO_PREC_HIGHEST ? DEV_PREC_HIGHEST
+                      : dot->attrs.precision[i] == HLO_PREC_HIGH  ? DEV_PREC_HIGH
+                                                                   : DEV_PREC_DEFAULT;
+    if (q > p)
+      p = q;
+  }
+  return p;
+}
+
+/* ---- exp family ----------------------------------------------------------- */
+
+/* Cody-Waite split of ln 2: LN2_HI has 16 significant bits, so n * LN2_HI is
+ * exact for |n| < 2^8 and x - n * LN2_HI is exact near the reduction. */
+#define LN2_HI 0.693145751953125f
+#define LN2_LO 1.42860676533018e-06f
+#define LOG2E 1.44269504088896341f
+
+/* e^r for |r| <= ln2/2, Taylor to r^7 (truncation < 2^-27 relative). */
+static float exp_poly(float r) {
+  float p = 1.0f / 5040.0f;
+  p = 1.0f / 720.0f + r * p;
+  p = 1.0f / 120.0f + r * p;
+  p = 1.0f / 24.0f + r * p;
+  p = 1.0f / 6.0f + r * p;
+  p = 0.5f + r * p;
+  p = 1.0f + r * p;
+  return 1.0f + r * p;
+}
+
+float dev_exp_f32(float x) {
+  x = dev_ftz_f32(x);
+  if (isnan(x))
+    return x;
+  if (x > 88.72283935546875f)
+    return INFINITY;
+  if (x < -87.3365478515625f) /* below FLT_MIN: the result would be flushed */
+    return 0.0f;
+  float n = nearbyintf(x * LOG2E);
+  float r = (x - n * LN2_HI) - n * LN2_LO;
+  return dev_ftz_f32(ldexpf(exp_poly(r), (int)n));
+}
+
+float dev_expm1_f32(float x) {
+  x = dev_ftz_f32(x);
+  if (isnan(x))
+    return x;
+  if (fabsf(x) < 0.5f) {
+    /* Taylor to x^10: the cancellation of exp(x) - 1 is avoided. */
+    float p = 1.0f / 3628800.0f;
+    p = 1.0f / 362880.0f + x * p;
+    p = 1.0f / 40320.0f + x * p;
+    p = 1.0f / 5040.0f + x * p;
+    p = 1.0f / 720.0f + x * p;
+    p = 1.0f / 120.0f + x * p;
+    p = 1.0f / 24.0f + x * p;
+    p = 1.0f / 6.0f + x * p;
+    p = 0.5f + x * p;
+    return dev_ftz_f32(x + x * (x * p));
+  }
+  if (x < -20.0f)
+    return -1.0f;
+  return dev_exp_f32(x) - 1.0f;
+}
+
+float dev_logistic_f32(float x) {
+  x = dev_ftz_f32(x);
+  if (isnan(x))
+    return x;
+  return dev_ftz_f32(1.0f / (1.0f + dev_exp_f32(-x)));
+}
+
+float dev_tanh_f32(float x) {
+  x = dev_ftz_f32(x);
+  if (isnan(x))
+    return x;
+  float a = fabsf(x);
+  if (a < 0x1p-12f)
+    return x;
+  float t;
+  if (a > 9.1f) {
+    t = 1.0f;
+  } else {
+    float e = dev_expm1_f32(2.0f * a);
+    t = e / (e + 2.0f);
+  }
+  return copysignf(t, x);
+}
+
+/* ---- log family -------------------------------------------------------- */
+
+float dev_log_f32(float x) {
+  x = dev_ftz_f32(x);
+  if (isnan(x) || x < 0.0f)
+    return x < 0.0f ? NAN : x;
+  if (x == 0.0f)
+    return -INFINITY;
+  if (isinf(x))
+    return x;
+  int e;
+  float m = frexpf(x, &e); /* [0.5, 1) */
+  if (m < 0.70710678f) {
+    m *= 2.0f;
+    e -= 1;
+  }
+  /* log(m) = 2 atanh(s), s = f / (2 + f), |s| <= 0.1716 */
+  float f = m - 1.0f;
+  float s = f / (2.0f + f);
+  float z = s * s;
+  float r = 2.0f / 13.0f;
+  r = 2.0f / 11.0f + z * r;
+  r = 2.0f / 9.0f + z * r;
+  r = 2.0f / 7.0f + z * r;
+  r = 2.0f / 5.0f + z * r;
+  r = 2.0f / 3.0f + z * r;
+  float fe = (float)e;
+  /* f - s*f = 2s exactly in real arithmetic; writing it this way keeps the
+   * large term f exact and moves the rounding into the small correction. */
+  float lg = (f - s * (f - z * r)) ;
+  return fe * LN2_HI + (fe * LN2_LO + lg);
+}
+
+float dev_log1p_f32(float x) {
+  x = dev_ftz_f32(x);
+  if (isnan(x))
+    return x;
+  float u = 1.0f + x;
+  if (u == 1.0f)
+    return x;
+  if (isinf(u))
+    return u;
+  /* log(u) * x / (u - 1): the factor corrects the rounding of 1 + x. */
+  float l = dev_log_f32(u);
+  return dev_ftz_f32(l * (x / (u - 1.0f)));
+}
+
+/* ---- roots --------------------------------------------------------------- */
+
+float dev_sqrt_f32(float x) { return dev_ftz_f32(sqrtf(dev_ftz_f32(x))); }
+
+float dev_rsqrt_f32(float x) { return dev_ftz_f32(1.0f / sqrtf(dev_ftz_f32(x))); }
+
+/* ---- sin, cos ----------------------------------------------------------------- */
+
+static float sin_poly(float r) {
+  float z = r * r;
+  float p = 1.0f / 362880.0f;
+  p = -1.0f / 5040.0f + z * p;
+  p = 1.0f / 120.0f + z * p;
+  p = -1.0f / 6.0f + z * p;
+  return r + r * (z * p);
+}
+
+static float cos_poly(float r) {
+  float z = r * r;
+  float p = 1.0f / 3628800.0f;
+  p = -1.0f / 40320.0f + z * p;
+  p = 1.0f / 720.0f + z * p;
+  p = -1.0f / 24.0f + z * p;
+  p = 0.5f + z * p;
+  return 1.0f - z * p;
+}
+
+/* x = k * pi/2 + r with |r| <= pi/4; the reduction runs in double (the
+ * device's extended-precision reduction path), so r is good to f32 for any
+ * |x| below 2^24. */
+static float reduce_pio2(float x, int *quadrant) {
+  double k = nearbyint((double)x * 0.63661977236758134);
+  *quadrant = (int)((int64_t)k & 3);
+  return (float)((double)x - k * 1.5707963267948966 - k * 6.123233995736766e-17);
+}
+
+float dev_sin_f32(float x) {
+  x = dev_ftz_f32(x);
+  if (!isfinite(x))
+    return NAN;
+  if (fabsf(x) < 0x1p-12f)
+    return x;
+  int q;
+  float r = reduce_pio2(x, &q);
+  float v = (q & 1) ? cos_poly(r) : sin_poly(r);
+  return dev_ftz_f32((q & 2) ? -v : v);
+}
+
+float dev_cos_f32(float x) {
+  x = dev_ftz_f32(x);
+  if (!isfinite(x))
+    return NAN;
+  int q;
+  float r = reduce_pio2(x, &q);
+  float v = (q & 1) ? sin_poly(r) : cos_poly(r);
+  return dev_ftz_f32((q == 1 || q == 2) ? -v : v);
+}
+
+/* ---- erf ----------------------------------------------------------------------- */
+
+/* e^(-a*a) without the rounding of a*a: a = ah + al with ah holding the top
+ * 12 bits, so ah*ah is exact and the small rest is folded in separately. */
+static float exp_neg_sq(float a) {
+  float ah = hlo_bits_f32_(hlo_f32_bits_(a) & 0xFFFFF000u);
+  float al = a - ah;
+  return dev_exp_f32(-ah * ah) * dev_exp_f32(-(al * (a + ah)));
+}
+
+/* |x| < 1: erf(x) = 2/sqrt(pi) e^(-x^2) sum 2^n x^(2n+1) / (1*3*...*(2n+1)),
+ * a series of positive terms (no cancellation).  |x| >= 1: 1 - erfc(x)
+ * with erfc from its continued fraction.  |x| >= 4: erf rounds to +-1. */
+float dev_erf_f32(float x) {
+  x = dev_ftz_f32(x);
+  if (isnan(x))
+    return x;
+  float a = fabsf(x), v;
+  if (a >= 4.0f) {
+    v = 1.0f;
+  } else if (a < 1.0f) {
+    /* terms forward, summed smallest first to keep the rounding low */
+    float z = a * a, term[64];
+    int nt = 1;
+    term[0] = a;
+    while (nt < 64) {
+      term[nt] = term[nt - 1] * (2.0f * z) / (float)(2 * nt + 1);
+      if (term[nt] < a * 0x1p-26f)
+        break;
+      nt++;
+    }
+    float sum = 0.0f;
+    for (int n = nt - 1; n >= 0; n--)
+      sum = sum + term[n];
+    v = 1.1283791670955126f * exp_neg_sq(a) * sum;
+  } else {
+    /* erfc(a) = e^(-a^2)/sqrt(pi) / (a + (1/2)/(a + 1/(a + (3/2)/(a + ...)))) */
+    float cf = a;
+    for (int n = 60; n >= 1; n--)
+      cf = a + (0.5f * (float)n) / cf;
+    v = 1.0f - 0.5641895835477563f * exp_neg_sq(a) / cf;
+  }
+  return dev_ftz_f32(copysignf(v, x));
+}
+
+/* ---- elementwise dispatch ------------------------------------------------------ */
+
+int dev_unary_f32(hlo_opcode op, float x, float *out) {
+  float r;
+  float fx = dev_ftz_f32(x);
+  switch (op) {
+  case HLO_OP_ABS: r = fabsf(fx); break;
+  case HLO_OP_NEGATE: r = -fx; break;
+  case HLO_OP_SIGN: r = isnan(fx) ? fx : fx > 0 ? 1.0f : fx < 0 ? -1.0f : fx; break;
+  case HLO_OP_FLOOR: r = floorf(fx); break;
+  case HLO_OP_CEIL: r = ceilf(fx); break;
+  case HLO_OP_ROUND_AFZ: r = roundf(fx); break;
+  case HLO_OP_ROUND_EVEN: r = nearbyintf(fx); break;
+  case HLO_OP_EXP: r = dev_exp_f32(fx); break;
+  case HLO_OP_EXPM1: r = dev_expm1_f32(fx); break;
+  case HLO_OP_LOG: r = dev_log_f32(fx); break;
+  case HLO_OP_LOG1P: r = dev_log1p_f32(fx); break;
+  case HLO_OP_LOGISTIC: r = dev_logistic_f32(fx); break;
+  case HLO_OP_TANH: r = dev_tanh_f32(fx); break;
+  case HLO_OP_SQRT: r = dev_sqrt_f32(fx); break;
+  case HLO_OP_RSQRT: r = dev_rsqrt_f32(fx); break;
+  case HLO_OP_CBRT: r = cbrtf(fx); break;
+  case HLO_OP_SINE: r = dev_sin_f32(fx); break;
+  case HLO_OP_COSINE: r = dev_cos_f32(fx); break;
+  case HLO_OP_TAN: r = tanf(fx); break;
+  case HLO_OP_ERF: r = dev_erf_f32(fx); break;
+  default: return 0;
+  }
+  *out = dev_ftz_f32(r);
+  return 1;
+}
+
+int dev_binary_f32(hlo_opcode op, float x, float y, float *out) {
+  float r;
+  float a = dev_ftz_f32(x), b = dev_ftz_f32(y);
+  switch (op) {
+  case HLO_OP_ADD: r = a + b; break;
+  case HLO_OP_SUBTRACT: r = a - b; break;
+  case HLO_OP_MULTIPLY: r = a * b; break;
+  case HLO_OP_DIVIDE: r = a / b; break;
+  case HLO_OP_REMAINDER: r = fmodf(a, b); break;
+  case HLO_OP_POWER: r = powf(a, b); break;
+  case HLO_OP_ATAN2: r = atan2f(a, b); break;
+  default: return 0;
+  }
+  *out = dev_ftz_f32(r);
+  return 1;
+}
+
+int dev_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) {
+  float probe;
+  if (!dev_unary_f32(op, 0.0f, &probe))
+    return 0;
+  for (int64_t i = 0; i < n; i++)
+    dev_unary_f32(op, x[i], &o[i]);
+  return 1;
+}
+
+int dev_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
+  float probe;
+  if (!dev_binary_f32(op, 1.0f, 1.0f, &probe))
+    return 0;
+  for (int64_t i = 0; i < n; i++)
+    dev_binary_f32(op, x[i], y[i], &o[i]);
+  return 1;
+}
