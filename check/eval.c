@@ -201,7 +201,16 @@ static int eval_while(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
   for (int r = 0; r < nrep; r++)
     state[r] = hlo_value_ref(opv[r]);
   int rc = 0;
-  for (;;) {
+  /* A loop that never ends is a property of the module, not a reason to
+   * hang the checker: past this many iterations evaluation fails. */
+  const int64_t max_iterations = 100000000;
+  for (int64_t iter = 0;; iter++) {
+    if (iter == max_iterations) {
+      chk_fail(ev, ins, "while loop ran %lld iterations without its condition turning false",
+               (long long)max_iterations);
+      rc = -1;
+      break;
+    }
     if (eval_comp(ev, cond, nrep, base, state, flag) != 0) {
       rc = -1;
       break;
