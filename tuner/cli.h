@@ -24,7 +24,10 @@ typedef enum tn_mode {
   TN_MODE_EVAL, /* --eval (cli_eval.c) */
   TN_MODE_SPACE,        /* --space (cli_space.c) */
   TN_MODE_LIST_DEFECTS, /* --list-defects (cli_defects.c) */
+  TN_MODE_CHECK,        /* --check (cli_check.c) */
 } tn_mode;
+
+#define TN_MAX_DEFECTS 32
 
 typedef struct tn_opts {
   tn_mode mode;
@@ -39,6 +42,21 @@ typedef struct tn_opts {
   int replicas;           /* --replicas: simulated replicas; 0 means 1 */
   /* device modes */
   const char *machine;    /* --machine NAME (or a path); NULL: TN_DEFAULT_MACHINE */
+  /* --check */
+  const char *compiler;   /* --compiler NAME (or a path); NULL: "stable" */
+  const char *defects[TN_MAX_DEFECTS]; /* --defect NAME, repeatable */
+  int ndefects;
+  const char *backend;    /* --backend PATH.so; NULL: the built-in simulator */
+  int threads;            /* --threads N; 0: OpenMP's default */
+  int budget;             /* --budget N candidates; 0: all */
+  double time_budget;     /* --time-budget S; 0: none */
+  const char *only;       /* --only 'CONFIG' */
+  int stop_on_mismatch;   /* --stop-on-mismatch */
+  int has_atol, has_rtol; /* --atol / --rtol given */
+  double atol, rtol;
+  const char *ops;        /* --ops LIST */
+  int json;               /* --json */
+  const char *command_line; /* the whole command, for the results file */
 } tn_opts;
 
 /* Reads a whole file ("-" for stdin) into a malloc'd buffer the caller
@@ -54,5 +72,7 @@ int tn_cmd_list_machines(const tn_opts *o);
 int tn_cmd_eval(const tn_opts *o);
 int tn_cmd_space(const tn_opts *o);
 int tn_cmd_list_defects(const tn_opts *o);
+/* Checks files[0..nfiles) (FILE is files[0]; more may follow). */
+int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files);
 
 #endif

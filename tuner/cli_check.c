@@ -224,7 +224,7 @@ typedef struct {
 
 static int load_env(const tn_opts *o, check_env *e) {
   hlo_error err = {0};
-  if (dev_machine_find(o->machine ? o->machine : "tpu-v5e", &e->machine, &err) != 0) {
+  if (dev_machine_find(o->machine ? o->machine : TN_DEFAULT_MACHINE, &e->machine, &err) != 0) {
     fprintf(stderr, "tune: %s\n", err.msg);
     return -1;
   }

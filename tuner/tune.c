@@ -23,6 +23,9 @@ static void usage(FILE *f) {
         "                          first, then one CONFIG per line (the default first)\n"
         "      --list-defects      list the modelled miscompilations, one per line:\n"
         "                          NAME, trigger and symptom, tab-separated\n"
+        "  -c, --check FILE...     sweep every candidate of each fusion on the simulated\n"
+        "                          device and check it against the default and the\n"
+        "                          reference; -o OUT.h5 appends a run to a results file\n"
         "\n"
         "Options:\n"
         "  -o, --output FILE       write the result to FILE instead of stdout\n"
@@ -32,7 +35,21 @@ static void usage(FILE *f) {
         "      --replicas N        with --eval: simulate N replicas (default 1)\n"
         "      --machine NAME      machine model of the simulated device (default tpu-v5e;\n"
         "                          see --list-machines), or a path to a machine file\n"
-        "  -q, --quiet             print only errors\n"
+        "\n"
+        "Options of --check:\n"
+        "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
+        "      --defect NAME       enable one modelled defect (repeatable; --list-defects)\n"
+        "      --seed N            seed of the synthesised inputs and timing jitter (default 0)\n"
+        "      --threads N         candidates checked in parallel (default: all cores)\n"
+        "      --budget N          check at most N candidates (the default included)\n"
+        "      --time-budget S     start no new candidate after S seconds\n"
+        "      --only 'CONFIG'     check the default and this one config\n"
+        "      --stop-on-mismatch  stop at the first divergent candidate\n"
+        "      --atol X, --rtol X  override the derived tolerance of float outputs\n"
+        "      --ops LIST          check only outputs of these ops (comma-separated)\n"
+        "      --backend PATH.so   use another device implementation (dev_backend.h)\n"
+        "      --json              print the summary as JSON\n"
+        "  -q, --quiet             print only errors and divergences\n"
         "  -h, --help              display this help and exit\n"
         "  -V, --version           output version information and exit\n"
         "\n"
@@ -72,7 +89,39 @@ static int parse_number(const char *opt, const char *s, uint64_t min, uint64_t m
 }
 
 enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES, OPT_EVAL, OPT_SEED, OPT_INPUTS, OPT_REPLICAS,
-       OPT_SPACE, OPT_LIST_DEFECTS, OPT_MACHINE /* device modes */ };
+       OPT_SPACE, OPT_LIST_DEFECTS, OPT_MACHINE /* device modes */,
+       OPT_COMPILER, OPT_DEFECT, OPT_THREADS, OPT_BUDGET, OPT_TIME_BUDGET, OPT_ONLY,
+       OPT_STOP_ON_MISMATCH, OPT_ATOL, OPT_RTOL, OPT_OPS, OPT_BACKEND, OPT_JSON /* --check */ };
+
+/* A non-negative finite decimal number (for tolerances and seconds). */
+static int parse_real(const char *opt, const char *s, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!end || end == s || *end != '\0' || errno == ERANGE || !(v >= 0) || v > 1e300) {
+    fprintf(stderr, "tune: %s: '%s' is not a non-negative number\n", opt, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* The command line as one string, for the results file. */
+static char *join_args(int argc, char **argv) {
+  size_t n = 1;
+  for (int i = 0; i < argc; i++)
+    n += strlen(argv[i]) + 3;
+  char *s = malloc(n);
+  if (!s)
+    return NULL;
+  s[0] = '\0';
+  for (int i = 0; i < argc; i++) {
+    if (i)
+      strcat(s, " ");
+    strcat(s, argv[i]);
+  }
+  return s;
+}
 
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
@@ -87,6 +136,19 @@ int main(int argc, char **argv) {
       {"space", required_argument, NULL, OPT_SPACE},
       {"list-defects", no_argument, NULL, OPT_LIST_DEFECTS},
       {"machine", required_argument, NULL, OPT_MACHINE},
+      {"check", required_argument, NULL, 'c'},
+      {"compiler", required_argument, NULL, OPT_COMPILER},
+      {"defect", required_argument, NULL, OPT_DEFECT},
+      {"threads", required_argument, NULL, OPT_THREADS},
+      {"budget", required_argument, NULL, OPT_BUDGET},
+      {"time-budget", required_argument, NULL, OPT_TIME_BUDGET},
+      {"only", required_argument, NULL, OPT_ONLY},
+      {"stop-on-mismatch", no_argument, NULL, OPT_STOP_ON_MISMATCH},
+      {"atol", required_argument, NULL, OPT_ATOL},
+      {"rtol", required_argument, NULL, OPT_RTOL},
+      {"ops", required_argument, NULL, OPT_OPS},
+      {"backend", required_argument, NULL, OPT_BACKEND},
+      {"json", no_argument, NULL, OPT_JSON},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -94,8 +156,62 @@ int main(int argc, char **argv) {
   };
   tn_opts o = {0};
   int c;
-  while ((c = getopt_long(argc, argv, "p:o:qhV", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "p:c:o:qhV", longopts, NULL)) != -1) {
+    uint64_t num;
     switch (c) {
+    case 'c':
+      if (set_mode(&o, TN_MODE_CHECK, optarg) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_COMPILER:
+      o.compiler = optarg;
+      break;
+    case OPT_DEFECT:
+      if (o.ndefects == TN_MAX_DEFECTS) {
+        fprintf(stderr, "tune: --defect: at most %d may be given\n", TN_MAX_DEFECTS);
+        return TN_EXIT_USAGE;
+      }
+      o.defects[o.ndefects++] = optarg;
+      break;
+    case OPT_THREADS:
+      if (parse_number("--threads", optarg, 1, 1024, &num) != 0)
+        return TN_EXIT_USAGE;
+      o.threads = (int)num;
+      break;
+    case OPT_BUDGET:
+      if (parse_number("--budget", optarg, 1, 1000000, &num) != 0)
+        return TN_EXIT_USAGE;
+      o.budget = (int)num;
+      break;
+    case OPT_TIME_BUDGET:
+      if (parse_real("--time-budget", optarg, &o.time_budget) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_ONLY:
+      o.only = optarg;
+      break;
+    case OPT_STOP_ON_MISMATCH:
+      o.stop_on_mismatch = 1;
+      break;
+    case OPT_ATOL:
+      if (parse_real("--atol", optarg, &o.atol) != 0)
+        return TN_EXIT_USAGE;
+      o.has_atol = 1;
+      break;
+    case OPT_RTOL:
+      if (parse_real("--rtol", optarg, &o.rtol) != 0)
+        return TN_EXIT_USAGE;
+      o.has_rtol = 1;
+      break;
+    case OPT_OPS:
+      o.ops = optarg;
+      break;
+    case OPT_BACKEND:
+      o.backend = optarg;
+      break;
+    case OPT_JSON:
+      o.json = 1;
+      break;
     case 'p':
       if (set_mode(&o, TN_MODE_PRINT, optarg) != 0)
         return TN_EXIT_USAGE;
@@ -153,6 +269,26 @@ int main(int argc, char **argv) {
       fputs("Try 'tune --help' for more information.\n", stderr);
       return TN_EXIT_USAGE;
     }
+  }
+  if (o.mode == TN_MODE_CHECK) {
+    /* --check takes one or more files: FILE, then any further operands. */
+    int nfiles = 1 + (argc - optind);
+    char **files = malloc(sizeof *files * (size_t)nfiles);
+    char *cmd = join_args(argc, argv);
+    if (!files || !cmd) {
+      free(files);
+      free(cmd);
+      fputs("tune: out of memory\n", stderr);
+      return TN_EXIT_USAGE;
+    }
+    files[0] = (char *)o.file;
+    for (int i = optind; i < argc; i++)
+      files[1 + i - optind] = argv[i];
+    o.command_line = cmd;
+    int rc = tn_cmd_check(&o, nfiles, files);
+    free(files);
+    free(cmd);
+    return rc;
   }
   if (optind < argc) {
     fprintf(stderr, "tune: unexpected argument '%s'\nTry 'tune --help' for more information.\n",
