@@ -532,6 +532,100 @@ static void test_html(void **state) {
   free(s);
 }
 
+/* Error maps of rank 0, 1 and 3 (a 2-D slice through the peak) draw
+ * without reading outside the map; a run with no fusion still reports. */
+static void test_html_ranks(void **state) {
+  (void)state;
+  const char *path = path_in("ranks.h5");
+  tn_fusion_result r;
+  make_clean(&r);
+  snprintf(r.name, sizeof r.name, "ranks");
+  free(r.cands);
+  r.ncands = 4;
+  r.cands = calloc(4, sizeof *r.cands);
+  assert_non_null(r.cands);
+  set_cand(&r.cands[0], 0, DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
+  static const int64_t dims[3][3] = {{0}, {1000}, {4, 50, 60}};
+  static const int ranks[3] = {0, 1, 3};
+  r.nerror_maps = 3;
+  r.error_maps = calloc(3, sizeof *r.error_maps);
+  assert_non_null(r.error_maps);
+  for (int k = 0; k < 3; k++) {
+    tn_cand_result *c = &r.cands[k + 1];
+    set_cand(c, k + 1, DIVERGENT_CONFIG, CHK_VERDICT_MISMATCH_BOTH, 1e-6);
+    snprintf(c->config, sizeof c->config, "tile=%d k=0 buf=1 order=0 pack=1 prec=default flags=none", 8 * (k + 1));
+    assert_int_equal(dev_config_parse(c->config, &c->cfg, &(hlo_error){0}), 0);
+    chk_metrics *m = &c->vs_default;
+    m->rank = ranks[k];
+    m->mismatches = 2;
+    m->peak_index = 0;
+    tn_error_map *e = &r.error_maps[k];
+    e->cand_id = k + 1;
+    e->rank = ranks[k];
+    size_t n = 1;
+    for (int d = 0; d < ranks[k]; d++) {
+      e->dims[d] = dims[k][d];
+      m->bbox_lo[d] = 1;
+      m->bbox_hi[d] = dims[k][d] - 2;
+      m->peak[d] = 2;
+      n *= (size_t)dims[k][d];
+    }
+    e->data = calloc(n, sizeof *e->data);
+    assert_non_null(e->data);
+    for (size_t i = 0; i < n; i++)
+      e->data[i] = (float)(i % 13) * 1e-3f;
+  }
+  r.verdict_counts[CHK_VERDICT_MATCH] = 1;
+  r.verdict_counts[CHK_VERDICT_MISMATCH_BOTH] = 3;
+  r.best = 0;
+
+  hlo_error err = {0};
+  tn_run_info ri;
+  memset(&ri, 0, sizeof ri);
+  tn_store *st = tn_store_begin_run(path, &ri, &err);
+  assert_non_null(st);
+  assert_int_equal(tn_store_add_fusion(st, &r, &err), 0);
+  assert_int_equal(tn_store_end_run(st, "complete", &err), 0);
+  tn_fusion_result_free(&r);
+  /* A second run, killed before its first fusion: reported as empty. */
+  memset(&ri, 0, sizeof ri);
+  snprintf(ri.id, sizeof ri.id, "zz-killed");
+  st = tn_store_begin_run(path, &ri, &err);
+  assert_non_null(st);
+  tn_store_close(st);
+
+  tn_run_info *runs = NULL;
+  int nruns = 0;
+  assert_int_equal(tn_results_list_runs(path, &runs, &nruns, NULL, 0, &err), 0);
+  assert_int_equal(nruns, 2);
+  assert_string_equal(runs[1].id, "zz-killed"); /* the latest */
+  assert_string_equal(runs[1].status, "running");
+  tn_stored_run run;
+  for (int pass = 0; pass < 2; pass++) {
+    assert_int_equal(tn_results_read_run(path, runs[pass].id, &run, &err), 0);
+    assert_int_equal(run.nfusions, pass ? 0 : 1);
+    tn_report_input in = {.results_path = path, .run = &run, .runs = runs, .nruns = nruns};
+    for (int fmt = TN_REPORT_HTML; fmt <= TN_REPORT_JUNIT; fmt++) {
+      char *buf = NULL;
+      size_t len = 0;
+      FILE *f = open_memstream(&buf, &len);
+      assert_non_null(f);
+      assert_int_equal(tn_report_write(f, (tn_report_format)fmt, &in, &err), 0);
+      fclose(f);
+      if (pass == 0 && fmt == TN_REPORT_HTML) {
+        assert_int_equal(count_of(buf, "aria-label=\"error heatmap\""), 3);
+        HAS(buf, "slice of dims 1 (rows) and 2 (columns), the others fixed at the peak");
+      }
+      /* An older run must be named for --reproduce to find it. */
+      if (pass == 0 && fmt == TN_REPORT_MD)
+        HAS(buf, "--run 20");
+      free(buf);
+    }
+    tn_stored_run_free(&run);
+  }
+  free(runs);
+}
+
 static void test_formats_and_errors(void **state) {
   (void)state;
   assert_int_equal(tn_report_format_from_name("html"), TN_REPORT_HTML);
@@ -565,6 +659,7 @@ int main(void) {
       cmocka_unit_test(test_junit),
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_html),
+      cmocka_unit_test(test_html_ranks),
       cmocka_unit_test(test_formats_and_errors),
   };
   return cmocka_run_group_tests(tests, setup_all, teardown_all);
