@@ -21,3 +21,33 @@ size=$(wc -c < "$mod")
 awk -v s="$size" -v t="$best" 'BEGIN{printf "cat file > /dev/null: %.1f MB/s\n", s/1e6/t}' | tee -a "$work/parse.txt"
 awk '/^parse:/{p=$(NF-1)} /^cat/{c=$(NF-1)} END{printf "parser / cat = %.3f; target parser >= 100 MB/s: %s\n", p/c, (p>=100?"met":"NOT met")}' "$work/parse.txt"
 rm -f "$mod"
+
+# ---- reference evaluator throughput (issue 3 item 6) ----
+echo "== evaluator throughput (tests/bench/bench_eval.c) =="
+"$TUNE_BUILDDIR/tests/bench/bench_eval" 5 | tee "$work/eval.txt"
+# Peer: numpy on the same shapes, when the configured python has it.
+py=${PYTHON3:-/usr/bin/python3}
+if "$py" -c 'import numpy' 2>/dev/null; then
+  "$py" "${TUNE_SRCDIR:-.}/tests/bench/bench_eval_numpy.py" 5 | tee -a "$work/eval.txt"
+else
+  echo "numpy: not available to $py; no peer figures"
+fi
+# speed ratio tune/numpy = numpy time / tune time (above 1: tune is faster).
+awk '
+  function val(line, key,   i, n, f) { n = split(line, f, /[ =]+/); for (i = 1; i < n; i++) if (f[i] == key) return f[i + 1]; return "" }
+  /^copy/          { copy = val($0, "rate") }
+  /^eval [abc] /   { t[$2] = val($0, "time_s"); cf[$2] = val($0, "copy_frac") }
+  /^numpy [abc] /  { np[$2] = val($0, "time_s") }
+  END {
+    for (k = 0; k < 3; k++) {
+      c = substr("abc", k + 1, 1)
+      if (t[c] == "") { printf "%s: no tune figure\n", c; continue }
+      if (np[c] == "") { r = "n/a" } else { r = sprintf("%.2f", np[c] / t[c]) }
+      if (c == "a") { goal = ">= numpy and >= 30% of copy"; ok = (np[c] != "" && np[c] / t[c] >= 1) && cf[c] >= 0.30 }
+      if (c == "b") { goal = ">= numpy"; ok = np[c] != "" && np[c] / t[c] >= 1 }
+      if (c == "c") { goal = "within 10x of numpy"; ok = np[c] != "" && np[c] / t[c] >= 0.1 }
+      printf "%s: tune/numpy speed = %s%s; target %s: %s\n", c, r,
+             (c == "c" ? "" : sprintf(", %.0f%% of copy", 100 * cf[c])), goal,
+             (np[c] == "" ? "unknown (no numpy)" : (ok ? "met" : "NOT met"))
+    }
+  }' "$work/eval.txt"
