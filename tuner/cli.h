@@ -25,6 +25,7 @@ typedef enum tn_mode {
   TN_MODE_SPACE,        /* --space (cli_space.c) */
   TN_MODE_LIST_DEFECTS, /* --list-defects (cli_defects.c) */
   TN_MODE_CHECK,        /* --check (cli_check.c) */
+  TN_MODE_REPORT,       /* --report (cli_report.c) */
 } tn_mode;
 
 #define TN_MAX_DEFECTS 32
@@ -57,6 +58,9 @@ typedef struct tn_opts {
   const char *ops;        /* --ops LIST */
   int json;               /* --json */
   const char *command_line; /* the whole command, for the results file */
+  /* --report */
+  const char *format;     /* --format html|md|json|junit */
+  const char *run_id;     /* --run ID; NULL: the latest run in the file */
 } tn_opts;
 
 /* Reads a whole file ("-" for stdin) into a malloc'd buffer the caller
@@ -74,5 +78,7 @@ int tn_cmd_space(const tn_opts *o);
 int tn_cmd_list_defects(const tn_opts *o);
 /* Checks files[0..nfiles) (FILE is files[0]; more may follow). */
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files);
+/* Writes a report of one run of a results file (--format, --run, -o). */
+int tn_cmd_report(const tn_opts *o);
 
 #endif

@@ -26,6 +26,8 @@ static void usage(FILE *f) {
         "  -c, --check FILE...     sweep every candidate of each fusion on the simulated\n"
         "                          device and check it against the default and the\n"
         "                          reference; -o OUT.h5 appends a run to a results file\n"
+        "      --report RESULTS.h5 write a report of one run of a results file\n"
+        "                          (--format html, md, json or junit; -o FILE)\n"
         "\n"
         "Options:\n"
         "  -o, --output FILE       write the result to FILE instead of stdout\n"
@@ -35,6 +37,10 @@ static void usage(FILE *f) {
         "      --replicas N        with --eval: simulate N replicas (default 1)\n"
         "      --machine NAME      machine model of the simulated device (default tpu-v5e;\n"
         "                          see --list-machines), or a path to a machine file\n"
+        "\n"
+        "Options of --report:\n"
+        "      --format FMT        html (to look at), md (for a bug tracker), json, junit\n"
+        "      --run ID            the run to report (default: the latest in the file)\n"
         "\n"
         "Options of --check:\n"
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
@@ -93,6 +99,8 @@ enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES, OPT_EVAL, OPT_SEED, OPT_INPUTS, O
        OPT_COMPILER, OPT_DEFECT, OPT_THREADS, OPT_BUDGET, OPT_TIME_BUDGET, OPT_ONLY,
        OPT_STOP_ON_MISMATCH, OPT_ATOL, OPT_RTOL, OPT_OPS, OPT_BACKEND, OPT_JSON /* --check */ };
 
+enum { OPT_REPORT = 512, OPT_FORMAT, OPT_RUN /* --report */ };
+
 /* A non-negative finite decimal number (for tolerances and seconds). */
 static int parse_real(const char *opt, const char *s, double *out) {
   char *end = NULL;
@@ -149,6 +157,9 @@ int main(int argc, char **argv) {
       {"ops", required_argument, NULL, OPT_OPS},
       {"backend", required_argument, NULL, OPT_BACKEND},
       {"json", no_argument, NULL, OPT_JSON},
+      {"report", required_argument, NULL, OPT_REPORT},
+      {"format", required_argument, NULL, OPT_FORMAT},
+      {"run", required_argument, NULL, OPT_RUN},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -211,6 +222,16 @@ int main(int argc, char **argv) {
       break;
     case OPT_JSON:
       o.json = 1;
+      break;
+    case OPT_REPORT:
+      if (set_mode(&o, TN_MODE_REPORT, optarg) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_FORMAT:
+      o.format = optarg;
+      break;
+    case OPT_RUN:
+      o.run_id = optarg;
       break;
     case 'p':
       if (set_mode(&o, TN_MODE_PRINT, optarg) != 0)
@@ -306,6 +327,8 @@ int main(int argc, char **argv) {
     return tn_cmd_space(&o);
   case TN_MODE_LIST_DEFECTS:
     return tn_cmd_list_defects(&o);
+  case TN_MODE_REPORT:
+    return tn_cmd_report(&o);
   case TN_MODE_NONE:
   default:
     fputs("tune: no mode given\nTry 'tune --help' for more information.\n", stderr);
