@@ -432,14 +432,32 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
     dev_precision p = dev_dot_precision(ins, DEV_PREC_DEFAULT);
     const float *Af = A, *Bf = Bm;
     float *Cf = C;
-    for (int64_t b = 0; b < B; b++)
-      for (int64_t i = 0; i < M; i++)
+    /* split each operand once; B transposed so both run along k */
+    float *as = malloc(sizeof(float) * 3 * (size_t)(B * M * K > 0 ? B * M * K : 1));
+    float *bs = malloc(sizeof(float) * 3 * (size_t)(B * K * N > 0 ? B * K * N : 1));
+    if (!as || !bs) {
+      rc = -1;
+    } else {
+      for (int64_t i = 0; i < B * M * K; i++)
+        dev_dot_split(Af[i], p, as + 3 * i);
+      for (int64_t b = 0; b < B; b++)
+        for (int64_t k = 0; k < K; k++)
+          for (int64_t j = 0; j < N; j++)
+            dev_dot_split(Bf[(b * K + k) * N + j], p, bs + 3 * ((b * N + j) * K + k));
+#pragma omp parallel for schedule(static) if (B * M * N * K >= (1 << 18))
+      for (int64_t bi = 0; bi < B * M; bi++) {
+        int64_t b = bi / M;
         for (int64_t j = 0; j < N; j++) {
+          const float *x = as + 3 * bi * K, *y = bs + 3 * (b * N + j) * K;
           float acc = 0.0f;
           for (int64_t k = 0; k < K; k++)
-            acc = dev_dot_acc(acc, Af[(b * M + i) * K + k], Bf[(b * K + k) * N + j], p);
-          Cf[(b * M + i) * N + j] = acc;
+            acc = dev_ftz_f32(acc + dev_dot_parts_product(x + 3 * k, y + 3 * k, p));
+          Cf[bi * N + j] = acc;
         }
+      }
+    }
+    free(as);
+    free(bs);
   }
   for (int64_t b = 0; rc == 0 && !emulated && b < B; b++) {
     if (ct == HLO_F32)

@@ -24,7 +24,8 @@
  *     it and by cancellation) and counted apart.
  * Budget: the default plus up to BUDGET candidates per fusion (fewer, down
  * to 2, when the reference evaluation of the fusion takes more than 0.25 s:
- * about 3 s of reference time per fusion), spread evenly over the space's
+ * about 3 s of reference time per fusion, and at most 4 above 1e8 flops),
+ * spread evenly over the space's
  * list (up to 256 long), to keep the run within about two minutes.  Prints "N (fusion, candidate) pairs checked,
  * M mismatches"; exit 1 on any mismatch, 77 when datasets/ has no fusion.
  */
@@ -219,6 +220,8 @@ static void check_fusion(const char *dir, const char *name, const dev_machine *m
   double ref_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   int budget = ref_s > 0 ? (int)(3.0 / ref_s) : BUDGET;
   budget = budget < 2 ? 2 : budget > BUDGET ? BUDGET : budget;
+  if (f.flops > 100000000 && budget > 4) /* big GEMMs: the device side costs more */
+    budget = 4;
   int total = ncands < budget ? ncands : budget;
   for (int ci = -1; ci < total; ci++) {
     const dev_config *c = ci < 0 ? &dflt : &cands[(int64_t)ci * ncands / (total ? total : 1)];

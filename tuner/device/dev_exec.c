@@ -592,12 +592,30 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
     for (int64_t r = 0; r < len; r++) {
       int64_t a = base[0] + r * stride[0], b = base[1] + r * stride[1];
       p |= bx[0].poison[a] | bx[1].poison[b];
-      int64_t k = ro * x->P + (r0 + r) % x->P;
-      if (ct == HLO_F32)
-        acc[k].f = dev_ftz_f32((float)acc[k].f + dev_dot_parts_product(parts[0] + 3 * a, parts[1] + 3 * b, prec));
+    }
+    if (ct == HLO_F32 && x->P == 1) {
+      /* one running f32 accumulator: keep it in a register */
+      float f = (float)acc[ro].f;
+      const float *pa = parts[0] + 3 * base[0], *pb = parts[1] + 3 * base[1];
+      int64_t sa = 3 * stride[0], sb = 3 * stride[1];
+      if (prec == DEV_PREC_DEFAULT)
+        for (int64_t r = 0; r < len; r++)
+          f = dev_ftz_f32(f + dev_ftz_f32(pa[r * sa] * pb[r * sb]));
       else
-        acc[k].i = (int64_t)((uint64_t)acc[k].i + ints[0][a] * ints[1][b]);
-      valid[k] = 1;
+        for (int64_t r = 0; r < len; r++)
+          f = dev_ftz_f32(f + dev_dot_parts_product(pa + r * sa, pb + r * sb, prec));
+      acc[ro].f = f;
+      valid[ro] = 1;
+    } else {
+      for (int64_t r = 0; r < len; r++) {
+        int64_t a = base[0] + r * stride[0], b = base[1] + r * stride[1];
+        int64_t k = ro * x->P + (r0 + r) % x->P;
+        if (ct == HLO_F32)
+          acc[k].f = dev_ftz_f32((float)acc[k].f + dev_dot_parts_product(parts[0] + 3 * a, parts[1] + 3 * b, prec));
+        else
+          acc[k].i = (int64_t)((uint64_t)acc[k].i + ints[0][a] * ints[1][b]);
+        valid[k] = 1;
+      }
     }
     for (int q = 0; q < x->P; q++)
       poison[ro * x->P + q] |= p;

@@ -23,11 +23,6 @@
 
 #include "hlo_dtype.h"
 
-float dev_ftz_f32(float x) {
-  if (x != 0.0f && fabsf(x) < FLT_MIN)
-    return copysignf(0.0f, x);
-  return x;
-}
 
 static float bf16(float x) { return hlo_bf16_to_f32(hlo_f32_to_bf16(x)); }
 

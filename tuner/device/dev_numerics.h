@@ -72,7 +72,16 @@
 #define DEV_ULP_SINCOS 1.5
 #define DEV_ULP_ERF 5.0
 
-float dev_ftz_f32(float x);
+/* Inline: it runs once per product and sum of every dot. */
+static inline float dev_ftz_f32(float x) {
+  union {
+    float f;
+    uint32_t u;
+  } b = {x};
+  if ((b.u & 0x7F800000u) == 0) /* zero or subnormal: keep the sign only */
+    b.u &= 0x80000000u;
+  return b.f;
+}
 
 /* The bf16 parts of x for a dot at precision p (x is flushed first): parts[0]
  * = hi, parts[1] = mid (0 at DEFAULT), parts[2] = lo (0 below HIGHEST). */
