@@ -255,6 +255,14 @@ const char *chk_ew_unsupported(const hlo_instr *ins) {
       stmt;                              \
     }                                    \
   } while (0)
+/* Loops that call libm or libgcc (expf, fmodf, __mulsc3, popcount...): not
+ * vectorizable without vector math variants, so no simd request. */
+#define EACH_CALL(stmt)                  \
+  do {                                   \
+    for (int64_t i = 0; i < n; i++) {    \
+      stmt;                              \
+    }                                    \
+  } while (0)
 
 /* IEEE 754-2019 maximum/minimum (see the header comment). */
 static inline float max_f(float a, float b) {
@@ -336,28 +344,28 @@ static inline uint64_t width_mask(int w) { return w >= 64 ? ~0ull : ((1ull << w)
     case HLO_OP_SIGN:                                                                      \
       EACH(T v = x[i]; o[i] = isnan(v) ? v : v > 0 ? (T)1 : v < 0 ? (T)-1 : v);            \
       break;                                                                               \
-    case HLO_OP_FLOOR: EACH(o[i] = floor##S(x[i])); break;                                 \
-    case HLO_OP_CEIL: EACH(o[i] = ceil##S(x[i])); break;                                   \
-    case HLO_OP_ROUND_AFZ: EACH(o[i] = round##S(x[i])); break;                             \
-    case HLO_OP_ROUND_EVEN: EACH(o[i] = nearbyint##S(x[i])); break;                        \
-    case HLO_OP_EXP: EACH(o[i] = exp##S(x[i])); break;                                     \
-    case HLO_OP_EXPM1: EACH(o[i] = expm1##S(x[i])); break;                                 \
-    case HLO_OP_LOG: EACH(o[i] = log##S(x[i])); break;                                     \
-    case HLO_OP_LOG1P: EACH(o[i] = log1p##S(x[i])); break;                                 \
-    case HLO_OP_LOGISTIC: EACH(o[i] = (T)1 / ((T)1 + exp##S(-x[i]))); break;               \
-    case HLO_OP_TANH: EACH(o[i] = tanh##S(x[i])); break;                                   \
-    case HLO_OP_SQRT: EACH(o[i] = sqrt##S(x[i])); break;                                   \
-    case HLO_OP_RSQRT: EACH(o[i] = (T)1 / sqrt##S(x[i])); break;                           \
-    case HLO_OP_CBRT: EACH(o[i] = cbrt##S(x[i])); break;                                   \
-    case HLO_OP_SINE: EACH(o[i] = sin##S(x[i])); break;                                    \
-    case HLO_OP_COSINE: EACH(o[i] = cos##S(x[i])); break;                                  \
-    case HLO_OP_TAN: EACH(o[i] = tan##S(x[i])); break;                                     \
-    case HLO_OP_ERF: EACH(o[i] = erf##S(x[i])); break;                                     \
+    case HLO_OP_FLOOR: EACH_CALL(o[i] = floor##S(x[i])); break;                                 \
+    case HLO_OP_CEIL: EACH_CALL(o[i] = ceil##S(x[i])); break;                                   \
+    case HLO_OP_ROUND_AFZ: EACH_CALL(o[i] = round##S(x[i])); break;                             \
+    case HLO_OP_ROUND_EVEN: EACH_CALL(o[i] = nearbyint##S(x[i])); break;                        \
+    case HLO_OP_EXP: EACH_CALL(o[i] = exp##S(x[i])); break;                                     \
+    case HLO_OP_EXPM1: EACH_CALL(o[i] = expm1##S(x[i])); break;                                 \
+    case HLO_OP_LOG: EACH_CALL(o[i] = log##S(x[i])); break;                                     \
+    case HLO_OP_LOG1P: EACH_CALL(o[i] = log1p##S(x[i])); break;                                 \
+    case HLO_OP_LOGISTIC: EACH_CALL(o[i] = (T)1 / ((T)1 + exp##S(-x[i]))); break;               \
+    case HLO_OP_TANH: EACH_CALL(o[i] = tanh##S(x[i])); break;                                   \
+    case HLO_OP_SQRT: EACH_CALL(o[i] = sqrt##S(x[i])); break;                                   \
+    case HLO_OP_RSQRT: EACH_CALL(o[i] = (T)1 / sqrt##S(x[i])); break;                           \
+    case HLO_OP_CBRT: EACH_CALL(o[i] = cbrt##S(x[i])); break;                                   \
+    case HLO_OP_SINE: EACH_CALL(o[i] = sin##S(x[i])); break;                                    \
+    case HLO_OP_COSINE: EACH_CALL(o[i] = cos##S(x[i])); break;                                  \
+    case HLO_OP_TAN: EACH_CALL(o[i] = tan##S(x[i])); break;                                     \
+    case HLO_OP_ERF: EACH_CALL(o[i] = erf##S(x[i])); break;                                     \
     case HLO_OP_REAL: EACH(o[i] = x[i]); break;                                            \
     case HLO_OP_IMAG: EACH(o[i] = 0); break;                                               \
     case HLO_OP_REDUCE_PRECISION: {                                                        \
       int eb = (int)ins->attrs.exponent_bits, mb = (int)ins->attrs.mantissa_bits;          \
-      EACH(o[i] = RP(x[i], eb, mb));                                                       \
+      EACH_CALL(o[i] = RP(x[i], eb, mb));                                                       \
       break;                                                                               \
     }                                                                                      \
     case HLO_OP_IS_FINITE: {                                                               \
@@ -378,9 +386,9 @@ static inline uint64_t width_mask(int w) { return w >= 64 ? ~0ull : ((1ull << w)
     case HLO_OP_SUBTRACT: EACH(o[i] = x[i] - y[i]); break;                                 \
     case HLO_OP_MULTIPLY: EACH(o[i] = x[i] * y[i]); break;                                 \
     case HLO_OP_DIVIDE: EACH(o[i] = x[i] / y[i]); break;                                   \
-    case HLO_OP_REMAINDER: EACH(o[i] = fmod##S(x[i], y[i])); break;                        \
-    case HLO_OP_POWER: EACH(o[i] = pow##S(x[i], y[i])); break;                             \
-    case HLO_OP_ATAN2: EACH(o[i] = atan2##S(x[i], y[i])); break;                           \
+    case HLO_OP_REMAINDER: EACH_CALL(o[i] = fmod##S(x[i], y[i])); break;                        \
+    case HLO_OP_POWER: EACH_CALL(o[i] = pow##S(x[i], y[i])); break;                             \
+    case HLO_OP_ATAN2: EACH_CALL(o[i] = atan2##S(x[i], y[i])); break;                           \
     case HLO_OP_MAXIMUM: EACH(o[i] = MAX(x[i], y[i])); break;                              \
     case HLO_OP_MINIMUM: EACH(o[i] = MIN(x[i], y[i])); break;                              \
     default: break;                                                                        \
@@ -410,24 +418,24 @@ static void float_binary(hlo_opcode op, hlo_etype ct, const void *const *in, voi
     C *o = out;                                                                            \
     R *r = out;                                                                            \
     switch (op) {                                                                          \
-    case HLO_OP_ABS: EACH(r[i] = cabs##S(x[i])); break;                                    \
-    case HLO_OP_REAL: EACH(r[i] = creal##S(x[i])); break;                                  \
-    case HLO_OP_IMAG: EACH(r[i] = cimag##S(x[i])); break;                                  \
-    case HLO_OP_NEGATE: EACH(o[i] = -x[i]); break;                                         \
+    case HLO_OP_ABS: EACH_CALL(r[i] = cabs##S(x[i])); break;                                    \
+    case HLO_OP_REAL: EACH_CALL(r[i] = creal##S(x[i])); break;                                  \
+    case HLO_OP_IMAG: EACH_CALL(r[i] = cimag##S(x[i])); break;                                  \
+    case HLO_OP_NEGATE: EACH_CALL(o[i] = -x[i]); break;                                         \
     case HLO_OP_SIGN:                                                                      \
-      EACH(R a = cabs##S(x[i]); o[i] = a == 0 ? (C)0 : x[i] / a);                          \
+      EACH_CALL(R a = cabs##S(x[i]); o[i] = a == 0 ? (C)0 : x[i] / a);                          \
       break;                                                                               \
-    case HLO_OP_EXP: EACH(o[i] = cexp##S(x[i])); break;                                    \
-    case HLO_OP_EXPM1: EACH(o[i] = cexp##S(x[i]) - (R)1); break;                           \
-    case HLO_OP_LOG: EACH(o[i] = clog##S(x[i])); break;                                    \
-    case HLO_OP_LOG1P: EACH(o[i] = clog##S(x[i] + (R)1)); break;                           \
-    case HLO_OP_LOGISTIC: EACH(o[i] = (R)1 / ((R)1 + cexp##S(-x[i]))); break;              \
-    case HLO_OP_SQRT: EACH(o[i] = csqrt##S(x[i])); break;                                  \
-    case HLO_OP_RSQRT: EACH(o[i] = (R)1 / csqrt##S(x[i])); break;                          \
-    case HLO_OP_SINE: EACH(o[i] = csin##S(x[i])); break;                                   \
-    case HLO_OP_COSINE: EACH(o[i] = ccos##S(x[i])); break;                                 \
-    case HLO_OP_TAN: EACH(o[i] = ctan##S(x[i])); break;                                    \
-    case HLO_OP_TANH: EACH(o[i] = ctanh##S(x[i])); break;                                  \
+    case HLO_OP_EXP: EACH_CALL(o[i] = cexp##S(x[i])); break;                                    \
+    case HLO_OP_EXPM1: EACH_CALL(o[i] = cexp##S(x[i]) - (R)1); break;                           \
+    case HLO_OP_LOG: EACH_CALL(o[i] = clog##S(x[i])); break;                                    \
+    case HLO_OP_LOG1P: EACH_CALL(o[i] = clog##S(x[i] + (R)1)); break;                           \
+    case HLO_OP_LOGISTIC: EACH_CALL(o[i] = (R)1 / ((R)1 + cexp##S(-x[i]))); break;              \
+    case HLO_OP_SQRT: EACH_CALL(o[i] = csqrt##S(x[i])); break;                                  \
+    case HLO_OP_RSQRT: EACH_CALL(o[i] = (R)1 / csqrt##S(x[i])); break;                          \
+    case HLO_OP_SINE: EACH_CALL(o[i] = csin##S(x[i])); break;                                   \
+    case HLO_OP_COSINE: EACH_CALL(o[i] = ccos##S(x[i])); break;                                 \
+    case HLO_OP_TAN: EACH_CALL(o[i] = ctan##S(x[i])); break;                                    \
+    case HLO_OP_TANH: EACH_CALL(o[i] = ctanh##S(x[i])); break;                                  \
     default: break;                                                                        \
     }                                                                                      \
   } while (0)
@@ -437,13 +445,13 @@ static void float_binary(hlo_opcode op, hlo_etype ct, const void *const *in, voi
     const C *x = in[0], *y = in[1];                                                        \
     C *o = out;                                                                            \
     switch (op) {                                                                          \
-    case HLO_OP_ADD: EACH(o[i] = x[i] + y[i]); break;                                      \
-    case HLO_OP_SUBTRACT: EACH(o[i] = x[i] - y[i]); break;                                 \
-    case HLO_OP_MULTIPLY: EACH(o[i] = x[i] * y[i]); break;                                 \
-    case HLO_OP_DIVIDE: EACH(o[i] = x[i] / y[i]); break;                                   \
+    case HLO_OP_ADD: EACH_CALL(o[i] = x[i] + y[i]); break;                                      \
+    case HLO_OP_SUBTRACT: EACH_CALL(o[i] = x[i] - y[i]); break;                                 \
+    case HLO_OP_MULTIPLY: EACH_CALL(o[i] = x[i] * y[i]); break;                                 \
+    case HLO_OP_DIVIDE: EACH_CALL(o[i] = x[i] / y[i]); break;                                   \
     case HLO_OP_POWER:                                                                     \
       /* HloEvaluator: 1^y = 1 and x^0 = 1 before falling back to pow */                   \
-      EACH(o[i] = (x[i] == 1 || y[i] == 0) ? (C)1 : cpow##S(x[i], y[i]));                  \
+      EACH_CALL(o[i] = (x[i] == 1 || y[i] == 0) ? (C)1 : cpow##S(x[i], y[i]));                  \
       break;                                                                               \
     default: break;                                                                        \
     }                                                                                      \
@@ -510,13 +518,13 @@ static void complex_binary(hlo_opcode op, hlo_etype ct, const void *const *in, v
     switch (op) {                                                                          \
       INT_COMMON_BINARY(T, A)                                                              \
     case HLO_OP_DIVIDE:                                                                    \
-      EACH(o[i] = y[i] == 0 ? (T)-1 : y[i] == -1 ? (T)(0u - (A)x[i]) : (T)(x[i] / y[i]));  \
+      EACH_CALL(o[i] = y[i] == 0 ? (T)-1 : y[i] == -1 ? (T)(0u - (A)x[i]) : (T)(x[i] / y[i]));  \
       break;                                                                               \
     case HLO_OP_REMAINDER:                                                                 \
-      EACH(o[i] = y[i] == 0 ? x[i] : y[i] == -1 ? (T)0 : (T)(x[i] % y[i]));                \
+      EACH_CALL(o[i] = y[i] == 0 ? x[i] : y[i] == -1 ? (T)0 : (T)(x[i] % y[i]));                \
       break;                                                                               \
     case HLO_OP_POWER:                                                                     \
-      EACH(o[i] = (x[i] == 1 || y[i] == 0) ? (T)1                                          \
+      EACH_CALL(o[i] = (x[i] == 1 || y[i] == 0) ? (T)1                                          \
                   : y[i] < 0               ? (T)0                                          \
                                            : (T)ipow_bits((uint64_t)(int64_t)x[i], (uint64_t)y[i])); \
       break;                                                                               \
@@ -531,9 +539,9 @@ static void complex_binary(hlo_opcode op, hlo_etype ct, const void *const *in, v
     T *o = out;                                                                            \
     switch (op) {                                                                          \
       INT_COMMON_BINARY(T, A)                                                              \
-    case HLO_OP_DIVIDE: EACH(o[i] = y[i] == 0 ? (T)-1 : (T)(x[i] / y[i])); break;          \
-    case HLO_OP_REMAINDER: EACH(o[i] = y[i] == 0 ? x[i] : (T)(x[i] % y[i])); break;        \
-    case HLO_OP_POWER: EACH(o[i] = (T)ipow_bits(x[i], y[i])); break;                       \
+    case HLO_OP_DIVIDE: EACH_CALL(o[i] = y[i] == 0 ? (T)-1 : (T)(x[i] / y[i])); break;          \
+    case HLO_OP_REMAINDER: EACH_CALL(o[i] = y[i] == 0 ? x[i] : (T)(x[i] % y[i])); break;        \
+    case HLO_OP_POWER: EACH_CALL(o[i] = (T)ipow_bits(x[i], y[i])); break;                       \
     default: break;                                                                        \
     }                                                                                      \
     break;                                                                                 \
@@ -555,8 +563,8 @@ static inline int clz_w(uint64_t v, int w) { return v ? __builtin_clzll(v) - (64
 #define INT_COMMON_UNARY(T, A)                                                             \
   case HLO_OP_NOT: EACH(o[i] = (T)~x[i]); break;                                           \
   case HLO_OP_NEGATE: EACH(o[i] = (T)(0u - (A)x[i])); break;                               \
-  case HLO_OP_POPCNT: EACH(o[i] = (T)__builtin_popcountll((uint64_t)(A)x[i] & mask)); break; \
-  case HLO_OP_CLZ: EACH(o[i] = (T)clz_w((uint64_t)(A)x[i] & mask, w)); break;
+  case HLO_OP_POPCNT: EACH_CALL(o[i] = (T)__builtin_popcountll((uint64_t)(A)x[i] & mask)); break; \
+  case HLO_OP_CLZ: EACH_CALL(o[i] = (T)clz_w((uint64_t)(A)x[i] & mask, w)); break;
 
 #define SINT_UNARY_CASE(E, T, A)                                                           \
   case E: {                                                                                \
@@ -635,17 +643,18 @@ static void pred_op(hlo_opcode op, const void *const *in, void *out, int64_t n) 
     break;                                                                                 \
   }
 
-/* Reads element i of an integer block as a w-bit pattern. */
-static uint64_t int_bits(hlo_etype ct, const void *p, int64_t i) {
+/* Widens an integer block to 64-bit patterns (a loop per type). */
+#define WIDEN_CASE(E, T, A)                                                                \
+  case E: {                                                                                \
+    const T *x = p;                                                                        \
+    EACH(o[i] = (uint64_t)(int64_t)x[i]);                                                  \
+    break;                                                                                 \
+  }
+static void widen(hlo_etype ct, const void *p, uint64_t *o, int64_t n) {
   switch (ct) {
-  case HLO_S8: return (uint64_t)(int64_t)((const int8_t *)p)[i];
-  case HLO_S16: return (uint64_t)(int64_t)((const int16_t *)p)[i];
-  case HLO_S32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
-  case HLO_S64: return (uint64_t)((const int64_t *)p)[i];
-  case HLO_U8: return ((const uint8_t *)p)[i];
-  case HLO_U16: return ((const uint16_t *)p)[i];
-  case HLO_U32: return ((const uint32_t *)p)[i];
-  default: return ((const uint64_t *)p)[i];
+    SINT_TYPES(WIDEN_CASE)
+    UINT_TYPES(WIDEN_CASE)
+  default: break;
   }
 }
 
@@ -704,13 +713,16 @@ static void compare(const hlo_instr *ins, const void *const *in, void *out, int6
       UINT_TYPES(INT_CMP_CASE)
     default: break;
     }
-  } else if (want_signed) {
-    const void *x = in[0], *y = in[1];
-    CMP_LOOPS(sext_w(int_bits(ct, x, i), w), sext_w(int_bits(ct, y, i), w));
   } else {
-    const void *x = in[0], *y = in[1];
+    /* The other signedness: compare the w-bit patterns reinterpreted. */
+    uint64_t x[CHK_FUSE_BLOCK], y[CHK_FUSE_BLOCK];
+    widen(ct, in[0], x, n);
+    widen(ct, in[1], y, n);
     uint64_t m = width_mask(w);
-    CMP_LOOPS(int_bits(ct, x, i) & m, int_bits(ct, y, i) & m);
+    if (want_signed)
+      CMP_LOOPS(sext_w(x[i], w), sext_w(y[i], w));
+    else
+      CMP_LOOPS(x[i] & m, y[i] & m);
   }
 }
 
@@ -726,7 +738,7 @@ static void select_op(size_t esz, const void *const *in, void *out, int64_t n) {
   default: {
     const uint64_t *a = in[1], *b = in[2];
     uint64_t *o = out;
-    EACH(const uint64_t *s = p[i] ? a : b; o[2 * i] = s[2 * i]; o[2 * i + 1] = s[2 * i + 1]);
+    EACH_CALL(const uint64_t *s = p[i] ? a : b; o[2 * i] = s[2 * i]; o[2 * i + 1] = s[2 * i + 1]);
     break;
   }
   }
@@ -774,7 +786,7 @@ static void round_narrow(hlo_etype t, float *f, int64_t n) {
   if (t == HLO_BF16) {
     EACH(f[i] = hlo_bf16_to_f32(hlo_f32_to_bf16(f[i])));
   } else if (t == HLO_F16) {
-    EACH(f[i] = hlo_f16_to_f32(hlo_f32_to_f16(f[i])));
+    EACH_CALL(f[i] = hlo_f16_to_f32(hlo_f32_to_f16(f[i]))); /* branchy */
   } else {
     uint8_t tmp[CHK_FUSE_BLOCK];
     hlo_convert_array(HLO_F32, f, t, tmp, (size_t)n);
@@ -858,11 +870,11 @@ void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_
     if (ct == HLO_F32) {
       const float *re = in[0], *im = in[1];
       float *o = out;
-      EACH(o[2 * i] = re[i]; o[2 * i + 1] = im[i]);
+      EACH_CALL(o[2 * i] = re[i]; o[2 * i + 1] = im[i]); /* interleave */
     } else {
       const double *re = in[0], *im = in[1];
       double *o = out;
-      EACH(o[2 * i] = re[i]; o[2 * i + 1] = im[i]);
+      EACH_CALL(o[2 * i] = re[i]; o[2 * i + 1] = im[i]); /* interleave */
     }
     return;
   default:

@@ -67,8 +67,7 @@ static void decode(hlo_etype t, const void *src, float *dst, int64_t n) {
       dst[i] = hlo_bf16_to_f32(s[i]);
   } else if (t == HLO_F16) {
     const uint16_t *s = src;
-    SIMD
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < n; i++) /* branchy: no simd request */
       dst[i] = hlo_f16_to_f32(s[i]);
   } else {
     hlo_convert_array(t, src, HLO_F32, dst, (size_t)n);
@@ -84,8 +83,7 @@ static void encode(hlo_etype t, const float *src, void *dst, int64_t n) {
       d[i] = hlo_f32_to_bf16(src[i]);
   } else if (t == HLO_F16) {
     uint16_t *d = dst;
-    SIMD
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < n; i++) /* branchy: no simd request */
       d[i] = hlo_f32_to_f16(src[i]);
   } else {
     hlo_convert_array(HLO_F32, src, t, dst, (size_t)n);
@@ -217,6 +215,7 @@ int chk_fuse_run(chk_eval *ev, const chk_fuse_group *g, hlo_value *const *inv, h
     int64_t nblocks = (count + cap - 1) / cap;
     int failed = 0;
     bool par = count >= CHK_FUSE_PARALLEL_MIN;
+    (void)par; /* only read by the OpenMP clause */
     CHK_PRAGMA("omp parallel if(par) reduction(|:failed)")
     {
       /* Small programs (scalars in per-element calls) use the stack. */
