@@ -99,6 +99,17 @@ static bool is_structural(hlo_opcode op) {
   }
 }
 
+static bool literal_elided(const hlo_literal *l) {
+  if (!l)
+    return false;
+  if (l->elided)
+    return true;
+  for (int i = 0; i < l->ntuple; i++)
+    if (literal_elided(&l->elems[i]))
+      return true;
+  return false;
+}
+
 static int supported_comp(const hlo_computation *c, hlo_error *err, int depth) {
   if (depth > MAX_DEPTH)
     return hlo_error_set(err, c->line, c->col, "computation calls nest deeper than %d", MAX_DEPTH);
@@ -107,6 +118,10 @@ static int supported_comp(const hlo_computation *c, hlo_error *err, int depth) {
     if (!is_structural(ins->op) && !is_collective(ins->op) && !chk_op_lookup(ins->op))
       return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator",
                            ins->name, ins->async_wrapped ? "async" : hlo_opcode_name(ins->op));
+    if (ins->op == HLO_OP_CONSTANT && literal_elided(ins->literal))
+      return hlo_error_set(err, ins->line, ins->col,
+                           "%s: constant data was elided ({...}) in the HLO text, so it cannot be evaluated",
+                           ins->name);
     const hlo_calls *k = &ins->attrs.calls;
     const hlo_computation *callees[4] = {k->to_apply, k->calls, k->condition, k->body};
     for (int j = 0; j < 4; j++)
