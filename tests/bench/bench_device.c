@@ -1,0 +1,190 @@
+/* bench_device.c — what simulating one candidate costs, next to evaluating
+ * the same fusion with the reference evaluator.
+ *
+ * Usage: bench_device REPS FILE.hlo...
+ *
+ * For each fusion: parse and verify it, synthesise the seeded inputs the
+ * sweep would (seed 0), then time
+ *   sim   one run of the default config on the built-in simulated device
+ *         (dev_sim_backend()->run: the launch and the tiled executor, with
+ *         redzones, poison and device numerics), compile excluded because
+ *         a sweep compiles each candidate once and the issue's target is
+ *         about the run;
+ *   eval  chk_eval_module with device emulation, exactly the reference
+ *         evaluation a sweep does once per fusion.
+ * Each side runs once to warm up and then REPS times; the best time is kept
+ * (the figure least disturbed by neighbours on a shared machine).  The two
+ * outputs are compared bitwise-or-within-tolerance by the sweep, not here:
+ * this only checks that the run succeeded, so the time is of real work.
+ *
+ * Output, one line per fusion, `key=value` for tests/bench/run.sh:
+ *   device NAME hero=H elements=N compile_s=... sim_s=... eval_s=... ratio=...
+ * where ratio = sim_s / eval_s (issue 4's target: ratio <= 3).
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dev_backend.h"
+#include "eval.h"
+#include "hlo_parse.h"
+#include "hlo_verify.h"
+#include "inputs.h"
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static hlo_module *load(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    return NULL;
+  }
+  char *text = NULL;
+  size_t len = 0, cap = 0, got;
+  char chunk[65536];
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (len + got > cap) {
+      cap = (len + got) * 2;
+      char *t = realloc(text, cap);
+      if (!t) {
+        free(text);
+        fclose(f);
+        return NULL;
+      }
+      text = t;
+    }
+    memcpy(text + len, chunk, got);
+    len += got;
+  }
+  fclose(f);
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text ? text : "", len, &err);
+  free(text);
+  if (m && hlo_verify(m, &err) != 0) {
+    hlo_module_free(m);
+    m = NULL;
+  }
+  if (!m)
+    fprintf(stderr, "%s:%d:%d: error: %s\n", path, err.line, err.col, err.msg);
+  return m;
+}
+
+/* The base name without .hlo, for the report. */
+static void short_name(const char *path, char *out, size_t n) {
+  const char *b = strrchr(path, '/');
+  snprintf(out, n, "%s", b ? b + 1 : path);
+  char *dot = strstr(out, ".hlo");
+  if (dot)
+    *dot = '\0';
+}
+
+static int bench_one(const char *path, int reps, const dev_machine *mach) {
+  hlo_module *m = load(path);
+  if (!m)
+    return -1;
+  char name[128];
+  short_name(path, name, sizeof name);
+  int rc = -1;
+  hlo_error err = {0};
+  dev_fusion f;
+  dev_config *cands = NULL, dflt;
+  int ncands = 0;
+  dev_kernel *k = NULL;
+  const dev_backend *be = dev_sim_backend();
+  int nargs = m->entry->nparams;
+  hlo_value **args = calloc((size_t)(nargs ? nargs : 1), sizeof *args);
+  chk_inputs_opts io = {.seed = 0, .profile = CHK_INPUTS_NAIVE};
+  if (!args || dev_fusion_analyze(m, &f, &err) != 0 || chk_inputs_make(m, &io, args, &err) != 0 ||
+      be->space(&f, mach, &cands, &ncands, &dflt, &err) != 0) {
+    fprintf(stderr, "bench_device: %s: %s\n", name, err.msg);
+    goto done;
+  }
+
+  char why[512] = "";
+  double t0 = now();
+  if (be->compile(&f, &dflt, mach, NULL, &k, why, sizeof why) != DEV_OK) {
+    fprintf(stderr, "bench_device: %s: the default does not compile: %s\n", name, why);
+    goto done;
+  }
+  double compile_s = now() - t0;
+
+  double sim = 1e30;
+  for (int r = 0; r < reps + 1; r++) {
+    dev_run run;
+    memset(&run, 0, sizeof run);
+    t0 = now();
+    be->run(k, args, nargs, (uint64_t)r, &run);
+    double t = now() - t0;
+    hlo_value_unref(run.out);
+    if (run.status != DEV_OK) {
+      fprintf(stderr, "bench_device: %s: the default fails: %s\n", name, run.message);
+      goto done;
+    }
+    if (r > 0 && t < sim)
+      sim = t;
+  }
+
+  chk_eval_opts eo = {.replicas = 1, .emulate_device = 1};
+  double eval = 1e30;
+  for (int r = 0; r < reps + 1; r++) {
+    hlo_value *out = NULL;
+    t0 = now();
+    int erc = chk_eval_module(m, nargs, args, &eo, &out, &err);
+    double t = now() - t0;
+    hlo_value_unref(out);
+    if (erc != 0) {
+      fprintf(stderr, "bench_device: %s: %d:%d: %s\n", name, err.line, err.col, err.msg);
+      goto done;
+    }
+    if (r > 0 && t < eval)
+      eval = t;
+  }
+
+  int64_t elems = 1;
+  for (int d = 0; d < f.rank; d++)
+    elems *= f.dims[d];
+  char cfg[DEV_CONFIG_TEXT_MAX];
+  dev_config_print(&dflt, cfg, sizeof cfg);
+  printf("device %-22s hero=%-6s elements=%-8lld compile_s=%.6f sim_s=%.6f eval_s=%.6f ratio=%.2f  (default %s)\n",
+         name, dev_hero_name(f.kind), (long long)elems, compile_s, sim, eval, sim / eval, cfg);
+  fflush(stdout);
+  rc = 0;
+done:
+  if (k)
+    be->release(k);
+  free(cands);
+  for (int i = 0; args && i < nargs; i++)
+    hlo_value_unref(args[i]);
+  free(args);
+  hlo_module_free(m);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: bench_device REPS FILE.hlo...\n");
+    return 2;
+  }
+  int reps = atoi(argv[1]);
+  if (reps < 1)
+    reps = 1;
+  dev_machine mach;
+  hlo_error err = {0};
+  if (dev_machine_find("tpu-v5e", &mach, &err) != 0) {
+    fprintf(stderr, "bench_device: %s\n", err.msg);
+    return 2;
+  }
+  hlo_opcode_from_name("add", 3); /* build the opcode table once, outside the timings */
+  int status = 0;
+  for (int i = 2; i < argc; i++)
+    if (bench_one(argv[i], reps, &mach) != 0)
+      status = 1;
+  return status;
+}
