@@ -109,7 +109,7 @@ int chk_compare_values(const hlo_value *a, const hlo_value *b, const chk_leaf_ch
   worst->peak_index = -1;
   for (int i = 0; i < na; i++) {
     chk_metrics m;
-    if (chk_compare(la[i], lb[i], checks[i].rule, checks[i].tol, &m, err) != 0)
+    if (chk_compare_map(la[i], lb[i], checks[i].rule, checks[i].tol, checks[i].atol_map, &m, err) != 0)
       return -1;
     bool same = la[i]->count == 0 ||
                 memcmp(la[i]->data, lb[i]->data, (size_t)la[i]->count * la[i]->elem_size) == 0;

@@ -41,7 +41,8 @@ bool chk_leaf_depends_on(const hlo_computation *c, int leaf, const hlo_instr *he
 typedef struct chk_leaf_check {
   chk_rule rule;
   chk_tol tol;
-  bool checked; /* false when --ops excluded this leaf's op */
+  const double *atol_map; /* per-element atol added to tol.atol, or NULL */
+  bool checked;           /* false when --ops excluded this leaf's op */
 } chk_leaf_check;
 
 /* Compares every leaf of a (actual) with b (expected) under checks[leaf];

@@ -301,22 +301,6 @@ static int eval_conditional(chk_eval *ev, const hlo_instr *ins, int nrep, int ba
   return 0;
 }
 
-/* Largest finite |x| of an array (tuples: every leaf). */
-static void probe_max_abs(const hlo_value *v, double *acc) {
-  if (!v)
-    return;
-  if (v->type == HLO_TUPLE) {
-    for (int i = 0; i < v->ntuple; i++)
-      probe_max_abs(v->elems[i], acc);
-    return;
-  }
-  for (int64_t i = 0; i < v->count; i++) {
-    double x = fabs(hlo_value_get_f64(v, i));
-    if (isfinite(x) && x > *acc)
-      *acc = x;
-  }
-}
-
 /* Evaluates one instruction for all replicas; vals is [instr][replica]. */
 static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hlo_value *const *args,
                       hlo_value **vals, hlo_value **out) {
@@ -335,11 +319,6 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
   for (int k = 0; k < n; k++)
     for (int r = 0; r < nrep; r++)
       opv[k * nrep + r] = vals[ins->operands[k]->index * nrep + r];
-
-  if (ins == ev->o.probe && ev->o.probe_out)
-    for (int k = 0; k < n && k < 2; k++)
-      for (int r = 0; r < nrep; r++)
-        probe_max_abs(opv[k * nrep + r], &ev->o.probe_out[k]);
 
   int rc = 0;
   switch (ins->op) {
@@ -477,6 +456,14 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
     if (rowp != row)
       free(rowp);
   }
+  if (rc == 0 && ev->o.hook) {
+    hlo_value *row[64];
+    for (int r = 0; r < nrep && n <= 64; r++) {
+      for (int k = 0; k < n; k++)
+        row[k] = opv[k * nrep + r];
+      ev->o.hook(ev->o.hook_ctx, ins, row, n, &out[r]);
+    }
+  }
   if (opv != stack_ops)
     free(opv);
   if (rc != 0) {
@@ -520,8 +507,8 @@ static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
   }
   /* Elementwise chains run block by block (eval_fuse.h): a group's members
    * are evaluated, and read their operands, at the group root's position.
-   * A probed computation runs op by op so the probe sees its instruction. */
-  chk_fuse_plan *fp = ev->o.probe && ev->o.probe->parent == c ? NULL : chk_fuse_plan_build(c);
+   * With a hook everything runs op by op so the hook sees every op. */
+  chk_fuse_plan *fp = ev->o.hook ? NULL : chk_fuse_plan_build(c);
   /* Last position at which each value is read; the root lives to the end. */
   for (int i = 0; i < ni; i++)
     last_use[i] = i;

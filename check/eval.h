@@ -21,14 +21,21 @@
 #include "hlo_error.h"
 #include "hlo_value.h"
 
+/* An observer of evaluation, for the tolerance policy: called after every
+ * instruction with its operands and its value (once per replica).  It may
+ * replace *value with another value of the same shape (dropping the old
+ * reference and handing over a new one), which is how the sweep measures
+ * how an accumulation's rounding error propagates to the outputs. */
+typedef void chk_eval_hook(void *ctx, const hlo_instr *ins, hlo_value *const *operands, int noperands,
+                           hlo_value **value);
+
 typedef struct chk_eval_opts {
   int replicas;       /* simulated replicas, >= 1 */
-  int emulate_device; /* reserved: device numerics (bf16 dot passes, ...) */
-  /* Optional probe for the tolerance policy: when probe is set, probe_out[k]
-   * receives the largest finite |x| over operand k (k < 2) of that
-   * instruction, across every time it is evaluated. */
-  const hlo_instr *probe;
-  double *probe_out;
+  int emulate_device; /* device numerics (bf16 dot passes, approximations) */
+  /* Optional hook (see above).  With a hook every instruction is evaluated
+   * op by op, so the hook sees each one. */
+  chk_eval_hook *hook;
+  void *hook_ctx;
 } chk_eval_opts;
 
 /* Evaluates m's entry computation.  args holds one value per entry

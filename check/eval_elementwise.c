@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_numerics.h"
 #include "eval_fuse.h"
 #include "hlo_dtype.h"
 
@@ -395,15 +396,23 @@ static inline uint64_t width_mask(int w) { return w >= 64 ? ~0ull : ((1ull << w)
     }                                                                                      \
   } while (0)
 
-static void float_unary(const hlo_instr *ins, hlo_etype ct, const void *const *in, void *out, int64_t n) {
+static void float_unary(const hlo_instr *ins, hlo_etype ct, const void *const *in, void *out, int64_t n,
+                        int emulate) {
   hlo_opcode op = ins->op;
+  /* --emulate-device: the device's approximations and flushing, for the
+   * ops the device computes in f32 arithmetic. */
+  if (ct == HLO_F32 && emulate && dev_unary_f32_block(op, in[0], out, n))
+    return;
   if (ct == HLO_F32)
     FLOAT_UNARY(float, f, hlo_reduce_precision_f32);
   else
     FLOAT_UNARY(double, , hlo_reduce_precision);
 }
 
-static void float_binary(hlo_opcode op, hlo_etype ct, const void *const *in, void *out, int64_t n) {
+static void float_binary(hlo_opcode op, hlo_etype ct, const void *const *in, void *out, int64_t n,
+                         int emulate) {
+  if (ct == HLO_F32 && emulate && dev_binary_f32_block(op, in[0], in[1], out, n))
+    return;
   if (ct == HLO_F32)
     FLOAT_BINARY(float, f, max_f, min_f);
   else
@@ -845,7 +854,7 @@ static void convert_op(hlo_etype s, hlo_etype d, const void *in, void *out, int6
 
 /* ---- one node over one block --------------------------------------------------------- */
 
-void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_t n) {
+void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_t n, int emulate) {
   hlo_opcode op = ins->op;
   hlo_etype rt = ins->shape.type;
   hlo_etype t = ins->operands[op == HLO_OP_SELECT ? 1 : 0]->shape.type;
@@ -881,7 +890,7 @@ void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_
     if (cls == HLO_CLASS_PRED)
       pred_op(op, in, out, n);
     else if (cls == HLO_CLASS_FLOAT)
-      (op_arity(op) == 1 ? float_unary(ins, ct, in, out, n) : float_binary(op, ct, in, out, n));
+      (op_arity(op) == 1 ? float_unary(ins, ct, in, out, n, emulate) : float_binary(op, ct, in, out, n, emulate));
     else if (cls == HLO_CLASS_COMPLEX)
       (op_arity(op) == 1 ? complex_unary(op, ct, in, out, n) : complex_binary(op, ct, in, out, n));
     else

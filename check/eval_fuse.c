@@ -54,6 +54,7 @@ typedef struct run_ctx {
   int nslots;
   int64_t count, cap;   /* elements in all; elements per block */
   size_t scratch_bytes; /* per thread, including the slot pointer table */
+  int emulate;          /* chk_eval_opts.emulate_device: device numerics */
 } run_ctx;
 
 static bool narrow_storage(hlo_etype t) { return chk_ew_compute_type(t) != t && hlo_etype_is_float(t); }
@@ -139,7 +140,7 @@ static void run_block(const run_ctx *x, char *scratch, int64_t off, int64_t n) {
       dst = (void *)(si->data + (size_t)off * si->ssz);
     else
       dst = scratch + si->scratch_ofs;
-    chk_ew_block(ins, in, dst, n);
+    chk_ew_block(ins, in, dst, n, x->emulate);
     if (g->out[j] && !si->direct)
       encode(si->type, dst, (void *)(si->data + (size_t)off * si->ssz), n);
     ptr[s] = dst;
@@ -211,7 +212,7 @@ int chk_fuse_run(chk_eval *ev, const chk_fuse_group *g, hlo_value *const *inv, h
 
   if (rc == 0 && count > 0) {
     run_ctx x = {.g = g, .slots = slots, .nslots = nslots, .count = count, .cap = cap,
-                 .scratch_bytes = bytes};
+                 .scratch_bytes = bytes, .emulate = ev->o.emulate_device};
     int64_t nblocks = (count + cap - 1) / cap;
     int failed = 0;
     bool par = count >= CHK_FUSE_PARALLEL_MIN;

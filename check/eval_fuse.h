@@ -125,6 +125,9 @@ const char *chk_ew_unsupported(const hlo_instr *ins);
  * compute representation, out receives the result in compute representation,
  * already rounded (narrow floats) or wrapped (sub-byte integers) to the
  * result type.  Never fails on a node that passed chk_ew_unsupported(). */
-void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_t n);
+/* With emulate set, f32 arithmetic (and bf16/f16, which compute in f32) goes
+ * through the device's own numerics (dev_numerics.h: approximated
+ * transcendentals, flushed subnormals), for `--emulate-device`. */
+void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_t n, int emulate);
 
 #endif

@@ -93,7 +93,8 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
       continue;
     if (shown++ == 0)
       fputs("  divergent candidates:\n", f);
-    const chk_metrics *m = &c->vs_default;
+    /* The default is judged against the reference, not against itself. */
+    const chk_metrics *m = c->id == 0 ? &c->vs_reference : &c->vs_default;
     fprintf(f, "  - %-18s %s\n", chk_verdict_name(c->verdict), c->config);
     if (c->status != DEV_OK) {
       fprintf(f, "      %s\n", c->message);

@@ -46,7 +46,12 @@ typedef struct {
   hlo_value *dflt_out;           /* NULL when the default did not run */
   int nleaves;
   double term_max;
+  /* How an error of 1 in the hero's output moves each output element:
+   * sens[leaf][i], measured on the reference by perturbing the hero (see
+   * measure_sensitivity); NULL for leaves the hero does not feed. */
+  double *sens[256];
   int dflt_passes, ref_passes;   /* bf16 passes of f32 dots (0: not one) */
+  int replicas;                  /* replicas the reference simulates */
   bool default_vs_ref_within;
   volatile int stop;
 } shared;
@@ -89,6 +94,7 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, bool vs_ref, chk
     chk_leaf_check *lc = &out[i];
     lc->rule = chk_leaf_rule(c, i);
     lc->checked = true;
+    lc->atol_map = NULL;
     if (sh->o->ops) {
       const hlo_instr *p = c->root->op == HLO_OP_TUPLE && i < c->root->noperands ? c->root->operands[i] : c->root;
       lc->checked = ops_has(sh->o->ops, hlo_opcode_name(p->op)) ||
@@ -105,15 +111,49 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, bool vs_ref, chk
     chk_tol_basis b = {.out_type = s->type, .acc_type = s->type, .k = 0, .term_max = sh->term_max};
     if (chk_leaf_depends_on(c, i, sh->f.hero))
       b.k = sh->f.k_total;
-    /* The device accumulates narrow floats in f32; the reference applies
-     * the reducer in the element type, so against it the wider bound of
-     * the element type holds. */
-    if (!vs_ref && (s->type == HLO_BF16 || s->type == HLO_F16))
-      b.acc_type = HLO_F32;
+    /* Both the device and the reference apply a reducer in its own type
+     * (a bf16 add rounds to bf16 at every step), so the bound uses the
+     * element type's roundoff.  For long bf16 sums that bound is wide: it
+     * is what reordering such a sum can legitimately do. */
+    (void)vs_ref;
     b.passes_a = passes_a;
     b.passes_b = passes_b;
     lc->tol = chk_tolerance(&b);
+    /* The bound holds at the hero's output; the ops after it (a division by
+     * the sum in softmax, a subtraction in layernorm) scale it per element
+     * by the measured sensitivity, with a factor 2 for nonlinearity. */
+    if (b.k > 0 && sh->sens[i]) {
+      const hlo_shape *ls = hlo_shape_leaf(&c->root->shape, i);
+      int64_t n = hlo_shape_elements(ls);
+      double *map = malloc(sizeof *map * (size_t)(n ? n : 1));
+      if (map) {
+        for (int64_t e = 0; e < n; e++)
+          map[e] = 2.0 * sh->sens[i][e] * lc->tol.atol;
+        lc->atol_map = map;
+        lc->tol.atol = 0;
+      }
+    }
   }
+}
+
+static void free_maps(shared *sh, chk_leaf_check *checks) {
+  for (int i = 0; i < sh->nleaves; i++) {
+    free((void *)checks[i].atol_map);
+    checks[i].atol_map = NULL;
+  }
+}
+
+/* The tolerance a leaf's check allows, for reports: with a map, its
+ * largest entry stands as the atol. */
+static chk_tol effective_tol(const shared *sh, int leaf, const chk_leaf_check *lc) {
+  chk_tol t = lc->tol;
+  if (lc->atol_map) {
+    int64_t n = hlo_shape_elements(hlo_shape_leaf(&sh->f.comp->root->shape, leaf));
+    for (int64_t e = 0; e < n; e++)
+      if (lc->atol_map[e] > t.atol)
+        t.atol = lc->atol_map[e];
+  }
+  return t;
 }
 
 static int count_leaves(const hlo_shape *s) { return hlo_shape_leaf_count(s); }
@@ -163,6 +203,7 @@ static void judge(shared *sh, tn_cand_result *r) {
   leaf_checks(sh, pa, sh->dflt_out ? sh->dflt_passes : sh->ref_passes, !sh->dflt_out, checks);
   int leaf = chk_compare_values(out, expected, checks, &r->vs_default, &identical, &within, &err);
   if (leaf < 0) {
+    free_maps(sh, checks);
     r->verdict = CHK_VERDICT_RUNTIME_ERROR;
     snprintf(r->message, sizeof r->message, "output cannot be compared: %.400s", err.msg);
     hlo_value_unref(out);
@@ -170,7 +211,8 @@ static void judge(shared *sh, tn_cand_result *r) {
     return;
   }
   r->leaf = leaf;
-  r->tol = checks[leaf].tol;
+  r->tol = effective_tol(sh, leaf, &checks[leaf]);
+  free_maps(sh, checks);
   if (identical || within) {
     r->verdict = chk_attribute(identical, within, true, true);
   } else {
@@ -189,6 +231,7 @@ static void judge(shared *sh, tn_cand_result *r) {
       leaf_checks(sh, pa, sh->ref_passes, true, rchecks);
       bool rid, rwithin;
       int rleaf = chk_compare_values(out, sh->reference, rchecks, &r->vs_reference, &rid, &rwithin, &err);
+      free_maps(sh, rchecks);
       r->has_vs_reference = rleaf >= 0;
       r->verdict = sh->dflt_out ? chk_attribute(false, false, rleaf >= 0 && rwithin, sh->default_vs_ref_within)
                                 : CHK_VERDICT_MISMATCH_CANDIDATE;
@@ -208,6 +251,189 @@ static void progress(const tn_sweep_opts *o, int done, int total, int divergent)
   fflush(stderr);
 }
 
+/* The evaluation hook behind the tolerance policy.  Mode 0 records the
+ * largest |operand| of the hero (the T of tolerance.h); mode 1 adds delta
+ * to every float element of the hero's value. */
+typedef struct {
+  const hlo_instr *hero;
+  int mode;
+  double max_abs[2];
+  double delta;
+} hero_hook_state;
+
+static void max_abs_of(const hlo_value *v, double *acc) {
+  if (v->type == HLO_TUPLE) {
+    for (int i = 0; i < v->ntuple; i++)
+      max_abs_of(v->elems[i], acc);
+    return;
+  }
+  if (!hlo_etype_is_float(v->type))
+    return;
+  for (int64_t i = 0; i < v->count; i++) {
+    double x = fabs(hlo_value_get_f64(v, i));
+    if (isfinite(x) && x > *acc)
+      *acc = x;
+  }
+}
+
+static hlo_value *shifted(const hlo_value *v, double delta) {
+  hlo_value *c = hlo_value_clone(v);
+  if (!c)
+    return NULL;
+  if (c->type == HLO_TUPLE) {
+    for (int i = 0; i < c->ntuple; i++) {
+      hlo_value *e = shifted(c->elems[i], delta);
+      if (!e) {
+        hlo_value_unref(c);
+        return NULL;
+      }
+      hlo_value_unref(c->elems[i]);
+      c->elems[i] = e;
+    }
+    return c;
+  }
+  if (hlo_etype_is_float(c->type))
+    for (int64_t i = 0; i < c->count; i++) {
+      double x = hlo_value_get_f64(c, i);
+      if (isfinite(x))
+        hlo_value_set_f64(c, i, x + delta);
+    }
+  return c;
+}
+
+static void hero_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int n, hlo_value **value) {
+  hero_hook_state *h = ctx;
+  if (ins != h->hero)
+    return;
+  if (h->mode == 0) {
+    for (int k = 0; k < n && k < 2; k++)
+      max_abs_of(ops[k], &h->max_abs[k]);
+    return;
+  }
+  hlo_value *p = shifted(*value, h->delta);
+  if (p) {
+    hlo_value_unref(*value);
+    *value = p;
+  }
+}
+
+/* Finds the want-th array leaf of v, depth first. */
+static int leaf_index(const hlo_value *v, int want, int *seen, const hlo_value **out) {
+  if (v->type != HLO_TUPLE) {
+    if ((*seen)++ == want) {
+      *out = v;
+      return 1;
+    }
+    return 0;
+  }
+  for (int i = 0; i < v->ntuple; i++)
+    if (leaf_index(v->elems[i], want, seen, out))
+      return 1;
+  return 0;
+}
+
+static const hlo_value *nth_leaf(const hlo_value *v, int k) {
+  const hlo_value *out = NULL;
+  int seen = 0;
+  leaf_index(v, k, &seen, &out);
+  return out;
+}
+
+/* How many replicas the reference must simulate for the module's
+ * collectives to be well-formed: its replica_count, or one more than the
+ * highest replica a replica group or permute pair names. */
+static int scan_replicas(const hlo_computation *c, int n, int depth) {
+  if (depth > 32)
+    return n;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    const hlo_replica_groups *g = &ins->attrs.replica_groups;
+    for (int a = 0; a < g->ngroups; a++)
+      for (int b = 0; b < g->groups[a].n; b++)
+        if (g->groups[a].v[b] + 1 > n && g->groups[a].v[b] < 64)
+          n = (int)g->groups[a].v[b] + 1;
+    for (int p = 0; p < ins->attrs.npairs; p++) {
+      int64_t hi = ins->attrs.pairs[p].a > ins->attrs.pairs[p].b ? ins->attrs.pairs[p].a : ins->attrs.pairs[p].b;
+      if (hi + 1 > n && hi < 64)
+        n = (int)hi + 1;
+    }
+    const hlo_calls *k = &ins->attrs.calls;
+    if (k->calls)
+      n = scan_replicas(k->calls, n, depth + 1);
+  }
+  return n;
+}
+
+static int replicas_needed(const hlo_module *m) {
+  int n = m->replica_count > 1 && m->replica_count <= 64 ? (int)m->replica_count : 1;
+  return scan_replicas(m->entry, n, 0);
+}
+
+/* Evaluates the reference with device numerics on every replica the
+ * module needs; *out is replica 0's result, the replica the device runs. */
+static int eval_reference(shared *sh, chk_eval_hook *hook, void *ctx, hlo_value **out, hlo_error *err) {
+  hlo_value *outs[64] = {0};
+  chk_eval_opts eo = {.replicas = sh->replicas, .emulate_device = 1, .hook = hook, .hook_ctx = ctx};
+  if (chk_eval_module(sh->m, sh->nargs, sh->args, &eo, outs, err) != 0)
+    return -1;
+  *out = outs[0];
+  for (int r = 1; r < sh->replicas; r++)
+    hlo_value_unref(outs[r]);
+  return 0;
+}
+
+/* Tolerance propagation by perturbation.  The accumulation bound of
+ * tolerance.h holds at the hero's output; what it means at the fusion's
+ * outputs depends on the ops in between, so it is measured rather than
+ * guessed: the reference is evaluated twice more with the hero's value
+ * shifted by +delta and -delta, and sens[leaf][i] = max|y(h +- delta) -
+ * y(h)| / delta is how far output element i moves per unit of error in the
+ * hero.  It is first-order exact for smooth ops and the caller doubles it. */
+static int measure_sensitivity(shared *sh, hlo_error *err) {
+  if (!sh->f.hero || sh->f.k_total <= 1 || !(sh->term_max > 0))
+    return 0;
+  if (sh->f.kind != DEV_HERO_REDUCE && sh->f.kind != DEV_HERO_DOT)
+    return 0;
+  const hlo_shape *hs = hlo_shape_leaf(&sh->f.hero->shape, 0);
+  if (!hs || !hlo_etype_is_float(hs->type))
+    return 0;
+  /* delta: the f32 bound for this K and T; its size only needs to keep the
+   * measurement out of the noise of the ops' own rounding. */
+  chk_tol_basis b = {.out_type = HLO_F32, .acc_type = HLO_F32, .k = sh->f.k_total, .term_max = sh->term_max};
+  double delta = chk_tolerance(&b).atol;
+  if (!(delta > 0))
+    return 0;
+  hlo_value *moved[2] = {NULL, NULL};
+  for (int s = 0; s < 2; s++) {
+    hero_hook_state h = {.hero = sh->f.hero, .mode = 1, .delta = s == 0 ? delta : -delta};
+    if (eval_reference(sh, hero_hook, &h, &moved[s], err) != 0) {
+      hlo_value_unref(moved[0]);
+      return -1;
+    }
+  }
+  for (int leaf = 0; leaf < sh->nleaves; leaf++) {
+    const hlo_value *y = nth_leaf(sh->reference, leaf), *yp = nth_leaf(moved[0], leaf),
+                    *ym = nth_leaf(moved[1], leaf);
+    if (!y || !yp || !ym || !hlo_etype_is_float(y->type))
+      continue;
+    double *sens = malloc(sizeof *sens * (size_t)(y->count ? y->count : 1));
+    if (!sens)
+      break;
+    for (int64_t i = 0; i < y->count; i++) {
+      double v = hlo_value_get_f64(y, i);
+      double dp = fabs(hlo_value_get_f64(yp, i) - v), dm = fabs(hlo_value_get_f64(ym, i) - v);
+      double d = dp > dm ? dp : dm;
+      /* A perturbation that turns a finite output non-finite marks an
+       * ill-conditioned element: no finite bound applies there. */
+      sens[i] = isfinite(d) ? d / delta : (isfinite(v) ? 1e300 : 0);
+    }
+    sh->sens[leaf] = sens;
+  }
+  hlo_value_unref(moved[0]);
+  hlo_value_unref(moved[1]);
+  return 0;
+}
+
 static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_error *err) {
   memset(sh, 0, sizeof *sh);
   sh->o = o;
@@ -223,18 +449,20 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   chk_inputs_opts io = {.seed = o->seed, .profile = o->profile};
   if (chk_inputs_make(m, &io, sh->args, err) != 0)
     return -1;
-  double probe[2] = {0, 0};
-  chk_eval_opts eo = {.replicas = 1, .emulate_device = 1, .probe = sh->f.hero, .probe_out = probe};
-  if (chk_eval_module(m, sh->nargs, sh->args, &eo, &sh->reference, err) != 0)
-    return -1;
-  sh->term_max = sh->f.kind == DEV_HERO_DOT ? probe[0] * probe[1] : probe[0];
   sh->nleaves = count_leaves(&sh->f.comp->root->shape);
   if (sh->nleaves > 256)
     return hlo_error_set(err, 0, 0, "the fusion has %d outputs; at most 256 are supported", sh->nleaves);
-  return 0;
+  sh->replicas = replicas_needed(m);
+  hero_hook_state probe = {.hero = sh->f.hero};
+  if (eval_reference(sh, hero_hook, &probe, &sh->reference, err) != 0)
+    return -1;
+  sh->term_max = sh->f.kind == DEV_HERO_DOT ? probe.max_abs[0] * probe.max_abs[1] : probe.max_abs[0];
+  return measure_sensitivity(sh, err);
 }
 
 static void teardown(shared *sh) {
+  for (int i = 0; i < 256; i++)
+    free(sh->sens[i]);
   for (int i = 0; i < sh->nargs; i++)
     hlo_value_unref(sh->args ? sh->args[i] : NULL);
   free(sh->args);
@@ -391,16 +619,18 @@ int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts
     bool id, within;
     int leaf = chk_compare_values(sh.dflt_out, sh.reference, checks, &out->default_vs_reference, &id, &within, err);
     if (leaf < 0) {
+      free_maps(&sh, checks);
       teardown(&sh);
       return -1;
     }
-    out->reference_tol = checks[leaf].tol;
+    out->reference_tol = effective_tol(&sh, leaf, &checks[leaf]);
+    free_maps(&sh, checks);
     sh.default_vs_ref_within = within;
     out->default_vs_reference_ok = within;
     d->has_vs_reference = true;
     d->vs_reference = out->default_vs_reference;
     d->leaf = leaf;
-    d->tol = checks[leaf].tol;
+    d->tol = out->reference_tol;
     d->verdict = within ? (id ? CHK_VERDICT_MATCH : CHK_VERDICT_BENIGN) : CHK_VERDICT_MISMATCH_DEFAULT;
     d->speedup = 1.0;
   }
