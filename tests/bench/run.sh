@@ -51,3 +51,41 @@ awk '
              (np[c] == "" ? "unknown (no numpy)" : (ok ? "met" : "NOT met"))
     }
   }' "$work/eval.txt"
+
+# ---- the device next to the reference evaluator (issue 4; bench_device.c) ----
+# Same fusions, same inputs: one run of the default config on the simulated
+# device against one reference evaluation.  A sweep runs one candidate per
+# thread, so the like-for-like ratio is against the 1-thread evaluation.
+echo "== device: one simulated candidate vs the reference evaluation (tests/bench/bench_device.c) =="
+ds="${TUNE_SRCDIR:-.}/datasets"
+"$TUNE_BUILDDIR/tests/bench/bench_device" 10 "$ds/transcendental_chain.hlo" "$ds/qat_residual_f16.hlo" \
+  "$ds/row_sum_long.hlo" "$ds/dot_f32_default.hlo" | tee "$work/device.txt"
+awk '
+  function val(line, key,   i, n, f) { n = split(line, f, /[ =]+/); for (i = 1; i < n; i++) if (f[i] == key) return f[i + 1]; return "" }
+  /^device / {
+    r1 = val($0, "ratio1"); r = val($0, "ratio")
+    printf "%s (%s): simulated run / 1-thread evaluation = %sx (/ all-threads evaluation = %sx); target <= 3x: %s\n",
+           $2, val($0, "hero"), r1, r, (r1 + 0 <= 3 ? "met" : "NOT met")
+  }' "$work/device.txt"
+
+# ---- tune --check: sweep throughput, HDF5 share, comparator (issue 5; bench_check.c) ----
+echo "== tune --check: candidates/s at 1 and 2 threads, HDF5 share, comparator vs copy (tests/bench/bench_check.c) =="
+"$TUNE_BUILDDIR/tests/bench/bench_check" "$work" 64 2 "$ds/transcendental_chain.hlo" "$ds/row_sum_long.hlo" \
+  "$ds/dot_f32_default.hlo" | tee "$work/check.txt"
+awk '
+  function val(line, key,   i, n, f) { n = split(line, f, /[ =]+/); for (i = 1; i < n; i++) if (f[i] == key) return f[i + 1]; return "" }
+  /^cpu /                  { printf "machine: %s CPUs online, load average %s, 2 spinning threads run %sx one\n",
+                                    val($0, "online"), val($0, "loadavg"), val($0, "spin_speedup") }
+  /^check / && /threads=1/ { c1[$2] = val($0, "cps") }
+  /^check / && /threads=2/ { c2[$2] = val($0, "cps") }
+  /^speedup /              {
+    v = val($0, "value"); s = val($0, "spin")
+    st = (v + 0 >= 1.7) ? "met" : (s + 0 < 1.7 ? sprintf("NOT met; not measurable now: pure CPU work got only %sx from 2 threads", s) : "NOT met")
+    printf "%s: %s candidates/s at 1 thread, %s at 2; speedup %sx (spin loop %sx); target >= 1.7x: %s\n", $2, c1[$2], c2[$2], v, s, st
+  }
+  /^store / && /share=/    { sh = val($0, "share"); printf "HDF5 writing: %.1f%% of check + store (%s s of %s s); target <= 5%%: %s\n",
+                                    100 * sh, val($0, "time_s"), val($0, "sweeps_s") + val($0, "time_s"), (sh + 0 <= 0.05 ? "met" : "NOT met") }
+  /^copy /                 { cp = val($0, "rate") }
+  /^compare /              { f = val($0, "copy_frac"); printf "comparator %s: %s GB/s = %.0f%% of copy (%s GB/s); target >= 50%%: %s\n",
+                                    $2, val($0, "rate"), 100 * f, cp, (f + 0 >= 0.5 ? "met" : "NOT met") }
+' "$work/check.txt"
