@@ -17,6 +17,8 @@
  *            that as compile-error and carry on.
  *   run      the reference evaluator on the module's entry arguments; a
  *            fresh output each call, so candidates never share buffers.
+ *            It simulates one replica: enough for the example, not for
+ *            fusions whose collectives need their peers.
  *   cost     a fixed simulated time per config: 10 us divided by the
  *            buffer count (double buffering hides the copy), so the sweep
  *            has a best config that is not the default.
