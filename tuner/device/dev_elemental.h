@@ -99,6 +99,19 @@ typedef struct dev_elem dev_elem;
 dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec);
 void dev_elem_free(dev_elem *e);
 
+/* The lowering defects (dev_defect.h, a bit per dev_defect) whose
+ * config-level condition the executor found met for this run; 0, the
+ * default, is the clean device.  The ones that live in the elemental
+ * lowering check their op-level condition themselves:
+ *   elide-convert        converts of a float round trip S -> T -> S
+ *   unsigned-cmp-signed  compares of unsigned integers
+ *   scatter-s8-iota-wrap the hero scatter (singleton, narrow index, wrap)
+ *   sort-lane-index      the hero sort (major axis, N = M*128, unstable,
+ *                        with values carried beside the keys)
+ *   dynslice-clamp-lost  the hero dynamic-(update-)slice
+ * Call before dev_elem_materialize.  0, or -1 when out of memory. */
+int dev_elem_set_defects(dev_elem *e, uint32_t active);
+
 /* Materialises every opaque instruction, from whole-array parameter values
  * (params[k] for kernel parameter k).  0, or -1 with a message. */
 int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_t why_len);

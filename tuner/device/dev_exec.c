@@ -16,6 +16,15 @@
  * Compare, convert and dynamic-slice index lowering live in
  * dev_elemental.c (compare_lowering, convert_lowering) and, for the ops the
  * device materialises, in the reference it calls.
+ *
+ * Defects (dev_defect.h).  A run evaluates once, from the config and the
+ * fusion, which of the compiler profile's defects its config triggers
+ * (triggered_defects below, one predicate per defect); only those act, each
+ * in a clearly named function at its hook point.  A defect whose config
+ * condition is not met changes nothing, so every other config stays
+ * bit-identical to the clean device.  Symptoms are silent wrong results:
+ * no defect makes the run fail (see each function for how a value that a
+ * real chip would leave undefined is modelled as a finite stale value).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 /* the dot fold must round exactly as dev_numerics.c does */
@@ -55,6 +64,9 @@ typedef struct win_state {
   bool have;                   /* a block has been fetched */
   int64_t fetches;
   double ready_at;             /* modelled completion time of the last DMA */
+  int64_t *plan;               /* dma-race: the block origin of every fetch
+                                  of the run (nplan * rank), else NULL */
+  int64_t nplan;
 } win_state;
 
 typedef struct exec {
@@ -81,6 +93,9 @@ typedef struct exec {
   int64_t ntiles;
   double now;                  /* modelled time, for the DMA model */
   uint64_t rng;
+  uint64_t jitter_seed;
+  uint32_t active;             /* defects this run's config triggers */
+  int64_t pad_shift;           /* ragged-chunk-pad: where pad_read reads */
 
   /* hero accumulation */
   bool hero_native;
@@ -169,6 +184,65 @@ static void dma_wait(exec *x, win_state *ws) {
     x->now = ws->ready_at;
 }
 
+static bool on(const exec *x, dev_defect d) { return (x->active >> d) & 1u; }
+
+/* A well-mixed 64-bit draw for (seed, a, b): splitmix64 finalisation. */
+static uint64_t mix3(uint64_t seed, uint64_t a, uint64_t b) {
+  uint64_t z = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Defect dma-race (class: a missing wait in a software pipeline).  With
+ * buf >= 2, fetch f + buf of a window reuses the ring slot of fetch f; the
+ * faulty schedule issues it without waiting until the steps reading fetch
+ * f are done.  Whether it lands first depends on timing: its modelled
+ * latency, a draw in [0, 64) from the run's jitter seed per window and
+ * fetch, against the 16 time units the step computes for; below that, the
+ * slot already holds block f + buf when the step reads it, and keeps it
+ * until the slot is fetched again.  The transfer writes only the in-bounds
+ * part of its block (the rest of the slot keeps what it held), so the
+ * step computes on real data of another tile: a finite wrong result that
+ * changes with the seed (nondeterministic). */
+static void dma_race(exec *x, int p, win_state *ws) {
+  int64_t f = ws->fetches - 1, buf = x->s->cfg.buf;
+  if (!ws->plan || f + buf >= ws->nplan || mix3(x->jitter_seed, (uint64_t)p, (uint64_t)f) % 64 >= 16)
+    return;
+  const dev_window *w = ws->w;
+  const dev_hbm *h = &x->in[w->param->parameter_number];
+  const int64_t *origin = ws->plan + (f + buf) * w->rank;
+  int r = w->rank;
+  int64_t loc[DEV_MAX_RANK] = {0};
+  for (int64_t i = 0; i < ws->belems; i++) {
+    bool inside = true;
+    int64_t g = 0;
+    for (int d = 0; d < r; d++) {
+      int64_t gi = origin[d] + loc[d];
+      inside = inside && gi < w->dims[d];
+      g = g * w->dims[d] + gi;
+    }
+    if (inside) {
+      memcpy(ws->data[ws->cur] + (size_t)i * ws->esz, h->data + (size_t)g * ws->esz, ws->esz);
+      ws->shadow[ws->cur][i] = h->shadow[g];
+    }
+    for (int d = r - 1; d >= 0; d--) {
+      if (++loc[d] < w->block[d])
+        break;
+      loc[d] = 0;
+    }
+  }
+}
+
+/* The block origin of window w at the current step. */
+static void window_origin(const exec *x, const dev_window *w, int64_t *origin) {
+  for (int d = 0; d < w->rank; d++) {
+    int fo = w->follows[d];
+    origin[d] = fo >= 0 ? x->t[fo] * w->block[d] : fo == DEV_FOLLOW_K ? x->chunk * w->block[d] : 0;
+  }
+}
+
 /* Fetches every non-resident window whose block changed at this step. */
 static void stage_windows(exec *x) {
   for (int p = 0; p < x->nin; p++) {
@@ -177,10 +251,7 @@ static void stage_windows(exec *x) {
     if (!w || !w->param || w->resident || !ws->data)
       continue;
     int64_t origin[DEV_MAX_RANK];
-    for (int d = 0; d < w->rank; d++) {
-      int fo = w->follows[d];
-      origin[d] = fo >= 0 ? x->t[fo] * w->block[d] : fo == DEV_FOLLOW_K ? x->chunk * w->block[d] : 0;
-    }
+    window_origin(x, w, origin);
     if (ws->have && memcmp(origin, ws->origin, sizeof(int64_t) * (size_t)w->rank) == 0)
       continue;
     int slot = (int)(ws->fetches % x->s->cfg.buf);
@@ -189,6 +260,8 @@ static void stage_windows(exec *x) {
     ws->cur = slot;
     ws->have = true;
     memcpy(ws->origin, origin, sizeof origin);
+    if (on(x, DEV_DEFECT_DMA_RACE))
+      dma_race(x, p, ws);
   }
   x->now += 1.0;
 }
@@ -315,13 +388,19 @@ static int acc_init_window(exec *x) {
     ipoison = b.poison[0];
     dev_box_free(&b);
   }
+  /* Defect packed-reduce-init0 (class: a loop-boundary check emitted for
+   * index 0 only; the paper's packed windowed-reduction bug): only pack
+   * slot 0 is initialised, slots 1..P-1 keep what VMEM holds, i.e. the
+   * previous output window's partials (slot for slot); the first window of
+   * a run finds them cleared and is right. */
+  int slots = on(x, DEV_DEFECT_PACKED_REDUCE_INIT0) ? 1 : x->P;
   for (int64_t i = 0; i < n; i++)
-    for (int p = 0; p < x->P; p++) {
+    for (int p = 0; p < slots; p++) {
       int64_t k = i * x->P + p;
-      bool on = x->is_dot || p == 0;
+      bool live = x->is_dot || p == 0;
       x->acc[k] = init;
-      x->acc_valid[k] = on;
-      x->acc_poison[k] = on ? ipoison : 0;
+      x->acc_valid[k] = live;
+      x->acc_poison[k] = live ? ipoison : 0;
     }
   if (x->split)
     for (int64_t i = 0; i < n * x->s->nk; i++)
@@ -378,20 +457,63 @@ static int acc_enter(exec *x) {
   if (x->acc_tile >= 0 && x->acc_open && acc_move(x, x->acc_tile, 0) != 0)
     return -1;
   hero_region(x, &x->region);
+  int64_t prev = x->acc_tile;
   x->acc_tile = id;
   x->acc_open = true;
   if (x->visited[id])
     return acc_move(x, id, 1);
   x->visited[id] = 1;
+  /* Defect revisit-no-reinit (class: a guard folded away by a wrong
+   * loop-bound simplification): the revisit tracker is elided, so a new
+   * window starts from the accumulators in VMEM — the partials of the
+   * window that was live before it — instead of the init value.  The first
+   * window of the run has nothing before it and is initialised. */
+  if (prev >= 0 && on(x, DEV_DEFECT_REVISIT_NO_REINIT))
+    return 0;
   return acc_init_window(x);
 }
 
 /* Reduction elements of the current chunk that are real (not padding of a
- * ragged last chunk). */
+ * ragged last chunk): the chunk's mask.  (ragged-chunk-pad folds the rest
+ * of a ragged chunk too: fold_chunk_padding.) */
 static int64_t chunk_valid_len(const exec *x) {
   int64_t r0 = x->chunk * x->kchunk;
   int64_t end = r0 + x->kchunk < x->f->k_total ? r0 + x->kchunk : x->f->k_total;
   return end - r0;
+}
+
+static int64_t floor_mod(int64_t a, int64_t m) {
+  int64_t r = m ? a % m : 0;
+  return r < 0 ? r + m : r;
+}
+
+/* ragged-chunk-pad: parameter reads of the padding lanes of an unmasked
+ * ragged chunk.  They hold what an unmasked copy of the block brings in:
+ * the data that follows the line in HBM (for a minor reduced dimension the
+ * next row; past the array's end the address wraps to its start), all of
+ * it finite input data.  A request's position 0 along a dimension that
+ * follows the reduction stands for reduction position x->pad_shift. */
+static void pad_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_slot *v, uint8_t *poison) {
+  exec *x = ctx;
+  const dev_window *w = param < x->s->nwin ? &x->s->wins[param] : NULL;
+  const dev_hbm *h = &x->in[param];
+  int64_t g = 0;
+  for (int d = 0; d < h->rank; d++) {
+    int64_t i = idx[d];
+    if (w && d < w->rank && w->follows[d] == DEV_FOLLOW_K)
+      i += x->pad_shift;
+    g = g * h->dims[d] + i;
+  }
+  for (int64_t j = 0; j < n; j++) {
+    if (!h->data || h->count <= 0) {
+      v[j].i = 0;
+      poison[j] = 1;
+      continue;
+    }
+    int64_t at = floor_mod(g + j, h->count);
+    dev_slot_from_host(h->type, h->data, at, &v[j]);
+    poison[j] = h->shadow[at];
+  }
 }
 
 /* Folds value v (poisoned p) of reduction element r into the accumulators of
@@ -437,9 +559,10 @@ static void unflatten_red(const int64_t *rsz, int nred, int64_t r, int64_t *out)
   }
 }
 
-/* One chunk of a reduce hero.  Split reduction folds into fresh per-chunk
- * pack slots, combined into the chunk's partial at its end. */
-static int fold_reduce(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+/* Reduction positions [r0, r0 + len) of a reduce hero, read through pread;
+ * position r0 + i goes to pack slot (label0 + i) mod P. */
+static int fold_reduce_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t r0, int64_t len,
+                             int64_t label0, dev_param_read *pread) {
   const hlo_instr *h = x->f->hero, *o = h->operands[0];
   const hlo_shape *os = leaf0(o);
   int red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
@@ -453,7 +576,6 @@ static int fold_reduce(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) 
     else
       kept[nkept++] = d;
   }
-  int64_t r0 = x->chunk * x->kchunk, len = chunk_valid_len(x);
   if (len <= 0)
     return 0;
   dev_box want = {.rank = os->rank}, b;
@@ -463,7 +585,7 @@ static int fold_reduce(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) 
     want.lo[kept[j]] = x->region.lo[j], want.n[kept[j]] = x->region.n[j];
   for (int j = 0; j < nred; j++)
     want.lo[red[j]] = rlo[j], want.n[red[j]] = rn[j];
-  if (dev_elem_eval(x->el, o, &want, false, window_read, NULL, x, &b, x->why, x->why_len) != 0)
+  if (dev_elem_eval(x->el, o, &want, false, pread, NULL, x, &b, x->why, x->why_len) != 0)
     return -1;
   int64_t ridx[HLO_MAX_RANK], oidx[HLO_MAX_RANK], kidx[HLO_MAX_RANK];
   for (int j = 0; j < nkept; j++)
@@ -478,7 +600,7 @@ static int fold_reduce(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) 
       int64_t off = 0;
       for (int d = 0; d < os->rank; d++)
         off = off * b.n[d] + (oidx[d] - b.lo[d]);
-      fold_one(x, acc, valid, poison, ro, r, b.v[off], b.poison[off]);
+      fold_one(x, acc, valid, poison, ro, label0 + (r - r0), b.v[off], b.poison[off]);
     }
     for (int j = nkept - 1; j >= 0; j--) {
       if (++kidx[j] < x->region.lo[j] + x->region.n[j])
@@ -527,14 +649,26 @@ static int dot_rdim(const hlo_instr *ins, int side, int d, bool *contr) {
   return pos;
 }
 
+/* Defect int8-dot-f32-acc (class: a fallback code path with a narrower
+ * accumulator than the op's type).  An s8 x s8 -> s32 dot whose chunk k
+ * is not a multiple of 4 cannot use the packed 4-way int8 MXU path; the
+ * fallback accumulates the exact integer products in an f32 register, so
+ * every partial sum is rounded to 24 significant bits: sums beyond 2^24
+ * lose their low bits. */
+static int64_t int8_dot_f32_step(int64_t acc, int64_t prod) {
+  float f = (float)acc + (float)prod;
+  return (int64_t)f;
+}
+
 /* The common case of fold_dot — one contracting dimension, f32 or integer
  * compute — with each operand converted once per chunk (split into its bf16
  * parts, or widened to the integer compute type) instead of once per
  * product.  Same products, same order, same roundings as the general path. */
 static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh, dev_precision prec, int64_t r0,
-                         int64_t len, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+                         int64_t len, int64_t label0, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
   const hlo_instr *h = x->f->hero;
   hlo_etype ct = x->acc_t;
+  bool f32_int_acc = on(x, DEV_DEFECT_INT8_DOT_F32_ACC);
   int64_t cd[2] = {h->attrs.dot.lhs_contracting.v[0], h->attrs.dot.rhs_contracting.v[0]};
   int64_t stride[2];
   float *parts[2] = {NULL, NULL};
@@ -609,9 +743,11 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
     } else {
       for (int64_t r = 0; r < len; r++) {
         int64_t a = base[0] + r * stride[0], b = base[1] + r * stride[1];
-        int64_t k = ro * x->P + (r0 + r) % x->P;
+        int64_t k = ro * x->P + (label0 + r) % x->P;
         if (ct == HLO_F32)
           acc[k].f = dev_ftz_f32((float)acc[k].f + dev_dot_parts_product(parts[0] + 3 * a, parts[1] + 3 * b, prec));
+        else if (f32_int_acc)
+          acc[k].i = int8_dot_f32_step(acc[k].i, (int64_t)(ints[0][a] * ints[1][b]));
         else
           acc[k].i = (int64_t)((uint64_t)acc[k].i + ints[0][a] * ints[1][b]);
         valid[k] = 1;
@@ -632,16 +768,17 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
   return rc;
 }
 
-/* One chunk of a dot hero: lhs and rhs blocks, then per output element the
- * chunk's products in contracting order into pack slot r mod P. */
-static int fold_dot(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+/* Contracting positions [r0, r0 + len) of a dot hero, read through pread:
+ * lhs and rhs blocks, then per output element the products in contracting
+ * order, position r0 + i into pack slot (label0 + i) mod P. */
+static int fold_dot_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t r0, int64_t len,
+                          int64_t label0, dev_param_read *pread) {
   const hlo_instr *h = x->f->hero;
   int nc = h->attrs.dot.lhs_contracting.n;
   const hlo_shape *sh[2] = {leaf0(h->operands[0]), leaf0(h->operands[1])};
   int64_t csz[HLO_MAX_RANK];
   for (int j = 0; j < nc; j++)
     csz[j] = sh[0]->dims[h->attrs.dot.lhs_contracting.v[j]];
-  int64_t r0 = x->chunk * x->kchunk, len = chunk_valid_len(x);
   if (len <= 0)
     return 0;
   int64_t clo[HLO_MAX_RANK], cn[HLO_MAX_RANK];
@@ -657,7 +794,7 @@ static int fold_dot(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
       else
         want.lo[d] = x->region.lo[rd], want.n[d] = x->region.n[rd];
     }
-    if (dev_elem_eval(x->el, h->operands[side], &want, false, window_read, NULL, x, &bx[side], x->why,
+    if (dev_elem_eval(x->el, h->operands[side], &want, false, pread, NULL, x, &bx[side], x->why,
                       x->why_len) != 0) {
       if (side)
         dev_box_free(&bx[0]);
@@ -667,7 +804,7 @@ static int fold_dot(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
   hlo_etype ct = x->acc_t;
   dev_precision prec = dev_dot_precision(h, x->s->cfg.prec);
   if (nc == 1 && ct != HLO_F64) {
-    int rc = fold_dot_fast(x, bx, sh, prec, r0, len, acc, valid, poison);
+    int rc = fold_dot_fast(x, bx, sh, prec, r0, len, label0, acc, valid, poison);
     dev_box_free(&bx[0]);
     dev_box_free(&bx[1]);
     return rc;
@@ -694,9 +831,16 @@ static int fold_dot(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
         }
         p |= bx[side].poison[off[side]];
       }
-      int64_t k = ro * x->P + r % x->P;
-      acc[k] = dev_elem_dot_step(ct, x->res_t, acc[k], bx[0].v[off[0]], sh[0]->type, bx[1].v[off[1]], sh[1]->type,
-                                 prec);
+      int64_t k = ro * x->P + (label0 + (r - r0)) % x->P;
+      if (on(x, DEV_DEFECT_INT8_DOT_F32_ACC)) {
+        dev_slot zero = {.i = 0};
+        dev_slot prod = dev_elem_dot_step(ct, x->res_t, zero, bx[0].v[off[0]], sh[0]->type, bx[1].v[off[1]],
+                                          sh[1]->type, prec);
+        acc[k].i = int8_dot_f32_step(acc[k].i, prod.i);
+      } else {
+        acc[k] = dev_elem_dot_step(ct, x->res_t, acc[k], bx[0].v[off[0]], sh[0]->type, bx[1].v[off[1]],
+                                   sh[1]->type, prec);
+      }
       valid[k] = 1;
       poison[k] |= p;
     }
@@ -709,6 +853,39 @@ static int fold_dot(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
   dev_box_free(&bx[0]);
   dev_box_free(&bx[1]);
   return 0;
+}
+
+/* Defect ragged-chunk-pad (class: a missing mask on a ragged edge).  The
+ * last, ragged chunk is not masked: after its real elements, its padding
+ * positions [k_total, chunk end) are folded too, with the values the
+ * unmasked lanes hold (pad_read), through the fused ops that feed the
+ * reduction.  end is the end of the chunk's real elements. */
+static int fold_chunk_padding(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t end) {
+  int64_t kt = x->f->k_total, chunk_end = x->chunk * x->kchunk + x->kchunk;
+  if (end != kt || chunk_end <= kt)
+    return 0;
+  for (int64_t done = 0; done < chunk_end - kt;) {
+    int64_t piece = chunk_end - kt - done < kt ? chunk_end - kt - done : kt;
+    x->pad_shift = kt + done;
+    int rc = x->is_dot ? fold_dot_range(x, acc, valid, poison, 0, piece, kt + done, pad_read)
+                       : fold_reduce_range(x, acc, valid, poison, 0, piece, kt + done, pad_read);
+    if (rc != 0)
+      return rc;
+    done += piece;
+  }
+  return 0;
+}
+
+/* One chunk of the hero (reduce or dot): its real elements through the
+ * VMEM windows.  Split reduction folds into fresh per-chunk pack slots,
+ * combined into the chunk's partial at its end. */
+static int fold_chunk(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+  int64_t r0 = x->chunk * x->kchunk, len = chunk_valid_len(x);
+  int rc = x->is_dot ? fold_dot_range(x, acc, valid, poison, r0, len, r0, window_read)
+                     : fold_reduce_range(x, acc, valid, poison, r0, len, r0, window_read);
+  if (rc == 0 && on(x, DEV_DEFECT_RAGGED_CHUNK_PAD))
+    rc = fold_chunk_padding(x, acc, valid, poison, r0 + len);
+  return rc;
 }
 
 /* Combines pack slots 0..P-1 of region element i into one value. */
@@ -734,8 +911,7 @@ static bool combine_packs(exec *x, const dev_slot *acc, const uint8_t *valid, co
 
 static int compute_chunk(exec *x) {
   if (!x->split)
-    return x->is_dot ? fold_dot(x, x->acc, x->acc_valid, x->acc_poison)
-                     : fold_reduce(x, x->acc, x->acc_valid, x->acc_poison);
+    return fold_chunk(x, x->acc, x->acc_valid, x->acc_poison);
   /* split: fresh slots for this chunk, then its partial */
   int64_t n = x->region.count * x->P;
   dev_slot *a = malloc(sizeof *a * (size_t)(n ? n : 1));
@@ -750,7 +926,7 @@ static int compute_chunk(exec *x) {
       v[i] = 1;
     }
   if (rc == 0)
-    rc = x->is_dot ? fold_dot(x, a, v, p) : fold_reduce(x, a, v, p);
+    rc = fold_chunk(x, a, v, p);
   for (int64_t i = 0; rc == 0 && i < x->region.count; i++) {
     int64_t k = i * x->s->nk + x->chunk;
     x->part_valid[k] = combine_packs(x, a, v, p, i, &x->part[k], &x->part_poison[k]);
@@ -811,6 +987,49 @@ static void hero_read(void *ctx, const int64_t *idx, int64_t n, dev_slot *v, uin
 
 /* ---- output --------------------------------------------------------------------- */
 
+/* Defect ragged-store-mask (class: an off-by-one in an edge mask).  The
+ * store mask of a tile that is ragged along the second-minor output
+ * dimension is one sublane short: the last valid row of the array is not
+ * written by the tile.  A real output buffer keeps whatever it held there;
+ * the simulated one is poisoned before the run, which would turn the
+ * finding into an "uninitialized read", so the model leaves a finite stale
+ * value instead: what the row one tile above holds (the same sublane of the
+ * previous tile along that dimension, always stored before: tile indices
+ * along a dimension grow in every loop order), or the row just above when
+ * the ragged tile is the only one.  Returns the flat offset of that stale
+ * source for the element at idx of a box of leaf h, -1 when the element is
+ * stored normally. */
+static int64_t ragged_store_stale_source(const exec *x, const dev_hbm *h, const dev_box *b, const int64_t *idx) {
+  if (!on(x, DEV_DEFECT_RAGGED_STORE_MASK) || b->rank < 2 || b->rank != x->f->rank)
+    return -1;
+  int d = b->rank - 2;
+  int64_t tile = x->s->cfg.tile[d], rows = h->dims[d], last = rows - 1;
+  if (tile <= 0 || rows % tile == 0 || idx[d] != last || b->lo[d] + b->n[d] != rows || b->n[d] >= tile)
+    return -1;
+  int64_t src = last - tile >= 0 ? last - tile : last - 1;
+  if (src < 0)
+    return -1;
+  int64_t off = 0;
+  for (int k = 0; k < h->rank; k++)
+    off = off * h->dims[k] + (k == d ? src : idx[k]);
+  return off;
+}
+
+/* Stores element i (at flat offset off) of leaf j: the value at src, or,
+ * under ragged-store-mask, the stale element at stale. */
+static int store_elem(exec *x, int j, int64_t off, const void *src, bool poisoned, int64_t stale) {
+  dev_hbm *h = &x->out[j];
+  uint8_t tmp[16];
+  if (stale >= 0) {
+    memcpy(tmp, h->data + (size_t)stale * h->esz, h->esz);
+    src = tmp;
+    poisoned = h->shadow[stale] != 0;
+  }
+  if (dev_hbm_store(h, off, src, poisoned) != 0)
+    return fail(x, "wild store: %s element offset %lld is beyond its redzones", h->name, (long long)off);
+  return 0;
+}
+
 /* Writes box b of leaf j to HBM: only the valid (in-array) part is stored,
  * the ragged remainder of a tile is discarded. */
 static int store_tile(exec *x, int j, const dev_box *b) {
@@ -825,8 +1044,8 @@ static int store_tile(exec *x, int j, const dev_box *b) {
       off = off * h->dims[d] + idx[d];
     off += x->hooks.store_shift;
     dev_slot_to_host(h->type, b->v[i], tmp, 0);
-    if (dev_hbm_store(h, off, tmp, b->poison[i] != 0) != 0)
-      return fail(x, "wild store: %s element offset %lld is beyond its redzones", h->name, (long long)off);
+    if (store_elem(x, j, off, tmp, b->poison[i] != 0, ragged_store_stale_source(x, h, b, idx)) != 0)
+      return -1;
     for (int d = b->rank - 1; d >= 0; d--) {
       if (++idx[d] < b->lo[d] + b->n[d])
         break;
@@ -852,9 +1071,9 @@ static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
     int64_t off = 0;
     for (int d = 0; d < b->rank; d++)
       off = off * h->dims[d] + idx[d];
-    if (dev_hbm_store(h, off + x->hooks.store_shift, (const char *)v->data + (size_t)off * v->elem_size, false) != 0)
-      return fail(x, "wild store: %s element offset %lld is beyond its redzones", h->name,
-                  (long long)(off + x->hooks.store_shift));
+    if (store_elem(x, j, off + x->hooks.store_shift, (const char *)v->data + (size_t)off * v->elem_size, false,
+                   x->out_tiled[j] ? ragged_store_stale_source(x, h, b, idx) : -1) != 0)
+      return -1;
     for (int d = b->rank - 1; d >= 0; d--) {
       if (++idx[d] < b->lo[d] + b->n[d])
         break;
@@ -1011,6 +1230,7 @@ static void teardown(exec *x) {
     }
     free(ws->data);
     free(ws->shadow);
+    free(ws->plan);
   }
   free(x->win);
   dev_elem_free(x->el);
@@ -1027,6 +1247,171 @@ static void teardown(exec *x) {
   free(x->spill);
   free(x->spill_valid);
   free(x->spill_poison);
+}
+
+/* ---- defect triggers ------------------------------------------------------------
+ * One predicate per defect, in config terms (dev_defect.h says the same in
+ * words).  The lowering defects of dev_elemental.c get their config-level
+ * condition here and check their op-level one where they act. */
+
+/* Sets the tile indices and the chunk of grid step `step` (cfg.order,
+ * outermost loop first). */
+static void decode_step(exec *x, int64_t step) {
+  const dev_schedule *s = x->s;
+  const dev_config *cfg = &s->cfg;
+  int64_t rem = step;
+  x->chunk = 0;
+  for (int j = cfg->norder - 1; j >= 0; j--) {
+    int o = cfg->order[j];
+    int64_t bound = o == DEV_ORDER_K ? s->nk : s->tiles[o];
+    int64_t v = bound ? rem % bound : 0;
+    rem = bound ? rem / bound : 0;
+    if (o == DEV_ORDER_K)
+      x->chunk = v;
+    else
+      x->t[o] = v;
+  }
+}
+
+/* dma-race needs to know which block each fetch of a window brings: the
+ * grid is walked once without computing. */
+static int plan_fetches(exec *x) {
+  int64_t steps = x->s->steps;
+  for (int p = 0; p < x->nin; p++) {
+    win_state *ws = &x->win[p];
+    const dev_window *w = ws->w;
+    if (!w || !w->param || w->resident || !ws->data)
+      continue;
+    ws->plan = malloc(sizeof *ws->plan * (size_t)((steps ? steps : 1) * (w->rank ? w->rank : 1)));
+    if (!ws->plan)
+      return fail(x, "out of memory");
+    ws->nplan = 0;
+    for (int64_t step = 0; step < steps; step++) {
+      int64_t origin[DEV_MAX_RANK];
+      decode_step(x, step);
+      window_origin(x, w, origin);
+      int64_t *last = ws->plan + (ws->nplan - 1) * w->rank;
+      if (ws->nplan > 0 && memcmp(origin, last, sizeof(int64_t) * (size_t)w->rank) == 0)
+        continue;
+      memcpy(ws->plan + ws->nplan * w->rank, origin, sizeof(int64_t) * (size_t)w->rank);
+      ws->nplan++;
+    }
+  }
+  return 0;
+}
+
+/* revisit-no-reinit: a reduction whose k loop sits outside an output loop
+ * of bound > 1 (windows are left and revisited, nk > 1), while another
+ * output loop has a bound of 1. */
+static bool trig_revisit_no_reinit(const exec *x) {
+  const dev_schedule *s = x->s;
+  if (!x->hero_native || s->nk < 2)
+    return false;
+  bool k_seen = false, revisited = false, bound1 = false;
+  for (int j = 0; j < s->cfg.norder; j++) {
+    int o = s->cfg.order[j];
+    if (o == DEV_ORDER_K)
+      k_seen = true;
+    else if (k_seen && s->tiles[o] > 1)
+      revisited = true;
+  }
+  for (int d = 0; d < x->f->rank; d++)
+    bound1 = bound1 || s->tiles[d] == 1;
+  return revisited && bound1;
+}
+
+/* packed-reduce-init0: pack > 1 without split-reduction (whose per-chunk
+ * partials are initialised apart), over more than one output window. */
+static bool trig_packed_reduce_init0(const exec *x) { return x->hero_native && x->P > 1 && !x->split && x->ntiles > 1; }
+
+/* ragged-store-mask: the second-minor output tile does not divide that
+ * dimension (of at least two rows). */
+static bool trig_ragged_store_mask(const exec *x) {
+  int r = x->f->rank;
+  if (r < 2)
+    return false;
+  int64_t dim = x->f->dims[r - 2], tile = x->s->cfg.tile[r - 2];
+  return dim >= 2 && tile > 0 && dim % tile != 0;
+}
+
+/* ragged-chunk-pad: k does not divide the length of the (single) reduced or
+ * contracting dimension. */
+static bool trig_ragged_chunk_pad(const exec *x) {
+  if (!x->hero_native)
+    return false;
+  const hlo_instr *h = x->f->hero;
+  int nred = x->is_dot ? h->attrs.dot.lhs_contracting.n : h->attrs.dimensions.n;
+  return nred == 1 && x->f->k_total % x->kchunk != 0;
+}
+
+/* dma-race: buf >= 2 and a window fetched more than buf times. */
+static bool trig_dma_race(const exec *x) {
+  if (x->s->cfg.buf < 2)
+    return false;
+  for (int p = 0; p < x->nin; p++)
+    if (x->win[p].plan && x->win[p].nplan > x->s->cfg.buf)
+      return true;
+  return false;
+}
+
+/* int8-dot-f32-acc: an s8 x s8 -> s32 dot hero with a chunk k that is not
+ * a multiple of 4. */
+static bool trig_int8_dot_f32_acc(const exec *x) {
+  if (!x->hero_native || !x->is_dot)
+    return false;
+  const hlo_instr *h = x->f->hero;
+  return leaf0(h->operands[0])->type == HLO_S8 && leaf0(h->operands[1])->type == HLO_S8 && x->res_t == HLO_S32 &&
+         x->kchunk % 4 != 0;
+}
+
+/* dynslice-clamp-lost: a dynamic-(update-)slice hero whose starts are folded
+ * into tile offsets: along some dimension that it really slices (slice
+ * smaller than the array), the output tile it follows is smaller than the
+ * slice (for an update: than the update). */
+static bool trig_dynslice_clamp_lost(const exec *x) {
+  const dev_fusion *f = x->f;
+  if (f->kind != DEV_HERO_DYNAMIC_SLICE && f->kind != DEV_HERO_DYNAMIC_UPDATE_SLICE)
+    return false;
+  const hlo_instr *h = f->hero;
+  bool dus = f->kind == DEV_HERO_DYNAMIC_UPDATE_SLICE;
+  if (h->noperands < (dus ? 2 : 1))
+    return false;
+  const hlo_shape *op = leaf0(h->operands[0]), *sl = dus ? leaf0(h->operands[1]) : leaf0(h);
+  for (int d = 0; d < op->rank && d < sl->rank; d++) {
+    int fo = x->follow[h->index * HLO_MAX_RANK + d];
+    if (sl->dims[d] < op->dims[d] && fo >= 0 && fo < f->rank && x->s->cfg.tile[fo] < sl->dims[d])
+      return true;
+  }
+  return false;
+}
+
+/* The defects of the compiler profile that this run's config triggers. */
+static uint32_t triggered_defects(const exec *x) {
+  const dev_compiler *cc = x->cc;
+  unsigned flags = x->s->cfg.flags;
+  uint32_t act = 0;
+  for (int d = 0; d < DEV_DEFECT_COUNT; d++) {
+    if (!dev_compiler_has(cc, (dev_defect)d))
+      continue;
+    bool t = false;
+    switch ((dev_defect)d) {
+    case DEV_DEFECT_REVISIT_NO_REINIT: t = trig_revisit_no_reinit(x); break;
+    case DEV_DEFECT_PACKED_REDUCE_INIT0: t = trig_packed_reduce_init0(x); break;
+    case DEV_DEFECT_SCATTER_S8_IOTA_WRAP: t = (flags & DEV_FLAG_VEC_SCATTER) && x->f->kind == DEV_HERO_SCATTER; break;
+    case DEV_DEFECT_SORT_LANE_INDEX: t = (flags & DEV_FLAG_TWO_STAGE_SORT) && x->f->kind == DEV_HERO_SORT; break;
+    case DEV_DEFECT_ELIDE_CONVERT: t = (flags & DEV_FLAG_FUSE_CONVERTS) != 0; break;
+    case DEV_DEFECT_RAGGED_STORE_MASK: t = trig_ragged_store_mask(x); break;
+    case DEV_DEFECT_RAGGED_CHUNK_PAD: t = trig_ragged_chunk_pad(x); break;
+    case DEV_DEFECT_DMA_RACE: t = trig_dma_race(x); break;
+    case DEV_DEFECT_INT8_DOT_F32_ACC: t = trig_int8_dot_f32_acc(x); break;
+    case DEV_DEFECT_DYNSLICE_CLAMP_LOST: t = trig_dynslice_clamp_lost(x); break;
+    case DEV_DEFECT_UNSIGNED_CMP_SIGNED: t = (flags & DEV_FLAG_FUSE_CONVERTS) != 0; break;
+    case DEV_DEFECT_COUNT: break;
+    }
+    if (t)
+      act |= 1u << d;
+  }
+  return act;
 }
 
 /* ---- the run ---------------------------------------------------------------------- */
@@ -1046,7 +1431,6 @@ static void index_text(const dev_hbm *h, int64_t flat, char *buf, size_t n) {
 
 static int grid(exec *x, uint64_t *steps_done) {
   const dev_schedule *s = x->s;
-  const dev_config *cfg = &s->cfg;
   int64_t expected = s->steps;
   int64_t budget = 64 * (expected > 0 ? expected : 1);
   int64_t total = expected + (x->hooks.extra_steps > 0 ? x->hooks.extra_steps : 0);
@@ -1058,18 +1442,7 @@ static int grid(exec *x, uint64_t *steps_done) {
     }
     if (step >= expected)
       continue; /* the modelled stall: nothing completes */
-    int64_t rem = step;
-    x->chunk = 0;
-    for (int j = cfg->norder - 1; j >= 0; j--) {
-      int o = cfg->order[j];
-      int64_t bound = o == DEV_ORDER_K ? s->nk : s->tiles[o];
-      int64_t v = bound ? rem % bound : 0;
-      rem = bound ? rem / bound : 0;
-      if (o == DEV_ORDER_K)
-        x->chunk = v;
-      else
-        x->t[o] = v;
-    }
+    decode_step(x, step);
     stage_windows(x);
     if (x->hero_native) {
       if (acc_enter(x) != 0 || compute_chunk(x) != 0)
@@ -1097,6 +1470,7 @@ void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *cons
   x.why = out->message;
   x.why_len = sizeof out->message;
   x.rng = jitter_seed * 0x9E3779B97F4A7C15ull + 1;
+  x.jitter_seed = jitter_seed;
   const hlo_computation *c = x.f->comp;
   x.nin = c->nparams;
   x.ntiles = 1;
@@ -1132,7 +1506,13 @@ void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *cons
     rc = setup_windows(&x);
   if (rc == 0)
     rc = setup_hero(&x);
+  if (rc == 0 && dev_compiler_has(cc, DEV_DEFECT_DMA_RACE) && s->cfg.buf >= 2)
+    rc = plan_fetches(&x);
+  if (rc == 0)
+    x.active = cc ? triggered_defects(&x) : 0;
   if (rc == 0 && !(x.el = dev_elem_new(x.f, s->cfg.prec)))
+    rc = fail(&x, "out of memory");
+  if (rc == 0 && dev_elem_set_defects(x.el, x.active) != 0)
     rc = fail(&x, "out of memory");
   if (rc == 0)
     rc = dev_elem_materialize(x.el, args, x.why, x.why_len);
