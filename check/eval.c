@@ -348,7 +348,7 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
   }
   case HLO_OP_TUPLE:
     for (int r = 0; r < nrep && rc == 0; r++) {
-      hlo_value *e[64];
+      hlo_value *e[64] = {0};
       hlo_value **el = n <= 64 ? e : malloc(sizeof *el * (size_t)n);
       if (!el) {
         chk_fail(ev, ins, "out of memory");

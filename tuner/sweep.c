@@ -707,7 +707,9 @@ int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts
           idx[b] = t;
         }
     int keep = nd < o->error_maps ? nd : o->error_maps;
-    out->error_maps = keep ? calloc((size_t)keep, sizeof *out->error_maps) : NULL;
+    if (keep < 0)
+      keep = 0;
+    out->error_maps = keep > 0 ? calloc((size_t)keep, sizeof *out->error_maps) : NULL;
     for (int a = 0; a < keep && out->error_maps; a++) {
       tn_cand_result *r = &out->cands[idx[a]], tmp = *r;
       hlo_value *o2 = NULL;
