@@ -34,17 +34,22 @@ hlo_value *chk_fail(chk_eval *ev, const hlo_instr *ins, const char *fmt, ...) {
   return NULL;
 }
 
-hlo_value *chk_result(chk_eval *ev, const hlo_instr *ins) {
+static hlo_value *result(chk_eval *ev, const hlo_instr *ins, bool zero) {
   if (ins->shape.type == HLO_TUPLE)
     return chk_fail(ev, ins, "internal: array result expected, shape is a tuple");
   if (ins->shape.rank > HLO_MAX_RANK)
     return chk_fail(ev, ins, "rank %d exceeds the evaluator's limit of %d", ins->shape.rank, HLO_MAX_RANK);
-  hlo_value *v = hlo_value_from_shape(&ins->shape);
+  hlo_value *v = zero ? hlo_value_array(ins->shape.type, ins->shape.rank, ins->shape.dims)
+                      : hlo_value_array_uninit(ins->shape.type, ins->shape.rank, ins->shape.dims);
   if (!v)
     return chk_fail(ev, ins, "cannot allocate a result of %lld elements",
                     (long long)hlo_shape_elements(&ins->shape));
   return v;
 }
+
+hlo_value *chk_result(chk_eval *ev, const hlo_instr *ins) { return result(ev, ins, true); }
+
+hlo_value *chk_result_uninit(chk_eval *ev, const hlo_instr *ins) { return result(ev, ins, false); }
 
 /* ---- op table ------------------------------------------------------------ */
 

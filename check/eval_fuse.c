@@ -129,6 +129,15 @@ static void run_block(const run_ctx *x, char *scratch, int64_t off, int64_t n) {
     const int *args = g->arg + g->argofs[j];
     if (si->alias) {
       ptr[s] = ptr[args[0]];
+      /* A folded broadcast read outside the group still needs its value
+       * stored: the splat its operand already holds, copied out. */
+      if (g->out[j]) {
+        char *dst = (char *)(si->data + (size_t)off * si->ssz);
+        if (si->direct)
+          memcpy(dst, ptr[s], (size_t)n * si->ssz);
+        else
+          encode(si->type, ptr[s], dst, n);
+      }
       continue;
     }
     const hlo_instr *ins = g->node[j];
@@ -202,7 +211,7 @@ int chk_fuse_run(chk_eval *ev, const chk_fuse_group *g, hlo_value *const *inv, h
   for (int j = 0; j < g->nnode && rc == 0; j++) {
     if (!g->out[j])
       continue;
-    outv[j] = chk_result(ev, g->node[j]);
+    outv[j] = chk_result_uninit(ev, g->node[j]); /* every element is written below */
     if (!outv[j]) {
       rc = -1;
       break;

@@ -27,6 +27,8 @@ hlo_value *chk_fail(chk_eval *ev, const hlo_instr *ins, const char *fmt, ...)
 /* A result array shaped like ins->shape (which must be an array shape),
  * zero-filled; NULL after chk_fail on allocation failure. */
 hlo_value *chk_result(chk_eval *ev, const hlo_instr *ins);
+/* The same, not zero-filled: only for kernels that write every element. */
+hlo_value *chk_result_uninit(chk_eval *ev, const hlo_instr *ins);
 
 /* Evaluates computation c for nrep replicas in lockstep.  args is row-major
  * [nrep][c->nparams]; res receives nrep values.  replica_base is the

@@ -10,15 +10,25 @@
 #include "hlo_dtype.h"
 
 /* 64-byte alignment keeps vector loads of a row on whole cache lines. */
-static void *alloc_data(size_t n) {
+static void *alloc_data(size_t n, bool zero) {
   size_t rounded = (n + 63) & ~(size_t)63;
   void *p = aligned_alloc(64, rounded ? rounded : 64);
-  if (p)
+  if (p && zero)
     memset(p, 0, rounded ? rounded : 64);
   return p;
 }
 
+static hlo_value *new_array(hlo_etype type, int rank, const int64_t *dims, bool zero);
+
 hlo_value *hlo_value_array(hlo_etype type, int rank, const int64_t *dims) {
+  return new_array(type, rank, dims, true);
+}
+
+hlo_value *hlo_value_array_uninit(hlo_etype type, int rank, const int64_t *dims) {
+  return new_array(type, rank, dims, false);
+}
+
+static hlo_value *new_array(hlo_etype type, int rank, const int64_t *dims, bool zero) {
   if (rank < 0 || rank > HLO_MAX_RANK || type == HLO_TUPLE)
     return NULL;
   size_t esize = hlo_etype_host_size(type);
@@ -42,7 +52,7 @@ hlo_value *hlo_value_array(hlo_etype type, int rank, const int64_t *dims) {
     v->dims[i] = dims[i];
   v->count = count;
   v->elem_size = esize;
-  v->data = alloc_data((size_t)count * esize);
+  v->data = alloc_data((size_t)count * esize, zero);
   if (!v->data) {
     free(v);
     return NULL;

@@ -40,6 +40,9 @@ struct hlo_value {
 /* A zero-filled array; NULL when out of memory, rank > HLO_MAX_RANK, a
  * dimension is negative, or the byte count overflows. */
 hlo_value *hlo_value_array(hlo_etype type, int rank, const int64_t *dims);
+/* The same without zero-filling, for results a kernel overwrites entirely:
+ * skipping the fill saves a whole pass over memory on large outputs. */
+hlo_value *hlo_value_array_uninit(hlo_etype type, int rank, const int64_t *dims);
 /* An array shaped like an (array) hlo_shape, zero-filled. */
 hlo_value *hlo_value_from_shape(const hlo_shape *s);
 /* A tuple of n elements; takes over one reference to each element. */
