@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dev_cfgfile.h"
 #include "dev_machine.h"
 
 typedef struct {
@@ -30,31 +31,12 @@ int dev_defect_from_name(const char *name) {
 
 int dev_compiler_load(const char *path, dev_compiler *out, hlo_error *err) {
   config_t cfg;
-  config_init(&cfg);
   memset(out, 0, sizeof *out);
   int rc = 0;
-  if (!config_read_file(&cfg, path)) {
-    if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)
-      rc = hlo_error_set(err, 0, 0, "%s: cannot read compiler profile", path);
-    else
-      rc = hlo_error_set(err, config_error_line(&cfg), 0, "%s:%d: %s", path, config_error_line(&cfg),
-                         config_error_text(&cfg));
-    config_destroy(&cfg);
-    return rc;
-  }
-  config_setting_t *root = config_root_setting(&cfg);
-  config_setting_t *c = config_setting_get_member(root, "compiler");
-  if (!c || config_setting_type(c) != CONFIG_TYPE_GROUP) {
-    rc = hlo_error_set(err, 1, 0, "%s:1: missing group 'compiler'", path);
+  config_setting_t *c = dev_cfgfile_open(&cfg, path, "compiler profile", "compiler", err);
+  if (!c) {
+    rc = -1;
     goto done;
-  }
-  for (int i = 0; i < config_setting_length(root); i++) {
-    config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
-    if (strcmp(config_setting_name(s), "compiler") != 0) {
-      int line = config_setting_source_line(s);
-      rc = hlo_error_set(err, line, 0, "%s:%d: unknown key '%s'", path, line, config_setting_name(s));
-      goto done;
-    }
   }
   for (int i = 0; i < config_setting_length(c); i++) {
     config_setting_t *s = config_setting_get_elem(c, (unsigned)i);

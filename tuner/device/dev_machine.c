@@ -1,6 +1,8 @@
 /* dev_machine.c — machine model files. */
 #include "dev_machine.h"
 
+#include "dev_cfgfile.h"
+
 #include <dirent.h>
 #include <libconfig.h>
 #include <stddef.h>
@@ -138,35 +140,11 @@ static int read_key(const char *file, config_setting_t *m, const key_spec *k, de
 
 int dev_machine_load(const char *path, dev_machine *out, hlo_error *err) {
   config_t cfg;
-  config_init(&cfg);
   memset(out, 0, sizeof *out);
-  int rc = 0;
-  if (!config_read_file(&cfg, path)) {
-    if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)
-      rc = hlo_error_set(err, 0, 0, "%s: cannot read machine file", path);
-    else
-      rc = hlo_error_set(err, config_error_line(&cfg), 0, "%s:%d: %s", path, config_error_line(&cfg),
-                         config_error_text(&cfg));
-    config_destroy(&cfg);
-    return rc;
-  }
-  config_setting_t *root = config_root_setting(&cfg);
-  config_setting_t *m = config_setting_get_member(root, "machine");
-  if (!m || config_setting_type(m) != CONFIG_TYPE_GROUP) {
-    rc = hlo_error_set(err, 1, 0, "%s:1: missing group 'machine'", path);
-  } else {
-    for (int i = 0; i < config_setting_length(root) && rc == 0; i++) {
-      config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
-      if (strcmp(config_setting_name(s), "machine") != 0) {
-        int line = config_setting_source_line(s);
-        rc = hlo_error_set(err, line, 0, "%s:%d: unknown key '%s'", path, line, config_setting_name(s));
-      }
-    }
-    if (rc == 0)
-      rc = check_unknown(path, m, "", err);
-    for (int i = 0; i < NKEYS && rc == 0; i++)
-      rc = read_key(path, m, &keys[i], out, err);
-  }
+  config_setting_t *m = dev_cfgfile_open(&cfg, path, "machine file", "machine", err);
+  int rc = m ? check_unknown(path, m, "", err) : -1;
+  for (int i = 0; i < NKEYS && rc == 0; i++)
+    rc = read_key(path, m, &keys[i], out, err);
   config_destroy(&cfg);
   return rc;
 }
