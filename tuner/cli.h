@@ -26,6 +26,9 @@ typedef enum tn_mode {
   TN_MODE_LIST_DEFECTS, /* --list-defects (cli_defects.c) */
   TN_MODE_CHECK,        /* --check (cli_check.c) */
   TN_MODE_REPORT,       /* --report (cli_report.c) */
+  TN_MODE_REPRODUCE,    /* --reproduce (cli_reproduce.c) */
+  TN_MODE_SWEEP,        /* --sweep (cli_sweep.c) */
+  TN_MODE_MERGE,        /* --merge (cli_merge.c) */
 } tn_mode;
 
 #define TN_MAX_DEFECTS 32
@@ -61,6 +64,13 @@ typedef struct tn_opts {
   /* --report */
   const char *format;     /* --format html|md|json|junit */
   const char *run_id;     /* --run ID; NULL: the latest run in the file */
+  /* --reproduce */
+  const char *fusion;     /* --fusion NAME (or group name) */
+  int candidate;          /* --candidate ID */
+  int has_candidate;
+  int minimize;           /* --minimize */
+  /* --sweep */
+  int shard_k, shard_n;   /* --shard K/N; shard_n 0: the whole corpus */
 } tn_opts;
 
 /* Reads a whole file ("-" for stdin) into a malloc'd buffer the caller
@@ -80,5 +90,11 @@ int tn_cmd_list_defects(const tn_opts *o);
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files);
 /* Writes a report of one run of a results file (--format, --run, -o). */
 int tn_cmd_report(const tn_opts *o);
+/* Writes a reproducer bundle of one stored candidate (--fusion, --candidate, -o DIR). */
+int tn_cmd_reproduce(const tn_opts *o);
+/* Runs the sweep described by the config file o->file. */
+int tn_cmd_sweep(const tn_opts *o);
+/* Merges the runs of files[0..nfiles) into o->file. */
+int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files);
 
 #endif

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_env.h"
 #include "dev_backend.h"
 #include "dev_defect.h"
 #include "dev_machine.h"
@@ -216,47 +217,9 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
   fprintf(f, "%s]}%s\n", first ? "" : "\n  ", last ? "" : ",");
 }
 
-/* Everything --check needs besides the module: machine, compiler, backend. */
-typedef struct {
-  dev_machine machine;
-  dev_compiler compiler;
-  const dev_backend *backend;
-} check_env;
-
-static int load_env(const tn_opts *o, check_env *e) {
-  hlo_error err = {0};
-  if (dev_machine_find(o->machine ? o->machine : TN_DEFAULT_MACHINE, &e->machine, &err) != 0) {
-    fprintf(stderr, "tune: %s\n", err.msg);
-    return -1;
-  }
-  if (dev_compiler_find(o->compiler ? o->compiler : "stable", &e->compiler, &err) != 0) {
-    fprintf(stderr, "tune: %s\n", err.msg);
-    return -1;
-  }
-  for (int i = 0; i < o->ndefects; i++) {
-    int d = dev_defect_from_name(o->defects[i]);
-    if (d < 0) {
-      fprintf(stderr, "tune: unknown defect '%s' (see tune --list-defects)\n", o->defects[i]);
-      return -1;
-    }
-    e->compiler.defects |= 1u << d;
-  }
-  if (o->ndefects > 0 && strlen(e->compiler.name) + 2 < sizeof e->compiler.name)
-    strcat(e->compiler.name, "+d");
-  if (o->backend) {
-    if (dev_backend_load(o->backend, &e->backend, &err) != 0) {
-      fprintf(stderr, "tune: %s\n", err.msg);
-      return -1;
-    }
-  } else {
-    e->backend = dev_sim_backend();
-  }
-  return 0;
-}
-
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
-  check_env env;
-  if (load_env(o, &env) != 0)
+  tn_check_env env; /* cli_env.h (shared with --sweep and --reproduce) */
+  if (tn_check_env_load(o->machine, o->compiler, o->defects, o->ndefects, o->backend, &env) != 0)
     return TN_EXIT_USAGE;
   tn_sweep_opts so = {
       .backend = env.backend,

@@ -28,6 +28,10 @@ static void usage(FILE *f) {
         "                          reference; -o OUT.h5 appends a run to a results file\n"
         "      --report RESULTS.h5 write a report of one run of a results file\n"
         "                          (--format html, md, json or junit; -o FILE)\n"
+        "      --reproduce RESULTS.h5  write a hermetic reproducer bundle of one stored\n"
+        "                          candidate to -o DIR (--fusion NAME --candidate ID)\n"
+        "      --sweep FILE.cfg    run the sweep a config file describes (configs/daily.cfg)\n"
+        "      --merge OUT.h5 IN.h5...  combine the runs of results files into OUT.h5\n"
         "\n"
         "Options:\n"
         "  -o, --output FILE       write the result to FILE instead of stdout\n"
@@ -41,6 +45,14 @@ static void usage(FILE *f) {
         "Options of --report:\n"
         "      --format FMT        html (to look at), md (for a bug tracker), json, junit\n"
         "      --run ID            the run to report (default: the latest in the file)\n"
+        "\n"
+        "Options of --reproduce:\n"
+        "      --fusion NAME       the fusion (its name, or its group name)\n"
+        "      --candidate ID      the candidate's id (0 is the default)\n"
+        "      --minimize          shrink the fusion by delta debugging first\n"
+        "\n"
+        "Options of --sweep:\n"
+        "      --shard K/N         check only shard K of N of the corpus (1 <= K <= N)\n"
         "\n"
         "Options of --check:\n"
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
@@ -101,6 +113,19 @@ enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES, OPT_EVAL, OPT_SEED, OPT_INPUTS, O
 
 enum { OPT_REPORT = 512, OPT_FORMAT, OPT_RUN /* --report */ };
 
+enum { OPT_REPRODUCE = 768, OPT_FUSION, OPT_CANDIDATE, OPT_MINIMIZE, OPT_SWEEP, OPT_SHARD,
+       OPT_MERGE /* issue 7 */ };
+
+/* --shard K/N with 1 <= K <= N <= 100000. */
+static int parse_shard(const char *s, int *k, int *n) {
+  char extra;
+  if (sscanf(s, "%d/%d%c", k, n, &extra) != 2 || *n < 1 || *n > 100000 || *k < 1 || *k > *n) {
+    fprintf(stderr, "tune: --shard: '%s' is not K/N with 1 <= K <= N\n", s);
+    return -1;
+  }
+  return 0;
+}
+
 /* A non-negative finite decimal number (for tolerances and seconds). */
 static int parse_real(const char *opt, const char *s, double *out) {
   char *end = NULL;
@@ -160,6 +185,13 @@ int main(int argc, char **argv) {
       {"report", required_argument, NULL, OPT_REPORT},
       {"format", required_argument, NULL, OPT_FORMAT},
       {"run", required_argument, NULL, OPT_RUN},
+      {"reproduce", required_argument, NULL, OPT_REPRODUCE},
+      {"fusion", required_argument, NULL, OPT_FUSION},
+      {"candidate", required_argument, NULL, OPT_CANDIDATE},
+      {"minimize", no_argument, NULL, OPT_MINIMIZE},
+      {"sweep", required_argument, NULL, OPT_SWEEP},
+      {"shard", required_argument, NULL, OPT_SHARD},
+      {"merge", required_argument, NULL, OPT_MERGE},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -232,6 +264,34 @@ int main(int argc, char **argv) {
       break;
     case OPT_RUN:
       o.run_id = optarg;
+      break;
+    case OPT_REPRODUCE:
+      if (set_mode(&o, TN_MODE_REPRODUCE, optarg) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_FUSION:
+      o.fusion = optarg;
+      break;
+    case OPT_CANDIDATE:
+      if (parse_number("--candidate", optarg, 0, 1000000, &num) != 0)
+        return TN_EXIT_USAGE;
+      o.candidate = (int)num;
+      o.has_candidate = 1;
+      break;
+    case OPT_MINIMIZE:
+      o.minimize = 1;
+      break;
+    case OPT_SWEEP:
+      if (set_mode(&o, TN_MODE_SWEEP, optarg) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_SHARD:
+      if (parse_shard(optarg, &o.shard_k, &o.shard_n) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_MERGE:
+      if (set_mode(&o, TN_MODE_MERGE, optarg) != 0)
+        return TN_EXIT_USAGE;
       break;
     case 'p':
       if (set_mode(&o, TN_MODE_PRINT, optarg) != 0)
@@ -311,6 +371,16 @@ int main(int argc, char **argv) {
     free(cmd);
     return rc;
   }
+  if (o.mode == TN_MODE_MERGE) /* OUT.h5 then the inputs */
+    return tn_cmd_merge(&o, argc - optind, argv + optind);
+  if (o.mode == TN_MODE_SWEEP) {
+    char *cmd = join_args(argc, argv);
+    o.command_line = cmd;
+    int rc = optind < argc ? (fprintf(stderr, "tune: unexpected argument '%s'\n", argv[optind]), TN_EXIT_USAGE)
+                           : tn_cmd_sweep(&o);
+    free(cmd);
+    return rc;
+  }
   if (optind < argc) {
     fprintf(stderr, "tune: unexpected argument '%s'\nTry 'tune --help' for more information.\n",
             argv[optind]);
@@ -329,6 +399,8 @@ int main(int argc, char **argv) {
     return tn_cmd_list_defects(&o);
   case TN_MODE_REPORT:
     return tn_cmd_report(&o);
+  case TN_MODE_REPRODUCE:
+    return tn_cmd_reproduce(&o);
   case TN_MODE_NONE:
   default:
     fputs("tune: no mode given\nTry 'tune --help' for more information.\n", stderr);

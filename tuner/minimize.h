@@ -1,0 +1,45 @@
+/* minimize.h — shrinking a fusion by delta debugging while a property
+ * (a divergence with one config) persists.
+ *
+ * The one reduction is "cut": an instruction of the kernel computation
+ * becomes a new parameter of the same shape (and the fusion instruction in
+ * the entry gets a matching new entry parameter).  Everything only the cut
+ * instruction needed becomes dead and is removed; parameters nothing uses
+ * any more are removed and the rest renumbered.  So each cut removes at
+ * least the cut instruction's operands' exclusive cones, and the root (the
+ * output the divergence shows in) is never cut.
+ *
+ * Delta debugging (ddmin over the cuttable instructions): try cutting
+ * chunks of half the candidates, then quarters, ... down to single
+ * instructions; a cut is kept when the module still parses, verifies and
+ * the test still says the property holds.  Each step works on text: the
+ * current module is parsed afresh, cut, printed, parsed again and
+ * verified, so no step can leave a half-edited IR behind.
+ *
+ * Library code: nothing is printed.
+ */
+#ifndef TUNE_MINIMIZE_H
+#define TUNE_MINIMIZE_H
+
+#include "hlo_error.h"
+
+/* 1 when the property holds for the module text, 0 when it does not (or
+ * the module is not checkable). */
+typedef int (*tn_min_test)(const char *hlo_text, void *ctx);
+
+typedef struct tn_min_result {
+  char *text;          /* the smallest module found (malloc'd) */
+  int instrs_before;   /* instructions of the kernel computation */
+  int instrs_after;
+  int tests;           /* how many times the test ran */
+} tn_min_result;
+
+/* 0 with out filled (out->text may equal the input when nothing could be
+ * cut), or -1 with err when the input itself does not parse or has no
+ * kernel. */
+int tn_minimize(const char *text, tn_min_test test, void *ctx, tn_min_result *out, hlo_error *err);
+
+/* Instructions of the kernel computation of text; -1 with err. */
+int tn_min_count(const char *text, hlo_error *err);
+
+#endif

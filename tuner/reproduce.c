@@ -1,0 +1,232 @@
+/* reproduce.c — writing a reproducer bundle (reproduce.h). */
+#include "reproduce.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "eval.h"
+#include "h5values.h"
+#include "hlo_parse.h"
+#include "inputs.h"
+#include "verdict.h"
+
+void tn_repro_device_of_run(const tn_run_info *run, tn_repro_device *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->machine, sizeof out->machine, "%s", run->machine);
+  snprintf(out->compiler, sizeof out->compiler, "%s", run->compiler);
+  size_t len = strlen(out->compiler);
+  if (len > 2 && strcmp(out->compiler + len - 2, "+d") == 0)
+    out->compiler[len - 2] = '\0';
+  /* tune.c joins argv with single spaces, so words are arguments. */
+  const char *p = run->command;
+  int want_value = 0;
+  while (*p) {
+    while (*p == ' ')
+      p++;
+    const char *w = p;
+    while (*p && *p != ' ')
+      p++;
+    size_t n = (size_t)(p - w);
+    if (n == 0)
+      break;
+    const char *val = NULL;
+    size_t vn = 0;
+    if (want_value) {
+      val = w, vn = n, want_value = 0;
+    } else if (n == 8 && strncmp(w, "--defect", 8) == 0) {
+      want_value = 1;
+    } else if (n > 9 && strncmp(w, "--defect=", 9) == 0) {
+      val = w + 9, vn = n - 9;
+    }
+    if (val && out->ndefects < TN_REPRO_MAX_DEFECTS && vn < sizeof out->defects[0]) {
+      memcpy(out->defects[out->ndefects], val, vn);
+      out->defects[out->ndefects][vn] = '\0';
+      out->ndefects++;
+    }
+  }
+}
+
+/* Single-quoted for sh. */
+static void sh_quote(FILE *f, const char *s) {
+  fputc('\'', f);
+  for (; *s; s++) {
+    if (*s == '\'')
+      fputs("'\\''", f);
+    else
+      fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
+typedef int (*write_fn)(FILE *f, const tn_repro_bundle *b);
+
+/* Writes DIR/name through fn; mode 0755 for scripts. */
+static int write_text(const tn_repro_bundle *b, const char *name, mode_t mode, write_fn fn, hlo_error *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", b->dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return hlo_error_set(err, 0, 0, "%s: %s", path, strerror(errno));
+  int rc = fn(f, b);
+  if (ferror(f))
+    rc = -1;
+  if (fclose(f) != 0)
+    rc = -1;
+  if (rc == 0 && chmod(path, mode) != 0)
+    rc = -1;
+  if (rc != 0)
+    return hlo_error_set(err, 0, 0, "%s: cannot write it: %s", path, strerror(errno));
+  return 0;
+}
+
+static int put_hlo(FILE *f, const tn_repro_bundle *b) {
+  fputs(b->hlo, f);
+  return 0;
+}
+
+static int put_config(FILE *f, const tn_repro_bundle *b) {
+  fprintf(f, "%s\n", b->c->config);
+  return 0;
+}
+
+static int put_seed(FILE *f, const tn_repro_bundle *b) {
+  fprintf(f, "%llu\n", (unsigned long long)b->r->seed);
+  return 0;
+}
+
+static int put_run_sh(FILE *f, const tn_repro_bundle *b) {
+  tn_repro_device d;
+  tn_repro_device_of_run(b->run, &d);
+  fprintf(f, "#!/bin/sh\n"
+             "# Reproducer of fusion %s, candidate %d (%s), from run %s.\n"
+             "# Exit status: 1 while the divergence persists, 0 once it is fixed, 2 on error.\n"
+             "#   TUNE      the tune binary (default: tune from PATH)\n"
+             "#   COMPILER  the compiler profile under test (default: the run's)\n"
+             "#   DEFECTS   its extra modelled defects, space-separated (default: the run's;\n"
+             "#             DEFECTS= runs without them)\n"
+             "#   BACKEND   a device backend .so instead of the built-in simulator\n"
+             "cd \"$(dirname \"$0\")\" || exit 2\n"
+             ": \"${TUNE:=tune}\"\n",
+          b->r->name, b->c->id, chk_verdict_name(b->c->verdict), b->run->id);
+  fputs(": \"${COMPILER:=", f);
+  fputs(d.compiler[0] ? d.compiler : "stable", f);
+  fputs("}\"\nDEFECTS=${DEFECTS-\"", f);
+  for (int i = 0; i < d.ndefects; i++)
+    fprintf(f, "%s%s", i ? " " : "", d.defects[i]);
+  fputs("\"}\nset --\n"
+        "for d in $DEFECTS; do set -- \"$@\" --defect \"$d\"; done\n"
+        "if [ -n \"${BACKEND:-}\" ]; then set -- \"$@\" --backend \"$BACKEND\"; fi\n"
+        "exec \"$TUNE\" --check fusion.hlo --only \"$(cat config.txt)\" --seed \"$(cat seed)\" --machine ",
+        f);
+  sh_quote(f, d.machine[0] ? d.machine : "tpu-v5e");
+  fputs(" --compiler \"$COMPILER\" -q \"$@\"\n", f);
+  return 0;
+}
+
+static int put_readme(FILE *f, const tn_repro_bundle *b) {
+  const tn_cand_result *c = b->c;
+  const chk_metrics *m = c->id == 0 ? &c->vs_reference : &c->vs_default;
+  fprintf(f,
+          "Reproducer: fusion %s, candidate %d\n"
+          "\n"
+          "Found by run %s (%s) of %s, machine %s, compiler %s, seed %llu.\n"
+          "Verdict: %s.  Output %d: %lld of %lld elements differ, max abs %.6g, max rel %.6g\n"
+          "(tolerance atol %.3g rtol %.3g).\n"
+          "\n"
+          "Config:\n  %s\n\n",
+          b->r->name, c->id, b->run->id, b->run->started, b->results_path ? b->results_path : "?",
+          b->run->machine, b->run->compiler, (unsigned long long)b->r->seed, chk_verdict_name(c->verdict), c->leaf,
+          (long long)m->mismatches, (long long)m->count, m->max_abs, m->max_rel, c->tol.atol, c->tol.rtol, c->config);
+  if (b->instrs_before >= 0)
+    fprintf(f,
+            "fusion.hlo was minimized by delta debugging: the kernel went from %d to %d\n"
+            "instructions while the divergence with this config persisted (original.hlo is\n"
+            "the fusion as checked).\n\n",
+            b->instrs_before, b->instrs_after);
+  fputs("Files:\n"
+        "  fusion.hlo   the module (HLO text)\n"
+        "  config.txt   the candidate's config line\n"
+        "  seed         the seed of the synthesised inputs and the timing jitter\n"
+        "  inputs.h5    /inputs/<k>: the inputs; /outputs/<k>: the reference evaluator's\n"
+        "               outputs on them (device numerics emulated, as --check compares)\n"
+        "  run.sh       checks the default and this config on the simulated device\n"
+        "\n"
+        "Run:\n"
+        "  ./run.sh                 exit 1 while the divergence persists, 0 once fixed\n"
+        "  DEFECTS= ./run.sh        the same device without the modelled defects\n"
+        "  TUNE=/path/to/tune ./run.sh\n"
+        "\n"
+        "Read the data with h5py:\n"
+        "  import h5py; f = h5py.File('inputs.h5'); x = f['inputs/0'][()]; y = f['outputs/0'][()]\n",
+        f);
+  return 0;
+}
+
+/* inputs.h5: synthesised inputs and reference outputs of b->hlo. */
+static int write_values(const tn_repro_bundle *b, hlo_error *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/inputs.h5", b->dir);
+  hlo_module *m = hlo_parse(b->hlo, strlen(b->hlo), err);
+  if (!m)
+    return -1;
+  int nargs = m->entry->nparams, replicas = m->replica_count > 1 && m->replica_count <= 4096 ? (int)m->replica_count : 1;
+  int rc = -1;
+  hlo_value **args = calloc((size_t)(nargs ? nargs : 1), sizeof *args);
+  hlo_value **outs = calloc((size_t)replicas, sizeof *outs);
+  hid_t f = -1;
+  if (!args || !outs) {
+    hlo_error_set(err, 0, 0, "out of memory");
+    goto done;
+  }
+  chk_inputs_opts io = {.seed = b->r->seed, .profile = CHK_INPUTS_NAIVE};
+  chk_eval_opts eo = {.replicas = replicas, .emulate_device = 1};
+  if (chk_inputs_make(m, &io, args, err) != 0 || chk_eval_module(m, nargs, args, &eo, outs, err) != 0)
+    goto done;
+  f = tn_h5_create(path, err);
+  if (f < 0)
+    goto done;
+  if (tn_h5_attr_set_str(f, "tool", "tune", err) == 0 && tn_h5_attr_set_str(f, "tool_version", PACKAGE_VERSION, err) == 0 &&
+      tn_h5_attr_set_u64(f, "seed", b->r->seed, err) == 0 && tn_h5_attr_set_str(f, "config", b->c->config, err) == 0 &&
+      tn_h5_write_inputs(f, "inputs", nargs, args, err) == 0 && tn_h5_write_outputs(f, "outputs", outs[0], err) == 0)
+    rc = 0;
+  hlo_error cerr = {0};
+  if (tn_h5_close(f, &cerr) != 0 && rc == 0) {
+    *err = cerr;
+    rc = -1;
+  }
+done:
+  for (int i = 0; args && i < nargs; i++)
+    hlo_value_unref(args[i]);
+  for (int i = 0; outs && i < replicas; i++)
+    hlo_value_unref(outs[i]);
+  free(args);
+  free(outs);
+  hlo_module_free(m);
+  if (rc != 0) {
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    hlo_error_set(err, 0, 0, "%s: %s", path, msg);
+  }
+  return rc;
+}
+
+static int put_original(FILE *f, const tn_repro_bundle *b) {
+  fputs(b->r->hlo, f);
+  return 0;
+}
+
+int tn_repro_write(const tn_repro_bundle *b, hlo_error *err) {
+  if (mkdir(b->dir, 0777) != 0 && errno != EEXIST)
+    return hlo_error_set(err, 0, 0, "%s: cannot create it: %s", b->dir, strerror(errno));
+  if (write_text(b, "fusion.hlo", 0644, put_hlo, err) != 0 || write_text(b, "config.txt", 0644, put_config, err) != 0 ||
+      write_text(b, "seed", 0644, put_seed, err) != 0 || write_text(b, "README", 0644, put_readme, err) != 0 ||
+      write_text(b, "run.sh", 0755, put_run_sh, err) != 0)
+    return -1;
+  if (b->instrs_before >= 0 && write_text(b, "original.hlo", 0644, put_original, err) != 0)
+    return -1;
+  return write_values(b, err);
+}
