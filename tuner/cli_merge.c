@@ -1,10 +1,124 @@
-/* cli_merge.c — `tune --merge OUT.h5 IN.h5...` (being written). */
+/* cli_merge.c — `tune --merge OUT.h5 IN.h5...`: combine results files,
+ * typically the shards of one sweep (`tune --sweep --shard K/N`).
+ *
+ * Every run of every input lands in OUT under its own id.  Shards of one
+ * sweep share their run id (it comes from the date and the machine, not
+ * from the process), so they merge into one run: a fusion whose
+ * fingerprint and source the run already holds is not added twice, which
+ * also makes merging the same file again harmless.  The merged run keeps
+ * the earliest start, the latest finish, and "complete" only when every
+ * part is complete.  OUT is locked like a sweep's output while merging.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "lock.h"
+#include "store/store.h"
+#include "store/store_read.h"
+#include "sweep_state.h"
+
+static int holds(const tn_stored_run *run, const tn_fusion_result *r) {
+  for (int i = 0; run && i < run->nfusions; i++)
+    if (run->fusions[i].r.fingerprint == r->fingerprint && strcmp(run->fusions[i].r.source, r->source) == 0)
+      return 1;
+  return 0;
+}
+
+/* A run of OUT with this id: 1 and *existing read, 0 absent, -1 error. */
+static int read_existing(const char *out, const char *id, tn_stored_run *existing, hlo_error *err) {
+  tn_run_info *runs = NULL;
+  int nruns = 0, found = 0;
+  FILE *probe = fopen(out, "rb");
+  if (!probe)
+    return 0;
+  fclose(probe);
+  if (tn_results_list_runs(out, &runs, &nruns, NULL, 0, err) != 0)
+    return -1;
+  for (int i = 0; i < nruns; i++)
+    found |= strcmp(runs[i].id, id) == 0;
+  free(runs);
+  if (!found)
+    return 0;
+  return tn_results_read_run(out, id, existing, err) == 0 ? 1 : -1;
+}
+
+static int merge_run(const char *out, const char *in, const tn_stored_run *src) {
+  hlo_error err = {0};
+  tn_stored_run existing;
+  memset(&existing, 0, sizeof existing);
+  int have = read_existing(out, src->info.id, &existing, &err);
+  if (have < 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    return -1;
+  }
+  tn_run_info run = src->info;
+  tn_store *s = have ? tn_store_reopen_run(out, src->info.id, &run, &err) : tn_store_begin_run(out, &run, &err);
+  int rc = s ? 0 : -1, added = 0;
+  for (int i = 0; rc == 0 && i < src->nfusions; i++) {
+    if (holds(have ? &existing : NULL, &src->fusions[i].r))
+      continue;
+    rc = tn_store_add_fusion(s, &src->fusions[i].r, &err);
+    added += rc == 0;
+  }
+  if (rc == 0) {
+    const tn_run_info *a = have ? &existing.info : &src->info, *b = &src->info;
+    const char *started = strcmp(a->started, b->started) <= 0 ? a->started : b->started;
+    const char *finished = strcmp(a->finished, b->finished) >= 0 ? a->finished : b->finished;
+    const char *status = strcmp(a->status, "complete") != 0 ? a->status : b->status;
+    const char *keys[] = {"started", "finished", "status", "host"};
+    const char *vals[] = {started, finished, status, b->host};
+    rc = tn_store_set_run_attrs(s, NULL, 4, keys, vals, &err);
+  }
+  if (rc != 0)
+    fprintf(stderr, "tune: %s\n", err.msg);
+  else
+    printf("%s: run %s: %d fusions added%s\n", in, src->info.id, added, have ? " to the existing run" : "");
+  tn_store_close(s);
+  if (have)
+    tn_stored_run_free(&existing);
+  return rc;
+}
 
 int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
-  (void)o, (void)nfiles, (void)files;
-  fputs("tune: --merge is not available yet\n", stderr);
-  return TN_EXIT_USAGE;
+  if (nfiles < 1) {
+    fputs("tune: --merge needs OUT.h5 and at least one IN.h5\nTry 'tune --help' for more information.\n", stderr);
+    return TN_EXIT_USAGE;
+  }
+  int lock = -1;
+  char holder[256];
+  hlo_error err = {0};
+  int got = tn_lock_take(o->file, &lock, holder, sizeof holder, &err);
+  if (got != 0) {
+    if (got > 0)
+      fprintf(stderr, "tune: %s is locked by another writer (%s)\n", o->file, holder[0] ? holder : "holder unknown");
+    else
+      fprintf(stderr, "tune: %s\n", err.msg);
+    return TN_EXIT_USAGE;
+  }
+  int rc = TN_EXIT_OK;
+  for (int f = 0; f < nfiles; f++) {
+    tn_run_info *runs = NULL;
+    int nruns = 0;
+    if (tn_results_list_runs(files[f], &runs, &nruns, NULL, 0, &err) != 0) {
+      fprintf(stderr, "tune: %s\n", err.msg);
+      rc = TN_EXIT_USAGE;
+      continue;
+    }
+    for (int i = 0; i < nruns; i++) {
+      tn_stored_run src;
+      if (tn_results_read_run(files[f], runs[i].id, &src, &err) != 0) {
+        fprintf(stderr, "tune: %s\n", err.msg);
+        rc = TN_EXIT_USAGE;
+        continue;
+      }
+      if (merge_run(o->file, files[f], &src) != 0)
+        rc = TN_EXIT_USAGE;
+      tn_stored_run_free(&src);
+    }
+    free(runs);
+  }
+  tn_lock_release(lock);
+  return rc;
 }

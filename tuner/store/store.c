@@ -30,6 +30,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "store.h"
+#include "store_read.h" /* tn_store_reopen_run */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1050,4 +1051,82 @@ void tn_store_close(tn_store *s) {
     return;
   free(s->path);
   free(s);
+}
+
+/* ---- sweeps (issue 7) ---------------------------------------------------------------- */
+
+tn_store *tn_store_reopen_run(const char *path, const char *run_id, tn_run_info *run, hlo_error *err) {
+  tn_run_info *runs = NULL;
+  int nruns = 0;
+  if (tn_results_list_runs(path, &runs, &nruns, NULL, 0, err) != 0)
+    return NULL;
+  int found = -1;
+  for (int i = 0; i < nruns; i++)
+    if (strcmp(runs[i].id, run_id) == 0)
+      found = i;
+  if (found < 0) {
+    free(runs);
+    fail(err, "%s: no run '%s'", path, run_id);
+    return NULL;
+  }
+  *run = runs[found];
+  free(runs);
+  tn_store *s = calloc(1, sizeof *s);
+  if (s)
+    s->path = strdup(path);
+  if (!s || !s->path) {
+    free(s);
+    fail(err, "out of memory");
+    return NULL;
+  }
+  s->run = *run;
+  return s;
+}
+
+typedef struct attrs_ctx {
+  const char *run_id, *sub;
+  int n;
+  const char *const *keys, *const *values;
+} attrs_ctx;
+
+static int attrs_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
+  (void)fresh;
+  const attrs_ctx *c = vctx;
+  char path[PATH_LEN];
+  snprintf(path, sizeof path, "runs/%s", c->run_id);
+  hid_t run = open_group(file, path, err), g = -1;
+  if (run < 0)
+    return prefix_error(err, "the run is no longer in the file");
+  int rc = -1;
+  if (!c->sub)
+    g = run, run = -1;
+  else
+    g = H5Lexists(run, c->sub, H5P_DEFAULT) > 0 ? open_group(run, c->sub, err) : make_group(run, c->sub, err);
+  if (g >= 0) {
+    rc = 0;
+    for (int i = 0; i < c->n && rc == 0; i++)
+      rc = replace_str_attr(g, c->keys[i], c->values[i], err);
+  }
+  close_obj(g);
+  close_obj(run);
+  return rc == 0 ? 0 : prefix_error(err, path);
+}
+
+int tn_store_set_run_attrs(tn_store *s, const char *sub, int n, const char *const *keys,
+                           const char *const *values, hlo_error *err) {
+  if (!s)
+    return fail(err, "no results file open");
+  attrs_ctx c = {s->run.id, sub, n, keys, values};
+  int rc = edit_atomically(s->path, false, attrs_edit, &c, err);
+  for (int i = 0; rc == 0 && !sub && i < n; i++) {
+    if (strcmp(keys[i], "status") == 0)
+      put_str(s->run.status, sizeof s->run.status, values[i]);
+    else if (strcmp(keys[i], "finished") == 0)
+      put_str(s->run.finished, sizeof s->run.finished, values[i]);
+  }
+  return rc;
+}
+
+const tn_run_info *tn_store_run(const tn_store *s) {
+  return &s->run;
 }

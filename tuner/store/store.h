@@ -68,4 +68,18 @@ int tn_store_end_run(tn_store *s, const char *status, hlo_error *err);
 /* Closes without marking (the run stays "running"); NULL is fine. */
 void tn_store_close(tn_store *s);
 
+/* ---- sweeps (issue 7): resuming, merging, what changed ---------------- */
+
+/* Opens an existing run of PATH for appending more fusions (a sweep that
+ * resumes after being killed, or a merge into a run of the same id).
+ * run receives the run's attributes.  NULL with err when absent. */
+tn_store *tn_store_reopen_run(const char *path, const char *run_id, tn_run_info *run, hlo_error *err);
+/* Sets string attributes keys[i] = values[i] (replacing existing ones) on
+ * the run group, or on its subgroup `sub` (created when absent) when sub
+ * is not NULL, in one atomic step like every other write. */
+int tn_store_set_run_attrs(tn_store *s, const char *sub, int n, const char *const *keys,
+                           const char *const *values, hlo_error *err);
+/* The run's attributes as they are now (id, status...). */
+const tn_run_info *tn_store_run(const tn_store *s);
+
 #endif

@@ -1,0 +1,197 @@
+/* sweep_state.c — resuming and comparing sweeps (sweep_state.h). */
+#include "sweep_state.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "h5values.h"
+#include "store_read.h"
+#include "sweep_cfg.h"
+#include "verdict.h"
+
+/* A string attribute of runs/<id>; "" when absent. */
+static void run_attr(hid_t file, const char *run_id, const char *key, char *buf, size_t n) {
+  char path[256];
+  buf[0] = '\0';
+  snprintf(path, sizeof path, "runs/%s", run_id);
+  H5E_BEGIN_TRY {
+    hid_t g = H5Gopen2(file, path, H5P_DEFAULT);
+    if (g >= 0) {
+      hlo_error ignored = {0};
+      if (tn_h5_attr_get_str(g, key, buf, n, &ignored) != 0)
+        buf[0] = '\0';
+      H5Gclose(g);
+    }
+  }
+  H5E_END_TRY;
+}
+
+int tn_sweep_find_resumable(const char *path, const char *identity, char *run_id, size_t n, hlo_error *err) {
+  if (access(path, F_OK) != 0)
+    return 0;
+  tn_run_info *runs = NULL;
+  int nruns = 0;
+  if (tn_results_list_runs(path, &runs, &nruns, NULL, 0, err) != 0)
+    return -1;
+  hid_t f = tn_h5_open_read(path, err);
+  if (f < 0) {
+    free(runs);
+    return -1;
+  }
+  int found = 0;
+  for (int i = nruns - 1; i >= 0 && !found; i--) {
+    if (strcmp(runs[i].status, "running") != 0)
+      continue;
+    char id[64];
+    run_attr(f, runs[i].id, "sweep_identity", id, sizeof id);
+    if (strcmp(id, identity) == 0) {
+      snprintf(run_id, n, "%s", runs[i].id);
+      found = 1;
+    }
+  }
+  hlo_error cerr = {0};
+  tn_h5_close(f, &cerr);
+  free(runs);
+  return found;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tn_sweep_done_sources(const char *path, const char *run_id, char ***sources, int *n, hlo_error *err) {
+  tn_stored_run run;
+  *sources = NULL;
+  *n = 0;
+  if (tn_results_read_run(path, run_id, &run, err) != 0)
+    return -1;
+  char **s = calloc((size_t)run.nfusions + 1, sizeof *s);
+  int rc = s ? 0 : hlo_error_set(err, 0, 0, "out of memory");
+  for (int i = 0; s && i < run.nfusions; i++)
+    if (!(s[i] = strdup(run.fusions[i].r.source)))
+      rc = hlo_error_set(err, 0, 0, "out of memory");
+  if (rc == 0) {
+    qsort(s, (size_t)run.nfusions, sizeof *s, cmp_str);
+    *sources = s;
+    *n = run.nfusions;
+  } else {
+    tn_sweep_files_free(s, run.nfusions);
+  }
+  tn_stored_run_free(&run);
+  return rc;
+}
+
+static const tn_stored_fusion *find_fp(const tn_stored_run *run, uint64_t fp) {
+  for (int i = 0; i < run->nfusions; i++)
+    if (run->fusions[i].r.fingerprint == fp)
+      return &run->fusions[i];
+  return NULL;
+}
+
+static const tn_cand_result *find_config(const tn_fusion_result *r, const char *config) {
+  for (int i = 0; i < r->ncands; i++)
+    if (strcmp(r->cands[i].config, config) == 0)
+      return &r->cands[i];
+  return NULL;
+}
+
+static int push(tn_change **list, int *n, const tn_fusion_result *r, const tn_cand_result *c) {
+  tn_change *grown = realloc(*list, sizeof **list * (size_t)(*n + 1));
+  if (!grown)
+    return -1;
+  *list = grown;
+  tn_change *e = &grown[(*n)++];
+  memset(e, 0, sizeof *e);
+  snprintf(e->fusion, sizeof e->fusion, "%s", r->name);
+  e->fingerprint = r->fingerprint;
+  if (c) {
+    snprintf(e->config, sizeof e->config, "%s", c->config);
+    snprintf(e->verdict, sizeof e->verdict, "%s", chk_verdict_name(c->verdict));
+  }
+  return 0;
+}
+
+/* The previous run of `cur` (see the header), or -1. */
+static int previous_run(const tn_run_info *runs, int nruns, const tn_run_info *cur) {
+  int prev = -1;
+  for (int i = 0; i < nruns; i++) {
+    const tn_run_info *r = &runs[i];
+    if (strcmp(r->id, cur->id) == 0)
+      break; /* runs are oldest first: only earlier ones count */
+    if (strcmp(r->machine, cur->machine) == 0 && strcmp(r->compiler, cur->compiler) == 0)
+      prev = i;
+  }
+  return prev;
+}
+
+int tn_sweep_changes(const char *path, const char *run_id, double threshold, tn_changes *out, hlo_error *err) {
+  memset(out, 0, sizeof *out);
+  tn_run_info *runs = NULL;
+  int nruns = 0;
+  if (tn_results_list_runs(path, &runs, &nruns, NULL, 0, err) != 0)
+    return -1;
+  tn_stored_run cur, prev;
+  memset(&prev, 0, sizeof prev);
+  if (tn_results_read_run(path, run_id, &cur, err) != 0) {
+    free(runs);
+    return -1;
+  }
+  int p = previous_run(runs, nruns, &cur.info);
+  int rc = 0;
+  if (p >= 0) {
+    snprintf(out->previous, sizeof out->previous, "%s", runs[p].id);
+    rc = tn_results_read_run(path, runs[p].id, &prev, err);
+  }
+  free(runs);
+  for (int i = 0; rc == 0 && i < cur.nfusions; i++) {
+    const tn_fusion_result *r = &cur.fusions[i].r;
+    const tn_stored_fusion *before = p >= 0 ? find_fp(&prev, r->fingerprint) : NULL;
+    for (int k = 0; rc == 0 && k < r->ncands; k++) {
+      const tn_cand_result *c = &r->cands[k];
+      if (!chk_verdict_is_divergent(c->verdict))
+        continue;
+      const tn_cand_result *old = before ? find_config(&before->r, c->config) : NULL;
+      if (!old || !chk_verdict_is_divergent(old->verdict))
+        rc = push(&out->news, &out->nnew, r, c);
+    }
+    if (!before)
+      continue;
+    for (int k = 0; rc == 0 && k < before->r.ncands; k++) {
+      const tn_cand_result *old = &before->r.cands[k];
+      if (!chk_verdict_is_divergent(old->verdict))
+        continue;
+      const tn_cand_result *now = find_config(r, old->config);
+      if (now && !chk_verdict_is_divergent(now->verdict))
+        rc = push(&out->fixed, &out->nfixed, r, old);
+    }
+    double t0 = before->r.cands[0].sim_time, t1 = r->ncands > 0 ? r->cands[0].sim_time : 0;
+    if (rc == 0 && before->r.default_ran && r->default_ran && t0 > 0 && t1 > t0 * (1 + threshold)) {
+      rc = push(&out->slow, &out->nslow, r, &r->cands[0]);
+      if (rc == 0) {
+        out->slow[out->nslow - 1].before = t0;
+        out->slow[out->nslow - 1].after = t1;
+      }
+    }
+  }
+  if (rc != 0 && !err->msg[0])
+    hlo_error_set(err, 0, 0, "out of memory");
+  tn_stored_run_free(&cur);
+  if (p >= 0)
+    tn_stored_run_free(&prev);
+  if (rc != 0)
+    tn_changes_free(out);
+  return rc;
+}
+
+void tn_changes_free(tn_changes *c) {
+  free(c->news);
+  free(c->fixed);
+  free(c->slow);
+  c->news = c->fixed = c->slow = NULL;
+  c->nnew = c->nfixed = c->nslow = 0;
+}

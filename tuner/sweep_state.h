@@ -1,0 +1,60 @@
+/* sweep_state.h — what a sweep reads back from its results file: a run to
+ * resume, the fusions it already holds, and what changed since the
+ * previous run.
+ *
+ * Resuming.  A sweep records, on its run group, the string attributes
+ *   sweep_identity  tn_sweep_identity(): corpus, machine, compiler, inputs,
+ *                   budgets, seed and shard
+ *   sweep_config    the sweep file's path
+ *   inputs          the input profile
+ *   shard           "K/N", or "" for the whole corpus
+ * A later sweep with the same identity that finds such a run still
+ * "running" (its process was killed: a live one would hold the lock)
+ * appends to that run instead of starting a new one, and skips every
+ * corpus file the run already has a fusion group for.  Fusion groups are
+ * written atomically (store.h), so a group that exists is complete.
+ *
+ * What changed.  The previous run is the latest other run of the file with
+ * the same machine and compiler that started before this one.  A finding
+ * is a (fusion fingerprint, candidate config) pair with a divergent
+ * verdict.  New: a finding of this run that the previous run did not have.
+ * Fixed: a finding of the previous run whose fusion and config this run
+ * checked again without a divergence.  Slowdown: a fusion in both runs
+ * whose default config's simulated time grew by more than the threshold
+ * (0.10 = 10%).  Without a previous run every finding is new.
+ */
+#ifndef TUNE_SWEEP_STATE_H
+#define TUNE_SWEEP_STATE_H
+
+#include <stdint.h>
+
+#include "dev_config.h"
+#include "hlo_error.h"
+
+/* The latest run of path with status "running" and this identity: 1 with
+ * run_id filled, 0 when none (or no file), -1 with err. */
+int tn_sweep_find_resumable(const char *path, const char *identity, char *run_id, size_t n, hlo_error *err);
+
+/* The source paths of the fusions run_id already holds (malloc'd array of
+ * malloc'd strings, sorted; free with tn_sweep_files_free). */
+int tn_sweep_done_sources(const char *path, const char *run_id, char ***sources, int *n, hlo_error *err);
+
+typedef struct tn_change {
+  char fusion[128];
+  uint64_t fingerprint;
+  char config[DEV_CONFIG_TEXT_MAX];
+  char verdict[32];        /* new: this run's verdict; fixed: the previous one */
+  double before, after;    /* slowdowns: default sim_time in the previous and this run */
+} tn_change;
+
+typedef struct tn_changes {
+  char previous[64];       /* "" when there is no previous run */
+  int nnew, nfixed, nslow;
+  tn_change *news, *fixed, *slow; /* malloc'd */
+} tn_changes;
+
+int tn_sweep_changes(const char *path, const char *run_id, double slowdown_threshold, tn_changes *out,
+                     hlo_error *err);
+void tn_changes_free(tn_changes *c);
+
+#endif
