@@ -108,13 +108,16 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, bool vs_ref, chk
       lc->tol = sh->o->tol;
       continue;
     }
-    chk_tol_basis b = {.out_type = s->type, .acc_type = s->type, .k = 0, .term_max = sh->term_max};
-    if (chk_leaf_depends_on(c, i, sh->f.hero))
+    chk_tol_basis b = {.out_type = s->type, .acc_type = sh->f.acc_type, .k = 0, .term_max = sh->term_max};
+    /* Only a floating-point accumulation depends on its order: an integer
+     * dot or sum is exact whatever the chunking, so its outputs (even after
+     * a dequantising convert) must match exactly. */
+    if (chk_leaf_depends_on(c, i, sh->f.hero) && hlo_etype_is_float(sh->f.acc_type))
       b.k = sh->f.k_total;
-    /* Both the device and the reference apply a reducer in its own type
-     * (a bf16 add rounds to bf16 at every step), so the bound uses the
-     * element type's roundoff.  For long bf16 sums that bound is wide: it
-     * is what reordering such a sum can legitimately do. */
+    /* The roundoff is the accumulation's own type (the hero's result
+     * type): both the device and the reference apply a reducer in its type,
+     * so a bf16 add rounds to bf16 at every step and a long bf16 sum gets a
+     * wide bound, while an f32 sum feeding a bf16 output gets the f32 one. */
     (void)vs_ref;
     b.passes_a = passes_a;
     b.passes_b = passes_b;
