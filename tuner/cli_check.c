@@ -265,7 +265,10 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     hlo_error err = {0};
     tn_fusion_result r;
     if (tn_check_fusion(m, files[i], &so, &r, &err) != 0) {
-      fprintf(stderr, "%s:%d:%d: error: %s\n", files[i], err.line, err.col, err.msg);
+      if (err.line > 0)
+        fprintf(stderr, "%s:%d:%d: error: %s\n", files[i], err.line, err.col, err.msg);
+      else
+        fprintf(stderr, "tune: %s: error: %s\n", files[i], err.msg);
       hlo_module_free(m);
       rc = TN_EXIT_USAGE;
       continue;

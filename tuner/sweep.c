@@ -540,8 +540,19 @@ static int severity_cmp(const tn_cand_result *a, const tn_cand_result *b) {
   return a->id - b->id;
 }
 
+static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
+                        hlo_error *err);
+
 int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
                     hlo_error *err) {
+  int rc = check_fusion(m, source, o, out, err);
+  if (rc != 0)
+    tn_fusion_result_free(out); /* a failed check hands back nothing */
+  return rc;
+}
+
+static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
+                        hlo_error *err) {
   double t_start = now_s();
   memset(out, 0, sizeof *out);
   out->best = -1;
@@ -577,6 +588,10 @@ int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts
   if (o->only) {
     dev_config only;
     if (dev_config_parse(o->only, &only, err) != 0) {
+      /* The position is in the config text, not in the module. */
+      char msg[sizeof err->msg];
+      snprintf(msg, sizeof msg, "%s", err->msg);
+      hlo_error_set(err, 0, 0, "--only '%.200s': column %d: %.200s", o->only, err->col, msg);
       free(cands);
       free(list);
       teardown(&sh);
