@@ -8,10 +8,28 @@
  */
 #include "inputs.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hlo_dtype.h"
+
+/* ---- profiles ----------------------------------------------------------- */
+
+static const char *const profile_names[CHK_INPUTS_PROFILE_COUNT] = {"naive", "constrained", "edge", "oob-indices"};
+
+const char *chk_inputs_profile_name(chk_inputs_profile p) {
+  return (unsigned)p < CHK_INPUTS_PROFILE_COUNT ? profile_names[p] : "?";
+}
+
+int chk_inputs_profile_from_name(const char *name, chk_inputs_profile *p) {
+  for (int i = 0; i < CHK_INPUTS_PROFILE_COUNT; i++)
+    if (strcmp(name, profile_names[i]) == 0) {
+      *p = (chk_inputs_profile)i;
+      return 0;
+    }
+  return -1;
+}
 
 /* ---- bits --------------------------------------------------------------- */
 
@@ -414,9 +432,283 @@ static void fill_int(hlo_value *v, uint64_t seed, uint64_t stream, const chk_inp
   }
 }
 
+/* ---- ranged filling (every profile but NAIVE) --------------------------- */
+
+/* Salts for the second, independent draw of EDGE (which special value, and
+ * whether to use one) and for the sort-key permutation. */
+#define EDGE_SALT 0x5DEECE66Dull
+#define PERM_SALT 0xB5297A4D3F84D5B5ull
+
+/* The set a ranged parameter draws from: [nlo, nhi] and [plo, phi] (either
+ * may be empty, nlo > nhi), or the point `point` when is_point. */
+typedef struct draw_set {
+  bool is_point;
+  double point;
+  double nlo, nhi, plo, phi;
+} draw_set;
+
+static double len_of(double lo, double hi) { return hi > lo ? hi - lo : 0; }
+
+/* The demanded range met with the naive one [dlo, dhi]; a demand that lies
+ * wholly outside the naive range keeps its own near edge and a width of
+ * max(1, |edge|), so log(x) with x >= 4 gets [4, 8]. */
+static draw_set make_set(const chk_range *r, double dlo, double dhi) {
+  draw_set s = {0};
+  if (r->lo == r->hi) {
+    s.is_point = true;
+    s.point = r->lo;
+    return s;
+  }
+  double lo = fmax(r->lo, dlo), hi = fmin(r->hi, dhi);
+  if (lo > hi) {
+    if (r->lo > dhi) {
+      lo = r->lo;
+      hi = fmin(r->hi, lo + fmax(1, fabs(lo)));
+    } else {
+      hi = r->hi;
+      lo = fmax(r->lo, hi - fmax(1, fabs(hi)));
+    }
+  }
+  double m = r->min_mag;
+  /* No demand on magnitude, or one that cannot be met inside [lo, hi]:
+   * a single piece, held in [plo, phi] with the other piece empty. */
+  if (m == 0 || (lo > -m && hi < m)) {
+    s.nlo = 1;
+    s.nhi = 0;
+    s.plo = lo;
+    s.phi = hi;
+    return s;
+  }
+  s.nlo = lo;
+  s.nhi = fmin(hi, -m);
+  s.plo = fmax(lo, m);
+  s.phi = hi;
+  return s;
+}
+
+static double set_min(const draw_set *s) {
+  return s->is_point ? s->point : s->nlo <= s->nhi ? s->nlo : s->plo;
+}
+
+static double set_max(const draw_set *s) {
+  return s->is_point ? s->point : s->plo <= s->phi ? s->phi : s->nhi;
+}
+
+/* u in [0, 1) mapped evenly onto the set. */
+static double set_at(const draw_set *s, double u) {
+  if (s->is_point)
+    return s->point;
+  double ln = len_of(s->nlo, s->nhi), lp = len_of(s->plo, s->phi);
+  if (ln + lp == 0) /* a single value */
+    return s->nlo <= s->nhi ? s->nlo : s->plo;
+  double t = u * (ln + lp);
+  return t < ln ? s->nlo + t : s->plo + (t - ln);
+}
+
+static bool set_has(const draw_set *s, double x) {
+  if (s->is_point)
+    return x == s->point;
+  return (x >= s->nlo && x <= s->nhi) || (x >= s->plo && x <= s->phi);
+}
+
+/* An EDGE value for element i, or false to draw normally.  One element in
+ * four is special; among the specials, each kind the set allows is equally
+ * likely. */
+static bool edge_value(const draw_set *s, const chk_range *r, hlo_etype t, uint64_t h, double *out) {
+  if ((h & 3) != 0 || s->is_point)
+    return false;
+  double tiny = hlo_etype_class(t) == HLO_CLASS_FLOAT ? hlo_float_decode(t, 1) : 1;
+  /* The extremes come from the demand itself, not the naive range: with
+   * no domain demand they are the headroom cap, near overflow. */
+  double cap = chk_intervals_cap(t);
+  double lo = set_min(s) < 0 ? fmax(r->lo, -cap) : set_min(s), hi = set_max(s) > 0 ? fmin(r->hi, cap) : set_max(s);
+  double cand[7];
+  int n = 0;
+  if (set_has(s, 0.0)) {
+    cand[n++] = 0.0;
+    cand[n++] = -0.0;
+  }
+  if (set_has(s, tiny))
+    cand[n++] = tiny;
+  if (set_has(s, -tiny))
+    cand[n++] = -tiny;
+  cand[n++] = hi; /* the largest magnitudes allowed: near overflow when */
+  cand[n++] = lo; /* only the headroom cap bounds them */
+  cand[n++] = set_at(s, 0.5); /* a repeated value: ties */
+  *out = cand[((h >> 2) & 0xffff) % (uint64_t)n];
+  return true;
+}
+
+/* The naive range of a type, which demands are met with. */
+static void naive_range(hlo_etype t, double *lo, double *hi) {
+  switch (hlo_etype_class(t)) {
+  case HLO_CLASS_SINT: *lo = -8; *hi = 8; break;
+  case HLO_CLASS_UINT: *lo = 0; *hi = 15; break;
+  case HLO_CLASS_PRED: *lo = 0; *hi = 1; break;
+  default: *lo = -1; *hi = 1; break;
+  }
+  if (t == HLO_F8E8M0FNU) { /* no sign, no zero */
+    *lo = 0x1p-8;
+    *hi = 0x1p-1;
+  }
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+/* A seeded bijection of [0, n): i -> (a i + b) mod n with a coprime to n.
+ * Not a strong shuffle, but it is a pure function of (seed, stream, i),
+ * which is what distinct sort keys need; the seed picks a and b. */
+typedef struct perm {
+  uint64_t n, a, b;
+} perm;
+
+static perm perm_make(uint64_t seed, uint64_t stream, uint64_t n) {
+  uint64_t h = chk_inputs_bits(seed ^ PERM_SALT, stream, 0);
+  perm p = {n, n > 1 ? 1 + (h >> 33) % (n - 1) : 1, n ? (h & 0xffffffff) % n : 0};
+  while (n > 1 && gcd64(p.a, n) != 1)
+    p.a = p.a % (n - 1) + 1;
+  return p;
+}
+
+static uint64_t perm_at(const perm *p, uint64_t i) {
+  /* a, i < n and arrays hold far fewer than 2^32 elements: no overflow. */
+  return (p->a * i + p->b) % p->n;
+}
+
+/* Whether n evenly spaced values in [lo, hi] stay distinct in type t: the
+ * grid step must exceed the type's spacing at the range's largest
+ * magnitude (twice, for the rounding of both neighbours). */
+static bool distinct_fits(hlo_etype t, double lo, double hi, int64_t n) {
+  if (hlo_etype_class(t) != HLO_CLASS_FLOAT || n < 2)
+    return false;
+  int mant = t == HLO_F64 ? 52 : t == HLO_F32 ? 23 : t == HLO_F16 ? 10 : t == HLO_BF16 ? 7 : 0;
+  if (mant == 0)
+    return false;
+  double step = (hi - lo) / (double)n, top = fmax(fabs(lo), fabs(hi));
+  return step > 2 * ldexp(top, -mant);
+}
+
+static void fill_ranged(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, const chk_inputs_index *idx,
+                        const chk_range *r) {
+  uint64_t seed = o->seed;
+  bool edge = o->profile == CHK_INPUTS_EDGE;
+  double dlo, dhi;
+  naive_range(v->type, &dlo, &dhi);
+  draw_set s = make_set(r, dlo, dhi);
+  int64_t n = v->count;
+  hlo_eclass cls = hlo_etype_class(v->type);
+  if (cls == HLO_CLASS_FLOAT) {
+    /* Sort keys: distinct under CONSTRAINED (a permuted even grid), eight
+     * values under EDGE (ties everywhere). */
+    bool distinct = r->sort_key && !edge && !s.is_point && distinct_fits(v->type, set_min(&s), set_max(&s), n);
+    perm p = perm_make(seed, stream, (uint64_t)(n > 0 ? n : 1));
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t h = chk_inputs_bits(seed, stream, (uint64_t)i);
+      double u = (double)(h >> 11) * 0x1p-53, x;
+      if (distinct)
+        x = set_at(&s, ((double)perm_at(&p, (uint64_t)i) + 0.5) / (double)n);
+      else if (r->sort_key && edge)
+        x = set_at(&s, ((double)(h >> 61) + 0.5) / 8);
+      else if (!(edge && edge_value(&s, r, v->type, chk_inputs_bits(seed ^ EDGE_SALT, stream, (uint64_t)i), &x)))
+        x = set_at(&s, u);
+      hlo_value_set_f64(v, i, x);
+    }
+    return;
+  }
+  if (cls == HLO_CLASS_SINT || cls == HLO_CLASS_UINT || cls == HLO_CLASS_PRED) {
+    int64_t tlo = 0, thi = 1;
+    if (cls != HLO_CLASS_PRED)
+      int_limits(v->type, &tlo, &thi);
+    /* Integer pieces of the set, cut to the type. */
+    int64_t nl = (int64_t)fmax(ceil(s.nlo), (double)tlo), nh = (int64_t)fmin(floor(s.nhi), (double)thi);
+    int64_t pl = (int64_t)fmax(ceil(s.plo), (double)tlo), ph = (int64_t)fmin(floor(s.phi), (double)thi);
+    if (nl <= nh && pl <= ph && pl <= nh) /* overlapping pieces: merge */
+      pl = nh + 1;
+    uint64_t cn = nl <= nh ? (uint64_t)(nh - nl) + 1 : 0, cp = pl <= ph ? (uint64_t)(ph - pl) + 1 : 0;
+    int64_t point = s.is_point ? (int64_t)fmin(fmax(s.point, (double)tlo), (double)thi) : 0;
+    if (!s.is_point && cn + cp == 0) { /* no integer fits the demand: naive */
+      chk_inputs_opts naive = *o;
+      naive.profile = CHK_INPUTS_NAIVE;
+      chk_inputs_fill(v, &naive, stream, idx);
+      return;
+    }
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) {
+      int64_t x = point;
+      if (!s.is_point) {
+        uint64_t k = below(chk_inputs_bits(seed, stream, (uint64_t)i), cn + cp);
+        x = k < cn ? nl + (int64_t)k : pl + (int64_t)(k - cn);
+      }
+      hlo_value_set_i64(v, i, x);
+    }
+    return;
+  }
+  chk_inputs_fill(v, o, stream, idx); /* complex: no demands are derived */
+}
+
+/* Index parameters under OOB_INDICES: two below 0 to two past the largest
+ * valid start, so clamping and skipping are what gets tested. */
+static void fill_oob_index(hlo_value *v, uint64_t seed, uint64_t stream, const chk_inputs_index *idx) {
+  int64_t tlo, thi, stride = 1, extent = 1;
+  int_limits(v->type, &tlo, &thi);
+  if (idx->axis >= 0) {
+    for (int d = v->rank - 1; d > idx->axis; d--)
+      stride *= v->dims[d];
+    extent = v->dims[idx->axis];
+  }
+  int64_t n = v->count;
+  for (int64_t i = 0; i < n; i++) {
+    int c = idx->axis >= 0 ? (int)((i / stride) % extent) : 0;
+    int64_t top = (c < idx->ncomp ? idx->hi[c] : 0) + 2, lo = tlo > -2 ? tlo : -2;
+    if (top > thi)
+      top = thi;
+    uint64_t span = (uint64_t)(top - lo) + 1;
+    if (span > UINT32_MAX)
+      span = UINT32_MAX;
+    hlo_value_set_i64(v, i, lo + (int64_t)below(chk_inputs_bits(seed, stream, (uint64_t)i), span));
+  }
+}
+
+void chk_inputs_fill_range(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, const chk_inputs_index *idx,
+                           const chk_range *range) {
+  chk_inputs_opts def = {0};
+  if (!o)
+    o = &def;
+  bool indexed = idx && idx->set;
+  if (o->profile == CHK_INPUTS_OOB_INDICES && indexed && hlo_etype_is_int(v->type)) {
+    fill_oob_index(v, o->seed, stream, idx);
+    return;
+  }
+  /* Index bounds come from the index analysis, which knows more than the
+   * intervals; a parameter with no demand draws its naive bits. */
+  if (o->profile == CHK_INPUTS_NAIVE || indexed || !range ||
+      (chk_range_is_any(range) && o->profile != CHK_INPUTS_EDGE)) {
+    chk_inputs_fill(v, o, stream, idx);
+    return;
+  }
+  /* A demand the naive range already meets keeps the naive bits, so
+   * constraining one parameter does not reshuffle the others. */
+  double dlo, dhi;
+  naive_range(v->type, &dlo, &dhi);
+  if (o->profile != CHK_INPUTS_EDGE && !range->sort_key && range->lo <= dlo && range->hi >= dhi &&
+      range->min_mag == 0 && range->lo < range->hi) {
+    chk_inputs_fill(v, o, stream, idx);
+    return;
+  }
+  fill_ranged(v, o, stream, idx, range);
+}
+
 void chk_inputs_fill(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, const chk_inputs_index *idx) {
   uint64_t seed = o ? o->seed : 0;
-  /* Only NAIVE exists yet; every profile starts from it. */
+  /* The naive distribution (inputs.h); ranged profiles build on it. */
   switch (hlo_etype_class(v->type)) {
   case HLO_CLASS_FLOAT:
     fill_real(v, seed, stream);
@@ -463,12 +755,18 @@ int chk_inputs_make(const hlo_module *m, const chk_inputs_opts *o, hlo_value **a
   int n = e->nparams;
   chk_inputs_index *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
   hlo_value **made = calloc((size_t)(n ? n : 1), sizeof *made);
-  if (!idx || !made) {
+  chk_range *ranges = malloc(sizeof *ranges * (size_t)(n ? n : 1));
+  if (!idx || !made || !ranges) {
     free(idx);
     free(made);
+    free(ranges);
     return hlo_error_set(err, 0, 0, "out of memory");
   }
   chk_inputs_find_index_params(m, idx);
+  bool ranged = o && o->profile != CHK_INPUTS_NAIVE;
+  if (!ranged || chk_intervals_analyze(m, ranges) != 0)
+    for (int k = 0; k < n; k++)
+      ranges[k] = chk_range_any();
   int k;
   for (k = 0; k < n; k++) {
     const hlo_instr *p = e->params[k];
@@ -490,10 +788,11 @@ int chk_inputs_make(const hlo_module *m, const chk_inputs_opts *o, hlo_value **a
                     hlo_etype_name(p->shape.type));
       break;
     } else {
-      chk_inputs_fill(made[k], o, (uint64_t)k, &idx[k]);
+      chk_inputs_fill_range(made[k], o, (uint64_t)k, &idx[k], &ranges[k]);
     }
   }
   free(idx);
+  free(ranges);
   if (k < n) {
     for (int j = 0; j <= k && j < n; j++)
       hlo_value_unref(made[j]);

@@ -6,8 +6,8 @@
  * count, the tiling or the order elements are filled in, and any element
  * can be recomputed on its own (a reproducer needs no stored inputs).
  *
- * Profiles say what distribution to draw from.  NAIVE, the only one so
- * far, draws every element independently:
+ * Profiles say what distribution to draw from.  NAIVE draws every element
+ * independently:
  *   real floats   uniform in [-1, 1), rounded once to the type (a value that
  *                 rounds up to 1.0 wraps to -1.0 so the range stays half
  *                 open); f8e8m0fnu, which has no sign and no zero, gets the
@@ -16,8 +16,21 @@
  *   signed ints   uniform in [-8, 8] (cut to the type: s4 is [-8, 7])
  *   unsigned ints uniform in [0, 16) (cut to the type: u2 is [0, 3])
  *   pred          0 or 1
- * A later profile propagates ranges backwards through the dataflow (no
- * rsqrt of negatives, no zero divisors, ...); the enum is where it goes.
+ * CONSTRAINED (what --check and --eval use by default) draws from the range
+ * the backward interval analysis (intervals.h) demands of each parameter,
+ * intersected with the naive range: only the mapping of the uniform draw
+ * changes, so a parameter with no demand gets exactly its naive bits.  A
+ * divisor gets |x| in [0.5, 1] with a random sign, a log argument
+ * [1/16, 1], a reduce init the reducer's neutral element, sort keys
+ * distinct values (a seeded permutation of an even grid) when the type can
+ * hold that many.
+ * EDGE is CONSTRAINED plus, in one element in four, a value chosen to hurt
+ * where the range allows it: +0 and -0, the smallest subnormal, the largest
+ * magnitude the range permits (near overflow when nothing bounds it), and
+ * repeats of one value (ties; sort keys take eight values in all).
+ * OOB_INDICES is CONSTRAINED except that index parameters are drawn in
+ * [-2, max start + 2], so dynamic-slice clamping and gather/scatter
+ * out-of-bounds handling are exercised instead of avoided.
  *
  * Index parameters: an integer parameter that feeds a gather or scatter
  * index operand, or a dynamic-slice / dynamic-update-slice start, is drawn
@@ -38,10 +51,22 @@
 #include "hlo.h"
 #include "hlo_error.h"
 #include "hlo_value.h"
+#include "intervals.h"
 
+/* NAIVE is 0 so that zero-initialised options keep the historical inputs;
+ * the command line picks CONSTRAINED unless told otherwise. */
 typedef enum chk_inputs_profile {
   CHK_INPUTS_NAIVE = 0,
+  CHK_INPUTS_CONSTRAINED,
+  CHK_INPUTS_EDGE,
+  CHK_INPUTS_OOB_INDICES,
+  CHK_INPUTS_PROFILE_COUNT
 } chk_inputs_profile;
+
+/* "naive", "constrained", "edge", "oob-indices". */
+const char *chk_inputs_profile_name(chk_inputs_profile p);
+/* 0 with *p set, or -1 for a name that is no profile. */
+int chk_inputs_profile_from_name(const char *name, chk_inputs_profile *p);
 
 typedef struct chk_inputs_opts {
   uint64_t seed;
@@ -69,8 +94,12 @@ typedef struct chk_inputs_index {
 void chk_inputs_find_index_params(const hlo_module *m, chk_inputs_index *idx);
 
 /* Overwrites every element of array v with the profile's values for
- * stream `stream`; idx (may be NULL) bounds an integer parameter. */
+ * stream `stream`; idx (may be NULL) bounds an integer parameter, range
+ * (may be NULL: no demand) is the parameter's demanded range, used by every
+ * profile but NAIVE. */
 void chk_inputs_fill(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, const chk_inputs_index *idx);
+void chk_inputs_fill_range(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, const chk_inputs_index *idx,
+                           const chk_range *range);
 
 /* One new value per entry parameter of m, in parameter order (args has
  * m->entry->nparams slots; each receives one reference).  -1 with err on

@@ -43,6 +43,8 @@ typedef struct tn_opts {
   uint64_t seed;          /* --seed: input synthesis seed (default 0) */
   int has_seed;           /* --seed was given */
   const char *inputs;     /* --inputs IN.h5 instead of synthesised inputs */
+  int profile;            /* --profile: a chk_inputs_profile (inputs.h), for
+                             --eval and --check; CONSTRAINED unless given */
   int replicas;           /* --replicas: simulated replicas; 0 means 1 */
   /* device modes */
   const char *machine;    /* --machine NAME (or a path); NULL: TN_DEFAULT_MACHINE */

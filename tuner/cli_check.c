@@ -32,6 +32,8 @@ static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_ca
   fputs(" --only ", f);
   shell_quote(f, r->config);
   fprintf(f, " --seed %llu", (unsigned long long)o->seed);
+  if (o->profile != CHK_INPUTS_CONSTRAINED)
+    fprintf(f, " --profile %s", chk_inputs_profile_name((chk_inputs_profile)o->profile));
   if (o->machine)
     fprintf(f, " --machine %s", o->machine);
   if (o->compiler)
@@ -87,13 +89,26 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
     if (r->verdict_counts[v])
       fprintf(f, " %s=%lld", chk_verdict_name((chk_verdict)v), (long long)r->verdict_counts[v]);
   fputc('\n', f);
+  /* Issue 6: non-finite reference outputs, meant or not (intent.h). */
+  bool artefact = r->nonfinite.kind == CHK_NONFINITE_INPUTS;
+  if (r->nonfinite.kind == CHK_NONFINITE_INTENDED)
+    fprintf(f, "  non-finite %lld of %lld reference output elements, from the module's own constants (expected)\n",
+            (long long)r->nonfinite.nonfinite, (long long)r->nonfinite.count);
+  else if (artefact)
+    fprintf(f,
+            "  non-finite %lld of %lld reference output elements: inputs produced non-finite values (first made "
+            "by %s, %s inputs); divergences are not reported as compiler bugs\n",
+            (long long)r->nonfinite.nonfinite, (long long)r->nonfinite.count, r->nonfinite.origin,
+            chk_inputs_profile_name((chk_inputs_profile)r->profile));
   int shown = 0;
   for (int i = 0; i < r->ncands; i++) {
     const tn_cand_result *c = &r->cands[i];
     if (!chk_verdict_is_divergent(c->verdict))
       continue;
     if (shown++ == 0)
-      fputs("  divergent candidates:\n", f);
+      fputs(artefact ? "  divergent candidates (inputs produced non-finite values, not compiler bugs):\n"
+                     : "  divergent candidates:\n",
+            f);
     /* The default is judged against the reference, not against itself. */
     const chk_metrics *m = c->id == 0 ? &c->vs_reference : &c->vs_default;
     fprintf(f, "  - %-18s %s\n", chk_verdict_name(c->verdict), c->config);
@@ -160,7 +175,9 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
   json_str(f, r->name);
   fputs(", \"hero\": ", f);
   json_str(f, r->hero);
-  fprintf(f, ", \"seed\": %llu, \"candidates\": %d, \"default\": ", (unsigned long long)r->seed, r->ncands);
+  fprintf(f, ", \"seed\": %llu, \"profile\": \"%s\", \"nonfinite\": \"%s\"", (unsigned long long)r->seed,
+          chk_inputs_profile_name((chk_inputs_profile)r->profile), chk_nonfinite_name(r->nonfinite.kind));
+  fprintf(f, ", \"candidates\": %d, \"default\": ", r->ncands);
   json_str(f, r->cands[0].config);
   fputs(", \"default_sim_time\": ", f);
   json_num(f, r->cands[0].sim_time);
@@ -226,7 +243,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .machine = &env.machine,
       .compiler = &env.compiler,
       .seed = o->seed,
-      .profile = CHK_INPUTS_NAIVE,
+      .profile = (chk_inputs_profile)o->profile,
       .threads = o->threads,
       .budget = o->budget,
       .time_budget = o->time_budget,
@@ -277,6 +294,11 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     for (int v = 0; v < CHK_VERDICT_COUNT; v++)
       if (chk_verdict_is_divergent((chk_verdict)v))
         divergent += (int)r.verdict_counts[v];
+    /* Issue 6: divergences of a fusion whose inputs drove the reference to
+     * NaN or Inf are the inputs' artefacts: shown with that flag, stored
+     * with their verdicts, but they do not fail the run. */
+    if (r.nonfinite.kind == CHK_NONFINITE_INPUTS)
+      divergent = 0;
     any_divergent |= divergent > 0;
     if (o->json)
       print_json(stdout, o, files[i], &r, i == nfiles - 1);

@@ -20,6 +20,7 @@
 #include "eval.h"
 #include "h5values.h"
 #include "inputs.h"
+#include "intent.h"
 
 /* Evaluation errors point into the module when they can. */
 static void report_module_error(const char *file, const hlo_error *err) {
@@ -51,17 +52,22 @@ static int read_inputs(const char *path, const hlo_module *m, hlo_value **args) 
 
 /* Writes everything into the already created file f. */
 static int write_results(hid_t f, const tn_opts *o, const hlo_module *m, int nargs, hlo_value *const *args,
-                         hlo_value *const *outs, hlo_error *err) {
+                         hlo_value *const *outs, const chk_intent_result *nf, hlo_error *err) {
   if (tn_h5_attr_set_str(f, "tool", "tune", err) != 0 ||
       tn_h5_attr_set_str(f, "tool_version", PACKAGE_VERSION, err) != 0 ||
       tn_h5_attr_set_str(f, "module", m->name ? m->name : "", err) != 0 ||
       tn_h5_attr_set_str(f, "entry", m->entry->name, err) != 0 ||
       tn_h5_attr_set_i64(f, "replicas", o->replicas, err) != 0)
     return -1;
+  /* Non-finite intent of the outputs (intent.h): none, intended, inputs. */
+  if (tn_h5_attr_set_str(f, "nonfinite", chk_nonfinite_name(nf->kind), err) != 0 ||
+      tn_h5_attr_set_i64(f, "nonfinite_elements", nf->nonfinite, err) != 0)
+    return -1;
   /* Inputs are either ours (seeded, so the seed reproduces them) or the
    * user's file, whose name is recorded instead. */
   if (o->inputs ? tn_h5_attr_set_str(f, "inputs", o->inputs, err) != 0
-                : tn_h5_attr_set_u64(f, "seed", o->seed, err) != 0)
+                : tn_h5_attr_set_u64(f, "seed", o->seed, err) != 0 ||
+                      tn_h5_attr_set_str(f, "profile", chk_inputs_profile_name((chk_inputs_profile)o->profile), err) != 0)
     return -1;
   if (tn_h5_write_inputs(f, "inputs", nargs, args, err) != 0 || tn_h5_write_outputs(f, "outputs", outs[0], err) != 0)
     return -1;
@@ -78,7 +84,7 @@ static int write_results(hid_t f, const tn_opts *o, const hlo_module *m, int nar
 
 /* Writes OUT through a temporary file in the same directory. */
 static int write_file(const tn_opts *o, const hlo_module *m, int nargs, hlo_value *const *args,
-                      hlo_value *const *outs) {
+                      hlo_value *const *outs, const chk_intent_result *nf) {
   size_t n = strlen(o->output);
   char *tmp = malloc(n + 16);
   if (!tmp) {
@@ -99,7 +105,7 @@ static int write_file(const tn_opts *o, const hlo_module *m, int nargs, hlo_valu
   int rc = -1;
   hid_t f = tn_h5_create(tmp, &err);
   if (f >= 0) {
-    rc = write_results(f, o, m, nargs, args, outs, &err);
+    rc = write_results(f, o, m, nargs, args, outs, nf, &err);
     hlo_error cerr = {0};
     if (tn_h5_close(f, &cerr) != 0 && rc == 0) {
       err = cerr;
@@ -163,7 +169,7 @@ int tn_cmd_eval(const tn_opts *o) {
     if (read_inputs(o->inputs, m, args) != 0)
       goto done;
   } else {
-    chk_inputs_opts io = {.seed = o->seed, .profile = CHK_INPUTS_NAIVE};
+    chk_inputs_opts io = {.seed = o->seed, .profile = (chk_inputs_profile)o->profile};
     if (chk_inputs_make(m, &io, args, &err) != 0) {
       report_module_error(shown, &err);
       goto done;
@@ -174,7 +180,21 @@ int tn_cmd_eval(const tn_opts *o) {
     report_module_error(shown, &err);
     goto done;
   }
-  if (write_file(o, m, nargs, args, outs) != 0)
+  /* Say when outputs are non-finite, and whether that was meant. */
+  chk_intent_result nf;
+  if (chk_intent_classify(m, nargs, args, &eo, outs[0], &nf, &err) != 0) {
+    report_module_error(shown, &err);
+    goto done;
+  }
+  if (nf.kind == CHK_NONFINITE_INTENDED)
+    fprintf(stderr, "tune: note: %lld of %lld output elements are NaN or Inf, from the module's own constants\n",
+            (long long)nf.nonfinite, (long long)nf.count);
+  else if (nf.kind == CHK_NONFINITE_INPUTS)
+    fprintf(stderr,
+            "tune: warning: inputs produced non-finite values: %lld of %lld output elements are NaN or Inf "
+            "(first made by %s)\n",
+            (long long)nf.nonfinite, (long long)nf.count, nf.origin);
+  if (write_file(o, m, nargs, args, outs, &nf) != 0)
     goto done;
   status = TN_EXIT_OK;
 done:

@@ -15,6 +15,7 @@
 #include "compare.h"
 #include "dev_backend.h"
 #include "dev_config.h"
+#include "intent.h"
 #include "verdict.h"
 
 typedef struct tn_cand_result {
@@ -51,6 +52,9 @@ typedef struct tn_fusion_result {
   char *hlo;                       /* canonical text of the module (malloc'd) */
   uint64_t fingerprint;            /* FNV-1a of hlo: the fusion's group name */
   uint64_t seed;                   /* input seed */
+  int profile;                     /* input profile (chk_inputs_profile) */
+  chk_intent_result nonfinite;     /* were the reference's non-finite
+                                      outputs meant? (issue 6, intent.h) */
   int ncands;
   tn_cand_result *cands;           /* malloc'd; cands[0] is the default */
   int best;                        /* index of the fastest non-divergent

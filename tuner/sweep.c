@@ -569,6 +569,15 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   out->hlo = hlo_print_module(m, &hlen);
   out->fingerprint = out->hlo ? fnv1a(out->hlo, hlen) : 0;
   out->seed = o->seed;
+  /* Issue 6: a NaN or Inf in the reference is either the module's own
+   * (a -inf mask) or the inputs' doing; the latter is not a compiler bug,
+   * and the fusion is flagged so the summary and the store say so. */
+  out->profile = (int)o->profile;
+  chk_eval_opts intent_eo = {.replicas = sh.replicas, .emulate_device = 1};
+  if (chk_intent_classify(m, sh.nargs, sh.args, &intent_eo, sh.reference, &out->nonfinite, err) != 0) {
+    teardown(&sh);
+    return -1;
+  }
 
   /* The candidate list: the backend's space, the default first. */
   dev_config *cands = NULL, dflt;

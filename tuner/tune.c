@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "inputs.h"
 
 static void usage(FILE *f) {
   fputs("Usage: tune MODE [OPTION]... FILE\n"
@@ -38,6 +39,10 @@ static void usage(FILE *f) {
         "      --no-verify         with --print: skip the verifier\n"
         "      --seed N            with --eval: seed of the synthesised inputs (default 0)\n"
         "      --inputs IN.h5      with --eval: read the inputs from IN.h5 (/inputs/<k>)\n"
+        "      --profile NAME      with --eval and --check: how inputs are synthesised:\n"
+        "                          constrained (default; ranges kept inside every op's\n"
+        "                          domain), naive (uniform), edge (adds +-0, subnormals,\n"
+        "                          near-overflow values, ties), oob-indices\n"
         "      --replicas N        with --eval: simulate N replicas (default 1)\n"
         "      --machine NAME      machine model of the simulated device (default tpu-v5e;\n"
         "                          see --list-machines), or a path to a machine file\n"
@@ -126,6 +131,8 @@ static int parse_shard(const char *s, int *k, int *n) {
   return 0;
 }
 
+enum { OPT_PROFILE = 1024 /* --profile (issue 6) */ };
+
 /* A non-negative finite decimal number (for tolerances and seconds). */
 static int parse_real(const char *opt, const char *s, double *out) {
   char *end = NULL;
@@ -192,12 +199,14 @@ int main(int argc, char **argv) {
       {"sweep", required_argument, NULL, OPT_SWEEP},
       {"shard", required_argument, NULL, OPT_SHARD},
       {"merge", required_argument, NULL, OPT_MERGE},
+      {"profile", required_argument, NULL, OPT_PROFILE},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
   };
   tn_opts o = {0};
+  o.profile = CHK_INPUTS_CONSTRAINED; /* inputs inside every op's domain unless told */
   int c;
   while ((c = getopt_long(argc, argv, "p:c:o:qhV", longopts, NULL)) != -1) {
     uint64_t num;
@@ -293,6 +302,15 @@ int main(int argc, char **argv) {
       if (set_mode(&o, TN_MODE_MERGE, optarg) != 0)
         return TN_EXIT_USAGE;
       break;
+    case OPT_PROFILE: {
+      chk_inputs_profile p;
+      if (chk_inputs_profile_from_name(optarg, &p) != 0) {
+        fprintf(stderr, "tune: --profile: '%s' is not one of constrained, naive, edge, oob-indices\n", optarg);
+        return TN_EXIT_USAGE;
+      }
+      o.profile = (int)p;
+      break;
+    }
     case 'p':
       if (set_mode(&o, TN_MODE_PRINT, optarg) != 0)
         return TN_EXIT_USAGE;

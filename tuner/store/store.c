@@ -48,6 +48,7 @@
 
 #include "config.h"
 #include "h5values.h"
+#include "inputs.h"
 
 struct tn_store {
   char *path;
@@ -842,6 +843,12 @@ static int write_fusion_attrs(hid_t g, const tn_fusion_result *r, hlo_error *err
       tn_h5_attr_set_str(g, "best_config", has_best ? r->cands[r->best].config : "", err) != 0 ||
       tn_h5_attr_set_f64(g, "best_speedup", has_best ? r->cands[r->best].speedup : 0.0, err) != 0 ||
       tn_h5_attr_set_f64(g, "wall_time", r->wall_time, err) != 0)
+    return -1;
+  /* Issue 6: the input profile and the non-finite intent of the reference. */
+  if (tn_h5_attr_set_str(g, "inputs_profile", chk_inputs_profile_name((chk_inputs_profile)r->profile), err) != 0 ||
+      tn_h5_attr_set_str(g, "nonfinite", chk_nonfinite_name(r->nonfinite.kind), err) != 0 ||
+      tn_h5_attr_set_i64(g, "nonfinite_elements", r->nonfinite.nonfinite, err) != 0 ||
+      tn_h5_attr_set_str(g, "nonfinite_origin", r->nonfinite.origin, err) != 0)
     return -1;
   for (int v = 0; v < CHK_VERDICT_COUNT; v++) {
     char name[48];

@@ -1,0 +1,70 @@
+/* intent.h — non-finite intent analysis: is a NaN or Inf in the outputs
+ * meant to be there (paper §3.2.1)?
+ *
+ * Some kernels produce Inf on purpose: a -inf attention mask selected in,
+ * logits padded with -inf to a lane multiple.  Others produce it because
+ * the inputs drove an op out of its domain (log of a negative, exp of a
+ * large sum, 0 * inf).  The first is a value to check like any other; the
+ * second is an artefact of the inputs, not a compiler bug, and a verdict on
+ * it would be a false positive.
+ *
+ * The analysis follows the evaluation (an evaluation hook, eval.h): every
+ * instruction whose value holds a non-finite element is either
+ *   a source       a constant (intended) or an entry parameter (inputs);
+ *   a carrier      an op that only moves, selects or orders values (copy,
+ *                  broadcast, pad, select, maximum, minimum, clamp, convert
+ *                  between floats, max/min reductions, sort, ...): it
+ *                  creates nothing, so it inherits its operands' origin;
+ *   arithmetic     any other op.  It inherits when each non-finite output
+ *                  element repeats a non-finite operand element of the same
+ *                  value (-inf + x = -inf keeps a mask a mask); a NaN or Inf
+ *                  it makes out of finite values, or a NaN out of Inf
+ *                  (inf - inf, 0 * inf), is created here: the value is
+ *                  tainted, and so is everything it reaches.
+ * For elementwise arithmetic the test is per element; for reductions,
+ * dot and convolution, whose elements mix many operand elements, per kind
+ * (NaN, +Inf, -Inf): an output kind no operand has was created.
+ *
+ * The result for a module: NONE (outputs finite), INTENDED (non-finite
+ * outputs, all from constants through carriers and inheriting arithmetic)
+ * or INPUTS ("inputs produced non-finite values", with the instruction that
+ * first created one).  INPUTS is never a compiler bug.
+ */
+#ifndef TUNE_CHECK_INTENT_H
+#define TUNE_CHECK_INTENT_H
+
+#include <stdint.h>
+
+#include "eval.h"
+#include "hlo.h"
+#include "hlo_error.h"
+#include "hlo_value.h"
+
+typedef enum chk_nonfinite {
+  CHK_NONFINITE_NONE = 0, /* every output element is finite */
+  CHK_NONFINITE_INTENDED, /* non-finite outputs come from intentional constants */
+  CHK_NONFINITE_INPUTS,   /* inputs produced non-finite values */
+} chk_nonfinite;
+
+/* "none", "intended", "inputs". */
+const char *chk_nonfinite_name(chk_nonfinite k);
+
+typedef struct chk_intent_result {
+  chk_nonfinite kind;
+  int64_t nonfinite;  /* non-finite elements over the output leaves */
+  int64_t count;      /* float elements over the output leaves */
+  char origin[128];   /* INPUTS: the instruction that created the first
+                         tainted value ("" otherwise) */
+} chk_intent_result;
+
+/* Non-finite and float element counts of a value (tuples: all leaves). */
+void chk_intent_count(const hlo_value *v, int64_t *nonfinite, int64_t *count);
+
+/* Classifies the outputs `outs` (replica 0's root value) of m evaluated on
+ * args.  Finite outputs cost one scan; otherwise m is evaluated once more
+ * with the analysis hook, with base's replicas and numerics.  0, or -1 with
+ * err when that evaluation fails or memory runs out. */
+int chk_intent_classify(const hlo_module *m, int nargs, hlo_value *const *args, const chk_eval_opts *base,
+                        const hlo_value *outs, chk_intent_result *r, hlo_error *err);
+
+#endif

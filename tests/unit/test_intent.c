@@ -1,0 +1,170 @@
+/* test_intent.c — non-finite intent analysis (check/intent.c).
+ *
+ * Each module is small enough to say by hand where its NaN or Inf comes
+ * from: a -inf constant selected, padded or scaled in is intended; a log of
+ * a value arithmetic made negative, an exp that overflows or an
+ * inf - inf is the inputs' doing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "eval.h"
+#include "hlo_parse.h"
+#include "inputs.h"
+#include "intent.h"
+
+static chk_intent_result classify(const char *text, chk_inputs_profile p) {
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  if (!m)
+    fail_msg("parse: %d:%d: %s", err.line, err.col, err.msg);
+  hlo_value *args[4] = {0}, *out = NULL;
+  chk_inputs_opts io = {.seed = 0, .profile = p};
+  assert_true(m->entry->nparams <= 4);
+  if (chk_inputs_make(m, &io, args, &err) != 0)
+    fail_msg("inputs: %s", err.msg);
+  chk_eval_opts eo = {.replicas = 1};
+  if (chk_eval_module(m, m->entry->nparams, args, &eo, &out, &err) != 0)
+    fail_msg("eval: %s", err.msg);
+  chk_intent_result r;
+  if (chk_intent_classify(m, m->entry->nparams, args, &eo, out, &r, &err) != 0)
+    fail_msg("classify: %s", err.msg);
+  hlo_value_unref(out);
+  for (int i = 0; i < m->entry->nparams; i++)
+    hlo_value_unref(args[i]);
+  hlo_module_free(m);
+  return r;
+}
+
+/* A causal mask: -inf above the diagonal through select, inside a fusion
+ * (so the fusion parameter's origin is followed to the entry). */
+static const char *mask = "HloModule m\n"
+                          "k {\n"
+                          "  x = f32[4,4] parameter(0)\n"
+                          "  r = s32[4,4] iota(), iota_dimension=0\n"
+                          "  c = s32[4,4] iota(), iota_dimension=1\n"
+                          "  keep = pred[4,4] compare(r, c), direction=GE\n"
+                          "  ninf = f32[] constant(-inf)\n"
+                          "  b = f32[4,4] broadcast(ninf), dimensions={}\n"
+                          "  ROOT s = f32[4,4] select(keep, x, b)\n"
+                          "}\n"
+                          "ENTRY e {\n"
+                          "  p = f32[4,4] parameter(0)\n"
+                          "  ROOT f = f32[4,4] fusion(p), kind=kLoop, calls=k\n"
+                          "}\n";
+
+/* Pad with -inf, then scale: -inf * 0.5 is still the mask. */
+static const char *pad = "HloModule p\n"
+                         "ENTRY e {\n"
+                         "  x = f32[2,3] parameter(0)\n"
+                         "  ninf = f32[] constant(-inf)\n"
+                         "  p = f32[2,4] pad(x, ninf), padding=0_0x0_1\n"
+                         "  h = f32[] constant(0.5)\n"
+                         "  b = f32[2,4] broadcast(h), dimensions={}\n"
+                         "  ROOT m = f32[2,4] multiply(p, b)\n"
+                         "}\n";
+
+/* log(x - 2) with x in [-1, 1): the argument is always negative, so every
+ * output is NaN, made by the log from finite values. */
+static const char *bad_log = "HloModule l\n"
+                             "ENTRY e {\n"
+                             "  x = f32[8] parameter(0)\n"
+                             "  two = f32[] constant(2)\n"
+                             "  b = f32[8] broadcast(two), dimensions={}\n"
+                             "  d = f32[8] subtract(x, b)\n"
+                             "  ROOT l = f32[8] log(d)\n"
+                             "}\n";
+
+/* A mask subtracted from itself: -inf - -inf = NaN, made from Inf. */
+static const char *inf_minus_inf = "HloModule n\n"
+                                   "ENTRY e {\n"
+                                   "  x = f32[4] parameter(0)\n"
+                                   "  ninf = f32[] constant(-inf)\n"
+                                   "  p = f32[6] pad(x, ninf), padding=0_2\n"
+                                   "  ROOT d = f32[6] subtract(p, p)\n"
+                                   "}\n";
+
+/* exp(1000 x): overflows for x > 0.09, a sum of it is +inf. */
+static const char *overflow = "HloModule o\n"
+                              "add {\n"
+                              "  a = f32[] parameter(0)\n"
+                              "  b = f32[] parameter(1)\n"
+                              "  ROOT s = f32[] add(a, b)\n"
+                              "}\n"
+                              "ENTRY e {\n"
+                              "  x = f32[64] parameter(0)\n"
+                              "  k = f32[] constant(1000)\n"
+                              "  b = f32[64] broadcast(k), dimensions={}\n"
+                              "  m = f32[64] multiply(x, b)\n"
+                              "  y = f32[64] exponential(m)\n"
+                              "  z = f32[] constant(0)\n"
+                              "  ROOT s = f32[] reduce(y, z), dimensions={0}, to_apply=add\n"
+                              "}\n";
+
+static void test_mask_through_select_is_intended(void **state) {
+  (void)state;
+  chk_intent_result r = classify(mask, CHK_INPUTS_NAIVE);
+  assert_int_equal(r.kind, CHK_NONFINITE_INTENDED);
+  assert_int_equal(r.nonfinite, 6); /* above the diagonal of 4x4 */
+  assert_int_equal(r.count, 16);
+}
+
+static void test_pad_then_scale_is_intended(void **state) {
+  (void)state;
+  chk_intent_result r = classify(pad, CHK_INPUTS_CONSTRAINED);
+  assert_int_equal(r.kind, CHK_NONFINITE_INTENDED);
+  assert_int_equal(r.nonfinite, 2);
+}
+
+static void test_log_of_negative_is_flagged(void **state) {
+  (void)state;
+  chk_intent_result r = classify(bad_log, CHK_INPUTS_NAIVE);
+  assert_int_equal(r.kind, CHK_NONFINITE_INPUTS);
+  assert_int_equal(r.nonfinite, 8);
+  assert_string_equal(r.origin, "l");
+  /* Constrained: the demand x - 2 >= 1/16 shifts past the constant to
+   * x >= 2 + 1/16, drawn in [2.0625, 4.125]; every output is finite. */
+  r = classify(bad_log, CHK_INPUTS_CONSTRAINED);
+  assert_int_equal(r.kind, CHK_NONFINITE_NONE);
+}
+
+static void test_nan_from_inf_is_flagged(void **state) {
+  (void)state;
+  chk_intent_result r = classify(inf_minus_inf, CHK_INPUTS_NAIVE);
+  assert_int_equal(r.kind, CHK_NONFINITE_INPUTS);
+  assert_string_equal(r.origin, "d");
+}
+
+static void test_overflow_is_flagged_and_constrained_away(void **state) {
+  (void)state;
+  chk_intent_result r = classify(overflow, CHK_INPUTS_NAIVE);
+  assert_int_equal(r.kind, CHK_NONFINITE_INPUTS);
+  assert_string_equal(r.origin, "y");
+  /* exp(1000 x) summed over 64: x <= ln(cap / 64) / 1000. */
+  r = classify(overflow, CHK_INPUTS_CONSTRAINED);
+  assert_int_equal(r.kind, CHK_NONFINITE_NONE);
+}
+
+static void test_names(void **state) {
+  (void)state;
+  assert_string_equal(chk_nonfinite_name(CHK_NONFINITE_NONE), "none");
+  assert_string_equal(chk_nonfinite_name(CHK_NONFINITE_INTENDED), "intended");
+  assert_string_equal(chk_nonfinite_name(CHK_NONFINITE_INPUTS), "inputs");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_mask_through_select_is_intended),
+      cmocka_unit_test(test_pad_then_scale_is_intended),
+      cmocka_unit_test(test_log_of_negative_is_flagged),
+      cmocka_unit_test(test_nan_from_inf_is_flagged),
+      cmocka_unit_test(test_overflow_is_flagged_and_constrained_away),
+      cmocka_unit_test(test_names),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

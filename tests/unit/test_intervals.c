@@ -1,0 +1,370 @@
+/* test_intervals.c — the backward interval analysis (check/intervals.c) and
+ * the constrained, edge and oob-indices profiles built on it.
+ *
+ * Every expected range is worked out by hand in the comment above it from
+ * the rules in intervals.h: CHK_POS_MIN = 1/16, divisors |b| >= 0.5, and
+ * the headroom cap of a 16-bit-or-wider float = its largest finite / 16.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "hlo_parse.h"
+#include "inputs.h"
+#include "intervals.h"
+
+static hlo_module *parse(const char *text) {
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  if (!m)
+    fail_msg("parse: %d:%d: %s", err.line, err.col, err.msg);
+  return m;
+}
+
+static chk_range range_of(const char *text, int k) {
+  hlo_module *m = parse(text);
+  chk_range r[8];
+  assert_true(m->entry->nparams <= 8);
+  assert_int_equal(chk_intervals_analyze(m, r), 0);
+  chk_range out = r[k];
+  hlo_module_free(m);
+  return out;
+}
+
+static hlo_value *make_one(const char *text, int k, chk_inputs_profile p, uint64_t seed) {
+  hlo_module *m = parse(text);
+  hlo_value *args[8];
+  hlo_error err = {0};
+  chk_inputs_opts o = {.seed = seed, .profile = p};
+  assert_true(m->entry->nparams <= 8);
+  if (chk_inputs_make(m, &o, args, &err) != 0)
+    fail_msg("chk_inputs_make: %s", err.msg);
+  for (int i = 0; i < m->entry->nparams; i++)
+    if (i != k)
+      hlo_value_unref(args[i]);
+  hlo_module_free(m);
+  return args[k];
+}
+
+static void near(double got, double want) {
+  if (!(fabs(got - want) <= 1e-9 * fmax(1, fabs(want))))
+    fail_msg("got %.17g, want %.17g", got, want);
+}
+
+/* log(x): x >= 1/16.  Its upper end is exp(cap of f32) = inf. */
+static const char *log_module = "HloModule l\n"
+                                "ENTRY e {\n"
+                                "  x = f32[1000] parameter(0)\n"
+                                "  ROOT l = f32[1000] log(x)\n"
+                                "}\n";
+
+static void test_log_argument_positive(void **state) {
+  (void)state;
+  chk_range r = range_of(log_module, 0);
+  near(r.lo, 0x1p-4);
+  assert_true(r.hi == INFINITY);
+  /* Met with the naive [-1, 1]: every value in [1/16, 1]. */
+  hlo_value *v = make_one(log_module, 0, CHK_INPUTS_CONSTRAINED, 3);
+  for (int64_t i = 0; i < v->count; i++) {
+    double x = hlo_value_get_f64(v, i);
+    assert_true(x >= 0x1p-4 && x <= 1);
+  }
+  hlo_value_unref(v);
+  /* Naive ignores the demand: about half the values are negative. */
+  v = make_one(log_module, 0, CHK_INPUTS_NAIVE, 3);
+  int neg = 0;
+  for (int64_t i = 0; i < v->count; i++)
+    neg += hlo_value_get_f64(v, i) < 0;
+  assert_true(neg > 400 && neg < 600);
+  hlo_value_unref(v);
+}
+
+/* divide(a, b): |b| >= 0.5 with both signs; a is only asked to keep the
+ * quotient under the cap: |a| <= cap * 0.5. */
+static const char *div_module = "HloModule d\n"
+                                "ENTRY e {\n"
+                                "  a = f32[1000] parameter(0)\n"
+                                "  b = f32[1000] parameter(1)\n"
+                                "  ROOT q = f32[1000] divide(a, b)\n"
+                                "}\n";
+
+static void test_divisor_away_from_zero(void **state) {
+  (void)state;
+  chk_range b = range_of(div_module, 1), a = range_of(div_module, 0);
+  near(b.min_mag, 0.5);
+  near(a.min_mag, 0);
+  near(a.hi, 3.4028234663852886e38 / 16 * 0.5);
+  hlo_value *v = make_one(div_module, 1, CHK_INPUTS_CONSTRAINED, 1);
+  int neg = 0, pos = 0;
+  for (int64_t i = 0; i < v->count; i++) {
+    double x = hlo_value_get_f64(v, i);
+    assert_true(fabs(x) >= 0.5 && fabs(x) <= 1);
+    neg += x < 0;
+    pos += x > 0;
+  }
+  assert_true(neg > 400 && pos > 400);
+  hlo_value_unref(v);
+}
+
+/* exp in f16: exp(x) <= 65504 / 16 = 4094, so x <= ln 4094 = 8.3173... */
+static const char *exp_module = "HloModule x\n"
+                                "ENTRY e {\n"
+                                "  x = f16[16] parameter(0)\n"
+                                "  ROOT y = f16[16] exponential(x)\n"
+                                "}\n";
+
+static void test_exp_bounded(void **state) {
+  (void)state;
+  chk_range r = range_of(exp_module, 0);
+  near(r.hi, log(4094.0));
+  assert_true(r.lo == -INFINITY);
+}
+
+/* rsqrt(sum of K = 64 terms): the sum >= 1/16, so each term >= 1/1024;
+ * the sum of f16 terms x of length 1000 below the f16 cap 4094 asks
+ * |x| <= 4.094. */
+static const char *reduce_module = "HloModule r\n"
+                                   "add {\n"
+                                   "  p = f32[] parameter(0)\n"
+                                   "  q = f32[] parameter(1)\n"
+                                   "  ROOT s = f32[] add(p, q)\n"
+                                   "}\n"
+                                   "addh {\n"
+                                   "  p = f16[] parameter(0)\n"
+                                   "  q = f16[] parameter(1)\n"
+                                   "  ROOT s = f16[] add(p, q)\n"
+                                   "}\n"
+                                   "ENTRY e {\n"
+                                   "  x = f32[4,64] parameter(0)\n"
+                                   "  z = f32[] constant(0)\n"
+                                   "  s = f32[4] reduce(x, z), dimensions={1}, to_apply=add\n"
+                                   "  r = f32[4] rsqrt(s)\n"
+                                   "  h = f16[1000] parameter(1)\n"
+                                   "  zh = f16[] constant(0)\n"
+                                   "  sh = f16[] reduce(h, zh), dimensions={0}, to_apply=addh\n"
+                                   "  ROOT t = (f32[4], f16[]) tuple(r, sh)\n"
+                                   "}\n";
+
+static void test_reduction_scaled_by_length(void **state) {
+  (void)state;
+  chk_range r = range_of(reduce_module, 0), h = range_of(reduce_module, 1);
+  near(r.lo, 0x1p-10);
+  near(h.hi, 4.094);
+  near(h.lo, -4.094);
+}
+
+/* A reduce whose init is a parameter: the init is the reducer's neutral
+ * element, 0 for add and the lowest finite f32 for maximum.  The sort key
+ * is flagged, and constrained keys are distinct. */
+static const char *init_module = "HloModule i\n"
+                                 "add {\n"
+                                 "  p = f32[] parameter(0)\n"
+                                 "  q = f32[] parameter(1)\n"
+                                 "  ROOT s = f32[] add(p, q)\n"
+                                 "}\n"
+                                 "max {\n"
+                                 "  p = f32[] parameter(0)\n"
+                                 "  q = f32[] parameter(1)\n"
+                                 "  ROOT s = f32[] maximum(p, q)\n"
+                                 "}\n"
+                                 "lt {\n"
+                                 "  p = f32[] parameter(0)\n"
+                                 "  q = f32[] parameter(1)\n"
+                                 "  ROOT c = pred[] compare(p, q), direction=LT\n"
+                                 "}\n"
+                                 "ENTRY e {\n"
+                                 "  x = f32[4,8] parameter(0)\n"
+                                 "  i0 = f32[] parameter(1)\n"
+                                 "  i1 = f32[] parameter(2)\n"
+                                 "  k = f32[4096] parameter(3)\n"
+                                 "  s = f32[4] reduce(x, i0), dimensions={1}, to_apply=add\n"
+                                 "  m = f32[4] reduce(x, i1), dimensions={1}, to_apply=max\n"
+                                 "  o = f32[4096] sort(k), dimensions={0}, to_apply=lt\n"
+                                 "  ROOT t = (f32[4], f32[4], f32[4096]) tuple(s, m, o)\n"
+                                 "}\n";
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int ties(const hlo_value *v) {
+  double *x = malloc(sizeof *x * (size_t)v->count);
+  for (int64_t i = 0; i < v->count; i++)
+    x[i] = hlo_value_get_f64(v, i);
+  qsort(x, (size_t)v->count, sizeof *x, cmp_double);
+  int t = 0;
+  for (int64_t i = 1; i < v->count; i++)
+    t += x[i] == x[i - 1];
+  free(x);
+  return t;
+}
+
+static void test_neutral_inits_and_sort_keys(void **state) {
+  (void)state;
+  chk_range a = range_of(init_module, 1), b = range_of(init_module, 2), k = range_of(init_module, 3);
+  assert_true(a.lo == 0 && a.hi == 0);
+  near(b.lo, -3.4028234663852886e38);
+  assert_true(b.hi == b.lo);
+  assert_true(k.sort_key);
+  hlo_value *v = make_one(init_module, 1, CHK_INPUTS_CONSTRAINED, 0);
+  assert_true(hlo_value_get_f64(v, 0) == 0);
+  hlo_value_unref(v);
+  v = make_one(init_module, 2, CHK_INPUTS_CONSTRAINED, 0);
+  assert_true(hlo_value_get_f64(v, 0) == -3.4028234663852886e38);
+  hlo_value_unref(v);
+  /* 4096 keys: no ties when constrained; edge draws eight values only. */
+  v = make_one(init_module, 3, CHK_INPUTS_CONSTRAINED, 0);
+  assert_int_equal(ties(v), 0);
+  hlo_value_unref(v);
+  v = make_one(init_module, 3, CHK_INPUTS_EDGE, 0);
+  assert_int_equal(ties(v), 4096 - 8);
+  hlo_value_unref(v);
+}
+
+/* A demand that already holds costs nothing: rsqrt(x * x + 1) needs
+ * x*x + 1 >= 1/16, which the forward range [1, 2] of x*x + 1 already
+ * gives: x keeps its naive bits. */
+static const char *free_module = "HloModule f\n"
+                                 "ENTRY e {\n"
+                                 "  x = f32[100] parameter(0)\n"
+                                 "  sq = f32[100] multiply(x, x)\n"
+                                 "  one = f32[] constant(1)\n"
+                                 "  b = f32[100] broadcast(one), dimensions={}\n"
+                                 "  s = f32[100] add(sq, b)\n"
+                                 "  ROOT r = f32[100] rsqrt(s)\n"
+                                 "}\n";
+
+static void test_satisfied_demand_keeps_naive_bits(void **state) {
+  (void)state;
+  chk_range r = range_of(free_module, 0);
+  assert_true(r.lo <= -1 && r.hi >= 1 && r.min_mag == 0);
+  hlo_value *c = make_one(free_module, 0, CHK_INPUTS_CONSTRAINED, 5);
+  hlo_value *n = make_one(free_module, 0, CHK_INPUTS_NAIVE, 5);
+  assert_true(hlo_value_equal(c, n));
+  hlo_value_unref(c);
+  hlo_value_unref(n);
+}
+
+/* Same seed, same bits whatever the thread count: a ranged parameter
+ * large enough to be filled in parallel (300000 > 65536 elements). */
+static const char *big_module = "HloModule b\n"
+                                "ENTRY e {\n"
+                                "  x = f32[300000] parameter(0)\n"
+                                "  ROOT l = f32[300000] log(x)\n"
+                                "}\n";
+
+static void test_threads_do_not_change_bits(void **state) {
+  (void)state;
+#ifdef _OPENMP
+  int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+#endif
+  hlo_value *one = make_one(big_module, 0, CHK_INPUTS_CONSTRAINED, 11);
+  hlo_value *e1 = make_one(big_module, 0, CHK_INPUTS_EDGE, 11);
+#ifdef _OPENMP
+  omp_set_num_threads(4);
+#endif
+  hlo_value *four = make_one(big_module, 0, CHK_INPUTS_CONSTRAINED, 11);
+  hlo_value *e4 = make_one(big_module, 0, CHK_INPUTS_EDGE, 11);
+#ifdef _OPENMP
+  omp_set_num_threads(saved);
+#endif
+  assert_true(hlo_value_equal(one, four));
+  assert_true(hlo_value_equal(e1, e4));
+  hlo_value *other = make_one(big_module, 0, CHK_INPUTS_CONSTRAINED, 12);
+  assert_false(hlo_value_equal(one, other));
+  hlo_value_unref(one);
+  hlo_value_unref(four);
+  hlo_value_unref(e1);
+  hlo_value_unref(e4);
+  hlo_value_unref(other);
+}
+
+/* Edge values: with only the cap bounding them, +-0, the smallest
+ * subnormal and values near overflow (cap = FLT_MAX / 16) all appear. */
+static const char *edge_module = "HloModule g\n"
+                                 "ENTRY e {\n"
+                                 "  x = f32[4000] parameter(0)\n"
+                                 "  ROOT n = f32[4000] negate(x)\n"
+                                 "}\n";
+
+static void test_edge_values(void **state) {
+  (void)state;
+  hlo_value *v = make_one(edge_module, 0, CHK_INPUTS_EDGE, 2);
+  int zero = 0, negzero = 0, sub = 0, big = 0;
+  for (int64_t i = 0; i < v->count; i++) {
+    float x = ((const float *)v->data)[i];
+    zero += x == 0 && !signbit(x);
+    negzero += x == 0 && signbit(x);
+    sub += x != 0 && fabsf(x) < 1.17549435e-38f;
+    big += fabsf(x) >= 3.4028234663852886e38f / 16 * 0.999f;
+    assert_true(isfinite(x));
+  }
+  assert_true(zero > 0 && negzero > 0 && sub > 0 && big > 0);
+  hlo_value_unref(v);
+}
+
+/* oob-indices: a dynamic-slice start into s32 dimension 10 - 4 = 6 takes
+ * values in [-2, 8], both sides out of range. */
+static const char *ds_module = "HloModule s\n"
+                               "ENTRY e {\n"
+                               "  x = f32[10] parameter(0)\n"
+                               "  i = s32[] parameter(1)\n"
+                               "  ROOT d = f32[4] dynamic-slice(x, i), dynamic_slice_sizes={4}\n"
+                               "}\n";
+
+static void test_oob_indices(void **state) {
+  (void)state;
+  int lo = 100, hi = -100;
+  for (uint64_t seed = 0; seed < 200; seed++) {
+    hlo_value *v = make_one(ds_module, 1, CHK_INPUTS_OOB_INDICES, seed);
+    int x = (int)hlo_value_get_i64(v, 0);
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+    hlo_value_unref(v);
+    v = make_one(ds_module, 1, CHK_INPUTS_CONSTRAINED, seed);
+    x = (int)hlo_value_get_i64(v, 0);
+    assert_true(x >= 0 && x <= 6);
+    hlo_value_unref(v);
+  }
+  assert_int_equal(lo, -2);
+  assert_int_equal(hi, 8);
+}
+
+static void test_profile_names(void **state) {
+  (void)state;
+  chk_inputs_profile p;
+  for (int i = 0; i < CHK_INPUTS_PROFILE_COUNT; i++) {
+    assert_int_equal(chk_inputs_profile_from_name(chk_inputs_profile_name((chk_inputs_profile)i), &p), 0);
+    assert_int_equal((int)p, i);
+  }
+  assert_int_equal(chk_inputs_profile_from_name("uniform", &p), -1);
+  assert_string_equal(chk_inputs_profile_name(CHK_INPUTS_OOB_INDICES), "oob-indices");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_log_argument_positive),
+      cmocka_unit_test(test_divisor_away_from_zero),
+      cmocka_unit_test(test_exp_bounded),
+      cmocka_unit_test(test_reduction_scaled_by_length),
+      cmocka_unit_test(test_neutral_inits_and_sort_keys),
+      cmocka_unit_test(test_satisfied_demand_keeps_naive_bits),
+      cmocka_unit_test(test_threads_do_not_change_bits),
+      cmocka_unit_test(test_edge_values),
+      cmocka_unit_test(test_oob_indices),
+      cmocka_unit_test(test_profile_names),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
