@@ -256,6 +256,16 @@ const char *chk_ew_unsupported(const hlo_instr *ins) {
       stmt;                              \
     }                                    \
   } while (0)
+/* The simple float kernels also come in AVX2 and AVX-512 builds, picked once
+ * at load time (GCC function multiversioning): the same IEEE operations on
+ * wider vectors, so the results are bitwise those of the SSE2 build.  None of
+ * these targets enables FMA, so no multiply-add can be contracted. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(CHK_NO_CLONES)
+#define CHK_EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CHK_EW_CLONES
+#endif
 /* Loops that call libm or libgcc (expf, fmodf, __mulsc3, popcount...): not
  * vectorizable without vector math variants, so no simd request. */
 #define EACH_CALL(stmt)                  \
@@ -409,6 +419,7 @@ static void float_unary(const hlo_instr *ins, hlo_etype ct, const void *const *i
     FLOAT_UNARY(double, , hlo_reduce_precision);
 }
 
+CHK_EW_CLONES
 static void float_binary(hlo_opcode op, hlo_etype ct, const void *const *in, void *out, int64_t n,
                          int emulate) {
   if (ct == HLO_F32 && emulate && dev_binary_f32_block(op, in[0], in[1], out, n))
@@ -902,6 +913,107 @@ void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_
     round_narrow(rt, out, n);
   else if (is_sub_byte_int(rt))
     wrap_sub_byte(rt, out, n);
+}
+
+/* ---- kernels with a one-element operand, and in-place safety ----------------------------
+ * (internal to the block executor: eval_fuse.c declares these two itself.)
+ *
+ * A binary float op whose operand k is a splat (one element repeated over the
+ * block) reads that element once instead of a block-sized buffer of copies.
+ * The loops apply the same scalar functions (max_f, ...) to the same values
+ * in the same order per element as FLOAT_BINARY does, so results are
+ * bitwise those of chk_ew_block with a splat buffer.  One exception is kept
+ * out: when both operands of an add or multiply are NaN, x86 returns the
+ * first source operand's NaN (sign and payload), and which operand comes
+ * first is the compiler's choice for a commutative op — it differs between
+ * a register-held constant and two loads.  So a NaN splat (nan set) of add
+ * or multiply is refused and goes through the block kernel as before. */
+bool chk_ew_splat_ok(const hlo_instr *ins, int k, bool nan);
+void chk_ew_block_splat(const hlo_instr *ins, const void *const *in, int k, void *out, int64_t n);
+bool chk_ew_in_place_ok(const hlo_instr *ins);
+
+bool chk_ew_splat_ok(const hlo_instr *ins, int k, bool nan) {
+  switch (ins->op) {
+  case HLO_OP_ADD: case HLO_OP_SUBTRACT: case HLO_OP_MULTIPLY: case HLO_OP_DIVIDE:
+  case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM:
+    break;
+  default:
+    return false;
+  }
+  if (ins->noperands != 2 || (k != 0 && k != 1))
+    return false;
+  if (nan && (ins->op == HLO_OP_ADD || ins->op == HLO_OP_MULTIPLY))
+    return false;
+  hlo_etype t = ins->operands[0]->shape.type;
+  if (hlo_etype_class(t) != HLO_CLASS_FLOAT || ins->operands[1]->shape.type != t || ins->shape.type != t)
+    return false;
+  hlo_etype ct = chk_ew_compute_type(t);
+  return ct == HLO_F32 || ct == HLO_F64;
+}
+
+/* o = x OP c (k == 1) or c OP x (k == 0), x a block, c one element. */
+#define FLOAT_BINARY_SPLAT(T, MAX, MIN)                                                    \
+  do {                                                                                     \
+    T *o = out;                                                                            \
+    if (k == 1) {                                                                          \
+      const T *x = in[0], c = *(const T *)in[1];                                           \
+      switch (op) {                                                                        \
+      case HLO_OP_ADD: EACH(o[i] = x[i] + c); break;                                       \
+      case HLO_OP_SUBTRACT: EACH(o[i] = x[i] - c); break;                                  \
+      case HLO_OP_MULTIPLY: EACH(o[i] = x[i] * c); break;                                  \
+      case HLO_OP_DIVIDE: EACH(o[i] = x[i] / c); break;                                    \
+      case HLO_OP_MAXIMUM: EACH(o[i] = MAX(x[i], c)); break;                               \
+      case HLO_OP_MINIMUM: EACH(o[i] = MIN(x[i], c)); break;                               \
+      default: break;                                                                      \
+      }                                                                                    \
+    } else {                                                                               \
+      const T c = *(const T *)in[0], *y = in[1];                                           \
+      switch (op) {                                                                        \
+      case HLO_OP_ADD: EACH(o[i] = c + y[i]); break;                                       \
+      case HLO_OP_SUBTRACT: EACH(o[i] = c - y[i]); break;                                  \
+      case HLO_OP_MULTIPLY: EACH(o[i] = c * y[i]); break;                                  \
+      case HLO_OP_DIVIDE: EACH(o[i] = c / y[i]); break;                                    \
+      case HLO_OP_MAXIMUM: EACH(o[i] = MAX(c, y[i])); break;                               \
+      case HLO_OP_MINIMUM: EACH(o[i] = MIN(c, y[i])); break;                               \
+      default: break;                                                                      \
+      }                                                                                    \
+    }                                                                                      \
+  } while (0)
+
+/* Only for nodes that passed chk_ew_splat_ok(ins, k); out may be the
+ * block operand's own buffer. */
+CHK_EW_CLONES
+void chk_ew_block_splat(const hlo_instr *ins, const void *const *in, int k, void *out, int64_t n) {
+  hlo_opcode op = ins->op;
+  hlo_etype rt = ins->shape.type;
+  if (chk_ew_compute_type(rt) == HLO_F32)
+    FLOAT_BINARY_SPLAT(float, max_f, min_f);
+  else
+    FLOAT_BINARY_SPLAT(double, max_d, min_d);
+  if (is_narrow_float(rt))
+    round_narrow(rt, out, n);
+}
+
+/* May chk_ew_block (without emulation) write ins's result over one of its
+ * operands' buffers?  True for the kernels that compute o[i] from the
+ * operands' element i alone, in one compute type: every load of element i
+ * happens before its store, and no other element is touched. */
+bool chk_ew_in_place_ok(const hlo_instr *ins) {
+  switch (ins->op) {
+  case HLO_OP_CONVERT: case HLO_OP_BITCAST_CONVERT: case HLO_OP_COMPARE: case HLO_OP_SELECT:
+  case HLO_OP_CLAMP: case HLO_OP_COMPLEX: case HLO_OP_IS_FINITE: case HLO_OP_REAL: case HLO_OP_IMAG:
+    return false;
+  default:
+    break;
+  }
+  if (!op_classes(ins->op) || ins->noperands < 1 || ins->noperands > 2)
+    return false;
+  hlo_etype t = ins->shape.type;
+  for (int k = 0; k < ins->noperands; k++)
+    if (ins->operands[k]->shape.type != t)
+      return false;
+  hlo_eclass c = hlo_etype_class(t);
+  return c == HLO_CLASS_FLOAT || c == HLO_CLASS_SINT || c == HLO_CLASS_UINT || c == HLO_CLASS_PRED;
 }
 
 /* ---- bitcast-convert ----------------------------------------------------------------- */

@@ -4,12 +4,17 @@
  *
  * Executor: per block, every input is made available in compute
  * representation (a pointer into the value when storage already is that
- * representation, else decoded into scratch; one-element inputs are splatted
- * once per thread), then every node runs chk_ew_block into its own scratch
- * buffer — or straight into its result array when it is materialised and
- * stored as computed — and materialised narrow results are encoded back.
- * Blocks are independent, so threads split them with a static schedule and
- * the result never depends on the thread count.
+ * representation, else decoded into scratch; one-element inputs are decoded
+ * once per thread, and splatted to a whole block only for readers that need
+ * one), then every node runs its kernel — chk_ew_block_splat for a binary
+ * float op with one splat operand (read as one element), chk_ew_block
+ * otherwise — into a scratch buffer, or straight into its result array when
+ * it is materialised and stored as computed, and materialised narrow results
+ * are encoded back.  A node whose kernel is elementwise in one compute type
+ * writes over the buffer of an operand it is the last reader of, so a chain
+ * runs in one buffer that stays in L1.
+ * Blocks are independent, so threads split them (dynamically, in runs of 16
+ * blocks) and the result never depends on the thread count or schedule.
  *
  * Planner: groups are grown greedily from the last instruction backwards.  A
  * root is an elementwise instruction with enough elements that is not already
@@ -19,10 +24,18 @@
  * broadcast) and each of its readers is either in the group or comes after
  * the root.
  */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
+#endif
 #include "eval_fuse.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "hlo_dtype.h"
 
@@ -36,6 +49,11 @@
 
 /* ---- executor -------------------------------------------------------------- */
 
+/* Block kernels of eval_elementwise.c private to this executor. */
+bool chk_ew_splat_ok(const hlo_instr *ins, int k, bool nan);
+void chk_ew_block_splat(const hlo_instr *ins, const void *const *in, int k, void *out, int64_t n);
+bool chk_ew_in_place_ok(const hlo_instr *ins);
+
 /* Per-slot facts fixed for a run. */
 typedef struct slot_info {
   hlo_etype type;       /* element type as stored */
@@ -44,6 +62,10 @@ typedef struct slot_info {
   bool direct;          /* storage bytes are the compute representation */
   bool splat;           /* input: one element broadcast to every position */
   bool alias;           /* node: folded broadcast, shares its operand's buffer */
+  bool full;            /* splat input: some reader needs it as a whole block */
+  signed char sk;       /* node: operand read as one element (chk_ew_block_splat), or -1 */
+  int base;             /* the slot whose buffer this one reads (aliases resolved) */
+  int last;             /* the last node that reads this slot's buffer, or -1 */
   size_t scratch_ofs;   /* byte offset of the slot's scratch, or SIZE_MAX */
   const char *data;     /* input: value data; materialised node: result data */
 } slot_info;
@@ -91,6 +113,25 @@ static void encode(hlo_etype t, const float *src, void *dst, int64_t n) {
   }
 }
 
+/* Is the one element of splat input si a NaN?  (Only f32 and f64 compute
+ * types can be.) */
+static bool splat_is_nan(const slot_info *si) {
+  if (si->ct == HLO_F32) {
+    float f;
+    if (si->direct)
+      memcpy(&f, si->data, sizeof f);
+    else
+      decode(si->type, si->data, &f, 1);
+    return f != f;
+  }
+  if (si->ct == HLO_F64) {
+    double d;
+    memcpy(&d, si->data, sizeof d);
+    return d != d;
+  }
+  return false;
+}
+
 /* Fills a thread's splat buffers (once: kernels never write inputs). */
 static void fill_splats(const run_ctx *x, char *scratch) {
   for (int s = 0; s < x->g->nin; s++) {
@@ -102,8 +143,9 @@ static void fill_splats(const run_ctx *x, char *scratch) {
       memcpy(buf, si->data, si->csz);
     else
       decode(si->type, si->data, (float *)buf, 1);
-    for (int64_t i = 1; i < x->cap; i++)
-      memcpy(buf + (size_t)i * si->csz, buf, si->csz);
+    if (si->full)
+      for (int64_t i = 1; i < x->cap; i++)
+        memcpy(buf + (size_t)i * si->csz, buf, si->csz);
   }
 }
 
@@ -149,7 +191,10 @@ static void run_block(const run_ctx *x, char *scratch, int64_t off, int64_t n) {
       dst = (void *)(si->data + (size_t)off * si->ssz);
     else
       dst = scratch + si->scratch_ofs;
-    chk_ew_block(ins, in, dst, n, x->emulate);
+    if (si->sk >= 0)
+      chk_ew_block_splat(ins, in, si->sk, dst, n);
+    else
+      chk_ew_block(ins, in, dst, n, x->emulate);
     if (g->out[j] && !si->direct)
       encode(si->type, dst, (void *)(si->data + (size_t)off * si->ssz), n);
     ptr[s] = dst;
@@ -157,6 +202,28 @@ static void run_block(const run_ctx *x, char *scratch, int64_t off, int64_t n) {
 }
 
 static size_t round64(size_t b) { return (b + 63) & ~(size_t)63; }
+
+/* A large result is first touched here, by the block loop: every 4 KiB page
+ * of it would fault separately (16384 faults for 64 MiB, as long as the
+ * computation itself).  Asking for transparent huge pages makes that 32
+ * faults; with THP off or unavailable the hint is ignored.  (numpy does the
+ * same for its large arrays.)  Only the page-aligned interior is advised. */
+#define HUGE_ADVISE_MIN ((size_t)4 << 20)
+static void advise_huge(void *p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes < HUGE_ADVISE_MIN)
+    return;
+  long pg = sysconf(_SC_PAGESIZE);
+  if (pg <= 0)
+    return;
+  uintptr_t m = (uintptr_t)pg - 1, lo = ((uintptr_t)p + m) & ~m, hi = ((uintptr_t)p + bytes) & ~m;
+  if (hi > lo)
+    (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 int chk_fuse_run(chk_eval *ev, const chk_fuse_group *g, hlo_value *const *inv, hlo_value **outv) {
   const hlo_instr *root = g->root;
@@ -176,6 +243,7 @@ int chk_fuse_run(chk_eval *ev, const chk_fuse_group *g, hlo_value *const *inv, h
   int64_t cap = count < CHK_FUSE_BLOCK ? count : CHK_FUSE_BLOCK;
   size_t bytes = round64(sizeof(void *) * (size_t)nslots);
 
+  bool emulate = ev->o.emulate_device;
   for (int s = 0; s < nslots && rc == 0; s++) {
     slot_info *si = &slots[s];
     const hlo_instr *ins = s < g->nin ? g->in[s] : g->node[s - g->nin];
@@ -185,7 +253,9 @@ int chk_fuse_run(chk_eval *ev, const chk_fuse_group *g, hlo_value *const *inv, h
     si->csz = hlo_etype_host_size(si->ct);
     si->direct = !narrow_storage(si->type);
     si->scratch_ofs = SIZE_MAX;
-    bool need_scratch;
+    si->sk = -1;
+    si->base = s;
+    si->last = -1;
     if (s < g->nin) {
       const hlo_value *v = inv[s];
       if (!v || v->type != si->type || (v->count != count && v->count != 1)) {
@@ -196,15 +266,73 @@ int chk_fuse_run(chk_eval *ev, const chk_fuse_group *g, hlo_value *const *inv, h
       }
       si->data = v->data;
       si->splat = v->count == 1 && count != 1;
-      need_scratch = si->splat || !si->direct;
     } else {
       int j = s - g->nin;
       si->alias = ins->op == HLO_OP_BROADCAST;
-      need_scratch = !si->alias && !(g->out[j] && si->direct);
+      if (si->alias)
+        si->base = slots[g->arg[g->argofs[j]]].base;
     }
-    if (need_scratch) {
+  }
+  /* How each node reads its operands: a splat operand of a binary float op
+   * goes in as one element (chk_ew_block_splat); any other reader of a
+   * splat needs it as a whole block.  last: the last node reading a buffer. */
+  for (int j = 0; j < g->nnode && rc == 0; j++) {
+    slot_info *si = &slots[g->nin + j];
+    const hlo_instr *ins = g->node[j];
+    const int *args = g->arg + g->argofs[j];
+    if (si->alias) {
+      if (g->out[j]) { /* copied out per block */
+        slots[si->base].full = true;
+        slots[si->base].last = j;
+      }
+      continue;
+    }
+    int nsplat = 0, ks = -1;
+    for (int k = 0; k < ins->noperands; k++)
+      if (slots[slots[args[k]].base].splat) {
+        nsplat++;
+        ks = k;
+      }
+    if (!emulate && nsplat == 1 && chk_ew_splat_ok(ins, ks, splat_is_nan(&slots[slots[args[ks]].base])))
+      si->sk = (signed char)ks;
+    for (int k = 0; k < ins->noperands; k++) {
+      slot_info *b = &slots[slots[args[k]].base];
+      if (b->splat && k != si->sk)
+        b->full = true;
+      b->last = j;
+    }
+  }
+  /* Scratch: splats (one element unless some reader needs a block), decoded
+   * narrow inputs, and node results not written straight into their value.
+   * A node whose kernel works in place takes over the buffer of an operand
+   * it is the last reader of, so a chain reuses one buffer, which stays in L1. */
+  for (int s = 0; s < nslots && rc == 0; s++) {
+    slot_info *si = &slots[s];
+    size_t need = 0;
+    if (s < g->nin) {
+      if (si->splat)
+        need = si->full ? (size_t)cap * si->csz : si->csz;
+      else if (!si->direct)
+        need = (size_t)cap * si->csz;
+    } else {
+      int j = s - g->nin;
+      if (si->alias || (g->out[j] && si->direct))
+        continue;
+      const hlo_instr *ins = g->node[j];
+      const int *args = g->arg + g->argofs[j];
+      if (!emulate && chk_ew_in_place_ok(ins))
+        for (int k = 0; k < ins->noperands && si->scratch_ofs == SIZE_MAX; k++) {
+          const slot_info *b = &slots[slots[args[k]].base];
+          if (b->scratch_ofs != SIZE_MAX && !b->splat && b->last == j && b->ct == si->ct)
+            si->scratch_ofs = b->scratch_ofs;
+        }
+      if (si->scratch_ofs != SIZE_MAX)
+        continue;
+      need = (size_t)cap * si->csz;
+    }
+    if (need) {
       si->scratch_ofs = bytes;
-      bytes += round64((size_t)cap * si->csz);
+      bytes += round64(need);
     }
   }
   /* Results. */
@@ -217,6 +345,7 @@ int chk_fuse_run(chk_eval *ev, const chk_fuse_group *g, hlo_value *const *inv, h
       break;
     }
     slots[g->nin + j].data = outv[j]->data;
+    advise_huge(outv[j]->data, (size_t)outv[j]->count * outv[j]->elem_size);
   }
 
   if (rc == 0 && count > 0) {
@@ -235,7 +364,10 @@ int chk_fuse_run(chk_eval *ev, const chk_fuse_group *g, hlo_value *const *inv, h
         failed = 1;
       else
         fill_splats(&x, scratch);
-      CHK_PRAGMA("omp for schedule(static)")
+      /* dynamic: on a shared machine a thread that loses its core leaves
+       * its blocks to the others (blocks are independent, so the schedule
+       * never changes a result) */
+      CHK_PRAGMA("omp for schedule(dynamic, 16)")
       for (int64_t b = 0; b < nblocks; b++) {
         if (!scratch)
           continue;

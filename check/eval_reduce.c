@@ -106,8 +106,8 @@ static int max_threads(void) {
 #endif
 }
 
-#define DEF_KERNELS(NAME, C, OP)                                                       \
-  static void NAME##_rows(void *out_, const void *x_, int64_t M, int64_t L) {          \
+#define DEF_KERNELS(NAME, C, OP, ROWS)                                                 \
+  static void NAME##_rows8(void *out_, const void *x_, int64_t M, int64_t L) {         \
     C *out = out_;                                                                     \
     const C *x = x_;                                                                   \
     int64_t nb = (M + 7) / 8;                                                          \
@@ -166,7 +166,7 @@ static int max_threads(void) {
       a = OP(a, x[off[i]]);                                                            \
     *out = a;                                                                          \
   }                                                                                    \
-  static const red_kernel NAME##_k = {NAME##_rows, NAME##_cols, NAME##_gather};
+  static const red_kernel NAME##_k = {NAME##_##ROWS, NAME##_cols, NAME##_gather};
 
 typedef struct red_kernel {
   void (*rows)(void *out, const void *x, int64_t M, int64_t L);
@@ -174,32 +174,160 @@ typedef struct red_kernel {
   void (*gather)(void *out, const void *x, const int64_t *off, int64_t n);
 } red_kernel;
 
-DEF_KERNELS(kf32_add, float, f32_add)
-DEF_KERNELS(kf32_mul, float, f32_mul)
-DEF_KERNELS(kbf_add, float, bf_add)
-DEF_KERNELS(kbf_mul, float, bf_mul)
-DEF_KERNELS(kh_add, float, h_add)
-DEF_KERNELS(kh_mul, float, h_mul)
-DEF_KERNELS(kf32_max, float, f32_max)
-DEF_KERNELS(kf32_min, float, f32_min)
-DEF_KERNELS(kf64_add, double, f64_add)
-DEF_KERNELS(kf64_mul, double, f64_mul)
-DEF_KERNELS(kf64_max, double, f64_max)
-DEF_KERNELS(kf64_min, double, f64_min)
-DEF_KERNELS(ks_add, int64_t, s_add)
-DEF_KERNELS(ks_mul, int64_t, s_mul)
-DEF_KERNELS(ks_max, int64_t, s_max)
-DEF_KERNELS(ks_min, int64_t, s_min)
-DEF_KERNELS(ks_and, int64_t, s_and)
-DEF_KERNELS(ks_or, int64_t, s_or)
-DEF_KERNELS(ks_xor, int64_t, s_xor)
-DEF_KERNELS(ku_add, uint64_t, u_add)
-DEF_KERNELS(ku_mul, uint64_t, u_mul)
-DEF_KERNELS(ku_max, uint64_t, u_max)
-DEF_KERNELS(ku_min, uint64_t, u_min)
-DEF_KERNELS(ku_and, uint64_t, u_and)
-DEF_KERNELS(ku_or, uint64_t, u_or)
-DEF_KERNELS(ku_xor, uint64_t, u_xor)
+/* ---- f32 rows, 16 at a time in SIMD lanes --------------------------------
+ * For an f32 add/multiply/maximum/minimum reducer over rows of L >= 16, each
+ * group of 16 rows is folded with one vector lane per row: 8 consecutive
+ * elements of 8 rows are loaded, transposed in registers, and applied to the
+ * lanes' accumulators one column after the other.  Lane r therefore does
+ * exactly acc_r = OP(acc_r, x[r][k]) for k = 0, 1, ... in order: the same
+ * operations as the scalar loop, in the same order, on every row (and the
+ * vector max/min select the very operand the scalar f32_max/f32_min return).
+ * Two groups of 8 rows are in flight so two dependency chains overlap.  The
+ * columns past the last multiple of 8, and rows past the last multiple of 16,
+ * go through the scalar code.  The kernels also come in AVX2 and AVX-512
+ * builds picked at load time (the same lane operations; no FMA). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(CHK_NO_CLONES)
+#define CHK_RED_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CHK_RED_CLONES
+#endif
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+#define V_SEL(M, X, Y) ((v8f)(((M) & (v8i)(X)) | (~(M) & (v8i)(Y))))
+/* Add and multiply: with two NaN operands x86 returns the first source
+ * operand's NaN, and the compiler may put either operand first in a vector
+ * instruction, while the scalar loop's acc = acc + x keeps the accumulator
+ * first.  So a NaN accumulator is carried explicitly (quieted, as the
+ * hardware would), which is exactly what the scalar code gives. */
+#define V_QUIET(A) ((v8f)((v8i)(A) | 0x00400000))
+#define V_ADD(A, B) V_SEL((A) != (A), V_QUIET(A), (A) + (B))
+#define V_MUL(A, B) V_SEL((A) != (A), V_QUIET(A), (A) * (B))
+/* The same for the scalar columns after the last multiple of 8. */
+static inline float f32_quiet(float a) {
+  uint32_t b;
+  memcpy(&b, &a, sizeof b);
+  b |= 0x00400000u;
+  memcpy(&a, &b, sizeof a);
+  return a;
+}
+static inline float f32_add_acc(float a, float b) { return a != a ? f32_quiet(a) : a + b; }
+static inline float f32_mul_acc(float a, float b) { return a != a ? f32_quiet(a) : a * b; }
+/* f32_max / f32_min lane by lane: a if a is NaN, else b if b is NaN, else
+ * b if b > a (b < a), else a. */
+#define V_MAX(A, B) V_SEL((A) != (A), (A), V_SEL((B) != (B), (B), V_SEL((B) > (A), (B), (A))))
+#define V_MIN(A, B) V_SEL((A) != (A), (A), V_SEL((B) != (B), (B), V_SEL((B) < (A), (B), (A))))
+
+/* c0..c7 = columns of the 8x8 block r0..r7 (r_i: 8 elements of row i). */
+#define V_SHUF(A, B, ...) __builtin_shuffle((A), (B), (v8i){__VA_ARGS__})
+#define V_TRANSPOSE8(r0, r1, r2, r3, r4, r5, r6, r7)                                        \
+  v8f t0 = V_SHUF(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13), t1 = V_SHUF(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15); \
+  v8f t2 = V_SHUF(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13), t3 = V_SHUF(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15); \
+  v8f t4 = V_SHUF(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13), t5 = V_SHUF(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15); \
+  v8f t6 = V_SHUF(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13), t7 = V_SHUF(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15); \
+  v8f u0 = V_SHUF(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13), u1 = V_SHUF(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15); \
+  v8f u2 = V_SHUF(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13), u3 = V_SHUF(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15); \
+  v8f u4 = V_SHUF(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13), u5 = V_SHUF(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15); \
+  v8f u6 = V_SHUF(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13), u7 = V_SHUF(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15); \
+  v8f c0 = V_SHUF(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11), c4 = V_SHUF(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15); \
+  v8f c1 = V_SHUF(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11), c5 = V_SHUF(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15); \
+  v8f c2 = V_SHUF(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11), c6 = V_SHUF(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15); \
+  v8f c3 = V_SHUF(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11), c7 = V_SHUF(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15)
+
+/* acc = OP(acc, column) for the 8 columns of rows p[0], p[L], ... p[7L] at k. */
+#define V_STEP8(VOP, acc, p, L, k)                                                         \
+  do {                                                                                     \
+    v8f r0, r1, r2, r3, r4, r5, r6, r7;                                                    \
+    memcpy(&r0, (p) + (k), 32);                                                            \
+    memcpy(&r1, (p) + (L) + (k), 32);                                                      \
+    memcpy(&r2, (p) + 2 * (L) + (k), 32);                                                  \
+    memcpy(&r3, (p) + 3 * (L) + (k), 32);                                                  \
+    memcpy(&r4, (p) + 4 * (L) + (k), 32);                                                  \
+    memcpy(&r5, (p) + 5 * (L) + (k), 32);                                                  \
+    memcpy(&r6, (p) + 6 * (L) + (k), 32);                                                  \
+    memcpy(&r7, (p) + 7 * (L) + (k), 32);                                                  \
+    V_TRANSPOSE8(r0, r1, r2, r3, r4, r5, r6, r7);                                          \
+    acc = VOP(acc, c0);                                                                    \
+    acc = VOP(acc, c1);                                                                    \
+    acc = VOP(acc, c2);                                                                    \
+    acc = VOP(acc, c3);                                                                    \
+    acc = VOP(acc, c4);                                                                    \
+    acc = VOP(acc, c5);                                                                    \
+    acc = VOP(acc, c6);                                                                    \
+    acc = VOP(acc, c7);                                                                    \
+  } while (0)
+
+/* NAME##_rows: rows of 16 in lanes, the rest by NAME##_rows8. */
+#define DEF_WIDE_ROWS(NAME, VOP, OP)                                                       \
+  CHK_RED_CLONES                                                                           \
+  static void NAME##_w16(float *out, const float *x, int64_t L) {                          \
+    v8f a, b;                                                                              \
+    memcpy(&a, out, 32);                                                                   \
+    memcpy(&b, out + 8, 32);                                                               \
+    const float *p = x, *q = x + 8 * L;                                                    \
+    int64_t k = 0;                                                                         \
+    for (; k + 8 <= L; k += 8) {                                                           \
+      V_STEP8(VOP, a, p, L, k);                                                            \
+      V_STEP8(VOP, b, q, L, k);                                                            \
+    }                                                                                      \
+    float t[16];                                                                           \
+    memcpy(t, &a, 32);                                                                     \
+    memcpy(t + 8, &b, 32);                                                                 \
+    for (int r = 0; r < 16; r++)                                                           \
+      for (int64_t j = k; j < L; j++)                                                      \
+        t[r] = OP(t[r], x[r * L + j]);                                                     \
+    memcpy(out, t, sizeof t);                                                              \
+  }                                                                                        \
+  static void NAME##_rows(void *out_, const void *x_, int64_t M, int64_t L) {              \
+    float *out = out_;                                                                     \
+    const float *x = x_;                                                                   \
+    int64_t nb = L >= 16 ? M / 16 : 0;                                                     \
+    /* dynamic: a thread held up by a neighbour on a shared machine leaves its             \
+     * groups to the others; each group is still folded by one thread */                  \
+    _Pragma("omp parallel for schedule(dynamic, 4) if (nb * 16 * L >= ROWS_MIN_PAR && nb > 1)") \
+    for (int64_t g = 0; g < nb; g++)                                                       \
+      NAME##_w16(out + g * 16, x + g * 16 * L, L);                                         \
+    if (nb * 16 < M)                                                                       \
+      NAME##_rows8(out + nb * 16, x + nb * 16 * L, M - nb * 16, L);                        \
+  }
+
+static void kf32_add_rows(void *out_, const void *x_, int64_t M, int64_t L);
+static void kf32_mul_rows(void *out_, const void *x_, int64_t M, int64_t L);
+static void kf32_max_rows(void *out_, const void *x_, int64_t M, int64_t L);
+static void kf32_min_rows(void *out_, const void *x_, int64_t M, int64_t L);
+DEF_KERNELS(kf32_add, float, f32_add, rows)
+DEF_KERNELS(kf32_mul, float, f32_mul, rows)
+DEF_KERNELS(kbf_add, float, bf_add, rows8)
+DEF_KERNELS(kbf_mul, float, bf_mul, rows8)
+DEF_KERNELS(kh_add, float, h_add, rows8)
+DEF_KERNELS(kh_mul, float, h_mul, rows8)
+DEF_KERNELS(kf32_max, float, f32_max, rows)
+DEF_KERNELS(kf32_min, float, f32_min, rows)
+DEF_KERNELS(kf64_add, double, f64_add, rows8)
+DEF_KERNELS(kf64_mul, double, f64_mul, rows8)
+DEF_KERNELS(kf64_max, double, f64_max, rows8)
+DEF_KERNELS(kf64_min, double, f64_min, rows8)
+DEF_KERNELS(ks_add, int64_t, s_add, rows8)
+DEF_KERNELS(ks_mul, int64_t, s_mul, rows8)
+DEF_KERNELS(ks_max, int64_t, s_max, rows8)
+DEF_KERNELS(ks_min, int64_t, s_min, rows8)
+DEF_KERNELS(ks_and, int64_t, s_and, rows8)
+DEF_KERNELS(ks_or, int64_t, s_or, rows8)
+DEF_KERNELS(ks_xor, int64_t, s_xor, rows8)
+DEF_KERNELS(ku_add, uint64_t, u_add, rows8)
+DEF_KERNELS(ku_mul, uint64_t, u_mul, rows8)
+DEF_KERNELS(ku_max, uint64_t, u_max, rows8)
+DEF_KERNELS(ku_min, uint64_t, u_min, rows8)
+DEF_KERNELS(ku_and, uint64_t, u_and, rows8)
+DEF_KERNELS(ku_or, uint64_t, u_or, rows8)
+DEF_KERNELS(ku_xor, uint64_t, u_xor, rows8)
+
+DEF_WIDE_ROWS(kf32_add, V_ADD, f32_add_acc)
+DEF_WIDE_ROWS(kf32_mul, V_MUL, f32_mul_acc)
+DEF_WIDE_ROWS(kf32_max, V_MAX, f32_max)
+DEF_WIDE_ROWS(kf32_min, V_MIN, f32_min)
 
 /* A fast path: the kernel and the type it computes in. */
 typedef struct fast_red {

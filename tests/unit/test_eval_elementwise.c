@@ -1020,6 +1020,113 @@ static void test_fuse_f16(void **state) {
   check_chain(kChainF16, CHK_FUSE_PARALLEL_MIN * 3 + 17, 1, 8);
 }
 
+/* Splat operands of add/subtract/multiply/divide/maximum/minimum are read as
+ * one element by their own kernels in a fused group, and chains write over
+ * the buffer of an operand they are the last reader of.  Both must give
+ * bitwise what op-by-op evaluation (broadcasts materialised, kernels over full
+ * arrays, no buffer reuse) gives: special inputs (NaN of both signs, +-0,
+ * +-inf, subnormals) against constants on either side, including NaN and
+ * -0, then the result reused in place (op(s, c)) and squared (op(u, u), both
+ * operands the reused buffer). */
+static void check_splat_chains(const char *ty, int64_t n, int o, int side) {
+  static const char *const ops[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};
+  static const char *const cs[] = {"1.5", "-0", "0", "nan", "-inf", "-2", "0.375"};
+  enum { NOPS = 6, NCS = 7 };
+  size_t cap = 8192, len = 0;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  len += (size_t)snprintf(text + len, cap - len, "HloModule splats\nENTRY e {\n  x = %s[%lld] parameter(0)\n", ty,
+                          (long long)n);
+  for (int c = 0; c < NCS; c++)
+    len += (size_t)snprintf(text + len, cap - len, "  c%d = %s[] constant(%s)\n", c, ty, cs[c]);
+  int k = 0;
+  for (int c = 0; c < NCS; c++, k++) {
+      const char *op = ops[o], *op2 = ops[(o + 1) % NOPS];
+      long long nn = (long long)n;
+      /* a broadcast per chain, so that it folds into the chain's group */
+      len += (size_t)snprintf(text + len, cap - len, "  b%d = %s[%lld] broadcast(c%d), dimensions={}\n", k, ty,
+                              nn, c);
+      if (side == 0) /* splat on the right */
+        len += (size_t)snprintf(text + len, cap - len,
+                                "  s%d = %s[%lld] %s(x, b%d)\n  u%d = %s[%lld] %s(s%d, b%d)\n", k, ty, nn, op, k,
+                                k, ty, nn, op, k, k);
+      else /* splat on the left */
+        len += (size_t)snprintf(text + len, cap - len,
+                                "  s%d = %s[%lld] %s(b%d, x)\n  u%d = %s[%lld] %s(b%d, s%d)\n", k, ty, nn, op, k,
+                                k, ty, nn, op, k, k);
+      len += (size_t)snprintf(text + len, cap - len, "  w%d = %s[%lld] %s(u%d, u%d)\n", k, ty, nn, op2, k, k);
+  }
+  len += (size_t)snprintf(text + len, cap - len, "  ROOT t = (");
+  for (int i = 0; i < k; i++)
+    len += (size_t)snprintf(text + len, cap - len, "%s%s[%lld]", i ? ", " : "", ty, (long long)n);
+  len += (size_t)snprintf(text + len, cap - len, ") tuple(");
+  for (int i = 0; i < k; i++)
+    len += (size_t)snprintf(text + len, cap - len, "%sw%d", i ? ", " : "", i);
+  len += (size_t)snprintf(text + len, cap - len, ")\n}\n");
+  assert_true(len < cap);
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, len, &err);
+  if (!m)
+    fail_msg("parse: %d:%d: %s", err.line, err.col, err.msg);
+  free(text);
+  const hlo_computation *c = m->entry;
+  hlo_etype t = c->params[0]->shape.type;
+  hlo_value *x = hlo_value_array(t, 1, &n);
+  assert_non_null(x);
+  const double special[] = {NAN, -NAN, -0.0, 0.0, INFINITY, -INFINITY, 1e-45, -1e-40, 6e-8, -3.5, 0.375, 1.5, -2, 2,
+                            1e30, -65504, 1.0 / 3};
+  const int nsp = (int)(sizeof special / sizeof *special);
+  uint32_t sd = 99;
+  for (int64_t i = 0; i < n; i++) {
+    sd = sd * 1664525u + 1013904223u;
+    double v = i % 3 == 0 ? special[(i / 3) % nsp] : ((double)(sd >> 8) / (double)(1u << 24)) * 6.0 - 3.0;
+    hlo_value_set_f64(x, i, v);
+  }
+  chk_fuse_plan *p = chk_fuse_plan_build(c);
+  assert_non_null(p);
+  assert_true(chk_fuse_group_count(p) >= NCS);
+  hlo_value *args[1] = {x};
+  hlo_value **ref = walk(m, args, NULL);
+  hlo_value **fused = walk(m, args, p);
+  int compared = 0;
+  for (int i = 0; i < c->ninstrs; i++) {
+    if (!fused[i] || fused[i]->type == HLO_TUPLE)
+      continue;
+    const hlo_value *a = ref[i], *b = fused[i];
+    assert_non_null(a);
+    for (int64_t e = 0; e < a->count; e++)
+      if (memcmp((char *)a->data + e * (int64_t)a->elem_size, (char *)b->data + e * (int64_t)b->elem_size,
+                 a->elem_size) != 0)
+        fail_msg("%s %s (%s, splat %s) differs at element %lld: %.9g vs %.9g", ty, c->instrs[i]->name, ops[o], side ? "left" : "right", (long long)e,
+                 hlo_value_get_f64(a, e), hlo_value_get_f64(b, e));
+    compared++;
+  }
+  assert_true(compared >= NCS + 1);
+  chk_eval_opts eo = {.replicas = 1};
+  hlo_value *out = NULL;
+  if (chk_eval_module(m, 1, args, &eo, &out, &err) != 0)
+    fail_msg("eval: %s", err.msg);
+  assert_true(hlo_value_equal(out, ref[c->root->index]));
+  hlo_value_unref(out);
+  free_vals(ref, c->ninstrs);
+  free_vals(fused, c->ninstrs);
+  hlo_value_unref(x);
+  chk_fuse_plan_free(p);
+  hlo_module_free(m);
+}
+
+static void test_fuse_splat_operands(void **state) {
+  (void)state;
+  for (int o = 0; o < 6; o++)
+    for (int side = 0; side < 2; side++) {
+      check_splat_chains("f32", 5003, o, side);
+      check_splat_chains("f64", 4099, o, side);
+      check_splat_chains("bf16", 4101, o, side);
+      check_splat_chains("f16", 6143, o, side);
+    }
+  check_splat_chains("f32", CHK_FUSE_PARALLEL_MIN + 2053, 4, 1);
+}
+
 /* Plan structure: the broadcast of a scalar is folded, a member read after
  * the root is materialised, a member read before the root by another op
  * stays out, and small arrays are not planned at all. */
@@ -1129,6 +1236,7 @@ int main(void) {
       cmocka_unit_test(test_fuse_f32),
       cmocka_unit_test(test_fuse_bf16),
       cmocka_unit_test(test_fuse_f16),
+      cmocka_unit_test(test_fuse_splat_operands),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

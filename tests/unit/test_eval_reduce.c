@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eval.h"
@@ -178,6 +179,76 @@ static void test_reduce_order_matches_sequential(void **state) {
 
 /* Variadic reduce: argmax over (value, index) with a general comparator,
  * which takes the per-element chk_call path.  Ties keep the lower index. */
+/* f32 row reductions with add/multiply/maximum/minimum run 16 rows at a time
+ * in vector lanes (eval_reduce.c), the rest by the scalar kernels.  Every
+ * row must still be folded strictly in order, acc = f(acc, x), bit for bit:
+ * checked against a plain sequential loop for ragged shapes (1..33 rows,
+ * 1..100 columns), NaNs of both signs and payloads (a NaN accumulator is
+ * kept, as acc = acc + x on x86 keeps it), -0 and infinities. */
+static float quiet_f(float a) {
+  uint32_t b;
+  memcpy(&b, &a, 4);
+  b |= 0x00400000u;
+  memcpy(&a, &b, 4);
+  return a;
+}
+static float seq_step(int op, float a, float b) {
+  switch (op) {
+  case 0: return a != a ? quiet_f(a) : b != b ? quiet_f(b) : a + b;
+  case 1: return a != a ? quiet_f(a) : b != b ? quiet_f(b) : a * b;
+  case 2: return a != a ? a : b != b ? b : b > a ? b : a;
+  default: return a != a ? a : b != b ? b : b < a ? b : a;
+  }
+}
+
+static void test_reduce_rows_lanes(void **state) {
+  (void)state;
+  static const char *const ops[] = {"add", "multiply", "maximum", "minimum"};
+  static const int64_t Ms[] = {1, 7, 8, 9, 15, 16, 17, 33};
+  static const int64_t Ls[] = {1, 7, 8, 9, 15, 16, 17, 40, 100};
+  uint32_t nanbits[3] = {0x7fc00000u, 0xffc00001u, 0x7fc12345u};
+  float nans[3];
+  memcpy(nans, nanbits, sizeof nans);
+  const float special[] = {nans[0], nans[1], nans[2], -0.0f, 0.0f, INFINITY, -INFINITY, 1e-45f, -2.5f, 1.0f};
+  for (int op = 0; op < 4; op++)
+    for (size_t a = 0; a < sizeof Ms / sizeof *Ms; a++)
+      for (size_t b = 0; b < sizeof Ls / sizeof *Ls; b++) {
+        int64_t M = Ms[a], L = Ls[b], d[2] = {M, L};
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "HloModule m\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] %s(a, b) }\n"
+                 "ENTRY e { p = f32[%lld,%lld] parameter(0)\n z = f32[] constant(%s)\n"
+                 " ROOT r = f32[%lld] reduce(p, z), dimensions={1}, to_apply=f }\n",
+                 ops[op], (long long)M, (long long)L, op == 1 ? "1" : "-0", (long long)M);
+        float *v = malloc(sizeof(float) * (size_t)(M * L));
+        assert_non_null(v);
+        uint32_t sd = 17u + (uint32_t)(op * 1000 + (int)a * 10 + (int)b);
+        for (int64_t i = 0; i < M * L; i++) {
+          sd = sd * 1664525u + 1013904223u;
+          /* about one element in 16 is special; the rest near 1 in size */
+          v[i] = (sd >> 28) == 0 ? special[(sd >> 8) % 10] : (float)((double)(sd >> 8) / (1 << 24) * 2.2 - 1.1);
+        }
+        float *want = malloc(sizeof(float) * (size_t)M);
+        assert_non_null(want);
+        for (int64_t m = 0; m < M; m++) {
+          float acc = op == 1 ? 1.0f : -0.0f;
+          for (int64_t k = 0; k < L; k++)
+            acc = seq_step(op, acc, v[m * L + k]);
+          want[m] = acc;
+        }
+        hlo_value *x = f32_array(2, d, v);
+        hlo_value *o = run(text, 1, &x);
+        assert_int_equal(o->count, M);
+        for (int64_t m = 0; m < M; m++)
+          if (memcmp((const float *)o->data + m, want + m, sizeof(float)) != 0)
+            fail_msg("%s [%lld,%lld] row %lld: got %.9g, want %.9g", ops[op], (long long)M, (long long)L,
+                     (long long)m, ((const float *)o->data)[m], want[m]);
+        hlo_value_unref(o);
+        free(v);
+        free(want);
+      }
+}
+
 static void test_reduce_variadic_argmax(void **state) {
   (void)state;
   const char *t =
@@ -457,6 +528,7 @@ int main(void) {
       cmocka_unit_test(test_reduce_max_min_nan),
       cmocka_unit_test(test_reduce_rank3_middle),
       cmocka_unit_test(test_reduce_order_matches_sequential),
+      cmocka_unit_test(test_reduce_rows_lanes),
       cmocka_unit_test(test_reduce_variadic_argmax),
       cmocka_unit_test(test_reduce_bf16_step_rounding),
       cmocka_unit_test(test_reduce_int_and_pred),
