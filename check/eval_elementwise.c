@@ -928,10 +928,6 @@ void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_
  * first is the compiler's choice for a commutative op — it differs between
  * a register-held constant and two loads.  So a NaN splat (nan set) of add
  * or multiply is refused and goes through the block kernel as before. */
-bool chk_ew_splat_ok(const hlo_instr *ins, int k, bool nan);
-void chk_ew_block_splat(const hlo_instr *ins, const void *const *in, int k, void *out, int64_t n);
-bool chk_ew_in_place_ok(const hlo_instr *ins);
-
 bool chk_ew_splat_ok(const hlo_instr *ins, int k, bool nan) {
   switch (ins->op) {
   case HLO_OP_ADD: case HLO_OP_SUBTRACT: case HLO_OP_MULTIPLY: case HLO_OP_DIVIDE:

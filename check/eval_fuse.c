@@ -49,10 +49,6 @@
 
 /* ---- executor -------------------------------------------------------------- */
 
-/* Block kernels of eval_elementwise.c private to this executor. */
-bool chk_ew_splat_ok(const hlo_instr *ins, int k, bool nan);
-void chk_ew_block_splat(const hlo_instr *ins, const void *const *in, int k, void *out, int64_t n);
-bool chk_ew_in_place_ok(const hlo_instr *ins);
 
 /* Per-slot facts fixed for a run. */
 typedef struct slot_info {

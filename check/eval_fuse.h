@@ -130,4 +130,13 @@ const char *chk_ew_unsupported(const hlo_instr *ins);
  * transcendentals, flushed subnormals), for `--emulate-device`. */
 void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_t n, int emulate);
 
+/* Fast paths of the block executor (eval_elementwise.c).  chk_ew_splat_ok:
+ * may node ins read operand k as one broadcast value (nan: that value is a
+ * NaN)?  chk_ew_block_splat computes such a node with in[k] pointing at the
+ * single value.  chk_ew_in_place_ok: may ins write its result over one of
+ * its operands' buffers? */
+bool chk_ew_splat_ok(const hlo_instr *ins, int k, bool nan);
+void chk_ew_block_splat(const hlo_instr *ins, const void *const *in, int k, void *out, int64_t n);
+bool chk_ew_in_place_ok(const hlo_instr *ins);
+
 #endif
