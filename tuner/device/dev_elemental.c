@@ -27,6 +27,8 @@
 #include "eval.h"
 #include "hlo_dtype.h"
 
+#define DEV_ELEM_POOL 32 /* recycled buffers kept (see struct dev_elem) */
+
 struct dev_elem {
   const dev_fusion *f;
   const hlo_computation *c;
@@ -41,6 +43,19 @@ struct dev_elem {
   hlo_value *const *params; /* whole parameters while materialising */
   dev_box *bx;           /* per-request scratch */
   bool *need;
+  int *last_use;         /* per request: the last instruction reading each
+                            box, after which its buffers are recycled */
+  /* Recycled box buffers.  A request evaluates every needed instruction
+   * into a dense box; without reuse each one is a fresh multi-megabyte
+   * allocation per tile, paid mostly in page faults.  Boxes go back here
+   * as soon as their last reader is done (and the executor hands back the
+   * boxes it got), so later instructions and later tiles reuse them. */
+  struct dev_slab {
+    dev_slot *v;
+    uint8_t *poison;
+    int64_t cap;
+  } pool[DEV_ELEM_POOL];
+  int npool;
 };
 
 /* ---- classification ------------------------------------------------------- */
@@ -632,7 +647,65 @@ static int box_alloc(dev_box *b) {
   size_t n = (size_t)(b->count ? b->count : 1);
   b->v = malloc(n * sizeof *b->v);
   b->poison = calloc(n, 1);
+  b->cap = (int64_t)n;
   return b->v && b->poison ? 0 : -1;
+}
+
+/* box_alloc from e's recycled buffers when one is large enough (the
+ * smallest such), else fresh.  Poison starts cleared either way: the ops
+ * that never poison (constants, iota, materialised values) rely on it. */
+static int box_take(dev_elem *e, dev_box *b) {
+  b->count = 1;
+  for (int d = 0; d < b->rank; d++)
+    b->count *= b->n[d];
+  int64_t n = b->count ? b->count : 1;
+  int best = -1;
+  for (int k = 0; k < e->npool; k++)
+    if (e->pool[k].cap >= n && (best < 0 || e->pool[k].cap < e->pool[best].cap))
+      best = k;
+  if (best < 0)
+    return box_alloc(b);
+  b->v = e->pool[best].v;
+  b->poison = e->pool[best].poison;
+  b->cap = e->pool[best].cap;
+  e->pool[best] = e->pool[--e->npool];
+  memset(b->poison, 0, (size_t)n);
+  return 0;
+}
+
+/* Returns b's buffers to e's pool (when full, the smallest buffer goes). */
+static void box_give(dev_elem *e, dev_box *b) {
+  if (!b->v || !b->poison) {
+    dev_box_free(b);
+    return;
+  }
+  int64_t cap = b->cap > 0 ? b->cap : (b->count ? b->count : 1);
+  if (e->npool == DEV_ELEM_POOL) {
+    int small = 0;
+    for (int k = 1; k < e->npool; k++)
+      if (e->pool[k].cap < e->pool[small].cap)
+        small = k;
+    if (e->pool[small].cap >= cap) {
+      dev_box_free(b);
+      return;
+    }
+    free(e->pool[small].v);
+    free(e->pool[small].poison);
+    e->pool[small] = e->pool[--e->npool];
+  }
+  e->pool[e->npool].v = b->v;
+  e->pool[e->npool].poison = b->poison;
+  e->pool[e->npool].cap = cap;
+  e->npool++;
+  b->v = NULL;
+  b->poison = NULL;
+}
+
+void dev_elem_box_release(dev_elem *e, dev_box *b) {
+  if (e)
+    box_give(e, b);
+  else
+    dev_box_free(b);
 }
 
 static int64_t box_off(const dev_box *b, const int64_t *idx) {
@@ -953,6 +1026,138 @@ static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   }
 }
 
+/* ---- elementwise ops ------------------------------------------------------------
+ * The per-element work of ew_apply is small next to finding the operands,
+ * so the operand boxes are resolved once per op: an operand whose box is
+ * exactly b is read at the same flat index, a scalar at index 0, anything
+ * else (a shared operand with a larger bounding box) by multi-index.  When
+ * every operand is direct, the common cases run as typed loops in rows of
+ * EW_ROW elements: f32 arithmetic through the device's block forms (the
+ * same per-element functions as float_op) and converts through
+ * hlo_convert_array on a row (the same conversion as convert_lowering,
+ * which calls it on one element). */
+
+#define EW_ROW 256
+
+typedef struct ew_src {
+  const dev_slot *v;
+  const uint8_t *p;
+  int64_t step; /* 1: same box as the result; 0: a scalar */
+} ew_src;
+
+static bool same_box(const dev_box *a, const dev_box *b) {
+  if (a->rank != b->rank)
+    return false;
+  for (int d = 0; d < a->rank; d++)
+    if (a->lo[d] != b->lo[d] || a->n[d] != b->n[d])
+      return false;
+  return true;
+}
+
+/* f32 operands, f32 result, an op of the device's f32 block forms. */
+static bool ew_f32_block_op(const hlo_instr *ins) {
+  if (ins->shape.type != HLO_F32 || ins->noperands < 1 || ins->noperands > 2)
+    return false;
+  for (int j = 0; j < ins->noperands; j++)
+    if (leaf0(ins->operands[j])->type != HLO_F32)
+      return false;
+  float r;
+  return ins->noperands == 1 ? dev_unary_f32(ins->op, 0.0f, &r) != 0 : dev_binary_f32(ins->op, 1.0f, 1.0f, &r) != 0;
+}
+
+static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
+  int nop = ins->noperands < 3 ? ins->noperands : 3;
+  ew_src src[3];
+  bool direct = true;
+  for (int j = 0; j < nop; j++) {
+    const dev_box *ob = &e->bx[ins->operands[j]->index];
+    src[j].v = ob->v;
+    src[j].p = ob->poison;
+    if (ob->rank == 0)
+      src[j].step = 0;
+    else if (same_box(ob, b))
+      src[j].step = 1;
+    else
+      direct = false;
+  }
+  if (!direct) { /* general: operands by multi-index */
+    dev_slot in[3];
+    int64_t idx[HLO_MAX_RANK], zero[HLO_MAX_RANK] = {0};
+    for (int d = 0; d < b->rank; d++)
+      idx[d] = b->lo[d];
+    for (int64_t i = 0; i < b->count; i++, odo_next(idx, b)) {
+      uint8_t p = 0;
+      for (int j = 0; j < nop; j++) {
+        const hlo_instr *o = ins->operands[j];
+        in[j] = opv(e, o, leaf0(o)->rank == b->rank ? idx : zero, &p);
+      }
+      b->v[i] = ew_apply(e, ins, in);
+      b->poison[i] = p;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < b->count; i++) {
+    uint8_t p = 0;
+    for (int j = 0; j < nop; j++)
+      p |= src[j].p[i * src[j].step];
+    b->poison[i] = p;
+  }
+  bool convert = ins->op == HLO_OP_CONVERT && !(e->elide && e->elide[ins->index]);
+  if (convert) {
+    hlo_etype st = leaf0(ins->operands[0])->type, dt = ins->shape.type;
+    _Alignas(8) uint8_t hin[EW_ROW * 8], hout[EW_ROW * 8]; /* host arrays: at most 8 bytes an element */
+    for (int64_t i0 = 0; i0 < b->count; i0 += EW_ROW) {
+      int64_t n = b->count - i0 < EW_ROW ? b->count - i0 : EW_ROW;
+      const dev_slot *sv = src[0].v + i0 * src[0].step;
+      if (st == HLO_F32) /* dev_slot_to_host's f32 case, typed */
+        for (int64_t k = 0; k < n; k++)
+          ((float *)(void *)hin)[k] = (float)sv[k * src[0].step].f;
+      else
+        for (int64_t k = 0; k < n; k++)
+          dev_slot_to_host(st, sv[k * src[0].step], hin, k);
+      hlo_convert_array(st, hin, dt, hout, (size_t)n);
+      dev_slot *dv = b->v + i0;
+      if (dt == HLO_F32) /* dev_slot_from_host's f32, f16 and bf16 cases, typed */
+        for (int64_t k = 0; k < n; k++)
+          dv[k].f = ((const float *)(const void *)hout)[k];
+      else if (dt == HLO_F16)
+        for (int64_t k = 0; k < n; k++)
+          dv[k].f = hlo_f16_to_f32(((const uint16_t *)(const void *)hout)[k]);
+      else if (dt == HLO_BF16)
+        for (int64_t k = 0; k < n; k++)
+          dv[k].f = hlo_bf16_to_f32(((const uint16_t *)(const void *)hout)[k]);
+      else
+        for (int64_t k = 0; k < n; k++)
+          dev_slot_from_host(dt, hout, k, &dv[k]);
+    }
+    return;
+  }
+  if (ew_f32_block_op(ins)) {
+    float xa[EW_ROW], xb[EW_ROW], r[EW_ROW];
+    for (int64_t i0 = 0; i0 < b->count; i0 += EW_ROW) {
+      int64_t n = b->count - i0 < EW_ROW ? b->count - i0 : EW_ROW;
+      for (int64_t k = 0; k < n; k++)
+        xa[k] = (float)src[0].v[(i0 + k) * src[0].step].f;
+      if (nop == 1) {
+        dev_unary_f32_block(ins->op, xa, r, n);
+      } else {
+        for (int64_t k = 0; k < n; k++)
+          xb[k] = (float)src[1].v[(i0 + k) * src[1].step].f;
+        dev_binary_f32_block(ins->op, xa, xb, r, n);
+      }
+      for (int64_t k = 0; k < n; k++)
+        b->v[i0 + k].f = r[k];
+    }
+    return;
+  }
+  dev_slot in[3];
+  for (int64_t i = 0; i < b->count; i++) {
+    for (int j = 0; j < nop; j++)
+      in[j] = src[j].v[i * src[j].step];
+    b->v[i] = ew_apply(e, ins, in);
+  }
+}
+
 static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_ctx *x) {
   const hlo_shape *s = leaf0(ins);
   hlo_etype t = s->type;
@@ -989,20 +1194,9 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
     }
     return;
   }
-  case DEV_EK_ELEMENTWISE: {
-    dev_slot in[3];
-    int64_t zero[HLO_MAX_RANK] = {0};
-    EACH {
-      uint8_t p = 0;
-      for (int j = 0; j < ins->noperands && j < 3; j++) {
-        const hlo_instr *o = ins->operands[j];
-        in[j] = opv(e, o, leaf0(o)->rank == b->rank ? idx : zero, &p);
-      }
-      b->v[i] = ew_apply(e, ins, in);
-      b->poison[i] = p;
-    }
+  case DEV_EK_ELEMENTWISE:
+    eval_elementwise(e, ins, b);
     return;
-  }
   case DEV_EK_BROADCAST: {
     const hlo_ints *dims = &ins->attrs.dimensions;
     EACH {
@@ -1140,24 +1334,42 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
     if (e->need[i] && !is_leaf(e, ins, hero_leaf))
       infer(e, ins, &e->bx[i]);
   }
+  /* Liveness: the last evaluated reader of every box.  A get-tuple-element
+   * of an in-kernel tuple reads the tuple's operand directly. */
+  for (int i = 0; i <= node->index; i++)
+    e->last_use[i] = -1;
+  for (int i = 0; i <= node->index; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (!e->need[i] || is_leaf(e, ins, hero_leaf))
+      continue;
+    for (int j = 0; j < ins->noperands; j++)
+      e->last_use[ins->operands[j]->index] = i;
+    if (e->kind[i] == DEV_EK_GTE && ins->operands[0]->op == HLO_OP_TUPLE && ins->attrs.index >= 0 &&
+        ins->attrs.index < ins->operands[0]->noperands)
+      e->last_use[ins->operands[0]->operands[ins->attrs.index]->index] = i;
+  }
   eval_ctx x = {pread, hread, ctx, hero_leaf};
   int rc = 0;
   for (int i = 0; i <= node->index && rc == 0; i++) {
     if (!e->need[i])
       continue;
     const hlo_instr *ins = c->instrs[i];
-    if (box_alloc(&e->bx[i]) != 0) {
+    if (box_take(e, &e->bx[i]) != 0) {
       snprintf(why, why_len, "out of memory evaluating %s", ins->name);
       rc = -1;
       break;
     }
     eval_node(e, ins, &e->bx[i], &x);
+    /* recycle the boxes this instruction was the last to read */
+    for (int k = 0; k < i; k++)
+      if (e->need[k] && e->last_use[k] == i && k != node->index && e->bx[k].v)
+        box_give(e, &e->bx[k]);
   }
   for (int i = 0; i < c->ninstrs; i++) {
     if (i == node->index && rc == 0)
       continue;
-    if (e->need[i])
-      dev_box_free(&e->bx[i]);
+    if (e->need[i] && e->bx[i].v)
+      box_give(e, &e->bx[i]);
   }
   if (rc != 0)
     return rc;
@@ -1185,7 +1397,8 @@ dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
   e->val = calloc(n, sizeof *e->val);
   e->bx = calloc(n, sizeof *e->bx);
   e->need = calloc(n, sizeof *e->need);
-  if (!e->kind || !e->mat || !e->val || !e->bx || !e->need) {
+  e->last_use = calloc(n, sizeof *e->last_use);
+  if (!e->kind || !e->mat || !e->val || !e->bx || !e->need || !e->last_use) {
     dev_elem_free(e);
     return NULL;
   }
@@ -1217,6 +1430,11 @@ void dev_elem_free(dev_elem *e) {
   free(e->val);
   free(e->bx);
   free(e->need);
+  free(e->last_use);
+  for (int k = 0; k < e->npool; k++) {
+    free(e->pool[k].v);
+    free(e->pool[k].poison);
+  }
   free(e);
 }
 

@@ -80,6 +80,8 @@ typedef struct dev_box {
   int64_t count;
   dev_slot *v;
   uint8_t *poison; /* NULL: nothing poisoned */
+  int64_t cap;     /* slots the buffers hold (0: count); a recycled buffer
+                      can be larger than the box it serves */
 } dev_box;
 
 /* How parameters are read: n elements of parameter `param` starting at
@@ -124,6 +126,12 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
                   size_t why_len);
 
 void dev_box_free(dev_box *b);
+
+/* Hands a box that dev_elem_eval returned back to e, whose next requests
+ * reuse its buffers instead of allocating fresh ones (a kernel evaluates the
+ * same boxes tile after tile).  The box's buffers are cleared; NULL e frees
+ * them like dev_box_free. */
+void dev_elem_box_release(dev_elem *e, dev_box *b);
 
 /* Storage conversions between slots and host arrays of type t. */
 void dev_slot_from_host(hlo_etype t, const void *p, int64_t i, dev_slot *v);

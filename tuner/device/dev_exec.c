@@ -131,6 +131,48 @@ __attribute__((format(printf, 2, 3))) static int fail(exec *x, const char *fmt, 
 
 static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
 
+/* n elements of host array p (type t) from element off into slots: the
+ * per-element dev_slot_from_host, as a typed loop for the common types
+ * (every read of a parameter row goes through here). */
+static void slots_from_host(hlo_etype t, const void *p, int64_t off, int64_t n, dev_slot *v) {
+  switch (t) {
+  case HLO_F32: {
+    const float *f = (const float *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].f = f[i];
+    return;
+  }
+  case HLO_BF16: {
+    const uint16_t *h = (const uint16_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].f = hlo_bf16_to_f32(h[i]);
+    return;
+  }
+  case HLO_S32: {
+    const int32_t *q = (const int32_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i];
+    return;
+  }
+  default:
+    for (int64_t i = 0; i < n; i++)
+      dev_slot_from_host(t, p, off + i, &v[i]);
+    return;
+  }
+}
+
+/* The inverse for a row being stored: dev_slot_to_host per element. */
+static void slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64_t off) {
+  if (t == HLO_F32) {
+    float *f = (float *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      f[i] = (float)v[i].f;
+    return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    dev_slot_to_host(t, v[i], p, off + i);
+}
+
 /* ---- the DMA model -------------------------------------------------------------
  * A transfer issued at time `now` completes at now + latency + jitter, with
  * jitter drawn from the run's seed (xorshift64*).  dma_wait blocks until the
@@ -153,6 +195,40 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
   dev_hbm_pattern(ws->type, pat);
   int r = w->rank;
   int64_t loc[DEV_MAX_RANK] = {0};
+  if (r > 0 && w->block[r - 1] > 0) {
+    /* Row by row along the minor dimension: the in-bounds prefix of each
+     * block row is one contiguous run of HBM, the rest is poison. */
+    int64_t row = w->block[r - 1], nrows = ws->belems / row;
+    for (int64_t q = 0; q < nrows; q++) {
+      bool inside = true;
+      int64_t g = 0;
+      for (int d = 0; d < r - 1; d++) {
+        int64_t gi = origin[d] + loc[d];
+        inside = inside && gi < w->dims[d];
+        g = g * w->dims[d] + gi;
+      }
+      int64_t valid = inside ? w->dims[r - 1] - origin[r - 1] : 0;
+      valid = valid < 0 ? 0 : valid > row ? row : valid;
+      uint8_t *dst = ws->data[slot] + (size_t)(q * row) * ws->esz;
+      uint8_t *sh = ws->shadow[slot] + q * row;
+      if (valid > 0) {
+        g = g * w->dims[r - 1] + origin[r - 1];
+        memcpy(dst, h->data + (size_t)g * ws->esz, (size_t)valid * ws->esz);
+        memcpy(sh, h->shadow + g, (size_t)valid);
+      }
+      for (int64_t i = valid; i < row; i++)
+        memcpy(dst + (size_t)i * ws->esz, pat, ws->esz);
+      memset(sh + valid, 1, (size_t)(row - valid));
+      for (int d = r - 2; d >= 0; d--) {
+        if (++loc[d] < w->block[d])
+          break;
+        loc[d] = 0;
+      }
+    }
+    ws->ready_at = x->now + 1.0 + (double)(jitter_next(x) % 64);
+    ws->fetches++;
+    return;
+  }
   for (int64_t i = 0; i < ws->belems; i++) {
     bool inside = true;
     int64_t g = 0;
@@ -276,10 +352,8 @@ static void window_read(void *ctx, int param, const int64_t *idx, int64_t n, dev
     int64_t off = 0;
     for (int d = 0; d < h->rank; d++)
       off = off * h->dims[d] + idx[d];
-    for (int64_t i = 0; i < n; i++) {
-      dev_slot_from_host(h->type, h->data, off + i, &v[i]);
-      poison[i] = h->shadow[off + i];
-    }
+    slots_from_host(h->type, h->data, off, n, v);
+    memcpy(poison, h->shadow + off, (size_t)n);
     return;
   }
   int r = w->rank;
@@ -314,10 +388,8 @@ static void window_read(void *ctx, int param, const int64_t *idx, int64_t n, dev
     }
     return;
   }
-  for (int64_t i = 0; i < n; i++) {
-    dev_slot_from_host(ws->type, ws->data[ws->cur], loc + i, &v[i]);
-    poison[i] = ws->shadow[ws->cur][loc + i];
-  }
+  slots_from_host(ws->type, ws->data[ws->cur], loc, n, v);
+  memcpy(poison, ws->shadow[ws->cur] + loc, (size_t)n);
 }
 
 /* ---- tiles and regions -------------------------------------------------------------- */
@@ -386,7 +458,7 @@ static int acc_init_window(exec *x) {
       return -1;
     init = b.v[0];
     ipoison = b.poison[0];
-    dev_box_free(&b);
+    dev_elem_box_release(x->el, &b);
   }
   /* Defect packed-reduce-init0 (class: a loop-boundary check emitted for
    * index 0 only; the paper's packed windowed-reduction bug): only pack
@@ -559,6 +631,93 @@ static void unflatten_red(const int64_t *rsz, int nred, int64_t r, int64_t *out)
   }
 }
 
+/* One f32 reduction step, exactly dev_elem_reduce_step's for HLO_F32 (its
+ * round_to(F32) of a float is the float itself). */
+static inline float red_f32(hlo_opcode op, float a, float b) {
+  switch (op) {
+  case HLO_OP_ADD: return a + b;
+  case HLO_OP_MULTIPLY: return a * b;
+  case HLO_OP_MAXIMUM: return a != a ? a : b != b ? b : b > a ? b : a;
+  case HLO_OP_MINIMUM: return a != a ? a : b != b ? b : b < a ? b : a;
+  default: return a;
+  }
+}
+
+/* fold_reduce_range for a hero with one reduced dimension rd: the positions
+ * of one region element lie on a line of box b with a fixed stride, so
+ * they are walked by offset (no per-element division or index), and f32
+ * add/multiply/max/min folds run in a register.  Same elements, same
+ * order, same pack slots ((label0 + i) mod P) and the same arithmetic as
+ * fold_one. */
+static void fold_reduce_rows(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, const dev_box *b, int rd,
+                             const int *kept, int nkept, int64_t r0, int64_t len, int64_t label0) {
+  int64_t stride[HLO_MAX_RANK], st = 1;
+  for (int d = b->rank - 1; d >= 0; d--) {
+    stride[d] = st;
+    st *= b->n[d];
+  }
+  bool f32 = x->acc_t == HLO_F32 && (x->red_op == HLO_OP_ADD || x->red_op == HLO_OP_MULTIPLY ||
+                                     x->red_op == HLO_OP_MAXIMUM || x->red_op == HLO_OP_MINIMUM);
+  int P = x->P;
+  int64_t kidx[HLO_MAX_RANK];
+  for (int j = 0; j < nkept; j++)
+    kidx[j] = x->region.lo[j];
+  for (int64_t ro = 0; ro < x->region.count; ro++) {
+    int64_t base = (r0 - b->lo[rd]) * stride[rd];
+    for (int j = 0; j < nkept; j++)
+      base += (kidx[j] - b->lo[kept[j]]) * stride[kept[j]];
+    const dev_slot *v = b->v + base;
+    const uint8_t *pv = b->poison + base;
+    int64_t s = stride[rd];
+    if (f32 && P == 1) {
+      float a = (float)acc[ro].f;
+      bool live = valid[ro];
+      uint8_t pz = poison[ro];
+      int64_t r = 0;
+      if (!live && len > 0) {
+        a = (float)v[0].f;
+        pz = pv[0];
+        live = true;
+        r = 1;
+      }
+      for (; r < len; r++) {
+        a = red_f32(x->red_op, a, (float)v[r * s].f);
+        pz |= pv[r * s];
+      }
+      if (live) {
+        acc[ro].f = a;
+        valid[ro] = 1;
+        poison[ro] = pz;
+      }
+    } else {
+      int q = (int)(label0 % P);
+      for (int64_t r = 0; r < len; r++) {
+        int64_t k = ro * P + q;
+        dev_slot e = v[r * s];
+        uint8_t p = pv[r * s];
+        if (!valid[k]) {
+          acc[k] = e;
+          valid[k] = 1;
+          poison[k] = p;
+        } else {
+          if (f32)
+            acc[k].f = red_f32(x->red_op, (float)acc[k].f, (float)e.f);
+          else
+            acc[k] = dev_elem_reduce_step(x->red_op, x->acc_t, acc[k], e);
+          poison[k] |= p;
+        }
+        if (++q == P)
+          q = 0;
+      }
+    }
+    for (int j = nkept - 1; j >= 0; j--) {
+      if (++kidx[j] < x->region.lo[j] + x->region.n[j])
+        break;
+      kidx[j] = x->region.lo[j];
+    }
+  }
+}
+
 /* Reduction positions [r0, r0 + len) of a reduce hero, read through pread;
  * position r0 + i goes to pack slot (label0 + i) mod P. */
 static int fold_reduce_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t r0, int64_t len,
@@ -587,6 +746,11 @@ static int fold_reduce_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *po
     want.lo[red[j]] = rlo[j], want.n[red[j]] = rn[j];
   if (dev_elem_eval(x->el, o, &want, false, pread, NULL, x, &b, x->why, x->why_len) != 0)
     return -1;
+  if (nred == 1) {
+    fold_reduce_rows(x, acc, valid, poison, &b, red[0], kept, nkept, r0, len, label0);
+    dev_elem_box_release(x->el, &b);
+    return 0;
+  }
   int64_t ridx[HLO_MAX_RANK], oidx[HLO_MAX_RANK], kidx[HLO_MAX_RANK];
   for (int j = 0; j < nkept; j++)
     kidx[j] = x->region.lo[j];
@@ -608,7 +772,7 @@ static int fold_reduce_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *po
       kidx[j] = x->region.lo[j];
     }
   }
-  dev_box_free(&b);
+  dev_elem_box_release(x->el, &b);
   return 0;
 }
 
@@ -805,8 +969,8 @@ static int fold_dot_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poiso
   dev_precision prec = dev_dot_precision(h, x->s->cfg.prec);
   if (nc == 1 && ct != HLO_F64) {
     int rc = fold_dot_fast(x, bx, sh, prec, r0, len, label0, acc, valid, poison);
-    dev_box_free(&bx[0]);
-    dev_box_free(&bx[1]);
+    dev_elem_box_release(x->el, &bx[0]);
+    dev_elem_box_release(x->el, &bx[1]);
     return rc;
   }
   int64_t idx[HLO_MAX_RANK], ci[HLO_MAX_RANK], oi[2][HLO_MAX_RANK];
@@ -850,8 +1014,8 @@ static int fold_dot_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poiso
       idx[d] = x->region.lo[d];
     }
   }
-  dev_box_free(&bx[0]);
-  dev_box_free(&bx[1]);
+  dev_elem_box_release(x->el, &bx[0]);
+  dev_elem_box_release(x->el, &bx[1]);
   return 0;
 }
 
@@ -1038,6 +1202,30 @@ static int store_tile(exec *x, int j, const dev_box *b) {
   int64_t idx[HLO_MAX_RANK];
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
+  /* The common case, row by row: no shifted stores (test hook), no stale
+   * rows (ragged-store-mask), and a box inside the array, so every store is
+   * in bounds and dev_hbm_store would just copy the element and set its
+   * shadow. */
+  bool inside = b->rank == h->rank && b->rank > 0 && b->n[b->rank - 1] > 0;
+  for (int d = 0; inside && d < b->rank; d++)
+    inside = b->lo[d] >= 0 && b->lo[d] + b->n[d] <= h->dims[d];
+  if (inside && x->hooks.store_shift == 0 && !on(x, DEV_DEFECT_RAGGED_STORE_MASK)) {
+    int64_t row = b->n[b->rank - 1];
+    for (int64_t i = 0; i < b->count; i += row) {
+      int64_t off = 0;
+      for (int d = 0; d < b->rank; d++)
+        off = off * h->dims[d] + idx[d];
+      slots_to_host(h->type, b->v + i, row, h->data, off);
+      for (int64_t k = 0; k < row; k++)
+        h->shadow[off + k] = b->poison[i + k] != 0;
+      for (int d = b->rank - 2; d >= 0; d--) {
+        if (++idx[d] < b->lo[d] + b->n[d])
+          break;
+        idx[d] = b->lo[d];
+      }
+    }
+    return 0;
+  }
   for (int64_t i = 0; i < b->count; i++) {
     int64_t off = 0;
     for (int d = 0; d < b->rank; d++)
@@ -1092,7 +1280,7 @@ static int eval_store(exec *x, int j, const dev_box *want, bool hero_leaf) {
   if (dev_elem_eval(x->el, x->out_node[j], want, hero_leaf, window_read, hero_read, x, &b, x->why, x->why_len) != 0)
     return -1;
   int rc = store_tile(x, j, &b);
-  dev_box_free(&b);
+  dev_elem_box_release(x->el, &b);
   return rc;
 }
 
