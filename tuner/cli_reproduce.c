@@ -19,6 +19,7 @@ typedef struct {
   const char *config;
   uint64_t seed;
   int threads;
+  int profile; /* the run's input profile (chk_inputs_profile) */
 } min_ctx;
 
 /* Does the candidate with this config still diverge on this module? */
@@ -33,7 +34,7 @@ static int still_diverges(const char *text, void *vctx) {
       .machine = &c->env->machine,
       .compiler = &c->env->compiler,
       .seed = c->seed,
-      .profile = CHK_INPUTS_NAIVE,
+      .profile = (chk_inputs_profile)c->profile,
       .threads = c->threads,
       .only = c->config,
   };
@@ -99,7 +100,7 @@ int tn_cmd_reproduce(const tn_opts *o) {
     if (tn_check_env_load(d.machine[0] ? d.machine : NULL, d.compiler[0] ? d.compiler : NULL, defects, d.ndefects,
                           o->backend, &env) != 0)
       goto done;
-    min_ctx mc = {&env, c->config, sf->r.seed, o->threads};
+    min_ctx mc = {&env, c->config, sf->r.seed, o->threads, sf->r.profile};
     if (!still_diverges(sf->r.hlo, &mc)) {
       fprintf(stderr, "tune: --minimize: candidate %d of %s does not diverge when checked again; "
                       "writing the bundle unminimized\n", c->id, o->fusion);

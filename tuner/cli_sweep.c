@@ -225,12 +225,14 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     logf_("%s", err.msg);
     return -1;
   }
+  chk_inputs_profile profile = CHK_INPUTS_CONSTRAINED;
+  (void)chk_inputs_profile_from_name(cfg->inputs, &profile); /* validated when the file was read */
   tn_sweep_opts so = {
       .backend = env.backend,
       .machine = &env.machine,
       .compiler = &env.compiler,
       .seed = cfg->seed,
-      .profile = CHK_INPUTS_NAIVE,
+      .profile = profile,
       .threads = cfg->threads,
       .budget = cfg->budget,
       .time_budget = cfg->time_budget,
@@ -300,10 +302,10 @@ int tn_cmd_sweep(const tn_opts *o) {
     fprintf(stderr, "%s\n", err.msg);
     return TN_EXIT_USAGE;
   }
-  if (strcmp(cfg.inputs, "naive") != 0) {
-    /* The constrained profile is named in sweep files before this build
-     * has it; refusing beats silently checking with other inputs. */
-    fprintf(stderr, "%s: input profile '%s' is not available in this build of tune\n", o->file, cfg.inputs);
+  chk_inputs_profile profile;
+  if (chk_inputs_profile_from_name(cfg.inputs, &profile) != 0) {
+    fprintf(stderr, "%s: unknown input profile '%s' (naive, constrained, edge, oob-indices)\n", o->file,
+            cfg.inputs);
     return TN_EXIT_USAGE;
   }
   time_t now = time(NULL);

@@ -123,6 +123,7 @@ static int put_run_sh(FILE *f, const tn_repro_bundle *b) {
         "exec \"$TUNE\" --check fusion.hlo --only \"$(cat config.txt)\" --seed \"$(cat seed)\" --machine ",
         f);
   sh_quote(f, d.machine[0] ? d.machine : "tpu-v5e");
+  fprintf(f, " --profile %s", chk_inputs_profile_name((chk_inputs_profile)b->r->profile));
   fputs(" --compiler \"$COMPILER\" -q \"$@\"\n", f);
   return 0;
 }
@@ -182,7 +183,7 @@ static int write_values(const tn_repro_bundle *b, hlo_error *err) {
     hlo_error_set(err, 0, 0, "out of memory");
     goto done;
   }
-  chk_inputs_opts io = {.seed = b->r->seed, .profile = CHK_INPUTS_NAIVE};
+  chk_inputs_opts io = {.seed = b->r->seed, .profile = (chk_inputs_profile)b->r->profile};
   chk_eval_opts eo = {.replicas = replicas, .emulate_device = 1};
   if (chk_inputs_make(m, &io, args, err) != 0 || chk_eval_module(m, nargs, args, &eo, outs, err) != 0)
     goto done;

@@ -124,14 +124,16 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, bool vs_ref, chk
     lc->tol = chk_tolerance(&b);
     /* The bound holds at the hero's output; the ops after it (a division by
      * the sum in softmax, a subtraction in layernorm) scale it per element
-     * by the measured sensitivity, with a factor 2 for nonlinearity. */
+     * by the measured sensitivity: both compared sides lie within 2 bounds
+     * of the reference's accumulation, so y can move by up to 2 * sens *
+     * 2 * bound between them (see measure_sensitivity). */
     if (b.k > 0 && sh->sens[i]) {
       const hlo_shape *ls = hlo_shape_leaf(&c->root->shape, i);
       int64_t n = hlo_shape_elements(ls);
       double *map = malloc(sizeof *map * (size_t)(n ? n : 1));
       if (map) {
         for (int64_t e = 0; e < n; e++)
-          map[e] = 2.0 * sh->sens[i][e] * lc->tol.atol;
+          map[e] = 4.0 * sh->sens[i][e] * lc->tol.atol;
         lc->atol_map = map;
         lc->tol.atol = 0;
       }
@@ -402,8 +404,20 @@ static int measure_sensitivity(shared *sh, hlo_error *err) {
     return 0;
   /* delta: the f32 bound for this K and T; its size only needs to keep the
    * measurement out of the noise of the ops' own rounding. */
-  chk_tol_basis b = {.out_type = HLO_F32, .acc_type = HLO_F32, .k = sh->f.k_total, .term_max = sh->term_max};
-  double delta = chk_tolerance(&b).atol;
+  /* delta: twice the widest bound any comparison of this fusion uses (the
+   * accumulation's own roundoff; for an f32 dot, the widest pass mix), since
+   * the two sides compared can each be one bound away from the reference:
+   * for a monotone op, y moves by at most |y(h+delta) - y(h-delta)| between
+   * any two such points. */
+  chk_tol_basis b = {.out_type = sh->f.acc_type, .acc_type = sh->f.acc_type, .k = sh->f.k_total,
+                     .term_max = sh->term_max};
+  dev_config none;
+  memset(&none, 0, sizeof none);
+  if (dot_passes(&sh->f, &none) > 0) {
+    b.passes_a = 1;
+    b.passes_b = 6;
+  }
+  double delta = 2.0 * chk_tolerance(&b).atol;
   if (!(delta > 0))
     return 0;
   hlo_value *moved[2] = {NULL, NULL};

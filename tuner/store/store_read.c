@@ -19,6 +19,8 @@
  */
 #include "store_read.h"
 
+#include "inputs.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -678,6 +680,17 @@ static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, si
       return -1;
   }
   r->ncands = (int)ncand; /* checked against the table by the caller */
+  /* Files written before input profiles existed used naive inputs. */
+  r->profile = CHK_INPUTS_NAIVE;
+  if (H5Aexists(g, "inputs_profile") > 0) {
+    char prof[32];
+    chk_inputs_profile p;
+    if (get_str(g, "inputs_profile", prof, sizeof prof, err) != 0)
+      return -1;
+    if (chk_inputs_profile_from_name(prof, &p) != 0)
+      return hlo_error_set(err, 0, 0, "unknown input profile '%s' in the results file", prof);
+    r->profile = (int)p;
+  }
   return 0;
 }
 
