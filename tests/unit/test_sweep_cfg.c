@@ -55,7 +55,7 @@ static void daily_cfg_loads(void **state) {
   assert_int_equal(c.nmachines, 1);
   assert_string_equal(c.machines[0], "tpu-v5e");
   assert_string_equal(c.compiler, "nightly");
-  assert_string_equal(c.inputs, "naive");
+  assert_string_equal(c.inputs, "constrained");
   assert_true(strstr(c.output, "%Y") != NULL);
   assert_true(c.nreports >= 1);
 }
