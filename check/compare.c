@@ -214,15 +214,18 @@ static void compare_f32(state *st, const float *a, const float *b, int64_t n, ch
       /* The common case: identical finite values.  Both sides hold the same
        * numbers, so one set of sums serves both, kept in registers and
        * folded in once per chunk. */
-      double sum = 0, sumsq = 0;
+      /* Partial sums of one chunk in f32 lanes (they only feed the
+       * reported mean and std), folded into doubles per chunk. */
+      float sumf = 0, sumsqf = 0;
       float mn = x[0], mx = x[0];
-#pragma omp simd reduction(+ : sum, sumsq) reduction(min : mn) reduction(max : mx)
+#pragma omp simd reduction(+ : sumf, sumsqf) reduction(min : mn) reduction(max : mx)
       for (int64_t j = 0; j < len; j++) {
-        sum += x[j];
-        sumsq += (double)x[j] * x[j];
+        sumf += x[j];
+        sumsqf += x[j] * x[j];
         mn = x[j] < mn ? x[j] : mn;
         mx = x[j] > mx ? x[j] : mx;
       }
+      double sum = sumf, sumsq = sumsqf;
       run_merge(&st->ra, sum, sumsq, mn, mx, len);
       run_merge(&st->rb, sum, sumsq, mn, mx, len);
       st->finite_pairs += len;
