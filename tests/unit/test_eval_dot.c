@@ -16,60 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval_fixture.h"
 #include "hlo_dtype.h"
-#include "hlo_parse.h"
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static hlo_value *run(const char *text, int nargs, hlo_value **args) {
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, strlen(text), &err);
-  if (!m)
-    fail_msg("parse error %d:%d: %s", err.line, err.col, err.msg);
-  hlo_value *out = NULL;
-  chk_eval_opts o = {.replicas = 1};
-  int rc = chk_eval_module(m, nargs, args, &o, &out, &err);
-  hlo_module_free(m);
-  if (rc != 0)
-    fail_msg("eval error %d:%d: %s", err.line, err.col, err.msg);
-  for (int i = 0; i < nargs; i++)
-    hlo_value_unref(args[i]);
-  return out;
-}
-
-/* Like run, but the evaluation must fail; returns the message. */
-static void run_fails(const char *text, int nargs, hlo_value **args, const char *needle) {
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, strlen(text), &err);
-  if (!m)
-    fail_msg("parse error %d:%d: %s", err.line, err.col, err.msg);
-  hlo_value *out = NULL;
-  chk_eval_opts o = {.replicas = 1};
-  int rc = chk_eval_module(m, nargs, args, &o, &out, &err);
-  hlo_module_free(m);
-  for (int i = 0; i < nargs; i++)
-    hlo_value_unref(args[i]);
-  assert_int_equal(rc, -1);
-  if (!strstr(err.msg, needle))
-    fail_msg("error '%s' does not mention '%s'", err.msg, needle);
-}
-
-static hlo_value *f32_array(int rank, const int64_t *dims, const float *v) {
-  hlo_value *x = hlo_value_array(HLO_F32, rank, dims);
-  assert_non_null(x);
-  memcpy(x->data, v, sizeof(float) * (size_t)x->count);
-  return x;
-}
-
-static void expect_f32(const hlo_value *v, int64_t n, const float *want) {
-  assert_int_equal(v->type, HLO_F32);
-  assert_int_equal(v->count, n);
-  const float *got = v->data;
-  for (int64_t i = 0; i < n; i++)
-    if (memcmp(&got[i], &want[i], sizeof(float)) != 0)
-      fail_msg("element %lld: got %.9g, want %.9g", (long long)i, got[i], want[i]);
-}
 
 static float rnd(uint32_t *s) {
   *s = *s * 1664525u + 1013904223u;
@@ -84,10 +34,10 @@ static void test_dot_matrix_vector(void **state) {
   const char *t = "HloModule m\nENTRY e { a = f32[2,3] parameter(0)\n b = f32[3] parameter(1)\n"
                   " ROOT d = f32[2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} }\n";
   int64_t da[2] = {2, 3}, db[1] = {3};
-  hlo_value *args[2] = {f32_array(2, da, (const float[]){1, 2, 3, 4, 5, 6}),
-                        f32_array(1, db, (const float[]){1, 0, -1})};
-  hlo_value *o = run(t, 2, args);
-  expect_f32(o, 2, (const float[]){-2, -2});
+  hlo_value *args[2] = {fx_f32_array(2, da, (const float[]){1, 2, 3, 4, 5, 6}),
+                        fx_f32_array(1, db, (const float[]){1, 0, -1})};
+  hlo_value *o = fx_eval(t, 2, args);
+  fx_expect_f32(o, 2, (const float[]){-2, -2});
   hlo_value_unref(o);
 }
 
@@ -100,10 +50,10 @@ static void test_dot_batch_matmul(void **state) {
       " ROOT d = f32[2,2,2] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2},"
       " rhs_batch_dims={0}, rhs_contracting_dims={1} }\n";
   int64_t d[3] = {2, 2, 2};
-  hlo_value *args[2] = {f32_array(3, d, (const float[]){1, 2, 3, 4, 1, 1, 1, 1}),
-                        f32_array(3, d, (const float[]){1, 0, 0, 1, 1, 2, 3, 4})};
-  hlo_value *o = run(t, 2, args);
-  expect_f32(o, 8, (const float[]){1, 2, 3, 4, 4, 6, 4, 6});
+  hlo_value *args[2] = {fx_f32_array(3, d, (const float[]){1, 2, 3, 4, 1, 1, 1, 1}),
+                        fx_f32_array(3, d, (const float[]){1, 0, 0, 1, 1, 2, 3, 4})};
+  hlo_value *o = fx_eval(t, 2, args);
+  fx_expect_f32(o, 8, (const float[]){1, 2, 3, 4, 4, 6, 4, 6});
   hlo_value_unref(o);
 }
 
@@ -116,10 +66,10 @@ static void test_dot_contract_dim0(void **state) {
   const char *t = "HloModule m\nENTRY e { a = f32[3,2] parameter(0)\n b = f32[3,2] parameter(1)\n"
                   " ROOT d = f32[2,2] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0} }\n";
   int64_t d[2] = {3, 2};
-  hlo_value *args[2] = {f32_array(2, d, (const float[]){1, 2, 3, 4, 5, 6}),
-                        f32_array(2, d, (const float[]){1, 0, 0, 1, 1, 1})};
-  hlo_value *o = run(t, 2, args);
-  expect_f32(o, 4, (const float[]){6, 8, 8, 10});
+  hlo_value *args[2] = {fx_f32_array(2, d, (const float[]){1, 2, 3, 4, 5, 6}),
+                        fx_f32_array(2, d, (const float[]){1, 0, 0, 1, 1, 1})};
+  hlo_value *o = fx_eval(t, 2, args);
+  fx_expect_f32(o, 4, (const float[]){6, 8, 8, 10});
   hlo_value_unref(o);
 }
 
@@ -132,7 +82,7 @@ static void test_dot_int8(void **state) {
   hlo_value *args[2] = {hlo_value_array(HLO_S8, 1, d), hlo_value_array(HLO_S8, 1, d)};
   memcpy(args[0]->data, (const int8_t[]){127, -128, -128}, 3);
   memcpy(args[1]->data, (const int8_t[]){127, -128, 127}, 3);
-  hlo_value *o = run(t, 2, args);
+  hlo_value *o = fx_eval(t, 2, args);
   assert_int_equal(((int32_t *)o->data)[0], 16257);
   hlo_value_unref(o);
   /* s8 result wraps: 100*2 + 100*1 = 300 = 44 (mod 256) */
@@ -143,7 +93,7 @@ static void test_dot_int8(void **state) {
   args[1] = hlo_value_array(HLO_S8, 1, d2);
   memcpy(args[0]->data, (const int8_t[]){100, 100}, 2);
   memcpy(args[1]->data, (const int8_t[]){2, 1}, 2);
-  o = run(t8, 2, args);
+  o = fx_eval(t8, 2, args);
   assert_int_equal(((int8_t *)o->data)[0], 44);
   hlo_value_unref(o);
 }
@@ -160,7 +110,7 @@ static void test_dot_bf16(void **state) {
   uint16_t *a = args[0]->data, *b = args[1]->data;
   a[0] = hlo_f32_to_bf16(1.0f), a[1] = a[2] = hlo_f32_to_bf16(0x1p-8f);
   b[0] = b[1] = b[2] = hlo_f32_to_bf16(1.0f);
-  hlo_value *o = run(t, 2, args);
+  hlo_value *o = fx_eval(t, 2, args);
   assert_int_equal(o->type, HLO_BF16);
   assert_true(hlo_bf16_to_f32(((uint16_t *)o->data)[0]) == 1.0078125f);
   hlo_value_unref(o);
@@ -173,8 +123,8 @@ static void test_dot_bf16(void **state) {
   a = args[0]->data, b = args[1]->data;
   a[0] = hlo_f32_to_bf16(1.5f), a[1] = hlo_f32_to_bf16(0.25f);
   b[0] = hlo_f32_to_bf16(1.5f), b[1] = hlo_f32_to_bf16(4.0f);
-  o = run(tf, 2, args);
-  expect_f32(o, 1, (const float[]){3.25f});
+  o = fx_eval(tf, 2, args);
+  fx_expect_f32(o, 1, (const float[]){3.25f});
   hlo_value_unref(o);
 }
 
@@ -203,9 +153,9 @@ static void test_dot_blocked_matches_naive(void **state) {
       " ROOT d = f32[2,37,45] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2},"
       " rhs_batch_dims={0}, rhs_contracting_dims={2} }\n";
   int64_t da[3] = {B, M, K}, db[3] = {B, N, K};
-  hlo_value *args[2] = {f32_array(3, da, a), f32_array(3, db, bt)};
-  hlo_value *o = run(t, 2, args);
-  expect_f32(o, B * M * N, want);
+  hlo_value *args[2] = {fx_f32_array(3, da, a), fx_f32_array(3, db, bt)};
+  hlo_value *o = fx_eval(t, 2, args);
+  fx_expect_f32(o, B * M * N, want);
   hlo_value_unref(o);
 }
 
@@ -218,7 +168,7 @@ static void test_dot_f64_and_shape_errors(void **state) {
   hlo_value *args[2] = {hlo_value_array(HLO_F64, 1, d), hlo_value_array(HLO_F64, 1, d)};
   memcpy(args[0]->data, (const double[]){0.1, 0.2}, 16);
   memcpy(args[1]->data, (const double[]){1, 1}, 16);
-  hlo_value *o = run(t, 2, args);
+  hlo_value *o = fx_eval(t, 2, args);
   assert_true(((double *)o->data)[0] == 0.1 + 0.2);
   hlo_value_unref(o);
 }
@@ -233,8 +183,8 @@ static hlo_value *conv1(const char *window, const char *outshape, const float *x
            " ROOT c = f32[%s] convolution(x, k), window={%s}, dim_labels=b0f_0io->b0f%s }\n",
            (long long)nx, (long long)nk, outshape, window, extra);
   int64_t dx[3] = {1, nx, 1}, dk[3] = {nk, 1, 1};
-  hlo_value *args[2] = {f32_array(3, dx, x), f32_array(3, dk, k)};
-  return run(t, 2, args);
+  hlo_value *args[2] = {fx_f32_array(3, dx, x), fx_f32_array(3, dk, k)};
+  return fx_eval(t, 2, args);
 }
 
 static void test_conv_1d(void **state) {
@@ -242,23 +192,23 @@ static void test_conv_1d(void **state) {
   const float x[5] = {1, 2, 3, 4, 5};
   /* valid, kernel [1,0,-1]: y[i] = x[i] - x[i+2] = -2 -2 -2 */
   hlo_value *o = conv1("size=3", "1,3,1", x, 5, (const float[]){1, 0, -1}, 3, "");
-  expect_f32(o, 3, (const float[]){-2, -2, -2});
+  fx_expect_f32(o, 3, (const float[]){-2, -2, -2});
   hlo_value_unref(o);
   /* pad 1_1: y0 = 0*1 + x0*0 + x1*-1 = -2, middle -2, y4 = x3*1 + x4*0 + 0 = 4 */
   o = conv1("size=3 pad=1_1", "1,5,1", x, 5, (const float[]){1, 0, -1}, 3, "");
-  expect_f32(o, 5, (const float[]){-2, -2, -2, -2, 4});
+  fx_expect_f32(o, 5, (const float[]){-2, -2, -2, -2, 4});
   hlo_value_unref(o);
   /* stride 2, kernel [1,2,3]: y0 = 1+4+9 = 14, y1 = 3+8+15 = 26 */
   o = conv1("size=3 stride=2", "1,2,1", x, 5, (const float[]){1, 2, 3}, 3, "");
-  expect_f32(o, 2, (const float[]){14, 26});
+  fx_expect_f32(o, 2, (const float[]){14, 26});
   hlo_value_unref(o);
   /* rhs_dilate 2, kernel [1,2]: y[o] = x[o] + 2 x[o+2] = 7, 10, 13 */
   o = conv1("size=2 rhs_dilate=2", "1,3,1", x, 5, (const float[]){1, 2}, 2, "");
-  expect_f32(o, 3, (const float[]){7, 10, 13});
+  fx_expect_f32(o, 3, (const float[]){7, 10, 13});
   hlo_value_unref(o);
   /* lhs_dilate 2 on [1,2,3] -> 1 0 2 0 3, kernel [1,10]: 1, 20, 2, 30 */
   o = conv1("size=2 lhs_dilate=2", "1,4,1", x, 3, (const float[]){1, 10}, 2, "");
-  expect_f32(o, 4, (const float[]){1, 20, 2, 30});
+  fx_expect_f32(o, 4, (const float[]){1, 20, 2, 30});
   hlo_value_unref(o);
 }
 
@@ -271,10 +221,10 @@ static void test_conv_2d(void **state) {
       "HloModule m\nENTRY e { x = f32[1,3,3,1] parameter(0)\n k = f32[2,2,1,1] parameter(1)\n"
       " ROOT c = f32[1,2,2,1] convolution(x, k), window={size=2x2}, dim_labels=b01f_01io->b01f }\n";
   int64_t dx[4] = {1, 3, 3, 1}, dk[4] = {2, 2, 1, 1};
-  hlo_value *args[2] = {f32_array(4, dx, (const float[]){1, 2, 3, 4, 5, 6, 7, 8, 9}),
-                        f32_array(4, dk, (const float[]){1, 2, 3, 4})};
-  hlo_value *o = run(t, 2, args);
-  expect_f32(o, 4, (const float[]){37, 47, 67, 77});
+  hlo_value *args[2] = {fx_f32_array(4, dx, (const float[]){1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                        fx_f32_array(4, dk, (const float[]){1, 2, 3, 4})};
+  hlo_value *o = fx_eval(t, 2, args);
+  fx_expect_f32(o, 4, (const float[]){37, 47, 67, 77});
   hlo_value_unref(o);
   /* NCHW / OIHW layout, 2 input features, 2 output features, stride 2 and
    * padding 1_0 on both dims over a 3x3 image:
@@ -299,11 +249,11 @@ static void test_conv_2d(void **state) {
     xn[i] = (float)(i + 1), xn[9 + i] = 1.0f;
   for (int i = 0; i < 16; i++)
     kn[i] = i < 8 ? ((i % 4) == 3 ? 1.0f : 0.0f) : 2.0f;
-  args[0] = f32_array(4, dxn, xn);
-  args[1] = f32_array(4, dkn, kn);
-  o = run(tn, 2, args);
+  args[0] = fx_f32_array(4, dxn, xn);
+  args[1] = fx_f32_array(4, dkn, kn);
+  o = fx_eval(tn, 2, args);
   /* output [1][f][h][w] */
-  expect_f32(o, 8, (const float[]){2, 4, 8, 10, 4, 14, 26, 64});
+  fx_expect_f32(o, 8, (const float[]){2, 4, 8, 10, 4, 14, 26, 64});
   hlo_value_unref(o);
 }
 
@@ -318,9 +268,9 @@ static void test_conv_groups(void **state) {
       " ROOT c = f32[1,2,2] convolution(x, k), window={size=1}, dim_labels=b0f_0io->b0f,"
       " feature_group_count=2 }\n";
   int64_t dx[3] = {1, 2, 2}, dk[3] = {1, 1, 2};
-  hlo_value *args[2] = {f32_array(3, dx, (const float[]){1, 10, 2, 20}), f32_array(3, dk, (const float[]){3, 5})};
-  hlo_value *o = run(t, 2, args);
-  expect_f32(o, 4, (const float[]){3, 50, 6, 100});
+  hlo_value *args[2] = {fx_f32_array(3, dx, (const float[]){1, 10, 2, 20}), fx_f32_array(3, dk, (const float[]){3, 5})};
+  hlo_value *o = fx_eval(t, 2, args);
+  fx_expect_f32(o, 4, (const float[]){3, 50, 6, 100});
   hlo_value_unref(o);
   /* batch_group_count=2: input batch [1, 2], kernel out features [10, 100]:
    * output feature 0 reads batch 0 (1*10), feature 1 reads batch 1 (2*100) */
@@ -329,10 +279,10 @@ static void test_conv_groups(void **state) {
       " ROOT c = f32[1,1,2] convolution(x, k), window={size=1}, dim_labels=b0f_0io->b0f,"
       " batch_group_count=2 }\n";
   int64_t dxb[3] = {2, 1, 1};
-  args[0] = f32_array(3, dxb, (const float[]){1, 2});
-  args[1] = f32_array(3, dk, (const float[]){10, 100});
-  o = run(tb, 2, args);
-  expect_f32(o, 2, (const float[]){10, 200});
+  args[0] = fx_f32_array(3, dxb, (const float[]){1, 2});
+  args[1] = fx_f32_array(3, dk, (const float[]){10, 100});
+  o = fx_eval(tb, 2, args);
+  fx_expect_f32(o, 2, (const float[]){10, 200});
   hlo_value_unref(o);
 }
 
@@ -347,7 +297,7 @@ static void test_conv_int_and_errors(void **state) {
   hlo_value *args[2] = {hlo_value_array(HLO_S8, 3, dx), hlo_value_array(HLO_S8, 3, dk)};
   memset(args[0]->data, 100, 3);
   memset(args[1]->data, 100, 2);
-  hlo_value *o = run(t, 2, args);
+  hlo_value *o = fx_eval(t, 2, args);
   assert_int_equal(((int32_t *)o->data)[0], 20000);
   assert_int_equal(((int32_t *)o->data)[1], 20000);
   hlo_value_unref(o);
@@ -358,7 +308,7 @@ static void test_conv_int_and_errors(void **state) {
   int64_t dxb[3] = {1, 3, 2};
   args[0] = hlo_value_array(HLO_F32, 3, dxb);
   args[1] = hlo_value_array(HLO_F32, 3, dk);
-  run_fails(tbad, 2, args, "feature");
+  fx_eval_fails(tbad, 2, args, "feature");
 }
 
 int main(void) {

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "eval_fixture.h"
 #include "eval_fuse.h"
 #include "eval_internal.h"
 #include "hlo_dtype.h"
@@ -34,8 +35,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
-#define VALS(...) ((const double[]){__VA_ARGS__})
 #define NV(...) (sizeof((const double[]){__VA_ARGS__}) / sizeof(double))
 
 static float bitsf(uint32_t b) {
@@ -47,17 +46,7 @@ static float bitsf(uint32_t b) {
 
 /* A rank-1 array of n elements from doubles (converted by the type's rules). */
 static hlo_value *vec(hlo_etype t, int64_t n, const double *vals) {
-  hlo_value *v = hlo_value_array(t, 1, &n);
-  assert_non_null(v);
-  for (int64_t i = 0; vals && i < n; i++)
-    hlo_value_set_f64(v, i, vals[i]);
-  return v;
-}
-static hlo_value *scalar(hlo_etype t, double x) {
-  hlo_value *v = hlo_value_array(t, 0, NULL);
-  assert_non_null(v);
-  hlo_value_set_f64(v, 0, x);
-  return v;
+  return fx_array(t, 1, &n, vals);
 }
 /* A rank-1 array whose bytes are given (bit patterns, exact ints). */
 static hlo_value *raw(hlo_etype t, int64_t n, const void *bytes) {
@@ -99,16 +88,7 @@ static hlo_value *run_err(const char *call, hlo_etype rt, int rrank, const int64
   }
   shape_text(&tmp, sh, sizeof sh);
   snprintf(text + k, sizeof text - (size_t)k, "  ROOT r = %s %s\n}\n", sh, call);
-  hlo_module *m = hlo_parse(text, strlen(text), err);
-  if (!m)
-    fail_msg("parse: %d:%d: %s\n%s", err->line, err->col, err->msg, text);
-  chk_eval_opts o = {.replicas = 1};
-  hlo_value *out = NULL;
-  int rc = chk_eval_module(m, nargs, args, &o, &out, err);
-  hlo_module_free(m);
-  for (int i = 0; i < nargs; i++)
-    hlo_value_unref(args[i]);
-  return rc == 0 ? out : NULL;
+  return fx_eval_err(text, nargs, args, err);
 }
 
 static hlo_value *run(const char *call, hlo_etype rt, int nargs, hlo_value **args) {
@@ -647,17 +627,17 @@ static void test_select_clamp(void **state) {
                     raw(HLO_C64, 2, c2)),
                HLO_C64, 2, cw);
   /* clamp with scalar bounds; NaN operand propagates */
-  expect(run3("clamp(p0, p1, p2)", HLO_F32, scalar(HLO_F32, 0), vec(HLO_F32, 5, VALS(-1, 0.5, 2, NAN, -0.0)),
-              scalar(HLO_F32, 1)),
+  expect(run3("clamp(p0, p1, p2)", HLO_F32, fx_scalar(HLO_F32, 0), vec(HLO_F32, 5, VALS(-1, 0.5, 2, NAN, -0.0)),
+              fx_scalar(HLO_F32, 1)),
          HLO_F32, 5, VALS(0, 0.5, 1, NAN, 0.0));
   expect(run3("clamp(p0, p1, p2)", HLO_F32, vec(HLO_F32, 2, VALS(NAN, 0)), vec(HLO_F32, 2, VALS(3, 3)),
               vec(HLO_F32, 2, VALS(1, NAN))),
          HLO_F32, 2, VALS(NAN, NAN));
-  expect_i(run3("clamp(p0, p1, p2)", HLO_S32, scalar(HLO_S32, -2), vs32(4, (const int32_t[]){-5, 0, 5, INT32_MIN}),
-                scalar(HLO_S32, 3)),
+  expect_i(run3("clamp(p0, p1, p2)", HLO_S32, fx_scalar(HLO_S32, -2), vs32(4, (const int32_t[]){-5, 0, 5, INT32_MIN}),
+                fx_scalar(HLO_S32, 3)),
            HLO_S32, 4, IVALS(-2, 0, 3, -2));
-  expect_i(run3("clamp(p0, p1, p2)", HLO_U8, scalar(HLO_U8, 10), raw(HLO_U8, 3, (const uint8_t[]){0, 50, 255}),
-                scalar(HLO_U8, 100)),
+  expect_i(run3("clamp(p0, p1, p2)", HLO_U8, fx_scalar(HLO_U8, 10), raw(HLO_U8, 3, (const uint8_t[]){0, 50, 255}),
+                fx_scalar(HLO_U8, 100)),
            HLO_U8, 3, IVALS(10, 50, 100));
 }
 

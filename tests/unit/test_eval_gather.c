@@ -16,61 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "eval.h"
-#include "hlo_parse.h"
-
-/* ---- helpers --------------------------------------------------------- */
-
-/* An array of type t with the given dims, elements from vals (converted
- * with the type's rules); vals may be NULL for zeros. */
-static hlo_value *mk(hlo_etype t, int rank, const int64_t *dims, const double *vals) {
-  hlo_value *v = hlo_value_array(t, rank, dims);
-  assert_non_null(v);
-  for (int64_t i = 0; vals && i < v->count; i++)
-    hlo_value_set_f64(v, i, vals[i]);
-  return v;
-}
-
-/* Evaluates text on args; returns the root (the caller unrefs) or NULL with
- * err filled when evaluation fails.  A parse failure fails the test. */
-static hlo_value *eval_err(const char *text, int nargs, hlo_value **args, hlo_error *err) {
-  hlo_module *m = hlo_parse(text, strlen(text), err);
-  if (!m)
-    fail_msg("parse: %d:%d: %s", err->line, err->col, err->msg);
-  chk_eval_opts o = {.replicas = 1};
-  hlo_value *out = NULL;
-  int rc = chk_eval_module(m, nargs, args, &o, &out, err);
-  hlo_module_free(m);
-  for (int i = 0; i < nargs; i++)
-    hlo_value_unref(args[i]);
-  return rc == 0 ? out : NULL;
-}
-
-static hlo_value *eval(const char *text, int nargs, hlo_value **args) {
-  hlo_error err = {0};
-  hlo_value *v = eval_err(text, nargs, args, &err);
-  if (!v)
-    fail_msg("eval: %d:%d: %s", err.line, err.col, err.msg);
-  return v;
-}
-
-/* Checks type, dims and every element (exact; NaN matches NaN) and unrefs. */
-static void expect(hlo_value *v, hlo_etype t, int rank, const int64_t *dims, const double *want) {
-  assert_non_null(v);
-  assert_int_equal(v->type, t);
-  assert_int_equal(v->rank, rank);
-  for (int d = 0; d < rank; d++)
-    assert_int_equal(v->dims[d], dims[d]);
-  for (int64_t i = 0; i < v->count; i++) {
-    double got = hlo_value_get_f64(v, i);
-    if (!(got == want[i] || (isnan(got) && isnan(want[i]))))
-      fail_msg("element %lld: got %g, want %g", (long long)i, got, want[i]);
-  }
-  hlo_value_unref(v);
-}
-
-#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
-#define VALS(...) ((const double[]){__VA_ARGS__})
+#include "eval_fixture.h"
 
 /* ---- gather ------------------------------------------------------------ */
 
@@ -83,20 +29,25 @@ static const double k53[] = {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32, 40, 41
 
 static void gather_embedding_rows(void **state) {
   (void)state;
-  hlo_value *a[] = {mk(HLO_F32, 2, DIMS(5, 3), k53), mk(HLO_S32, 1, DIMS(4), VALS(4, 0, 2, 0))};
-  expect(eval(EMBED("s32", 4), 2, a), HLO_F32, 2, DIMS(4, 3),
-         VALS(40, 41, 42, 0, 1, 2, 20, 21, 22, 0, 1, 2));
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(5, 3), k53),
+                    fx_array(HLO_S32, 1, DIMS(4), VALS(4, 0, 2, 0))};
+  fx_expect(fx_eval(EMBED("s32", 4), 2, a), HLO_F32, 2, DIMS(4, 3),
+            VALS(40, 41, 42, 0, 1, 2, 20, 21, 22, 0, 1, 2));
 }
 
 static void gather_clamps_starts(void **state) {
   (void)state;
   /* Out-of-range rows are clamped to [0, 5 - 1], with any index type. */
-  hlo_value *a[] = {mk(HLO_F32, 2, DIMS(5, 3), k53), mk(HLO_S8, 1, DIMS(3), VALS(7, -3, 127))};
-  expect(eval(EMBED("s8", 3), 2, a), HLO_F32, 2, DIMS(3, 3), VALS(40, 41, 42, 0, 1, 2, 40, 41, 42));
-  hlo_value *b[] = {mk(HLO_F32, 2, DIMS(5, 3), k53), mk(HLO_U8, 1, DIMS(2), VALS(255, 1))};
-  expect(eval(EMBED("u8", 2), 2, b), HLO_F32, 2, DIMS(2, 3), VALS(40, 41, 42, 10, 11, 12));
-  hlo_value *c[] = {mk(HLO_F32, 2, DIMS(5, 3), k53), mk(HLO_S64, 1, DIMS(2), VALS(-1e15, 3))};
-  expect(eval(EMBED("s64", 2), 2, c), HLO_F32, 2, DIMS(2, 3), VALS(0, 1, 2, 30, 31, 32));
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(5, 3), k53),
+                    fx_array(HLO_S8, 1, DIMS(3), VALS(7, -3, 127))};
+  fx_expect(fx_eval(EMBED("s8", 3), 2, a), HLO_F32, 2, DIMS(3, 3),
+            VALS(40, 41, 42, 0, 1, 2, 40, 41, 42));
+  hlo_value *b[] = {fx_array(HLO_F32, 2, DIMS(5, 3), k53),
+                    fx_array(HLO_U8, 1, DIMS(2), VALS(255, 1))};
+  fx_expect(fx_eval(EMBED("u8", 2), 2, b), HLO_F32, 2, DIMS(2, 3), VALS(40, 41, 42, 10, 11, 12));
+  hlo_value *c[] = {fx_array(HLO_F32, 2, DIMS(5, 3), k53),
+                    fx_array(HLO_S64, 1, DIMS(2), VALS(-1e15, 3))};
+  fx_expect(fx_eval(EMBED("s64", 2), 2, c), HLO_F32, 2, DIMS(2, 3), VALS(0, 1, 2, 30, 31, 32));
 }
 
 static void gather_2d_windows(void **state) {
@@ -105,64 +56,67 @@ static void gather_2d_windows(void **state) {
   for (int i = 0; i < 16; i++)
     v[i] = i;
   /* windows of 2x2 at (1,2) and at (3,3), the latter clamped to (2,2). */
-  hlo_value *a[] = {mk(HLO_S32, 2, DIMS(4, 4), v), mk(HLO_S64, 2, DIMS(2, 2), VALS(1, 2, 3, 3))};
-  expect(eval("ENTRY e {\n p = s32[4,4] parameter(0)\n i = s64[2,2] parameter(1)\n"
-              " ROOT g = s32[2,2,2] gather(p, i), offset_dims={1,2}, collapsed_slice_dims={},"
-              " start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,2}\n}\n",
-              2, a),
-         HLO_S32, 3, DIMS(2, 2, 2), VALS(6, 7, 10, 11, 10, 11, 14, 15));
+  hlo_value *a[] = {fx_array(HLO_S32, 2, DIMS(4, 4), v),
+                    fx_array(HLO_S64, 2, DIMS(2, 2), VALS(1, 2, 3, 3))};
+  fx_expect(fx_eval("ENTRY e {\n p = s32[4,4] parameter(0)\n i = s64[2,2] parameter(1)\n"
+                    " ROOT g = s32[2,2,2] gather(p, i), offset_dims={1,2}, collapsed_slice_dims={},"
+                    " start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,2}\n}\n",
+                    2, a),
+            HLO_S32, 3, DIMS(2, 2, 2), VALS(6, 7, 10, 11, 10, 11, 14, 15));
 }
 
 static void gather_index_vector_dim_first(void **state) {
   (void)state;
   /* index_vector_dim=0 of s32[1,2]: the vectors are the columns {3} and {1}. */
-  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(5), VALS(10, 11, 12, 13, 14)),
-                    mk(HLO_S32, 2, DIMS(1, 2), VALS(3, 1))};
-  expect(eval("ENTRY e {\n p = f32[5] parameter(0)\n i = s32[1,2] parameter(1)\n"
-              " ROOT g = f32[2] gather(p, i), offset_dims={}, collapsed_slice_dims={0},"
-              " start_index_map={0}, index_vector_dim=0, slice_sizes={1}\n}\n",
-              2, a),
-         HLO_F32, 1, DIMS(2), VALS(13, 11));
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(5), VALS(10, 11, 12, 13, 14)),
+                    fx_array(HLO_S32, 2, DIMS(1, 2), VALS(3, 1))};
+  fx_expect(fx_eval("ENTRY e {\n p = f32[5] parameter(0)\n i = s32[1,2] parameter(1)\n"
+                    " ROOT g = f32[2] gather(p, i), offset_dims={}, collapsed_slice_dims={0},"
+                    " start_index_map={0}, index_vector_dim=0, slice_sizes={1}\n}\n",
+                    2, a),
+            HLO_F32, 1, DIMS(2), VALS(13, 11));
 }
 
 static void gather_columns_offset_first(void **state) {
   (void)state;
   /* Gather columns: the window (a column of 2) comes first in the output. */
-  hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6)),
-                    mk(HLO_S32, 1, DIMS(2), VALS(2, 0))};
-  expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n i = s32[2] parameter(1)\n"
-              " ROOT g = f32[2,2] gather(p, i), offset_dims={0}, collapsed_slice_dims={1},"
-              " start_index_map={1}, index_vector_dim=1, slice_sizes={2,1}\n}\n",
-              2, a),
-         HLO_F32, 2, DIMS(2, 2), VALS(3, 1, 6, 4));
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6)),
+                    fx_array(HLO_S32, 1, DIMS(2), VALS(2, 0))};
+  fx_expect(fx_eval("ENTRY e {\n p = f32[2,3] parameter(0)\n i = s32[2] parameter(1)\n"
+                    " ROOT g = f32[2,2] gather(p, i), offset_dims={0}, collapsed_slice_dims={1},"
+                    " start_index_map={1}, index_vector_dim=1, slice_sizes={2,1}\n}\n",
+                    2, a),
+            HLO_F32, 2, DIMS(2, 2), VALS(3, 1, 6, 4));
 }
 
 static void gather_batching_dims(void **state) {
   (void)state;
   /* operand [2,3]: batch b picks operand[b][idx[b][k]]; index_vector_dim=2
    * is the implicit trailing 1. */
-  hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6)),
-                    mk(HLO_S32, 2, DIMS(2, 2), VALS(2, 1, 0, 9))};
-  expect(eval("ENTRY e {\n p = f32[2,3] parameter(0)\n i = s32[2,2] parameter(1)\n"
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6)),
+                    fx_array(HLO_S32, 2, DIMS(2, 2), VALS(2, 1, 0, 9))};
+  fx_expect(
+      fx_eval("ENTRY e {\n p = f32[2,3] parameter(0)\n i = s32[2,2] parameter(1)\n"
               " ROOT g = f32[2,2] gather(p, i), offset_dims={}, collapsed_slice_dims={1},"
               " start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0},"
               " index_vector_dim=2, slice_sizes={1,1}\n}\n",
               2, a),
-         HLO_F32, 2, DIMS(2, 2), VALS(3, 2, 4, 6)); /* 9 clamps to 2 */
+      HLO_F32, 2, DIMS(2, 2), VALS(3, 2, 4, 6)); /* 9 clamps to 2 */
 }
 
 static void gather_batching_dims_not_leading(void **state) {
   (void)state;
   /* operand [3,2] with its batch dim last; indices [2(k),2(b)] with the
    * batch dim last too: out[k][b] = operand[idx[k][b]][b]. */
-  hlo_value *a[] = {mk(HLO_S32, 2, DIMS(3, 2), VALS(10, 11, 20, 21, 30, 31)),
-                    mk(HLO_S32, 2, DIMS(2, 2), VALS(2, 0, 1, 1))};
-  expect(eval("ENTRY e {\n p = s32[3,2] parameter(0)\n i = s32[2,2] parameter(1)\n"
+  hlo_value *a[] = {fx_array(HLO_S32, 2, DIMS(3, 2), VALS(10, 11, 20, 21, 30, 31)),
+                    fx_array(HLO_S32, 2, DIMS(2, 2), VALS(2, 0, 1, 1))};
+  fx_expect(
+      fx_eval("ENTRY e {\n p = s32[3,2] parameter(0)\n i = s32[2,2] parameter(1)\n"
               " ROOT g = s32[2,2] gather(p, i), offset_dims={}, collapsed_slice_dims={0},"
               " start_index_map={0}, operand_batching_dims={1}, start_indices_batching_dims={1},"
               " index_vector_dim=2, slice_sizes={1,1}\n}\n",
               2, a),
-         HLO_S32, 2, DIMS(2, 2), VALS(30, 11, 20, 21));
+      HLO_S32, 2, DIMS(2, 2), VALS(30, 11, 20, 21));
 }
 
 /* ---- scatter ------------------------------------------------------------ */
@@ -183,48 +137,49 @@ static void gather_batching_dims_not_leading(void **state) {
        " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=" NAME "\n}\n"
 
 static hlo_value **scatter_args(hlo_value **a, hlo_etype it, const double *idx) {
-  a[0] = mk(HLO_F32, 1, DIMS(4), VALS(0, 0, 0, 0));
-  a[1] = mk(it, 1, DIMS(3), idx);
-  a[2] = mk(HLO_F32, 1, DIMS(3), VALS(5, 6, 7));
+  a[0] = fx_array(HLO_F32, 1, DIMS(4), VALS(0, 0, 0, 0));
+  a[1] = fx_array(it, 1, DIMS(3), idx);
+  a[2] = fx_array(HLO_F32, 1, DIMS(3), VALS(5, 6, 7));
   return a;
 }
 
 static void scatter_add_repeated(void **state) {
   (void)state;
   hlo_value *a[3];
-  expect(eval(SCATTER1(ADD_F32, "add", "s32"), 3, scatter_args(a, HLO_S32, VALS(1, 1, 2))), HLO_F32,
-         1, DIMS(4), VALS(0, 11, 7, 0));
+  fx_expect(fx_eval(SCATTER1(ADD_F32, "add", "s32"), 3, scatter_args(a, HLO_S32, VALS(1, 1, 2))),
+            HLO_F32, 1, DIMS(4), VALS(0, 11, 7, 0));
 }
 
 static void scatter_overwrite_last_wins(void **state) {
   (void)state;
   hlo_value *a[3];
-  expect(eval(SCATTER1(LAST_F32, "last", "s32"), 3, scatter_args(a, HLO_S32, VALS(1, 1, 2))),
-         HLO_F32, 1, DIMS(4), VALS(0, 6, 7, 0));
-  expect(eval(SCATTER1(LAST_F32, "last", "s32"), 3, scatter_args(a, HLO_S32, VALS(2, 1, 1))),
-         HLO_F32, 1, DIMS(4), VALS(0, 7, 5, 0));
+  fx_expect(fx_eval(SCATTER1(LAST_F32, "last", "s32"), 3, scatter_args(a, HLO_S32, VALS(1, 1, 2))),
+            HLO_F32, 1, DIMS(4), VALS(0, 6, 7, 0));
+  fx_expect(fx_eval(SCATTER1(LAST_F32, "last", "s32"), 3, scatter_args(a, HLO_S32, VALS(2, 1, 1))),
+            HLO_F32, 1, DIMS(4), VALS(0, 7, 5, 0));
   /* keeping the old value leaves the operand alone */
-  expect(eval(SCATTER1(FIRST_F32, "first", "s32"), 3, scatter_args(a, HLO_S32, VALS(2, 1, 1))),
-         HLO_F32, 1, DIMS(4), VALS(0, 0, 0, 0));
+  fx_expect(
+      fx_eval(SCATTER1(FIRST_F32, "first", "s32"), 3, scatter_args(a, HLO_S32, VALS(2, 1, 1))),
+      HLO_F32, 1, DIMS(4), VALS(0, 0, 0, 0));
 }
 
 static void scatter_general_combiner_in_order(void **state) {
   (void)state;
   hlo_value *a[3];
   /* index 1 gets 5 - 0 = 5, then 6 - 5 = 1; index 2 gets 7. */
-  expect(eval(SCATTER1(SUBR_F32, "subr", "s32"), 3, scatter_args(a, HLO_S32, VALS(1, 1, 2))),
-         HLO_F32, 1, DIMS(4), VALS(0, 1, 7, 0));
+  fx_expect(fx_eval(SCATTER1(SUBR_F32, "subr", "s32"), 3, scatter_args(a, HLO_S32, VALS(1, 1, 2))),
+            HLO_F32, 1, DIMS(4), VALS(0, 1, 7, 0));
   /* reversed updates: 7 - 0 at 1? no: indices {2,1,1}: 2 <- 5, 1 <- 6 then 7 - 6 = 1 */
-  expect(eval(SCATTER1(SUBR_F32, "subr", "s32"), 3, scatter_args(a, HLO_S32, VALS(2, 1, 1))),
-         HLO_F32, 1, DIMS(4), VALS(0, 1, 5, 0));
+  fx_expect(fx_eval(SCATTER1(SUBR_F32, "subr", "s32"), 3, scatter_args(a, HLO_S32, VALS(2, 1, 1))),
+            HLO_F32, 1, DIMS(4), VALS(0, 1, 5, 0));
 }
 
 static void scatter_skips_out_of_bounds(void **state) {
   (void)state;
   hlo_value *a[3];
   /* -1 and 4 are outside f32[4]: those updates are dropped, not clamped. */
-  expect(eval(SCATTER1(ADD_F32, "add", "s32"), 3, scatter_args(a, HLO_S32, VALS(-1, 3, 4))),
-         HLO_F32, 1, DIMS(4), VALS(0, 0, 0, 6));
+  fx_expect(fx_eval(SCATTER1(ADD_F32, "add", "s32"), 3, scatter_args(a, HLO_S32, VALS(-1, 3, 4))),
+            HLO_F32, 1, DIMS(4), VALS(0, 0, 0, 6));
 }
 
 /* The paper's reproducer: a singleton scatter with an s8 index into
@@ -245,9 +200,9 @@ static void scatter_s8_index_into_300(void **state) {
     float *p = a[0]->data;
     for (int k = 0; k < 300; k++)
       p[k] = (float)k;
-    a[1] = mk(HLO_S8, 2, DIMS(1, 1), &idx[c]);
-    a[2] = mk(HLO_F32, 1, DIMS(1), VALS(0.5));
-    hlo_value *v = eval(S8_SCATTER, 3, a);
+    a[1] = fx_array(HLO_S8, 2, DIMS(1, 1), &idx[c]);
+    a[2] = fx_array(HLO_F32, 1, DIMS(1), VALS(0.5));
+    hlo_value *v = fx_eval(S8_SCATTER, 3, a);
     assert_int_equal(v->count, 300);
     const float *o = v->data;
     for (int k = 0; k < 300; k++)
@@ -259,14 +214,14 @@ static void scatter_s8_index_into_300(void **state) {
 static void scatter_index_types(void **state) {
   (void)state;
   hlo_value *a[3];
-  expect(eval(SCATTER1(ADD_F32, "add", "u8"), 3, scatter_args(a, HLO_U8, VALS(255, 3, 0))), HLO_F32,
-         1, DIMS(4), VALS(7, 0, 0, 6));
-  expect(eval(SCATTER1(ADD_F32, "add", "s16"), 3, scatter_args(a, HLO_S16, VALS(2, 2, -300))),
-         HLO_F32, 1, DIMS(4), VALS(0, 0, 11, 0));
-  expect(eval(SCATTER1(ADD_F32, "add", "s64"), 3, scatter_args(a, HLO_S64, VALS(0, 1, 3e12))),
-         HLO_F32, 1, DIMS(4), VALS(5, 6, 0, 0));
-  expect(eval(SCATTER1(ADD_F32, "add", "u64"), 3, scatter_args(a, HLO_U64, VALS(3, 2, 1))), HLO_F32,
-         1, DIMS(4), VALS(0, 7, 6, 5));
+  fx_expect(fx_eval(SCATTER1(ADD_F32, "add", "u8"), 3, scatter_args(a, HLO_U8, VALS(255, 3, 0))),
+            HLO_F32, 1, DIMS(4), VALS(7, 0, 0, 6));
+  fx_expect(fx_eval(SCATTER1(ADD_F32, "add", "s16"), 3, scatter_args(a, HLO_S16, VALS(2, 2, -300))),
+            HLO_F32, 1, DIMS(4), VALS(0, 0, 11, 0));
+  fx_expect(fx_eval(SCATTER1(ADD_F32, "add", "s64"), 3, scatter_args(a, HLO_S64, VALS(0, 1, 3e12))),
+            HLO_F32, 1, DIMS(4), VALS(5, 6, 0, 0));
+  fx_expect(fx_eval(SCATTER1(ADD_F32, "add", "u64"), 3, scatter_args(a, HLO_U64, VALS(3, 2, 1))),
+            HLO_F32, 1, DIMS(4), VALS(0, 7, 6, 5));
 }
 
 static void scatter_window_skipped_whole(void **state) {
@@ -278,14 +233,14 @@ static void scatter_window_skipped_whole(void **state) {
               " u = f32[2,2] parameter(2)\n"
               " ROOT s = f32[5] scatter(p, i, u), update_window_dims={1}, inserted_window_dims={},"
               " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
-  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(5), VALS(0, 0, 0, 0, 0)),
-                    mk(HLO_S32, 2, DIMS(2, 1), VALS(4, 0)),
-                    mk(HLO_F32, 2, DIMS(2, 2), VALS(1, 2, 3, 4))};
-  expect(eval(t, 3, a), HLO_F32, 1, DIMS(5), VALS(3, 4, 0, 0, 0));
-  hlo_value *b[] = {mk(HLO_F32, 1, DIMS(5), VALS(0, 0, 0, 0, 0)),
-                    mk(HLO_S32, 2, DIMS(2, 1), VALS(3, -1)),
-                    mk(HLO_F32, 2, DIMS(2, 2), VALS(1, 2, 3, 4))};
-  expect(eval(t, 3, b), HLO_F32, 1, DIMS(5), VALS(0, 0, 0, 1, 2));
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(5), VALS(0, 0, 0, 0, 0)),
+                    fx_array(HLO_S32, 2, DIMS(2, 1), VALS(4, 0)),
+                    fx_array(HLO_F32, 2, DIMS(2, 2), VALS(1, 2, 3, 4))};
+  fx_expect(fx_eval(t, 3, a), HLO_F32, 1, DIMS(5), VALS(3, 4, 0, 0, 0));
+  hlo_value *b[] = {fx_array(HLO_F32, 1, DIMS(5), VALS(0, 0, 0, 0, 0)),
+                    fx_array(HLO_S32, 2, DIMS(2, 1), VALS(3, -1)),
+                    fx_array(HLO_F32, 2, DIMS(2, 2), VALS(1, 2, 3, 4))};
+  fx_expect(fx_eval(t, 3, b), HLO_F32, 1, DIMS(5), VALS(0, 0, 0, 1, 2));
 }
 
 static void scatter_2d_window(void **state) {
@@ -296,10 +251,10 @@ static void scatter_2d_window(void **state) {
       " u = s32[1,2,2] parameter(2)\n"
       " ROOT s = s32[3,3] scatter(p, i, u), update_window_dims={1,2}, inserted_window_dims={},"
       " scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=mx\n}\n";
-  hlo_value *a[] = {mk(HLO_S32, 2, DIMS(3, 3), VALS(5, 5, 5, 5, 5, 5, 5, 5, 5)),
-                    mk(HLO_S32, 2, DIMS(1, 2), VALS(1, 1)),
-                    mk(HLO_S32, 3, DIMS(1, 2, 2), VALS(1, 9, -4, 7))};
-  expect(eval(t, 3, a), HLO_S32, 2, DIMS(3, 3), VALS(5, 5, 5, 5, 5, 9, 5, 5, 7));
+  hlo_value *a[] = {fx_array(HLO_S32, 2, DIMS(3, 3), VALS(5, 5, 5, 5, 5, 5, 5, 5, 5)),
+                    fx_array(HLO_S32, 2, DIMS(1, 2), VALS(1, 1)),
+                    fx_array(HLO_S32, 3, DIMS(1, 2, 2), VALS(1, 9, -4, 7))};
+  fx_expect(fx_eval(t, 3, a), HLO_S32, 2, DIMS(3, 3), VALS(5, 5, 5, 5, 5, 9, 5, 5, 7));
 }
 
 static void scatter_batching_dims(void **state) {
@@ -311,9 +266,10 @@ static void scatter_batching_dims(void **state) {
       " ROOT s = f32[2,3] scatter(p, i, u), update_window_dims={}, inserted_window_dims={1},"
       " input_batching_dims={0}, scatter_indices_batching_dims={0},"
       " scatter_dims_to_operand_dims={1}, index_vector_dim=1, to_apply=add\n}\n";
-  hlo_value *a[] = {mk(HLO_F32, 2, DIMS(2, 3), VALS(0, 0, 0, 0, 0, 0)),
-                    mk(HLO_S32, 1, DIMS(2), VALS(2, 0)), mk(HLO_F32, 1, DIMS(2), VALS(10, 20))};
-  expect(eval(t, 3, a), HLO_F32, 2, DIMS(2, 3), VALS(0, 0, 10, 20, 0, 0));
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(2, 3), VALS(0, 0, 0, 0, 0, 0)),
+                    fx_array(HLO_S32, 1, DIMS(2), VALS(2, 0)),
+                    fx_array(HLO_F32, 1, DIMS(2), VALS(10, 20))};
+  fx_expect(fx_eval(t, 3, a), HLO_F32, 2, DIMS(2, 3), VALS(0, 0, 10, 20, 0, 0));
 }
 
 static void scatter_variadic(void **state) {
@@ -329,14 +285,15 @@ static void scatter_variadic(void **state) {
                   " ROOT s = (f32[3], s32[3]) scatter(p0, p1, i, u0, u1), update_window_dims={},"
                   " inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,"
                   " to_apply=comb\n}\n";
-  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(3), VALS(1, 1, 1)), mk(HLO_S32, 1, DIMS(3), VALS(1, 1, 1)),
-                    mk(HLO_S32, 1, DIMS(3), VALS(0, 2, 0)), mk(HLO_F32, 1, DIMS(3), VALS(2, 3, 4)),
-                    mk(HLO_S32, 1, DIMS(3), VALS(2, 3, 4))};
-  hlo_value *v = eval(t, 5, a);
+  hlo_value *a[] = {
+      fx_array(HLO_F32, 1, DIMS(3), VALS(1, 1, 1)), fx_array(HLO_S32, 1, DIMS(3), VALS(1, 1, 1)),
+      fx_array(HLO_S32, 1, DIMS(3), VALS(0, 2, 0)), fx_array(HLO_F32, 1, DIMS(3), VALS(2, 3, 4)),
+      fx_array(HLO_S32, 1, DIMS(3), VALS(2, 3, 4))};
+  hlo_value *v = fx_eval(t, 5, a);
   assert_int_equal(v->type, HLO_TUPLE);
   assert_int_equal(v->ntuple, 2);
-  expect(hlo_value_ref(v->elems[0]), HLO_F32, 1, DIMS(3), VALS(7, 1, 4));
-  expect(hlo_value_ref(v->elems[1]), HLO_S32, 1, DIMS(3), VALS(8, 1, 3));
+  fx_expect(hlo_value_ref(v->elems[0]), HLO_F32, 1, DIMS(3), VALS(7, 1, 4));
+  fx_expect(hlo_value_ref(v->elems[1]), HLO_S32, 1, DIMS(3), VALS(8, 1, 3));
   hlo_value_unref(v);
 }
 
@@ -350,12 +307,13 @@ static void scatter_variadic_overwrite(void **state) {
                   " ROOT s = (f32[3], s32[3]) scatter(p0, p1, i, u0, u1), update_window_dims={},"
                   " inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,"
                   " to_apply=last2\n}\n";
-  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(3), VALS(1, 1, 1)), mk(HLO_S32, 1, DIMS(3), VALS(1, 1, 1)),
-                    mk(HLO_S32, 1, DIMS(3), VALS(0, 2, 0)), mk(HLO_F32, 1, DIMS(3), VALS(2, 3, 4)),
-                    mk(HLO_S32, 1, DIMS(3), VALS(5, 6, 7))};
-  hlo_value *v = eval(t, 5, a);
-  expect(hlo_value_ref(v->elems[0]), HLO_F32, 1, DIMS(3), VALS(4, 1, 3));
-  expect(hlo_value_ref(v->elems[1]), HLO_S32, 1, DIMS(3), VALS(7, 1, 6));
+  hlo_value *a[] = {
+      fx_array(HLO_F32, 1, DIMS(3), VALS(1, 1, 1)), fx_array(HLO_S32, 1, DIMS(3), VALS(1, 1, 1)),
+      fx_array(HLO_S32, 1, DIMS(3), VALS(0, 2, 0)), fx_array(HLO_F32, 1, DIMS(3), VALS(2, 3, 4)),
+      fx_array(HLO_S32, 1, DIMS(3), VALS(5, 6, 7))};
+  hlo_value *v = fx_eval(t, 5, a);
+  fx_expect(hlo_value_ref(v->elems[0]), HLO_F32, 1, DIMS(3), VALS(4, 1, 3));
+  fx_expect(hlo_value_ref(v->elems[1]), HLO_S32, 1, DIMS(3), VALS(7, 1, 6));
   hlo_value_unref(v);
 }
 
@@ -368,25 +326,27 @@ static void scatter_typed_fast_paths(void **state) {
       "ENTRY e {\n p = bf16[2] parameter(0)\n i = s32[3] parameter(1)\n u = bf16[3] parameter(2)\n"
       " ROOT s = bf16[2] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
       " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
-  hlo_value *a[] = {mk(HLO_BF16, 1, DIMS(2), VALS(256, 1)), mk(HLO_S32, 1, DIMS(3), VALS(0, 0, 1)),
-                    mk(HLO_BF16, 1, DIMS(3), VALS(1, 1, 0.5))};
-  expect(eval(bf, 3, a), HLO_BF16, 1, DIMS(2), VALS(256, 1.5));
+  hlo_value *a[] = {fx_array(HLO_BF16, 1, DIMS(2), VALS(256, 1)),
+                    fx_array(HLO_S32, 1, DIMS(3), VALS(0, 0, 1)),
+                    fx_array(HLO_BF16, 1, DIMS(3), VALS(1, 1, 0.5))};
+  fx_expect(fx_eval(bf, 3, a), HLO_BF16, 1, DIMS(2), VALS(256, 1.5));
   const char *s8 =
       "add {\n a = s8[] parameter(0)\n b = s8[] parameter(1)\n ROOT s = s8[] add(a, b)\n}\n"
       "ENTRY e {\n p = s8[1] parameter(0)\n i = s32[1] parameter(1)\n u = s8[1] parameter(2)\n"
       " ROOT s = s8[1] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
       " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
-  hlo_value *b[] = {mk(HLO_S8, 1, DIMS(1), VALS(100)), mk(HLO_S32, 1, DIMS(1), VALS(0)),
-                    mk(HLO_S8, 1, DIMS(1), VALS(100))};
-  expect(eval(s8, 3, b), HLO_S8, 1, DIMS(1), VALS(-56));
+  hlo_value *b[] = {fx_array(HLO_S8, 1, DIMS(1), VALS(100)), fx_array(HLO_S32, 1, DIMS(1), VALS(0)),
+                    fx_array(HLO_S8, 1, DIMS(1), VALS(100))};
+  fx_expect(fx_eval(s8, 3, b), HLO_S8, 1, DIMS(1), VALS(-56));
   const char *u8 =
       "mx {\n a = u8[] parameter(0)\n b = u8[] parameter(1)\n ROOT s = u8[] maximum(a, b)\n}\n"
       "ENTRY e {\n p = u8[2] parameter(0)\n i = s32[2] parameter(1)\n u = u8[2] parameter(2)\n"
       " ROOT s = u8[2] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
       " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mx\n}\n";
-  hlo_value *c[] = {mk(HLO_U8, 1, DIMS(2), VALS(3, 200)), mk(HLO_S32, 1, DIMS(2), VALS(0, 1)),
-                    mk(HLO_U8, 1, DIMS(2), VALS(250, 100))};
-  expect(eval(u8, 3, c), HLO_U8, 1, DIMS(2), VALS(250, 200));
+  hlo_value *c[] = {fx_array(HLO_U8, 1, DIMS(2), VALS(3, 200)),
+                    fx_array(HLO_S32, 1, DIMS(2), VALS(0, 1)),
+                    fx_array(HLO_U8, 1, DIMS(2), VALS(250, 100))};
+  fx_expect(fx_eval(u8, 3, c), HLO_U8, 1, DIMS(2), VALS(250, 200));
 }
 
 static void scatter_max_nan(void **state) {
@@ -397,10 +357,10 @@ static void scatter_max_nan(void **state) {
       "ENTRY e {\n p = f32[3] parameter(0)\n i = s32[3] parameter(1)\n u = f32[3] parameter(2)\n"
       " ROOT s = f32[3] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
       " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mx\n}\n";
-  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(3), VALS(NAN, 1, 1)),
-                    mk(HLO_S32, 1, DIMS(3), VALS(0, 1, 2)),
-                    mk(HLO_F32, 1, DIMS(3), VALS(5, NAN, 0))};
-  expect(eval(t, 3, a), HLO_F32, 1, DIMS(3), VALS(NAN, NAN, 1));
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(3), VALS(NAN, 1, 1)),
+                    fx_array(HLO_S32, 1, DIMS(3), VALS(0, 1, 2)),
+                    fx_array(HLO_F32, 1, DIMS(3), VALS(5, NAN, 0))};
+  fx_expect(fx_eval(t, 3, a), HLO_F32, 1, DIMS(3), VALS(NAN, NAN, 1));
 }
 
 int main(void) {

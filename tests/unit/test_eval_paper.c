@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "eval_fixture.h"
 #include "hlo_parse.h"
 #include "hlo_verify.h"
 #include "inputs.h"
@@ -83,13 +84,6 @@ static hlo_value *run(const hlo_module *m, int nargs, hlo_value *const *args) {
   return out;
 }
 
-static hlo_value *scalar(hlo_etype t, double x) {
-  hlo_value *v = hlo_value_array(t, 0, NULL);
-  assert_non_null(v);
-  hlo_value_set_f64(v, 0, x);
-  return v;
-}
-
 static void expect_array(const hlo_value *v, hlo_etype t, int rank, const int64_t *dims) {
   assert_non_null(v);
   assert_int_equal(v->type, t);
@@ -138,7 +132,7 @@ static hlo_value *scatter_case(const hlo_module *m, double idx, double v) {
   /* A recognisable operand (x[i] = i) so "untouched" is a real check. */
   for (int i = 0; i < 300; i++)
     ((float *)x->data)[i] = (float)i;
-  hlo_value *args[3] = {x, scalar(HLO_S8, idx), scalar(HLO_F32, v)};
+  hlo_value *args[3] = {x, fx_scalar(HLO_S8, idx), fx_scalar(HLO_F32, v)};
   hlo_value *out = run(m, 3, args);
   for (int k = 0; k < 3; k++)
     hlo_value_unref(args[k]);

@@ -17,48 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "eval_fixture.h"
 #include "hlo_dtype.h"
-#include "hlo_parse.h"
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static hlo_value *run(const char *text, int nargs, hlo_value **args) {
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, strlen(text), &err);
-  if (!m)
-    fail_msg("parse error %d:%d: %s", err.line, err.col, err.msg);
-  hlo_value *out = NULL;
-  chk_eval_opts o = {.replicas = 1};
-  int rc = chk_eval_module(m, nargs, args, &o, &out, &err);
-  hlo_module_free(m);
-  if (rc != 0)
-    fail_msg("eval error %d:%d: %s", err.line, err.col, err.msg);
-  for (int i = 0; i < nargs; i++)
-    hlo_value_unref(args[i]);
-  return out;
-}
-
-static hlo_value *f32_array(int rank, const int64_t *dims, const float *v) {
-  hlo_value *x = hlo_value_array(HLO_F32, rank, dims);
-  assert_non_null(x);
-  memcpy(x->data, v, sizeof(float) * (size_t)x->count);
-  return x;
-}
-
-static void expect_f32(const hlo_value *v, int n, const float *want) {
-  assert_int_equal(v->type, HLO_F32);
-  assert_int_equal(v->count, n);
-  const float *got = v->data;
-  for (int i = 0; i < n; i++) {
-    if (isnan(want[i])) {
-      if (!isnan(got[i]))
-        fail_msg("element %d: got %.9g, want NaN", i, got[i]);
-    } else if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
-      fail_msg("element %d: got %.9g, want %.9g", i, got[i], want[i]);
-    }
-  }
-}
 
 #define ADD_F32 "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
 #define MAX_F32 "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] maximum(a, b) }\n"
@@ -74,25 +36,25 @@ static void test_reduce_sum_dims(void **state) {
   const char *t0 = "HloModule m\n" ADD_F32
                    "ENTRY e { p = f32[2,3] parameter(0)\n z = f32[] constant(0)\n"
                    " ROOT r = f32[3] reduce(p, z), dimensions={0}, to_apply=add }\n";
-  hlo_value *a = f32_array(2, d, k23);
-  hlo_value *o = run(t0, 1, &a);
-  expect_f32(o, 3, (const float[]){5, 7, 9});
+  hlo_value *a = fx_f32_array(2, d, k23);
+  hlo_value *o = fx_eval(t0, 1, &a);
+  fx_expect_f32(o, 3, (const float[]){5, 7, 9});
   hlo_value_unref(o);
 
   const char *t1 = "HloModule m\n" ADD_F32
                    "ENTRY e { p = f32[2,3] parameter(0)\n z = f32[] constant(10)\n"
                    " ROOT r = f32[2] reduce(p, z), dimensions={1}, to_apply=add }\n";
-  a = f32_array(2, d, k23);
-  o = run(t1, 1, &a);
-  expect_f32(o, 2, (const float[]){16, 25}); /* init 10 + 6, 10 + 15 */
+  a = fx_f32_array(2, d, k23);
+  o = fx_eval(t1, 1, &a);
+  fx_expect_f32(o, 2, (const float[]){16, 25}); /* init 10 + 6, 10 + 15 */
   hlo_value_unref(o);
 
   const char *t01 = "HloModule m\n" ADD_F32
                     "ENTRY e { p = f32[2,3] parameter(0)\n z = f32[] constant(0)\n"
                     " ROOT r = f32[] reduce(p, z), dimensions={0,1}, to_apply=add }\n";
-  a = f32_array(2, d, k23);
-  o = run(t01, 1, &a);
-  expect_f32(o, 1, (const float[]){21});
+  a = fx_f32_array(2, d, k23);
+  o = fx_eval(t01, 1, &a);
+  fx_expect_f32(o, 1, (const float[]){21});
   hlo_value_unref(o);
 }
 
@@ -103,16 +65,16 @@ static void test_reduce_max_min_nan(void **state) {
   const char *tmax = "HloModule m\n" MAX_F32
                      "ENTRY e { p = f32[2,3] parameter(0)\n z = f32[] constant(-inf)\n"
                      " ROOT r = f32[2] reduce(p, z), dimensions={1}, to_apply=max }\n";
-  hlo_value *a = f32_array(2, d, x);
-  hlo_value *o = run(tmax, 1, &a);
-  expect_f32(o, 2, (const float[]){NAN, -4}); /* NaN propagates */
+  hlo_value *a = fx_f32_array(2, d, x);
+  hlo_value *o = fx_eval(tmax, 1, &a);
+  fx_expect_f32(o, 2, (const float[]){NAN, -4}); /* NaN propagates */
   hlo_value_unref(o);
   const char *tmin = "HloModule m\n" MIN_F32
                      "ENTRY e { p = f32[2,3] parameter(0)\n z = f32[] constant(inf)\n"
                      " ROOT r = f32[3] reduce(p, z), dimensions={0}, to_apply=min }\n";
-  a = f32_array(2, d, x);
-  o = run(tmin, 1, &a);
-  expect_f32(o, 3, (const float[]){-4, NAN, -6});
+  a = fx_f32_array(2, d, x);
+  o = fx_eval(tmin, 1, &a);
+  fx_expect_f32(o, 3, (const float[]){-4, NAN, -6});
   hlo_value_unref(o);
 }
 
@@ -129,9 +91,9 @@ static void test_reduce_rank3_middle(void **state) {
   const char *t = "HloModule m\n" ADD_F32
                   "ENTRY e { p = f32[2,3,2] parameter(0)\n z = f32[] constant(0)\n"
                   " ROOT r = f32[2,2] reduce(p, z), dimensions={1}, to_apply=add }\n";
-  hlo_value *a = f32_array(3, d, x);
-  hlo_value *o = run(t, 1, &a);
-  expect_f32(o, 4, (const float[]){30, 33, 330, 333});
+  hlo_value *a = fx_f32_array(3, d, x);
+  hlo_value *o = fx_eval(t, 1, &a);
+  fx_expect_f32(o, 4, (const float[]){30, 33, 330, 333});
   hlo_value_unref(o);
 }
 
@@ -151,8 +113,8 @@ static void test_reduce_order_matches_sequential(void **state) {
   const char *trow = "HloModule m\n" ADD_F32
                      "ENTRY e { p = f32[37,301] parameter(0)\n z = f32[] constant(0.5)\n"
                      " ROOT r = f32[37] reduce(p, z), dimensions={1}, to_apply=add }\n";
-  hlo_value *a = f32_array(2, d, x);
-  hlo_value *o = run(trow, 1, &a);
+  hlo_value *a = fx_f32_array(2, d, x);
+  hlo_value *o = fx_eval(trow, 1, &a);
   float want[C];
   for (int i = 0; i < R; i++) {
     float acc = 0.5f;
@@ -160,20 +122,20 @@ static void test_reduce_order_matches_sequential(void **state) {
       acc = acc + x[i * C + j];
     want[i] = acc;
   }
-  expect_f32(o, R, want);
+  fx_expect_f32(o, R, want);
   hlo_value_unref(o);
   const char *tcol = "HloModule m\n" ADD_F32
                      "ENTRY e { p = f32[37,301] parameter(0)\n z = f32[] constant(0.5)\n"
                      " ROOT r = f32[301] reduce(p, z), dimensions={0}, to_apply=add }\n";
-  a = f32_array(2, d, x);
-  o = run(tcol, 1, &a);
+  a = fx_f32_array(2, d, x);
+  o = fx_eval(tcol, 1, &a);
   for (int j = 0; j < C; j++) {
     float acc = 0.5f;
     for (int i = 0; i < R; i++)
       acc = acc + x[i * C + j];
     want[j] = acc;
   }
-  expect_f32(o, C, want);
+  fx_expect_f32(o, C, want);
   hlo_value_unref(o);
 }
 
@@ -236,8 +198,8 @@ static void test_reduce_rows_lanes(void **state) {
             acc = seq_step(op, acc, v[m * L + k]);
           want[m] = acc;
         }
-        hlo_value *x = f32_array(2, d, v);
-        hlo_value *o = run(text, 1, &x);
+        hlo_value *x = fx_f32_array(2, d, v);
+        hlo_value *o = fx_eval(text, 1, &x);
         assert_int_equal(o->count, M);
         for (int64_t m = 0; m < M; m++)
           if (memcmp((const float *)o->data + m, want + m, sizeof(float)) != 0)
@@ -269,13 +231,13 @@ static void test_reduce_variadic_argmax(void **state) {
       " ROOT r = (f32[2], s32[2]) reduce(p, q, z, zi), dimensions={1}, to_apply=argmax\n}\n";
   int64_t d[2] = {2, 5};
   const float v[10] = {3, 9, 2, 9, 1, -1, -5, -0.5f, -7, -2};
-  hlo_value *args[2] = {f32_array(2, d, v), hlo_value_array(HLO_S32, 2, d)};
+  hlo_value *args[2] = {fx_f32_array(2, d, v), hlo_value_array(HLO_S32, 2, d)};
   for (int i = 0; i < 10; i++)
     ((int32_t *)args[1]->data)[i] = i % 5;
-  hlo_value *o = run(t, 2, args);
+  hlo_value *o = fx_eval(t, 2, args);
   assert_int_equal(o->type, HLO_TUPLE);
   assert_int_equal(o->ntuple, 2);
-  expect_f32(o->elems[0], 2, (const float[]){9, -0.5f});
+  fx_expect_f32(o->elems[0], 2, (const float[]){9, -0.5f});
   const int32_t *idx = o->elems[1]->data;
   assert_int_equal(idx[0], 1); /* first of the two 9s */
   assert_int_equal(idx[1], 2);
@@ -298,7 +260,7 @@ static void test_reduce_bf16_step_rounding(void **state) {
   p[0] = hlo_f32_to_bf16(1.0f);
   for (int i = 1; i < 257; i++)
     p[i] = hlo_f32_to_bf16(0x1p-8f);
-  hlo_value *o = run(t, 1, &a);
+  hlo_value *o = fx_eval(t, 1, &a);
   assert_int_equal(o->type, HLO_BF16);
   assert_true(hlo_bf16_to_f32(((uint16_t *)o->data)[0]) == 1.0f);
   hlo_value_unref(o);
@@ -308,7 +270,7 @@ static void test_reduce_bf16_step_rounding(void **state) {
   for (int i = 0; i < 256; i++)
     p[i] = hlo_f32_to_bf16(0x1p-8f);
   p[256] = hlo_f32_to_bf16(1.0f);
-  o = run(t, 1, &a);
+  o = fx_eval(t, 1, &a);
   assert_true(hlo_bf16_to_f32(((uint16_t *)o->data)[0]) == 2.0f);
   hlo_value_unref(o);
 }
@@ -324,7 +286,7 @@ static void test_reduce_int_and_pred(void **state) {
   int64_t d[1] = {3};
   hlo_value *a = hlo_value_array(HLO_S8, 1, d);
   memset(a->data, 100, 3);
-  hlo_value *o = run(t, 1, &a);
+  hlo_value *o = fx_eval(t, 1, &a);
   assert_int_equal(((int8_t *)o->data)[0], 44);
   hlo_value_unref(o);
   /* pred and / or over rows [[1,1,0],[1,1,1]] */
@@ -336,7 +298,7 @@ static void test_reduce_int_and_pred(void **state) {
   int64_t d2[2] = {2, 3};
   a = hlo_value_array(HLO_PRED, 2, d2);
   memcpy(a->data, (const uint8_t[]){1, 1, 0, 1, 1, 1}, 6);
-  o = run(tp, 1, &a);
+  o = fx_eval(tp, 1, &a);
   assert_int_equal(((uint8_t *)o->data)[0], 0);
   assert_int_equal(((uint8_t *)o->data)[1], 1);
   hlo_value_unref(o);
@@ -348,7 +310,7 @@ static void test_reduce_int_and_pred(void **state) {
       " ROOT r = s32[3] reduce(p, z), dimensions={0}, to_apply=mx }\n";
   a = hlo_value_array(HLO_S32, 2, d2);
   memcpy(a->data, (const int32_t[]){-5, 7, 0, -6, 8, -1}, 24);
-  o = run(tm, 1, &a);
+  o = fx_eval(tm, 1, &a);
   const int32_t *r = o->data;
   assert_int_equal(r[0], -5);
   assert_int_equal(r[1], 8);
@@ -363,8 +325,8 @@ static void test_reduce_empty_gives_init(void **state) {
                   " ROOT r = f32[3] reduce(p, z), dimensions={1}, to_apply=add }\n";
   int64_t d[2] = {3, 0};
   hlo_value *a = hlo_value_array(HLO_F32, 2, d);
-  hlo_value *o = run(t, 1, &a);
-  expect_f32(o, 3, (const float[]){7, 7, 7});
+  hlo_value *o = fx_eval(t, 1, &a);
+  fx_expect_f32(o, 3, (const float[]){7, 7, 7});
   hlo_value_unref(o);
 }
 
@@ -380,9 +342,9 @@ static void test_reduce_general_reducer_order(void **state) {
       "ENTRY e { p = f32[3] parameter(0)\n z = f32[] constant(0)\n"
       " ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=f }\n";
   int64_t d[1] = {3};
-  hlo_value *a = f32_array(1, d, (const float[]){1, 2, 3});
-  hlo_value *o = run(t, 1, &a);
-  expect_f32(o, 1, (const float[]){11});
+  hlo_value *a = fx_f32_array(1, d, (const float[]){1, 2, 3});
+  hlo_value *o = fx_eval(t, 1, &a);
+  fx_expect_f32(o, 1, (const float[]){11});
   hlo_value_unref(o);
 }
 
@@ -400,9 +362,9 @@ static void test_reduce_window_cumsum(void **state) {
   float x[8];
   for (int i = 0; i < 8; i++)
     x[i] = 1.75f;
-  hlo_value *a = f32_array(1, d, x);
-  hlo_value *o = run(t, 1, &a);
-  expect_f32(o, 8, (const float[]){1, 2, 3, 4, 5, 6, 7, 8});
+  hlo_value *a = fx_f32_array(1, d, x);
+  hlo_value *o = fx_eval(t, 1, &a);
+  fx_expect_f32(o, 8, (const float[]){1, 2, 3, 4, 5, 6, 7, 8});
   hlo_value_unref(o);
 }
 
@@ -416,9 +378,9 @@ static void test_reduce_window_maxpool(void **state) {
   const char *t = "HloModule m\n" MAX_F32
                   "ENTRY e { p = f32[4,4] parameter(0)\n z = f32[] constant(-inf)\n"
                   " ROOT r = f32[2,2] reduce-window(p, z), window={size=2x2 stride=2x2}, to_apply=max }\n";
-  hlo_value *a = f32_array(2, d, x);
-  hlo_value *o = run(t, 1, &a);
-  expect_f32(o, 4, (const float[]){5, 7, 13, 15});
+  hlo_value *a = fx_f32_array(2, d, x);
+  hlo_value *o = fx_eval(t, 1, &a);
+  fx_expect_f32(o, 4, (const float[]){5, 7, 13, 15});
   hlo_value_unref(o);
 }
 
@@ -430,18 +392,18 @@ static void test_reduce_window_padding(void **state) {
   const char *t = "HloModule m\n" MAX_F32
                   "ENTRY e { p = f32[3] parameter(0)\n z = f32[] constant(-inf)\n"
                   " ROOT r = f32[3] reduce-window(p, z), window={size=3 pad=1_1}, to_apply=max }\n";
-  hlo_value *a = f32_array(1, d, (const float[]){-3, -1, -2});
-  hlo_value *o = run(t, 1, &a);
-  expect_f32(o, 3, (const float[]){-1, -1, -1});
+  hlo_value *a = fx_f32_array(1, d, (const float[]){-3, -1, -2});
+  hlo_value *o = fx_eval(t, 1, &a);
+  fx_expect_f32(o, 3, (const float[]){-1, -1, -1});
   hlo_value_unref(o);
   /* sum, size 2, stride 1, pad 1_1, init 100 over [1,2,3]:
    * [100+1, 100+1+2, 100+2+3, 100+3] (init counted once) */
   const char *ts = "HloModule m\n" ADD_F32
                    "ENTRY e { p = f32[3] parameter(0)\n z = f32[] constant(100)\n"
                    " ROOT r = f32[4] reduce-window(p, z), window={size=2 pad=1_1}, to_apply=add }\n";
-  a = f32_array(1, d, (const float[]){1, 2, 3});
-  o = run(ts, 1, &a);
-  expect_f32(o, 4, (const float[]){101, 103, 105, 103});
+  a = fx_f32_array(1, d, (const float[]){1, 2, 3});
+  o = fx_eval(ts, 1, &a);
+  fx_expect_f32(o, 4, (const float[]){101, 103, 105, 103});
   hlo_value_unref(o);
 }
 
@@ -453,9 +415,9 @@ static void test_reduce_window_dilations(void **state) {
   const char *t = "HloModule m\n" ADD_F32
                   "ENTRY e { p = f32[5] parameter(0)\n z = f32[] constant(0)\n"
                   " ROOT r = f32[3] reduce-window(p, z), window={size=2 rhs_dilate=2}, to_apply=add }\n";
-  hlo_value *a = f32_array(1, d, (const float[]){1, 2, 3, 4, 5});
-  hlo_value *o = run(t, 1, &a);
-  expect_f32(o, 3, (const float[]){4, 6, 8});
+  hlo_value *a = fx_f32_array(1, d, (const float[]){1, 2, 3, 4, 5});
+  hlo_value *o = fx_eval(t, 1, &a);
+  fx_expect_f32(o, 3, (const float[]){4, 6, 8});
   hlo_value_unref(o);
   /* base dilation 2 over [1,2,3] -> 1 _ 2 _ 3 (holes skipped), size 2:
    * windows {1,_} {_,2} {2,_} {_,3} -> 1, 2, 2, 3 */
@@ -463,9 +425,9 @@ static void test_reduce_window_dilations(void **state) {
   const char *tb = "HloModule m\n" ADD_F32
                    "ENTRY e { p = f32[3] parameter(0)\n z = f32[] constant(0)\n"
                    " ROOT r = f32[4] reduce-window(p, z), window={size=2 lhs_dilate=2}, to_apply=add }\n";
-  a = f32_array(1, d3, (const float[]){1, 2, 3});
-  o = run(tb, 1, &a);
-  expect_f32(o, 4, (const float[]){1, 2, 2, 3});
+  a = fx_f32_array(1, d3, (const float[]){1, 2, 3});
+  o = fx_eval(tb, 1, &a);
+  fx_expect_f32(o, 4, (const float[]){1, 2, 2, 3});
   hlo_value_unref(o);
 }
 
@@ -484,11 +446,11 @@ static void test_reduce_window_variadic(void **state) {
       " z = f32[] constant(-inf)\n zi = s32[] constant(-1)\n"
       " ROOT r = (f32[3], s32[3]) reduce-window(p, q, z, zi), window={size=2}, to_apply=argmax\n}\n";
   int64_t d[1] = {4};
-  hlo_value *args[2] = {f32_array(1, d, (const float[]){1, 5, 2, 3}), hlo_value_array(HLO_S32, 1, d)};
+  hlo_value *args[2] = {fx_f32_array(1, d, (const float[]){1, 5, 2, 3}), hlo_value_array(HLO_S32, 1, d)};
   for (int i = 0; i < 4; i++)
     ((int32_t *)args[1]->data)[i] = i;
-  hlo_value *o = run(t, 2, args);
-  expect_f32(o->elems[0], 3, (const float[]){5, 5, 3});
+  hlo_value *o = fx_eval(t, 2, args);
+  fx_expect_f32(o->elems[0], 3, (const float[]){5, 5, 3});
   const int32_t *idx = o->elems[1]->data;
   assert_int_equal(idx[0], 1);
   assert_int_equal(idx[1], 1);
@@ -504,9 +466,9 @@ static void test_map(void **state) {
   const char *t = "HloModule m\n" ADD_F32
                   "ENTRY e { p = f32[3] parameter(0)\n q = f32[3] parameter(1)\n"
                   " ROOT r = f32[3] map(p, q), dimensions={0}, to_apply=add }\n";
-  hlo_value *args[2] = {f32_array(1, d, (const float[]){1, 2, 3}), f32_array(1, d, (const float[]){10, 20, 30})};
-  hlo_value *o = run(t, 2, args);
-  expect_f32(o, 3, (const float[]){11, 22, 33});
+  hlo_value *args[2] = {fx_f32_array(1, d, (const float[]){1, 2, 3}), fx_f32_array(1, d, (const float[]){10, 20, 30})};
+  hlo_value *o = fx_eval(t, 2, args);
+  fx_expect_f32(o, 3, (const float[]){11, 22, 33});
   hlo_value_unref(o);
   /* a general computation: a * b - 1 */
   const char *tg =
@@ -515,10 +477,10 @@ static void test_map(void **state) {
       " m = f32[] multiply(a, b)\n ROOT c = f32[] subtract(m, one) }\n"
       "ENTRY e { p = f32[3] parameter(0)\n q = f32[3] parameter(1)\n"
       " ROOT r = f32[3] map(p, q), dimensions={0}, to_apply=f }\n";
-  args[0] = f32_array(1, d, (const float[]){1, 2, 3});
-  args[1] = f32_array(1, d, (const float[]){10, 20, 30});
-  o = run(tg, 2, args);
-  expect_f32(o, 3, (const float[]){9, 39, 89});
+  args[0] = fx_f32_array(1, d, (const float[]){1, 2, 3});
+  args[1] = fx_f32_array(1, d, (const float[]){10, 20, 30});
+  o = fx_eval(tg, 2, args);
+  fx_expect_f32(o, 3, (const float[]){9, 39, 89});
   hlo_value_unref(o);
 }
 

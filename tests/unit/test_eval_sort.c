@@ -15,61 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "eval.h"
-#include "hlo_parse.h"
-
-/* ---- helpers --------------------------------------------------------- */
-
-/* An array of type t with the given dims, elements from vals (converted
- * with the type's rules); vals may be NULL for zeros. */
-static hlo_value *mk(hlo_etype t, int rank, const int64_t *dims, const double *vals) {
-  hlo_value *v = hlo_value_array(t, rank, dims);
-  assert_non_null(v);
-  for (int64_t i = 0; vals && i < v->count; i++)
-    hlo_value_set_f64(v, i, vals[i]);
-  return v;
-}
-
-/* Evaluates text on args; returns the root (the caller unrefs) or NULL with
- * err filled when evaluation fails.  A parse failure fails the test. */
-static hlo_value *eval_err(const char *text, int nargs, hlo_value **args, hlo_error *err) {
-  hlo_module *m = hlo_parse(text, strlen(text), err);
-  if (!m)
-    fail_msg("parse: %d:%d: %s", err->line, err->col, err->msg);
-  chk_eval_opts o = {.replicas = 1};
-  hlo_value *out = NULL;
-  int rc = chk_eval_module(m, nargs, args, &o, &out, err);
-  hlo_module_free(m);
-  for (int i = 0; i < nargs; i++)
-    hlo_value_unref(args[i]);
-  return rc == 0 ? out : NULL;
-}
-
-static hlo_value *eval(const char *text, int nargs, hlo_value **args) {
-  hlo_error err = {0};
-  hlo_value *v = eval_err(text, nargs, args, &err);
-  if (!v)
-    fail_msg("eval: %d:%d: %s", err.line, err.col, err.msg);
-  return v;
-}
-
-/* Checks type, dims and every element (exact; NaN matches NaN) and unrefs. */
-static void expect(hlo_value *v, hlo_etype t, int rank, const int64_t *dims, const double *want) {
-  assert_non_null(v);
-  assert_int_equal(v->type, t);
-  assert_int_equal(v->rank, rank);
-  for (int d = 0; d < rank; d++)
-    assert_int_equal(v->dims[d], dims[d]);
-  for (int64_t i = 0; i < v->count; i++) {
-    double got = hlo_value_get_f64(v, i);
-    if (!(got == want[i] || (isnan(got) && isnan(want[i]))))
-      fail_msg("element %lld: got %g, want %g", (long long)i, got, want[i]);
-  }
-  hlo_value_unref(v);
-}
-
-#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
-#define VALS(...) ((const double[]){__VA_ARGS__})
+#include "eval_fixture.h"
 
 /* Comparators.  LT2/GT2: two operands, key is operand 0. */
 #define LT1(T)                                                                                     \
@@ -82,53 +28,53 @@ static void expect(hlo_value *v, hlo_etype t, int rank, const int64_t *dims, con
 static void sort_ascending_descending(void **state) {
   (void)state;
   const double v[] = {3, -1, 2.5, 0, 7};
-  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(5), v)};
-  expect(eval(LT1("f32") "ENTRY e {\n p = f32[5] parameter(0)\n"
-                         " ROOT s = f32[5] sort(p), dimensions={0}, to_apply=lt\n}\n",
-              1, a),
-         HLO_F32, 1, DIMS(5), VALS(-1, 0, 2.5, 3, 7));
-  hlo_value *b[] = {mk(HLO_F32, 1, DIMS(5), v)};
-  expect(eval(GT1("f32") "ENTRY e {\n p = f32[5] parameter(0)\n"
-                         " ROOT s = f32[5] sort(p), dimensions={0}, to_apply=gt\n}\n",
-              1, b),
-         HLO_F32, 1, DIMS(5), VALS(7, 3, 2.5, 0, -1));
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(5), v)};
+  fx_expect(fx_eval(LT1("f32") "ENTRY e {\n p = f32[5] parameter(0)\n"
+                               " ROOT s = f32[5] sort(p), dimensions={0}, to_apply=lt\n}\n",
+                    1, a),
+            HLO_F32, 1, DIMS(5), VALS(-1, 0, 2.5, 3, 7));
+  hlo_value *b[] = {fx_array(HLO_F32, 1, DIMS(5), v)};
+  fx_expect(fx_eval(GT1("f32") "ENTRY e {\n p = f32[5] parameter(0)\n"
+                               " ROOT s = f32[5] sort(p), dimensions={0}, to_apply=gt\n}\n",
+                    1, b),
+            HLO_F32, 1, DIMS(5), VALS(7, 3, 2.5, 0, -1));
   /* compare(rhs, lhs) LT is a descending sort too */
-  hlo_value *c[] = {mk(HLO_S32, 1, DIMS(5), v)};
-  expect(eval("rev {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n"
-              " ROOT c = pred[] compare(b, a), direction=LT\n}\n"
-              "ENTRY e {\n p = s32[5] parameter(0)\n"
-              " ROOT s = s32[5] sort(p), dimensions={0}, to_apply=rev\n}\n",
-              1, c),
-         HLO_S32, 1, DIMS(5), VALS(7, 3, 2, 0, -1));
+  hlo_value *c[] = {fx_array(HLO_S32, 1, DIMS(5), v)};
+  fx_expect(fx_eval("rev {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n"
+                    " ROOT c = pred[] compare(b, a), direction=LT\n}\n"
+                    "ENTRY e {\n p = s32[5] parameter(0)\n"
+                    " ROOT s = s32[5] sort(p), dimensions={0}, to_apply=rev\n}\n",
+                    1, c),
+            HLO_S32, 1, DIMS(5), VALS(7, 3, 2, 0, -1));
 }
 
 static void sort_integer_types(void **state) {
   (void)state;
   /* u8 is unsigned: 200 > 5; s8 is signed: -56 < 5. */
-  hlo_value *a[] = {mk(HLO_U8, 1, DIMS(3), VALS(200, 5, 17))};
-  expect(eval(LT1("u8") "ENTRY e {\n p = u8[3] parameter(0)\n"
-                        " ROOT s = u8[3] sort(p), dimensions={0}, to_apply=lt\n}\n",
-              1, a),
-         HLO_U8, 1, DIMS(3), VALS(5, 17, 200));
-  hlo_value *b[] = {mk(HLO_S8, 1, DIMS(3), VALS(-56, 5, 17))};
-  expect(eval(GT1("s8") "ENTRY e {\n p = s8[3] parameter(0)\n"
-                        " ROOT s = s8[3] sort(p), dimensions={0}, to_apply=gt\n}\n",
-              1, b),
-         HLO_S8, 1, DIMS(3), VALS(17, 5, -56));
-  hlo_value *c[] = {mk(HLO_BF16, 1, DIMS(4), VALS(1.5, -2, 0.25, 100))};
-  expect(eval(LT1("bf16") "ENTRY e {\n p = bf16[4] parameter(0)\n"
-                          " ROOT s = bf16[4] sort(p), dimensions={0}, to_apply=lt\n}\n",
-              1, c),
-         HLO_BF16, 1, DIMS(4), VALS(-2, 0.25, 1.5, 100));
+  hlo_value *a[] = {fx_array(HLO_U8, 1, DIMS(3), VALS(200, 5, 17))};
+  fx_expect(fx_eval(LT1("u8") "ENTRY e {\n p = u8[3] parameter(0)\n"
+                              " ROOT s = u8[3] sort(p), dimensions={0}, to_apply=lt\n}\n",
+                    1, a),
+            HLO_U8, 1, DIMS(3), VALS(5, 17, 200));
+  hlo_value *b[] = {fx_array(HLO_S8, 1, DIMS(3), VALS(-56, 5, 17))};
+  fx_expect(fx_eval(GT1("s8") "ENTRY e {\n p = s8[3] parameter(0)\n"
+                              " ROOT s = s8[3] sort(p), dimensions={0}, to_apply=gt\n}\n",
+                    1, b),
+            HLO_S8, 1, DIMS(3), VALS(17, 5, -56));
+  hlo_value *c[] = {fx_array(HLO_BF16, 1, DIMS(4), VALS(1.5, -2, 0.25, 100))};
+  fx_expect(fx_eval(LT1("bf16") "ENTRY e {\n p = bf16[4] parameter(0)\n"
+                                " ROOT s = bf16[4] sort(p), dimensions={0}, to_apply=lt\n}\n",
+                    1, c),
+            HLO_BF16, 1, DIMS(4), VALS(-2, 0.25, 1.5, 100));
 }
 
 static void sort_along_last_dim_2d(void **state) {
   (void)state;
-  hlo_value *a[] = {mk(HLO_S32, 2, DIMS(2, 3), VALS(3, 1, 2, 9, 7, 8))};
-  expect(eval(GT1("s32") "ENTRY e {\n p = s32[2,3] parameter(0)\n"
-                         " ROOT s = s32[2,3] sort(p), dimensions={1}, to_apply=gt\n}\n",
-              1, a),
-         HLO_S32, 2, DIMS(2, 3), VALS(3, 2, 1, 9, 8, 7));
+  hlo_value *a[] = {fx_array(HLO_S32, 2, DIMS(2, 3), VALS(3, 1, 2, 9, 7, 8))};
+  fx_expect(fx_eval(GT1("s32") "ENTRY e {\n p = s32[2,3] parameter(0)\n"
+                               " ROOT s = s32[2,3] sort(p), dimensions={1}, to_apply=gt\n}\n",
+                    1, a),
+            HLO_S32, 2, DIMS(2, 3), VALS(3, 2, 1, 9, 8, 7));
 }
 
 #define KV_GT(T)                                                                                   \
@@ -141,15 +87,15 @@ static void sort_along_last_dim_2d(void **state) {
 static void sort_key_value_dim0(void **state) {
   (void)state;
   /* keys [4,2], values = row numbers: each column sorted on its own. */
-  hlo_value *a[] = {mk(HLO_F32, 2, DIMS(4, 2), VALS(1, 8, 4, 5, 2, 7, 3, 6)),
-                    mk(HLO_S32, 2, DIMS(4, 2), VALS(0, 0, 1, 1, 2, 2, 3, 3))};
-  hlo_value *v =
-      eval(KV_GT_F32 "ENTRY e {\n k = f32[4,2] parameter(0)\n v = s32[4,2] parameter(1)\n"
-                     " ROOT s = (f32[4,2], s32[4,2]) sort(k, v), dimensions={0}, to_apply=kv\n}\n",
-           2, a);
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(4, 2), VALS(1, 8, 4, 5, 2, 7, 3, 6)),
+                    fx_array(HLO_S32, 2, DIMS(4, 2), VALS(0, 0, 1, 1, 2, 2, 3, 3))};
+  hlo_value *v = fx_eval(
+      KV_GT_F32 "ENTRY e {\n k = f32[4,2] parameter(0)\n v = s32[4,2] parameter(1)\n"
+                " ROOT s = (f32[4,2], s32[4,2]) sort(k, v), dimensions={0}, to_apply=kv\n}\n",
+      2, a);
   assert_int_equal(v->type, HLO_TUPLE);
-  expect(hlo_value_ref(v->elems[0]), HLO_F32, 2, DIMS(4, 2), VALS(4, 8, 3, 7, 2, 6, 1, 5));
-  expect(hlo_value_ref(v->elems[1]), HLO_S32, 2, DIMS(4, 2), VALS(1, 0, 3, 2, 2, 3, 0, 1));
+  fx_expect(hlo_value_ref(v->elems[0]), HLO_F32, 2, DIMS(4, 2), VALS(4, 8, 3, 7, 2, 6, 1, 5));
+  fx_expect(hlo_value_ref(v->elems[1]), HLO_S32, 2, DIMS(4, 2), VALS(1, 0, 3, 2, 2, 3, 0, 1));
   hlo_value_unref(v);
 }
 
@@ -183,7 +129,7 @@ static void sort_topk_reproducer(void **state) {
         vd[i * C + j] = i;
       }
     hlo_value *a[] = {k, iv};
-    hlo_value *v = eval(texts[t], 2, a);
+    hlo_value *v = fx_eval(texts[t], 2, a);
     const float *sk = v->elems[0]->data;
     const int32_t *sv = v->elems[1]->data;
     for (int r = 0; r < N; r++)
@@ -212,11 +158,11 @@ static void sort_stable_ties(void **state) {
       KV_LT_S32 "ENTRY e {\n k = s32[7] parameter(0)\n v = s32[7] parameter(1)\n"
                 " ROOT s = (s32[7], s32[7]) sort(k, v), dimensions={0}, to_apply=kv\n}\n"};
   for (int t = 0; t < 2; t++) {
-    hlo_value *a[] = {mk(HLO_S32, 1, DIMS(7), VALS(2, 1, 2, 1, 0, 2, 1)),
-                      mk(HLO_S32, 1, DIMS(7), VALS(0, 1, 2, 3, 4, 5, 6))};
-    hlo_value *v = eval(texts[t], 2, a);
-    expect(hlo_value_ref(v->elems[0]), HLO_S32, 1, DIMS(7), VALS(0, 1, 1, 1, 2, 2, 2));
-    expect(hlo_value_ref(v->elems[1]), HLO_S32, 1, DIMS(7), VALS(4, 1, 3, 6, 0, 2, 5));
+    hlo_value *a[] = {fx_array(HLO_S32, 1, DIMS(7), VALS(2, 1, 2, 1, 0, 2, 1)),
+                      fx_array(HLO_S32, 1, DIMS(7), VALS(0, 1, 2, 3, 4, 5, 6))};
+    hlo_value *v = fx_eval(texts[t], 2, a);
+    fx_expect(hlo_value_ref(v->elems[0]), HLO_S32, 1, DIMS(7), VALS(0, 1, 1, 1, 2, 2, 2));
+    fx_expect(hlo_value_ref(v->elems[1]), HLO_S32, 1, DIMS(7), VALS(4, 1, 3, 6, 0, 2, 5));
     hlo_value_unref(v);
   }
 }
@@ -231,11 +177,11 @@ static void sort_stable_long(void **state) {
     k[i] = (i * 7) % 3;
     val[i] = i;
   }
-  hlo_value *a[] = {mk(HLO_S32, 1, DIMS(N), k), mk(HLO_S32, 1, DIMS(N), val)};
-  hlo_value *v =
-      eval(KV_LT_S32 "ENTRY e {\n k = s32[100] parameter(0)\n v = s32[100] parameter(1)\n"
-                     " ROOT s = (s32[100], s32[100]) sort(k, v), dimensions={0}, to_apply=kv\n}\n",
-           2, a);
+  hlo_value *a[] = {fx_array(HLO_S32, 1, DIMS(N), k), fx_array(HLO_S32, 1, DIMS(N), val)};
+  hlo_value *v = fx_eval(
+      KV_LT_S32 "ENTRY e {\n k = s32[100] parameter(0)\n v = s32[100] parameter(1)\n"
+                " ROOT s = (s32[100], s32[100]) sort(k, v), dimensions={0}, to_apply=kv\n}\n",
+      2, a);
   const int32_t *sk = v->elems[0]->data, *sv = v->elems[1]->data;
   for (int i = 1; i < N; i++) {
     assert_true(sk[i - 1] <= sk[i]);
@@ -277,9 +223,9 @@ static void sort_nan_totalorder(void **state) {
       KV_TOTAL_LT_CALLED "ENTRY e {\n k = f32[7] parameter(0)\n v = s32[7] parameter(1)\n"
                          " ROOT s = (f32[7], s32[7]) sort(k, v), dimensions={0}, to_apply=kv\n}\n"};
   for (int t = 0; t < 2; t++) {
-    hlo_value *a[] = {f32_bits(7, keys), mk(HLO_S32, 1, DIMS(7), VALS(0, 1, 2, 3, 4, 5, 6))};
-    hlo_value *v = eval(texts[t], 2, a);
-    expect(hlo_value_ref(v->elems[1]), HLO_S32, 1, DIMS(7), VALS(2, 3, 5, 4, 1, 6, 0));
+    hlo_value *a[] = {f32_bits(7, keys), fx_array(HLO_S32, 1, DIMS(7), VALS(0, 1, 2, 3, 4, 5, 6))};
+    hlo_value *v = fx_eval(texts[t], 2, a);
+    fx_expect(hlo_value_ref(v->elems[1]), HLO_S32, 1, DIMS(7), VALS(2, 3, 5, 4, 1, 6, 0));
     const uint32_t *sk = v->elems[0]->data;
     const uint32_t want[] = {0xFFC00000u, 0xFF800000u, 0x80000000u, 0x00000000u,
                              0x3F800000u, 0x7F800000u, 0x7FC00000u};
@@ -301,11 +247,11 @@ static void sort_general_comparator(void **state) {
       " ROOT r = pred[] select(eq, gt, lt)\n}\n"
       "ENTRY e {\n k = s32[6] parameter(0)\n v = f32[6] parameter(1)\n"
       " ROOT s = (s32[6], f32[6]) sort(k, v), dimensions={0}, to_apply=cmp\n}\n";
-  hlo_value *a[] = {mk(HLO_S32, 1, DIMS(6), VALS(2, 1, 2, 1, 0, 2)),
-                    mk(HLO_F32, 1, DIMS(6), VALS(0.5, 1, 2, 3, 4, 5))};
-  hlo_value *v = eval(t, 2, a);
-  expect(hlo_value_ref(v->elems[0]), HLO_S32, 1, DIMS(6), VALS(0, 1, 1, 2, 2, 2));
-  expect(hlo_value_ref(v->elems[1]), HLO_F32, 1, DIMS(6), VALS(4, 3, 1, 5, 2, 0.5));
+  hlo_value *a[] = {fx_array(HLO_S32, 1, DIMS(6), VALS(2, 1, 2, 1, 0, 2)),
+                    fx_array(HLO_F32, 1, DIMS(6), VALS(0.5, 1, 2, 3, 4, 5))};
+  hlo_value *v = fx_eval(t, 2, a);
+  fx_expect(hlo_value_ref(v->elems[0]), HLO_S32, 1, DIMS(6), VALS(0, 1, 1, 2, 2, 2));
+  fx_expect(hlo_value_ref(v->elems[1]), HLO_F32, 1, DIMS(6), VALS(4, 3, 1, 5, 2, 0.5));
   hlo_value_unref(v);
 }
 
@@ -319,12 +265,12 @@ static void sort_general_comparator_dim0(void **state) {
                   " ROOT r = pred[] compare(n, m), direction=LT\n}\n"
                   "ENTRY e {\n k = f32[3,2] parameter(0)\n v = s32[3,2] parameter(1)\n"
                   " ROOT s = (f32[3,2], s32[3,2]) sort(k, v), dimensions={0}, to_apply=cmp\n}\n";
-  hlo_value *a[] = {mk(HLO_F32, 2, DIMS(3, 2), VALS(1, 2, 3, 4, 5, 6)),
-                    mk(HLO_S32, 2, DIMS(3, 2), VALS(5, 0, 7, 2, 6, 1))};
-  hlo_value *v = eval(t, 2, a);
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(3, 2), VALS(1, 2, 3, 4, 5, 6)),
+                    fx_array(HLO_S32, 2, DIMS(3, 2), VALS(5, 0, 7, 2, 6, 1))};
+  hlo_value *v = fx_eval(t, 2, a);
   /* descending by value: column 0 values 5,7,6 -> 7,6,5; column 1 0,2,1 -> 2,1,0 */
-  expect(hlo_value_ref(v->elems[1]), HLO_S32, 2, DIMS(3, 2), VALS(7, 2, 6, 1, 5, 0));
-  expect(hlo_value_ref(v->elems[0]), HLO_F32, 2, DIMS(3, 2), VALS(3, 4, 5, 6, 1, 2));
+  fx_expect(hlo_value_ref(v->elems[1]), HLO_S32, 2, DIMS(3, 2), VALS(7, 2, 6, 1, 5, 0));
+  fx_expect(hlo_value_ref(v->elems[0]), HLO_F32, 2, DIMS(3, 2), VALS(3, 4, 5, 6, 1, 2));
   hlo_value_unref(v);
 }
 
@@ -335,16 +281,17 @@ static void sort_float_nan_default_compare(void **state) {
    * path must agree with calling the comparator: compare against the same
    * sort with a comparator the fast path does not recognise. */
   const double k[] = {3, NAN, 1, 2, NAN, 0};
-  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(6), k)};
-  hlo_value *fast = eval(LT1("f32") "ENTRY e {\n p = f32[6] parameter(0)\n"
-                                    " ROOT s = f32[6] sort(p), dimensions={0}, to_apply=lt\n}\n",
-                         1, a);
-  hlo_value *b[] = {mk(HLO_F32, 1, DIMS(6), k)};
-  hlo_value *slow = eval("lt2 {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-                         " c = pred[] compare(a, b), direction=LT\n ROOT n = pred[] and(c, c)\n}\n"
-                         "ENTRY e {\n p = f32[6] parameter(0)\n"
-                         " ROOT s = f32[6] sort(p), dimensions={0}, to_apply=lt2\n}\n",
-                         1, b);
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(6), k)};
+  hlo_value *fast = fx_eval(LT1("f32") "ENTRY e {\n p = f32[6] parameter(0)\n"
+                                       " ROOT s = f32[6] sort(p), dimensions={0}, to_apply=lt\n}\n",
+                            1, a);
+  hlo_value *b[] = {fx_array(HLO_F32, 1, DIMS(6), k)};
+  hlo_value *slow =
+      fx_eval("lt2 {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+              " c = pred[] compare(a, b), direction=LT\n ROOT n = pred[] and(c, c)\n}\n"
+              "ENTRY e {\n p = f32[6] parameter(0)\n"
+              " ROOT s = f32[6] sort(p), dimensions={0}, to_apply=lt2\n}\n",
+              1, b);
   assert_memory_equal(fast->data, slow->data, 6 * sizeof(float));
   hlo_value_unref(fast);
   hlo_value_unref(slow);
@@ -352,11 +299,12 @@ static void sort_float_nan_default_compare(void **state) {
 
 static void sort_bad_dimension_is_an_error(void **state) {
   (void)state;
-  hlo_value *a[] = {mk(HLO_F32, 1, DIMS(3), VALS(1, 2, 3))};
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(3), VALS(1, 2, 3))};
   hlo_error err = {0};
-  hlo_value *v = eval_err(LT1("f32") "ENTRY e {\n p = f32[3] parameter(0)\n"
-                                     " ROOT s = f32[3] sort(p), dimensions={1}, to_apply=lt\n}\n",
-                          1, a, &err);
+  hlo_value *v =
+      fx_eval_err(LT1("f32") "ENTRY e {\n p = f32[3] parameter(0)\n"
+                             " ROOT s = f32[3] sort(p), dimensions={1}, to_apply=lt\n}\n",
+                  1, a, &err);
   assert_null(v);
   assert_true(err.msg[0] != 0);
 }
