@@ -17,14 +17,12 @@
  * Build with -DTUNE_CORPUS_NO_ROUNDTRIP to leave the printer out (the
  * summary then reads `N parsed, M refused`).
  */
-#define _POSIX_C_SOURCE 200809L /* strdup, opendir */
-
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "corpus_walk.h"
 #include "hlo_parse.h"
 #ifndef TUNE_CORPUS_NO_ROUNDTRIP
 #include "hlo_print.h"
@@ -33,45 +31,6 @@
 #ifndef TUNE_TOP_SRCDIR
 #define TUNE_TOP_SRCDIR "."
 #endif
-
-enum { SKIP = 77 };
-
-static int cmp_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool has_suffix(const char *s, const char *suffix) {
-  size_t n = strlen(s), k = strlen(suffix);
-  return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* Reads a whole file; NULL on failure. */
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    char *nb = realloc(buf, cap *= 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-    } else {
-      buf = nb;
-    }
-  }
-  if (buf && ferror(f)) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *len = n;
-  return buf;
-}
 
 #ifndef TUNE_CORPUS_NO_ROUNDTRIP
 /* print -> parse -> print is byte-identical and parse(print(m)) == m. */
@@ -106,10 +65,8 @@ static bool round_trip(const char *file, const hlo_module *m) {
 }
 #endif
 
+/* The corpus beside the source tree, for runs outside make check. */
 static const char *default_dir(char *buf, size_t n) {
-  const char *env = getenv("TUNE_CORPUS");
-  if (env && *env)
-    return env;
   const char *src = getenv("srcdir");
   snprintf(buf, n, "%s/../shared/corpus/xla-hlo", src && *src ? src : TUNE_TOP_SRCDIR);
   return buf;
@@ -117,37 +74,21 @@ static const char *default_dir(char *buf, size_t n) {
 
 int main(int argc, char **argv) {
   char dbuf[4096];
-  const char *dir = argc > 1 ? argv[1] : default_dir(dbuf, sizeof dbuf);
-  DIR *d = opendir(dir);
-  if (!d) {
-    printf("corpus folder %s: %s; skipping\n", dir, strerror(errno));
-    return SKIP;
-  }
-  char **names = NULL;
-  size_t count = 0, cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (!has_suffix(e->d_name, ".hlo"))
-      continue;
-    if (count == cap) {
-      cap = cap ? 2 * cap : 256;
-      char **nn = realloc(names, cap * sizeof *names);
-      if (!nn)
-        return perror("realloc"), 2;
-      names = nn;
-    }
-    if (!(names[count++] = strdup(e->d_name)))
-      return perror("strdup"), 2;
-  }
-  closedir(d);
-  qsort(names, count, sizeof *names, cmp_names);
+  const char *dir = cw_corpus_dir(argc, argv);
+  if (!dir)
+    dir = default_dir(dbuf, sizeof dbuf);
+  cw_names names;
+  int rc = cw_list_hlo(dir, &names);
+  if (rc != 0)
+    return rc;
 
   int parsed = 0, refused = 0, tripped = 0;
-  for (size_t i = 0; i < count; i++) {
+  for (size_t i = 0; i < names.count; i++) {
+    const char *name = names.name[i];
     char path[8192];
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = cw_read_file(path, &len);
     if (!text) {
       printf("%s: error: cannot read: %s\n", path, strerror(errno));
       refused++;
@@ -156,19 +97,18 @@ int main(int argc, char **argv) {
     hlo_error err;
     hlo_module *m = hlo_parse(text, len, &err);
     if (!m) {
-      printf("%s:%d:%d: error: %s\n", names[i], err.line, err.col, err.msg);
+      printf("%s:%d:%d: error: %s\n", name, err.line, err.col, err.msg);
       refused++;
     } else {
       parsed++;
 #ifndef TUNE_CORPUS_NO_ROUNDTRIP
-      tripped += round_trip(names[i], m);
+      tripped += round_trip(name, m);
 #endif
     }
     hlo_module_free(m);
     free(text);
-    free(names[i]);
   }
-  free(names);
+  cw_names_free(&names);
 #ifndef TUNE_CORPUS_NO_ROUNDTRIP
   printf("%d parsed, %d refused, %d round-tripped\n", parsed, refused, tripped);
   return refused || tripped != parsed ? 1 : 0;

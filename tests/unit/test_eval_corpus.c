@@ -42,9 +42,8 @@
  * rejected, too-large and timed-out counts and the unsupported-op tally).  Exit status:
  * 77 (automake's SKIP) when the folder is absent, 1 when F > 0, else 0.
  */
-#define _POSIX_C_SOURCE 200809L /* strdup, opendir, clock_gettime, fork */
+#define _POSIX_C_SOURCE 200809L /* strdup, clock_gettime, fork */
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,12 +56,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "corpus_walk.h"
 #include "eval.h"
 #include "hlo_parse.h"
 #include "hlo_verify.h"
 #include "inputs.h"
 
-enum { SKIP = 77, MAX_REPLICAS = 8 };
+enum { MAX_REPLICAS = 8 };
 
 #define MAX_PARAM_BYTES ((int64_t)256 << 20)
 #define MAX_INSTR_BYTES 1073741824.0 /* one value, times replicas */
@@ -70,39 +70,6 @@ enum { SKIP = 77, MAX_REPLICAS = 8 };
 /* Dots and convolutions over all replicas: 2^32 multiply-adds is a few
  * seconds for the reference's kernels; real dumps hold 10^11 ones. */
 #define MAX_MACS 4294967296.0
-
-static int cmp_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool has_suffix(const char *s, const char *suffix) {
-  size_t n = strlen(s), k = strlen(suffix);
-  return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    char *nb = realloc(buf, cap *= 2);
-    if (!nb)
-      free(buf);
-    buf = nb;
-  }
-  if (buf && ferror(f)) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *len = n;
-  return buf;
-}
 
 static double now(void) {
   struct timespec t;
@@ -286,7 +253,7 @@ typedef enum outcome { EVALUATED, UNSUPPORTED, FAILED, REJECTED, TOO_LARGE, TIME
  * name goes to op. */
 static outcome run_module(const char *file, const char *path, char *op, size_t opn) {
   size_t len;
-  char *text = read_file(path, &len);
+  char *text = cw_read_file(path, &len);
   if (!text) {
     printf("%s: cannot read: %s\n", file, strerror(errno));
     return REJECTED;
@@ -468,49 +435,25 @@ static outcome run_isolated(const char *file, const char *path, unsigned limit, 
 int main(int argc, char **argv) {
   /* Line buffered, so a log shows how far a slow run got. */
   setvbuf(stdout, NULL, _IOLBF, 0);
-  const char *dir = argc > 1 ? argv[1] : getenv("TUNE_CORPUS");
-  if (!dir || !*dir) {
-    printf("TUNE_CORPUS is not set; skipping\n");
-    return SKIP;
-  }
-  DIR *d = opendir(dir);
-  if (!d) {
-    printf("corpus folder %s: %s; skipping\n", dir, strerror(errno));
-    return SKIP;
-  }
-  char **names = NULL;
-  size_t count = 0, cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (!has_suffix(e->d_name, ".hlo"))
-      continue;
-    if (count == cap) {
-      cap = cap ? 2 * cap : 256;
-      char **nn = realloc(names, cap * sizeof *names);
-      if (!nn)
-        return perror("realloc"), 2;
-      names = nn;
-    }
-    if (!(names[count++] = strdup(e->d_name)))
-      return perror("strdup"), 2;
-  }
-  closedir(d);
-  qsort(names, count, sizeof *names, cmp_names);
+  const char *dir = cw_corpus_dir(argc, argv);
+  cw_names names;
+  int rc = cw_list_hlo(dir, &names);
+  if (rc != 0)
+    return rc;
 
   const char *lim = getenv("TUNE_EVAL_CORPUS_TIMEOUT");
   unsigned limit = lim && atoi(lim) > 0 ? (unsigned)atoi(lim) : 20;
   int n[NOUTCOMES] = {0};
   tally unsupported = {0};
-  for (size_t i = 0; i < count; i++) {
+  for (size_t i = 0; i < names.count; i++) {
     char path[8192], op[128] = "";
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    outcome o = run_isolated(names[i], path, limit, op, sizeof op);
+    snprintf(path, sizeof path, "%s/%s", dir, names.name[i]);
+    outcome o = run_isolated(names.name[i], path, limit, op, sizeof op);
     if (o == UNSUPPORTED)
       tally_add(&unsupported, op);
     n[o]++;
-    free(names[i]);
   }
-  free(names);
+  cw_names_free(&names);
   if (unsupported.n) {
     printf("unsupported ops (first refused op per module):");
     for (int i = 0; i < unsupported.n; i++) {

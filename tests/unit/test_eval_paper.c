@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corpus_walk.h"
 #include "eval.h"
 #include "eval_fixture.h"
 #include "hlo_parse.h"
@@ -28,33 +29,13 @@
 
 /* ---- loading and evaluating ------------------------------------------- */
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 14, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    char *nb = realloc(buf, cap *= 2);
-    if (!nb)
-      free(buf);
-    buf = nb;
-  }
-  fclose(f);
-  *len = n;
-  return buf;
-}
-
 /* Parses and verifies datasets/<name>; any failure fails the test. */
 static hlo_module *load(const char *name) {
   const char *src = getenv("TUNE_SRCDIR");
   char path[4096];
   snprintf(path, sizeof path, "%s/datasets/%s", src && *src ? src : ".", name);
   size_t len = 0;
-  char *text = slurp(path, &len);
+  char *text = cw_read_file(path, &len);
   if (!text)
     fail_msg("%s: cannot read (is TUNE_SRCDIR set?)", path);
   hlo_error err = {0};
