@@ -27,6 +27,7 @@
 #include <hdf5.h>
 
 #include "report/report.h"
+#include "result_fixture.h"
 #include "store.h"
 #include "store_read.h"
 
@@ -43,63 +44,23 @@ static const char *path_in(const char *name) {
 
 /* ---- a hand-made run ------------------------------------------------------ */
 
-#define DIVERGENT_CONFIG "tile=16x128 k=256 buf=3 order=1k0 pack=2 prec=high flags=fuse-converts,split-reduction"
-#define DEFAULT_CONFIG "tile=8x256 k=512 buf=2 order=01k pack=1 prec=default flags=fuse-converts"
-
 static void set_cand(tn_cand_result *c, int id, const char *cfg, chk_verdict v, double sim_time) {
-  hlo_error err = {0};
-  memset(c, 0, sizeof *c);
-  c->id = id;
-  assert_int_equal(dev_config_parse(cfg, &c->cfg, &err), 0);
-  dev_config_print(&c->cfg, c->config, sizeof c->config);
-  c->fingerprint = dev_config_fingerprint(&c->cfg);
-  c->verdict = v;
+  rfx_cand(c, id, cfg, v);
   c->sim_time = sim_time;
   c->wall_time = 0.01 * (id + 1);
   c->speedup = sim_time > 0 ? 2e-6 / sim_time : 0;
   c->tol = (chk_tol){1e-6, 1e-5};
-  c->vs_default.peak_index = -1;
-  c->vs_default.rank = 2;
-  c->vs_default.count = 120000;
 }
 
 static void make_thing(tn_fusion_result *r) {
-  memset(r, 0, sizeof *r);
-  snprintf(r->name, sizeof r->name, "fused_thing");
-  snprintf(r->source, sizeof r->source, "datasets/thing.hlo");
-  snprintf(r->hero, sizeof r->hero, "reduce");
-  r->hlo = strdup("HloModule m\nENTRY e {\n  ROOT p = f32[300,400] parameter(0)\n}\n");
-  r->fingerprint = 0x0123456789abcdefull;
-  r->seed = 42;
-  r->ncands = 4;
-  r->cands = calloc(4, sizeof *r->cands);
-  assert_non_null(r->cands);
+  rfx_result(r, "fused_thing", "datasets/thing.hlo", "reduce", RFX_THING_HLO, 0x0123456789abcdefull, 4);
 
-  set_cand(&r->cands[0], 0, DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
+  set_cand(&r->cands[0], 0, RFX_DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
 
   tn_cand_result *c = &r->cands[1];
-  set_cand(c, 1, DIVERGENT_CONFIG, CHK_VERDICT_MISMATCH_CANDIDATE, 1e-6);
+  set_cand(c, 1, RFX_DIVERGENT_CONFIG, CHK_VERDICT_MISMATCH_CANDIDATE, 1e-6);
   c->tol = (chk_tol){2.5e-6, 3e-5};
-  c->vs_default.mismatches = 5;
-  c->vs_default.max_abs = 0.25;
-  c->vs_default.max_rel = 0.5;
-  c->vs_default.max_ulp = 123456789012ull;
-  c->vs_default.rms = 1e-3;
-  c->vs_default.nan_mismatches = 1;
-  c->vs_default.peak_index = 401;
-  c->vs_default.peak[0] = 1;
-  c->vs_default.peak[1] = 1;
-  c->vs_default.bbox_lo[0] = 1;
-  c->vs_default.bbox_hi[0] = 7;
-  c->vs_default.bbox_lo[1] = 0;
-  c->vs_default.bbox_hi[1] = 399;
-  for (int i = 0; i < CHK_HIST_BUCKETS; i++)
-    c->vs_default.hist[i] = 100 + i;
-  c->vs_default.a = (chk_side_stats){-1.5, 2.5, 0.125, 0.75};
-  c->vs_default.b = (chk_side_stats){-1.0, 2.0, 0.25, 0.5};
-  c->has_vs_reference = true;
-  c->vs_reference = c->vs_default;
-  c->vs_reference.mismatches = 6;
+  rfx_divergent(c);
 
   c = &r->cands[2];
   set_cand(c, 2, "tile=8x128 k=512 buf=2 order=01k pack=1 prec=default flags=none", CHK_VERDICT_BENIGN, 3e-6);
@@ -107,7 +68,7 @@ static void make_thing(tn_fusion_result *r) {
   c->vs_default.rms = NAN; /* JSON has no NaN: the report must say null */
 
   c = &r->cands[3];
-  set_cand(c, 3, "tile=64x512 k=512 buf=4 order=k01 pack=4 prec=highest flags=none", CHK_VERDICT_COMPILE_ERROR, 0);
+  set_cand(c, 3, RFX_UNCOMPILABLE_CONFIG, CHK_VERDICT_COMPILE_ERROR, 0);
   c->status = DEV_COMPILE_ERROR;
   c->vs_default.count = 0;
   snprintf(c->message, sizeof c->message, "VMEM exhausted: 40 MiB needed & 16 MiB <available>");
@@ -125,15 +86,7 @@ static void make_thing(tn_fusion_result *r) {
   r->verdict_counts[CHK_VERDICT_BENIGN] = 1;
   r->verdict_counts[CHK_VERDICT_COMPILE_ERROR] = 1;
 
-  r->nerror_maps = 1;
-  r->error_maps = calloc(1, sizeof *r->error_maps);
-  tn_error_map *e = &r->error_maps[0];
-  e->cand_id = 1;
-  e->rank = 2;
-  e->dims[0] = 300;
-  e->dims[1] = 400;
-  e->data = calloc(300 * 400, sizeof *e->data);
-  assert_non_null(e->data);
+  tn_error_map *e = rfx_error_map(r, 1);
   for (int i = 1; i <= 7; i++)
     for (int j = 0; j < 400; j += 50)
       e->data[i * 400 + j] = 1e-4f * (float)(i + j);
@@ -143,17 +96,8 @@ static void make_thing(tn_fusion_result *r) {
 }
 
 static void make_clean(tn_fusion_result *r) {
-  memset(r, 0, sizeof *r);
-  snprintf(r->name, sizeof r->name, "clean<&\"'>");
-  snprintf(r->source, sizeof r->source, "datasets/clean.hlo");
-  snprintf(r->hero, sizeof r->hero, "elementwise");
-  r->hlo = strdup("HloModule c\n");
-  r->fingerprint = 0xfedcba9876543210ull;
-  r->seed = 42;
-  r->ncands = 2;
-  r->cands = calloc(2, sizeof *r->cands);
-  assert_non_null(r->cands);
-  set_cand(&r->cands[0], 0, DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
+  rfx_result(r, "clean<&\"'>", "datasets/clean.hlo", "elementwise", "HloModule c\n", 0xfedcba9876543210ull, 2);
+  set_cand(&r->cands[0], 0, RFX_DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
   set_cand(&r->cands[1], 1, "tile=8x128 k=512 buf=2 order=01k pack=1 prec=default flags=none", CHK_VERDICT_MATCH,
            1.6e-6);
   r->best = 1;
@@ -433,7 +377,7 @@ static void test_md(void **state) {
   char *s = render(TN_REPORT_MD);
   /* The reproducer: the exact config text, the seed, the run's machine,
    * the compiler without its "+d" mark, and the defect from the command. */
-  HAS(s, "tune --check datasets/thing.hlo --only '" DIVERGENT_CONFIG
+  HAS(s, "tune --check datasets/thing.hlo --only '" RFX_DIVERGENT_CONFIG
          "' --seed 42 --machine tpu-v5e --compiler nightly --defect elide-convert");
   HAS(s, "tune --reproduce X.h5 --fusion fused_thing --candidate 1 -o repro-fused_thing-1");
   /* The tolerance and the metrics, both sides. */
@@ -466,10 +410,10 @@ static void test_junit(void **state) {
   HAS(s, "<testsuites name=\"tune 20260101T000001Z-2\" tests=\"6\" failures=\"1\" errors=\"0\" skipped=\"1\"");
   HAS(s, "<testsuite name=\"fused_thing\" tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"1\"");
   HAS(s, "<testsuite name=\"clean&lt;&amp;&quot;&#39;&gt;\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"0\"");
-  HAS(s, "<testcase name=\"" DIVERGENT_CONFIG "\" classname=\"fused_thing\"");
+  HAS(s, "<testcase name=\"" RFX_DIVERGENT_CONFIG "\" classname=\"fused_thing\"");
   HAS(s, "<failure message=\"verdict: mismatch-candidate\" type=\"mismatch-candidate\">");
   HAS(s, "vs the default: 5 of 120000 elements differ; max abs 0.25, max rel 0.5, max ulp 123456789012");
-  HAS(s, "--only &#39;" DIVERGENT_CONFIG "&#39;");
+  HAS(s, "--only &#39;" RFX_DIVERGENT_CONFIG "&#39;");
   HAS(s, "<skipped message=\"compile-error: VMEM exhausted: 40 MiB needed &amp; 16 MiB &lt;available&gt;\"/>");
   assert_int_equal(count_of(s, "<testcase "), 6);
   assert_int_equal(count_of(s, "<failure "), 1);
@@ -486,7 +430,7 @@ static void test_json(void **state) {
   HAS(s, "\"id\": \"20260101T000001Z-2\"");
   HAS(s, "\"name\": \"clean<&\\\"'>\"");
   HAS(s, "\"fingerprint\": \"0123456789abcdef\"");
-  HAS(s, "\"config\": \"" DIVERGENT_CONFIG "\"");
+  HAS(s, "\"config\": \"" RFX_DIVERGENT_CONFIG "\"");
   HAS(s, "\"verdict\": \"mismatch-candidate\"");
   HAS(s, "\"max_ulp\": 123456789012");
   HAS(s, "\"max_abs\": 0.25");
@@ -496,7 +440,7 @@ static void test_json(void **state) {
   HAS(s, "\"best_config\": \"tile=8x128 k=512 buf=2 order=01k pack=1 prec=default flags=none\"");
   HAS(s, "\"vs_reference\": null");
   HAS(s, "\"error_maps\": [{\"candidate\": 1, \"dims\": [300, 400]}]");
-  HAS(s, "\"reproduce_check\": \"tune --check datasets/thing.hlo --only '" DIVERGENT_CONFIG "'");
+  HAS(s, "\"reproduce_check\": \"tune --check datasets/thing.hlo --only '" RFX_DIVERGENT_CONFIG "'");
   assert_int_equal(count_of(s, "\"runs\": [{"), 1);
   assert_int_equal(count_of(s, "{") , count_of(s, "}"));
   assert_int_equal(python_check("import json,sys; json.load(open(sys.argv[1]))", s, "r.json"), 0);
@@ -509,7 +453,7 @@ static void test_html(void **state) {
   HAS(s, "<!DOCTYPE html>");
   HAS(s, "<svg");
   HAS(s, "<table class=\"grid verdicts\">");
-  HAS(s, DIVERGENT_CONFIG);
+  HAS(s, RFX_DIVERGENT_CONFIG);
   HAS(s, "clean&lt;&amp;&quot;&#39;&gt;");
   HAS(s, "aria-label=\"error heatmap\"");
   HAS(s, "NaN/Inf on one side (1)");                 /* the NaN cell, counted */
@@ -527,7 +471,7 @@ static void test_html(void **state) {
   assert_non_null(sect);
   const char *table = strstr(sect, "<table class=\"grid verdicts\">");
   assert_non_null(table);
-  const char *dv = strstr(table, DIVERGENT_CONFIG), *df = strstr(table, DEFAULT_CONFIG);
+  const char *dv = strstr(table, RFX_DIVERGENT_CONFIG), *df = strstr(table, RFX_DEFAULT_CONFIG);
   assert_true(dv && df && dv < df);
   free(s);
 }
@@ -544,7 +488,7 @@ static void test_html_ranks(void **state) {
   r.ncands = 4;
   r.cands = calloc(4, sizeof *r.cands);
   assert_non_null(r.cands);
-  set_cand(&r.cands[0], 0, DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
+  set_cand(&r.cands[0], 0, RFX_DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
   static const int64_t dims[3][3] = {{0}, {1000}, {4, 50, 60}};
   static const int ranks[3] = {0, 1, 3};
   r.nerror_maps = 3;
@@ -552,7 +496,7 @@ static void test_html_ranks(void **state) {
   assert_non_null(r.error_maps);
   for (int k = 0; k < 3; k++) {
     tn_cand_result *c = &r.cands[k + 1];
-    set_cand(c, k + 1, DIVERGENT_CONFIG, CHK_VERDICT_MISMATCH_BOTH, 1e-6);
+    set_cand(c, k + 1, RFX_DIVERGENT_CONFIG, CHK_VERDICT_MISMATCH_BOTH, 1e-6);
     snprintf(c->config, sizeof c->config, "tile=%d k=0 buf=1 order=0 pack=1 prec=default flags=none", 8 * (k + 1));
     assert_int_equal(dev_config_parse(c->config, &c->cfg, &(hlo_error){0}), 0);
     chk_metrics *m = &c->vs_default;

@@ -25,6 +25,7 @@
 #include <hdf5.h>
 
 #include "config.h"
+#include "result_fixture.h"
 #include "store.h"
 
 static char tmpdir[] = "/tmp/test_store.XXXXXX";
@@ -52,75 +53,30 @@ static const char *path_in(const char *name) {
 
 /* ---- a hand-made result ---------------------------------------------------- */
 
-static const char *const HLO_TEXT = "HloModule m\nENTRY e {\n  ROOT p = f32[300,400] parameter(0)\n}\n";
-
-static void set_cand(tn_cand_result *c, int id, const char *cfg, chk_verdict v) {
-  hlo_error err = {0};
-  memset(c, 0, sizeof *c);
-  c->id = id;
-  assert_int_equal(dev_config_parse(cfg, &c->cfg, &err), 0);
-  dev_config_print(&c->cfg, c->config, sizeof c->config);
-  assert_string_equal(c->config, cfg);
-  c->fingerprint = dev_config_fingerprint(&c->cfg);
-  c->verdict = v;
-  c->vs_default.peak_index = -1;
-  c->vs_default.rank = 2;
-  c->vs_default.count = 120000;
-}
-
 /* Three candidates: the default (match), a faster wrong one
  * (mismatch-candidate, also compared with the reference, with an error
  * map) and one that did not compile. */
 static void make_result(tn_fusion_result *r, uint64_t fp) {
-  memset(r, 0, sizeof *r);
-  snprintf(r->name, sizeof r->name, "fused_thing");
-  snprintf(r->source, sizeof r->source, "datasets/thing.hlo");
-  snprintf(r->hero, sizeof r->hero, "reduce");
-  r->hlo = strdup(HLO_TEXT);
-  r->fingerprint = fp;
-  r->seed = 42;
-  r->ncands = 3;
-  r->cands = calloc(3, sizeof *r->cands);
-  assert_non_null(r->cands);
+  rfx_result(r, "fused_thing", "datasets/thing.hlo", "reduce", RFX_THING_HLO, fp, 3);
 
   tn_cand_result *c = &r->cands[0];
-  set_cand(c, 0, "tile=8x256 k=512 buf=2 order=01k pack=1 prec=default flags=fuse-converts", CHK_VERDICT_MATCH);
+  rfx_cand(c, 0, RFX_DEFAULT_CONFIG, CHK_VERDICT_MATCH);
   c->sim_time = 2e-6;
   c->wall_time = 0.01;
   c->speedup = 1.0;
   c->tol = (chk_tol){1e-6, 1e-5};
 
   c = &r->cands[1];
-  set_cand(c, 1, "tile=16x128 k=256 buf=3 order=1k0 pack=2 prec=high flags=fuse-converts,split-reduction",
-           CHK_VERDICT_MISMATCH_CANDIDATE);
+  rfx_cand(c, 1, RFX_DIVERGENT_CONFIG, CHK_VERDICT_MISMATCH_CANDIDATE);
   c->sim_time = 1e-6;
   c->wall_time = 0.02;
   c->speedup = 2.0;
   c->tol = (chk_tol){1e-6, 1e-5};
   c->leaf = 0;
-  c->vs_default.mismatches = 5;
-  c->vs_default.max_abs = 0.25;
-  c->vs_default.max_rel = 0.5;
-  c->vs_default.max_ulp = 123456789012ull;
-  c->vs_default.rms = 1e-3;
-  c->vs_default.nan_mismatches = 1;
-  c->vs_default.peak_index = 401;
-  c->vs_default.peak[0] = 1;
-  c->vs_default.peak[1] = 1;
-  c->vs_default.bbox_lo[0] = 1;
-  c->vs_default.bbox_lo[1] = 0;
-  c->vs_default.bbox_hi[0] = 7;
-  c->vs_default.bbox_hi[1] = 399;
-  for (int i = 0; i < CHK_HIST_BUCKETS; i++)
-    c->vs_default.hist[i] = 100 + i;
-  c->vs_default.a = (chk_side_stats){-1.5, 2.5, 0.125, 0.75};
-  c->vs_default.b = (chk_side_stats){-1.0, 2.0, 0.25, 0.5};
-  c->has_vs_reference = true;
-  c->vs_reference = c->vs_default;
-  c->vs_reference.mismatches = 6;
+  rfx_divergent(c);
 
   c = &r->cands[2];
-  set_cand(c, 2, "tile=64x512 k=512 buf=4 order=k01 pack=4 prec=highest flags=none", CHK_VERDICT_COMPILE_ERROR);
+  rfx_cand(c, 2, RFX_UNCOMPILABLE_CONFIG, CHK_VERDICT_COMPILE_ERROR);
   c->status = DEV_COMPILE_ERROR;
   c->vs_default.count = 0;
   snprintf(c->message, sizeof c->message, "VMEM exhausted: 40 MiB needed, 16 MiB available");
@@ -136,15 +92,7 @@ static void make_result(tn_fusion_result *r, uint64_t fp) {
   r->verdict_counts[CHK_VERDICT_MISMATCH_CANDIDATE] = 1;
   r->verdict_counts[CHK_VERDICT_COMPILE_ERROR] = 1;
 
-  r->nerror_maps = 1;
-  r->error_maps = calloc(1, sizeof *r->error_maps);
-  tn_error_map *e = &r->error_maps[0];
-  e->cand_id = 1;
-  e->rank = 2;
-  e->dims[0] = 300;
-  e->dims[1] = 400;
-  e->data = malloc(300 * 400 * sizeof *e->data);
-  assert_non_null(e->data);
+  tn_error_map *e = rfx_error_map(r, 1);
   for (int i = 0; i < 300 * 400; i++)
     e->data[i] = (float)(i % 97) * 0.5f;
   r->wall_time = 0.5;
@@ -423,7 +371,7 @@ static void test_roundtrip(void **state) {
   H5Tset_cset(vs, H5T_CSET_UTF8);
   char *text = NULL;
   assert_true(H5Dread(d, vs, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0);
-  assert_string_equal(text, HLO_TEXT);
+  assert_string_equal(text, RFX_THING_HLO);
   H5free_memory(text);
   H5Tclose(vs);
   H5Dclose(d);
