@@ -19,26 +19,12 @@
 
 #include "h5values.h"
 #include "hlo_dtype.h"
-
-static char tmpdir[] = "/tmp/test_h5values.XXXXXX";
+#include "tmpdir_fixture.h"
 
 static int setup_all(void **state) {
   (void)state;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_all(void **state) {
-  (void)state;
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *tmpfile_named(const char *name) {
-  static char path[512];
-  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-  return path;
+  return tdf_make("test_h5values");
 }
 
 /* Fills v's bytes with a pattern that depends on the type and the index, so
@@ -64,7 +50,7 @@ static void make_valid(hlo_value *v) {
 }
 
 static void roundtrip_type(hlo_etype t, int rank, const int64_t *dims) {
-  const char *path = tmpfile_named("rt.h5");
+  const char *path = tdf_path("rt.h5");
   hlo_error err = {0};
   hlo_value *v = hlo_value_array(t, rank, dims);
   assert_non_null(v);
@@ -149,7 +135,7 @@ static void write_one(const char *file, hlo_value *v) {
 
 static void test_layout_as_other_tools_see_it(void **state) {
   (void)state;
-  const char *file = tmpfile_named("layout.h5");
+  const char *file = tdf_path("layout.h5");
   static const int64_t d4[] = {4};
   struct {
     hlo_etype t;
@@ -195,7 +181,7 @@ static void test_layout_as_other_tools_see_it(void **state) {
  * same numbers, which is what h5py's float16 mapping relies on. */
 static void test_f16_is_ieee_half(void **state) {
   (void)state;
-  const char *file = tmpfile_named("f16.h5");
+  const char *file = tdf_path("f16.h5");
   static const int64_t d[] = {5};
   hlo_value *v = hlo_value_array(HLO_F16, 1, d);
   const uint16_t bits[5] = {0x3C00 /* 1 */, 0xC000 /* -2 */, 0x0001 /* 2^-24 */, 0x7BFF /* 65504 */,
@@ -218,7 +204,7 @@ static void test_f16_is_ieee_half(void **state) {
 
 static void test_bf16_bits_and_pred_values(void **state) {
   (void)state;
-  const char *file = tmpfile_named("bits.h5");
+  const char *file = tdf_path("bits.h5");
   static const int64_t d[] = {4};
   hlo_value *b = hlo_value_array(HLO_BF16, 1, d);
   const uint16_t bits[4] = {0x3F80 /* 1.0 */, 0xBF80 /* -1.0 */, 0x7FC0 /* NaN */, 0x0001 /* subnormal */};
@@ -253,7 +239,7 @@ static void test_bf16_bits_and_pred_values(void **state) {
 
 static void test_c64_pairs(void **state) {
   (void)state;
-  const char *file = tmpfile_named("c64.h5");
+  const char *file = tdf_path("c64.h5");
   static const int64_t d[] = {2};
   hlo_value *v = hlo_value_array(HLO_C64, 1, d);
   const float pairs[4] = {1.5f, -2.0f, 0.25f, 3.0f};
@@ -299,7 +285,7 @@ static void fake_init(fake_comp *fc, int n, const hlo_shape *shapes) {
 
 static void test_inputs_outputs_sets(void **state) {
   (void)state;
-  const char *file = tmpfile_named("sets.h5");
+  const char *file = tdf_path("sets.h5");
   hlo_error err = {0};
   static int64_t d34[] = {4, 3}, d2[] = {2};
   hlo_value *a = hlo_value_array(HLO_F32, 2, d34), *b = hlo_value_array(HLO_BF16, 0, NULL);
@@ -357,7 +343,7 @@ static void test_inputs_outputs_sets(void **state) {
 
 static void test_tuple_parameter(void **state) {
   (void)state;
-  const char *file = tmpfile_named("tparam.h5");
+  const char *file = tdf_path("tparam.h5");
   hlo_error err = {0};
   static int64_t d3[] = {3};
   hlo_value *x = hlo_value_array(HLO_S8, 1, d3), *y = hlo_value_array(HLO_F64, 0, NULL);
@@ -407,7 +393,7 @@ static void raw_dataset(hid_t f, const char *path, hid_t type, int rank, const h
 
 static void test_foreign_files(void **state) {
   (void)state;
-  const char *file = tmpfile_named("foreign.h5");
+  const char *file = tdf_path("foreign.h5");
   hlo_error err = {0};
   hid_t f = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t d3[] = {3};
@@ -472,7 +458,7 @@ static void expect_read_error(const char *file, const hlo_shape *shapes, int n, 
 
 static void test_bad_files(void **state) {
   (void)state;
-  const char *file = tmpfile_named("bad.h5");
+  const char *file = tdf_path("bad.h5");
   hlo_error err = {0};
   hid_t f = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t d34[] = {3, 4}, d3[] = {3};
@@ -519,7 +505,7 @@ static void test_bad_files(void **state) {
   expect_read_error(file, s4b, 1, "/inputs: no such group");
 
   /* not a file / not HDF5 */
-  assert_true(tn_h5_open_read(tmpfile_named("absent.h5"), &err) < 0);
+  assert_true(tn_h5_open_read(tdf_path("absent.h5"), &err) < 0);
   assert_non_null(strstr(err.msg, "No such file or directory"));
   FILE *t = fopen(file, "w");
   fputs("not hdf5\n", t);
@@ -530,7 +516,7 @@ static void test_bad_files(void **state) {
 
 static void test_attributes(void **state) {
   (void)state;
-  const char *file = tmpfile_named("attrs.h5");
+  const char *file = tdf_path("attrs.h5");
   hlo_error err = {0};
   hid_t f = tn_h5_create(file, &err);
   assert_int_equal(tn_h5_attr_set_str(f, "tool", "tune", &err), 0);
@@ -565,5 +551,5 @@ int main(void) {
       cmocka_unit_test(test_bad_files),
       cmocka_unit_test(test_attributes),
   };
-  return cmocka_run_group_tests(tests, setup_all, teardown_all);
+  return cmocka_run_group_tests(tests, setup_all, tdf_teardown);
 }

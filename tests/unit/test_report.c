@@ -30,17 +30,9 @@
 #include "result_fixture.h"
 #include "store.h"
 #include "store_read.h"
+#include "tmpdir_fixture.h"
 
-static char tmpdir[] = "/tmp/test_report.XXXXXX";
 static char results[600];
-
-static const char *path_in(const char *name) {
-  static char path[2][600];
-  static int which;
-  which ^= 1;
-  snprintf(path[which], sizeof path[which], "%s/%s", tmpdir, name);
-  return path[which];
-}
 
 /* ---- a hand-made run ------------------------------------------------------ */
 
@@ -138,20 +130,13 @@ static void store_run(const char *path, const char *id, const char *compiler, in
 static int setup_all(void **state) {
   (void)state;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  if (!mkdtemp(tmpdir))
+  if (tdf_make("test_report") != 0)
     return -1;
-  snprintf(results, sizeof results, "%s/X.h5", tmpdir);
+  snprintf(results, sizeof results, "%s", tdf_path("X.h5"));
   /* Two runs; the second (the latest) is the one reports default to. */
   store_run(results, "20260101T000000Z-1", "stable", 1);
   store_run(results, "20260101T000001Z-2", "nightly+d", 2);
   return 0;
-}
-
-static int teardown_all(void **state) {
-  (void)state;
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
 }
 
 /* ---- reading back ------------------------------------------------------------ */
@@ -268,7 +253,7 @@ static void test_runs_and_selection(void **state) {
   assert_non_null(strstr(err.msg, "20260101T000000Z-1, 20260101T000001Z-2"));
   assert_int_equal(run.nfusions, 0);
 
-  assert_int_equal(tn_results_read_run(path_in("absent.h5"), NULL, &run, &err), -1);
+  assert_int_equal(tn_results_read_run(tdf_path("absent.h5"), NULL, &run, &err), -1);
   assert_non_null(strstr(err.msg, "absent.h5"));
 }
 
@@ -296,23 +281,23 @@ static void test_schema_refused(void **state) {
   (void)state;
   hlo_error err = {0};
   tn_stored_run run;
-  const char *p = path_in("newer.h5");
+  const char *p = tdf_path("newer.h5");
   make_foreign(p, "tune-results", TN_STORE_SCHEMA_VERSION + 1);
   assert_int_equal(tn_results_read_run(p, NULL, &run, &err), -1);
   assert_non_null(strstr(err.msg, "newer.h5: results schema version 2 was written by a newer tune"));
   assert_non_null(strstr(err.msg, "reads version 1"));
 
-  p = path_in("older.h5");
+  p = tdf_path("older.h5");
   make_foreign(p, "tune-results", 0);
   assert_int_equal(tn_results_read_run(p, NULL, &run, &err), -1);
   assert_non_null(strstr(err.msg, "an older tune"));
 
-  p = path_in("other.h5");
+  p = tdf_path("other.h5");
   make_foreign(p, NULL, 0);
   assert_int_equal(tn_results_read_run(p, NULL, &run, &err), -1);
   assert_non_null(strstr(err.msg, "not a tune results file"));
 
-  p = path_in("text.h5");
+  p = tdf_path("text.h5");
   FILE *f = fopen(p, "w");
   fputs("not hdf5\n", f);
   fclose(f);
@@ -362,7 +347,7 @@ static int python_check(const char *code, const char *text, const char *name) {
   const char *py = getenv("PYTHON3");
   if (!py || !*py || access(py, X_OK) != 0)
     return 0;
-  const char *p = path_in(name);
+  const char *p = tdf_path(name);
   FILE *f = fopen(p, "w");
   assert_non_null(f);
   fputs(text, f);
@@ -480,7 +465,7 @@ static void test_html(void **state) {
  * without reading outside the map; a run with no fusion still reports. */
 static void test_html_ranks(void **state) {
   (void)state;
-  const char *path = path_in("ranks.h5");
+  const char *path = tdf_path("ranks.h5");
   tn_fusion_result r;
   make_clean(&r);
   snprintf(r.name, sizeof r.name, "ranks");
@@ -606,5 +591,5 @@ int main(void) {
       cmocka_unit_test(test_html_ranks),
       cmocka_unit_test(test_formats_and_errors),
   };
-  return cmocka_run_group_tests(tests, setup_all, teardown_all);
+  return cmocka_run_group_tests(tests, setup_all, tdf_teardown);
 }

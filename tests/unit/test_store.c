@@ -27,28 +27,12 @@
 #include "config.h"
 #include "result_fixture.h"
 #include "store.h"
-
-static char tmpdir[] = "/tmp/test_store.XXXXXX";
+#include "tmpdir_fixture.h"
 
 static int setup_all(void **state) {
   (void)state;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_all(void **state) {
-  (void)state;
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "chmod -R u+w '%s'; rm -rf '%s'", tmpdir, tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *path_in(const char *name) {
-  static char path[2][512];
-  static int which;
-  which ^= 1;
-  snprintf(path[which], sizeof path[which], "%s/%s", tmpdir, name);
-  return path[which];
+  return tdf_make("test_store");
 }
 
 /* ---- a hand-made result ---------------------------------------------------- */
@@ -284,7 +268,7 @@ static void check_columns(hid_t dset) {
 }
 
 static int count_temps(void) {
-  DIR *d = opendir(tmpdir);
+  DIR *d = opendir(tdf_dir());
   assert_non_null(d);
   int n = 0;
   struct dirent *e;
@@ -298,7 +282,7 @@ static int count_temps(void) {
 
 static void test_roundtrip(void **state) {
   (void)state;
-  const char *path = path_in("rt.h5");
+  const char *path = tdf_path("rt.h5");
   unlink(path);
   store_one_run(path, "tune --check thing.hlo -o rt.h5", 0x0123456789abcdefull);
   assert_int_equal(count_temps(), 0);
@@ -508,7 +492,7 @@ static void test_roundtrip(void **state) {
  * gets a suffix); the first run and its fusion stay. */
 static void test_append_keeps_earlier_runs(void **state) {
   (void)state;
-  const char *path = path_in("two.h5");
+  const char *path = tdf_path("two.h5");
   unlink(path);
   store_one_run(path, "first", 0x1111);
   store_one_run(path, "second", 0x2222);
@@ -545,7 +529,7 @@ static void test_append_keeps_earlier_runs(void **state) {
 /* The same fusion twice in one run: the second group is <fp>-2. */
 static void test_same_fusion_twice(void **state) {
   (void)state;
-  const char *path = path_in("twice.h5");
+  const char *path = tdf_path("twice.h5");
   unlink(path);
   hlo_error err = {0};
   tn_fusion_result r;
@@ -569,7 +553,7 @@ static void test_same_fusion_twice(void **state) {
  * that is never ended stays "running". */
 static void test_scalar_error_map(void **state) {
   (void)state;
-  const char *path = path_in("scalar.h5");
+  const char *path = tdf_path("scalar.h5");
   unlink(path);
   hlo_error err = {0};
   tn_fusion_result r;
@@ -631,7 +615,7 @@ static void test_refuses_other_files(void **state) {
   hlo_error err = {0};
   tn_run_info run;
   /* Not HDF5 at all. */
-  const char *path = path_in("text.h5");
+  const char *path = tdf_path("text.h5");
   FILE *fp = fopen(path, "w");
   fputs("not hdf5\n", fp);
   fclose(fp);
@@ -641,7 +625,7 @@ static void test_refuses_other_files(void **state) {
   assert_non_null(strstr(err.msg, "text.h5"));
   assert_same_bytes(path, "not hdf5\n", 9);
   /* HDF5, but not ours (an --eval file, say). */
-  path = path_in("foreign.h5");
+  path = tdf_path("foreign.h5");
   hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   assert_true(f >= 0);
   H5Fclose(f);
@@ -654,7 +638,7 @@ static void test_refuses_other_files(void **state) {
   free(before);
   /* A directory on the way that is a file. */
   memset(&run, 0, sizeof run);
-  assert_null(tn_store_begin_run(path_in("text.h5/x.h5"), &run, &err));
+  assert_null(tn_store_begin_run(tdf_path("text.h5/x.h5"), &run, &err));
   assert_non_null(strstr(err.msg, "x.h5"));
   assert_int_equal(count_temps(), 0);
 }
@@ -666,7 +650,7 @@ static void test_unwritable_directory(void **state) {
   if (geteuid() == 0)
     skip();
   char dir[512];
-  snprintf(dir, sizeof dir, "%s/ro", tmpdir);
+  snprintf(dir, sizeof dir, "%s/ro", tdf_dir());
   assert_int_equal(mkdir(dir, 0755), 0);
   char path[600];
   snprintf(path, sizeof path, "%s/ro.h5", dir);
@@ -695,7 +679,7 @@ static void test_unwritable_directory(void **state) {
  * file is untouched, and once there is room the next add works. */
 static void test_full_disk(void **state) {
   (void)state;
-  const char *path = path_in("full.h5");
+  const char *path = tdf_path("full.h5");
   unlink(path);
   hlo_error err = {0};
   tn_fusion_result r;
@@ -730,7 +714,7 @@ static void test_full_disk(void **state) {
 /* The file vanishing mid-run is an error for the next add, not a crash. */
 static void test_file_removed_mid_run(void **state) {
   (void)state;
-  const char *path = path_in("gone.h5");
+  const char *path = tdf_path("gone.h5");
   unlink(path);
   hlo_error err = {0};
   tn_store *s = begin(path, "gone");
@@ -754,5 +738,5 @@ int main(void) {
       cmocka_unit_test(test_full_disk),
       cmocka_unit_test(test_file_removed_mid_run),
   };
-  return cmocka_run_group_tests(tests, setup_all, teardown_all);
+  return cmocka_run_group_tests(tests, setup_all, tdf_teardown);
 }
