@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const tn_sweep_input_profiles[] = {"naive", "constrained", NULL};
+#include "dev_cfgfile.h"
+
+const char *const tn_sweep_input_profiles[] = {"naive", "constrained", "edge", "oob-indices", NULL};
 
 static const char *const known_keys[] = {"corpus", "machines", "compiler", "inputs", "output", "budget",
                                          "time_budget", "threads", "seed", "run_id", "slowdown_threshold",
@@ -149,7 +151,7 @@ static int read_sweep(const char *file, config_setting_t *g, tn_sweep_cfg *out, 
     return -1;
   if (!in_list(tn_sweep_input_profiles, out->inputs)) {
     int line = config_setting_source_line(s);
-    return hlo_error_set(err, line, 0, "%s:%d: 'sweep.inputs' must be an input profile (naive, constrained), not '%s'",
+    return hlo_error_set(err, line, 0, "%s:%d: 'sweep.inputs' must be an input profile (naive, constrained, edge, oob-indices), not '%s'",
                          file, line, out->inputs);
   }
   if ((s = config_setting_get_member(g, "budget"))) {
@@ -191,30 +193,10 @@ int tn_sweep_cfg_load(const char *path, tn_sweep_cfg *out, hlo_error *err) {
   snprintf(out->run_id, sizeof out->run_id, "%%Y%%m%%d");
   out->slowdown_threshold = 0.10;
   config_t cfg;
-  config_init(&cfg);
-  int rc = 0;
-  if (!config_read_file(&cfg, path)) {
-    if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)
-      rc = hlo_error_set(err, 0, 0, "%s: cannot read the sweep file", path);
-    else
-      rc = hlo_error_set(err, config_error_line(&cfg), 0, "%s:%d: %s", path, config_error_line(&cfg),
-                         config_error_text(&cfg));
-    config_destroy(&cfg);
-    return rc;
-  }
-  config_setting_t *root = config_root_setting(&cfg);
-  for (int i = 0; i < config_setting_length(root) && rc == 0; i++) {
-    config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
-    if (strcmp(config_setting_name(s), "sweep") != 0) {
-      int line = config_setting_source_line(s);
-      rc = hlo_error_set(err, line, 0, "%s:%d: unknown key '%s'", path, line, config_setting_name(s));
-    }
-  }
-  config_setting_t *g = config_setting_get_member(root, "sweep");
-  if (rc == 0 && (!g || config_setting_type(g) != CONFIG_TYPE_GROUP))
-    rc = hlo_error_set(err, 1, 0, "%s:1: missing group 'sweep'", path);
-  if (rc == 0)
-    rc = read_sweep(path, g, out, err);
+  /* The shared opener refuses unreadable files, parse errors and stray
+   * top-level keys the way the machine and compiler readers do. */
+  config_setting_t *g = dev_cfgfile_open(&cfg, path, "the sweep file", "sweep", err);
+  int rc = g ? read_sweep(path, g, out, err) : -1;
   config_destroy(&cfg);
   return rc;
 }

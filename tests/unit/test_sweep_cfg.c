@@ -151,6 +151,12 @@ static void mistakes_name_file_line_and_key(void **state) {
           ":5: 'sweep.inputs' must be an input profile");
   refused("sweep: {\n corpus = ;\n};\n", ":2: syntax error");
   refused("other = 1;\nsweep: {};\n", ":1: unknown key 'other'");
+  refused("sweep = 1;\n", ":1: missing group 'sweep'");
+  /* A file that cannot be read is named as the sweep file. */
+  tn_sweep_cfg c;
+  hlo_error err = {0};
+  assert_int_equal(tn_sweep_cfg_load("/nonexistent/daily.cfg", &c, &err), -1);
+  assert_string_equal(err.msg, "/nonexistent/daily.cfg: cannot read the sweep file");
 }
 
 static void dates_expand_in_utc(void **state) {
