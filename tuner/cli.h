@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "hlo.h"
 
@@ -73,6 +74,7 @@ typedef struct tn_opts {
   int minimize;           /* --minimize */
   /* --sweep */
   int shard_k, shard_n;   /* --shard K/N; shard_n 0: the whole corpus */
+  const char *sweep_run_id; /* --run-id ID; NULL: expand the sweep file's run_id */
 } tn_opts;
 
 /* Reads a whole file ("-" for stdin) into a malloc'd buffer the caller
@@ -96,6 +98,11 @@ int tn_cmd_report(const tn_opts *o);
 int tn_cmd_reproduce(const tn_opts *o);
 /* Runs the sweep described by the config file o->file. */
 int tn_cmd_sweep(const tn_opts *o);
+/* Prints what changed in run since the previous run (sweep_state.h), the
+ * way --sweep and --merge report it on stdout. */
+struct tn_run_info;
+struct tn_changes;
+void tn_changes_print(FILE *f, const struct tn_run_info *run, const struct tn_changes *ch, double threshold);
 /* Merges the runs of files[0..nfiles) into o->file. */
 int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files);
 

@@ -8,6 +8,15 @@
  * also makes merging the same file again harmless.  The merged run keeps
  * the earliest start, the latest finish, and "complete" only when every
  * part is complete.  OUT is locked like a sweep's output while merging.
+ *
+ * Then, like a sweep, every run the merge touched gets "what changed since
+ * the previous run" of OUT (sweep_state.h) computed, printed and stored in
+ * its changes group, with the slowdown threshold its sweep recorded
+ * (0.10 when the parts do not say), so a sharded daily sweep merged into
+ * the month's file reports exactly what an unsharded one would.  Merging
+ * shard after shard recomputes the changes each time; the last merge
+ * leaves those of the whole run.  Exit status as for --sweep: 2 on error,
+ * else 1 when a merged run has new divergences, else 0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +53,20 @@ static int read_existing(const char *out, const char *id, tn_stored_run *existin
   return tn_results_read_run(out, id, existing, err) == 0 ? 1 : -1;
 }
 
-static int merge_run(const char *out, const char *in, const tn_stored_run *src) {
+/* The slowdown threshold a run's sweep recorded, or the sweep default. */
+static double run_threshold(const char *path, const char *run_id) {
+  char buf[64];
+  hlo_error ignored = {0};
+  if (tn_sweep_run_attr(path, run_id, "slowdown_threshold", buf, sizeof buf, &ignored) == 1) {
+    char *end = NULL;
+    double v = strtod(buf, &end);
+    if (end && end != buf && *end == '\0' && v >= 0)
+      return v;
+  }
+  return 0.10;
+}
+
+static int merge_run(const char *out, const char *in, const tn_stored_run *src, double threshold) {
   hlo_error err = {0};
   tn_stored_run existing;
   memset(&existing, 0, sizeof existing);
@@ -67,9 +89,11 @@ static int merge_run(const char *out, const char *in, const tn_stored_run *src) 
     const char *started = strcmp(a->started, b->started) <= 0 ? a->started : b->started;
     const char *finished = strcmp(a->finished, b->finished) >= 0 ? a->finished : b->finished;
     const char *status = strcmp(a->status, "complete") != 0 ? a->status : b->status;
-    const char *keys[] = {"started", "finished", "status", "host"};
-    const char *vals[] = {started, finished, status, b->host};
-    rc = tn_store_set_run_attrs(s, NULL, 4, keys, vals, &err);
+    char thr[32];
+    snprintf(thr, sizeof thr, "%.17g", threshold);
+    const char *keys[] = {"started", "finished", "status", "host", "slowdown_threshold"};
+    const char *vals[] = {started, finished, status, b->host, thr};
+    rc = tn_store_set_run_attrs(s, NULL, 5, keys, vals, &err);
   }
   if (rc != 0)
     fprintf(stderr, "tune: %s\n", err.msg);
@@ -78,6 +102,28 @@ static int merge_run(const char *out, const char *in, const tn_stored_run *src) 
   tn_store_close(s);
   if (have)
     tn_stored_run_free(&existing);
+  return rc;
+}
+
+/* Computes, prints and stores what changed in run_id of out. *nnew
+ * receives its new divergences; 0, or -1 after printing the error. */
+static int merged_changes(const char *out, const char *run_id, double threshold, int *nnew) {
+  hlo_error err = {0};
+  tn_changes ch;
+  if (tn_sweep_changes(out, run_id, threshold, &ch, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    return -1;
+  }
+  tn_run_info run;
+  tn_store *s = tn_store_reopen_run(out, run_id, &run, &err);
+  int rc = s ? tn_changes_store(s, &ch, threshold, &err) : -1;
+  if (rc != 0)
+    fprintf(stderr, "tune: %s\n", err.msg);
+  else
+    tn_changes_print(stdout, &run, &ch, threshold);
+  tn_store_close(s);
+  *nnew += ch.nnew;
+  tn_changes_free(&ch);
   return rc;
 }
 
@@ -97,28 +143,62 @@ int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
       fprintf(stderr, "tune: %s\n", err.msg);
     return TN_EXIT_USAGE;
   }
-  int rc = TN_EXIT_OK;
+  int failed = 0;
+  /* The runs of OUT this merge touched, in order, each once, with the
+   * threshold of the first part that brought it. */
+  char (*touched)[64] = NULL;
+  double *thresholds = NULL;
+  int ntouched = 0;
   for (int f = 0; f < nfiles; f++) {
     tn_run_info *runs = NULL;
     int nruns = 0;
     if (tn_results_list_runs(files[f], &runs, &nruns, NULL, 0, &err) != 0) {
       fprintf(stderr, "tune: %s\n", err.msg);
-      rc = TN_EXIT_USAGE;
+      failed = 1;
       continue;
     }
     for (int i = 0; i < nruns; i++) {
       tn_stored_run src;
       if (tn_results_read_run(files[f], runs[i].id, &src, &err) != 0) {
         fprintf(stderr, "tune: %s\n", err.msg);
-        rc = TN_EXIT_USAGE;
+        failed = 1;
         continue;
       }
-      if (merge_run(o->file, files[f], &src) != 0)
-        rc = TN_EXIT_USAGE;
+      int idx = -1;
+      for (int t = 0; t < ntouched && idx < 0; t++)
+        if (strcmp(touched[t], src.info.id) == 0)
+          idx = t;
+      if (idx < 0) {
+        char (*grown)[64] = realloc(touched, sizeof *touched * (size_t)(ntouched + 1));
+        double *gt = grown ? realloc(thresholds, sizeof *thresholds * (size_t)(ntouched + 1)) : NULL;
+        if (grown)
+          touched = grown;
+        if (gt)
+          thresholds = gt;
+        if (!grown || !gt) {
+          fputs("tune: out of memory\n", stderr);
+          failed = 1;
+          tn_stored_run_free(&src);
+          continue;
+        }
+        snprintf(touched[ntouched], sizeof touched[ntouched], "%s", src.info.id);
+        thresholds[ntouched] = run_threshold(files[f], src.info.id);
+        idx = ntouched++;
+      }
+      if (merge_run(o->file, files[f], &src, thresholds[idx]) != 0)
+        failed = 1;
       tn_stored_run_free(&src);
     }
     free(runs);
   }
+  int nnew = 0;
+  for (int t = 0; t < ntouched; t++)
+    if (merged_changes(o->file, touched[t], thresholds[t], &nnew) != 0)
+      failed = 1;
+  free(touched);
+  free(thresholds);
   tn_lock_release(lock);
-  return rc;
+  if (failed)
+    return TN_EXIT_USAGE;
+  return nnew ? TN_EXIT_DIVERGED : TN_EXIT_OK;
 }

@@ -68,66 +68,35 @@ static int has_source(char *const *done, int ndone, const char *file) {
   return 0;
 }
 
-/* Stores the changes in runs/<id>/changes (one line per change,
- * tab-separated) and prints them. */
-static int report_changes(tn_store *s, const tn_changes *ch, double threshold) {
-  const tn_run_info *run = tn_store_run(s);
-  printf("run %s (%s, %s): ", run->id, run->machine, run->compiler);
+void tn_changes_print(FILE *f, const tn_run_info *run, const tn_changes *ch, double threshold) {
+  fprintf(f, "run %s (%s, %s): ", run->id, run->machine, run->compiler);
   if (ch->previous[0])
-    printf("since run %s: %d new divergences, %d fixed, %d default-config slowdowns over %.0f%%\n", ch->previous,
-           ch->nnew, ch->nfixed, ch->nslow, threshold * 100);
+    fprintf(f, "since run %s: %d new divergences, %d fixed, %d default-config slowdowns over %.0f%%\n",
+            ch->previous, ch->nnew, ch->nfixed, ch->nslow, threshold * 100);
   else
-    printf("no previous run: %d divergences\n", ch->nnew);
+    fprintf(f, "no previous run: %d divergences\n", ch->nnew);
   if (ch->nnew == 0 && ch->nfixed == 0 && ch->nslow == 0)
-    printf("  nothing new\n");
-  char *lists[3] = {NULL, NULL, NULL};
-  size_t lens[3] = {0, 0, 0};
-  FILE *f[3];
-  for (int k = 0; k < 3; k++)
-    f[k] = open_memstream(&lists[k], &lens[k]);
-  if (!f[0] || !f[1] || !f[2]) {
-    for (int k = 0; k < 3; k++)
-      if (f[k])
-        fclose(f[k]);
-    for (int k = 0; k < 3; k++)
-      free(lists[k]);
-    logf_("out of memory");
-    return -1;
-  }
-  for (int i = 0; i < ch->nnew; i++) {
-    printf("  new    %-18s %s  %s\n", ch->news[i].verdict, ch->news[i].fusion, ch->news[i].config);
-    fprintf(f[0], "%016llx\t%s\t%s\t%s\n", (unsigned long long)ch->news[i].fingerprint, ch->news[i].fusion,
-            ch->news[i].config, ch->news[i].verdict);
-  }
-  for (int i = 0; i < ch->nfixed; i++) {
-    printf("  fixed  %-18s %s  %s\n", ch->fixed[i].verdict, ch->fixed[i].fusion, ch->fixed[i].config);
-    fprintf(f[1], "%016llx\t%s\t%s\t%s\n", (unsigned long long)ch->fixed[i].fingerprint, ch->fixed[i].fusion,
-            ch->fixed[i].config, ch->fixed[i].verdict);
-  }
+    fprintf(f, "  nothing new\n");
+  for (int i = 0; i < ch->nnew; i++)
+    fprintf(f, "  new    %-18s %s  %s\n", ch->news[i].verdict, ch->news[i].fusion, ch->news[i].config);
+  for (int i = 0; i < ch->nfixed; i++)
+    fprintf(f, "  fixed  %-18s %s  %s\n", ch->fixed[i].verdict, ch->fixed[i].fusion, ch->fixed[i].config);
   for (int i = 0; i < ch->nslow; i++) {
     const tn_change *c = &ch->slow[i];
-    printf("  slower %s: default %.3f us -> %.3f us (%+.1f%%)\n", c->fusion, c->before * 1e6, c->after * 1e6,
-           (c->after / c->before - 1) * 100);
-    fprintf(f[2], "%016llx\t%s\t%s\t%.17g\t%.17g\n", (unsigned long long)c->fingerprint, c->fusion, c->config,
-            c->before, c->after);
+    fprintf(f, "  slower %s: default %.3f us -> %.3f us (%+.1f%%)\n", c->fusion, c->before * 1e6, c->after * 1e6,
+            (c->after / c->before - 1) * 100);
   }
-  for (int k = 0; k < 3; k++)
-    fclose(f[k]);
-  char counts[3][24], thr[32];
-  snprintf(counts[0], sizeof counts[0], "%d", ch->nnew);
-  snprintf(counts[1], sizeof counts[1], "%d", ch->nfixed);
-  snprintf(counts[2], sizeof counts[2], "%d", ch->nslow);
-  snprintf(thr, sizeof thr, "%.17g", threshold);
-  const char *keys[] = {"previous_run", "slowdown_threshold", "count_new", "count_fixed", "count_slowdowns",
-                        "new", "fixed", "slowdowns"};
-  const char *vals[] = {ch->previous, thr, counts[0], counts[1], counts[2], lists[0], lists[1], lists[2]};
+}
+
+/* Prints and stores the changes of the open run s. */
+static int report_changes(tn_store *s, const tn_changes *ch, double threshold) {
+  tn_changes_print(stdout, tn_store_run(s), ch, threshold);
   hlo_error err = {0};
-  int rc = tn_store_set_run_attrs(s, "changes", 8, keys, vals, &err);
-  if (rc != 0)
+  if (tn_changes_store(s, ch, threshold, &err) != 0) {
     logf_("%s", err.msg);
-  for (int k = 0; k < 3; k++)
-    free(lists[k]);
-  return rc;
+    return -1;
+  }
+  return 0;
 }
 
 static int write_reports(const tn_sweep_cfg *cfg, const char *out, const char *run_id, time_t now) {
@@ -178,7 +147,23 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
   tn_store *s = NULL;
   tn_run_info run;
   memset(&run, 0, sizeof run);
-  int found = tn_sweep_find_resumable(out, identity, run_id, sizeof run_id, &err);
+  /* The run's id: --run-id when given (every shard of a batch job gets the
+   * same one whatever the time each starts), else the sweep file's pattern
+   * expanded now; "-MACHINE" tells the machines of one sweep apart. */
+  char stamp[48];
+  if (o->sweep_run_id)
+    snprintf(stamp, sizeof stamp, "%s", o->sweep_run_id);
+  else if (tn_sweep_expand(cfg->run_id, now, stamp, sizeof stamp, &err) != 0) {
+    logf_("%s: 'sweep.run_id': %s", o->file, err.msg);
+    return -1;
+  }
+  char want[sizeof run.id];
+  int w = snprintf(want, sizeof want, "%s-%.*s", stamp, (int)sizeof want, env.machine.name);
+  if (w < 0 || (size_t)w >= sizeof want) {
+    logf_("%s: the run id %s-%s is too long", o->file, stamp, env.machine.name);
+    return -1;
+  }
+  int found = tn_sweep_find_resumable(out, identity, o->sweep_run_id ? want : NULL, run_id, sizeof run_id, &err);
   if (found < 0) {
     logf_("%s", err.msg);
     return -1;
@@ -194,26 +179,20 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     if (s)
       logf_("resuming run %s of %s: %d fusions already checked", run_id, out, ndone);
   } else {
-    char stamp[48];
-    int w = -1;
-    if (tn_sweep_expand(cfg->run_id, now, stamp, sizeof stamp, &err) == 0) {
-      w = snprintf(run.id, sizeof run.id, "%s-%s", stamp, env.machine.name);
-      if (w < 0 || (size_t)w >= sizeof run.id)
-        hlo_error_set(&err, 0, 0, "%s: 'sweep.run_id' expands to a run id that is too long", o->file);
-    }
-    if (w >= 0 && (size_t)w < sizeof run.id) {
-      snprintf(run.command, sizeof run.command, "%s", o->command_line ? o->command_line : "tune --sweep");
-      snprintf(run.machine, sizeof run.machine, "%s", env.machine.name);
-      snprintf(run.compiler, sizeof run.compiler, "%s", env.compiler.name);
-      run.seed = cfg->seed;
-      s = tn_store_begin_run(out, &run, &err);
-    }
+    snprintf(run.id, sizeof run.id, "%s", want);
+    snprintf(run.command, sizeof run.command, "%s", o->command_line ? o->command_line : "tune --sweep");
+    snprintf(run.machine, sizeof run.machine, "%s", env.machine.name);
+    snprintf(run.compiler, sizeof run.compiler, "%s", env.compiler.name);
+    run.seed = cfg->seed;
+    s = tn_store_begin_run(out, &run, &err);
     char shard[32] = "";
     if (o->shard_n)
       snprintf(shard, sizeof shard, "%d/%d", o->shard_k, o->shard_n);
-    const char *keys[] = {"sweep_identity", "sweep_config", "inputs", "shard"};
-    const char *vals[] = {identity, o->file, cfg->inputs, shard};
-    if (s && tn_store_set_run_attrs(s, NULL, 4, keys, vals, &err) != 0) {
+    char thr[32];
+    snprintf(thr, sizeof thr, "%.17g", cfg->slowdown_threshold);
+    const char *keys[] = {"sweep_identity", "sweep_config", "inputs", "shard", "slowdown_threshold"};
+    const char *vals[] = {identity, o->file, cfg->inputs, shard, thr};
+    if (s && tn_store_set_run_attrs(s, NULL, 5, keys, vals, &err) != 0) {
       tn_store_close(s);
       s = NULL;
     }

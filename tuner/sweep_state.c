@@ -31,7 +31,8 @@ static void run_attr(hid_t file, const char *run_id, const char *key, char *buf,
   H5E_END_TRY;
 }
 
-int tn_sweep_find_resumable(const char *path, const char *identity, char *run_id, size_t n, hlo_error *err) {
+int tn_sweep_find_resumable(const char *path, const char *identity, const char *want_id, char *run_id, size_t n,
+                            hlo_error *err) {
   if (access(path, F_OK) != 0)
     return 0;
   tn_run_info *runs = NULL;
@@ -45,7 +46,7 @@ int tn_sweep_find_resumable(const char *path, const char *identity, char *run_id
   }
   int found = 0;
   for (int i = nruns - 1; i >= 0 && !found; i--) {
-    if (strcmp(runs[i].status, "running") != 0)
+    if (strcmp(runs[i].status, "running") != 0 || (want_id && strcmp(runs[i].id, want_id) != 0))
       continue;
     char id[64];
     run_attr(f, runs[i].id, "sweep_identity", id, sizeof id);
@@ -58,6 +59,17 @@ int tn_sweep_find_resumable(const char *path, const char *identity, char *run_id
   tn_h5_close(f, &cerr);
   free(runs);
   return found;
+}
+
+int tn_sweep_run_attr(const char *path, const char *run_id, const char *key, char *buf, size_t n, hlo_error *err) {
+  buf[0] = '\0';
+  hid_t f = tn_h5_open_read(path, err);
+  if (f < 0)
+    return -1;
+  run_attr(f, run_id, key, buf, n);
+  hlo_error cerr = {0};
+  tn_h5_close(f, &cerr);
+  return buf[0] != '\0';
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -185,6 +197,49 @@ int tn_sweep_changes(const char *path, const char *run_id, double threshold, tn_
     tn_stored_run_free(&prev);
   if (rc != 0)
     tn_changes_free(out);
+  return rc;
+}
+
+/* One line per change into a memory stream (see the header). */
+static void write_lines(FILE *f, const tn_change *list, int n, int slow) {
+  for (int i = 0; i < n; i++) {
+    const tn_change *c = &list[i];
+    if (slow)
+      fprintf(f, "%016llx\t%s\t%s\t%.17g\t%.17g\n", (unsigned long long)c->fingerprint, c->fusion, c->config,
+              c->before, c->after);
+    else
+      fprintf(f, "%016llx\t%s\t%s\t%s\n", (unsigned long long)c->fingerprint, c->fusion, c->config, c->verdict);
+  }
+}
+
+int tn_changes_store(tn_store *s, const tn_changes *ch, double threshold, hlo_error *err) {
+  char *lists[3] = {NULL, NULL, NULL};
+  size_t lens[3] = {0, 0, 0};
+  const tn_change *src[3] = {ch->news, ch->fixed, ch->slow};
+  const int counts[3] = {ch->nnew, ch->nfixed, ch->nslow};
+  int rc = 0;
+  for (int k = 0; k < 3 && rc == 0; k++) {
+    FILE *f = open_memstream(&lists[k], &lens[k]);
+    if (!f) {
+      rc = hlo_error_set(err, 0, 0, "out of memory");
+      break;
+    }
+    write_lines(f, src[k], counts[k], k == 2);
+    if (fclose(f) != 0)
+      rc = hlo_error_set(err, 0, 0, "out of memory");
+  }
+  if (rc == 0) {
+    char num[3][24], thr[32];
+    for (int k = 0; k < 3; k++)
+      snprintf(num[k], sizeof num[k], "%d", counts[k]);
+    snprintf(thr, sizeof thr, "%.17g", threshold);
+    const char *keys[] = {"previous_run", "slowdown_threshold", "count_new", "count_fixed", "count_slowdowns",
+                          "new", "fixed", "slowdowns"};
+    const char *vals[] = {ch->previous, thr, num[0], num[1], num[2], lists[0], lists[1], lists[2]};
+    rc = tn_store_set_run_attrs(s, "changes", 8, keys, vals, err);
+  }
+  for (int k = 0; k < 3; k++)
+    free(lists[k]);
   return rc;
 }
 

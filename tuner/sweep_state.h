@@ -14,6 +14,9 @@
  * corpus file the run already has a fusion group for.  Fusion groups are
  * written atomically (store.h), so a group that exists is complete.
  *
+ * The sweep also records slowdown_threshold (the sweep file's value, "%.17g")
+ * so that `tune --merge` computes the merged run's changes with it.
+ *
  * What changed.  The previous run is the latest other run of the file with
  * the same machine and compiler that started before this one.  A finding
  * is a (fusion fingerprint, candidate config) pair with a divergent
@@ -30,10 +33,19 @@
 
 #include "dev_config.h"
 #include "hlo_error.h"
+#include "store/store.h"
 
-/* The latest run of path with status "running" and this identity: 1 with
- * run_id filled, 0 when none (or no file), -1 with err. */
-int tn_sweep_find_resumable(const char *path, const char *identity, char *run_id, size_t n, hlo_error *err);
+/* The latest run of path with status "running" and this identity (and,
+ * when want_id is not NULL, the id want_id: a sweep given --run-id resumes
+ * only its own run, never a killed run of another day): 1 with run_id
+ * filled, 0 when none (or no file), -1 with err. */
+int tn_sweep_find_resumable(const char *path, const char *identity, const char *want_id, char *run_id, size_t n,
+                            hlo_error *err);
+
+/* The string attribute `key` of runs/<run_id>: 1 with buf filled, 0 when
+ * the run or the attribute is absent, -1 with err when the file cannot be
+ * read. */
+int tn_sweep_run_attr(const char *path, const char *run_id, const char *key, char *buf, size_t n, hlo_error *err);
 
 /* The source paths of the fusions run_id already holds (malloc'd array of
  * malloc'd strings, sorted; free with tn_sweep_files_free). */
@@ -56,5 +68,14 @@ typedef struct tn_changes {
 int tn_sweep_changes(const char *path, const char *run_id, double slowdown_threshold, tn_changes *out,
                      hlo_error *err);
 void tn_changes_free(tn_changes *c);
+
+/* Stores the changes in the open run's subgroup "changes" (README, "What
+ * changed"): string attributes previous_run, slowdown_threshold,
+ * count_new, count_fixed, count_slowdowns, and new, fixed, slowdowns with
+ * one tab-separated line per change (fingerprint, fusion, config, then the
+ * verdict, or for slowdowns the default's sim_time before and after).
+ * Replaces what an earlier call stored, so a run merged shard by shard
+ * ends with the changes of all its parts. */
+int tn_changes_store(tn_store *s, const tn_changes *ch, double slowdown_threshold, hlo_error *err);
 
 #endif

@@ -58,6 +58,9 @@ static void usage(FILE *f) {
         "\n"
         "Options of --sweep:\n"
         "      --shard K/N         check only shard K of N of the corpus (1 <= K <= N)\n"
+        "      --run-id ID         name the run ID-MACHINE instead of expanding the sweep\n"
+        "                          file's run_id pattern at start: give every shard of one\n"
+        "                          job the same ID so that they merge into one run\n"
         "\n"
         "Options of --check:\n"
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
@@ -119,13 +122,29 @@ enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES, OPT_EVAL, OPT_SEED, OPT_INPUTS, O
 enum { OPT_REPORT = 512, OPT_FORMAT, OPT_RUN /* --report */ };
 
 enum { OPT_REPRODUCE = 768, OPT_FUSION, OPT_CANDIDATE, OPT_MINIMIZE, OPT_SWEEP, OPT_SHARD,
-       OPT_MERGE /* issue 7 */ };
+       OPT_MERGE, OPT_RUN_ID /* issue 7 */ };
 
 /* --shard K/N with 1 <= K <= N <= 100000. */
 static int parse_shard(const char *s, int *k, int *n) {
   char extra;
   if (sscanf(s, "%d/%d%c", k, n, &extra) != 2 || *n < 1 || *n > 100000 || *k < 1 || *k > *n) {
     fprintf(stderr, "tune: --shard: '%s' is not K/N with 1 <= K <= N\n", s);
+    return -1;
+  }
+  return 0;
+}
+
+/* A run id for --run-id: it becomes an HDF5 group name under /runs and a
+ * file name suffix of reports, so no '/', no leading '.', printable ASCII,
+ * and short enough to leave room for "-MACHINE" and a "-N" suffix. */
+static int parse_run_id(const char *s) {
+  size_t n = strlen(s);
+  int ok = n > 0 && n <= 40 && s[0] != '.';
+  for (size_t i = 0; ok && i < n; i++)
+    ok = s[i] > ' ' && s[i] < 127 && s[i] != '/';
+  if (!ok) {
+    fprintf(stderr, "tune: --run-id: '%s' must be 1 to 40 printable characters without '/' or spaces, "
+                    "not starting with '.'\n", s);
     return -1;
   }
   return 0;
@@ -199,6 +218,7 @@ int main(int argc, char **argv) {
       {"sweep", required_argument, NULL, OPT_SWEEP},
       {"shard", required_argument, NULL, OPT_SHARD},
       {"merge", required_argument, NULL, OPT_MERGE},
+      {"run-id", required_argument, NULL, OPT_RUN_ID},
       {"profile", required_argument, NULL, OPT_PROFILE},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
@@ -301,6 +321,11 @@ int main(int argc, char **argv) {
     case OPT_MERGE:
       if (set_mode(&o, TN_MODE_MERGE, optarg) != 0)
         return TN_EXIT_USAGE;
+      break;
+    case OPT_RUN_ID:
+      if (parse_run_id(optarg) != 0)
+        return TN_EXIT_USAGE;
+      o.sweep_run_id = optarg;
       break;
     case OPT_PROFILE: {
       chk_inputs_profile p;

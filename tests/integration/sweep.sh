@@ -66,14 +66,15 @@ write_cfg u.cfg 8 "unsharded.h5"
 "$TUNE" --sweep u.cfg >/dev/null 2>&1
 "$TUNE" --sweep u.cfg --shard 1/2 -o s1.h5 >/dev/null 2>s1.err
 "$TUNE" --sweep u.cfg --shard 2/2 -o s2.h5 >/dev/null 2>s2.err
-expect_status 0 "--merge combines the shards" "$TUNE" --merge merged.h5 s1.h5 s2.h5
+# Exit 1: the merged run has divergences, all new (no previous run).
+expect_status 1 "--merge combines the shards" "$TUNE" --merge merged.h5 s1.h5 s2.h5
 findings unsharded.h5 >f.unsharded
 findings merged.h5 >f.merged
 if [ -s f.unsharded ] && cmp -s f.unsharded f.merged; then ok "shards merged equal the unsharded findings ($(wc -l <f.merged) candidates)"
 else not_ok "merged findings differ"; diff f.unsharded f.merged | head -n 5 | sed 's/^/  # /'; fi
 nruns=$("$TUNE" --report merged.h5 --format json | grep -o '"id": "[^"]*", "started"' | wc -l)
 if [ "$nruns" -eq 1 ]; then ok "the shards merged into one run"; else not_ok "merged.h5 has $nruns runs"; fi
-expect_status 0 "merging a shard again is harmless" "$TUNE" --merge merged.h5 s1.h5
+expect_status 1 "merging a shard again is harmless" "$TUNE" --merge merged.h5 s1.h5
 findings merged.h5 >f.again
 if cmp -s f.unsharded f.again; then ok "and adds nothing"; else not_ok "a second merge changed the findings"; fi
 
