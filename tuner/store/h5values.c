@@ -20,44 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h5util.h"
 #include "hlo_dtype.h"
 
 #define PATH_MAX_LEN 512
-
-/* Errors from the store have no position in an HLO file. */
-static int fail(hlo_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(hlo_error *err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  hlo_error_vset(err, 0, 0, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-static void close_type(hid_t t) {
-  if (t >= 0)
-    H5Tclose(t);
-}
-static void close_space(hid_t s) {
-  if (s >= 0)
-    H5Sclose(s);
-}
-static void close_dset(hid_t d) {
-  if (d >= 0)
-    H5Dclose(d);
-}
-static void close_group(hid_t g) {
-  if (g >= 0)
-    H5Gclose(g);
-}
-static void close_attr(hid_t a) {
-  if (a >= 0)
-    H5Aclose(a);
-}
-static void close_plist(hid_t p) {
-  if (p >= 0)
-    H5Pclose(p);
-}
 
 /* "/inputs/1" for messages, whatever loc the caller passed. */
 static const char *slash(const char *path) { return path[0] == '/' ? "" : "/"; }
@@ -174,7 +140,7 @@ static bool is_complex_of(hid_t t, size_t part_size) {
   for (unsigned i = 0; i < 2 && ok; i++) {
     hid_t m = H5Tget_member_type(t, i);
     ok = m >= 0 && H5Tget_class(m) == H5T_FLOAT && H5Tget_size(m) == part_size;
-    close_type(m);
+    tn_h5_close_type(m);
   }
   return ok;
 }
@@ -270,7 +236,7 @@ hid_t tn_h5_create(const char *path, hlo_error *err) {
   H5E_BEGIN_TRY { f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); }
   H5E_END_TRY;
   if (f < 0)
-    fail(err, "%s: cannot create HDF5 file", path);
+    tn_h5_fail(err, "%s: cannot create HDF5 file", path);
   return f;
 }
 
@@ -278,7 +244,7 @@ hid_t tn_h5_open_read(const char *path, hlo_error *err) {
   /* Ask the OS first: "No such file or directory" beats HDF5's wording. */
   FILE *probe = fopen(path, "rb");
   if (!probe) {
-    fail(err, "%s: %s", path, strerror(errno));
+    tn_h5_fail(err, "%s: %s", path, strerror(errno));
     return -1;
   }
   fclose(probe);
@@ -286,7 +252,7 @@ hid_t tn_h5_open_read(const char *path, hlo_error *err) {
   H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); }
   H5E_END_TRY;
   if (f < 0)
-    fail(err, "%s: not an HDF5 file (or a damaged one)", path);
+    tn_h5_fail(err, "%s: not an HDF5 file (or a damaged one)", path);
   return f;
 }
 
@@ -298,7 +264,7 @@ int tn_h5_close(hid_t file, hlo_error *err) {
   }
   H5E_END_TRY;
   if (a < 0 || b < 0)
-    return fail(err, "cannot flush and close the HDF5 file");
+    return tn_h5_fail(err, "cannot flush and close the HDF5 file");
   return 0;
 }
 
@@ -311,13 +277,13 @@ static int attr_write(hid_t obj, const char *name, hid_t ftype, hid_t mtype, con
   if (space >= 0)
     attr = H5Acreate2(obj, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
   if (attr < 0)
-    fail(err, "cannot create attribute '%s'", name);
+    tn_h5_fail(err, "cannot create attribute '%s'", name);
   else if (H5Awrite(attr, mtype, buf) < 0)
-    fail(err, "cannot write attribute '%s'", name);
+    tn_h5_fail(err, "cannot write attribute '%s'", name);
   else
     rc = 0;
-  close_attr(attr);
-  close_space(space);
+  tn_h5_close_attr(attr);
+  tn_h5_close_space(space);
   return rc;
 }
 
@@ -334,7 +300,7 @@ static hid_t make_vlen_str(void) {
 static int attr_set_str(hid_t obj, const char *name, const char *value, hlo_error *err) {
   hid_t t = make_vlen_str();
   if (t < 0)
-    return fail(err, "cannot make a string type");
+    return tn_h5_fail(err, "cannot make a string type");
   const char *p = value;
   int rc = attr_write(obj, name, t, t, &p, err);
   H5Tclose(t);
@@ -374,25 +340,25 @@ static int attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, h
   hid_t attr = -1, ftype = -1, mtype = -1, space = -1;
   char *tmp = NULL;
   if (H5Aexists(obj, name) <= 0) {
-    fail(err, "no attribute '%s'", name);
+    tn_h5_fail(err, "no attribute '%s'", name);
     goto done;
   }
   attr = H5Aopen(obj, name, H5P_DEFAULT);
   ftype = attr >= 0 ? H5Aget_type(attr) : -1;
   space = attr >= 0 ? H5Aget_space(attr) : -1;
   if (ftype < 0 || space < 0) {
-    fail(err, "cannot open attribute '%s'", name);
+    tn_h5_fail(err, "cannot open attribute '%s'", name);
     goto done;
   }
   if (H5Tget_class(ftype) != H5T_STRING || H5Sget_simple_extent_npoints(space) != 1) {
-    fail(err, "attribute '%s' is not a single string", name);
+    tn_h5_fail(err, "attribute '%s' is not a single string", name);
     goto done;
   }
   if (H5Tis_variable_str(ftype) > 0) {
     mtype = make_vlen_str();
     char *p = NULL;
     if (mtype < 0 || H5Aread(attr, mtype, &p) < 0 || !p) {
-      fail(err, "cannot read attribute '%s'", name);
+      tn_h5_fail(err, "cannot read attribute '%s'", name);
       goto done;
     }
     size_t n = strlen(p);
@@ -400,7 +366,7 @@ static int attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, h
       memcpy(buf, p, n + 1);
     H5free_memory(p);
     if (n >= buflen) {
-      fail(err, "attribute '%s' is too long", name);
+      tn_h5_fail(err, "attribute '%s' is too long", name);
       goto done;
     }
   } else {
@@ -411,12 +377,12 @@ static int attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, h
     tmp = calloc(1, size + 1);
     if (mtype < 0 || !tmp || H5Tset_size(mtype, size + 1) < 0 || H5Tset_strpad(mtype, H5T_STR_NULLTERM) < 0 ||
         H5Aread(attr, mtype, tmp) < 0) {
-      fail(err, "cannot read attribute '%s'", name);
+      tn_h5_fail(err, "cannot read attribute '%s'", name);
       goto done;
     }
     size_t n = strlen(tmp);
     if (n >= buflen) {
-      fail(err, "attribute '%s' is too long", name);
+      tn_h5_fail(err, "attribute '%s' is too long", name);
       goto done;
     }
     memcpy(buf, tmp, n + 1);
@@ -424,10 +390,10 @@ static int attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, h
   rc = 0;
 done:
   free(tmp);
-  close_type(mtype);
-  close_type(ftype);
-  close_space(space);
-  close_attr(attr);
+  tn_h5_close_type(mtype);
+  tn_h5_close_type(ftype);
+  tn_h5_close_space(space);
+  tn_h5_close_attr(attr);
   return rc;
 }
 
@@ -442,14 +408,14 @@ int tn_h5_attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, hl
 
 static int write_array(hid_t loc, const char *path, const hlo_value *v, hlo_error *err) {
   if (v->type == HLO_TUPLE)
-    return fail(err, "%s%s: a tuple is not an array", slash(path), path);
+    return tn_h5_fail(err, "%s%s: a tuple is not an array", slash(path), path);
   int rc = -1;
   hid_t ftype = make_type(v->type, false), mtype = make_type(v->type, true);
   hid_t space = -1, dset = -1;
   unsigned char *norm = NULL;
   const void *data = v->data;
   if (ftype < 0 || mtype < 0) {
-    fail(err, "%s%s: element type %s cannot be stored", slash(path), path, hlo_etype_name(v->type));
+    tn_h5_fail(err, "%s%s: element type %s cannot be stored", slash(path), path, hlo_etype_name(v->type));
     goto done;
   }
   if (v->rank == 0) {
@@ -463,14 +429,14 @@ static int write_array(hid_t loc, const char *path, const hlo_value *v, hlo_erro
   if (space >= 0)
     dset = H5Dcreate2(loc, path, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (dset < 0) {
-    fail(err, "%s%s: cannot create dataset (does it exist already?)", slash(path), path);
+    tn_h5_fail(err, "%s%s: cannot create dataset (does it exist already?)", slash(path), path);
     goto done;
   }
   /* pred is any nonzero byte in memory but exactly 0/1 on disk. */
   if (v->type == HLO_PRED && v->count > 0) {
     norm = malloc((size_t)v->count);
     if (!norm) {
-      fail(err, "%s%s: out of memory", slash(path), path);
+      tn_h5_fail(err, "%s%s: out of memory", slash(path), path);
       goto done;
     }
     const unsigned char *src = v->data;
@@ -479,22 +445,22 @@ static int write_array(hid_t loc, const char *path, const hlo_value *v, hlo_erro
     data = norm;
   }
   if (v->count > 0 && H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
-    fail(err, "%s%s: cannot write dataset", slash(path), path);
+    tn_h5_fail(err, "%s%s: cannot write dataset", slash(path), path);
     goto done;
   }
   if (attr_set_str(dset, "dtype", hlo_etype_name(v->type), err) != 0) {
     char inner[sizeof err->msg];
     snprintf(inner, sizeof inner, "%s", err->msg);
-    fail(err, "%s%s: %s", slash(path), path, inner);
+    tn_h5_fail(err, "%s%s: %s", slash(path), path, inner);
     goto done;
   }
   rc = 0;
 done:
   free(norm);
-  close_dset(dset);
-  close_space(space);
-  close_type(mtype);
-  close_type(ftype);
+  tn_h5_close_dset(dset);
+  tn_h5_close_space(space);
+  tn_h5_close_type(mtype);
+  tn_h5_close_type(ftype);
   return rc;
 }
 
@@ -529,7 +495,7 @@ static int check_elements(hlo_value *v, const char *path, hlo_error *err) {
       ok = p[i] < (1u << bits);
     }
     if (!ok)
-      return fail(err, "%s%s: element %" PRId64 " (%d) does not fit in %s", slash(path), path, i,
+      return tn_h5_fail(err, "%s%s: element %" PRId64 " (%d) does not fit in %s", slash(path), path, i,
                   cls == HLO_CLASS_SINT ? (int)(int8_t)p[i] : (int)p[i], hlo_etype_name(v->type));
   }
   return 0;
@@ -547,18 +513,18 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
   /* H5Lexists fails (rather than saying no) when a group on the way is
    * missing; either way the dataset is not there. */
   if (H5Lexists(loc, path, H5P_DEFAULT) <= 0) {
-    fail(err, "%s%s: no such dataset", sl, path);
+    tn_h5_fail(err, "%s%s: no such dataset", sl, path);
     goto done;
   }
   dset = H5Dopen2(loc, path, H5P_DEFAULT);
   if (dset < 0) {
-    fail(err, "%s%s: not a dataset", sl, path);
+    tn_h5_fail(err, "%s%s: not a dataset", sl, path);
     goto done;
   }
   ftype = H5Dget_type(dset);
   space = H5Dget_space(dset);
   if (ftype < 0 || space < 0) {
-    fail(err, "%s%s: cannot read the dataset's type and shape", sl, path);
+    tn_h5_fail(err, "%s%s: cannot read the dataset's type and shape", sl, path);
     goto done;
   }
 
@@ -571,7 +537,7 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
   } else if (scls == H5S_SIMPLE) {
     rank = H5Sget_simple_extent_ndims(space);
     if (rank < 0 || rank > HLO_MAX_RANK) {
-      fail(err, "%s%s: rank %d is more than the %d supported", sl, path, rank, HLO_MAX_RANK);
+      tn_h5_fail(err, "%s%s: rank %d is more than the %d supported", sl, path, rank, HLO_MAX_RANK);
       goto done;
     }
     hsize_t hd[HLO_MAX_RANK];
@@ -579,7 +545,7 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
     for (int i = 0; i < rank; i++)
       dims[i] = (int64_t)hd[i];
   } else {
-    fail(err, "%s%s: the dataset has no data (null dataspace)", sl, path);
+    tn_h5_fail(err, "%s%s: the dataset has no data (null dataspace)", sl, path);
     goto done;
   }
 
@@ -592,23 +558,23 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
     if (attr_get_str(dset, "dtype", name, sizeof name, err) != 0) {
       char inner[sizeof err->msg];
       snprintf(inner, sizeof inner, "%s", err->msg);
-      fail(err, "%s%s: %s", sl, path, inner);
+      tn_h5_fail(err, "%s%s: %s", sl, path, inner);
       goto done;
     }
     t = hlo_etype_from_name(name, strlen(name));
     if (t == HLO_INVALID || hlo_etype_host_size(t) == 0) {
-      fail(err, "%s%s: dtype attribute '%s' is not an HLO array element type", sl, path, name);
+      tn_h5_fail(err, "%s%s: dtype attribute '%s' is not an HLO array element type", sl, path, name);
       goto done;
     }
     if (!storage_fits(t, ftype)) {
-      fail(err, "%s%s: dtype %s is stored as %s, but the dataset holds a %s", sl, path, name,
+      tn_h5_fail(err, "%s%s: dtype %s is stored as %s, but the dataset holds a %s", sl, path, name,
            storage_name(t), htype);
       goto done;
     }
   } else {
     t = infer_etype(ftype);
     if (t == HLO_INVALID) {
-      fail(err, "%s%s: cannot tell the HLO type of a %s (add a dtype attribute)", sl, path, htype);
+      tn_h5_fail(err, "%s%s: cannot tell the HLO type of a %s (add a dtype attribute)", sl, path, htype);
       goto done;
     }
   }
@@ -620,16 +586,16 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
     for (int i = 0; same && i < rank; i++)
       same = want->dims[i] == dims[i];
     if (want->type == HLO_TUPLE) {
-      fail(err, "%s%s: %s is a tuple, not an array", sl, path, what);
+      tn_h5_fail(err, "%s%s: %s is a tuple, not an array", sl, path, what);
       goto done;
     }
     if (!same) {
-      fail(err, "%s%s: shape %s does not match %s %s%s", sl, path, shape_have, what, hlo_etype_name(want->type),
+      tn_h5_fail(err, "%s%s: shape %s does not match %s %s%s", sl, path, shape_have, what, hlo_etype_name(want->type),
            shape_want);
       goto done;
     }
     if (want->type != t) {
-      fail(err, "%s%s: element type %s does not match %s %s%s", sl, path, hlo_etype_name(t), what,
+      tn_h5_fail(err, "%s%s: element type %s does not match %s %s%s", sl, path, hlo_etype_name(t), what,
            hlo_etype_name(want->type), shape_want);
       goto done;
     }
@@ -637,7 +603,7 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
 
   v = hlo_value_array(t, rank, dims);
   if (!v) {
-    fail(err, "%s%s: cannot allocate %s%s", sl, path, hlo_etype_name(t), shape_have);
+    tn_h5_fail(err, "%s%s: cannot allocate %s%s", sl, path, hlo_etype_name(t), shape_have);
     goto done;
   }
   /* Integers and enums are read in the file's own sign and width (already
@@ -646,11 +612,11 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
   H5T_class_t fcls = H5Tget_class(ftype);
   mtype = fcls == H5T_INTEGER || fcls == H5T_ENUM ? H5Tget_native_type(ftype, H5T_DIR_ASCEND) : make_type(t, true);
   if (mtype < 0) {
-    fail(err, "%s%s: cannot make the memory type for %s", sl, path, hlo_etype_name(t));
+    tn_h5_fail(err, "%s%s: cannot make the memory type for %s", sl, path, hlo_etype_name(t));
     goto done;
   }
   if (v->count > 0 && H5Dread(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->data) < 0) {
-    fail(err, "%s%s: cannot read the dataset", sl, path);
+    tn_h5_fail(err, "%s%s: cannot read the dataset", sl, path);
     goto done;
   }
   if (check_elements(v, path, err) != 0)
@@ -660,10 +626,10 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
   rc = 0;
 done:
   hlo_value_unref(v);
-  close_type(mtype);
-  close_space(space);
-  close_type(ftype);
-  close_dset(dset);
+  tn_h5_close_type(mtype);
+  tn_h5_close_space(space);
+  tn_h5_close_type(ftype);
+  tn_h5_close_dset(dset);
   return rc;
 }
 
@@ -681,7 +647,7 @@ int tn_h5_read_array(hid_t loc, const char *path, const hlo_shape *want, const c
 static int join(char *buf, const char *group, int k, hlo_error *err) {
   int n = snprintf(buf, PATH_MAX_LEN, "%s/%d", group, k);
   if (n < 0 || n >= PATH_MAX_LEN)
-    return fail(err, "%s: path too long", group);
+    return tn_h5_fail(err, "%s: path too long", group);
   return 0;
 }
 
@@ -690,9 +656,9 @@ static int make_group(hid_t loc, const char *path, hlo_error *err) {
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), g = -1;
   if (lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0)
     g = H5Gcreate2(loc, path, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-  close_plist(lcpl);
+  tn_h5_close_plist(lcpl);
   if (g < 0)
-    return fail(err, "%s%s: cannot create group (does it exist already?)", slash(path), path);
+    return tn_h5_fail(err, "%s%s: cannot create group (does it exist already?)", slash(path), path);
   H5Gclose(g);
   return 0;
 }
@@ -759,7 +725,7 @@ static hlo_value *read_leaves(hid_t loc, const char *group, const hlo_shape *s, 
   }
   hlo_value **e = calloc((size_t)(s->ntuple ? s->ntuple : 1), sizeof *e);
   if (!e) {
-    fail(err, "out of memory");
+    tn_h5_fail(err, "out of memory");
     return NULL;
   }
   int i;
@@ -772,7 +738,7 @@ static hlo_value *read_leaves(hid_t loc, const char *group, const hlo_shape *s, 
   if (i == s->ntuple) {
     t = hlo_value_tuple(s->ntuple, e);
     if (!t)
-      fail(err, "out of memory");
+      tn_h5_fail(err, "out of memory");
   }
   if (!t)
     for (int j = 0; j < i; j++)
@@ -784,15 +750,15 @@ static hlo_value *read_leaves(hid_t loc, const char *group, const hlo_shape *s, 
 /* Number of links in group `path`; -1 with err when it is not a group. */
 static long long group_size(hid_t loc, const char *path, hlo_error *err) {
   if (H5Lexists(loc, path, H5P_DEFAULT) <= 0)
-    return fail(err, "%s%s: no such group", slash(path), path);
+    return tn_h5_fail(err, "%s%s: no such group", slash(path), path);
   hid_t g = H5Gopen2(loc, path, H5P_DEFAULT);
   H5G_info_t info;
   long long n = -1;
   if (g >= 0 && H5Gget_info(g, &info) >= 0)
     n = (long long)info.nlinks;
-  close_group(g);
+  tn_h5_close_group(g);
   if (n < 0)
-    fail(err, "%s%s: not a group", slash(path), path);
+    tn_h5_fail(err, "%s%s: not a group", slash(path), path);
   return n;
 }
 
@@ -806,7 +772,7 @@ static int read_inputs(hid_t loc, const char *group, const hlo_computation *c, h
     char what[64], path[PATH_MAX_LEN];
     snprintf(what, sizeof what, "parameter %d", k);
     if (!p) {
-      fail(err, "%s: the computation has no parameter %d", c->name, k);
+      tn_h5_fail(err, "%s: the computation has no parameter %d", c->name, k);
       break;
     }
     if (join(path, group, k, err) != 0)
@@ -825,7 +791,7 @@ static int read_inputs(hid_t loc, const char *group, const hlo_computation *c, h
       break;
   }
   if (k == c->nparams && have > c->nparams) {
-    fail(err, "%s%s: holds %lld entries but %s takes %d parameters", slash(group), group, have, c->name,
+    tn_h5_fail(err, "%s%s: holds %lld entries but %s takes %d parameters", slash(group), group, have, c->name,
          c->nparams);
   } else if (k == c->nparams) {
     return 0;

@@ -47,6 +47,7 @@
 #include <hdf5.h>
 
 #include "config.h"
+#include "h5util.h"
 #include "h5values.h"
 #include "inputs.h"
 
@@ -57,23 +58,7 @@ struct tn_store {
 
 #define PATH_LEN 512
 
-/* Store errors have no position in an HLO file. */
-static int fail(hlo_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(hlo_error *err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  hlo_error_vset(err, 0, 0, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
-/* Puts "what: " in front of the message already in err. */
-static int prefix_error(hlo_error *err, const char *what) {
-  char inner[sizeof err->msg];
-  memcpy(inner, err->msg, sizeof inner);
-  inner[sizeof inner - 1] = '\0';
-  return fail(err, "%s: %s", what, inner);
-}
 
 /* Copies a C string into a fixed field, truncating; the field was zeroed,
  * so the bytes after the text stay zero (HDF5's NULLPAD strings). */
@@ -85,22 +70,6 @@ static void put_str(char *dst, size_t n, const char *src) {
   dst[len] = '\0';
 }
 
-static void close_obj(hid_t id) {
-  if (id >= 0)
-    H5Oclose(id);
-}
-static void close_type(hid_t t) {
-  if (t >= 0)
-    H5Tclose(t);
-}
-static void close_space(hid_t s) {
-  if (s >= 0)
-    H5Sclose(s);
-}
-static void close_plist(hid_t p) {
-  if (p >= 0)
-    H5Pclose(p);
-}
 
 /* ---- run identity ------------------------------------------------------- */
 
@@ -234,7 +203,7 @@ static hid_t open_copy(const char *tmp, bool fresh) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f = -1;
   if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0)
     f = fresh ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
-  close_plist(fapl);
+  tn_h5_close_plist(fapl);
   return f;
 }
 
@@ -247,42 +216,42 @@ static int edit_atomically(const char *path, bool may_create, edit_fn fn, void *
 
   src = open(path, O_RDONLY | O_CLOEXEC);
   if (src < 0 && !(errno == ENOENT && may_create))
-    return fail(err, "%s: %s", path, strerror(errno));
+    return tn_h5_fail(err, "%s: %s", path, strerror(errno));
   if (src < 0) {
     fresh = true;
   } else if (fstat(src, &st) != 0 || !S_ISREG(st.st_mode)) {
-    fail(err, "%s: not a regular file", path);
+    tn_h5_fail(err, "%s: not a regular file", path);
     goto done;
   }
   dst = open_temp(path, &tmp);
   if (dst < 0) {
-    fail(err, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    tn_h5_fail(err, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
     goto done;
   }
   if (!fresh && (fchmod(dst, st.st_mode & 07777) != 0 || copy_bytes(src, dst) != 0)) {
-    fail(err, "%s: cannot copy it to %s: %s", path, tmp, strerror(errno));
+    tn_h5_fail(err, "%s: cannot copy it to %s: %s", path, tmp, strerror(errno));
     goto done;
   }
   int closed = close(dst);
   dst = -1;
   if (closed != 0) {
-    fail(err, "%s: cannot write %s: %s", path, tmp, strerror(errno));
+    tn_h5_fail(err, "%s: cannot write %s: %s", path, tmp, strerror(errno));
     goto done;
   }
 
   H5E_BEGIN_TRY {
     file = open_copy(tmp, fresh);
     if (file < 0) {
-      fail(err, fresh ? "%s: cannot create an HDF5 file" : "%s: not an HDF5 file (or a damaged one)", path);
+      tn_h5_fail(err, fresh ? "%s: cannot create an HDF5 file" : "%s: not an HDF5 file (or a damaged one)", path);
     } else if (fn(file, fresh, ctx, err) != 0) {
-      prefix_error(err, path);
+      tn_h5_prefix_error(err, path);
     } else if (H5Fget_obj_count(file, H5F_OBJ_ALL) != 1) {
-      fail(err, "%s: internal error: HDF5 objects left open", path);
+      tn_h5_fail(err, "%s: internal error: HDF5 objects left open", path);
     } else {
       herr_t c = H5Fclose(file);
       file = -1;
       if (c < 0)
-        fail(err, "%s: cannot flush the HDF5 file %s", path, tmp);
+        tn_h5_fail(err, "%s: cannot flush the HDF5 file %s", path, tmp);
       else
         rc = 0;
     }
@@ -295,17 +264,17 @@ static int edit_atomically(const char *path, bool may_create, edit_fn fn, void *
 
   rc = -1;
   if (sync_file(tmp) != 0) {
-    fail(err, "%s: cannot sync %s: %s", path, tmp, strerror(errno));
+    tn_h5_fail(err, "%s: cannot sync %s: %s", path, tmp, strerror(errno));
     goto done;
   }
   if (rename(tmp, path) != 0) {
-    fail(err, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
+    tn_h5_fail(err, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
     goto done;
   }
   free(tmp); /* renamed: nothing left to remove */
   tmp = NULL;
   if (sync_dir_of(path) != 0)
-    fail(err, "%s: written, but cannot sync its directory: %s", path, strerror(errno));
+    tn_h5_fail(err, "%s: written, but cannot sync its directory: %s", path, strerror(errno));
   else
     rc = 0;
 done:
@@ -328,9 +297,9 @@ static hid_t make_group(hid_t loc, const char *name, hlo_error *err) {
   hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
   if (gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0)
     g = H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-  close_plist(gcpl);
+  tn_h5_close_plist(gcpl);
   if (g < 0)
-    fail(err, "%s: cannot create group", name);
+    tn_h5_fail(err, "%s: cannot create group", name);
   return g;
 }
 
@@ -339,7 +308,7 @@ static hid_t open_group(hid_t loc, const char *name, hlo_error *err) {
   if (H5Lexists(loc, name, H5P_DEFAULT) > 0)
     g = H5Gopen2(loc, name, H5P_DEFAULT);
   if (g < 0)
-    fail(err, "%s: no such group", name);
+    tn_h5_fail(err, "%s: no such group", name);
   return g;
 }
 
@@ -367,21 +336,10 @@ static int set_compression(hid_t dcpl, int rank, const hsize_t *chunk) {
  * with a value of another length). */
 static int replace_str_attr(hid_t obj, const char *name, const char *value, hlo_error *err) {
   if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0)
-    return fail(err, "cannot replace attribute '%s'", name);
+    return tn_h5_fail(err, "cannot replace attribute '%s'", name);
   return tn_h5_attr_set_str(obj, name, value, err);
 }
 
-static int get_i64_attr(hid_t obj, const char *name, int64_t *out, hlo_error *err) {
-  int rc = -1;
-  hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
-  if (a >= 0 && H5Aread(a, H5T_NATIVE_INT64, out) >= 0)
-    rc = 0;
-  else
-    fail(err, "no integer attribute '%s'", name);
-  if (a >= 0)
-    H5Aclose(a);
-  return rc;
-}
 
 /* ---- tables ----------------------------------------------------------------- */
 
@@ -564,13 +522,13 @@ static int make_table_types(const col_part *parts, size_t nparts, size_t row_siz
           H5Tinsert(*file, name, at, ft) < 0)
         rc = -1;
       at += file_size(c);
-      close_type(mt);
-      close_type(ft);
+      tn_h5_close_type(mt);
+      tn_h5_close_type(ft);
     }
   }
   if (rc != 0) {
-    close_type(*mem);
-    close_type(*file);
+    tn_h5_close_type(*mem);
+    tn_h5_close_type(*file);
     *mem = *file = -1;
   }
   return rc;
@@ -583,31 +541,31 @@ static int write_table(hid_t loc, const char *name, const col_part *parts, size_
   hid_t mem = -1, file = -1, space = -1, dcpl = -1, dset = -1;
   hsize_t dims = nrows, chunk = nrows < chunk_rows ? nrows : chunk_rows;
   if (make_table_types(parts, nparts, row_size, &mem, &file) != 0) {
-    fail(err, "%s: cannot build the compound type", name);
+    tn_h5_fail(err, "%s: cannot build the compound type", name);
     goto done;
   }
   space = H5Screate_simple(1, &dims, NULL);
   dcpl = new_dcpl();
   if (space < 0 || dcpl < 0 || (chunk > 0 && set_compression(dcpl, 1, &chunk) < 0)) {
-    fail(err, "%s: cannot set up the dataset", name);
+    tn_h5_fail(err, "%s: cannot set up the dataset", name);
     goto done;
   }
   dset = H5Dcreate2(loc, name, file, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   if (dset < 0) {
-    fail(err, "%s: cannot create dataset", name);
+    tn_h5_fail(err, "%s: cannot create dataset", name);
     goto done;
   }
   if (nrows > 0 && H5Dwrite(dset, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
-    fail(err, "%s: cannot write dataset", name);
+    tn_h5_fail(err, "%s: cannot write dataset", name);
     goto done;
   }
   rc = 0;
 done:
-  close_obj(dset);
-  close_plist(dcpl);
-  close_space(space);
-  close_type(file);
-  close_type(mem);
+  tn_h5_close_obj(dset);
+  tn_h5_close_plist(dcpl);
+  tn_h5_close_space(space);
+  tn_h5_close_type(file);
+  tn_h5_close_type(mem);
   return rc;
 }
 
@@ -708,7 +666,7 @@ static int write_candidates(hid_t g, const tn_fusion_result *r, hlo_error *err) 
   size_t n = r->ncands > 0 ? (size_t)r->ncands : 0;
   cand_row *rows = calloc(n ? n : 1, sizeof *rows);
   if (!rows)
-    return fail(err, "candidates: out of memory");
+    return tn_h5_fail(err, "candidates: out of memory");
   for (size_t i = 0; i < n; i++)
     fill_cand(&rows[i], &r->cands[i]);
   int rc = write_table(g, "candidates", cand_parts, NCOLS(cand_parts), sizeof *rows, rows, n, 128, err);
@@ -737,15 +695,15 @@ static int write_hlo(hid_t g, const char *text, hlo_error *err) {
       dcpl >= 0)
     d = H5Dcreate2(g, "hlo", t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   if (d < 0)
-    fail(err, "hlo: cannot create dataset");
+    tn_h5_fail(err, "hlo: cannot create dataset");
   else if (H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &p) < 0)
-    fail(err, "hlo: cannot write dataset");
+    tn_h5_fail(err, "hlo: cannot write dataset");
   else
     rc = 0;
-  close_obj(d);
-  close_plist(dcpl);
-  close_space(space);
-  close_type(t);
+  tn_h5_close_obj(d);
+  tn_h5_close_plist(dcpl);
+  tn_h5_close_space(space);
+  tn_h5_close_type(t);
   return rc;
 }
 
@@ -774,9 +732,9 @@ static int write_error_map(hid_t errors, const tn_fusion_result *r, const tn_err
     if (r->cands[i].id == e->cand_id)
       c = &r->cands[i];
   if (!c)
-    return fail(err, "errors/%s: no candidate %d among the results", name, e->cand_id);
+    return tn_h5_fail(err, "errors/%s: no candidate %d among the results", name, e->cand_id);
   if (e->rank < 0 || e->rank > HLO_MAX_RANK)
-    return fail(err, "errors/%s: rank %d out of range", name, e->rank);
+    return tn_h5_fail(err, "errors/%s: rank %d out of range", name, e->rank);
 
   int rc = -1;
   hsize_t dims[HLO_MAX_RANK], chunk[HLO_MAX_RANK];
@@ -788,36 +746,36 @@ static int write_error_map(hid_t errors, const tn_fusion_result *r, const tn_err
   hid_t space = e->rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(e->rank, dims, NULL);
   hid_t dcpl = new_dcpl(), d = -1;
   if (space < 0 || dcpl < 0) {
-    fail(err, "errors/%s: cannot set up the dataset", name);
+    tn_h5_fail(err, "errors/%s: cannot set up the dataset", name);
     goto done;
   }
   /* A scalar or empty map has nothing to chunk: it stays contiguous. */
   if (e->rank > 0 && !empty) {
     error_chunk(e->rank, e->dims, chunk);
     if (set_compression(dcpl, e->rank, chunk) < 0) {
-      fail(err, "errors/%s: cannot set up compression", name);
+      tn_h5_fail(err, "errors/%s: cannot set up compression", name);
       goto done;
     }
   }
   d = H5Dcreate2(errors, name, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   if (d < 0) {
-    fail(err, "errors/%s: cannot create dataset (two maps for one candidate?)", name);
+    tn_h5_fail(err, "errors/%s: cannot create dataset (two maps for one candidate?)", name);
     goto done;
   }
   if (!empty && e->data && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, e->data) < 0) {
-    fail(err, "errors/%s: cannot write dataset", name);
+    tn_h5_fail(err, "errors/%s: cannot write dataset", name);
     goto done;
   }
   if (tn_h5_attr_set_str(d, "candidate", c->config, err) != 0 ||
       tn_h5_attr_set_str(d, "verdict", chk_verdict_name(c->verdict), err) != 0) {
-    prefix_error(err, "errors");
+    tn_h5_prefix_error(err, "errors");
     goto done;
   }
   rc = 0;
 done:
-  close_obj(d);
-  close_plist(dcpl);
-  close_space(space);
+  tn_h5_close_obj(d);
+  tn_h5_close_plist(dcpl);
+  tn_h5_close_space(space);
   return rc;
 }
 
@@ -864,14 +822,14 @@ static int unique_name(hid_t loc, const char *base, char *out, size_t n, hlo_err
   for (int i = 1; i < 10000; i++) {
     int w = i == 1 ? snprintf(out, n, "%s", base) : snprintf(out, n, "%s-%d", base, i);
     if (w < 0 || (size_t)w >= n)
-      return fail(err, "%s: name too long", base);
+      return tn_h5_fail(err, "%s: name too long", base);
     htri_t e = H5Lexists(loc, out, H5P_DEFAULT);
     if (e < 0)
-      return fail(err, "%s: cannot look the name up", base);
+      return tn_h5_fail(err, "%s: cannot look the name up", base);
     if (e == 0)
       return 0;
   }
-  return fail(err, "%s: too many entries of that name", base);
+  return tn_h5_fail(err, "%s: too many entries of that name", base);
 }
 
 typedef struct add_ctx {
@@ -899,12 +857,12 @@ static int write_fusion(hid_t fusions, const tn_fusion_result *r, hlo_error *err
       goto done;
   rc = 0;
 done:
-  close_obj(errors);
-  close_obj(g);
+  tn_h5_close_obj(errors);
+  tn_h5_close_obj(g);
   if (rc != 0) {
     char what[256];
     snprintf(what, sizeof what, "fusion %s (%s)", name, r->name);
-    prefix_error(err, what);
+    tn_h5_prefix_error(err, what);
   }
   return rc;
 }
@@ -916,9 +874,9 @@ static int add_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   snprintf(path, sizeof path, "runs/%s/fusions", c->s->run.id);
   hid_t fusions = open_group(file, path, err);
   if (fusions < 0)
-    return prefix_error(err, "the run is no longer in the file");
+    return tn_h5_prefix_error(err, "the run is no longer in the file");
   int rc = write_fusion(fusions, c->r, err);
-  close_obj(fusions);
+  tn_h5_close_obj(fusions);
   return rc;
 }
 
@@ -931,12 +889,12 @@ static int check_schema(hid_t file, hlo_error *err) {
   hlo_error ignored = {0};
   if (tn_h5_attr_get_str(file, "schema", schema, sizeof schema, &ignored) != 0 ||
       strcmp(schema, TN_STORE_SCHEMA) != 0)
-    return fail(err, "not a tune results file (no schema attribute \"%s\"); refusing to append to it",
+    return tn_h5_fail(err, "not a tune results file (no schema attribute \"%s\"); refusing to append to it",
                 TN_STORE_SCHEMA);
-  if (get_i64_attr(file, "schema_version", &version, err) != 0)
+  if (tn_h5_attr_get_num(file, "schema_version", H5T_NATIVE_INT64, &version, err) != 0)
     return -1;
   if (version > TN_STORE_SCHEMA_VERSION || version < 1)
-    return fail(err, "schema_version %" PRId64 " is not one this tune writes (%d)", version,
+    return tn_h5_fail(err, "schema_version %" PRId64 " is not one this tune writes (%d)", version,
                 TN_STORE_SCHEMA_VERSION);
   return 0;
 }
@@ -970,15 +928,15 @@ static int begin_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
       tn_h5_attr_set_str(g, "machine", run->machine, err) != 0 ||
       tn_h5_attr_set_str(g, "compiler", run->compiler, err) != 0 ||
       tn_h5_attr_set_u64(g, "seed", run->seed, err) != 0 || tn_h5_attr_set_str(g, "host", run->host, err) != 0) {
-    prefix_error(err, run->id);
+    tn_h5_prefix_error(err, run->id);
     goto done;
   }
   fusions = make_group(g, "fusions", err);
   rc = fusions < 0 ? -1 : 0;
 done:
-  close_obj(fusions);
-  close_obj(g);
-  close_obj(runs);
+  tn_h5_close_obj(fusions);
+  tn_h5_close_obj(g);
+  tn_h5_close_obj(runs);
   return rc;
 }
 
@@ -989,12 +947,12 @@ static int end_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   snprintf(path, sizeof path, "runs/%s", run->id);
   hid_t g = open_group(file, path, err);
   if (g < 0)
-    return prefix_error(err, "the run is no longer in the file");
+    return tn_h5_prefix_error(err, "the run is no longer in the file");
   int rc = replace_str_attr(g, "finished", run->finished, err) == 0 &&
                    replace_str_attr(g, "status", run->status, err) == 0
                ? 0
-               : prefix_error(err, path);
-  close_obj(g);
+               : tn_h5_prefix_error(err, path);
+  tn_h5_close_obj(g);
   return rc;
 }
 
@@ -1002,12 +960,12 @@ static int end_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
 
 tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err) {
   if (!path || !*path || !run) {
-    fail(err, "no results file named");
+    tn_h5_fail(err, "no results file named");
     return NULL;
   }
   /* A caller-chosen id is kept (made unique); otherwise the time and pid. */
   if (strchr(run->id, '/') || strcmp(run->id, ".") == 0) {
-    fail(err, "%s: run id '%s' is not a valid group name", path, run->id);
+    tn_h5_fail(err, "%s: run id '%s' is not a valid group name", path, run->id);
     return NULL;
   }
   if (!run->id[0]) {
@@ -1025,7 +983,7 @@ tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err)
     s->path = strdup(path);
   if (!s || !s->path) {
     free(s);
-    fail(err, "out of memory");
+    tn_h5_fail(err, "out of memory");
     return NULL;
   }
   if (edit_atomically(path, true, begin_edit, run, err) != 0) {
@@ -1038,14 +996,14 @@ tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err)
 
 int tn_store_add_fusion(tn_store *s, const tn_fusion_result *r, hlo_error *err) {
   if (!s || !r)
-    return fail(err, "no results file open");
+    return tn_h5_fail(err, "no results file open");
   add_ctx c = {s, r};
   return edit_atomically(s->path, false, add_edit, &c, err);
 }
 
 int tn_store_end_run(tn_store *s, const char *status, hlo_error *err) {
   if (!s)
-    return fail(err, "no results file open");
+    return tn_h5_fail(err, "no results file open");
   utc_now(s->run.finished, sizeof s->run.finished, false);
   put_str(s->run.status, sizeof s->run.status, status ? status : "complete");
   int rc = edit_atomically(s->path, false, end_edit, &s->run, err);
@@ -1073,7 +1031,7 @@ tn_store *tn_store_reopen_run(const char *path, const char *run_id, tn_run_info 
       found = i;
   if (found < 0) {
     free(runs);
-    fail(err, "%s: no run '%s'", path, run_id);
+    tn_h5_fail(err, "%s: no run '%s'", path, run_id);
     return NULL;
   }
   *run = runs[found];
@@ -1083,7 +1041,7 @@ tn_store *tn_store_reopen_run(const char *path, const char *run_id, tn_run_info 
     s->path = strdup(path);
   if (!s || !s->path) {
     free(s);
-    fail(err, "out of memory");
+    tn_h5_fail(err, "out of memory");
     return NULL;
   }
   s->run = *run;
@@ -1103,7 +1061,7 @@ static int attrs_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   snprintf(path, sizeof path, "runs/%s", c->run_id);
   hid_t run = open_group(file, path, err), g = -1;
   if (run < 0)
-    return prefix_error(err, "the run is no longer in the file");
+    return tn_h5_prefix_error(err, "the run is no longer in the file");
   int rc = -1;
   if (!c->sub)
     g = run, run = -1;
@@ -1114,15 +1072,15 @@ static int attrs_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
     for (int i = 0; i < c->n && rc == 0; i++)
       rc = replace_str_attr(g, c->keys[i], c->values[i], err);
   }
-  close_obj(g);
-  close_obj(run);
-  return rc == 0 ? 0 : prefix_error(err, path);
+  tn_h5_close_obj(g);
+  tn_h5_close_obj(run);
+  return rc == 0 ? 0 : tn_h5_prefix_error(err, path);
 }
 
 int tn_store_set_run_attrs(tn_store *s, const char *sub, int n, const char *const *keys,
                            const char *const *values, hlo_error *err) {
   if (!s)
-    return fail(err, "no results file open");
+    return tn_h5_fail(err, "no results file open");
   attrs_ctx c = {s->run.id, sub, n, keys, values};
   int rc = edit_atomically(s->path, false, attrs_edit, &c, err);
   for (int i = 0; rc == 0 && !sub && i < n; i++) {

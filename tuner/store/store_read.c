@@ -31,37 +31,11 @@
 
 #include <hdf5.h>
 
+#include "h5util.h"
 #include "h5values.h"
 
-static int fail(hlo_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(hlo_error *err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  hlo_error_vset(err, 0, 0, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
-/* Puts "what: " in front of the message already in err. */
-static int prefix_error(hlo_error *err, const char *what) {
-  char inner[sizeof err->msg];
-  memcpy(inner, err->msg, sizeof inner);
-  inner[sizeof inner - 1] = '\0';
-  return fail(err, "%s: %s", what, inner);
-}
 
-static void close_obj(hid_t id) {
-  if (id >= 0)
-    H5Oclose(id);
-}
-static void close_type(hid_t t) {
-  if (t >= 0)
-    H5Tclose(t);
-}
-static void close_space(hid_t s) {
-  if (s >= 0)
-    H5Sclose(s);
-}
 
 /* ---- attributes ------------------------------------------------------------ */
 
@@ -80,26 +54,9 @@ static int get_str(hid_t obj, const char *name, char *buf, size_t n, hlo_error *
   return 0;
 }
 
-/* A numeric attribute converted by HDF5 to the native type mtype. */
-static int get_num(hid_t obj, const char *name, hid_t mtype, void *out, hlo_error *err) {
-  int rc = -1;
-  hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
-  hid_t t = a >= 0 ? H5Aget_type(a) : -1;
-  H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
-  if (a < 0)
-    fail(err, "no attribute '%s'", name);
-  else if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || H5Aread(a, mtype, out) < 0)
-    fail(err, "attribute '%s' is not a number", name);
-  else
-    rc = 0;
-  close_type(t);
-  if (a >= 0)
-    H5Aclose(a);
-  return rc;
-}
 
 static int get_i64(hid_t obj, const char *name, int64_t *out, hlo_error *err) {
-  return get_num(obj, name, H5T_NATIVE_INT64, out, err);
+  return tn_h5_attr_get_num(obj, name, H5T_NATIVE_INT64, out, err);
 }
 
 /* ---- group listings ------------------------------------------------------------ */
@@ -111,15 +68,15 @@ static int list_links(hid_t g, size_t width, char **names, int *n, hlo_error *er
   *names = NULL;
   *n = 0;
   if (H5Gget_info(g, &info) < 0)
-    return fail(err, "cannot list the group");
+    return tn_h5_fail(err, "cannot list the group");
   char *out = calloc(info.nlinks ? info.nlinks : 1, width);
   if (!out)
-    return fail(err, "out of memory");
+    return tn_h5_fail(err, "out of memory");
   for (hsize_t i = 0; i < info.nlinks; i++) {
     ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, out + i * width, width, H5P_DEFAULT);
     if (len < 0 || (size_t)len >= width) {
       free(out);
-      return fail(err, "cannot read the name of entry %llu (or it is too long)", (unsigned long long)i);
+      return tn_h5_fail(err, "cannot read the name of entry %llu (or it is too long)", (unsigned long long)i);
     }
   }
   *names = out;
@@ -137,11 +94,11 @@ static int check_schema(hid_t file, char *tool_version, size_t tvlen, hlo_error 
   int64_t version = 0;
   hlo_error ignored = {0};
   if (get_str(file, "schema", schema, sizeof schema, &ignored) != 0 || strcmp(schema, TN_STORE_SCHEMA) != 0)
-    return fail(err, "not a tune results file (no schema attribute \"%s\")", TN_STORE_SCHEMA);
+    return tn_h5_fail(err, "not a tune results file (no schema attribute \"%s\")", TN_STORE_SCHEMA);
   if (get_i64(file, "schema_version", &version, err) != 0)
     return -1;
   if (version != TN_STORE_SCHEMA_VERSION)
-    return fail(err,
+    return tn_h5_fail(err,
                 "results schema version %" PRId64 " was written by %s tune; this tune reads version %d only",
                 version, version > TN_STORE_SCHEMA_VERSION ? "a newer" : "an older", TN_STORE_SCHEMA_VERSION);
   if (tool_version && tvlen > 0 && get_str(file, "tool_version", tool_version, tvlen, &ignored) != 0)
@@ -154,7 +111,7 @@ static hid_t open_results(const char *path, char *tool_version, size_t tvlen, hl
   if (f < 0)
     return -1;
   if (check_schema(f, tool_version, tvlen, err) != 0) {
-    prefix_error(err, path);
+    tn_h5_prefix_error(err, path);
     H5Fclose(f);
     return -1;
   }
@@ -166,7 +123,7 @@ static hid_t open_results(const char *path, char *tool_version, size_t tvlen, hl
 static int read_run_info(hid_t runs, const char *id, tn_run_info *ri, hlo_error *err) {
   hid_t g = H5Gopen2(runs, id, H5P_DEFAULT);
   if (g < 0)
-    return fail(err, "runs/%s: not a group", id);
+    return tn_h5_fail(err, "runs/%s: not a group", id);
   memset(ri, 0, sizeof *ri);
   snprintf(ri->id, sizeof ri->id, "%s", id);
   int rc = get_str(g, "started", ri->started, sizeof ri->started, err) == 0 &&
@@ -175,14 +132,14 @@ static int read_run_info(hid_t runs, const char *id, tn_run_info *ri, hlo_error 
                    get_str(g, "command", ri->command, sizeof ri->command, err) == 0 &&
                    get_str(g, "machine", ri->machine, sizeof ri->machine, err) == 0 &&
                    get_str(g, "compiler", ri->compiler, sizeof ri->compiler, err) == 0 &&
-                   get_num(g, "seed", H5T_NATIVE_UINT64, &ri->seed, err) == 0 &&
+                   tn_h5_attr_get_num(g, "seed", H5T_NATIVE_UINT64, &ri->seed, err) == 0 &&
                    get_str(g, "host", ri->host, sizeof ri->host, err) == 0
                ? 0
                : -1;
   if (rc != 0) {
     char what[96];
     snprintf(what, sizeof what, "runs/%s", id);
-    prefix_error(err, what);
+    tn_h5_prefix_error(err, what);
   }
   H5Gclose(g);
   return rc;
@@ -202,17 +159,17 @@ static int list_runs(hid_t file, tn_run_info **out, int *nout, hlo_error *err) {
     return 0; /* a file that never had a run is empty, not broken */
   hid_t runs = H5Gopen2(file, "runs", H5P_DEFAULT);
   if (runs < 0)
-    return fail(err, "runs: not a group");
+    return tn_h5_fail(err, "runs: not a group");
   char *names = NULL;
   int n = 0, rc = -1;
   tn_run_info *ri = NULL;
   if (list_links(runs, sizeof ri->id, &names, &n, err) != 0) {
-    prefix_error(err, "runs");
+    tn_h5_prefix_error(err, "runs");
     goto done;
   }
   ri = calloc(n ? (size_t)n : 1, sizeof *ri);
   if (!ri) {
-    fail(err, "out of memory");
+    tn_h5_fail(err, "out of memory");
     goto done;
   }
   for (int i = 0; i < n; i++)
@@ -352,7 +309,7 @@ static hid_t member_type(const rcol *c) {
 static hid_t make_mem_type(hid_t ftype, const rpart *parts, size_t nparts, size_t size, hlo_error *err) {
   hid_t mem = H5Tcreate(H5T_COMPOUND, size);
   if (mem < 0) {
-    fail(err, "cannot make a compound type");
+    tn_h5_fail(err, "cannot make a compound type");
     return -1;
   }
   for (size_t p = 0; p < nparts; p++) {
@@ -363,7 +320,7 @@ static hid_t make_mem_type(hid_t ftype, const rpart *parts, size_t nparts, size_
       int idx = H5Tget_member_index(ftype, name);
       if (idx < 0) {
         H5Tclose(mem);
-        fail(err, "no column '%s'", name);
+        tn_h5_fail(err, "no column '%s'", name);
         return -1;
       }
       if (c->kind == COL_I64_ARR) {
@@ -371,19 +328,19 @@ static hid_t make_mem_type(hid_t ftype, const rpart *parts, size_t nparts, size_
         hsize_t n = 0;
         bool same = ft >= 0 && H5Tget_class(ft) == H5T_ARRAY && H5Tget_array_ndims(ft) == 1 &&
                     H5Tget_array_dims2(ft, &n) == 1 && n == c->n;
-        close_type(ft);
+        tn_h5_close_type(ft);
         if (!same) {
           H5Tclose(mem);
-          fail(err, "column '%s' is not an array of %zu", name, c->n);
+          tn_h5_fail(err, "column '%s' is not an array of %zu", name, c->n);
           return -1;
         }
       }
       hid_t mt = member_type(c);
       herr_t ins = mt >= 0 ? H5Tinsert(mem, name, parts[p].base + c->offset, mt) : -1;
-      close_type(mt);
+      tn_h5_close_type(mt);
       if (ins < 0) {
         H5Tclose(mem);
-        fail(err, "cannot describe column '%s'", name);
+        tn_h5_fail(err, "cannot describe column '%s'", name);
         return -1;
       }
     }
@@ -402,28 +359,28 @@ static int read_table(hid_t g, const char *name, const rpart *parts, size_t npar
   *rows = NULL;
   *nrows = 0;
   if (H5Lexists(g, name, H5P_DEFAULT) <= 0 || (d = H5Dopen2(g, name, H5P_DEFAULT)) < 0) {
-    fail(err, "%s: missing", name);
+    tn_h5_fail(err, "%s: missing", name);
     goto done;
   }
   ftype = H5Dget_type(d);
   space = H5Dget_space(d);
   if (ftype < 0 || space < 0 || H5Tget_class(ftype) != H5T_COMPOUND || H5Sget_simple_extent_ndims(space) != 1) {
-    fail(err, "%s: not a table (a 1-D compound dataset)", name);
+    tn_h5_fail(err, "%s: not a table (a 1-D compound dataset)", name);
     goto done;
   }
   H5Sget_simple_extent_dims(space, dims, NULL);
   mem = make_mem_type(ftype, parts, nparts, size, err);
   if (mem < 0) {
-    prefix_error(err, name);
+    tn_h5_prefix_error(err, name);
     goto done;
   }
   buf = calloc(dims[0] ? dims[0] : 1, size);
   if (!buf) {
-    fail(err, "%s: out of memory", name);
+    tn_h5_fail(err, "%s: out of memory", name);
     goto done;
   }
   if (dims[0] > 0 && H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-    fail(err, "%s: cannot read", name);
+    tn_h5_fail(err, "%s: cannot read", name);
     goto done;
   }
   *rows = buf;
@@ -432,10 +389,10 @@ static int read_table(hid_t g, const char *name, const rpart *parts, size_t npar
   rc = 0;
 done:
   free(buf);
-  close_type(mem);
-  close_space(space);
-  close_type(ftype);
-  close_obj(d);
+  tn_h5_close_type(mem);
+  tn_h5_close_space(space);
+  tn_h5_close_type(ftype);
+  tn_h5_close_obj(d);
   return rc;
 }
 
@@ -456,7 +413,7 @@ static int status_from_name(const char *s) {
  * consumer; a stored row is checked once here instead. */
 static int check_metrics(const chk_metrics *m, const char *what, int row, hlo_error *err) {
   if (m->rank < 0 || m->rank > HLO_MAX_RANK)
-    return fail(err, "candidates row %d: %s rank %d out of range", row, what, m->rank);
+    return tn_h5_fail(err, "candidates row %d: %s rank %d out of range", row, what, m->rank);
   return 0;
 }
 
@@ -469,7 +426,7 @@ static int read_candidates(hid_t g, tn_fusion_result *r, hlo_error *err) {
   r->cands = calloc(n ? n : 1, sizeof *r->cands);
   if (!r->cands) {
     free(rows);
-    return fail(err, "candidates: out of memory");
+    return tn_h5_fail(err, "candidates: out of memory");
   }
   r->ncands = (int)n;
   for (size_t i = 0; i < n; i++) {
@@ -478,7 +435,7 @@ static int read_candidates(hid_t g, tn_fusion_result *r, hlo_error *err) {
     int st = status_from_name(in[i].status), v = chk_verdict_from_name(in[i].verdict);
     hlo_error perr = {0};
     if (st < 0 || v < 0) {
-      fail(err, "candidates row %zu: unknown %s '%s'", i, st < 0 ? "status" : "verdict",
+      tn_h5_fail(err, "candidates row %zu: unknown %s '%s'", i, st < 0 ? "status" : "verdict",
            st < 0 ? in[i].status : in[i].verdict);
       goto bad;
     }
@@ -486,7 +443,7 @@ static int read_candidates(hid_t g, tn_fusion_result *r, hlo_error *err) {
     c->verdict = (chk_verdict)v;
     c->has_vs_reference = in[i].has_ref != 0;
     if (dev_config_parse(c->config, &c->cfg, &perr) != 0) {
-      fail(err, "candidates row %zu: config '%s': %s", i, c->config, perr.msg);
+      tn_h5_fail(err, "candidates row %zu: config '%s': %s", i, c->config, perr.msg);
       goto bad;
     }
     if (check_metrics(&c->vs_default, "d_", (int)i, err) != 0 ||
@@ -507,7 +464,7 @@ static int read_reference(hid_t g, tn_fusion_result *r, hlo_error *err) {
     return -1;
   int rc = 0;
   if (n != 1) {
-    rc = fail(err, "reference: %zu rows, expected 1", n);
+    rc = tn_h5_fail(err, "reference: %zu rows, expected 1", n);
   } else {
     const ref_in *in = rows;
     r->default_ran = in->ran != 0;
@@ -515,7 +472,7 @@ static int read_reference(hid_t g, tn_fusion_result *r, hlo_error *err) {
     r->reference_tol = in->tol;
     r->default_vs_reference = in->m;
     if (in->m.rank < 0 || in->m.rank > HLO_MAX_RANK)
-      rc = fail(err, "reference: rank %d out of range", in->m.rank);
+      rc = tn_h5_fail(err, "reference: rank %d out of range", in->m.rank);
   }
   free(rows);
   return rc;
@@ -527,27 +484,27 @@ static int read_hlo(hid_t g, tn_fusion_result *r, hlo_error *err) {
   hid_t ft = d >= 0 ? H5Dget_type(d) : -1, mt = -1;
   char *p = NULL;
   if (d < 0 || ft < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) <= 0) {
-    fail(err, "hlo: missing or not a variable-length string");
+    tn_h5_fail(err, "hlo: missing or not a variable-length string");
     goto done;
   }
   mt = H5Tcopy(H5T_C_S1);
   if (mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Tset_cset(mt, H5T_CSET_UTF8) < 0 ||
       H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &p) < 0) {
-    fail(err, "hlo: cannot read");
+    tn_h5_fail(err, "hlo: cannot read");
     goto done;
   }
   r->hlo = strdup(p ? p : "");
   if (p)
     H5free_memory(p);
   if (!r->hlo) {
-    fail(err, "hlo: out of memory");
+    tn_h5_fail(err, "hlo: out of memory");
     goto done;
   }
   rc = 0;
 done:
-  close_type(mt);
-  close_type(ft);
-  close_obj(d);
+  tn_h5_close_type(mt);
+  tn_h5_close_type(ft);
+  tn_h5_close_obj(d);
   return rc;
 }
 
@@ -567,12 +524,12 @@ static int read_error_map(hid_t errors, const char *name, tn_error_map *e, hlo_e
   hid_t space = d >= 0 ? H5Dget_space(d) : -1;
   memset(e, 0, sizeof *e);
   if (parse_id(name, &e->cand_id) != 0) {
-    fail(err, "errors/%s: the name is not a candidate id", name);
+    tn_h5_fail(err, "errors/%s: the name is not a candidate id", name);
     goto done;
   }
   int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
   if (rank < 0 || rank > HLO_MAX_RANK) {
-    fail(err, "errors/%s: not a dataset of rank 0 to %d", name, HLO_MAX_RANK);
+    tn_h5_fail(err, "errors/%s: not a dataset of rank 0 to %d", name, HLO_MAX_RANK);
     goto done;
   }
   hsize_t dims[HLO_MAX_RANK];
@@ -582,18 +539,18 @@ static int read_error_map(hid_t errors, const char *name, tn_error_map *e, hlo_e
   for (int i = 0; i < rank; i++) {
     e->dims[i] = (int64_t)dims[i];
     if (dims[i] != 0 && count > SIZE_MAX / sizeof(float) / dims[i]) {
-      fail(err, "errors/%s: too large", name);
+      tn_h5_fail(err, "errors/%s: too large", name);
       goto done;
     }
     count *= (size_t)dims[i];
   }
   e->data = malloc(count ? count * sizeof(float) : sizeof(float));
   if (!e->data) {
-    fail(err, "errors/%s: out of memory", name);
+    tn_h5_fail(err, "errors/%s: out of memory", name);
     goto done;
   }
   if (count > 0 && H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, e->data) < 0) {
-    fail(err, "errors/%s: cannot read", name);
+    tn_h5_fail(err, "errors/%s: cannot read", name);
     goto done;
   }
   rc = 0;
@@ -602,8 +559,8 @@ done:
     free(e->data);
     e->data = NULL;
   }
-  close_space(space);
-  close_obj(d);
+  tn_h5_close_space(space);
+  tn_h5_close_obj(d);
   return rc;
 }
 
@@ -633,16 +590,16 @@ static int read_error_maps(hid_t g, tn_fusion_result *r, hlo_error *err) {
     return 0;
   hid_t errors = H5Gopen2(g, "errors", H5P_DEFAULT);
   if (errors < 0)
-    return fail(err, "errors: not a group");
+    return tn_h5_fail(err, "errors: not a group");
   char *names = NULL;
   int n = 0, rc = -1;
   if (list_links(errors, 32, &names, &n, err) != 0) {
-    prefix_error(err, "errors");
+    tn_h5_prefix_error(err, "errors");
     goto done;
   }
   r->error_maps = calloc(n ? (size_t)n : 1, sizeof *r->error_maps);
   if (!r->error_maps) {
-    fail(err, "errors: out of memory");
+    tn_h5_fail(err, "errors: out of memory");
     goto done;
   }
   for (int i = 0; i < n; i++) {
@@ -663,12 +620,12 @@ static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, si
   if (get_str(g, "name", r->name, sizeof r->name, err) != 0 ||
       get_str(g, "source", r->source, sizeof r->source, err) != 0 ||
       get_str(g, "hero", r->hero, sizeof r->hero, err) != 0 ||
-      get_num(g, "seed", H5T_NATIVE_UINT64, &r->seed, err) != 0 ||
-      get_num(g, "fingerprint", H5T_NATIVE_UINT64, &r->fingerprint, err) != 0 ||
+      tn_h5_attr_get_num(g, "seed", H5T_NATIVE_UINT64, &r->seed, err) != 0 ||
+      tn_h5_attr_get_num(g, "fingerprint", H5T_NATIVE_UINT64, &r->fingerprint, err) != 0 ||
       get_i64(g, "ncandidates", &ncand, err) != 0 || get_i64(g, "default_ran", &ran, err) != 0 ||
       get_i64(g, "default_vs_reference_ok", &ok, err) != 0 ||
       get_str(g, "best_config", best_config, best_len, err) != 0 ||
-      get_num(g, "wall_time", H5T_NATIVE_DOUBLE, &r->wall_time, err) != 0)
+      tn_h5_attr_get_num(g, "wall_time", H5T_NATIVE_DOUBLE, &r->wall_time, err) != 0)
     return -1;
   for (int v = 0; v < CHK_VERDICT_COUNT; v++) {
     char name[48];
@@ -700,7 +657,7 @@ static int read_fusion(hid_t fusions, const char *group, tn_stored_fusion *out, 
   tn_fusion_result *r = &out->r;
   hid_t g = H5Gopen2(fusions, group, H5P_DEFAULT);
   if (g < 0)
-    return fail(err, "fusions/%s: not a group", group);
+    return tn_h5_fail(err, "fusions/%s: not a group", group);
   char best[DEV_CONFIG_TEXT_MAX];
   int rc = -1, want = 0;
   if (read_fusion_attrs(g, r, best, sizeof best, err) != 0)
@@ -711,7 +668,7 @@ static int read_fusion(hid_t fusions, const char *group, tn_stored_fusion *out, 
       read_error_maps(g, r, err) != 0)
     goto done;
   if (want != r->ncands) {
-    fail(err, "attribute ncandidates is %d but the table has %d rows", want, r->ncands);
+    tn_h5_fail(err, "attribute ncandidates is %d but the table has %d rows", want, r->ncands);
     goto done;
   }
   r->best = -1;
@@ -724,7 +681,7 @@ done:
   if (rc != 0) {
     char what[96];
     snprintf(what, sizeof what, "fusions/%s", group);
-    prefix_error(err, what);
+    tn_h5_prefix_error(err, what);
   }
   return rc;
 }
@@ -741,19 +698,19 @@ static int read_fusions(hid_t file, tn_stored_run *run, hlo_error *err) {
   char path[128];
   snprintf(path, sizeof path, "runs/%s/fusions", run->info.id);
   if (H5Lexists(file, "runs", H5P_DEFAULT) <= 0 || H5Lexists(file, path, H5P_DEFAULT) <= 0)
-    return fail(err, "%s: missing", path);
+    return tn_h5_fail(err, "%s: missing", path);
   hid_t fusions = H5Gopen2(file, path, H5P_DEFAULT);
   if (fusions < 0)
-    return fail(err, "%s: not a group", path);
+    return tn_h5_fail(err, "%s: not a group", path);
   char *names = NULL;
   int n = 0, rc = -1;
   if (list_links(fusions, sizeof run->fusions->group, &names, &n, err) != 0) {
-    prefix_error(err, path);
+    tn_h5_prefix_error(err, path);
     goto done;
   }
   run->fusions = calloc(n ? (size_t)n : 1, sizeof *run->fusions);
   if (!run->fusions) {
-    fail(err, "out of memory");
+    tn_h5_fail(err, "out of memory");
     goto done;
   }
   for (int i = 0; i < n; i++) {
@@ -762,7 +719,7 @@ static int read_fusions(hid_t file, tn_stored_run *run, hlo_error *err) {
     if (read_fusion(fusions, names + (size_t)i * sizeof run->fusions->group, &run->fusions[i], err) != 0) {
       char what[128];
       snprintf(what, sizeof what, "runs/%s", run->info.id);
-      prefix_error(err, what);
+      tn_h5_prefix_error(err, what);
       goto done;
     }
   }
@@ -786,7 +743,7 @@ int tn_results_list_runs(const char *path, tn_run_info **runs, int *nruns, char 
     if (f >= 0) {
       rc = list_runs(f, runs, nruns, err);
       if (rc != 0)
-        prefix_error(err, path);
+        tn_h5_prefix_error(err, path);
       H5Fclose(f);
     }
   }
@@ -810,10 +767,10 @@ static int read_run(hid_t f, const char *path, const char *run_id, tn_stored_run
   tn_run_info *ri = NULL;
   int n = 0, pick = -1;
   if (list_runs(f, &ri, &n, err) != 0)
-    return prefix_error(err, path);
+    return tn_h5_prefix_error(err, path);
   if (n == 0) {
     free(ri);
-    return fail(err, "%s: the file holds no run", path);
+    return tn_h5_fail(err, "%s: the file holds no run", path);
   }
   if (!run_id || !*run_id) {
     pick = n - 1;
@@ -825,14 +782,14 @@ static int read_run(hid_t f, const char *path, const char *run_id, tn_stored_run
   if (pick < 0) {
     char ids[300];
     join_ids(ri, n, ids, sizeof ids);
-    fail(err, "%s: no run '%s' (the file has: %s)", path, run_id, ids);
+    tn_h5_fail(err, "%s: no run '%s' (the file has: %s)", path, run_id, ids);
     free(ri);
     return -1;
   }
   out->info = ri[pick];
   free(ri);
   if (read_fusions(f, out, err) != 0)
-    return prefix_error(err, path);
+    return tn_h5_prefix_error(err, path);
   return 0;
 }
 
