@@ -17,13 +17,25 @@
  *                  creates nothing, so it inherits its operands' origin;
  *   arithmetic     any other op.  It inherits when each non-finite output
  *                  element repeats a non-finite operand element of the same
- *                  value (-inf + x = -inf keeps a mask a mask); a NaN or Inf
- *                  it makes out of finite values, or a NaN out of Inf
- *                  (inf - inf, 0 * inf), is created here: the value is
- *                  tainted, and so is everything it reaches.
+ *                  kind (-inf + x = -inf keeps a mask a mask), or when no
+ *                  input could have changed that element: every operand
+ *                  there is independent of the entry parameters or holds
+ *                  an untainted non-finite value (-inf - -inf = NaN of a
+ *                  mask with itself, the module's own constants at work).
+ *                  A NaN or Inf it makes out of values the inputs chose
+ *                  (log of a negative, 0 * inf where the 0 is an input's)
+ *                  is created here: the value is tainted, and so is
+ *                  everything it reaches.
  * For elementwise arithmetic the test is per element; for reductions,
  * dot and convolution, whose elements mix many operand elements, per kind
- * (NaN, +Inf, -Inf): an output kind no operand has was created.
+ * (NaN, +Inf, -Inf): an output kind no operand has was created, by the
+ * inputs unless no operand depends on them.  A -inf mask through a dot
+ * with weights of both signs is NaN the inputs could avoid (intervals.h
+ * asks such factors to be positive), so it is flagged.
+ *
+ * A computation called from several sites (fusions, calls) is classified
+ * per call: its parameters take the record of the operand that call site
+ * passed, and nothing of one call carries into the next.
  *
  * The result for a module: NONE (outputs finite), INTENDED (non-finite
  * outputs, all from constants through carriers and inheriting arithmetic)

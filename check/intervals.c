@@ -23,6 +23,10 @@
 typedef struct fwd {
   double lo, hi;
   bool varies; /* depends on a parameter */
+  /* May hold -inf / +inf put there on purpose: a constant of the module
+   * (a mask) moved, selected or added in.  Kept apart from lo/hi, which
+   * are also infinite when a range is merely unknown. */
+  bool ninf, pinf;
 } fwd;
 
 chk_range chk_range_any(void) { return (chk_range){-INFINITY, INFINITY, 0, false}; }
@@ -31,7 +35,10 @@ bool chk_range_is_any(const chk_range *r) {
   return r->lo == -INFINITY && r->hi == INFINITY && r->min_mag == 0 && !r->sort_key;
 }
 
-static const fwd UNKNOWN = {-INFINITY, INFINITY, true};
+static const fwd UNKNOWN = {.lo = -INFINITY, .hi = INFINITY, .varies = true};
+
+/* A range with no infinity flags. */
+static fwd range3(double lo, double hi, bool varies) { return (fwd){.lo = lo, .hi = hi, .varies = varies}; }
 
 /* ---- type limits ---------------------------------------------------------- */
 
@@ -103,17 +110,17 @@ static fwd F(const frame *fr, const hlo_instr *x) {
 }
 
 static fwd hull(fwd a, fwd b) {
-  return (fwd){fmin(a.lo, b.lo), fmax(a.hi, b.hi), a.varies || b.varies};
+  return range3(fmin(a.lo, b.lo), fmax(a.hi, b.hi), a.varies || b.varies);
 }
 
 static fwd literal_range(const hlo_literal *l) {
-  fwd r = {INFINITY, -INFINITY, false};
+  fwd r = range3(INFINITY, -INFINITY, false);
   if (!l || l->elided || l->ntuple > 0 || l->count <= 0)
-    return (fwd){-INFINITY, INFINITY, false};
+    return range3(-INFINITY, INFINITY, false);
   for (int64_t i = 0; i < l->count; i++) {
     double x = l->f ? l->f[i] : l->i ? (double)l->i[i] : l->u ? (double)l->u[i] : 0;
     if (isnan(x))
-      return (fwd){-INFINITY, INFINITY, false};
+      return range3(-INFINITY, INFINITY, false);
     r.lo = fmin(r.lo, x);
     r.hi = fmax(r.hi, x);
   }
@@ -174,20 +181,21 @@ static int64_t conv_len(const hlo_instr *u) {
 
 static fwd mul_range(fwd a, fwd b) {
   double p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-  fwd r = {INFINITY, -INFINITY, a.varies || b.varies};
+  fwd r = range3(INFINITY, -INFINITY, a.varies || b.varies);
   for (int i = 0; i < 4; i++) {
     if (isnan(p[i])) /* 0 * inf */
-      return (fwd){-INFINITY, INFINITY, r.varies};
+      return range3(-INFINITY, INFINITY, r.varies);
     r.lo = fmin(r.lo, p[i]);
     r.hi = fmax(r.hi, p[i]);
   }
   return r;
 }
 
-static fwd scale_range(fwd a, double k) { return (fwd){a.lo * k, a.hi * k, a.varies}; }
+static fwd scale_range(fwd a, double k) { return range3(a.lo * k, a.hi * k, a.varies); }
 
-/* Forward range of one instruction from its operands' ranges. */
-static fwd forward_one(const frame *fr, const hlo_instr *u, const fwd *params) {
+/* Forward range of one instruction from its operands' ranges (the
+ * infinity flags are forward_one's). */
+static fwd forward_range(const frame *fr, const hlo_instr *u, const fwd *params) {
   fwd a = u->noperands > 0 ? F(fr, u->operands[0]) : UNKNOWN;
   fwd b = u->noperands > 1 ? F(fr, u->operands[1]) : UNKNOWN;
   bool any = false;
@@ -202,12 +210,12 @@ static fwd forward_one(const frame *fr, const hlo_instr *u, const fwd *params) {
   case HLO_OP_IOTA: {
     int64_t d = u->attrs.iota_dimension;
     double n = d >= 0 && d < u->shape.rank ? (double)u->shape.dims[d] : 1;
-    return (fwd){0, n - 1, false};
+    return range3(0, n - 1, false);
   }
   case HLO_OP_COPY: case HLO_OP_RESHAPE: case HLO_OP_BITCAST: case HLO_OP_BROADCAST:
   case HLO_OP_TRANSPOSE: case HLO_OP_SLICE: case HLO_OP_REVERSE: case HLO_OP_CONVERT:
   case HLO_OP_REDUCE_PRECISION: case HLO_OP_DYNAMIC_SLICE: case HLO_OP_GATHER:
-    return (fwd){a.lo, a.hi, any};
+    return range3(a.lo, a.hi, any);
   case HLO_OP_CONCATENATE: {
     fwd r = a;
     for (int j = 1; j < u->noperands; j++)
@@ -220,47 +228,47 @@ static fwd forward_one(const frame *fr, const hlo_instr *u, const fwd *params) {
     return u->noperands == 3 ? hull(b, F(fr, u->operands[2])) : UNKNOWN;
   case HLO_OP_CLAMP: {
     fwd x = b, hi = u->noperands == 3 ? F(fr, u->operands[2]) : UNKNOWN;
-    return (fwd){fmax(a.lo, fmin(x.lo, hi.lo)), fmin(hi.hi, fmax(x.hi, a.hi)), any};
+    return range3(fmax(a.lo, fmin(x.lo, hi.lo)), fmin(hi.hi, fmax(x.hi, a.hi)), any);
   }
-  case HLO_OP_ADD: return (fwd){a.lo + b.lo, a.hi + b.hi, any};
-  case HLO_OP_SUBTRACT: return (fwd){a.lo - b.hi, a.hi - b.lo, any};
-  case HLO_OP_NEGATE: return (fwd){-a.hi, -a.lo, any};
+  case HLO_OP_ADD: return range3(a.lo + b.lo, a.hi + b.hi, any);
+  case HLO_OP_SUBTRACT: return range3(a.lo - b.hi, a.hi - b.lo, any);
+  case HLO_OP_NEGATE: return range3(-a.hi, -a.lo, any);
   case HLO_OP_MULTIPLY:
     if (u->operands[0] == u->operands[1]) {
       double m = fmax(a.lo * a.lo, a.hi * a.hi);
-      return (fwd){a.lo <= 0 && a.hi >= 0 ? 0 : fmin(a.lo * a.lo, a.hi * a.hi), m, any};
+      return range3(a.lo <= 0 && a.hi >= 0 ? 0 : fmin(a.lo * a.lo, a.hi * a.hi), m, any);
     }
     return mul_range(a, b);
   case HLO_OP_DIVIDE:
     if (b.lo > 0 || b.hi < 0)
-      return mul_range(a, (fwd){1 / b.hi, 1 / b.lo, b.varies});
-    return (fwd){-INFINITY, INFINITY, any};
-  case HLO_OP_MAXIMUM: return (fwd){fmax(a.lo, b.lo), fmax(a.hi, b.hi), any};
-  case HLO_OP_MINIMUM: return (fwd){fmin(a.lo, b.lo), fmin(a.hi, b.hi), any};
+      return mul_range(a, range3(1 / b.hi, 1 / b.lo, b.varies));
+    return range3(-INFINITY, INFINITY, any);
+  case HLO_OP_MAXIMUM: return range3(fmax(a.lo, b.lo), fmax(a.hi, b.hi), any);
+  case HLO_OP_MINIMUM: return range3(fmin(a.lo, b.lo), fmin(a.hi, b.hi), any);
   case HLO_OP_ABS:
-    return (fwd){a.lo <= 0 && a.hi >= 0 ? 0 : fmin(fabs(a.lo), fabs(a.hi)), fmax(fabs(a.lo), fabs(a.hi)), any};
-  case HLO_OP_EXP: return (fwd){exp(a.lo), exp(a.hi), any};
-  case HLO_OP_EXPM1: return (fwd){expm1(a.lo), expm1(a.hi), any};
-  case HLO_OP_LOG: return a.lo > 0 ? (fwd){log(a.lo), log(a.hi), any} : (fwd){-INFINITY, INFINITY, any};
-  case HLO_OP_LOG1P: return a.lo > -1 ? (fwd){log1p(a.lo), log1p(a.hi), any} : (fwd){-INFINITY, INFINITY, any};
-  case HLO_OP_SQRT: return a.lo >= 0 ? (fwd){sqrt(a.lo), sqrt(a.hi), any} : (fwd){-INFINITY, INFINITY, any};
-  case HLO_OP_RSQRT: return a.lo > 0 ? (fwd){1 / sqrt(a.hi), 1 / sqrt(a.lo), any} : (fwd){-INFINITY, INFINITY, any};
+    return range3(a.lo <= 0 && a.hi >= 0 ? 0 : fmin(fabs(a.lo), fabs(a.hi)), fmax(fabs(a.lo), fabs(a.hi)), any);
+  case HLO_OP_EXP: return range3(exp(a.lo), exp(a.hi), any);
+  case HLO_OP_EXPM1: return range3(expm1(a.lo), expm1(a.hi), any);
+  case HLO_OP_LOG: return a.lo > 0 ? range3(log(a.lo), log(a.hi), any) : range3(-INFINITY, INFINITY, any);
+  case HLO_OP_LOG1P: return a.lo > -1 ? range3(log1p(a.lo), log1p(a.hi), any) : range3(-INFINITY, INFINITY, any);
+  case HLO_OP_SQRT: return a.lo >= 0 ? range3(sqrt(a.lo), sqrt(a.hi), any) : range3(-INFINITY, INFINITY, any);
+  case HLO_OP_RSQRT: return a.lo > 0 ? range3(1 / sqrt(a.hi), 1 / sqrt(a.lo), any) : range3(-INFINITY, INFINITY, any);
   case HLO_OP_TANH: case HLO_OP_SINE: case HLO_OP_COSINE: case HLO_OP_ERF: case HLO_OP_SIGN:
-    return (fwd){-1, 1, any};
-  case HLO_OP_LOGISTIC: return (fwd){0, 1, any};
-  case HLO_OP_COMPARE: case HLO_OP_IS_FINITE: return (fwd){0, 1, any};
+    return range3(-1, 1, any);
+  case HLO_OP_LOGISTIC: return range3(0, 1, any);
+  case HLO_OP_COMPARE: case HLO_OP_IS_FINITE: return range3(0, 1, any);
   case HLO_OP_FLOOR: case HLO_OP_CEIL: case HLO_OP_ROUND_AFZ: case HLO_OP_ROUND_EVEN:
-    return (fwd){floor(a.lo), ceil(a.hi), any};
+    return range3(floor(a.lo), ceil(a.hi), any);
   case HLO_OP_REDUCE:
   case HLO_OP_REDUCE_WINDOW: {
     if (u->noperands != 2)
-      return (fwd){-INFINITY, INFINITY, any};
+      return range3(-INFINITY, INFINITY, any);
     double k = (double)(u->op == HLO_OP_REDUCE ? reduce_len(u) : window_len(u));
     switch (reducer_of(u->attrs.calls.to_apply)) {
-    case HLO_OP_ADD: return (fwd){fmin(a.lo * k, a.lo) + b.lo, fmax(a.hi * k, a.hi) + b.hi, any};
-    case HLO_OP_MAXIMUM: return (fwd){fmax(a.lo, b.lo), fmax(a.hi, b.hi), any};
-    case HLO_OP_MINIMUM: return (fwd){fmin(a.lo, b.lo), fmin(a.hi, b.hi), any};
-    default: return (fwd){-INFINITY, INFINITY, any};
+    case HLO_OP_ADD: return range3(fmin(a.lo * k, a.lo) + b.lo, fmax(a.hi * k, a.hi) + b.hi, any);
+    case HLO_OP_MAXIMUM: return range3(fmax(a.lo, b.lo), fmax(a.hi, b.hi), any);
+    case HLO_OP_MINIMUM: return range3(fmin(a.lo, b.lo), fmin(a.hi, b.hi), any);
+    default: return range3(-INFINITY, INFINITY, any);
     }
   }
   case HLO_OP_DOT:
@@ -273,21 +281,107 @@ static fwd forward_one(const frame *fr, const hlo_instr *u, const fwd *params) {
                                     : u->attrs.calls.to_apply ? u->attrs.calls.to_apply
                                                               : u->attrs.calls.calls;
     if (!callee || fr->depth >= MAX_DEPTH || callee->nparams > u->noperands)
-      return (fwd){-INFINITY, INFINITY, any};
+      return range3(-INFINITY, INFINITY, any);
     fwd *pf = calloc((size_t)(callee->nparams > 0 ? callee->nparams : 1), sizeof *pf);
     if (!pf)
-      return (fwd){-INFINITY, INFINITY, any};
+      return range3(-INFINITY, INFINITY, any);
     for (int k = 0; k < callee->nparams; k++)
       pf[k] = F(fr, u->operands[k]);
-    fwd root = {-INFINITY, INFINITY, any};
+    fwd root = range3(-INFINITY, INFINITY, any);
     if (analyze(callee, pf, NULL, NULL, &root, fr->depth + 1) != 0)
-      root = (fwd){-INFINITY, INFINITY, any};
+      root = range3(-INFINITY, INFINITY, any);
     free(pf);
     return root;
   }
   default:
-    return (fwd){-INFINITY, INFINITY, any || u->noperands == 0};
+    return range3(-INFINITY, INFINITY, any || u->noperands == 0);
   }
+}
+
+/* Whether a literal holds -inf or +inf. */
+static void literal_infs(const hlo_literal *l, bool *ninf, bool *pinf) {
+  if (!l || l->elided || l->ntuple > 0 || !l->f)
+    return;
+  for (int64_t i = 0; i < l->count; i++)
+    if (isinf(l->f[i]))
+      *(l->f[i] < 0 ? ninf : pinf) = true;
+}
+
+/* The infinities a product can hold when factor a may be infinite: the
+ * sign of a's infinity times the signs b can take.  (A zero b makes NaN,
+ * which is no infinity: the demand of backward_inf_factor prevents it.) */
+static void product_infs(fwd a, fwd b, bool *ninf, bool *pinf) {
+  if (a.ninf) {
+    *ninf |= b.hi > 0;
+    *pinf |= b.lo < 0;
+  }
+  if (a.pinf) {
+    *pinf |= b.hi > 0;
+    *ninf |= b.lo < 0;
+  }
+}
+
+/* The forward range and the infinity flags of one instruction.  Flags
+ * follow the ops that move, select or add a constant's infinity in; any
+ * other op is taken to make finite values of it (exp(-inf) = 0) or to be
+ * none of the analysis's business (intent.h judges what it makes). */
+static fwd forward_one(const frame *fr, const hlo_instr *u, const fwd *params) {
+  fwd r = forward_range(fr, u, params);
+  fwd a = u->noperands > 0 ? F(fr, u->operands[0]) : UNKNOWN;
+  fwd b = u->noperands > 1 ? F(fr, u->operands[1]) : UNKNOWN;
+  bool ninf = false, pinf = false;
+  switch (u->op) {
+  case HLO_OP_PARAMETER:
+    if (u->parameter_number >= 0 && u->parameter_number < fr->c->nparams) {
+      ninf = params[u->parameter_number].ninf;
+      pinf = params[u->parameter_number].pinf;
+    }
+    break;
+  case HLO_OP_CONSTANT:
+    literal_infs(u->literal, &ninf, &pinf);
+    break;
+  case HLO_OP_COPY: case HLO_OP_RESHAPE: case HLO_OP_BITCAST: case HLO_OP_BROADCAST:
+  case HLO_OP_TRANSPOSE: case HLO_OP_SLICE: case HLO_OP_REVERSE: case HLO_OP_CONVERT:
+  case HLO_OP_REDUCE_PRECISION: case HLO_OP_DYNAMIC_SLICE: case HLO_OP_GATHER:
+    ninf = a.ninf;
+    pinf = a.pinf;
+    break;
+  case HLO_OP_CONCATENATE: case HLO_OP_PAD: case HLO_OP_DYNAMIC_UPDATE_SLICE:
+  case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM: case HLO_OP_ADD: case HLO_OP_REDUCE:
+  case HLO_OP_REDUCE_WINDOW:
+    for (int j = 0; j < u->noperands; j++) {
+      ninf |= F(fr, u->operands[j]).ninf;
+      pinf |= F(fr, u->operands[j]).pinf;
+    }
+    break;
+  case HLO_OP_SELECT: case HLO_OP_CLAMP:
+    for (int j = 1; j < u->noperands; j++) {
+      ninf |= F(fr, u->operands[j]).ninf;
+      pinf |= F(fr, u->operands[j]).pinf;
+    }
+    break;
+  case HLO_OP_SUBTRACT:
+    ninf = a.ninf || b.pinf;
+    pinf = a.pinf || b.ninf;
+    break;
+  case HLO_OP_NEGATE:
+    ninf = a.pinf;
+    pinf = a.ninf;
+    break;
+  case HLO_OP_MULTIPLY: case HLO_OP_DOT: case HLO_OP_CONVOLUTION:
+    product_infs(a, b, &ninf, &pinf);
+    product_infs(b, a, &ninf, &pinf);
+    break;
+  case HLO_OP_FUSION: case HLO_OP_CALL:
+    ninf = r.ninf; /* from the callee's root (forward_range) */
+    pinf = r.pinf;
+    break;
+  default:
+    break;
+  }
+  r.ninf = ninf;
+  r.pinf = pinf;
+  return r;
 }
 
 /* ---- backward rules ------------------------------------------------------- */
@@ -378,6 +472,24 @@ static bool neutral(hlo_opcode red, hlo_etype t, chk_range *out) {
   case HLO_OP_MAXIMUM: *out = between(-big, -big); return isfinite(big);
   case HLO_OP_MINIMUM: *out = between(big, big); return isfinite(big);
   default: return false;
+  }
+}
+
+/* x multiplies a value that may hold a constant's infinity (a -inf mask
+ * padded or selected in).  0 * inf is NaN, and so is a sum of products in
+ * which infinities of both signs meet (-inf * w1 + -inf * w2 with w1 > 0 >
+ * w2): NaN the inputs made, not the mask.  A factor >= CHK_POS_MIN keeps
+ * every product an infinity of the mask's own sign, so the mask reaches the
+ * outputs as the mask.  When the other value holds infinities of both
+ * signs, an elementwise product only needs x away from zero; a sum of
+ * products cannot be helped (the module mixes them itself). */
+static void backward_inf_factor(frame *fr, const hlo_instr *x, fwd other, bool sums) {
+  if (other.ninf != other.pinf) {
+    ask(fr, x, between(CHK_POS_MIN, INFINITY));
+  } else if (other.ninf && !sums) {
+    chk_range m = chk_range_any();
+    m.min_mag = CHK_POS_MIN;
+    ask(fr, x, m);
   }
 }
 
@@ -538,7 +650,7 @@ static void backward_one(frame *fr, const hlo_instr *u) {
     if (u->op == HLO_OP_ADD) {
       split_sum(fa, fb, d, &da, &db);
     } else { /* a - b = a + (-b) */
-      fwd nb = {-fb.hi, -fb.lo, fb.varies};
+      fwd nb = range3(-fb.hi, -fb.lo, fb.varies);
       split_sum(fa, nb, d, &da, &db);
       db = between(-db.hi, -db.lo);
     }
@@ -568,6 +680,10 @@ static void backward_one(frame *fr, const hlo_instr *u) {
       ask(fr, a, f);
       ask(fr, b, f);
     }
+    if (a != b) {
+      backward_inf_factor(fr, a, fb, false);
+      backward_inf_factor(fr, b, fa, false);
+    }
     break;
   }
   case HLO_OP_MAXIMUM:
@@ -593,6 +709,8 @@ static void backward_one(frame *fr, const hlo_instr *u) {
     chk_range f = factor_demand(d, k);
     ask(fr, a, f);
     ask(fr, b, f);
+    backward_inf_factor(fr, a, fb, true);
+    backward_inf_factor(fr, b, fa, true);
     break;
   }
   case HLO_OP_SORT:
@@ -667,10 +785,10 @@ static int analyze(const hlo_computation *c, const fwd *params, const chk_range 
  * naive profile draws (inputs.h). */
 static fwd default_range(const hlo_shape *s) {
   switch (hlo_etype_class(s->type)) {
-  case HLO_CLASS_FLOAT: return (fwd){-1, 1, true};
-  case HLO_CLASS_SINT: return (fwd){-8, 8, true};
-  case HLO_CLASS_UINT: return (fwd){0, 15, true};
-  case HLO_CLASS_PRED: return (fwd){0, 1, true};
+  case HLO_CLASS_FLOAT: return range3(-1, 1, true);
+  case HLO_CLASS_SINT: return range3(-8, 8, true);
+  case HLO_CLASS_UINT: return range3(0, 15, true);
+  case HLO_CLASS_PRED: return range3(0, 1, true);
   default: return UNKNOWN;
   }
 }

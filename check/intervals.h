@@ -20,6 +20,14 @@
  *   multiply            signs and magnitudes split (squares are >= 0 free)
  *   reduce init         a parameter init value must be the reducer's neutral
  *                       element (0 for add, 1 for multiply, lowest for max)
+ *   mask factors        a factor of a value that may hold a constant's -inf
+ *                       (or +inf) — a mask padded or selected in — is
+ *                       >= CHK_POS_MIN, so that products stay the mask's
+ *                       infinity: 0 * inf and, in a dot or convolution,
+ *                       -inf * w1 + -inf * w2 with w1 > 0 > w2 are NaN the
+ *                       inputs made, not the mask.  Against infinities of
+ *                       both signs an elementwise factor only needs
+ *                       |x| >= CHK_POS_MIN.
  *
  * Demands are sufficient conditions, computed with forward ranges of the
  * other operands (interval arithmetic from the default input ranges), so a

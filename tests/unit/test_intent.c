@@ -1,9 +1,10 @@
 /* test_intent.c — non-finite intent analysis (check/intent.c).
  *
  * Each module is small enough to say by hand where its NaN or Inf comes
- * from: a -inf constant selected, padded or scaled in is intended; a log of
- * a value arithmetic made negative, an exp that overflows or an
- * inf - inf is the inputs' doing.
+ * from: a -inf constant selected, padded or scaled in, or combined with
+ * itself, is intended; a log of a value arithmetic made negative, an exp
+ * that overflows or a mask times a zero the inputs made is the inputs'
+ * doing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,7 +81,9 @@ static const char *bad_log = "HloModule l\n"
                              "  ROOT l = f32[8] log(d)\n"
                              "}\n";
 
-/* A mask subtracted from itself: -inf - -inf = NaN, made from Inf. */
+/* A mask subtracted from itself: -inf - -inf = NaN at the two padded
+ * positions, whatever x holds: the module computes it from its own
+ * constant, so it is expected (and checked: NaN must meet NaN). */
 static const char *inf_minus_inf = "HloModule n\n"
                                    "ENTRY e {\n"
                                    "  x = f32[4] parameter(0)\n"
@@ -88,6 +91,82 @@ static const char *inf_minus_inf = "HloModule n\n"
                                    "  p = f32[6] pad(x, ninf), padding=0_2\n"
                                    "  ROOT d = f32[6] subtract(p, p)\n"
                                    "}\n";
+
+/* A -inf-padded column reaching a dot (corpus module 0111's pattern, a
+ * convolution there): out[i, 3] = sum_k w[i, k] * -inf over 8 terms.
+ * With weights of both signs the sum is -inf + inf = NaN: the inputs'
+ * doing, made by the dot.  Naive weights are uniform in [-1, 1): a row
+ * keeps one sign with probability 2 / 2^8, so some of the 16 rows mix.
+ * Constrained weights are >= 1/16 (intervals.c, backward_inf_factor):
+ * every masked output is -inf, the mask itself, 16 of 64 elements. */
+static const char *masked_dot = "HloModule d\n"
+                                "ENTRY e {\n"
+                                "  x = f32[8,3] parameter(0)\n"
+                                "  w = f32[16,8] parameter(1)\n"
+                                "  ninf = f32[] constant(-inf)\n"
+                                "  p = f32[8,4] pad(x, ninf), padding=0_0x0_1\n"
+                                "  ROOT d = f32[16,4] dot(w, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                                "}\n";
+
+/* -inf * (y - y): a mask times a zero the inputs made.  NaN, the inputs'
+ * doing (y - y varies with y, and is finite), made by the multiply. */
+static const char *mask_times_zero = "HloModule z\n"
+                                     "ENTRY e {\n"
+                                     "  x = f32[4] parameter(0)\n"
+                                     "  y = f32[6] parameter(1)\n"
+                                     "  ninf = f32[] constant(-inf)\n"
+                                     "  p = f32[6] pad(x, ninf), padding=0_2\n"
+                                     "  z = f32[6] subtract(y, y)\n"
+                                     "  ROOT m = f32[6] multiply(p, z)\n"
+                                     "}\n";
+
+/* One computation k called from two sites.  The first call passes log(x -
+ * 2), NaN everywhere (the inputs' doing); the second a -inf mask.  The
+ * root holds both calls' values: INPUTS, first made by the log l.  (A
+ * parameter classified from the last call site only would take the mask's
+ * record for the first call and call the NaN expected.) */
+static const char *two_callers = "HloModule t\n"
+                                 "k {\n"
+                                 "  a = f32[6] parameter(0)\n"
+                                 "  ROOT n = f32[6] negate(a)\n"
+                                 "}\n"
+                                 "ENTRY e {\n"
+                                 "  x = f32[6] parameter(0)\n"
+                                 "  two = f32[] constant(2)\n"
+                                 "  b = f32[6] broadcast(two), dimensions={}\n"
+                                 "  d = f32[6] subtract(x, b)\n"
+                                 "  l = f32[6] log(d)\n"
+                                 "  f1 = f32[6] fusion(l), kind=kLoop, calls=k\n"
+                                 "  y = f32[4] parameter(1)\n"
+                                 "  ninf = f32[] constant(-inf)\n"
+                                 "  p = f32[6] pad(y, ninf), padding=0_2\n"
+                                 "  f2 = f32[6] fusion(p), kind=kLoop, calls=k\n"
+                                 "  ROOT t = (f32[6], f32[6]) tuple(f1, f2)\n"
+                                 "}\n";
+
+/* The same two calls, but only the second one's values reach the root
+ * (the first only decides a predicate, and is-finite of a NaN is a
+ * finite false).  The root's two +inf (negated mask) are expected: the
+ * first call's taint must not stick to k's records into the second call. */
+static const char *second_call_only = "HloModule s\n"
+                                      "k {\n"
+                                      "  a = f32[6] parameter(0)\n"
+                                      "  ROOT n = f32[6] negate(a)\n"
+                                      "}\n"
+                                      "ENTRY e {\n"
+                                      "  x = f32[6] parameter(0)\n"
+                                      "  two = f32[] constant(2)\n"
+                                      "  b = f32[6] broadcast(two), dimensions={}\n"
+                                      "  d = f32[6] subtract(x, b)\n"
+                                      "  l = f32[6] log(d)\n"
+                                      "  f1 = f32[6] fusion(l), kind=kLoop, calls=k\n"
+                                      "  fin = pred[6] is-finite(f1)\n"
+                                      "  y = f32[4] parameter(1)\n"
+                                      "  ninf = f32[] constant(-inf)\n"
+                                      "  p = f32[6] pad(y, ninf), padding=0_2\n"
+                                      "  f2 = f32[6] fusion(p), kind=kLoop, calls=k\n"
+                                      "  ROOT s = f32[6] select(fin, f2, f2)\n"
+                                      "}\n";
 
 /* exp(1000 x): overflows for x > 0.09, a sum of it is +inf. */
 static const char *overflow = "HloModule o\n"
@@ -133,11 +212,41 @@ static void test_log_of_negative_is_flagged(void **state) {
   assert_int_equal(r.kind, CHK_NONFINITE_NONE);
 }
 
-static void test_nan_from_inf_is_flagged(void **state) {
+static void test_nan_of_constants_is_intended(void **state) {
   (void)state;
   chk_intent_result r = classify(inf_minus_inf, CHK_INPUTS_NAIVE);
+  assert_int_equal(r.kind, CHK_NONFINITE_INTENDED);
+  assert_int_equal(r.nonfinite, 2);
+}
+
+static void test_nan_of_mask_and_inputs_is_flagged(void **state) {
+  (void)state;
+  chk_intent_result r = classify(mask_times_zero, CHK_INPUTS_NAIVE);
+  assert_int_equal(r.kind, CHK_NONFINITE_INPUTS);
+  assert_int_equal(r.nonfinite, 2);
+  assert_string_equal(r.origin, "m");
+}
+
+static void test_masked_dot(void **state) {
+  (void)state;
+  chk_intent_result r = classify(masked_dot, CHK_INPUTS_NAIVE);
   assert_int_equal(r.kind, CHK_NONFINITE_INPUTS);
   assert_string_equal(r.origin, "d");
+  r = classify(masked_dot, CHK_INPUTS_CONSTRAINED);
+  assert_int_equal(r.kind, CHK_NONFINITE_INTENDED);
+  assert_int_equal(r.nonfinite, 16);
+  assert_int_equal(r.count, 64);
+}
+
+static void test_every_call_site_counts(void **state) {
+  (void)state;
+  chk_intent_result r = classify(two_callers, CHK_INPUTS_NAIVE);
+  assert_int_equal(r.kind, CHK_NONFINITE_INPUTS);
+  assert_int_equal(r.nonfinite, 8); /* six NaN from the log, two +inf */
+  assert_string_equal(r.origin, "l");
+  r = classify(second_call_only, CHK_INPUTS_NAIVE);
+  assert_int_equal(r.kind, CHK_NONFINITE_INTENDED);
+  assert_int_equal(r.nonfinite, 2);
 }
 
 static void test_overflow_is_flagged_and_constrained_away(void **state) {
@@ -162,7 +271,10 @@ int main(void) {
       cmocka_unit_test(test_mask_through_select_is_intended),
       cmocka_unit_test(test_pad_then_scale_is_intended),
       cmocka_unit_test(test_log_of_negative_is_flagged),
-      cmocka_unit_test(test_nan_from_inf_is_flagged),
+      cmocka_unit_test(test_nan_of_constants_is_intended),
+      cmocka_unit_test(test_nan_of_mask_and_inputs_is_flagged),
+      cmocka_unit_test(test_masked_dot),
+      cmocka_unit_test(test_every_call_site_counts),
       cmocka_unit_test(test_overflow_is_flagged_and_constrained_away),
       cmocka_unit_test(test_names),
   };

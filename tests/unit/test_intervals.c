@@ -116,6 +116,57 @@ static void test_divisor_away_from_zero(void **state) {
   hlo_value_unref(v);
 }
 
+/* Factors of a -inf mask (corpus module 0111: a -inf pad into a
+ * convolution).  The dot sums 8 products w[i, k] * p[k, j]; in the padded
+ * column p is -inf, and weights of both signs would make -inf + inf = NaN:
+ * w >= 1/16 keeps every product -inf.  Its upper end is the dot's factor
+ * demand sqrt(cap / 8), cap = f32 max / 16; x gets that demand in both
+ * directions and nothing more (w holds no infinity).
+ * The elementwise multiply meets a value holding both -inf (p2) and +inf
+ * (its negation): no sign of y keeps both, but |y| >= 1/16 keeps 0 * inf
+ * out; y's range is the multiply's factor demand [-sqrt(cap), sqrt(cap)]. */
+static const char *mask_factor_module =
+    "HloModule m\n"
+    "ENTRY e {\n"
+    "  x = f32[8,3] parameter(0)\n"
+    "  w = f32[16,8] parameter(1)\n"
+    "  ninf = f32[] constant(-inf)\n"
+    "  p = f32[8,4] pad(x, ninf), padding=0_0x0_1\n"
+    "  d = f32[16,4] dot(w, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  x2 = f32[4] parameter(2)\n"
+    "  p2 = f32[6] pad(x2, ninf), padding=0_2\n"
+    "  n2 = f32[6] negate(p2)\n"
+    "  c = f32[12] concatenate(p2, n2), dimensions={0}\n"
+    "  y = f32[12] parameter(3)\n"
+    "  m = f32[12] multiply(c, y)\n"
+    "  ROOT t = (f32[16,4], f32[12]) tuple(d, m)\n"
+    "}\n";
+
+static void test_mask_factors(void **state) {
+  (void)state;
+  double cap = 3.4028234663852886e38 / 16;
+  chk_range x = range_of(mask_factor_module, 0), w = range_of(mask_factor_module, 1),
+            y = range_of(mask_factor_module, 3);
+  near(w.lo, 0x1p-4);
+  near(w.hi, sqrt(cap / 8));
+  near(w.min_mag, 0);
+  near(x.lo, -sqrt(cap / 8));
+  near(x.hi, sqrt(cap / 8));
+  near(x.min_mag, 0);
+  near(y.lo, -sqrt(cap));
+  near(y.hi, sqrt(cap));
+  near(y.min_mag, 0x1p-4);
+  /* Drawn: w in [1/16, 1], y with 1/16 <= |y| <= 1. */
+  hlo_value *v = make_one(mask_factor_module, 1, CHK_INPUTS_CONSTRAINED, 2);
+  for (int64_t i = 0; i < v->count; i++)
+    assert_true(hlo_value_get_f64(v, i) >= 0x1p-4 && hlo_value_get_f64(v, i) <= 1);
+  hlo_value_unref(v);
+  v = make_one(mask_factor_module, 3, CHK_INPUTS_CONSTRAINED, 2);
+  for (int64_t i = 0; i < v->count; i++)
+    assert_true(fabs(hlo_value_get_f64(v, i)) >= 0x1p-4 && fabs(hlo_value_get_f64(v, i)) <= 1);
+  hlo_value_unref(v);
+}
+
 /* exp in f16: exp(x) <= 65504 / 16 = 4094, so x <= ln 4094 = 8.3173... */
 static const char *exp_module = "HloModule x\n"
                                 "ENTRY e {\n"
@@ -365,6 +416,7 @@ int main(void) {
       cmocka_unit_test(test_edge_values),
       cmocka_unit_test(test_oob_indices),
       cmocka_unit_test(test_profile_names),
+      cmocka_unit_test(test_mask_factors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
