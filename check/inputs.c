@@ -595,6 +595,51 @@ static bool distinct_fits(hlo_etype t, double lo, double hi, int64_t n) {
   return step > 2 * ldexp(top, -mant);
 }
 
+/* Integer sort keys.  CONSTRAINED: distinct keys, a seeded permutation of
+ * n consecutive integers centred on 0 (from 0 for unsigned types) and
+ * moved inside the demanded range; when the range holds fewer than n
+ * integers, the permutation taken modulo its width, so every value repeats
+ * as evenly as it can (the fewest ties).  EDGE: ties wherever possible,
+ * eight values spread over the naive draw set [nl, nh] u [pl, ph] (fewer
+ * when it has fewer). */
+static void fill_int_keys(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, const chk_range *r, int64_t tlo,
+                          int64_t thi, int64_t nl, int64_t nh, int64_t pl, int64_t ph) {
+  uint64_t seed = o->seed;
+  int64_t n = v->count;
+  if (o->profile == CHK_INPUTS_EDGE) {
+    uint64_t cn = nl <= nh ? (uint64_t)(nh - nl) + 1 : 0, cp = pl <= ph ? (uint64_t)(ph - pl) + 1 : 0;
+    uint64_t w = cn + cp;
+    if (w == 0) { /* the demand holds no integer of the naive range */
+      nl = nh = tlo > 0 ? tlo : 0;
+      cn = w = 1;
+      cp = 0;
+    }
+    uint64_t kinds = w < 8 ? w : 8;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t k = below(chk_inputs_bits(seed, stream, (uint64_t)i), kinds) * w / kinds;
+      hlo_value_set_i64(v, i, k < cn ? nl + (int64_t)k : pl + (int64_t)(k - cn));
+    }
+    return;
+  }
+  double lo = fmax(r->lo == -INFINITY ? (double)tlo : ceil(r->lo), (double)tlo);
+  double hi = fmin(r->hi == INFINITY ? (double)thi : floor(r->hi), (double)thi);
+  if (lo > hi) { /* an impossible demand: the type's range */
+    lo = (double)tlo;
+    hi = (double)thi;
+  }
+  double width = hi - lo + 1;
+  uint64_t span = width >= (double)n ? (uint64_t)n : (uint64_t)width;
+  /* The first value: -n/2 for signed types, moved into [lo, hi - span + 1]. */
+  double start = hlo_etype_class(v->type) == HLO_CLASS_SINT ? -floor((double)span / 2) : 0;
+  start = fmin(fmax(start, lo), hi - (double)span + 1);
+  int64_t first = (int64_t)start;
+  perm p = perm_make(seed, stream, (uint64_t)(n > 0 ? n : 1));
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+  for (int64_t i = 0; i < n; i++)
+    hlo_value_set_i64(v, i, first + (int64_t)(perm_at(&p, (uint64_t)i) % span));
+}
+
 static void fill_ranged(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, const chk_inputs_index *idx,
                         const chk_range *r) {
   uint64_t seed = o->seed;
@@ -634,6 +679,10 @@ static void fill_ranged(hlo_value *v, const chk_inputs_opts *o, uint64_t stream,
       pl = nh + 1;
     uint64_t cn = nl <= nh ? (uint64_t)(nh - nl) + 1 : 0, cp = pl <= ph ? (uint64_t)(ph - pl) + 1 : 0;
     int64_t point = s.is_point ? (int64_t)fmin(fmax(s.point, (double)tlo), (double)thi) : 0;
+    if (r->sort_key && cls != HLO_CLASS_PRED && !s.is_point) {
+      fill_int_keys(v, o, stream, r, tlo, thi, nl, nh, pl, ph);
+      return;
+    }
     if (!s.is_point && cn + cp == 0) { /* no integer fits the demand: naive */
       chk_inputs_opts naive = *o;
       naive.profile = CHK_INPUTS_NAIVE;

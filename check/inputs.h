@@ -22,12 +22,15 @@
  * changes, so a parameter with no demand gets exactly its naive bits.  A
  * divisor gets |x| in [0.5, 1] with a random sign, a log argument
  * [1/16, 1], a reduce init the reducer's neutral element, sort keys
- * distinct values (a seeded permutation of an even grid) when the type can
- * hold that many.
+ * distinct values: float keys a seeded permutation of an even grid when the
+ * type can hold that many, integer keys a seeded permutation of n
+ * consecutive integers (centred on 0 for signed types; a type too narrow
+ * for n distinct keys repeats each value as evenly as it can).
  * EDGE is CONSTRAINED plus, in one element in four, a value chosen to hurt
  * where the range allows it: +0 and -0, the smallest subnormal, the largest
  * magnitude the range permits (near overflow when nothing bounds it), and
- * repeats of one value (ties; sort keys take eight values in all).
+ * repeats of one value (ties); sort keys, float or integer, take eight
+ * values in all, so that ties are everywhere.
  * OOB_INDICES is CONSTRAINED except that index parameters are drawn in
  * [-2, max start + 2], so dynamic-slice clamping and gather/scatter
  * out-of-bounds handling are exercised instead of avoided.

@@ -127,15 +127,68 @@ static fwd literal_range(const hlo_literal *l) {
   return r;
 }
 
-/* The reducer of a reduce-like op: the opcode of its root when the root
- * combines its two parameters (add, multiply, maximum, minimum, and, or). */
+/* Which of a and b a select keeps, read from an ordering compare of the
+ * two anywhere in the reducer: MAXIMUM when it keeps the greater, MINIMUM
+ * when the lesser, SELECT when no compare orders them (a payload chosen
+ * along with another element's key, like argmax's index when the index
+ * plays no tie-break). */
+static hlo_opcode select_kind(const hlo_computation *c, const hlo_instr *sel, const hlo_instr *a,
+                              const hlo_instr *b) {
+  const hlo_instr *x = sel->operands[1];
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *u = c->instrs[i];
+    if (u->op != HLO_OP_COMPARE || u->noperands != 2)
+      continue;
+    const hlo_instr *p = u->operands[0], *q = u->operands[1];
+    if (!((p == a && q == b) || (p == b && q == a)))
+      continue;
+    bool greater;
+    switch (u->attrs.direction) {
+    case HLO_CMP_GT: case HLO_CMP_GE: greater = true; break;
+    case HLO_CMP_LT: case HLO_CMP_LE: greater = false; break;
+    default: continue;
+    }
+    /* The predicate holds when p is the greater (GT) one; the select then
+     * keeps its first branch x.  (The predicate may be an or/and of this
+     * compare with NaN checks and tie-breaks: it still follows it.) */
+    return greater == (x == p) ? HLO_OP_MAXIMUM : HLO_OP_MINIMUM;
+  }
+  return HLO_OP_SELECT;
+}
+
+/* What element j of an n-operand reducer c computes from a_j (parameter j)
+ * and b_j (parameter n + j): the opcode of an op combining exactly those
+ * two (add, multiply, maximum, minimum, and, or), or for a select of the
+ * two what select_kind says.  A single reducer's root is the op itself, a
+ * variadic one's a tuple of n of them.  INVALID for anything else. */
+static hlo_opcode reducer_elem(const hlo_computation *c, int n, int j) {
+  if (!c || !c->root || n < 1 || c->nparams != 2 * n || j < 0 || j >= n)
+    return HLO_OP_INVALID;
+  const hlo_instr *e = c->root;
+  if (e->op == HLO_OP_TUPLE) {
+    if (e->noperands != n)
+      return HLO_OP_INVALID;
+    e = e->operands[j];
+  } else if (n != 1) {
+    return HLO_OP_INVALID;
+  }
+  const hlo_instr *a = c->params[j], *b = c->params[n + j];
+  if (!a || !b || a == b)
+    return HLO_OP_INVALID;
+  if (e->op == HLO_OP_SELECT && e->noperands == 3) {
+    const hlo_instr *x = e->operands[1], *y = e->operands[2];
+    return (x == a && y == b) || (x == b && y == a) ? select_kind(c, e, a, b) : HLO_OP_INVALID;
+  }
+  if (e->noperands != 2)
+    return HLO_OP_INVALID;
+  const hlo_instr *x = e->operands[0], *y = e->operands[1];
+  return (x == a && y == b) || (x == b && y == a) ? e->op : HLO_OP_INVALID;
+}
+
+/* The reducer of a single-operand reduce-like op. */
 static hlo_opcode reducer_of(const hlo_computation *c) {
-  if (!c || !c->root || c->root->noperands != 2 || c->nparams != 2)
-    return HLO_OP_INVALID;
-  const hlo_instr *a = c->root->operands[0], *b = c->root->operands[1];
-  if (a->op != HLO_OP_PARAMETER || b->op != HLO_OP_PARAMETER || a == b)
-    return HLO_OP_INVALID;
-  return c->root->op;
+  hlo_opcode r = reducer_elem(c, 1, 0);
+  return r == HLO_OP_SELECT ? HLO_OP_INVALID : r;
 }
 
 /* Number of elements each reduce result sums over. */
@@ -461,16 +514,47 @@ static chk_range factor_demand(chk_range d, double k) {
   return r;
 }
 
-/* The neutral element of a reducer, as a point demand on a parameter init. */
+/* The lowest and highest values of an integer or pred type. */
+static void int_limits(hlo_etype t, double *lo, double *hi) {
+  int bits = hlo_etype_bits(t);
+  if (hlo_etype_class(t) == HLO_CLASS_PRED) {
+    *lo = 0;
+    *hi = 1;
+  } else if (hlo_etype_class(t) == HLO_CLASS_SINT) {
+    *lo = -ldexp(1, bits - 1);
+    *hi = ldexp(1, bits - 1) - 1;
+  } else {
+    *lo = 0;
+    *hi = ldexp(1, bits) - 1;
+  }
+}
+
+/* The neutral element of a reducer (an element of one, reducer_elem), as a
+ * point demand on a parameter init. */
 static bool neutral(hlo_opcode red, hlo_etype t, chk_range *out) {
-  double big = hlo_etype_is_float(t) ? max_finite(t) : INFINITY;
+  bool fl = hlo_etype_is_float(t);
+  double lo = -INFINITY, hi = INFINITY;
+  if (fl) { /* the finite extremes rather than -inf: neutral for every
+             * finite input, and the inputs stay finite */
+    lo = -max_finite(t);
+    hi = max_finite(t);
+  } else if (hlo_etype_class(t) == HLO_CLASS_SINT || hlo_etype_class(t) == HLO_CLASS_UINT ||
+             hlo_etype_class(t) == HLO_CLASS_PRED) {
+    int_limits(t, &lo, &hi);
+  }
   switch (red) {
   case HLO_OP_ADD: case HLO_OP_OR: *out = between(0, 0); return true;
-  case HLO_OP_MULTIPLY: case HLO_OP_AND: *out = between(1, 1); return true;
-  /* The lowest finite value rather than -inf: neutral for every finite
-   * input, and the inputs stay finite. */
-  case HLO_OP_MAXIMUM: *out = between(-big, -big); return isfinite(big);
-  case HLO_OP_MINIMUM: *out = between(big, big); return isfinite(big);
+  case HLO_OP_MULTIPLY: *out = between(1, 1); return true;
+  case HLO_OP_AND: /* all bits set: true, -1, or an unsigned type's largest */
+    if (fl)
+      return false;
+    *out = hlo_etype_class(t) == HLO_CLASS_SINT ? between(-1, -1) : between(hi, hi);
+    return isfinite(hi);
+  case HLO_OP_MAXIMUM: *out = between(lo, lo); return isfinite(lo);
+  case HLO_OP_MINIMUM: *out = between(hi, hi); return isfinite(hi);
+  /* A payload selected with a key (argmax's index): never kept while the
+   * key's init is neutral, so any value does; 0, as frameworks write it. */
+  case HLO_OP_SELECT: *out = between(0, 0); return true;
   default: return false;
   }
 }
@@ -494,12 +578,21 @@ static void backward_inf_factor(frame *fr, const hlo_instr *x, fwd other, bool s
 }
 
 static void backward_reduce(frame *fr, const hlo_instr *u, chk_range d) {
-  if (u->noperands != 2)
-    return; /* variadic (argmax): its parts have no single neutral */
+  int n = u->noperands / 2;
+  if (n < 1 || u->noperands != 2 * n)
+    return;
+  /* Each init gets the neutral element of its part of the reducer.  A
+   * variadic argmax keeping the greater value and, on ties, the smaller
+   * index gets (lowest value, largest index): neither is ever kept over an
+   * element.  An index with no tie-break gets 0. */
+  for (int j = 0; j < n; j++) {
+    chk_range init;
+    if (neutral(reducer_elem(u->attrs.calls.to_apply, n, j), u->operands[n + j]->shape.type, &init))
+      ask(fr, u->operands[n + j], init);
+  }
+  if (n != 1)
+    return; /* the values of a variadic reduction are selected, not summed */
   hlo_opcode red = reducer_of(u->attrs.calls.to_apply);
-  chk_range init;
-  if (neutral(red, u->operands[1]->shape.type, &init))
-    ask(fr, u->operands[1], init);
   fwd fi = F(fr, u->operands[1]);
   double k = (double)(u->op == HLO_OP_REDUCE ? reduce_len(u) : window_len(u));
   switch (red) {
@@ -525,6 +618,29 @@ static void backward_reduce(frame *fr, const hlo_instr *u, chk_range d) {
   default:
     break;
   }
+}
+
+/* Whether a sort's comparator compares operand j (its parameters 2j and
+ * 2j + 1 feed a compare): the sort keys, operand 0 alone in the common
+ * case, more with tie-breaks.  Without a comparator to read, operand 0. */
+static bool sort_compares(const hlo_computation *cmp, int j) {
+  if (!cmp || cmp->nparams < 2)
+    return j == 0;
+  for (int i = 0; i < cmp->ninstrs; i++) {
+    const hlo_instr *u = cmp->instrs[i];
+    if (u->op != HLO_OP_COMPARE)
+      continue;
+    for (int k = 0; k < u->noperands; k++) {
+      const hlo_instr *p = u->operands[k];
+      /* Through a convert or bitcast (total-order compares of floats). */
+      while ((p->op == HLO_OP_CONVERT || p->op == HLO_OP_BITCAST_CONVERT || p->op == HLO_OP_BITCAST) &&
+             p->noperands == 1)
+        p = p->operands[0];
+      if (p->op == HLO_OP_PARAMETER && (p->parameter_number == 2 * j || p->parameter_number == 2 * j + 1))
+        return true;
+    }
+  }
+  return false;
 }
 
 static void backward_one(frame *fr, const hlo_instr *u) {
@@ -634,6 +750,7 @@ static void backward_one(frame *fr, const hlo_instr *u) {
   case HLO_OP_NEGATE: {
     chk_range n = between(d.hi == INFINITY ? -INFINITY : -d.hi, d.lo == -INFINITY ? INFINITY : -d.lo);
     n.min_mag = d.min_mag;
+    n.sort_key = d.sort_key; /* distinct stays distinct */
     ask(fr, a, n);
     break;
   }
@@ -713,13 +830,14 @@ static void backward_one(frame *fr, const hlo_instr *u) {
     backward_inf_factor(fr, b, fa, true);
     break;
   }
-  case HLO_OP_SORT:
-    if (a) {
-      chk_range key = chk_range_any();
-      key.sort_key = true;
-      ask(fr, a, key);
-    }
+  case HLO_OP_SORT: {
+    chk_range key = chk_range_any();
+    key.sort_key = true;
+    for (int j = 0; j < u->noperands; j++)
+      if (sort_compares(u->attrs.calls.to_apply, j))
+        ask(fr, u->operands[j], key);
     break;
+  }
   /* ---- calls ---- */
   case HLO_OP_FUSION:
   case HLO_OP_CALL: {

@@ -19,7 +19,12 @@
  *                       operands, or shifted exactly past a fixed one
  *   multiply            signs and magnitudes split (squares are >= 0 free)
  *   reduce init         a parameter init value must be the reducer's neutral
- *                       element (0 for add, 1 for multiply, lowest for max)
+ *                       element (0 for add, 1 for multiply, lowest for max,
+ *                       all ones for a bitwise and); each init of a
+ *                       variadic reduction its part's (argmax: the lowest
+ *                       value, and the largest index when the smaller
+ *                       index wins ties)
+ *   sort                the operands the comparator compares are keys
  *   mask factors        a factor of a value that may hold a constant's -inf
  *                       (or +inf) — a mask padded or selected in — is
  *                       >= CHK_POS_MIN, so that products stay the mask's
@@ -54,8 +59,8 @@
 
 /* What one parameter's elements must satisfy: lo <= x <= hi, |x| >= min_mag
  * (min_mag 0: no such demand).  lo == hi is a point (a neutral init value).
- * sort_key: the parameter is the key operand of a sort (profiles choose
- * distinct keys or deliberate ties). */
+ * sort_key: the parameter is (through moves and negations) a key operand
+ * of a sort (profiles choose distinct keys or deliberate ties). */
 typedef struct chk_range {
   double lo, hi, min_mag;
   bool sort_key;

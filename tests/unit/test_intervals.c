@@ -283,6 +283,144 @@ static void test_neutral_inits_and_sort_keys(void **state) {
   hlo_value_unref(v);
 }
 
+/* Integer keys, and a comparator that sorts by its second operand: the
+ * keys are k2 (s32, compared through params 2 and 3), not the payload v;
+ * u8 keys u hold only 256 values for 1000 elements. */
+static const char *int_keys_module = "HloModule k\n"
+                                     "by_second {\n"
+                                     "  a = f32[] parameter(0)\n"
+                                     "  b = f32[] parameter(1)\n"
+                                     "  c = s32[] parameter(2)\n"
+                                     "  d = s32[] parameter(3)\n"
+                                     "  ROOT lt = pred[] compare(c, d), direction=LT\n"
+                                     "}\n"
+                                     "ult {\n"
+                                     "  a = u8[] parameter(0)\n"
+                                     "  b = u8[] parameter(1)\n"
+                                     "  ROOT lt = pred[] compare(a, b), direction=LT\n"
+                                     "}\n"
+                                     "ENTRY e {\n"
+                                     "  v = f32[4096] parameter(0)\n"
+                                     "  k2 = s32[4096] parameter(1)\n"
+                                     "  s = (f32[4096], s32[4096]) sort(v, k2), dimensions={0}, to_apply=by_second\n"
+                                     "  u = u8[1000] parameter(2)\n"
+                                     "  su = u8[1000] sort(u), dimensions={0}, to_apply=ult\n"
+                                     "  ROOT t = ((f32[4096], s32[4096]), u8[1000]) tuple(s, su)\n"
+                                     "}\n";
+
+static int distinct_values(const hlo_value *v) { return (int)v->count - ties(v); }
+
+static void test_integer_sort_keys_with_and_without_ties(void **state) {
+  (void)state;
+  assert_false(range_of(int_keys_module, 0).sort_key);
+  assert_true(range_of(int_keys_module, 1).sort_key);
+  assert_true(range_of(int_keys_module, 2).sort_key);
+  /* Constrained s32: a permutation of the 4096 integers -2048 .. 2047. */
+  hlo_value *v = make_one(int_keys_module, 1, CHK_INPUTS_CONSTRAINED, 4);
+  assert_int_equal(ties(v), 0);
+  double lo = INFINITY, hi = -INFINITY;
+  for (int64_t i = 0; i < v->count; i++) {
+    lo = fmin(lo, hlo_value_get_f64(v, i));
+    hi = fmax(hi, hlo_value_get_f64(v, i));
+  }
+  near(lo, -2048);
+  near(hi, 2047);
+  hlo_value_unref(v);
+  /* Edge s32: eight of the 17 naive values -8 .. 8, ties everywhere. */
+  v = make_one(int_keys_module, 1, CHK_INPUTS_EDGE, 4);
+  assert_int_equal(distinct_values(v), 8);
+  for (int64_t i = 0; i < v->count; i++)
+    assert_true(hlo_value_get_f64(v, i) >= -8 && hlo_value_get_f64(v, i) <= 8);
+  hlo_value_unref(v);
+  /* Constrained u8: 1000 keys over 256 values, each value 3 or 4 times
+   * (1000 = 3 * 256 + 232): the fewest ties the type allows. */
+  v = make_one(int_keys_module, 2, CHK_INPUTS_CONSTRAINED, 4);
+  int count[256] = {0};
+  for (int64_t i = 0; i < v->count; i++)
+    count[(int)hlo_value_get_f64(v, i)]++;
+  int fours = 0;
+  for (int x = 0; x < 256; x++) {
+    assert_true(count[x] == 3 || count[x] == 4);
+    fours += count[x] == 4;
+  }
+  assert_int_equal(fours, 232);
+  hlo_value_unref(v);
+}
+
+/* Variadic reductions with parameter inits.  argmax keeps the greater
+ * value and, on equal values, the smaller index: its neutral is (lowest
+ * f32, largest s32).  A pairwise sum's is (0, 0).  An s32 maximum's init
+ * is the type's lowest, a bitwise and's all ones (-1). */
+static const char *variadic_module = "HloModule v\n"
+                                     "argmax {\n"
+                                     "  a = f32[] parameter(0)\n"
+                                     "  ai = s32[] parameter(1)\n"
+                                     "  b = f32[] parameter(2)\n"
+                                     "  bi = s32[] parameter(3)\n"
+                                     "  gt = pred[] compare(a, b), direction=GT\n"
+                                     "  eq = pred[] compare(a, b), direction=EQ\n"
+                                     "  lt = pred[] compare(ai, bi), direction=LT\n"
+                                     "  tie = pred[] and(eq, lt)\n"
+                                     "  pick = pred[] or(gt, tie)\n"
+                                     "  v = f32[] select(pick, a, b)\n"
+                                     "  i = s32[] select(pick, ai, bi)\n"
+                                     "  ROOT t = (f32[], s32[]) tuple(v, i)\n"
+                                     "}\n"
+                                     "pairsum {\n"
+                                     "  a = f32[] parameter(0)\n"
+                                     "  b = f32[] parameter(1)\n"
+                                     "  c = f32[] parameter(2)\n"
+                                     "  d = f32[] parameter(3)\n"
+                                     "  s = f32[] add(a, c)\n"
+                                     "  q = f32[] add(d, b)\n"
+                                     "  ROOT t = (f32[], f32[]) tuple(s, q)\n"
+                                     "}\n"
+                                     "imax {\n"
+                                     "  a = s32[] parameter(0)\n"
+                                     "  b = s32[] parameter(1)\n"
+                                     "  ROOT m = s32[] maximum(a, b)\n"
+                                     "}\n"
+                                     "iand {\n"
+                                     "  a = s32[] parameter(0)\n"
+                                     "  b = s32[] parameter(1)\n"
+                                     "  ROOT m = s32[] and(a, b)\n"
+                                     "}\n"
+                                     "ENTRY e {\n"
+                                     "  x = f32[4,8] parameter(0)\n"
+                                     "  io = s32[4,8] iota(), iota_dimension=1\n"
+                                     "  v0 = f32[] parameter(1)\n"
+                                     "  i0 = s32[] parameter(2)\n"
+                                     "  am = (f32[4], s32[4]) reduce(x, io, v0, i0), dimensions={1}, to_apply=argmax\n"
+                                     "  s0 = f32[] parameter(3)\n"
+                                     "  s1 = f32[] parameter(4)\n"
+                                     "  ps = (f32[4], f32[4]) reduce(x, x, s0, s1), dimensions={1}, to_apply=pairsum\n"
+                                     "  y = s32[4,8] parameter(5)\n"
+                                     "  m0 = s32[] parameter(6)\n"
+                                     "  mx = s32[4] reduce(y, m0), dimensions={1}, to_apply=imax\n"
+                                     "  a0 = s32[] parameter(7)\n"
+                                     "  an = s32[4] reduce(y, a0), dimensions={1}, to_apply=iand\n"
+                                     "  ROOT t = ((f32[4], s32[4]), (f32[4], f32[4]), s32[4], s32[4]) tuple(am, ps, mx, an)\n"
+                                     "}\n";
+
+static void test_variadic_and_integer_inits(void **state) {
+  (void)state;
+  chk_range v0 = range_of(variadic_module, 1), i0 = range_of(variadic_module, 2);
+  chk_range s0 = range_of(variadic_module, 3), s1 = range_of(variadic_module, 4);
+  chk_range m0 = range_of(variadic_module, 6), a0 = range_of(variadic_module, 7);
+  assert_true(v0.lo == -3.4028234663852886e38 && v0.hi == v0.lo);
+  assert_true(i0.lo == 2147483647.0 && i0.hi == i0.lo);
+  assert_true(s0.lo == 0 && s0.hi == 0 && s1.lo == 0 && s1.hi == 0);
+  assert_true(m0.lo == -2147483648.0 && m0.hi == m0.lo);
+  assert_true(a0.lo == -1 && a0.hi == -1);
+  /* Drawn as those points. */
+  hlo_value *v = make_one(variadic_module, 2, CHK_INPUTS_CONSTRAINED, 0);
+  assert_true(hlo_value_get_i64(v, 0) == INT32_MAX);
+  hlo_value_unref(v);
+  v = make_one(variadic_module, 6, CHK_INPUTS_EDGE, 0);
+  assert_true(hlo_value_get_i64(v, 0) == INT32_MIN);
+  hlo_value_unref(v);
+}
+
 /* A demand that already holds costs nothing: rsqrt(x * x + 1) needs
  * x*x + 1 >= 1/16, which the forward range [1, 2] of x*x + 1 already
  * gives: x keeps its naive bits. */
@@ -417,6 +555,8 @@ int main(void) {
       cmocka_unit_test(test_oob_indices),
       cmocka_unit_test(test_profile_names),
       cmocka_unit_test(test_mask_factors),
+      cmocka_unit_test(test_integer_sort_keys_with_and_without_ties),
+      cmocka_unit_test(test_variadic_and_integer_inits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
