@@ -33,7 +33,10 @@ typedef struct chk_eval_opts {
   int replicas;       /* simulated replicas, >= 1 */
   int emulate_device; /* device numerics (bf16 dot passes, approximations) */
   /* Optional hook (see above).  With a hook every instruction is evaluated
-   * op by op, so the hook sees each one. */
+   * op by op, so the hook sees each one — except inside the scalar
+   * computations that reduce, reduce-window and map apply per element when
+   * they run as lane programs (eval_reduce_prog.h): those instructions are
+   * not shown to the hook. */
   chk_eval_hook *hook;
   void *hook_ctx;
 } chk_eval_opts;

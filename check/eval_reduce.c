@@ -25,8 +25,13 @@
  * kernel, the data is read in place (or converted once to a compute array:
  * f32 for bf16/f16, 64-bit for integers, whose wrap-around commutes with
  * the final narrowing) and folded by one loop per (type, op).  Any other
- * reducer, variadic reduces included, calls the computation per element
- * through chk_call: slow but exact.
+ * reducer made of scalar elementwise ops (an argmax's compare/select
+ * reducer over (value, index) pairs, for one) is compiled once into a lane
+ * program (eval_reduce_prog.h) that folds CHK_RPROG_LANES output elements
+ * side by side, each in the order above (map: CHK_RPROG_LANES elements per
+ * run); what remains (nested calls, type mismatches the per-element path
+ * reports) calls the computation per element through chk_call: slow but
+ * exact.
  *
  * Parallelism never changes results: threads split output elements, and each
  * output element is folded by one thread in the order above.
@@ -48,6 +53,7 @@
 #endif
 
 #include "eval_internal.h"
+#include "eval_reduce_prog.h"
 #include "hlo_dtype.h"
 
 /* ---- scalar operations, one per (compute type, op) ------------------------ */
@@ -600,6 +606,106 @@ static int reduce_fast(const hlo_value *x, const bool *red, const fast_red *fr, 
   return 0;
 }
 
+/* The lane program of a variadic reducer called as acc = f(acc, x): arguments
+ * are the n accumulators (the init values' types) and then the n inputs,
+ * results the n new accumulators.  NULL: use the per-element path. */
+static chk_rprog *fold_program(chk_eval *ev, const hlo_instr *ins, int n, hlo_value *const *ops,
+                               hlo_value *const *res) {
+  hlo_etype argt[128];
+  for (int i = 0; i < n; i++) {
+    if (res[i]->type != ops[n + i]->type) /* the per-element path reports it */
+      return NULL;
+    argt[i] = ops[n + i]->type;
+    argt[n + i] = ops[i]->type;
+  }
+  return chk_rprog_compile(ev, ins->attrs.calls.to_apply, 2 * n, argt, n, argt);
+}
+
+/* General reduce with a lane program: blocks of CHK_RPROG_LANES output
+ * elements (row-major over the kept dims) are folded side by side, each
+ * output element taking the reduced elements in row-major order of the
+ * reduced dims, as reduce_general does one at a time.  Threads split the
+ * blocks. */
+static int reduce_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *prog, int n, hlo_value *const *ops,
+                        const bool *red, hlo_value **res) {
+  const hlo_value *x = ops[0];
+  int64_t st[HLO_MAX_RANK];
+  hlo_value_strides(x, st);
+  int kd[HLO_MAX_RANK], rd[HLO_MAX_RANK], nk = 0, nr = 0;
+  int64_t nred = 1;
+  for (int d = 0; d < x->rank; d++) {
+    if (red[d]) {
+      rd[nr++] = d;
+      nred *= x->dims[d];
+    } else {
+      kd[nk++] = d;
+    }
+  }
+  int64_t nout = res[0]->count;
+  int64_t nblocks = (nout + CHK_RPROG_LANES - 1) / CHK_RPROG_LANES;
+  int failed = 0;
+  (void)nblocks;
+#pragma omp parallel if (nout * nred >= ROWS_MIN_PAR && nblocks > 1) reduction(| : failed)
+  {
+    chk_rprog_lanes *l = chk_rprog_lanes_new(prog);
+    int64_t base[CHK_RPROG_LANES], offs[CHK_RPROG_LANES], oidx[CHK_RPROG_LANES];
+    if (!l)
+      failed = 1;
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t b = 0; b < nblocks; b++) {
+      if (!l)
+        continue;
+      int64_t o0 = b * CHK_RPROG_LANES;
+      int m = (int)(nout - o0 < CHK_RPROG_LANES ? nout - o0 : CHK_RPROG_LANES);
+      /* input offset of each output element's first reduced element */
+      int64_t kidx[HLO_MAX_RANK], q = o0, off = 0;
+      for (int j = nk - 1; j >= 0; j--) {
+        kidx[j] = q % x->dims[kd[j]];
+        q /= x->dims[kd[j]];
+      }
+      for (int j = 0; j < nk; j++)
+        off += kidx[j] * st[kd[j]];
+      for (int i = 0; i < m; i++) {
+        base[i] = off;
+        oidx[i] = o0 + i;
+        for (int j = nk - 1; j >= 0; j--) {
+          off += st[kd[j]];
+          if (++kidx[j] < x->dims[kd[j]])
+            break;
+          off -= st[kd[j]] * x->dims[kd[j]];
+          kidx[j] = 0;
+        }
+      }
+      for (int i = 0; i < n; i++)
+        chk_rprog_load(l, i, ops[n + i]->data, NULL, m);
+      int64_t ridx[HLO_MAX_RANK] = {0}, roff = 0;
+      for (int64_t r = 0; r < nred; r++) {
+        for (int i = 0; i < m; i++)
+          offs[i] = base[i] + roff;
+        for (int i = 0; i < n; i++)
+          chk_rprog_load(l, n + i, ops[i]->data, offs, m);
+        chk_rprog_run(l, m);
+        chk_rprog_feedback(l, m, NULL);
+        for (int j = nr - 1; j >= 0; j--) {
+          roff += st[rd[j]];
+          if (++ridx[j] < x->dims[rd[j]])
+            break;
+          roff -= st[rd[j]] * x->dims[rd[j]];
+          ridx[j] = 0;
+        }
+      }
+      for (int i = 0; i < n; i++)
+        chk_rprog_store_arg(l, i, res[i]->data, oidx, m);
+    }
+    chk_rprog_lanes_free(l);
+  }
+  if (failed) {
+    chk_fail(ev, ins, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
 /* General reduce: per output element, per reduced element, one call. */
 static int reduce_general(chk_eval *ev, const hlo_instr *ins, int n, hlo_value *const *ops,
                           const bool *red, hlo_value **res) {
@@ -725,7 +831,10 @@ static hlo_value *op_reduce(chk_eval *ev, const hlo_instr *ins, hlo_value *const
     }
     return out;
   }
-  if (reduce_general(ev, ins, n, ops, red, res) != 0) {
+  chk_rprog *prog = fold_program(ev, ins, n, ops, res);
+  int rc = prog ? reduce_lanes(ev, ins, prog, n, ops, red, res) : reduce_general(ev, ins, n, ops, red, res);
+  chk_rprog_free(prog);
+  if (rc != 0) {
     hlo_value_unref(out);
     return NULL;
   }
@@ -781,6 +890,88 @@ static int64_t window_offsets(int rank, int64_t *const *tab, const hlo_window_di
   }
 }
 
+/* General reduce-window with a lane program: blocks of CHK_RPROG_LANES
+ * output elements step through the window positions together, in row-major
+ * order of the window; a lane whose position falls into padding or a
+ * dilation hole keeps its accumulator (the program still runs on it, on
+ * any element: the reducer is a pure function, so only the kept lanes
+ * matter).  Each output element thus takes exactly the positions, in the
+ * order, that the per-element path gives it. */
+static int window_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *prog, int n, hlo_value *const *ops,
+                        int64_t *const *tab, hlo_value **res) {
+  const hlo_value *x = ops[0];
+  const hlo_window *win = &ins->attrs.window;
+  int rank = x->rank;
+  int64_t nout = res[0]->count, wcount = 1;
+  for (int d = 0; d < rank; d++)
+    wcount *= win->dims[d].size;
+  int64_t nblocks = (nout + CHK_RPROG_LANES - 1) / CHK_RPROG_LANES;
+  int failed = 0;
+  (void)nblocks;
+#pragma omp parallel if (nout * wcount >= ROWS_MIN_PAR && nblocks > 1) reduction(| : failed)
+  {
+    chk_rprog_lanes *l = chk_rprog_lanes_new(prog);
+    int64_t offs[CHK_RPROG_LANES], oidx[CHK_RPROG_LANES];
+    int64_t(*opos)[HLO_MAX_RANK] = malloc(sizeof *opos * CHK_RPROG_LANES);
+    uint8_t keep[CHK_RPROG_LANES];
+    if (!l || !opos)
+      failed = 1;
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t b = 0; b < nblocks; b++) {
+      if (!l || !opos)
+        continue;
+      int64_t o0 = b * CHK_RPROG_LANES;
+      int m = (int)(nout - o0 < CHK_RPROG_LANES ? nout - o0 : CHK_RPROG_LANES);
+      for (int i = 0; i < m; i++) {
+        int64_t r = oidx[i] = o0 + i;
+        for (int d = rank - 1; d >= 0; d--) {
+          opos[i][d] = r % res[0]->dims[d];
+          r /= res[0]->dims[d];
+        }
+      }
+      for (int i = 0; i < n; i++)
+        chk_rprog_load(l, i, ops[n + i]->data, NULL, m);
+      int64_t widx[HLO_MAX_RANK] = {0};
+      for (int64_t w = 0; w < wcount; w++) {
+        int any = 0;
+        for (int i = 0; i < m; i++) {
+          int64_t sum = 0;
+          int d;
+          for (d = 0; d < rank; d++) {
+            int64_t t = tab[d][opos[i][d] * win->dims[d].size + widx[d]];
+            if (t < 0)
+              break;
+            sum += t;
+          }
+          keep[i] = d == rank;
+          offs[i] = keep[i] ? sum : 0;
+          any |= keep[i];
+        }
+        if (any) { /* then the input has elements, and offset 0 is one */
+          for (int i = 0; i < n; i++)
+            chk_rprog_load(l, n + i, ops[i]->data, offs, m);
+          chk_rprog_run(l, m);
+          chk_rprog_feedback(l, m, keep);
+        }
+        for (int d = rank - 1; d >= 0; d--) {
+          if (++widx[d] < win->dims[d].size)
+            break;
+          widx[d] = 0;
+        }
+      }
+      for (int i = 0; i < n; i++)
+        chk_rprog_store_arg(l, i, res[i]->data, oidx, m);
+    }
+    free(opos);
+    chk_rprog_lanes_free(l);
+  }
+  if (failed) {
+    chk_fail(ev, ins, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
 static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
   int n = check_variadic(ev, ins, ops);
   if (n < 0)
@@ -818,6 +1009,7 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
   }
   int64_t nout = res[0]->count;
   fast_red fr;
+  chk_rprog *prog = NULL;
   if (rc != 0) {
     chk_fail(ev, ins, "out of memory");
   } else if (n == 1 && ops[1]->type == x->type && res[0]->type == x->type &&
@@ -859,6 +1051,8 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
     free(owned);
     if (rc != 0)
       chk_fail(ev, ins, "out of memory");
+  } else if ((prog = fold_program(ev, ins, n, ops, res)) != NULL) {
+    rc = window_lanes(ev, ins, prog, n, ops, tab, res);
   } else {
     int64_t *off = malloc(sizeof *off * (size_t)(wcount > 0 ? wcount : 1));
     if (!off) {
@@ -903,6 +1097,7 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
     }
     free(off);
   }
+  chk_rprog_free(prog);
   for (int d = 0; d < rank; d++)
     free(tab[d]);
   if (rc != 0) {
@@ -913,6 +1108,35 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
 }
 
 /* ---- map --------------------------------------------------------------------- */
+
+/* General map with a lane program: CHK_RPROG_LANES elements per run. */
+static int map_lanes(const chk_rprog *prog, int n, hlo_value *const *ops, hlo_value *out) {
+  int64_t count = out->count, nblocks = (count + CHK_RPROG_LANES - 1) / CHK_RPROG_LANES;
+  int failed = 0;
+  (void)nblocks;
+#pragma omp parallel if (count >= ROWS_MIN_PAR && nblocks > 1) reduction(| : failed)
+  {
+    chk_rprog_lanes *l = chk_rprog_lanes_new(prog);
+    int64_t offs[CHK_RPROG_LANES];
+    if (!l)
+      failed = 1;
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < nblocks; b++) {
+      if (!l)
+        continue;
+      int64_t e0 = b * CHK_RPROG_LANES;
+      int m = (int)(count - e0 < CHK_RPROG_LANES ? count - e0 : CHK_RPROG_LANES);
+      for (int i = 0; i < m; i++)
+        offs[i] = e0 + i;
+      for (int i = 0; i < n; i++)
+        chk_rprog_load(l, i, ops[i]->data, offs, m);
+      chk_rprog_run(l, m);
+      chk_rprog_store_result(l, 0, out->data, offs, m);
+    }
+    chk_rprog_lanes_free(l);
+  }
+  return failed ? -1 : 0;
+}
 
 static hlo_value *op_map(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
   int n = ins->noperands;
@@ -954,6 +1178,19 @@ static hlo_value *op_map(chk_eval *ev, const hlo_instr *ins, hlo_value *const *o
     }
     free(oa);
     free(ob);
+    if (rc != 0) {
+      hlo_value_unref(out);
+      return chk_fail(ev, ins, "out of memory");
+    }
+    return out;
+  }
+  hlo_etype argt[64], rt = out->type;
+  for (int i = 0; i < n; i++)
+    argt[i] = ops[i]->type;
+  chk_rprog *prog = chk_rprog_compile(ev, c, n, argt, 1, &rt);
+  if (prog) {
+    int rc = map_lanes(prog, n, ops, out);
+    chk_rprog_free(prog);
     if (rc != 0) {
       hlo_value_unref(out);
       return chk_fail(ev, ins, "out of memory");
