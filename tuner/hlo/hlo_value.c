@@ -101,14 +101,21 @@ hlo_value *hlo_value_tuple(int n, hlo_value *const *elems) {
   return v;
 }
 
+/* The count is atomic: the candidates of one fusion run in parallel
+ * (sweep.c) on the same argument values, and the device takes and drops
+ * references to them from every thread.  A plain ++/-- there loses
+ * updates, frees an argument still in use and corrupts the heap (seen in
+ * a datasets/ sweep as "argument 0 does not match parameter" and a
+ * malloc abort).  Acquire-release on the decrement orders every thread's
+ * last use before the free. */
 hlo_value *hlo_value_ref(hlo_value *v) {
   if (v)
-    v->refs++;
+    __atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
   return v;
 }
 
 void hlo_value_unref(hlo_value *v) {
-  if (!v || --v->refs > 0)
+  if (!v || __atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL) > 0)
     return;
   for (int i = 0; i < v->ntuple; i++)
     hlo_value_unref(v->elems[i]);
