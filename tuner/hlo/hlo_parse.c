@@ -248,6 +248,14 @@ static int expect(parser *P, char c, const char *what) {
   return expected(P, what);
 }
 
+/* After an item of a list closed by `close`: 1 when a ',' announces another
+ * item, 0 when `close` ends the list, -1 ("expected <what>") otherwise. */
+static int list_next(parser *P, char close, const char *what) {
+  if (hlo_lex_accept(&P->lx, ','))
+    return 1;
+  return expect(P, close, what) ? -1 : 0;
+}
+
 static bool is_word(const char *s, size_t n, const char *w) {
   return strlen(w) == n && memcmp(s, w, n) == 0;
 }
@@ -384,21 +392,17 @@ static int parse_tile(parser *P, bool keep) {
   size_t base = P->ints.n;
   if (expect(P, '(', "'(' to start a tile"))
     return -1;
-  if (!hlo_lex_accept(&P->lx, ')')) {
-    for (;;) {
-      int64_t v;
-      if (hlo_lex_accept(&P->lx, '*'))
-        v = HLO_TILE_COMBINE;
-      else if (nonneg_tok(P, &v, "tile size"))
-        return -1;
-      if (vpush(P, &P->ints, &v, sizeof v))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, ')', "',' or ')' in tile"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, ')');
+  while (more) {
+    int64_t v;
+    if (hlo_lex_accept(&P->lx, '*'))
+      v = HLO_TILE_COMBINE;
+    else if (nonneg_tok(P, &v, "tile size"))
+      return -1;
+    if (vpush(P, &P->ints, &v, sizeof v))
+      return -1;
+    if ((more = list_next(P, ')', "',' or ')' in tile")) < 0)
+      return -1;
   }
   if (!keep) {
     P->ints.n = base;
@@ -528,33 +532,29 @@ static int parse_array_shape(parser *P, hlo_etype t, hlo_shape *s, bool keep) {
   bool any_dynamic = false;
   if (expect(P, '[', "'[' after element type"))
     return -1;
-  if (!hlo_lex_accept(&P->lx, ']')) {
-    for (;;) {
-      int64_t dim, kind = HLO_DIM_STATIC;
+  int more = !hlo_lex_accept(&P->lx, ']');
+  while (more) {
+    int64_t dim, kind = HLO_DIM_STATIC;
+    peek(P);
+    hlo_pos at = pos(P);
+    if (hlo_lex_accept2(&P->lx, "<=")) {
+      kind = HLO_DIM_BOUNDED;
       peek(P);
-      hlo_pos at = pos(P);
-      if (hlo_lex_accept2(&P->lx, "<=")) {
-        kind = HLO_DIM_BOUNDED;
-        peek(P);
-        at = pos(P);
-      } else if (hlo_lex_accept(&P->lx, '?')) {
-        kind = HLO_DIM_UNBOUNDED;
-      }
-      if (kind == HLO_DIM_UNBOUNDED)
-        dim = -1;
-      else if (int64_tok(P, &dim, "dimension"))
-        return -1;
-      else if (dim < 0)
-        return hlo_lex_error_at(&P->lx, at, "dimension %lld is negative", (long long)dim);
-      any_dynamic |= kind != HLO_DIM_STATIC;
-      if (vpush(P, &P->ints, &dim, sizeof dim) || vpush(P, &P->ints, &kind, sizeof kind))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, ']', "']' after dimensions"))
-        return -1;
-      break;
+      at = pos(P);
+    } else if (hlo_lex_accept(&P->lx, '?')) {
+      kind = HLO_DIM_UNBOUNDED;
     }
+    if (kind == HLO_DIM_UNBOUNDED)
+      dim = -1;
+    else if (int64_tok(P, &dim, "dimension"))
+      return -1;
+    else if (dim < 0)
+      return hlo_lex_error_at(&P->lx, at, "dimension %lld is negative", (long long)dim);
+    any_dynamic |= kind != HLO_DIM_STATIC;
+    if (vpush(P, &P->ints, &dim, sizeof dim) || vpush(P, &P->ints, &kind, sizeof kind))
+      return -1;
+    if ((more = list_next(P, ']', "']' after dimensions")) < 0)
+      return -1;
   }
   int rank = (int)((P->ints.n - base) / (2 * sizeof(int64_t)));
   if (keep) {
@@ -585,19 +585,15 @@ static int parse_tuple_shape(parser *P, hlo_shape *s, bool keep) {
     return hlo_lex_error(&P->lx, "nesting too deep");
   size_t base = P->shapes.n;
   hlo_lex_skip(&P->lx); /* '(' */
-  if (!hlo_lex_accept(&P->lx, ')')) {
-    for (;;) {
-      hlo_shape e = {0};
-      if (parse_shape(P, &e, keep))
-        return -1;
-      if (keep && vpush(P, &P->shapes, &e, sizeof e))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, ')', "',' or ')' in tuple shape"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, ')');
+  while (more) {
+    hlo_shape e = {0};
+    if (parse_shape(P, &e, keep))
+      return -1;
+    if (keep && vpush(P, &P->shapes, &e, sizeof e))
+      return -1;
+    if ((more = list_next(P, ')', "',' or ')' in tuple shape")) < 0)
+      return -1;
   }
   if (keep) {
     s->type = HLO_TUPLE;
@@ -761,17 +757,13 @@ static int parse_array_level(parser *P, const hlo_shape *s, int level) {
   if (expect(P, '{', "'{' in array constant"))
     return -1;
   int64_t n = 0;
-  if (!hlo_lex_accept(&P->lx, '}')) {
-    for (;;) {
-      if (level + 1 == s->rank ? parse_scalar(P, s->type) : parse_array_level(P, s, level + 1))
-        return -1;
-      n++;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, '}', "',' or '}' in array constant"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, '}');
+  while (more) {
+    if (level + 1 == s->rank ? parse_scalar(P, s->type) : parse_array_level(P, s, level + 1))
+      return -1;
+    n++;
+    if ((more = list_next(P, '}', "',' or '}' in array constant")) < 0)
+      return -1;
   }
   bool is_static = !s->dynamic || s->dynamic[level] == HLO_DIM_STATIC;
   if (is_static && n != s->dims[level])
@@ -927,17 +919,13 @@ static int parse_int_list(parser *P, hlo_ints *out, const char *what) {
   size_t base = P->ints.n;
   if (expect(P, '{', "'{' to start a list"))
     return -1;
-  if (!hlo_lex_accept(&P->lx, '}')) {
-    for (;;) {
-      int64_t v;
-      if (int64_tok(P, &v, what) || vpush(P, &P->ints, &v, sizeof v))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, '}', "',' or '}' in list"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, '}');
+  while (more) {
+    int64_t v;
+    if (int64_tok(P, &v, what) || vpush(P, &P->ints, &v, sizeof v))
+      return -1;
+    if ((more = list_next(P, '}', "',' or '}' in list")) < 0)
+      return -1;
   }
   out->n = (int)((P->ints.n - base) / sizeof(int64_t));
   out->v = vpop_to_arena(P, &P->ints, base);
@@ -949,22 +937,18 @@ static int parse_slice(parser *P, hlo_attrs *a) {
   size_t base = P->ints.n;
   if (expect(P, '{', "'{' to start slice"))
     return -1;
-  if (!hlo_lex_accept(&P->lx, '}')) {
-    for (;;) {
-      int64_t v[3] = {0, 0, 1};
-      if (expect(P, '[', "'[' to start a slice range") || int64_tok(P, &v[0], "slice start") ||
-          expect(P, ':', "':' in slice range") || int64_tok(P, &v[1], "slice limit"))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ':') && int64_tok(P, &v[2], "slice stride"))
-        return -1;
-      if (expect(P, ']', "']' after slice range") || vpush(P, &P->ints, v, sizeof v))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, '}', "',' or '}' in slice"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, '}');
+  while (more) {
+    int64_t v[3] = {0, 0, 1};
+    if (expect(P, '[', "'[' to start a slice range") || int64_tok(P, &v[0], "slice start") ||
+        expect(P, ':', "':' in slice range") || int64_tok(P, &v[1], "slice limit"))
+      return -1;
+    if (hlo_lex_accept(&P->lx, ':') && int64_tok(P, &v[2], "slice stride"))
+      return -1;
+    if (expect(P, ']', "']' after slice range") || vpush(P, &P->ints, v, sizeof v))
+      return -1;
+    if ((more = list_next(P, '}', "',' or '}' in slice")) < 0)
+      return -1;
   }
   a->nslice = (int)((P->ints.n - base) / (3 * sizeof(int64_t)));
   const int64_t *v = (const int64_t *)(P->ints.p + base);
@@ -1203,17 +1187,13 @@ static int parse_iota_groups(parser *P, hlo_replica_groups *rg) {
     off[li] = P->ints.n / sizeof(int64_t);
     if (expect(P, li == 2 ? '(' : '[', li == 2 ? "'(' after T" : "'['"))
       return -1;
-    if (!hlo_lex_accept(&P->lx, close)) {
-      for (;;) {
-        int64_t v;
-        if (nonneg_tok(P, &v, "size") || vpush(P, &P->ints, &v, sizeof v))
-          return -1;
-        if (hlo_lex_accept(&P->lx, ','))
-          continue;
-        if (expect(P, close, li == 2 ? "')' after permutation" : "']'"))
-          return -1;
-        break;
-      }
+    int more = !hlo_lex_accept(&P->lx, close);
+    while (more) {
+      int64_t v;
+      if (nonneg_tok(P, &v, "size") || vpush(P, &P->ints, &v, sizeof v))
+        return -1;
+      if ((more = list_next(P, close, li == 2 ? "')' after permutation" : "']'")) < 0)
+        return -1;
     }
     cnt[li] = (int)(P->ints.n / sizeof(int64_t) - off[li]);
   }
@@ -1282,17 +1262,13 @@ static int parse_replica_groups(parser *P, hlo_replica_groups *rg) {
   size_t base = P->groups.n;
   if (expect(P, '{', "'{' or '[' to start replica groups"))
     return -1;
-  if (!hlo_lex_accept(&P->lx, '}')) {
-    for (;;) {
-      hlo_ints g;
-      if (parse_int_list(P, &g, "replica id") || vpush(P, &P->groups, &g, sizeof g))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, '}', "',' or '}' in replica groups"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, '}');
+  while (more) {
+    hlo_ints g;
+    if (parse_int_list(P, &g, "replica id") || vpush(P, &P->groups, &g, sizeof g))
+      return -1;
+    if ((more = list_next(P, '}', "',' or '}' in replica groups")) < 0)
+      return -1;
   }
   rg->ngroups = (int)((P->groups.n - base) / sizeof(hlo_ints));
   rg->groups = vpop_to_arena(P, &P->groups, base);
@@ -1304,19 +1280,15 @@ static int parse_pairs(parser *P, hlo_attrs *a) {
   size_t base = P->ints.n;
   if (expect(P, '{', "'{' to start source_target_pairs"))
     return -1;
-  if (!hlo_lex_accept(&P->lx, '}')) {
-    for (;;) {
-      int64_t v[2];
-      if (expect(P, '{', "'{' to start a pair") || int64_tok(P, &v[0], "source") ||
-          expect(P, ',', "',' in pair") || int64_tok(P, &v[1], "target") ||
-          expect(P, '}', "'}' after pair") || vpush(P, &P->ints, v, sizeof v))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, '}', "',' or '}' in source_target_pairs"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, '}');
+  while (more) {
+    int64_t v[2];
+    if (expect(P, '{', "'{' to start a pair") || int64_tok(P, &v[0], "source") ||
+        expect(P, ',', "',' in pair") || int64_tok(P, &v[1], "target") ||
+        expect(P, '}', "'}' after pair") || vpush(P, &P->ints, v, sizeof v))
+      return -1;
+    if ((more = list_next(P, '}', "',' or '}' in source_target_pairs")) < 0)
+      return -1;
   }
   a->npairs = (int)((P->ints.n - base) / sizeof(hlo_pair));
   a->pairs = vpop_to_arena(P, &P->ints, base);
@@ -1337,31 +1309,27 @@ static int parse_precision(parser *P, hlo_attrs *a) {
   size_t base = P->precs.n;
   if (expect(P, '{', "'{' to start operand_precision"))
     return -1;
-  if (!hlo_lex_accept(&P->lx, '}')) {
-    for (;;) {
-      const char *s;
-      size_t n;
-      peek(P);
-      hlo_pos at = pos(P);
-      if (name(P, &s, &n, "a precision"))
-        return -1;
-      hlo_precision p;
-      if (word_ieq(s, n, "default"))
-        p = HLO_PREC_DEFAULT;
-      else if (word_ieq(s, n, "high"))
-        p = HLO_PREC_HIGH;
-      else if (word_ieq(s, n, "highest"))
-        p = HLO_PREC_HIGHEST;
-      else
-        return hlo_lex_error_at(&P->lx, at, "unknown precision '%.*s'", (int)n, s);
-      if (vpush(P, &P->precs, &p, sizeof p))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, '}', "',' or '}' in operand_precision"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, '}');
+  while (more) {
+    const char *s;
+    size_t n;
+    peek(P);
+    hlo_pos at = pos(P);
+    if (name(P, &s, &n, "a precision"))
+      return -1;
+    hlo_precision p;
+    if (word_ieq(s, n, "default"))
+      p = HLO_PREC_DEFAULT;
+    else if (word_ieq(s, n, "high"))
+      p = HLO_PREC_HIGH;
+    else if (word_ieq(s, n, "highest"))
+      p = HLO_PREC_HIGHEST;
+    else
+      return hlo_lex_error_at(&P->lx, at, "unknown precision '%.*s'", (int)n, s);
+    if (vpush(P, &P->precs, &p, sizeof p))
+      return -1;
+    if ((more = list_next(P, '}', "',' or '}' in operand_precision")) < 0)
+      return -1;
   }
   a->nprecision = (int)((P->precs.n - base) / sizeof(hlo_precision));
   a->precision = vpop_to_arena(P, &P->precs, base);
@@ -1492,21 +1460,17 @@ static int parse_branches(parser *P, hlo_calls *calls) {
   if (expect(P, '{', "'{' to start branch_computations"))
     return -1;
   int nb = 0;
-  if (!hlo_lex_accept(&P->lx, '}')) {
-    for (;;) {
-      const char *s;
-      size_t n;
-      peek(P);
-      hlo_pos at = pos(P);
-      if (name(P, &s, &n, "a computation name") || queue_call(P, NULL, s, n, at))
-        return -1;
-      nb++;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, '}', "',' or '}' in branch_computations"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, '}');
+  while (more) {
+    const char *s;
+    size_t n;
+    peek(P);
+    hlo_pos at = pos(P);
+    if (name(P, &s, &n, "a computation name") || queue_call(P, NULL, s, n, at))
+      return -1;
+    nb++;
+    if ((more = list_next(P, '}', "',' or '}' in branch_computations")) < 0)
+      return -1;
   }
   calls->nbranches = nb;
   if (!(calls->branches = hlo_arena_array(P->arena, (size_t)nb + 1, sizeof *calls->branches)))
@@ -1826,16 +1790,12 @@ static int parse_operands(parser *P, comp_builder *b, hlo_instr *in) {
   size_t base = P->operands.n;
   if (expect(P, '(', "'(' after opcode"))
     return -1;
-  if (!hlo_lex_accept(&P->lx, ')')) {
-    for (int idx = 0;; idx++) {
-      if (parse_operand(P, b, in, idx))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, ')', "',' or ')' after operand"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, ')');
+  for (int idx = 0; more; idx++) {
+    if (parse_operand(P, b, in, idx))
+      return -1;
+    if ((more = list_next(P, ')', "',' or ')' after operand")) < 0)
+      return -1;
   }
   in->noperands = (int)((P->operands.n - base) / sizeof(hlo_instr *));
   if (in->noperands && !(in->operands = vpop_to_arena(P, &P->operands, base)))
@@ -2094,23 +2054,19 @@ done:
 static int parse_signature(parser *P, hlo_computation *c) {
   size_t nbase = P->strs.n, sbase = P->shapes.n;
   hlo_lex_skip(&P->lx); /* '(' */
-  if (!hlo_lex_accept(&P->lx, ')')) {
-    for (;;) {
-      const char *s;
-      size_t n;
-      hlo_shape sh = {0};
-      if (name(P, &s, &n, "a parameter name") || expect(P, ':', "':' after parameter name") ||
-          parse_shape(P, &sh, true))
-        return -1;
-      char *nm = arena_str(P, s, n);
-      if (!nm || vpush(P, &P->strs, &nm, sizeof nm) || vpush(P, &P->shapes, &sh, sizeof sh))
-        return -1;
-      if (hlo_lex_accept(&P->lx, ','))
-        continue;
-      if (expect(P, ')', "',' or ')' in signature"))
-        return -1;
-      break;
-    }
+  int more = !hlo_lex_accept(&P->lx, ')');
+  while (more) {
+    const char *s;
+    size_t n;
+    hlo_shape sh = {0};
+    if (name(P, &s, &n, "a parameter name") || expect(P, ':', "':' after parameter name") ||
+        parse_shape(P, &sh, true))
+      return -1;
+    char *nm = arena_str(P, s, n);
+    if (!nm || vpush(P, &P->strs, &nm, sizeof nm) || vpush(P, &P->shapes, &sh, sizeof sh))
+      return -1;
+    if ((more = list_next(P, ')', "',' or ')' in signature")) < 0)
+      return -1;
   }
   c->has_signature = true;
   c->nsig_params = (int)((P->shapes.n - sbase) / sizeof(hlo_shape));
