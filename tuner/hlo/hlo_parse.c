@@ -44,6 +44,7 @@
 #include "hlo_parse.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1485,13 +1486,77 @@ static const char *const cmp_dir_names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 static const char *const cmp_type_names[] = {"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
 static const char *const rng_names[] = {"rng_uniform", "rng_normal"};
 
+/* Attributes whose value is one token or one integer list, stored in one
+ * field of hlo_attrs: the HLO_A_* bit they set, where they go and what
+ * names them in messages.  The rest (AV_OTHER) have their own case in
+ * parse_typed_attr. */
+typedef enum attr_value { AV_OTHER = 0, AV_INTS, AV_INT64, AV_NONNEG, AV_BOOL } attr_value;
+
+typedef struct plain_attr {
+  attr_value kind;
+  uint32_t has;
+  size_t field; /* offset in hlo_attrs */
+  const char *what;
+} plain_attr;
+
+#define PLAIN(K, BIT, KIND, FIELD, WHAT) [K] = {KIND, BIT, offsetof(hlo_attrs, FIELD), WHAT}
+static const plain_attr plain_attrs[AK_COUNT] = {
+    PLAIN(AK_DIMENSIONS, HLO_A_DIMENSIONS, AV_INTS, dimensions, "dimension"),
+    PLAIN(AK_LHS_BATCH, HLO_A_DOT_DNUMS, AV_INTS, dot.lhs_batch, "dimension"),
+    PLAIN(AK_RHS_BATCH, HLO_A_DOT_DNUMS, AV_INTS, dot.rhs_batch, "dimension"),
+    PLAIN(AK_LHS_CONTRACTING, HLO_A_DOT_DNUMS, AV_INTS, dot.lhs_contracting, "dimension"),
+    PLAIN(AK_RHS_CONTRACTING, HLO_A_DOT_DNUMS, AV_INTS, dot.rhs_contracting, "dimension"),
+    PLAIN(AK_FEATURE_GROUP_COUNT, HLO_A_FEATURE_GROUP_COUNT, AV_INT64,
+          feature_group_count, "feature_group_count"),
+    PLAIN(AK_BATCH_GROUP_COUNT, HLO_A_BATCH_GROUP_COUNT, AV_INT64, batch_group_count, "batch_group_count"),
+    PLAIN(AK_OFFSET_DIMS, HLO_A_GATHER_DNUMS, AV_INTS, gather.offset_dims, "dimension"),
+    PLAIN(AK_COLLAPSED_SLICE_DIMS, HLO_A_GATHER_DNUMS, AV_INTS, gather.collapsed_slice_dims, "dimension"),
+    PLAIN(AK_START_INDEX_MAP, HLO_A_GATHER_DNUMS, AV_INTS, gather.start_index_map, "dimension"),
+    PLAIN(AK_OPERAND_BATCHING_DIMS, HLO_A_GATHER_DNUMS, AV_INTS, gather.operand_batching_dims, "dimension"),
+    PLAIN(AK_START_INDICES_BATCHING_DIMS, HLO_A_GATHER_DNUMS, AV_INTS,
+          gather.start_indices_batching_dims, "dimension"),
+    PLAIN(AK_SLICE_SIZES, HLO_A_SLICE_SIZES, AV_INTS, slice_sizes, "slice size"),
+    PLAIN(AK_INDICES_ARE_SORTED, HLO_A_INDICES_ARE_SORTED, AV_BOOL, indices_are_sorted, NULL),
+    PLAIN(AK_UPDATE_WINDOW_DIMS, HLO_A_SCATTER_DNUMS, AV_INTS, scatter.update_window_dims, "dimension"),
+    PLAIN(AK_INSERTED_WINDOW_DIMS, HLO_A_SCATTER_DNUMS, AV_INTS, scatter.inserted_window_dims, "dimension"),
+    PLAIN(AK_SCATTER_DIMS_TO_OPERAND_DIMS, HLO_A_SCATTER_DNUMS, AV_INTS,
+          scatter.scatter_dims_to_operand_dims, "dimension"),
+    PLAIN(AK_INPUT_BATCHING_DIMS, HLO_A_SCATTER_DNUMS, AV_INTS, scatter.input_batching_dims, "dimension"),
+    PLAIN(AK_SCATTER_INDICES_BATCHING_DIMS, HLO_A_SCATTER_DNUMS, AV_INTS,
+          scatter.scatter_indices_batching_dims, "dimension"),
+    PLAIN(AK_UNIQUE_INDICES, HLO_A_UNIQUE_INDICES, AV_BOOL, unique_indices, NULL),
+    PLAIN(AK_INDEX, HLO_A_INDEX, AV_NONNEG, index, "index"),
+    PLAIN(AK_IOTA_DIMENSION, HLO_A_IOTA_DIMENSION, AV_NONNEG, iota_dimension, "iota_dimension"),
+    PLAIN(AK_DYNAMIC_SLICE_SIZES, HLO_A_DYNAMIC_SLICE_SIZES, AV_INTS, dynamic_slice_sizes, "slice size"),
+    PLAIN(AK_IS_STABLE, HLO_A_IS_STABLE, AV_BOOL, is_stable, NULL),
+    PLAIN(AK_CHANNEL_ID, HLO_A_CHANNEL_ID, AV_INT64, channel_id, "channel_id"),
+    PLAIN(AK_EXPONENT_BITS, HLO_A_EXPONENT_BITS, AV_INT64, exponent_bits, "exponent_bits"),
+    PLAIN(AK_MANTISSA_BITS, HLO_A_MANTISSA_BITS, AV_INT64, mantissa_bits, "mantissa_bits"),
+    PLAIN(AK_USE_GLOBAL_DEVICE_IDS, HLO_A_USE_GLOBAL_DEVICE_IDS, AV_BOOL, use_global_device_ids, NULL),
+};
+#undef PLAIN
+
 static int parse_typed_attr(parser *P, hlo_instr *in, attr_kind k) {
   hlo_attrs *a = &in->attrs;
+  const plain_attr *pa = &plain_attrs[k < AK_COUNT ? k : AK_RAW];
+  if (pa->kind != AV_OTHER) {
+    a->has |= pa->has;
+    void *field = (char *)a + pa->field;
+    switch (pa->kind) {
+    case AV_INTS:
+      return parse_int_list(P, field, pa->what);
+    case AV_INT64:
+      return int64_tok(P, field, pa->what);
+    case AV_NONNEG:
+      return nonneg_tok(P, field, pa->what);
+    case AV_BOOL:
+      return bool_tok(P, field);
+    case AV_OTHER:
+      break;
+    }
+  }
   int v;
   switch (k) {
-  case AK_DIMENSIONS:
-    a->has |= HLO_A_DIMENSIONS;
-    return parse_int_list(P, &a->dimensions, "dimension");
   case AK_SLICE:
     a->has |= HLO_A_SLICE;
     return parse_slice(P, a);
@@ -1504,39 +1569,6 @@ static int parse_typed_attr(parser *P, hlo_instr *in, attr_kind k) {
   case AK_DIM_LABELS:
     a->has |= HLO_A_DIM_LABELS;
     return parse_dim_labels(P, a);
-  case AK_LHS_BATCH:
-    a->has |= HLO_A_DOT_DNUMS;
-    return parse_int_list(P, &a->dot.lhs_batch, "dimension");
-  case AK_RHS_BATCH:
-    a->has |= HLO_A_DOT_DNUMS;
-    return parse_int_list(P, &a->dot.rhs_batch, "dimension");
-  case AK_LHS_CONTRACTING:
-    a->has |= HLO_A_DOT_DNUMS;
-    return parse_int_list(P, &a->dot.lhs_contracting, "dimension");
-  case AK_RHS_CONTRACTING:
-    a->has |= HLO_A_DOT_DNUMS;
-    return parse_int_list(P, &a->dot.rhs_contracting, "dimension");
-  case AK_FEATURE_GROUP_COUNT:
-    a->has |= HLO_A_FEATURE_GROUP_COUNT;
-    return int64_tok(P, &a->feature_group_count, "feature_group_count");
-  case AK_BATCH_GROUP_COUNT:
-    a->has |= HLO_A_BATCH_GROUP_COUNT;
-    return int64_tok(P, &a->batch_group_count, "batch_group_count");
-  case AK_OFFSET_DIMS:
-    a->has |= HLO_A_GATHER_DNUMS;
-    return parse_int_list(P, &a->gather.offset_dims, "dimension");
-  case AK_COLLAPSED_SLICE_DIMS:
-    a->has |= HLO_A_GATHER_DNUMS;
-    return parse_int_list(P, &a->gather.collapsed_slice_dims, "dimension");
-  case AK_START_INDEX_MAP:
-    a->has |= HLO_A_GATHER_DNUMS;
-    return parse_int_list(P, &a->gather.start_index_map, "dimension");
-  case AK_OPERAND_BATCHING_DIMS:
-    a->has |= HLO_A_GATHER_DNUMS;
-    return parse_int_list(P, &a->gather.operand_batching_dims, "dimension");
-  case AK_START_INDICES_BATCHING_DIMS:
-    a->has |= HLO_A_GATHER_DNUMS;
-    return parse_int_list(P, &a->gather.start_indices_batching_dims, "dimension");
   case AK_INDEX_VECTOR_DIM: /* shared by gather and scatter */
     if (in->op == HLO_OP_SCATTER) {
       a->has |= HLO_A_SCATTER_DNUMS;
@@ -1544,30 +1576,6 @@ static int parse_typed_attr(parser *P, hlo_instr *in, attr_kind k) {
     }
     a->has |= HLO_A_GATHER_DNUMS;
     return int64_tok(P, &a->gather.index_vector_dim, "index_vector_dim");
-  case AK_SLICE_SIZES:
-    a->has |= HLO_A_SLICE_SIZES;
-    return parse_int_list(P, &a->slice_sizes, "slice size");
-  case AK_INDICES_ARE_SORTED:
-    a->has |= HLO_A_INDICES_ARE_SORTED;
-    return bool_tok(P, &a->indices_are_sorted);
-  case AK_UPDATE_WINDOW_DIMS:
-    a->has |= HLO_A_SCATTER_DNUMS;
-    return parse_int_list(P, &a->scatter.update_window_dims, "dimension");
-  case AK_INSERTED_WINDOW_DIMS:
-    a->has |= HLO_A_SCATTER_DNUMS;
-    return parse_int_list(P, &a->scatter.inserted_window_dims, "dimension");
-  case AK_SCATTER_DIMS_TO_OPERAND_DIMS:
-    a->has |= HLO_A_SCATTER_DNUMS;
-    return parse_int_list(P, &a->scatter.scatter_dims_to_operand_dims, "dimension");
-  case AK_INPUT_BATCHING_DIMS:
-    a->has |= HLO_A_SCATTER_DNUMS;
-    return parse_int_list(P, &a->scatter.input_batching_dims, "dimension");
-  case AK_SCATTER_INDICES_BATCHING_DIMS:
-    a->has |= HLO_A_SCATTER_DNUMS;
-    return parse_int_list(P, &a->scatter.scatter_indices_batching_dims, "dimension");
-  case AK_UNIQUE_INDICES:
-    a->has |= HLO_A_UNIQUE_INDICES;
-    return bool_tok(P, &a->unique_indices);
   case AK_DIRECTION:
     a->has |= HLO_A_DIRECTION;
     if (enum_tok(P, cmp_dir_names, 6, &v, "comparison direction"))
@@ -1612,24 +1620,9 @@ static int parse_typed_attr(parser *P, hlo_instr *in, attr_kind k) {
       return -1;
     return (a->kind = arena_str(P, s, n)) ? 0 : -1;
   }
-  case AK_INDEX:
-    a->has |= HLO_A_INDEX;
-    return nonneg_tok(P, &a->index, "index");
-  case AK_IOTA_DIMENSION:
-    a->has |= HLO_A_IOTA_DIMENSION;
-    return nonneg_tok(P, &a->iota_dimension, "iota_dimension");
-  case AK_DYNAMIC_SLICE_SIZES:
-    a->has |= HLO_A_DYNAMIC_SLICE_SIZES;
-    return parse_int_list(P, &a->dynamic_slice_sizes, "slice size");
-  case AK_IS_STABLE:
-    a->has |= HLO_A_IS_STABLE;
-    return bool_tok(P, &a->is_stable);
   case AK_REPLICA_GROUPS:
     a->has |= HLO_A_REPLICA_GROUPS;
     return parse_replica_groups(P, &a->replica_groups);
-  case AK_CHANNEL_ID:
-    a->has |= HLO_A_CHANNEL_ID;
-    return int64_tok(P, &a->channel_id, "channel_id");
   case AK_OPERAND_PRECISION:
     a->has |= HLO_A_OPERAND_PRECISION;
     return parse_precision(P, a);
@@ -1645,17 +1638,7 @@ static int parse_typed_attr(parser *P, hlo_instr *in, attr_kind k) {
   case AK_SOURCE_TARGET_PAIRS:
     a->has |= HLO_A_SOURCE_TARGET_PAIRS;
     return parse_pairs(P, a);
-  case AK_EXPONENT_BITS:
-    a->has |= HLO_A_EXPONENT_BITS;
-    return int64_tok(P, &a->exponent_bits, "exponent_bits");
-  case AK_MANTISSA_BITS:
-    a->has |= HLO_A_MANTISSA_BITS;
-    return int64_tok(P, &a->mantissa_bits, "mantissa_bits");
-  case AK_USE_GLOBAL_DEVICE_IDS:
-    a->has |= HLO_A_USE_GLOBAL_DEVICE_IDS;
-    return bool_tok(P, &a->use_global_device_ids);
-  case AK_RAW:
-  case AK_COUNT:
+  default: /* AK_RAW, AK_COUNT; the plain attributes returned above */
     break;
   }
   return hlo_lex_error(&P->lx, "internal error: attribute kind %d", (int)k);
