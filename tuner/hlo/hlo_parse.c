@@ -236,6 +236,12 @@ static void nt_free(name_table *t) {
 static int peek(parser *P) { return hlo_lex_peek(&P->lx); }
 static hlo_pos pos(parser *P) { return hlo_lex_pos(&P->lx); }
 
+/* The position of the next token (blanks and comments skipped). */
+static hlo_pos next_pos(parser *P) {
+  peek(P);
+  return pos(P);
+}
+
 /* Reports "expected ..." at the next token, or the end of input. */
 static int expected(parser *P, const char *what) {
   if (peek(P) == HLO_LEX_EOF)
@@ -312,8 +318,7 @@ static bool text_i64(const char *s, size_t n, int64_t *v) {
 
 /* A decimal integer at the next token (what names it in messages). */
 static int int64_tok(parser *P, int64_t *v, const char *what) {
-  peek(P);
-  hlo_pos at = pos(P);
+  hlo_pos at = next_pos(P);
   const char *s;
   size_t n = hlo_lex_decimal(&P->lx, &s);
   if (!n)
@@ -324,9 +329,7 @@ static int int64_tok(parser *P, int64_t *v, const char *what) {
 }
 
 static int nonneg_tok(parser *P, int64_t *v, const char *what) {
-  hlo_pos at;
-  peek(P);
-  at = pos(P);
+  hlo_pos at = next_pos(P);
   if (int64_tok(P, v, what))
     return -1;
   if (*v < 0)
@@ -337,9 +340,7 @@ static int nonneg_tok(parser *P, int64_t *v, const char *what) {
 static int bool_tok(parser *P, bool *v) {
   const char *s;
   size_t n;
-  hlo_pos at;
-  peek(P);
-  at = pos(P);
+  hlo_pos at = next_pos(P);
   if (name(P, &s, &n, "'true' or 'false'"))
     return -1;
   if (is_word(s, n, "true"))
@@ -536,12 +537,10 @@ static int parse_array_shape(parser *P, hlo_etype t, hlo_shape *s, bool keep) {
   int more = !hlo_lex_accept(&P->lx, ']');
   while (more) {
     int64_t dim, kind = HLO_DIM_STATIC;
-    peek(P);
-    hlo_pos at = pos(P);
+    hlo_pos at = next_pos(P);
     if (hlo_lex_accept2(&P->lx, "<=")) {
       kind = HLO_DIM_BOUNDED;
-      peek(P);
-      at = pos(P);
+      at = next_pos(P);
     } else if (hlo_lex_accept(&P->lx, '?')) {
       kind = HLO_DIM_UNBOUNDED;
     }
@@ -637,8 +636,7 @@ static int parse_shape(parser *P, hlo_shape *s, bool keep) {
 static int nan_payload(parser *P, double *v) {
   const uint64_t mant = ((uint64_t)1 << 52) - 1, quiet = (uint64_t)1 << 51;
   hlo_lex_skip(&P->lx); /* '(' */
-  peek(P);
-  hlo_pos at = pos(P);
+  hlo_pos at = next_pos(P);
   const char *s;
   size_t n = hlo_lex_number(&P->lx, &s);
   uint64_t pl;
@@ -753,8 +751,7 @@ static int parse_scalar(parser *P, hlo_etype t) {
 static int parse_array_level(parser *P, const hlo_shape *s, int level) {
   if (++P->depth > MAX_DEPTH)
     return hlo_lex_error(&P->lx, "nesting too deep");
-  peek(P);
-  hlo_pos at = pos(P);
+  hlo_pos at = next_pos(P);
   if (expect(P, '{', "'{' in array constant"))
     return -1;
   int64_t n = 0;
@@ -1057,9 +1054,7 @@ static int parse_window(parser *P, hlo_attrs *a) {
   while (!hlo_lex_accept(&P->lx, '}')) {
     const char *s;
     size_t n;
-    hlo_pos fpos;
-    peek(P);
-    fpos = pos(P);
+    hlo_pos fpos = next_pos(P);
     if (name(P, &s, &n, "a window field or '}'"))
       return -1;
     int f = 0;
@@ -1135,8 +1130,7 @@ static int decode_labels(parser *P, hlo_pos at, const char *s, size_t n, char l1
 
 /* dim_labels=b01f_01io->b01f */
 static int parse_dim_labels(parser *P, hlo_attrs *a) {
-  peek(P);
-  hlo_pos at = pos(P);
+  hlo_pos at = next_pos(P);
   const char *w, *o;
   size_t n = hlo_lex_word(&P->lx, &w);
   const char *us = n ? memchr(w, '_', n) : NULL;
@@ -1177,8 +1171,7 @@ static int parse_iota_groups(parser *P, hlo_replica_groups *rg) {
   size_t base = P->ints.n;
   size_t off[3];
   int cnt[3] = {0, 0, 0};
-  peek(P);
-  hlo_pos at = pos(P);
+  hlo_pos at = next_pos(P);
   for (int li = 0; li < 3; li++) {
     if (li == 1 && !hlo_lex_accept2(&P->lx, "<="))
       return expected(P, "'<=' in iota replica groups");
@@ -1314,8 +1307,7 @@ static int parse_precision(parser *P, hlo_attrs *a) {
   while (more) {
     const char *s;
     size_t n;
-    peek(P);
-    hlo_pos at = pos(P);
+    hlo_pos at = next_pos(P);
     if (name(P, &s, &n, "a precision"))
       return -1;
     hlo_precision p;
@@ -1341,8 +1333,7 @@ static int parse_precision(parser *P, hlo_attrs *a) {
 static int enum_tok(parser *P, const char *const *names, int count, int *v, const char *what) {
   const char *s;
   size_t n;
-  peek(P);
-  hlo_pos at = pos(P);
+  hlo_pos at = next_pos(P);
   if (name(P, &s, &n, what))
     return -1;
   for (int i = 0; i < count; i++)
@@ -1465,8 +1456,7 @@ static int parse_branches(parser *P, hlo_calls *calls) {
   while (more) {
     const char *s;
     size_t n;
-    peek(P);
-    hlo_pos at = pos(P);
+    hlo_pos at = next_pos(P);
     if (name(P, &s, &n, "a computation name") || queue_call(P, NULL, s, n, at))
       return -1;
     nb++;
@@ -1682,8 +1672,7 @@ static int parse_attrs(parser *P, hlo_instr *in) {
   while (hlo_lex_accept(&P->lx, ',')) {
     const char *s;
     size_t n;
-    peek(P);
-    hlo_pos at = pos(P);
+    hlo_pos at = next_pos(P);
     if (name(P, &s, &n, "an attribute name"))
       return -1;
     if (expect(P, '=', "'=' after attribute name"))
@@ -1755,8 +1744,7 @@ static int parse_operand(parser *P, comp_builder *b, hlo_instr *in, int idx) {
       return hlo_lex_error_at(&P->lx, at, "unknown element type '%.*s'", (int)n, s);
     if (parse_array_shape(P, t, NULL, false))
       return -1;
-    peek(P);
-    at = pos(P);
+    at = next_pos(P);
     if (name(P, &s, &n, "an operand name"))
       return -1;
   }
@@ -1820,8 +1808,7 @@ static int parse_instr(parser *P, comp_builder *b) {
     return -1;
   if (is_word(s, n, "ROOT") && peek(P) != '=') {
     is_root = true;
-    peek(P);
-    at = pos(P);
+    at = next_pos(P);
     if (name(P, &s, &n, "an instruction name"))
       return -1;
   }
@@ -1849,13 +1836,11 @@ static int parse_instr(parser *P, comp_builder *b) {
   if (peek(P) == '(') {
     if (parse_shape(P, &in->shape, true))
       return -1;
-    peek(P);
-    opat = pos(P);
+    opat = next_pos(P);
     if (name(P, &s, &n, "an opcode"))
       return -1;
   } else {
-    peek(P);
-    opat = pos(P);
+    opat = next_pos(P);
     if (name(P, &s, &n, "a shape or an opcode"))
       return -1;
     if (peek(P) == '[') {
@@ -1864,8 +1849,7 @@ static int parse_instr(parser *P, comp_builder *b) {
         return hlo_lex_error_at(&P->lx, opat, "unknown element type '%.*s'", (int)n, s);
       if (parse_array_shape(P, t, &in->shape, true))
         return -1;
-      peek(P);
-      opat = pos(P);
+      opat = next_pos(P);
       if (name(P, &s, &n, "an opcode"))
         return -1;
     }
@@ -2065,8 +2049,7 @@ static int parse_signature(parser *P, hlo_computation *c) {
 static int parse_thread(parser *P, hlo_computation *c) {
   const char *s;
   size_t n;
-  peek(P);
-  hlo_pos at = pos(P);
+  hlo_pos at = next_pos(P);
   if (name(P, &s, &n, "execution_thread"))
     return -1;
   if (!is_word(s, n, "execution_thread"))
@@ -2094,8 +2077,7 @@ static int parse_computation(parser *P, bool *saw_entry) {
       return hlo_lex_error_at(&P->lx, at, "second ENTRY computation");
     *saw_entry = true;
     c->is_entry = true;
-    peek(P);
-    at = pos(P);
+    at = next_pos(P);
     if (name(P, &s, &n, "a computation name"))
       return -1;
   }
@@ -2136,8 +2118,7 @@ static int parse_header(parser *P, hlo_module *m) {
   while (hlo_lex_accept(&P->lx, ',')) {
     if (name(P, &s, &n, "a module attribute name") || expect(P, '=', "'=' after attribute name"))
       return -1;
-    peek(P);
-    hlo_pos vat = pos(P);
+    hlo_pos vat = next_pos(P);
     if (parse_raw_attr(P, s, n))
       return -1;
     const hlo_raw_attr *r = &VAT(P->raws, hlo_raw_attr, P->raws.n / sizeof(hlo_raw_attr) - 1);
