@@ -21,7 +21,8 @@
  *
  * Numerics: the compute type follows the result type as for dot (f32 for
  * f32/bf16/f16/f8, f64 for f64, wrapping 64-bit integers, operands
- * converted to the result type first for integer results).  Every output
+ * converted to the result type first for integer results), with dot's own
+ * helpers (chk_dot_compute_type, chk_dot_operand).  Every output
  * element is acc = 0, then for the window elements in row-major order
  * (spatial dim 0 slowest) and, within each, the group's input features in
  * ascending order: acc = acc + x * k, product and sum each rounded (no FMA);
@@ -41,65 +42,6 @@
 
 #include "eval_internal.h"
 #include "hlo_dtype.h"
-
-/* Copies src into dst in row-major order of nd dims, where step d of the
- * destination moves src by sstride[d] elements.  esz is 4 or 8. */
-static void permute_copy(void *dst, const void *src, size_t esz, int nd, const int64_t *size,
-                         const int64_t *sstride) {
-  int64_t total = 1;
-  for (int d = 0; d < nd; d++)
-    total *= size[d];
-  int64_t idx[HLO_MAX_RANK] = {0}, off = 0;
-  for (int64_t o = 0; o < total; o++) {
-    if (esz == 4)
-      ((uint32_t *)dst)[o] = ((const uint32_t *)src)[off];
-    else
-      ((uint64_t *)dst)[o] = ((const uint64_t *)src)[off];
-    for (int d = nd - 1; d >= 0; d--) {
-      off += sstride[d];
-      if (++idx[d] < size[d])
-        break;
-      off -= sstride[d] * size[d];
-      idx[d] = 0;
-    }
-  }
-}
-
-static hlo_etype compute_type(hlo_etype out) {
-  switch (hlo_etype_class(out)) {
-  case HLO_CLASS_FLOAT:
-    return out == HLO_F64 ? HLO_F64 : HLO_F32;
-  case HLO_CLASS_SINT:
-    return HLO_S64;
-  case HLO_CLASS_UINT:
-    return HLO_U64;
-  default:
-    return HLO_INVALID;
-  }
-}
-
-/* v converted to compute type ct into a new buffer (see the numerics note). */
-static void *operand_compute(const hlo_value *v, hlo_etype out, hlo_etype ct) {
-  size_t n = (size_t)v->count;
-  void *p = malloc((n ? n : 1) * 8);
-  if (!p)
-    return NULL;
-  int rc;
-  if (ct == HLO_F32 || ct == HLO_F64 || v->type == out) {
-    rc = hlo_convert_array(v->type, v->data, ct, p, n);
-  } else {
-    void *t = malloc((n ? n : 1) * hlo_etype_host_size(out));
-    rc = t ? hlo_convert_array(v->type, v->data, out, t, n) : -1;
-    if (rc == 0)
-      rc = hlo_convert_array(out, t, ct, p, n);
-    free(t);
-  }
-  if (rc != 0) {
-    free(p);
-    return NULL;
-  }
-  return p;
-}
 
 /* Dot products of the feature runs at the listed (input, kernel) offsets. */
 #define DEF_ACCUM(NAME, C)                                                              \
@@ -188,7 +130,7 @@ hlo_value *chk_op_convolution(chk_eval *ev, const hlo_instr *ins, hlo_value *con
     else if (out->dims[oi[g.ns + 1]] != g.f_out)
       bad = "output features != kernel output features";
   }
-  hlo_etype ct = compute_type(out->type);
+  hlo_etype ct = chk_dot_compute_type(out->type);
   if (!bad && (ct == HLO_INVALID || hlo_etype_class(x->type) == HLO_CLASS_COMPLEX ||
                hlo_etype_class(k->type) == HLO_CLASS_COMPLEX || hlo_etype_host_size(x->type) == 0 ||
                hlo_etype_host_size(k->type) == 0))
@@ -200,7 +142,9 @@ hlo_value *chk_op_convolution(chk_eval *ev, const hlo_instr *ins, hlo_value *con
 
   size_t esz = hlo_etype_host_size(ct);
   int nd = g.ns + 2;
-  void *xc = operand_compute(x, out->type, ct), *kc = operand_compute(k, out->type, ct);
+  void *xown = NULL, *kown = NULL;
+  const void *xc = chk_dot_operand(x, out->type, ct, &xown);
+  const void *kc = chk_dot_operand(k, out->type, ct, &kown);
   int64_t nx = x->count, nk = k->count, no = out->count;
   void *xp = malloc((size_t)(nx > 0 ? nx : 1) * esz), *kp = malloc((size_t)(nk > 0 ? nk : 1) * esz);
   void *op = malloc((size_t)(no > 0 ? no : 1) * esz);
@@ -212,11 +156,11 @@ hlo_value *chk_op_convolution(chk_eval *ev, const hlo_instr *ins, hlo_value *con
     hlo_value_strides(x, st);
     for (int d = 0; d < nd; d++)
       size[d] = x->dims[xi[d]], sst[d] = st[xi[d]];
-    permute_copy(xp, xc, esz, nd, size, sst);
+    chk_permute_copy(xp, xc, esz, nd, size, sst);
     hlo_value_strides(k, st);
     for (int d = 0; d < nd; d++)
       size[d] = k->dims[kid[d]], sst[d] = st[kid[d]];
-    permute_copy(kp, kc, esz, nd, size, sst);
+    chk_permute_copy(kp, kc, esz, nd, size, sst);
   }
   /* per spatial dim: input index read by (output o, window w), -1 for padding */
   for (int d = 0; rc == 0 && d < g.ns; d++) {
@@ -315,7 +259,7 @@ hlo_value *chk_op_convolution(chk_eval *ev, const hlo_instr *ins, hlo_value *con
     if (!cb)
       rc = -1;
     else {
-      permute_copy(cb, op, esz, nd, out->dims, sst);
+      chk_permute_copy(cb, op, esz, nd, out->dims, sst);
       if (cb != out->data) {
         rc = hlo_convert_array(ct, cb, out->type, out->data, (size_t)no);
         free(cb);
@@ -324,8 +268,8 @@ hlo_value *chk_op_convolution(chk_eval *ev, const hlo_instr *ins, hlo_value *con
   }
   for (int d = 0; d < g.ns; d++)
     free(tab[d]);
-  free(xc);
-  free(kc);
+  free(xown);
+  free(kown);
   free(xp);
   free(kp);
   free(op);

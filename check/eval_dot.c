@@ -43,9 +43,8 @@
 
 /* ---- packing -------------------------------------------------------------- */
 
-/* Copies src into dst in row-major order of nd dims of the given sizes, where
- * step d of the destination moves src by sstride[d] elements.  esz is 4 or 8. */
-static void permute_copy(void *dst, const void *src, size_t esz, int nd, const int64_t *size,
+/* Shared with eval_conv.c (eval_internal.h).  Threads split the outer rows. */
+void chk_permute_copy(void *dst, const void *src, size_t esz, int nd, const int64_t *size,
                          const int64_t *sstride) {
   int64_t total = 1;
   for (int d = 0; d < nd; d++)
@@ -246,7 +245,8 @@ static void gemm_u64(int64_t M, int64_t N, int64_t K, const uint64_t *A, const u
 
 /* ---- the op ---------------------------------------------------------------- */
 
-static hlo_etype compute_type(hlo_etype out) {
+/* Shared with eval_conv.c, as are chk_dot_operand and chk_permute_copy. */
+hlo_etype chk_dot_compute_type(hlo_etype out) {
   switch (hlo_etype_class(out)) {
   case HLO_CLASS_FLOAT:
     return out == HLO_F64 ? HLO_F64 : HLO_F32;
@@ -259,9 +259,8 @@ static hlo_etype compute_type(hlo_etype out) {
   }
 }
 
-/* v's elements in compute type ct (see the numerics note).  Returns v's own
- * data when no conversion is needed, else a buffer *owned receives. */
-static const void *operand_compute(const hlo_value *v, hlo_etype out, hlo_etype ct, void **owned) {
+/* v's elements in compute type ct (see the numerics note and eval_internal.h). */
+const void *chk_dot_operand(const hlo_value *v, hlo_etype out, hlo_etype ct, void **owned) {
   *owned = NULL;
   if (v->type == ct)
     return v->data;
@@ -382,7 +381,7 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
     hlo_value_unref(out);
     return chk_fail(ev, ins, "result shape is not [batch, lhs free, rhs free]");
   }
-  hlo_etype ct = compute_type(out->type);
+  hlo_etype ct = chk_dot_compute_type(out->type);
   if (ct == HLO_INVALID) {
     hlo_value_unref(out);
     return chk_fail(ev, ins, "result type %s is not supported", hlo_etype_name(out->type));
@@ -396,8 +395,8 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
   size_t esz = hlo_etype_host_size(ct);
   void *lown = NULL, *rown = NULL, *apk = NULL, *bpk = NULL, *cbuf = NULL;
   int rc = -1;
-  const void *ld = operand_compute(lhs, out->type, ct, &lown);
-  const void *rd = operand_compute(rhs, out->type, ct, &rown);
+  const void *ld = chk_dot_operand(lhs, out->type, ct, &lown);
+  const void *rd = chk_dot_operand(rhs, out->type, ct, &rown);
   if (!ld || !rd)
     goto done;
   /* canonical [B][M][K] and [B][K][N] */
@@ -407,7 +406,7 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
     apk = malloc((size_t)(B * M * K > 0 ? B * M * K : 1) * esz);
     if (!apk)
       goto done;
-    permute_copy(apk, ld, esz, nd, ls, lst);
+    chk_permute_copy(apk, ld, esz, nd, ls, lst);
     A = apk;
   }
   nd = nb + nc + nrf;
@@ -415,7 +414,7 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
     bpk = malloc((size_t)(B * K * N > 0 ? B * K * N : 1) * esz);
     if (!bpk)
       goto done;
-    permute_copy(bpk, rd, esz, nd, rs, rst);
+    chk_permute_copy(bpk, rd, esz, nd, rs, rst);
     Bm = bpk;
   }
   void *C = out->data; /* zero-filled by chk_result */

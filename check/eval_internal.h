@@ -64,6 +64,22 @@ chk_op_fn chk_op_convolution;  /* eval_conv.c: convolution */
 chk_op_fn chk_op_gather;       /* eval_gather.c: gather, scatter */
 chk_op_fn chk_op_sort;         /* eval_sort.c: sort */
 
+/* What dot and convolution share (eval_dot.c, whose header documents the
+ * numerics).  The compute type for a result type: f32 for f32, bf16, f16
+ * and f8, f64 for f64, wrapping 64-bit integers for integer results;
+ * HLO_INVALID for other results. */
+hlo_etype chk_dot_compute_type(hlo_etype out);
+/* v's elements in compute type ct (integer results convert through the
+ * result type out first).  Returns v's own data when no conversion is
+ * needed, else a malloc'd buffer that *owned also receives (the caller frees
+ * *owned); NULL when memory runs out. */
+const void *chk_dot_operand(const hlo_value *v, hlo_etype out, hlo_etype ct, void **owned);
+/* Copies src into dst in row-major order of nd dims of the given sizes,
+ * where step d of the destination moves src by sstride[d] elements.  esz is
+ * 4 or 8.  Threads split large copies; the bytes do not depend on them. */
+void chk_permute_copy(void *dst, const void *src, size_t esz, int nd, const int64_t *size,
+                      const int64_t *sstride);
+
 /* Collectives see every replica: ops is [nrep][noperands], outs [nrep]. */
 int chk_op_collective(chk_eval *ev, const hlo_instr *ins, int nrep,
                       hlo_value *const *ops, hlo_value **outs); /* eval_collective.c */
