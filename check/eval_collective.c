@@ -47,6 +47,18 @@ static int check_members(chk_eval *ev, const hlo_instr *ins, const int64_t *memb
   return 0;
 }
 
+/* The group of replica r (members, size) and r's position in it; -1 after
+ * chk_fail when r is in no group or the group names a replica that is not
+ * simulated. */
+static int group_of(chk_eval *ev, const hlo_instr *ins, int nrep, int r, const int64_t **members, int *size) {
+  int pos = find_group(ins, nrep, r, members, size);
+  if (pos < 0) {
+    chk_fail(ev, ins, "replica %d is in no replica group", r);
+    return -1;
+  }
+  return check_members(ev, ins, *members, *size, nrep) == 0 ? pos : -1;
+}
+
 /* acc = reducer(acc, x) for arrays of one type, through the elementwise
  * family for simple reducers and through per-element calls otherwise. */
 static hlo_value *combine(chk_eval *ev, const hlo_instr *ins, hlo_value *acc, hlo_value *x) {
@@ -103,6 +115,11 @@ static int leaf_count(hlo_value *const *ops, int n) {
   return (n == 1 && ops[0]->type == HLO_TUPLE) ? ops[0]->ntuple : n;
 }
 
+static void unref_all(hlo_value **v, int n) {
+  for (int i = 0; i < n; i++)
+    hlo_value_unref(v[i]);
+}
+
 /* Wraps per-leaf results back into the instruction's result form. */
 static hlo_value *wrap(chk_eval *ev, const hlo_instr *ins, hlo_value **leaves, int nl) {
   if (ins->shape.type != HLO_TUPLE)
@@ -122,11 +139,7 @@ static int all_reduce(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *c
   for (int r = 0; r < nrep; r++) {
     const int64_t *mem;
     int size;
-    if (find_group(ins, nrep, r, &mem, &size) < 0) {
-      chk_fail(ev, ins, "replica %d is in no replica group", r);
-      return -1;
-    }
-    if (check_members(ev, ins, mem, size, nrep) != 0)
+    if (group_of(ev, ins, nrep, r, &mem, &size) < 0)
       return -1;
     hlo_value *res[64];
     if (nl > 64) {
@@ -141,8 +154,7 @@ static int all_reduce(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *c
         acc = next;
       }
       if (!acc) {
-        for (int q = 0; q < k; q++)
-          hlo_value_unref(res[q]);
+        unref_all(res, k);
         return -1;
       }
       res[k] = acc;
@@ -154,13 +166,21 @@ static int all_reduce(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *c
   return 0;
 }
 
+/* For a copy along dimension d of src: the rows before d (outer) and the
+ * bytes of one step along d (inner). */
+static void split_at(const hlo_value *src, int d, int64_t *outer, int64_t *inner) {
+  *outer = 1;
+  *inner = (int64_t)src->elem_size;
+  for (int i = 0; i < d; i++)
+    *outer *= src->dims[i];
+  for (int i = d + 1; i < src->rank; i++)
+    *inner *= src->dims[i];
+}
+
 /* Copies src into dst at offset `at` along dimension d (all other dims equal). */
 static void place(hlo_value *dst, const hlo_value *src, int d, int64_t at) {
-  int64_t outer = 1, inner = (int64_t)src->elem_size;
-  for (int i = 0; i < d; i++)
-    outer *= src->dims[i];
-  for (int i = d + 1; i < src->rank; i++)
-    inner *= src->dims[i];
+  int64_t outer, inner;
+  split_at(src, d, &outer, &inner);
   int64_t srow = src->dims[d] * inner, drow = dst->dims[d] * inner;
   for (int64_t o = 0; o < outer; o++)
     memcpy((char *)dst->data + o * drow + at * inner, (const char *)src->data + o * srow, (size_t)srow);
@@ -168,11 +188,8 @@ static void place(hlo_value *dst, const hlo_value *src, int d, int64_t at) {
 
 /* Copies the slab [at, at + dst->dims[d]) of src along d into dst. */
 static void take(hlo_value *dst, const hlo_value *src, int d, int64_t at) {
-  int64_t outer = 1, inner = (int64_t)src->elem_size;
-  for (int i = 0; i < d; i++)
-    outer *= src->dims[i];
-  for (int i = d + 1; i < src->rank; i++)
-    inner *= src->dims[i];
+  int64_t outer, inner;
+  split_at(src, d, &outer, &inner);
   int64_t srow = src->dims[d] * inner, drow = dst->dims[d] * inner;
   for (int64_t o = 0; o < outer; o++)
     memcpy((char *)dst->data + o * drow, (const char *)src->data + o * srow + at * inner, (size_t)drow);
@@ -189,6 +206,24 @@ static int one_dimension(chk_eval *ev, const hlo_instr *ins, int rank) {
   return (int)ins->attrs.dimensions.v[0];
 }
 
+/* Result leaf k of a collective along the one dimension d it names (*d):
+ * for a gather the result's size along d is `size` times operand leaf x's,
+ * for a scatter x's is `size` times the result's.  NULL after chk_fail. */
+static hlo_value *resized_leaf(chk_eval *ev, const hlo_instr *ins, int k, const hlo_value *x, int size,
+                               bool gather, int *d) {
+  *d = one_dimension(ev, ins, x->rank);
+  const hlo_shape *s = leaf_shape(ins, k);
+  hlo_value *out = (*d < 0 || !s) ? NULL : hlo_value_from_shape(s);
+  if (out && (gather ? out->dims[*d] != x->dims[*d] * size : out->dims[*d] * size != x->dims[*d])) {
+    hlo_value_unref(out);
+    return chk_fail(ev, ins,
+                    gather ? "result dimension %d is not %d x the operand's"
+                           : "operand dimension %d is not %d x the result's",
+                    *d, size);
+  }
+  return out ? out : chk_fail(ev, ins, "cannot allocate the result");
+}
+
 static int all_gather(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *const *ops, hlo_value **outs) {
   int n = ins->noperands, nl = leaf_count(ops, n);
   if (nl > 64) {
@@ -198,27 +233,15 @@ static int all_gather(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *c
   for (int r = 0; r < nrep; r++) {
     const int64_t *mem;
     int size;
-    if (find_group(ins, nrep, r, &mem, &size) < 0 || check_members(ev, ins, mem, size, nrep) != 0) {
-      if (!ev->failed)
-        chk_fail(ev, ins, "replica %d is in no replica group", r);
+    if (group_of(ev, ins, nrep, r, &mem, &size) < 0)
       return -1;
-    }
     hlo_value *res[64];
     for (int k = 0; k < nl; k++) {
       const hlo_value *x = leaf(&ops[r * n], n, k);
-      int d = one_dimension(ev, ins, x->rank);
-      const hlo_shape *s = leaf_shape(ins, k);
-      hlo_value *out = (d < 0 || !s) ? NULL : hlo_value_from_shape(s);
-      if (out && out->dims[d] != x->dims[d] * size) {
-        hlo_value_unref(out);
-        out = NULL;
-        chk_fail(ev, ins, "result dimension %d is not %d x the operand's", d, size);
-      }
+      int d;
+      hlo_value *out = resized_leaf(ev, ins, k, x, size, true, &d);
       if (!out) {
-        for (int q = 0; q < k; q++)
-          hlo_value_unref(res[q]);
-        if (!ev->failed)
-          chk_fail(ev, ins, "cannot allocate the result");
+        unref_all(res, k);
         return -1;
       }
       for (int j = 0; j < size; j++)
@@ -257,19 +280,10 @@ static int reduce_scatter(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_valu
     }
     for (int k = 0; k < nl; k++) {
       const hlo_value *x = tuple ? full[r]->elems[k] : full[r];
-      int d = one_dimension(ev, ins, x->rank);
-      const hlo_shape *s = leaf_shape(ins, k);
-      hlo_value *out = (d < 0 || !s) ? NULL : hlo_value_from_shape(s);
-      if (out && out->dims[d] * size != x->dims[d]) {
-        hlo_value_unref(out);
-        out = NULL;
-        chk_fail(ev, ins, "operand dimension %d is not %d x the result's", d, size);
-      }
+      int d;
+      hlo_value *out = resized_leaf(ev, ins, k, x, size, false, &d);
       if (!out) {
-        for (int q = 0; q < k; q++)
-          hlo_value_unref(res[q]);
-        if (!ev->failed)
-          chk_fail(ev, ins, "cannot allocate the result");
+        unref_all(res, k);
         rc = -1;
         break;
       }
@@ -293,12 +307,9 @@ static int all_to_all(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *c
   for (int r = 0; r < nrep; r++) {
     const int64_t *mem;
     int size;
-    int pos = find_group(ins, nrep, r, &mem, &size);
-    if (pos < 0 || check_members(ev, ins, mem, size, nrep) != 0) {
-      if (!ev->failed)
-        chk_fail(ev, ins, "replica %d is in no replica group", r);
+    int pos = group_of(ev, ins, nrep, r, &mem, &size);
+    if (pos < 0)
       return -1;
-    }
     if (ins->attrs.has & HLO_A_DIMENSIONS) {
       /* Array form: split along d into `size` chunks; chunk j goes to member
        * j, and the received chunks are concatenated in member order. */
@@ -389,22 +400,18 @@ static int collective_permute(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_
 
 int chk_op_collective(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *const *ops, hlo_value **outs) {
   int rc;
+  if ((ins->op == HLO_OP_ALL_REDUCE || ins->op == HLO_OP_REDUCE_SCATTER) && !ins->attrs.calls.to_apply) {
+    chk_fail(ev, ins, "%s needs to_apply", hlo_opcode_name(ins->op));
+    return -1;
+  }
   switch (ins->op) {
   case HLO_OP_ALL_REDUCE:
-    if (!ins->attrs.calls.to_apply) {
-      chk_fail(ev, ins, "all-reduce needs to_apply");
-      return -1;
-    }
     rc = all_reduce(ev, ins, nrep, ops, outs);
     break;
   case HLO_OP_ALL_GATHER:
     rc = all_gather(ev, ins, nrep, ops, outs);
     break;
   case HLO_OP_REDUCE_SCATTER:
-    if (!ins->attrs.calls.to_apply) {
-      chk_fail(ev, ins, "reduce-scatter needs to_apply");
-      return -1;
-    }
     rc = reduce_scatter(ev, ins, nrep, ops, outs);
     break;
   case HLO_OP_ALL_TO_ALL:
