@@ -34,6 +34,17 @@ hlo_value *chk_fail(chk_eval *ev, const hlo_instr *ins, const char *fmt, ...) {
   return NULL;
 }
 
+hlo_value *chk_fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap); /* before the unref: it may read r */
+  va_end(ap);
+  chk_fail(ev, ins, "%s", msg);
+  hlo_value_unref(r);
+  return NULL;
+}
+
 static hlo_value *result(chk_eval *ev, const hlo_instr *ins, bool zero) {
   if (ins->shape.type == HLO_TUPLE)
     return chk_fail(ev, ins, "internal: array result expected, shape is a tuple");

@@ -35,9 +35,7 @@
  * overwrite, calls the computation once per element.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,39 +44,11 @@
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static bool is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
-
-/* chk_fail for an op that already holds a result: the message is formatted
- * first (it may read r's dims), then r is released. */
-static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt,
-                             ...) __attribute__((format(printf, 4, 5)));
-static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt,
-                             ...) {
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  chk_fail(ev, ins, "%s", msg);
-  hlo_value_unref(r);
-  return NULL;
-}
-
 static bool contains(const hlo_ints *s, int64_t x) {
   for (int i = 0; i < s->n; i++)
     if (s->v[i] == x)
       return true;
   return false;
-}
-
-/* An index element as a signed integer; unsigned values above INT64_MAX
- * saturate so they stay out of range instead of wrapping negative. */
-static int64_t index_value(const hlo_value *v, int64_t i) {
-  if (hlo_etype_class(v->type) == HLO_CLASS_UINT) {
-    uint64_t u = hlo_value_get_u64(v, i);
-    return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-  }
-  return hlo_value_get_i64(v, i);
 }
 
 /* Maps the index array's batch dims (all but index_vector_dim) to their
@@ -137,7 +107,7 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
   const hlo_value *a = ops[0], *idx = ops[1];
   const hlo_gather_dnums *dn = &ins->attrs.gather;
   const hlo_ints *sizes = &ins->attrs.slice_sizes;
-  if (!is_array(a) || !is_array(idx) || !hlo_etype_is_int(idx->type))
+  if (!chk_is_array(a) || !chk_is_array(idx) || !hlo_etype_is_int(idx->type))
     return chk_fail(ev, ins, "needs an array operand and integer start indices");
   if (sizes->n != a->rank)
     return chk_fail(ev, ins, "slice_sizes has %d entries, operand rank is %d", sizes->n, a->rank);
@@ -167,7 +137,7 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
   if (!r)
     return NULL;
   if (r->type != a->type) {
-    return fail_unref(ev, ins, r, "result type differs from the operand's");
+    return chk_fail_unref(ev, ins, r, "result type differs from the operand's");
   }
 
   /* Window: operand dims kept in the output, matched in order with
@@ -185,7 +155,7 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
       break;
     int64_t od = dn->offset_dims.v[nwin];
     if (od < 0 || od >= r->rank || r->dims[od] != sizes->v[d]) {
-      return fail_unref(ev, ins, r, "offset_dims[%d] does not match slice size of operand dim %d",
+      return chk_fail_unref(ev, ins, r, "offset_dims[%d] does not match slice size of operand dim %d",
                         nwin, d);
     }
     win_dims[nwin] = sizes->v[d];
@@ -194,7 +164,7 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
     nwin++;
   }
   if (nwin != dn->offset_dims.n) {
-    return fail_unref(ev, ins, r, "offset_dims has %d entries, but %d operand dims are kept",
+    return chk_fail_unref(ev, ins, r, "offset_dims has %d entries, but %d operand dims are kept",
                       dn->offset_dims.n, nwin);
   }
 
@@ -207,12 +177,12 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
     if (!contains(&dn->offset_dims, d))
       out_dim[nbo++] = d;
   if (nbo != nb) {
-    return fail_unref(ev, ins, r, "output has %d batch dims, indices have %d", nbo, nb);
+    return chk_fail_unref(ev, ins, r, "output has %d batch dims, indices have %d", nbo, nb);
   }
   for (int j = 0; j < nb; j++) {
     bdims[j] = idx->dims[idx_dim[j]];
     if (r->dims[out_dim[j]] != bdims[j]) {
-      return fail_unref(ev, ins, r, "output batch dim %lld does not match index dim %lld",
+      return chk_fail_unref(ev, ins, r, "output batch dim %lld does not match index dim %lld",
                         (long long)out_dim[j], (long long)idx_dim[j]);
     }
   }
@@ -231,7 +201,7 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
     int64_t start[HLO_MAX_RANK] = {0};
     for (int k = 0; k < dn->start_index_map.n; k++) {
       int64_t d = dn->start_index_map.v[k];
-      int64_t v = index_value(idx, ioff + (ivd < idx->rank ? k * is[ivd] : 0));
+      int64_t v = chk_index_value(idx, ioff + (ivd < idx->rank ? k * is[ivd] : 0));
       int64_t hi = a->dims[d] - sizes->v[d];
       start[d] = v < 0 ? 0 : v > hi ? hi : v;
     }
@@ -461,7 +431,7 @@ static int combine_at(scatter_ctx *c, int64_t oi, int64_t ui) {
     const hlo_value *e = c->n == 1 && res->type != HLO_TUPLE ? res
                          : res->type == HLO_TUPLE && res->ntuple == c->n ? res->elems[k]
                                                                            : NULL;
-    if (!is_array(e) || e->type != c->out[k]->type || e->count != 1) {
+    if (!chk_is_array(e) || e->type != c->out[k]->type || e->count != 1) {
       chk_fail(c->ev, c->ins, "to_apply %s must return %d scalar(s) of the operand types",
                f->name, c->n);
       rc = -1;
@@ -575,7 +545,7 @@ static int scatter_run(scatter_ctx *c, const hlo_value *idx) {
     int64_t start[HLO_MAX_RANK] = {0};
     for (int k = 0; k < dn->scatter_dims_to_operand_dims.n; k++)
       start[dn->scatter_dims_to_operand_dims.v[k]] =
-          index_value(idx, ioff + (ivd < idx->rank ? k * is[ivd] : 0));
+          chk_index_value(idx, ioff + (ivd < idx->rank ? k * is[ivd] : 0));
     for (int i = 0; i < dn->input_batching_dims.n; i++)
       start[dn->input_batching_dims.v[i]] = ipos[dn->scatter_indices_batching_dims.v[i]];
     /* The whole window must fit, else it is skipped (no partial update). */
@@ -608,14 +578,14 @@ static hlo_value *op_scatter(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   if (n > 64)
     return chk_fail(ev, ins, "more than 64 operands are not supported");
   const hlo_value *idx = ops[n];
-  if (!is_array(idx) || !hlo_etype_is_int(idx->type))
+  if (!chk_is_array(idx) || !hlo_etype_is_int(idx->type))
     return chk_fail(ev, ins, "scatter indices must be an integer array");
   const hlo_computation *f = ins->attrs.calls.to_apply;
   if (!f)
     return chk_fail(ev, ins, "missing to_apply");
   for (int k = 0; k < n; k++) {
     const hlo_value *o = ops[k], *u = ops[n + 1 + k];
-    if (!is_array(o) || !is_array(u))
+    if (!chk_is_array(o) || !chk_is_array(u))
       return chk_fail(ev, ins, "operands and updates must be arrays");
     bool same = o->rank == ops[0]->rank && u->rank == ops[n + 1]->rank;
     for (int d = 0; same && d < o->rank; d++)

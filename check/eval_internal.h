@@ -24,6 +24,19 @@ typedef struct chk_eval {
 hlo_value *chk_fail(chk_eval *ev, const hlo_instr *ins, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* chk_fail for an op that already holds a result r: the message is
+ * formatted first (it may read r's dims), then r is released. */
+hlo_value *chk_fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static inline bool chk_is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
+
+/* An index operand's element i as a signed integer; unsigned values above
+ * INT64_MAX saturate (they stay out of range, clamping high) instead of
+ * wrapping negative.  For dynamic-slice, dynamic-update-slice, gather and
+ * scatter (eval_movement.c). */
+int64_t chk_index_value(const hlo_value *v, int64_t i);
+
 /* A result array shaped like ins->shape (which must be an array shape),
  * zero-filled; NULL after chk_fail on allocation failure. */
 hlo_value *chk_result(chk_eval *ev, const hlo_instr *ins);

@@ -17,9 +17,7 @@
  * Strides may be zero (broadcast: the same source element repeats) or
  * negative (reverse).
  */
-#include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "eval_internal.h"
@@ -207,8 +205,9 @@ static void fill(char *dst, const char *one, int64_t n, size_t es) {
 }
 
 /* An index operand's value as a signed integer.  Unsigned values above
- * INT64_MAX saturate rather than wrap, so they clamp high like XLA does. */
-static int64_t index_value(const hlo_value *v, int64_t i) {
+ * INT64_MAX saturate rather than wrap, so they clamp high like XLA does;
+ * gather and scatter read their indices the same way (eval_internal.h). */
+int64_t chk_index_value(const hlo_value *v, int64_t i) {
   if (hlo_etype_class(v->type) == HLO_CLASS_UINT) {
     uint64_t u = hlo_value_get_u64(v, i);
     return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
@@ -218,24 +217,6 @@ static int64_t index_value(const hlo_value *v, int64_t i) {
 
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) {
   return x < lo ? lo : x > hi ? hi : x;
-}
-
-static bool is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
-
-/* chk_fail for an op that already holds a result: the message is formatted
- * first (it may read r's dims), then r is released. */
-static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt,
-                             ...) __attribute__((format(printf, 4, 5)));
-static hlo_value *fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt,
-                             ...) {
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  chk_fail(ev, ins, "%s", msg);
-  hlo_value_unref(r);
-  return NULL;
 }
 
 /* ---- ops ---------------------------------------------------------------- */
@@ -251,7 +232,7 @@ static hlo_value *op_broadcast(chk_eval *ev, const hlo_instr *ins, hlo_value *co
   if (!r)
     return NULL;
   if (r->type != a->type) {
-    return fail_unref(ev, ins, r, "result type %s differs from operand type %s",
+    return chk_fail_unref(ev, ins, r, "result type %s differs from operand type %s",
                       hlo_etype_name(r->type), hlo_etype_name(a->type));
   }
   block b = {.rank = r->rank};
@@ -265,7 +246,7 @@ static hlo_value *op_broadcast(chk_eval *ev, const hlo_instr *ins, hlo_value *co
   for (int i = 0; i < map->n; i++) {
     int64_t d = map->v[i];
     if (d < 0 || d >= r->rank || r->dims[d] != a->dims[i]) {
-      return fail_unref(ev, ins, r, "dimensions[%d] = %lld does not map operand dim %d", i,
+      return chk_fail_unref(ev, ins, r, "dimensions[%d] = %lld does not map operand dim %d", i,
                         (long long)d, i);
     }
     b.src[d] = as[i];
@@ -282,7 +263,7 @@ static hlo_value *op_same_bytes(chk_eval *ev, const hlo_instr *ins, hlo_value *c
   if (!r)
     return NULL;
   if (r->type != a->type || r->count != a->count) {
-    return fail_unref(ev, ins, r, "%s[%lld] cannot be reshaped into %s[%lld]",
+    return chk_fail_unref(ev, ins, r, "%s[%lld] cannot be reshaped into %s[%lld]",
                       hlo_etype_name(a->type),
                       (long long)a->count, hlo_etype_name(r->type), (long long)r->count);
   }
@@ -348,7 +329,7 @@ static hlo_value *op_bitcast(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   size_t ab = (size_t)a->count * a->elem_size, rb = (size_t)r->count * r->elem_size;
   bool sub_byte = hlo_etype_bits(a->type) < 8 || hlo_etype_bits(r->type) < 8;
   if (ab != rb || (sub_byte && a->type != r->type)) {
-    return fail_unref(ev, ins, r, "bitcast of %s[%lld] to %s[%lld] does not keep the byte size",
+    return chk_fail_unref(ev, ins, r, "bitcast of %s[%lld] to %s[%lld] does not keep the byte size",
                       hlo_etype_name(a->type), (long long)a->count, hlo_etype_name(r->type),
                       (long long)r->count);
   }
@@ -362,13 +343,13 @@ static hlo_value *op_bitcast(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
     return r;
   }
   if (a->type != r->type) {
-    return fail_unref(ev, ins, r,
+    return chk_fail_unref(ev, ins, r,
                       "a bitcast that changes the element type needs row-major layouts");
   }
   /* Through a physical buffer of the operand's bytes. */
   hlo_value *phys = hlo_value_array(a->type, 1, &a->count);
   if (!phys) {
-    return fail_unref(ev, ins, r, "out of memory");
+    return chk_fail_unref(ev, ins, r, "out of memory");
   }
   block b;
   if (a_rm) {
@@ -395,7 +376,7 @@ static hlo_value *op_transpose(chk_eval *ev, const hlo_instr *ins, hlo_value *co
   if (!r)
     return NULL;
   if (perm->n != a->rank || r->rank != a->rank || r->type != a->type) {
-    return fail_unref(ev, ins, r, "permutation does not match the operand");
+    return chk_fail_unref(ev, ins, r, "permutation does not match the operand");
   }
   int64_t as[HLO_MAX_RANK];
   hlo_value_strides(a, as);
@@ -404,7 +385,7 @@ static hlo_value *op_transpose(chk_eval *ev, const hlo_instr *ins, hlo_value *co
   for (int i = 0; i < r->rank; i++) {
     int64_t p = perm->v[i];
     if (p < 0 || p >= a->rank || a->dims[p] != r->dims[i]) {
-      return fail_unref(ev, ins, r, "dimensions[%d] = %lld is not a valid permutation entry", i,
+      return chk_fail_unref(ev, ins, r, "dimensions[%d] = %lld is not a valid permutation entry", i,
                         (long long)p);
     }
     b.dims[i] = r->dims[i];
@@ -423,7 +404,7 @@ static hlo_value *op_slice(chk_eval *ev, const hlo_instr *ins, hlo_value *const 
   if (!r)
     return NULL;
   if (at->nslice != a->rank || r->rank != a->rank || r->type != a->type) {
-    return fail_unref(ev, ins, r, "slice has %d dimensions, operand rank is %d", at->nslice,
+    return chk_fail_unref(ev, ins, r, "slice has %d dimensions, operand rank is %d", at->nslice,
                       a->rank);
   }
   int64_t as[HLO_MAX_RANK], off = 0;
@@ -435,7 +416,7 @@ static hlo_value *op_slice(chk_eval *ev, const hlo_instr *ins, hlo_value *const 
     int64_t stride = s->stride > 0 ? s->stride : 1;
     int64_t n = s->limit > s->start ? (s->limit - s->start + stride - 1) / stride : 0;
     if (s->start < 0 || s->limit > a->dims[d] || n != r->dims[d]) {
-      return fail_unref(ev, ins, r, "slice [%lld:%lld:%lld] does not fit dimension %d of size %lld",
+      return chk_fail_unref(ev, ins, r, "slice [%lld:%lld:%lld] does not fit dimension %d of size %lld",
                         (long long)s->start, (long long)s->limit, (long long)s->stride, d,
                         (long long)a->dims[d]);
     }
@@ -456,7 +437,7 @@ static int dynamic_starts(chk_eval *ev, const hlo_instr *ins, hlo_value *const *
   int nidx = ins->noperands - first;
   /* The old form passes all starts as one rank-1 vector; the current form
    * one scalar per dimension.  The index's rank tells them apart. */
-  bool vector_form = nidx == 1 && is_array(ops[first]) && ops[first]->rank == 1;
+  bool vector_form = nidx == 1 && chk_is_array(ops[first]) && ops[first]->rank == 1;
   if (vector_form && ops[first]->count != a->rank) {
     chk_fail(ev, ins, "start index vector has %lld entries, operand rank is %d",
              (long long)ops[first]->count, a->rank);
@@ -468,11 +449,11 @@ static int dynamic_starts(chk_eval *ev, const hlo_instr *ins, hlo_value *const *
   }
   for (int d = 0; d < a->rank; d++) {
     const hlo_value *iv = vector_form ? ops[first] : ops[first + d];
-    if (!is_array(iv) || !hlo_etype_is_int(iv->type) || iv->count < 1) {
+    if (!chk_is_array(iv) || !hlo_etype_is_int(iv->type) || iv->count < 1) {
       chk_fail(ev, ins, "start index %d is not an integer", d);
       return -1;
     }
-    int64_t s = index_value(iv, vector_form ? d : 0);
+    int64_t s = chk_index_value(iv, vector_form ? d : 0);
     starts[d] = clamp64(s, 0, a->dims[d] - sizes[d]);
   }
   return 0;
@@ -484,11 +465,11 @@ static hlo_value *op_dynamic_slice(chk_eval *ev, const hlo_instr *ins, hlo_value
   if (!r)
     return NULL;
   if (r->rank != a->rank || r->type != a->type) {
-    return fail_unref(ev, ins, r, "result does not match the operand's rank and type");
+    return chk_fail_unref(ev, ins, r, "result does not match the operand's rank and type");
   }
   for (int d = 0; d < a->rank; d++)
     if (r->dims[d] > a->dims[d]) {
-      return fail_unref(ev, ins, r, "slice size %lld exceeds dimension %d of size %lld",
+      return chk_fail_unref(ev, ins, r, "slice size %lld exceeds dimension %d of size %lld",
                         (long long)r->dims[d], d, (long long)a->dims[d]);
     }
   int64_t starts[HLO_MAX_RANK];
@@ -513,7 +494,7 @@ static hlo_value *op_dynamic_slice(chk_eval *ev, const hlo_instr *ins, hlo_value
 static hlo_value *op_dynamic_update_slice(chk_eval *ev, const hlo_instr *ins,
                                           hlo_value *const *ops) {
   const hlo_value *a = ops[0], *u = ops[1];
-  if (!is_array(u) || u->rank != a->rank || u->type != a->type)
+  if (!chk_is_array(u) || u->rank != a->rank || u->type != a->type)
     return chk_fail(ev, ins, "update does not match the operand's rank and type");
   for (int d = 0; d < a->rank; d++)
     if (u->dims[d] > a->dims[d])
@@ -526,7 +507,7 @@ static hlo_value *op_dynamic_update_slice(chk_eval *ev, const hlo_instr *ins,
   if (!r)
     return NULL;
   if (r->count != a->count || r->type != a->type) {
-    return fail_unref(ev, ins, r, "result does not match the operand");
+    return chk_fail_unref(ev, ins, r, "result does not match the operand");
   }
   if (r->count == 0)
     return r;
@@ -555,17 +536,17 @@ static hlo_value *op_concatenate(chk_eval *ev, const hlo_instr *ins, hlo_value *
     return NULL;
   int64_t cd = ins->attrs.dimensions.v[0];
   if (cd < 0 || cd >= r->rank) {
-    return fail_unref(ev, ins, r, "dimension %lld out of range", (long long)cd);
+    return chk_fail_unref(ev, ins, r, "dimension %lld out of range", (long long)cd);
   }
   int64_t rs[HLO_MAX_RANK], at = 0;
   hlo_value_strides(r, rs);
   for (int k = 0; k < ins->noperands; k++) {
     const hlo_value *a = ops[k];
-    bool ok = is_array(a) && a->type == r->type && a->rank == r->rank;
+    bool ok = chk_is_array(a) && a->type == r->type && a->rank == r->rank;
     for (int d = 0; ok && d < r->rank; d++)
       ok = d == cd || a->dims[d] == r->dims[d];
     if (!ok || at + a->dims[cd] > r->dims[cd]) {
-      return fail_unref(ev, ins, r, "operand %d does not fit the result", k);
+      return chk_fail_unref(ev, ins, r, "operand %d does not fit the result", k);
     }
     block b = {.rank = r->rank};
     hlo_value_strides(a, b.src);
@@ -579,7 +560,7 @@ static hlo_value *op_concatenate(chk_eval *ev, const hlo_instr *ins, hlo_value *
     at += a->dims[cd];
   }
   if (at != r->dims[cd]) {
-    return fail_unref(ev, ins, r, "operands cover %lld of %lld along dimension %lld", (long long)at,
+    return chk_fail_unref(ev, ins, r, "operands cover %lld of %lld along dimension %lld", (long long)at,
                       (long long)r->dims[cd], (long long)cd);
   }
   return r;
@@ -591,13 +572,13 @@ static hlo_value *op_concatenate(chk_eval *ev, const hlo_instr *ins, hlo_value *
 static hlo_value *op_pad(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
   const hlo_value *a = ops[0], *pv = ops[1];
   const hlo_attrs *at = &ins->attrs;
-  if (!is_array(pv) || pv->count != 1 || pv->type != a->type)
+  if (!chk_is_array(pv) || pv->count != 1 || pv->type != a->type)
     return chk_fail(ev, ins, "padding value must be a scalar of the operand's type");
   hlo_value *r = chk_result(ev, ins);
   if (!r)
     return NULL;
   if (at->npad != a->rank || r->rank != a->rank || r->type != a->type) {
-    return fail_unref(ev, ins, r, "padding has %d dimensions, operand rank is %d", at->npad,
+    return chk_fail_unref(ev, ins, r, "padding has %d dimensions, operand rank is %d", at->npad,
                       a->rank);
   }
   int64_t as[HLO_MAX_RANK], rs[HLO_MAX_RANK];
@@ -609,7 +590,7 @@ static hlo_value *op_pad(chk_eval *ev, const hlo_instr *ins, hlo_value *const *o
   for (int d = 0; d < a->rank; d++) {
     const hlo_pad_dim *p = &at->pad[d];
     if (p->interior < 0) {
-      return fail_unref(ev, ins, r, "negative interior padding in dimension %d", d);
+      return chk_fail_unref(ev, ins, r, "negative interior padding in dimension %d", d);
     }
     int64_t step = p->interior + 1, n = a->dims[d];
     /* Interior padding goes between elements: n - 1 gaps, none for n = 0. */
@@ -617,7 +598,7 @@ static hlo_value *op_pad(chk_eval *ev, const hlo_instr *ins, hlo_value *const *o
     if (want < 0)
       want = 0;
     if (want != r->dims[d]) {
-      return fail_unref(ev, ins, r, "padding gives size %lld in dimension %d, result has %lld",
+      return chk_fail_unref(ev, ins, r, "padding gives size %lld in dimension %d, result has %lld",
                         (long long)want, d, (long long)r->dims[d]);
     }
     /* First operand index whose position lo + i*step is >= 0, and one past
@@ -650,7 +631,7 @@ static hlo_value *op_reverse(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   if (!r)
     return NULL;
   if (r->count != a->count || r->type != a->type || r->rank != a->rank) {
-    return fail_unref(ev, ins, r, "result does not match the operand");
+    return chk_fail_unref(ev, ins, r, "result does not match the operand");
   }
   block b = {.rank = a->rank};
   hlo_value_strides(a, b.src);
@@ -661,7 +642,7 @@ static hlo_value *op_reverse(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   for (int i = 0; i < ins->attrs.dimensions.n; i++) {
     int64_t d = ins->attrs.dimensions.v[i];
     if (d < 0 || d >= a->rank) {
-      return fail_unref(ev, ins, r, "dimension %lld out of range", (long long)d);
+      return chk_fail_unref(ev, ins, r, "dimension %lld out of range", (long long)d);
     }
     if (b.src[d] > 0) { /* listed twice counts once */
       off += (a->dims[d] - 1) * b.src[d];
@@ -684,13 +665,13 @@ static hlo_value *op_iota(chk_eval *ev, const hlo_instr *ins, hlo_value *const *
     return NULL;
   int64_t d = ins->attrs.iota_dimension;
   if (r->rank == 0 || d < 0 || d >= r->rank) {
-    return fail_unref(ev, ins, r, "iota_dimension %lld out of range", (long long)d);
+    return chk_fail_unref(ev, ins, r, "iota_dimension %lld out of range", (long long)d);
   }
   if (r->count == 0)
     return r;
   hlo_value *row = hlo_value_array(r->type, 1, &r->dims[d]);
   if (!row) {
-    return fail_unref(ev, ins, r, "out of memory");
+    return chk_fail_unref(ev, ins, r, "out of memory");
   }
   for (int64_t i = 0; i < r->dims[d]; i++)
     hlo_value_set_i64(row, i, i);
@@ -716,7 +697,7 @@ hlo_value *chk_op_movement(chk_eval *ev, const hlo_instr *ins, hlo_value *const 
   if (ins->shape.type == HLO_TUPLE)
     return chk_fail(ev, ins, "a tuple-shaped result is not supported for this op");
   if (ins->op != HLO_OP_IOTA) {
-    if (ins->noperands < 1 || !is_array(ops[0]))
+    if (ins->noperands < 1 || !chk_is_array(ops[0]))
       return chk_fail(ev, ins, "operand 0 must be an array");
   }
   switch (ins->op) {

@@ -25,8 +25,6 @@
 #include "eval_internal.h"
 #include "hlo_dtype.h"
 
-static bool is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
-
 typedef enum key_kind {
   KEY_NONE,   /* no fast path: call the comparator */
   KEY_DOUBLE, /* IEEE comparison of exact values: NaN compares false */
@@ -203,7 +201,7 @@ static bool less(sort_ctx *c, int64_t i, int64_t j) {
     c->failed = true;
     return false;
   }
-  bool ok = is_array(res) && res->type == HLO_PRED && res->count == 1;
+  bool ok = chk_is_array(res) && res->type == HLO_PRED && res->count == 1;
   bool lt = ok && *(const uint8_t *)res->data != 0;
   hlo_value_unref(res);
   if (!ok) {
@@ -265,7 +263,7 @@ hlo_value *chk_op_sort(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops
                     cmp->nparams, n, 2 * n);
   const hlo_value *a0 = ops[0];
   for (int k = 0; k < n; k++) {
-    bool same = is_array(ops[k]) && ops[k]->rank == a0->rank;
+    bool same = chk_is_array(ops[k]) && ops[k]->rank == a0->rank;
     for (int d = 0; same && d < a0->rank; d++)
       same = ops[k]->dims[d] == a0->dims[d];
     if (!same)
