@@ -7,18 +7,24 @@
 #      what it flags ("inputs produced non-finite values");
 #   2. the false-positive count of `tune --check` on the clean device
 #      (stable compiler, no defect) over datasets/, per profile;
-#   3. for every defect of `tune --list-defects`, on how many of the
-#      fusions datasets/MANIFEST maps to it `tune --check --defect NAME`
-#      finds a divergence, per profile.
+#   3. for every defect of `tune --list-defects`, whether `tune --check
+#      --defect NAME` still finds it, per profile: on its trigger case from
+#      tests/integration/defects.sh, and on how many of the first fusions
+#      datasets/MANIFEST maps to it.
+# It ends with one summary line per profile, for pasting.
 #
 # Usage: tests/inputs_report.sh [-t TUNE] [-d DATASETS] [-c CORPUS]
 #          [-p "PROFILES"] [-b BUDGET] [-n MAX_FUSIONS_PER_DEFECT] [-s SECTIONS]
+#          [-e EVAL_TIMEOUT]
 # Defaults: ./tune, the source tree's datasets and ../shared/corpus/xla-hlo,
 # all four profiles, --budget 48 candidates per check (a sweep of every
 # candidate of every fusion under four profiles takes long; the budget keeps
-# the report to minutes and is printed with it), 3 fusions per defect,
-# sections "1 2 3".  Modules the evaluator cannot run (custom-call, rng,
-# collectives without replicas) or that exceed 30 s are counted as skipped.
+# the report to about an hour and is printed with it), 3 fusions per
+# defect, sections "1 2 3", 60 s per --eval.  Datasets are evaluated with
+# the replica count MANIFEST gives them.  A module the evaluator refuses
+# (custom-call, rng, collectives without replicas: exit 2) counts as
+# unsupported; one that outlives the eval timeout as timed out.  Neither
+# counts as run.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 TUNE=./tune
@@ -28,7 +34,8 @@ PROFILES="naive constrained edge oob-indices"
 BUDGET=48
 PERDEFECT=3
 SECTIONS="1 2 3"
-while getopts t:d:c:p:b:n:s: opt; do
+EVAL_TIMEOUT=60
+while getopts t:d:c:p:b:n:s:e: opt; do
   case $opt in
   t) TUNE=$OPTARG ;;
   d) DS=$OPTARG ;;
@@ -37,26 +44,44 @@ while getopts t:d:c:p:b:n:s: opt; do
   b) BUDGET=$OPTARG ;;
   n) PERDEFECT=$OPTARG ;;
   s) SECTIONS=$OPTARG ;;
-  *) sed -n '2,22p' "$0"; exit 2 ;;
+  e) EVAL_TIMEOUT=$OPTARG ;;
+  *) sed -n '2,27p' "$0"; exit 2 ;;
   esac
 done
 TMPD=$(mktemp -d)
 trap 'rm -rf "$TMPD"' EXIT
+START=$(date +%s)
 
 has() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
+# Per-profile results for the summary: put P KEY VALUE, get P KEY.
+put() { echo "$3" >"$TMPD/sum.$1.$2"; }
+get() { if [ -f "$TMPD/sum.$1.$2" ]; then cat "$TMPD/sum.$1.$2"; else echo -; fi; }
+
+echo "inputs_report: $("$TUNE" --version 2>/dev/null | head -n 1); profiles: $PROFILES; sections: $SECTIONS"
+echo "  --check --budget $BUDGET, $PERDEFECT MANIFEST fusions per defect, --eval timeout ${EVAL_TIMEOUT}s"
 
 # ---- 1. non-finite outputs ----------------------------------------------------
 if has 1; then
+  echo
   echo "== 1. modules whose outputs hold NaN or Inf (tune --eval --profile P)"
-  printf '%-12s %6s %6s %9s %9s %9s\n' profile ran skipped nonfinite intended inputs
+  echo "   datasets/ and $(basename "$CORPUS")/; 'explained' = the module's own constants (intent.h),"
+  echo "   'flagged' = inputs produced non-finite values (target under constrained: 0)"
+  printf '%-12s %5s %6s %6s %10s %9s %7s\n' profile ran unsupp timeout nonfinite explained flagged
   for p in $PROFILES; do
-    ran=0 skipped=0 nf=0 intended=0 inputs=0
+    ran=0 unsupp=0 tmo=0 nf=0 intended=0 inputs=0
     : >"$TMPD/flagged.$p"
     for f in "$DS"/*.hlo "$CORPUS"/*.hlo; do
       [ -f "$f" ] || continue
-      if ! timeout 30 "$TUNE" --eval "$f" --profile "$p" -o "$TMPD/e.h5" 2>"$TMPD/err" >/dev/null; then
-        skipped=$((skipped + 1)); continue
+      reps=1
+      if [ "$(dirname "$f")" = "$DS" ] && [ -f "$DS/MANIFEST" ]; then
+        reps=$(awk -F'\t' -v f="$(basename "$f")" '$1 == f {print $4}' "$DS/MANIFEST")
+        case $reps in '' | *[!0-9]*) reps=1 ;; esac
       fi
+      timeout "$EVAL_TIMEOUT" "$TUNE" --eval "$f" --profile "$p" --replicas "$reps" -o "$TMPD/e.h5" \
+        2>"$TMPD/err" >/dev/null
+      st=$?
+      if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then tmo=$((tmo + 1)); continue; fi
+      if [ "$st" -ne 0 ]; then unsupp=$((unsupp + 1)); continue; fi
       ran=$((ran + 1))
       if grep -q "from the module's own constants" "$TMPD/err"; then
         nf=$((nf + 1)); intended=$((intended + 1))
@@ -65,15 +90,20 @@ if has 1; then
         echo "   $(basename "$f"): $(sed -n 's/.*warning: //p' "$TMPD/err")" >>"$TMPD/flagged.$p"
       fi
     done
-    printf '%-12s %6d %6d %4d %3d%% %9d %9d\n' "$p" "$ran" "$skipped" "$nf" \
-      $((ran > 0 ? 100 * nf / ran : 0)) "$intended" "$inputs"
+    pct=$(awk -v a="$nf" -v b="$ran" 'BEGIN { printf "%.1f%%", (b > 0 ? 100 * a / b : 0) }')
+    printf '%-12s %5d %6d %6d %4d %5s %9d %7d\n' "$p" "$ran" "$unsupp" "$tmo" "$nf" "$pct" "$intended" "$inputs"
     cat "$TMPD/flagged.$p"
+    put "$p" nf "$nf/$ran ($pct)"
+    put "$p" expl "$intended"
+    put "$p" flag "$inputs"
   done
 fi
 
 # ---- 2. false positives on the clean device --------------------------------------
 if has 2; then
-  echo "== 2. false positives: tune --check on the clean device, --budget $BUDGET, datasets/"
+  echo
+  echo "== 2. false positives: tune --check on the clean device (stable, no --defect), --budget $BUDGET, datasets/"
+  echo "   'diverged' = exit status not 0 (target: 0); 'flagged' = reference outputs the inputs made non-finite"
   printf '%-12s %8s %8s %8s %s\n' profile fusions diverged flagged files
   for p in $PROFILES; do
     n=0 bad=0 flagged=0 files=""
@@ -85,6 +115,7 @@ if has 2; then
       if [ "$st" -ne 0 ]; then bad=$((bad + 1)); files="$files $(basename "$f" .hlo)($st)"; fi
     done
     printf '%-12s %8d %8d %8d %s\n' "$p" "$n" "$bad" "$flagged" "$files"
+    put "$p" fp "$bad/$n"
   done
 fi
 
@@ -93,13 +124,17 @@ fi
 # (a fusion and the --only config or budget meeting the defect's trigger),
 # and the first fusions MANIFEST maps to it, swept with --budget.
 if has 3; then
-  echo "== 3. defects detected: trigger case (defects.sh) / MANIFEST fusions found of tried (--budget $BUDGET)"
+  echo
+  echo "== 3. defects detected: trigger case (defects.sh) yes/NO, then MANIFEST fusions found/tried (--budget $BUDGET)"
   printf '%-22s' defect
   for p in $PROFILES; do printf ' %16s' "$p"; done
   echo
   "$TUNE" --list-defects | awk '{print $1}' >"$TMPD/defects"
   sed -n '/^cat >"$TMPD\/cases"/,/^EOF/p' "$here/tests/integration/defects.sh" | grep '|' >"$TMPD/cases"
+  for p in $PROFILES; do put "$p" trig 0; put "$p" any 0; done
+  ndef=0
   while read -r d; do
+    ndef=$((ndef + 1))
     grep -v '^#' "$DS/MANIFEST" | awk -F'\t' -v d="$d" '{n = split($3, a, ","); for (i = 1; i <= n; i++) if (a[i] == d) print $1}' |
       head -n "$PERDEFECT" >"$TMPD/fusions"
     printf '%-22s' "$d"
@@ -112,17 +147,32 @@ if has 3; then
         extra=""
         [ "$d" = int8-dot-f32-acc ] && extra="--atol 0 --rtol 0"
         # shellcheck disable=SC2086
-        timeout 600 "$TUNE" --check "$DS/$fu.hlo" --defect "$d" --profile "$p" $extra "$opt" "$arg" -q >/dev/null 2>&1
+        timeout 600 "$TUNE" --check "$DS/$fu.hlo" --defect "$d" --profile "$p" $extra "$opt" "$arg" -q </dev/null >/dev/null 2>&1
         if [ $? -eq 1 ]; then trig=yes; else trig=NO; fi
       fi
       hit=0 tot=0
       while read -r fu; do
         tot=$((tot + 1))
-        timeout 600 "$TUNE" --check "$DS/$fu" --defect "$d" --profile "$p" --budget "$BUDGET" -q >/dev/null 2>&1
+        timeout 600 "$TUNE" --check "$DS/$fu" --defect "$d" --profile "$p" --budget "$BUDGET" -q </dev/null >/dev/null 2>&1
         [ $? -eq 1 ] && hit=$((hit + 1))
       done <"$TMPD/fusions"
       printf ' %16s' "$trig $hit/$tot"
+      [ "$trig" = yes ] && put "$p" trig $(($(get "$p" trig) + 1))
+      if [ "$trig" = yes ] || [ "$hit" -gt 0 ]; then put "$p" any $(($(get "$p" any) + 1)); fi
     done
     echo
   done <"$TMPD/defects"
+  for p in $PROFILES; do
+    put "$p" trig "$(get "$p" trig)/$ndef"
+    put "$p" any "$(get "$p" any)/$ndef"
+  done
 fi
+
+# ---- summary ---------------------------------------------------------------------
+echo
+echo "== summary (--budget $BUDGET, $(($(date +%s) - START)) s wall)"
+printf '%-12s | %-20s | %-9s | %-7s | %-12s | %-15s | %-15s\n' profile "non-finite/ran" explained flagged "false pos." "defects: trig." "defects: any"
+for p in $PROFILES; do
+  printf '%-12s | %-20s | %-9s | %-7s | %-12s | %-15s | %-15s\n' "$p" "$(get "$p" nf)" "$(get "$p" expl)" \
+    "$(get "$p" flag)" "$(get "$p" fp)" "$(get "$p" trig)" "$(get "$p" any)"
+done
