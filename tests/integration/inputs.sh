@@ -2,8 +2,9 @@
 # inputs.sh — input profiles and non-finite intent end to end (issue 6):
 # --profile is parsed and recorded, a log of a shifted parameter gives NaN
 # under naive inputs (flagged "inputs produced non-finite values", exit 0:
-# not a compiler bug) and finite outputs under constrained ones, and a -inf
-# pad is reported as the module's own, expected.
+# not a compiler bug) and finite outputs under constrained ones, a -inf
+# pad is reported as the module's own, expected, and a -inf pad into a
+# convolution is flagged under naive weights but the mask under constrained.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 ds="$TUNE_SRCDIR/datasets"
 
@@ -54,6 +55,30 @@ fi
 expect_status 0 "--check of the shifted log with constrained inputs" "$TUNE" --check "$TMPD/log.hlo" --budget 4
 if grep -q "non-finite" "$TMPD/out"; then not_ok "constrained --check has no non-finite line"; else
   ok "constrained --check has finite reference outputs"; fi
+
+# A -inf pad reaching a convolution (the pattern of corpus module 0111):
+# out[b, o, 1] = sum over 16 features of -inf * w[f, o].  Naive weights of
+# both signs make NaN (flagged); constrained weights are >= 1/16, so the
+# padded half is -inf, the module's own mask.
+cat >"$TMPD/padconv.hlo" <<'HLO'
+HloModule padconv
+
+ENTRY main {
+  x = bf16[8,16,1]{2,1,0} parameter(0)
+  w = bf16[1,16,32]{2,1,0} parameter(1)
+  ninf = bf16[] constant(-inf)
+  p = bf16[8,16,2]{2,1,0} pad(x, ninf), padding=0_0x0_0x0_1
+  ROOT c = bf16[8,32,2]{2,1,0} convolution(p, w), window={size=1}, dim_labels=bf0_0io->bf0
+}
+HLO
+expect_status 0 "--eval --profile naive of a -inf pad into a convolution" \
+  "$TUNE" --eval "$TMPD/padconv.hlo" --profile naive -o "$TMPD/pc.h5"
+expect_grep "inputs produced non-finite values.*first made by c" "$TMPD/err" \
+  "naive weights of both signs: the convolution's NaN is flagged"
+expect_status 0 "--eval of the -inf pad into a convolution, constrained" \
+  "$TUNE" --eval "$TMPD/padconv.hlo" -o "$TMPD/pc.h5"
+expect_grep "256 of 512 output elements are NaN or Inf, from the module's own constants" "$TMPD/err" \
+  "constrained weights keep the padded half -inf, the module's own mask"
 
 expect_status 0 "--check of the -inf pad" "$TUNE" --check "$ds/pad_to_lane_multiple.hlo" --budget 4
 expect_grep "from the module's own constants (expected)" "$TMPD/out" "the -inf pad is the module's own"
