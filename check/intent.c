@@ -175,7 +175,7 @@ static bool explained_elementwise(state *s, const hlo_instr *u, const hlo_value 
       }
       double y = hlo_value_get_f64(o, o->count == 1 ? 0 : i);
       found |= isnan(x) ? isnan(y) : isinf(y);
-      fixed &= !varies || (!isfinite(y) && !oi->tainted);
+      fixed &= !varies || (oi && !isfinite(y) && !oi->tainted);
     }
     if (!found && !fixed)
       return false;
