@@ -399,14 +399,37 @@ static fwd forward_one(const frame *fr, const hlo_instr *u, const fwd *params) {
     ninf = a.ninf;
     pinf = a.pinf;
     break;
-  case HLO_OP_CONCATENATE: case HLO_OP_PAD: case HLO_OP_DYNAMIC_UPDATE_SLICE:
-  case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM: case HLO_OP_ADD: case HLO_OP_REDUCE:
-  case HLO_OP_REDUCE_WINDOW:
+  case HLO_OP_CONCATENATE: case HLO_OP_PAD: case HLO_OP_DYNAMIC_UPDATE_SLICE: case HLO_OP_ADD:
     for (int j = 0; j < u->noperands; j++) {
       ninf |= F(fr, u->operands[j]).ninf;
       pinf |= F(fr, u->operands[j]).pinf;
     }
     break;
+  /* max(x, -inf) is x: a -inf survives a maximum only from both sides. */
+  case HLO_OP_MAXIMUM:
+    ninf = a.ninf && b.ninf;
+    pinf = a.pinf || b.pinf;
+    break;
+  case HLO_OP_MINIMUM:
+    ninf = a.ninf || b.ninf;
+    pinf = a.pinf && b.pinf;
+    break;
+  case HLO_OP_REDUCE:
+  case HLO_OP_REDUCE_WINDOW: {
+    /* The reduced values' infinities; an init's too, unless the reducer
+     * is a maximum or minimum, for which a -inf (+inf) init is the neutral
+     * element that no output keeps while there is anything to reduce. */
+    int n = u->noperands / 2;
+    hlo_opcode red = n == 1 ? reducer_of(u->attrs.calls.to_apply) : HLO_OP_INVALID;
+    bool extreme = red == HLO_OP_MAXIMUM || red == HLO_OP_MINIMUM;
+    for (int j = 0; j < u->noperands; j++) {
+      if (j >= n && extreme)
+        continue;
+      ninf |= F(fr, u->operands[j]).ninf;
+      pinf |= F(fr, u->operands[j]).pinf;
+    }
+    break;
+  }
   case HLO_OP_SELECT: case HLO_OP_CLAMP:
     for (int j = 1; j < u->noperands; j++) {
       ninf |= F(fr, u->operands[j]).ninf;

@@ -167,6 +167,41 @@ static void test_mask_factors(void **state) {
   hlo_value_unref(v);
 }
 
+/* No mask to keep: a -inf that cannot reach the product.  A row maximum
+ * with a -inf init is -inf only over an empty row (the init is the
+ * maximum's neutral element), and max(x, -inf) is x.  Neither factor y
+ * nor z is asked to be positive: each gets only the multiply's factor
+ * demand [-sqrt(cap), sqrt(cap)], cap = f32 max / 16. */
+static const char *no_mask_module = "HloModule n\n"
+                                    "max {\n"
+                                    "  p = f32[] parameter(0)\n"
+                                    "  q = f32[] parameter(1)\n"
+                                    "  ROOT m = f32[] maximum(p, q)\n"
+                                    "}\n"
+                                    "ENTRY e {\n"
+                                    "  x = f32[4,8] parameter(0)\n"
+                                    "  ninf = f32[] constant(-inf)\n"
+                                    "  m = f32[4] reduce(x, ninf), dimensions={1}, to_apply=max\n"
+                                    "  y = f32[4] parameter(1)\n"
+                                    "  a = f32[4] multiply(m, y)\n"
+                                    "  b = f32[4] broadcast(ninf), dimensions={}\n"
+                                    "  c = f32[4] maximum(y, b)\n"
+                                    "  z = f32[4] parameter(2)\n"
+                                    "  d = f32[4] multiply(c, z)\n"
+                                    "  ROOT t = (f32[4], f32[4]) tuple(a, d)\n"
+                                    "}\n";
+
+static void test_unreachable_infinity_asks_nothing(void **state) {
+  (void)state;
+  double cap = 3.4028234663852886e38 / 16;
+  chk_range z = range_of(no_mask_module, 2);
+  near(z.lo, -sqrt(cap));
+  near(z.hi, sqrt(cap));
+  near(z.min_mag, 0);
+  /* y is also a factor of a and an operand of c: no lower bound above 0. */
+  assert_true(range_of(no_mask_module, 1).lo < 0);
+}
+
 /* exp in f16: exp(x) <= 65504 / 16 = 4094, so x <= ln 4094 = 8.3173... */
 static const char *exp_module = "HloModule x\n"
                                 "ENTRY e {\n"
@@ -555,6 +590,7 @@ int main(void) {
       cmocka_unit_test(test_oob_indices),
       cmocka_unit_test(test_profile_names),
       cmocka_unit_test(test_mask_factors),
+      cmocka_unit_test(test_unreachable_infinity_asks_nothing),
       cmocka_unit_test(test_integer_sort_keys_with_and_without_ties),
       cmocka_unit_test(test_variadic_and_integer_inits),
   };
