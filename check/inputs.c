@@ -813,7 +813,7 @@ int chk_inputs_make(const hlo_module *m, const chk_inputs_opts *o, hlo_value **a
   }
   chk_inputs_find_index_params(m, idx);
   bool ranged = o && o->profile != CHK_INPUTS_NAIVE;
-  if (!ranged || chk_intervals_analyze(m, ranges) != 0)
+  if (!ranged || chk_intervals_analyze(m, o->profile == CHK_INPUTS_EDGE, ranges) != 0)
     for (int k = 0; k < n; k++)
       ranges[k] = chk_range_any();
   int k;

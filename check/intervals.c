@@ -269,7 +269,16 @@ static fwd forward_range(const frame *fr, const hlo_instr *u, const fwd *params)
   case HLO_OP_TRANSPOSE: case HLO_OP_SLICE: case HLO_OP_REVERSE: case HLO_OP_CONVERT:
   case HLO_OP_REDUCE_PRECISION: case HLO_OP_DYNAMIC_SLICE: case HLO_OP_GATHER:
     return range3(a.lo, a.hi, any);
+  /* Tuples are tracked as the hull of their elements, and a demand on one
+   * element is asked of all: coarse, but it carries the ranges and demands
+   * of multi-output fusions (a tuple root read back through
+   * get-tuple-element) instead of losing them. */
+  case HLO_OP_GET_TUPLE_ELEMENT:
+    return range3(a.lo, a.hi, any);
+  case HLO_OP_TUPLE:
   case HLO_OP_CONCATENATE: {
+    if (u->noperands == 0)
+      return range3(-INFINITY, INFINITY, false);
     fwd r = a;
     for (int j = 1; j < u->noperands; j++)
       r = hull(r, F(fr, u->operands[j]));
@@ -399,7 +408,12 @@ static fwd forward_one(const frame *fr, const hlo_instr *u, const fwd *params) {
     ninf = a.ninf;
     pinf = a.pinf;
     break;
+  case HLO_OP_GET_TUPLE_ELEMENT:
+    ninf = a.ninf;
+    pinf = a.pinf;
+    break;
   case HLO_OP_CONCATENATE: case HLO_OP_PAD: case HLO_OP_DYNAMIC_UPDATE_SLICE: case HLO_OP_ADD:
+  case HLO_OP_TUPLE:
     for (int j = 0; j < u->noperands; j++) {
       ninf |= F(fr, u->operands[j]).ninf;
       pinf |= F(fr, u->operands[j]).pinf;
@@ -638,6 +652,13 @@ static void backward_reduce(frame *fr, const hlo_instr *u, chk_range d) {
     ask(fr, u->operands[0], t);
     break;
   }
+  case HLO_OP_MULTIPLY: {
+    /* A product of K terms stays within m when each |term| <= m^(1/K). */
+    double m = fmax(fabs(d.lo), fabs(d.hi));
+    if (isfinite(m) && m > 0)
+      ask(fr, u->operands[0], between(-pow(m, 1 / k), pow(m, 1 / k)));
+    break;
+  }
   default:
     break;
   }
@@ -687,8 +708,12 @@ static void backward_one(frame *fr, const hlo_instr *u) {
     ask(fr, a, pass);
     break;
   case HLO_OP_CONCATENATE:
+  case HLO_OP_TUPLE:
     for (int j = 0; j < u->noperands; j++)
       ask(fr, u->operands[j], pass);
+    break;
+  case HLO_OP_GET_TUPLE_ELEMENT:
+    ask(fr, a, pass);
     break;
   case HLO_OP_PAD: case HLO_OP_DYNAMIC_SLICE: case HLO_OP_GATHER:
     ask(fr, a, pass);
@@ -923,10 +948,12 @@ static int analyze(const hlo_computation *c, const fwd *params, const chk_range 
 }
 
 /* The default range of a parameter's elements before any demand: what the
- * naive profile draws (inputs.h). */
-static fwd default_range(const hlo_shape *s) {
+ * naive profile draws (inputs.h), or for wide analyses (EDGE, which draws
+ * up to the headroom cap wherever no demand bounds it) the cap. */
+static fwd default_range(const hlo_shape *s, bool wide) {
   switch (hlo_etype_class(s->type)) {
-  case HLO_CLASS_FLOAT: return range3(-1, 1, true);
+  case HLO_CLASS_FLOAT:
+    return wide ? range3(-chk_intervals_cap(s->type), chk_intervals_cap(s->type), true) : range3(-1, 1, true);
   case HLO_CLASS_SINT: return range3(-8, 8, true);
   case HLO_CLASS_UINT: return range3(0, 15, true);
   case HLO_CLASS_PRED: return range3(0, 1, true);
@@ -934,7 +961,7 @@ static fwd default_range(const hlo_shape *s) {
   }
 }
 
-int chk_intervals_analyze(const hlo_module *m, chk_range *out) {
+int chk_intervals_analyze(const hlo_module *m, bool wide, chk_range *out) {
   const hlo_computation *e = m->entry;
   if (!e)
     return 0;
@@ -945,7 +972,7 @@ int chk_intervals_analyze(const hlo_module *m, chk_range *out) {
   if (!pf)
     return -1;
   for (int k = 0; k < n; k++)
-    pf[k] = e->params[k] ? default_range(&e->params[k]->shape) : UNKNOWN;
+    pf[k] = e->params[k] ? default_range(&e->params[k]->shape, wide) : UNKNOWN;
   chk_range root = chk_range_any();
   int rc = analyze(e, pf, &root, out, NULL, 0);
   free(pf);

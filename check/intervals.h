@@ -14,6 +14,7 @@
  *   exp, expm1, power   argument <= ln(what the consumer accepts), base > 0
  *   convert             within the destination type's finite range
  *   reduce (add)        each of the K terms gets the sum's demand / K
+ *   reduce (multiply)   each of the K factors |x| <= demand^(1/K)
  *   dot, convolution    each factor gets sqrt(demand / K)
  *   add, subtract       a demand is split in halves between two varying
  *                       operands, or shifted exactly past a fixed one
@@ -76,8 +77,12 @@ bool chk_range_is_any(const chk_range *r);
 double chk_intervals_cap(hlo_etype t);
 
 /* Fills out[k] for each entry parameter k (m->entry->nparams entries).
- * Tuple parameters get chk_range_any().  0, or -1 when out of memory (out
- * then holds chk_range_any() everywhere). */
-int chk_intervals_analyze(const hlo_module *m, chk_range *out);
+ * Tuple parameters get chk_range_any().  The forward ranges start from what
+ * parameters are drawn from before any demand: the naive ranges, or with
+ * `wide` (the EDGE profile, whose float draws reach the headroom cap
+ * wherever no demand bounds them) [-cap, cap] for floats, so that a sum
+ * or a square of two unbounded parameters is bounded too.  0, or -1 when
+ * out of memory (out then holds chk_range_any() everywhere). */
+int chk_intervals_analyze(const hlo_module *m, bool wide, chk_range *out);
 
 #endif

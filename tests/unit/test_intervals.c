@@ -35,7 +35,17 @@ static chk_range range_of(const char *text, int k) {
   hlo_module *m = parse(text);
   chk_range r[8];
   assert_true(m->entry->nparams <= 8);
-  assert_int_equal(chk_intervals_analyze(m, r), 0);
+  assert_int_equal(chk_intervals_analyze(m, false, r), 0);
+  chk_range out = r[k];
+  hlo_module_free(m);
+  return out;
+}
+
+static chk_range wide_range_of(const char *text, int k) {
+  hlo_module *m = parse(text);
+  chk_range r[8];
+  assert_true(m->entry->nparams <= 8);
+  assert_int_equal(chk_intervals_analyze(m, true, r), 0);
   chk_range out = r[k];
   hlo_module_free(m);
   return out;
@@ -200,6 +210,66 @@ static void test_unreachable_infinity_asks_nothing(void **state) {
   near(z.min_mag, 0);
   /* y is also a factor of a and an operand of c: no lower bound above 0. */
   assert_true(range_of(no_mask_module, 1).lo < 0);
+}
+
+/* EDGE draws floats up to the headroom cap where nothing bounds them, so
+ * its analysis starts from [-cap, cap] (cap = f32 max / 16), not [-1, 1].
+ * (x + y)^2: the square asks |x + y| <= sqrt(cap); neither operand's
+ * forward range fits in half of it, so each gets half: |x|, |y| <=
+ * sqrt(cap) / 2.  With the naive start y in [-1, 1] leaves x the rest,
+ * sqrt(cap) - 1, and y nothing.
+ * A product reduce-window of 2x3 = 6 terms asks |z| <= cap^(1/6).
+ * A multi-output fusion's tuple read back through get-tuple-element and
+ * multiplied: the demand reaches u and v through the tuple, each factor
+ * sqrt(cap), and through the adds each half of it. */
+static const char *wide_module = "HloModule w\n"
+                                 "mul {\n"
+                                 "  a = f32[] parameter(0)\n"
+                                 "  b = f32[] parameter(1)\n"
+                                 "  ROOT m = f32[] multiply(a, b)\n"
+                                 "}\n"
+                                 "two {\n"
+                                 "  p = f32[8] parameter(0)\n"
+                                 "  q = f32[8] parameter(1)\n"
+                                 "  s = f32[8] add(p, q)\n"
+                                 "  d = f32[8] add(q, p)\n"
+                                 "  ROOT t = (f32[8], f32[8]) tuple(s, d)\n"
+                                 "}\n"
+                                 "ENTRY e {\n"
+                                 "  x = f32[8] parameter(0)\n"
+                                 "  y = f32[8] parameter(1)\n"
+                                 "  s = f32[8] add(x, y)\n"
+                                 "  sq = f32[8] multiply(s, s)\n"
+                                 "  z = f32[8,6] parameter(2)\n"
+                                 "  one = f32[] constant(1)\n"
+                                 "  rw = f32[8,6] reduce-window(z, one), window={size=2x3 pad=0_1x1_1}, to_apply=mul\n"
+                                 "  u = f32[8] parameter(3)\n"
+                                 "  v = f32[8] parameter(4)\n"
+                                 "  f = (f32[8], f32[8]) fusion(u, v), kind=kLoop, calls=two\n"
+                                 "  g0 = f32[8] get-tuple-element(f), index=0\n"
+                                 "  g1 = f32[8] get-tuple-element(f), index=1\n"
+                                 "  pr = f32[8] multiply(g0, g1)\n"
+                                 "  ROOT t = (f32[8], f32[8,6], f32[8]) tuple(sq, rw, pr)\n"
+                                 "}\n";
+
+static void test_edge_analysis_starts_wide(void **state) {
+  (void)state;
+  double cap = 3.4028234663852886e38 / 16;
+  chk_range x = wide_range_of(wide_module, 0), y = wide_range_of(wide_module, 1);
+  near(x.lo, -sqrt(cap) / 2);
+  near(x.hi, sqrt(cap) / 2);
+  near(y.hi, sqrt(cap) / 2);
+  chk_range xn = range_of(wide_module, 0), yn = range_of(wide_module, 1);
+  near(xn.hi, sqrt(cap) - 1);
+  assert_true(yn.hi == INFINITY);
+  near(wide_range_of(wide_module, 2).hi, pow(cap, 1.0 / 6));
+  near(wide_range_of(wide_module, 3).hi, sqrt(cap) / 2);
+  near(wide_range_of(wide_module, 4).hi, sqrt(cap) / 2);
+  /* Drawn under EDGE: the near-overflow specials stop at the demand. */
+  hlo_value *v = make_one(wide_module, 1, CHK_INPUTS_EDGE, 1);
+  for (int64_t i = 0; i < v->count; i++)
+    assert_true(fabs(hlo_value_get_f64(v, i)) <= sqrt(cap) / 2 * (1 + 0x1p-20));
+  hlo_value_unref(v);
 }
 
 /* exp in f16: exp(x) <= 65504 / 16 = 4094, so x <= ln 4094 = 8.3173... */
@@ -590,6 +660,7 @@ int main(void) {
       cmocka_unit_test(test_oob_indices),
       cmocka_unit_test(test_profile_names),
       cmocka_unit_test(test_mask_factors),
+      cmocka_unit_test(test_edge_analysis_starts_wide),
       cmocka_unit_test(test_unreachable_infinity_asks_nothing),
       cmocka_unit_test(test_integer_sort_keys_with_and_without_ties),
       cmocka_unit_test(test_variadic_and_integer_inits),
