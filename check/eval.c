@@ -45,6 +45,24 @@ hlo_value *chk_fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, cons
   return NULL;
 }
 
+hlo_value *chk_variadic_result(chk_eval *ev, const hlo_instr *ins, int n, hlo_value **arrays,
+                               const char *what) {
+  hlo_value *result = NULL;
+  if (ins->shape.type == HLO_TUPLE) {
+    result = hlo_value_tuple(n, arrays);
+    if (!result)
+      return chk_fail(ev, ins, "out of memory");
+    for (int k = 0; k < n; k++)
+      arrays[k] = NULL; /* the tuple owns them now */
+  } else if (n == 1) {
+    result = arrays[0];
+    arrays[0] = NULL;
+  } else {
+    chk_fail(ev, ins, "a %s of %d operands must have a tuple shape", what, n);
+  }
+  return result;
+}
+
 static hlo_value *result(chk_eval *ev, const hlo_instr *ins, bool zero) {
   if (ins->shape.type == HLO_TUPLE)
     return chk_fail(ev, ins, "internal: array result expected, shape is a tuple");

@@ -626,20 +626,7 @@ static hlo_value *op_scatter(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   }
   if (scatter_run(&c, idx) != 0)
     goto done;
-  if (ins->shape.type == HLO_TUPLE) {
-    result = hlo_value_tuple(n, out);
-    if (!result) {
-      chk_fail(ev, ins, "out of memory");
-      goto done;
-    }
-    for (int k = 0; k < n; k++)
-      out[k] = NULL; /* the tuple owns them now */
-  } else if (n == 1) {
-    result = out[0];
-    out[0] = NULL;
-  } else {
-    chk_fail(ev, ins, "a scatter of %d operands must have a tuple shape", n);
-  }
+  result = chk_variadic_result(ev, ins, n, out, "scatter");
 done:
   for (int k = 0; k < n; k++)
     hlo_value_unref(out[k]);

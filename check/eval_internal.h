@@ -29,6 +29,14 @@ hlo_value *chk_fail(chk_eval *ev, const hlo_instr *ins, const char *fmt, ...)
 hlo_value *chk_fail_unref(chk_eval *ev, const hlo_instr *ins, hlo_value *r, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The result of a variadic op (scatter, sort) from its n result arrays:
+ * a tuple of them when ins's shape is a tuple, else the one array.  The
+ * arrays taken are set to NULL in arrays[]; the caller releases what is
+ * left.  NULL after chk_fail ("a <what> of n operands must have a tuple
+ * shape", or out of memory). */
+hlo_value *chk_variadic_result(chk_eval *ev, const hlo_instr *ins, int n, hlo_value **arrays,
+                               const char *what);
+
 static inline bool chk_is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
 
 /* An index operand's element i as a signed integer; unsigned values above

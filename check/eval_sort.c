@@ -328,20 +328,7 @@ hlo_value *chk_op_sort(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops
     }
   }
 
-  if (ins->shape.type == HLO_TUPLE) {
-    result = hlo_value_tuple(n, outs);
-    if (!result) {
-      chk_fail(ev, ins, "out of memory");
-      goto done;
-    }
-    for (int k = 0; k < n; k++)
-      outs[k] = NULL;
-  } else if (n == 1) {
-    result = outs[0];
-    outs[0] = NULL;
-  } else {
-    chk_fail(ev, ins, "a sort of %d operands must have a tuple shape", n);
-  }
+  result = chk_variadic_result(ev, ins, n, outs, "sort");
 done:
   if (outs)
     for (int k = 0; k < n; k++)
