@@ -243,15 +243,6 @@ static bool returns_params(const hlo_computation *c, int n, int first) {
   return true;
 }
 
-static uint64_t load_bits(const void *p, size_t es) {
-  switch (es) {
-  case 1: return *(const uint8_t *)p;
-  case 2: { uint16_t x; memcpy(&x, p, 2); return x; }
-  case 4: { uint32_t x; memcpy(&x, p, 4); return x; }
-  default: { uint64_t x; memcpy(&x, p, 8); return x; }
-  }
-}
-
 static void store_bits(void *p, size_t es, uint64_t x) {
   switch (es) {
   case 1: *(uint8_t *)p = (uint8_t)x; break;
@@ -296,7 +287,7 @@ static void combine_binary(hlo_opcode op, hlo_etype t, size_t es, void *acc, con
     return;
   }
   if (cls == HLO_CLASS_FLOAT) {
-    uint64_t xb = load_bits(acc, es), yb = load_bits(u, es);
+    uint64_t xb = chk_load_bits(acc, es), yb = chk_load_bits(u, es);
     double x = hlo_float_decode(t, xb), y = hlo_float_decode(t, yb), z;
     switch (op) {
     case HLO_OP_ADD: z = x + y; break;
@@ -329,7 +320,7 @@ static void combine_binary(hlo_opcode op, hlo_etype t, size_t es, void *acc, con
   /* Integers: work on 64-bit values, wrap into t on store. */
   int bits = hlo_etype_bits(t);
   bool sgn = cls == HLO_CLASS_SINT;
-  uint64_t xb = load_bits(acc, es), yb = load_bits(u, es), z;
+  uint64_t xb = chk_load_bits(acc, es), yb = chk_load_bits(u, es), z;
   switch (op) {
   case HLO_OP_ADD: z = xb + yb; break;
   case HLO_OP_MULTIPLY: z = xb * yb; break;

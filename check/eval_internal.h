@@ -9,6 +9,9 @@
 #ifndef TUNE_CHECK_EVAL_INTERNAL_H
 #define TUNE_CHECK_EVAL_INTERNAL_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "eval.h"
 
 typedef struct chk_eval {
@@ -38,6 +41,17 @@ hlo_value *chk_variadic_result(chk_eval *ev, const hlo_instr *ins, int n, hlo_va
                                const char *what);
 
 static inline bool chk_is_array(const hlo_value *v) { return v && v->type != HLO_TUPLE; }
+
+/* The es bytes at p (1, 2, 4 or 8: one element) as an unsigned integer,
+ * for bitwise comparisons of elements of any type. */
+static inline uint64_t chk_load_bits(const void *p, size_t es) {
+  switch (es) {
+  case 1: return *(const uint8_t *)p;
+  case 2: { uint16_t x; memcpy(&x, p, 2); return x; }
+  case 4: { uint32_t x; memcpy(&x, p, 4); return x; }
+  default: { uint64_t x; memcpy(&x, p, 8); return x; }
+  }
+}
 
 /* An index operand's element i as a signed integer; unsigned values above
  * INT64_MAX saturate (they stay out of range, clamping high) instead of

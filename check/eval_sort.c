@@ -53,15 +53,6 @@ typedef struct sort_ctx {
 
 /* ---- comparator recognition --------------------------------------------- */
 
-static uint64_t load_bits(const void *p, size_t es) {
-  switch (es) {
-  case 1: return *(const uint8_t *)p;
-  case 2: { uint16_t x; memcpy(&x, p, 2); return x; }
-  case 4: { uint32_t x; memcpy(&x, p, 4); return x; }
-  default: { uint64_t x; memcpy(&x, p, 8); return x; }
-  }
-}
-
 static int64_t sext(uint64_t x, int bits) {
   if (bits >= 64)
     return (int64_t)x;
@@ -150,7 +141,7 @@ static void load_keys(sort_ctx *c, int64_t len) {
   bool sgn = hlo_etype_class(v->type) == HLO_CLASS_SINT;
   for (int64_t i = 0; i < len; i++) {
     const char *p = (const char *)v->data + (size_t)(c->base + i * c->stride) * es;
-    uint64_t b = load_bits(p, es);
+    uint64_t b = chk_load_bits(p, es);
     switch (c->kind) {
     case KEY_DOUBLE: c->kd[i] = hlo_float_decode(v->type, b); break;
     case KEY_SINT:
