@@ -62,9 +62,9 @@ EOF
   ncand=$("$TUNE" --report "$W/$c.h5" --format json | awk '/^      "ncandidates": / { gsub(/[^0-9]/, ""); n += $0 } END { print n + 0 }')
   nfus=$(grep -c '	-	-$' "$W/$c.findings")
   echo "== $c: exit $st, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", b - a }') s wall, $nfus fusions, $ncand candidates (budget $BUDGET, $THREADS threads)"
-  grep -h 'error' "$W/$c.err" | sed 's/^/   log: /'
+  grep -h ': error: \|locked\|cannot' "$W/$c.err" | sed 's/^/   log: /'
   echo "   slowest: $(sed -n 's#.*/\([^/]*\)\.hlo: .*, \([0-9.]*\) s$#\2 \1#p' "$W/$c.err" | sort -rn | head -n 5 |
-    awk '{ printf "%s%s %s s", NR > 1 ? ", " : "", $2, $1 }')"
+    awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
   mode=nightly
   [ "$c" = nightly ] || mode=stable
   if ! tn_check_expected "$DS/EXPECTED-nightly" "$W/$c.findings" "$mode"; then failed=1; fi
