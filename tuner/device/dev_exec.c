@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "dev_elemental.h"
+#include "dev_exec_fold.h"
 #include "dev_hbm.h"
 #include "dev_numerics.h"
 #include "hlo_dtype.h"
@@ -59,6 +60,8 @@ typedef struct win_state {
   size_t esz;
   int64_t belems;              /* elements of one block */
   uint8_t **data, **shadow;    /* buf ring slots */
+  bool *clean;                 /* per slot: no element poisoned (every row
+                                  of the block was inside the array) */
   int64_t origin[DEV_MAX_RANK];/* block origin of the slot in use */
   int cur;                     /* slot in use */
   bool have;                   /* a block has been fetched */
@@ -77,7 +80,9 @@ typedef struct exec {
   char *why;
   size_t why_len;
 
-  dev_hbm *in;                 /* kernel parameters */
+  dev_hbm *in;                 /* kernel parameters: filled from the
+                                  arguments and never stored to, so every
+                                  element is defined (their shadow is 0) */
   int nin;
   dev_hbm *out;                /* root leaves */
   int nout;
@@ -199,6 +204,7 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
     /* Row by row along the minor dimension: the in-bounds prefix of each
      * block row is one contiguous run of HBM, the rest is poison. */
     int64_t row = w->block[r - 1], nrows = ws->belems / row;
+    bool clean = true;
     for (int64_t q = 0; q < nrows; q++) {
       bool inside = true;
       int64_t g = 0;
@@ -214,21 +220,24 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
       if (valid > 0) {
         g = g * w->dims[r - 1] + origin[r - 1];
         memcpy(dst, h->data + (size_t)g * ws->esz, (size_t)valid * ws->esz);
-        memcpy(sh, h->shadow + g, (size_t)valid);
+        memset(sh, 0, (size_t)valid); /* h->shadow there: parameters are all defined */
       }
       for (int64_t i = valid; i < row; i++)
         memcpy(dst + (size_t)i * ws->esz, pat, ws->esz);
       memset(sh + valid, 1, (size_t)(row - valid));
+      clean = clean && valid == row;
       for (int d = r - 2; d >= 0; d--) {
         if (++loc[d] < w->block[d])
           break;
         loc[d] = 0;
       }
     }
+    ws->clean[slot] = clean;
     ws->ready_at = x->now + 1.0 + (double)(jitter_next(x) % 64);
     ws->fetches++;
     return;
   }
+  bool clean = true;
   for (int64_t i = 0; i < ws->belems; i++) {
     bool inside = true;
     int64_t g = 0;
@@ -244,6 +253,7 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
     } else {
       memcpy(dst, pat, ws->esz);
       ws->shadow[slot][i] = 1;
+      clean = false;
     }
     for (int d = r - 1; d >= 0; d--) {
       if (++loc[d] < w->block[d])
@@ -251,6 +261,7 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
       loc[d] = 0;
     }
   }
+  ws->clean[slot] = clean;
   ws->ready_at = x->now + 1.0 + (double)(jitter_next(x) % 64);
   ws->fetches++;
 }
@@ -643,53 +654,176 @@ static inline float red_f32(hlo_opcode op, float a, float b) {
   }
 }
 
-/* fold_reduce_range for a hero with one reduced dimension rd: the positions
- * of one region element lie on a line of box b with a fixed stride, so
- * they are walked by offset (no per-element division or index), and f32
- * add/multiply/max/min folds run in a register.  Same elements, same
- * order, same pack slots ((label0 + i) mod P) and the same arithmetic as
- * fold_one. */
-static void fold_reduce_rows(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, const dev_box *b, int rd,
-                             const int *kept, int nkept, int64_t r0, int64_t len, int64_t label0) {
-  int64_t stride[HLO_MAX_RANK], st = 1;
+/* Where fold_reduce_rows reads a box of the reduce operand: its values as
+ * slots (an evaluated box) or as host f32 (straight from a VMEM window or
+ * HBM, see direct_source), its poison bytes, and the element strides of
+ * both, relative to the box origin lo. */
+typedef struct fold_src {
+  const dev_slot *v;
+  const float *f;
+  const uint8_t *p;            /* NULL: no element is poisoned */
+  int rank;
+  int64_t lo[HLO_MAX_RANK];
+  int64_t st[HLO_MAX_RANK];
+} fold_src;
+
+static void src_of_box(const dev_box *b, fold_src *src) {
+  memset(src, 0, sizeof *src);
+  src->v = b->v;
+  src->p = b->poison;
+  src->rank = b->rank;
+  int64_t st = 1;
   for (int d = b->rank - 1; d >= 0; d--) {
-    stride[d] = st;
+    src->lo[d] = b->lo[d];
+    src->st[d] = st;
     st *= b->n[d];
   }
+}
+
+/* The reduce operand read in place when it is an f32 parameter whose
+ * requested box lies wholly inside what window_read would copy it from:
+ * the current block of its VMEM window (every row of the box inside it,
+ * so window_read takes its row copy, never its element-by-element edge
+ * path), or HBM for a resident (or unstaged) parameter.  The values are
+ * the very floats and shadow bytes window_read would copy into the box
+ * (slots_from_host widens f32 to double exactly and the fold narrows it
+ * back), so folding from here gives the same bits without the copy. */
+static bool direct_source(const exec *x, const hlo_instr *o, const dev_box *want, fold_src *src) {
+  if (o->op != HLO_OP_PARAMETER || o->parameter_number < 0 || o->parameter_number >= x->nin ||
+      o->parameter_number >= x->s->nwin)
+    return false;
+  int param = (int)o->parameter_number;
+  const win_state *ws = &x->win[param];
+  const dev_window *w = ws->w;
+  const dev_hbm *h = &x->in[param];
+  if (!w || !h->data || h->type != HLO_F32 || h->rank != want->rank)
+    return false;
+  memset(src, 0, sizeof *src);
+  src->rank = want->rank;
+  int64_t st = 1, off = 0;
+  if (w->resident || !ws->data) {
+    for (int d = want->rank - 1; d >= 0; d--) {
+      if (want->lo[d] < 0 || want->lo[d] + want->n[d] > h->dims[d])
+        return false;
+      src->lo[d] = want->lo[d];
+      src->st[d] = st;
+      off += want->lo[d] * st;
+      st *= h->dims[d];
+    }
+    src->f = (const float *)(const void *)h->data + off;
+    src->p = NULL; /* parameters are all defined */
+    return true;
+  }
+  if (!ws->have || ws->type != HLO_F32 || w->rank != want->rank)
+    return false;
+  for (int d = want->rank - 1; d >= 0; d--) {
+    int64_t l = want->lo[d] - ws->origin[d];
+    if (l < 0 || l + want->n[d] > w->block[d])
+      return false;
+    src->lo[d] = want->lo[d];
+    src->st[d] = st;
+    off += l * st;
+    st *= w->block[d];
+  }
+  src->f = (const float *)(const void *)ws->data[ws->cur] + off;
+  src->p = ws->clean[ws->cur] ? NULL : ws->shadow[ws->cur] + off;
+  return true;
+}
+
+/* The OR of n poison bytes p[0], p[s], ...: word-wise when contiguous. */
+static uint8_t or_bytes(const uint8_t *p, int64_t n, int64_t s) {
+  uint8_t z = 0;
+  int64_t i = 0;
+  if (s == 1) {
+    uint64_t w = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t t;
+      memcpy(&t, p + i, 8);
+      w |= t;
+    }
+    w |= w >> 32;
+    w |= w >> 16;
+    w |= w >> 8;
+    z = (uint8_t)w;
+  }
+  for (; i < n; i++)
+    z |= p[i * s];
+  return z;
+}
+
+/* f32 add/multiply/max/min with one pack slot, for region elements ro0 ..
+ * ro0 + g - 1 (g <= FOLD_GROUP) whose lines start at base[0..g) of src,
+ * elements s apart, len > 0 of them.  Each line is folded in order into
+ * its accumulator (dev_exec_fold.h: side by side, in vector lanes when the
+ * lines are rows of one block); a region element without a live
+ * accumulator starts from its line's first element, as fold_one does. */
+#define FOLD_GROUP 16
+static void fold_f32_group(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, const fold_src *src,
+                           int64_t ro0, int g, const int64_t *base, int64_t s, int64_t len) {
+  float a[FOLD_GROUP];
+  int64_t b1[FOLD_GROUP];
+  for (int q = 0; q < g; q++) {
+    float e = src->f ? src->f[base[q]] : (float)src->v[base[q]].f;
+    a[q] = valid[ro0 + q] ? dev_fold_f32_step(x->red_op, (float)acc[ro0 + q].f, e) : e;
+    b1[q] = base[q] + s; /* the rest of the line */
+  }
+  if (len > 1) {
+    int64_t L = g > 1 ? base[1] - base[0] : 0;
+    bool rows = src->f && s == 1 && L >= len;
+    for (int q = 2; rows && q < g; q++)
+      rows = base[q] - base[0] == q * L;
+    if (rows)
+      dev_fold_f32_rows(x->red_op, a, g, src->f + b1[0], L, len - 1);
+    else
+      for (int h = 0; h < g; h += 8) {
+        int m = g - h < 8 ? g - h : 8;
+        if (src->f)
+          dev_fold_f32_lines(x->red_op, a + h, m, src->f, b1 + h, s, len - 1);
+        else
+          dev_fold_f32_slot_lines(x->red_op, a + h, m, src->v, b1 + h, s, len - 1);
+      }
+  }
+  for (int q = 0; q < g; q++) {
+    uint8_t pz = valid[ro0 + q] ? poison[ro0 + q] : 0;
+    acc[ro0 + q].f = a[q];
+    valid[ro0 + q] = 1;
+    poison[ro0 + q] = src->p ? pz | or_bytes(src->p + base[q], len, s) : pz;
+  }
+}
+
+/* fold_reduce_range for a hero with one reduced dimension rd: the positions
+ * of one region element lie on a line of the source with a fixed stride,
+ * so they are walked by offset (no per-element division or index), and
+ * f32 add/multiply/max/min folds run in registers, 8 region elements side
+ * by side.  Same elements, same order, same pack slots ((label0 + i) mod
+ * P) and the same arithmetic as fold_one. */
+static void fold_reduce_rows(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, const fold_src *src, int rd,
+                             const int *kept, int nkept, int64_t r0, int64_t len, int64_t label0) {
+  const int64_t *stride = src->st;
   bool f32 = x->acc_t == HLO_F32 && (x->red_op == HLO_OP_ADD || x->red_op == HLO_OP_MULTIPLY ||
                                      x->red_op == HLO_OP_MAXIMUM || x->red_op == HLO_OP_MINIMUM);
   int P = x->P;
   int64_t kidx[HLO_MAX_RANK];
   for (int j = 0; j < nkept; j++)
     kidx[j] = x->region.lo[j];
+  int64_t s = stride[rd];
+  int64_t gbase[FOLD_GROUP];
+  int g = 0;
   for (int64_t ro = 0; ro < x->region.count; ro++) {
-    int64_t base = (r0 - b->lo[rd]) * stride[rd];
+    int64_t base = (r0 - src->lo[rd]) * stride[rd];
     for (int j = 0; j < nkept; j++)
-      base += (kidx[j] - b->lo[kept[j]]) * stride[kept[j]];
-    const dev_slot *v = b->v + base;
-    const uint8_t *pv = b->poison + base;
-    int64_t s = stride[rd];
+      base += (kidx[j] - src->lo[kept[j]]) * stride[kept[j]];
     if (f32 && P == 1) {
-      float a = (float)acc[ro].f;
-      bool live = valid[ro];
-      uint8_t pz = poison[ro];
-      int64_t r = 0;
-      if (!live && len > 0) {
-        a = (float)v[0].f;
-        pz = pv[0];
-        live = true;
-        r = 1;
-      }
-      for (; r < len; r++) {
-        a = red_f32(x->red_op, a, (float)v[r * s].f);
-        pz |= pv[r * s];
-      }
-      if (live) {
-        acc[ro].f = a;
-        valid[ro] = 1;
-        poison[ro] = pz;
+      if (len > 0) {
+        gbase[g++] = base;
+        if (g == FOLD_GROUP || ro + 1 == x->region.count) {
+          fold_f32_group(x, acc, valid, poison, src, ro + 1 - g, g, gbase, s, len);
+          g = 0;
+        }
       }
     } else {
+      const dev_slot *v = src->v + base;
+      const uint8_t *pv = src->p + base;
       int q = (int)(label0 % P);
       for (int64_t r = 0; r < len; r++) {
         int64_t k = ro * P + q;
@@ -744,10 +878,19 @@ static int fold_reduce_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *po
     want.lo[kept[j]] = x->region.lo[j], want.n[kept[j]] = x->region.n[j];
   for (int j = 0; j < nred; j++)
     want.lo[red[j]] = rlo[j], want.n[red[j]] = rn[j];
+  fold_src src;
+  bool f32_p1 = x->acc_t == HLO_F32 && x->P == 1 &&
+                (x->red_op == HLO_OP_ADD || x->red_op == HLO_OP_MULTIPLY || x->red_op == HLO_OP_MAXIMUM ||
+                 x->red_op == HLO_OP_MINIMUM);
+  if (nred == 1 && f32_p1 && pread == window_read && direct_source(x, o, &want, &src)) {
+    fold_reduce_rows(x, acc, valid, poison, &src, red[0], kept, nkept, r0, len, label0);
+    return 0;
+  }
   if (dev_elem_eval(x->el, o, &want, false, pread, NULL, x, &b, x->why, x->why_len) != 0)
     return -1;
   if (nred == 1) {
-    fold_reduce_rows(x, acc, valid, poison, &b, red[0], kept, nkept, r0, len, label0);
+    src_of_box(&b, &src);
+    fold_reduce_rows(x, acc, valid, poison, &src, red[0], kept, nkept, r0, len, label0);
     dev_elem_box_release(x->el, &b);
     return 0;
   }
@@ -1346,7 +1489,8 @@ static int setup_windows(exec *x) {
     int buf = x->s->cfg.buf;
     ws->data = calloc((size_t)buf, sizeof *ws->data);
     ws->shadow = calloc((size_t)buf, sizeof *ws->shadow);
-    if (!ws->data || !ws->shadow)
+    ws->clean = calloc((size_t)buf, sizeof *ws->clean); /* VMEM starts as poison */
+    if (!ws->data || !ws->shadow || !ws->clean)
       return fail(x, "out of memory");
     for (int b = 0; b < buf; b++) {
       ws->data[b] = malloc((size_t)(ws->belems ? ws->belems : 1) * ws->esz);
@@ -1418,6 +1562,7 @@ static void teardown(exec *x) {
     }
     free(ws->data);
     free(ws->shadow);
+    free(ws->clean);
     free(ws->plan);
   }
   free(x->win);

@@ -1,0 +1,210 @@
+/* dev_exec_fold.c — f32 reduction folds, many lines side by side (see
+ * dev_exec_fold.h). */
+#if defined(__GNUC__) && !defined(__clang__)
+/* nothing here may be contracted or reassociated: each lane is the scalar loop */
+#pragma GCC optimize("fp-contract=off")
+#endif
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#include "dev_exec_fold.h"
+
+#include <string.h>
+
+static inline float quiet(float a) {
+  uint32_t b;
+  memcpy(&b, &a, sizeof b);
+  b |= 0x00400000u;
+  memcpy(&a, &b, sizeof a);
+  return a;
+}
+
+static inline float f_add(float a, float b) { return a != a ? quiet(a) : a + b; }
+static inline float f_mul(float a, float b) { return a != a ? quiet(a) : a * b; }
+static inline float f_max(float a, float b) { return a != a ? a : b != b ? b : b > a ? b : a; }
+static inline float f_min(float a, float b) { return a != a ? a : b != b ? b : b < a ? b : a; }
+
+float dev_fold_f32_step(hlo_opcode op, float acc, float x) {
+  switch (op) {
+  case HLO_OP_ADD: return f_add(acc, x);
+  case HLO_OP_MULTIPLY: return f_mul(acc, x);
+  case HLO_OP_MAXIMUM: return f_max(acc, x);
+  case HLO_OP_MINIMUM: return f_min(acc, x);
+  default: return acc;
+  }
+}
+
+/* ---- scalar: 8 chains in named registers ------------------------------------ */
+
+#define CHAINS8(OP, LOAD)                                                          \
+  do {                                                                             \
+    float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];                              \
+    float a4 = a[4], a5 = a[5], a6 = a[6], a7 = a[7];                              \
+    for (int64_t i = 0; i < len; i++) {                                            \
+      int64_t o = i * s;                                                           \
+      a0 = OP(a0, LOAD(b[0] + o));                                                 \
+      a1 = OP(a1, LOAD(b[1] + o));                                                 \
+      a2 = OP(a2, LOAD(b[2] + o));                                                 \
+      a3 = OP(a3, LOAD(b[3] + o));                                                 \
+      a4 = OP(a4, LOAD(b[4] + o));                                                 \
+      a5 = OP(a5, LOAD(b[5] + o));                                                 \
+      a6 = OP(a6, LOAD(b[6] + o));                                                 \
+      a7 = OP(a7, LOAD(b[7] + o));                                                 \
+    }                                                                              \
+    a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;                                    \
+    a[4] = a4, a[5] = a5, a[6] = a6, a[7] = a7;                                    \
+  } while (0)
+
+#define BY_OP(LOAD)                                                                \
+  do {                                                                             \
+    switch (op) {                                                                  \
+    case HLO_OP_ADD: CHAINS8(f_add, LOAD); break;                                  \
+    case HLO_OP_MULTIPLY: CHAINS8(f_mul, LOAD); break;                             \
+    case HLO_OP_MAXIMUM: CHAINS8(f_max, LOAD); break;                              \
+    case HLO_OP_MINIMUM: CHAINS8(f_min, LOAD); break;                              \
+    default: break;                                                                \
+    }                                                                              \
+  } while (0)
+
+#define LOAD_F(i) (x[i])
+#define LOAD_SLOT(i) ((float)x[i].f)
+
+/* Spare lanes (q >= m) repeat line 0 into a scratch accumulator. */
+static void pad8(float *a, int64_t *b, const float *acc, int m, const int64_t *base) {
+  for (int q = 0; q < 8; q++) {
+    a[q] = acc[q < m ? q : 0];
+    b[q] = base[q < m ? q : 0];
+  }
+}
+
+void dev_fold_f32_lines(hlo_opcode op, float *acc, int m, const float *x, const int64_t *base, int64_t s,
+                        int64_t len) {
+  float a[8];
+  int64_t b[8];
+  pad8(a, b, acc, m, base);
+  BY_OP(LOAD_F);
+  memcpy(acc, a, sizeof(float) * (size_t)m);
+}
+
+void dev_fold_f32_slot_lines(hlo_opcode op, float *acc, int m, const dev_slot *x, const int64_t *base, int64_t s,
+                             int64_t len) {
+  float a[8];
+  int64_t b[8];
+  pad8(a, b, acc, m, base);
+  BY_OP(LOAD_SLOT);
+  memcpy(acc, a, sizeof(float) * (size_t)m);
+}
+
+/* ---- vector: 8 lines in the lanes of one register --------------------------
+ * 8 consecutive elements of 8 lines are loaded and transposed, and each
+ * column is applied to the lanes in turn, so lane q sees line q's elements
+ * in order.  Two groups of 8 lines are in flight to overlap their chains.
+ * The vector max/min pick the very operand f_max/f_min return, and add and
+ * multiply carry a NaN accumulator explicitly, as f_add/f_mul do. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define FOLD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define FOLD_CLONES
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+#define SEL(M, X, Y) ((v8f)(((M) & (v8i)(X)) | (~(M) & (v8i)(Y))))
+#define V_QUIET(A) ((v8f)((v8i)(A) | 0x00400000))
+#define V_ADD(A, B) SEL((A) != (A), V_QUIET(A), (A) + (B))
+#define V_MUL(A, B) SEL((A) != (A), V_QUIET(A), (A) * (B))
+#define V_MAX(A, B) SEL((A) != (A), (A), SEL((B) != (B), (B), SEL((B) > (A), (B), (A))))
+#define V_MIN(A, B) SEL((A) != (A), (A), SEL((B) != (B), (B), SEL((B) < (A), (B), (A))))
+#define SHUF(A, B, ...) __builtin_shuffle((A), (B), (v8i){__VA_ARGS__})
+
+/* acc = OP(acc, column j) for the 8 columns of the 8x8 block at p (rows L apart). */
+#define STEP8(VOP, acc, p, L)                                                                   \
+  do {                                                                                          \
+    v8f r0, r1, r2, r3, r4, r5, r6, r7;                                                         \
+    memcpy(&r0, (p), 32);                                                                       \
+    memcpy(&r1, (p) + (L), 32);                                                                 \
+    memcpy(&r2, (p) + 2 * (L), 32);                                                             \
+    memcpy(&r3, (p) + 3 * (L), 32);                                                             \
+    memcpy(&r4, (p) + 4 * (L), 32);                                                             \
+    memcpy(&r5, (p) + 5 * (L), 32);                                                             \
+    memcpy(&r6, (p) + 6 * (L), 32);                                                             \
+    memcpy(&r7, (p) + 7 * (L), 32);                                                             \
+    v8f t0 = SHUF(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13), t1 = SHUF(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15); \
+    v8f t2 = SHUF(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13), t3 = SHUF(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15); \
+    v8f t4 = SHUF(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13), t5 = SHUF(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15); \
+    v8f t6 = SHUF(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13), t7 = SHUF(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15); \
+    v8f u0 = SHUF(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13), u1 = SHUF(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15); \
+    v8f u2 = SHUF(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13), u3 = SHUF(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15); \
+    v8f u4 = SHUF(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13), u5 = SHUF(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15); \
+    v8f u6 = SHUF(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13), u7 = SHUF(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15); \
+    acc = VOP(acc, SHUF(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11));                                     \
+    acc = VOP(acc, SHUF(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11));                                     \
+    acc = VOP(acc, SHUF(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11));                                     \
+    acc = VOP(acc, SHUF(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11));                                     \
+    acc = VOP(acc, SHUF(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15));                                   \
+    acc = VOP(acc, SHUF(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15));                                   \
+    acc = VOP(acc, SHUF(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15));                                   \
+    acc = VOP(acc, SHUF(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15));                                   \
+  } while (0)
+
+/* 16 lines (two registers) over the first len8 = len rounded down to 8
+ * elements; returns len8. */
+#define DEF_ROWS16(NAME, VOP)                                                                   \
+  FOLD_CLONES static int64_t NAME(float *acc, const float *x, int64_t L, int64_t len) {         \
+    v8f a, b;                                                                                   \
+    memcpy(&a, acc, 32);                                                                        \
+    memcpy(&b, acc + 8, 32);                                                                    \
+    const float *p = x, *q = x + 8 * L;                                                         \
+    int64_t k = 0;                                                                              \
+    for (; k + 8 <= len; k += 8) {                                                              \
+      STEP8(VOP, a, p + k, L);                                                                  \
+      STEP8(VOP, b, q + k, L);                                                                  \
+    }                                                                                           \
+    memcpy(acc, &a, 32);                                                                        \
+    memcpy(acc + 8, &b, 32);                                                                    \
+    return k;                                                                                   \
+  }
+DEF_ROWS16(rows16_add, V_ADD)
+DEF_ROWS16(rows16_mul, V_MUL)
+DEF_ROWS16(rows16_max, V_MAX)
+DEF_ROWS16(rows16_min, V_MIN)
+
+static int64_t rows16(hlo_opcode op, float *acc, const float *x, int64_t L, int64_t len) {
+  switch (op) {
+  case HLO_OP_ADD: return rows16_add(acc, x, L, len);
+  case HLO_OP_MULTIPLY: return rows16_mul(acc, x, L, len);
+  case HLO_OP_MAXIMUM: return rows16_max(acc, x, L, len);
+  case HLO_OP_MINIMUM: return rows16_min(acc, x, L, len);
+  default: return 0;
+  }
+}
+#else
+static int64_t rows16(hlo_opcode op, float *acc, const float *x, int64_t L, int64_t len) {
+  (void)op, (void)acc, (void)x, (void)L, (void)len;
+  return 0;
+}
+#endif
+
+void dev_fold_f32_rows(hlo_opcode op, float *acc, int m, const float *x, int64_t L, int64_t len) {
+  int q = 0;
+  int64_t base[8];
+  for (; q + 16 <= m && len >= 8; q += 16) {
+    const float *xq = x + (int64_t)q * L;
+    int64_t done = rows16(op, acc + q, xq, L, len);
+    /* the columns past the last multiple of 8, line by line in order */
+    for (int h = 0; h < 16; h += 8) {
+      for (int j = 0; j < 8; j++)
+        base[j] = (int64_t)(h + j) * L + done;
+      dev_fold_f32_lines(op, acc + q + h, 8, xq, base, 1, len - done);
+    }
+  }
+  for (; q < m; q += 8) {
+    int g = m - q < 8 ? m - q : 8;
+    for (int j = 0; j < g; j++)
+      base[j] = (int64_t)(q + j) * L;
+    dev_fold_f32_lines(op, acc + q, g, x, base, 1, len);
+  }
+}
