@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "dev_numerics.h"
+#include "hlo_dtype.h"
 
 static double ulp_err(float got, double exact) {
   if (isnan(exact))
@@ -127,11 +128,103 @@ static void dot_passes(void **state) {
   assert_true(parts[0] + parts[1] + parts[2] == 0.1f);
 }
 
+static uint32_t fbits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static float bitsf(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* dev_round_f16_block / dev_round_bf16_block against the conversions of
+ * hlo_dtype.h (an independent, branchy implementation of the same
+ * rounding), on every f32 high half with low halves around the rounding
+ * boundaries of both types (ties, just below and above), and on a
+ * pseudo-random sample: NaNs of every payload, infinities, overflow to
+ * infinity, f16 subnormals and underflow to zero included. */
+static void f16_bf16_rounding_blocks(void **state) {
+  (void)state;
+  static const uint32_t lows[] = {0x0000, 0x0001, 0x0FFF, 0x1000, 0x1001, 0x1FFF, 0x2000,
+                                  0x3000, 0x7FFF, 0x8000, 0x8001, 0xC000, 0xFFFF};
+  enum { NL = sizeof lows / sizeof lows[0] };
+  static float x[65536], r16[65536], rb[65536];
+  uint32_t seed = 2024;
+  for (int pass = 0; pass < NL + 4; pass++) {
+    for (uint32_t hi = 0; hi < 65536; hi++) {
+      uint32_t lo;
+      if (pass < NL) {
+        lo = lows[pass];
+      } else {
+        seed = seed * 1664525u + 1013904223u;
+        lo = seed >> 16;
+      }
+      x[hi] = bitsf(hi << 16 | lo);
+    }
+    dev_round_f16_block(x, r16, 65536);
+    dev_round_bf16_block(x, rb, 65536);
+    for (int i = 0; i < 65536; i++) {
+      uint32_t w16 = fbits(hlo_f16_to_f32(hlo_f32_to_f16(x[i])));
+      uint32_t wb = fbits(hlo_bf16_to_f32(hlo_f32_to_bf16(x[i])));
+      if (fbits(r16[i]) != w16)
+        fail_msg("f16 rounding of 0x%08x: got 0x%08x, want 0x%08x", fbits(x[i]), fbits(r16[i]), w16);
+      if (fbits(rb[i]) != wb)
+        fail_msg("bf16 rounding of 0x%08x: got 0x%08x, want 0x%08x", fbits(x[i]), fbits(rb[i]), wb);
+    }
+  }
+  /* a few by hand: the f16 tie 1 + 2^-11 goes to even 1; 65520 overflows */
+  float h[4] = {1.0f + 0x1p-11f, 65520.0f, 0x1p-25f, 0x1.8p-25f}, o[4];
+  dev_round_f16_block(h, o, 4);
+  assert_true(o[0] == 1.0f);
+  assert_true(isinf(o[1]));
+  assert_true(o[2] == 0.0f);        /* half the smallest subnormal: tie to 0 */
+  assert_true(o[3] == 0x1p-24f);    /* above the tie: the smallest subnormal */
+}
+
+/* dev_binary_f32_block is dev_binary_f32 element by element, NaN operands
+ * included: add and multiply keep the first operand's NaN (quieted) when
+ * both are NaN, whatever order a vector loop computes in. */
+static void binary_block_matches_scalar(void **state) {
+  (void)state;
+  const uint32_t special[] = {0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x3F800000, 0xBF800000,
+                              0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FA5A5A5,
+                              0xFFB00001, 0x7F7FFFFF, 0x00800000, 0x40490FDB};
+  enum { NS = sizeof special / sizeof special[0] };
+  static const hlo_opcode ops[] = {HLO_OP_ADD, HLO_OP_SUBTRACT, HLO_OP_MULTIPLY, HLO_OP_DIVIDE,
+                                   HLO_OP_POWER};
+  float x[NS * NS + 3], y[NS * NS + 3], o[NS * NS + 3];
+  int n = 0;
+  for (int i = 0; i < NS; i++)
+    for (int j = 0; j < NS; j++, n++)
+      x[n] = bitsf(special[i]), y[n] = bitsf(special[j]);
+  for (int k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++) {
+    assert_int_equal(dev_binary_f32_block(ops[k], x, y, o, n), 1);
+    for (int i = 0; i < n; i++) {
+      float want;
+      assert_int_equal(dev_binary_f32(ops[k], x[i], y[i], &want), 1);
+      if (fbits(o[i]) != fbits(want))
+        fail_msg("op %d on 0x%08x, 0x%08x: got 0x%08x, want 0x%08x", (int)ops[k], fbits(x[i]), fbits(y[i]),
+                 fbits(o[i]), fbits(want));
+    }
+  }
+  /* both NaN: the first operand's payload, quieted */
+  float a = bitsf(0x7FA5A5A5), b = bitsf(0xFFC00000), r;
+  dev_binary_f32_block(HLO_OP_ADD, &a, &b, &r, 1);
+  assert_int_equal(fbits(r), 0x7FE5A5A5);
+  dev_binary_f32_block(HLO_OP_MULTIPLY, &b, &a, &r, 1);
+  assert_int_equal(fbits(r), 0xFFC00000);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(approximations_within_documented_bounds),
       cmocka_unit_test(subnormals_flush_to_zero),
       cmocka_unit_test(dot_passes),
+      cmocka_unit_test(f16_bf16_rounding_blocks),
+      cmocka_unit_test(binary_block_matches_scalar),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1096,16 +1096,51 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     }
     return;
   }
-  for (int64_t i = 0; i < b->count; i++) {
-    uint8_t p = 0;
-    for (int j = 0; j < nop; j++)
-      p |= src[j].p[i * src[j].step];
-    b->poison[i] = p;
+  /* poison: the OR of the operands' (a scalar's byte applies to all) */
+  if (nop == 0)
+    memset(b->poison, 0, (size_t)b->count);
+  for (int j = 0; j < nop; j++) {
+    const uint8_t *p = src[j].p;
+    uint8_t *o = b->poison;
+    if (src[j].step == 0) {
+      if (j == 0)
+        memset(o, p[0], (size_t)b->count);
+      else if (p[0])
+        for (int64_t i = 0; i < b->count; i++)
+          o[i] |= p[0];
+    } else if (j == 0) {
+      memcpy(o, p, (size_t)b->count);
+    } else {
+      for (int64_t i = 0; i < b->count; i++)
+        o[i] |= p[i];
+    }
   }
   bool convert = ins->op == HLO_OP_CONVERT && !(e->elide && e->elide[ins->index]);
   if (convert) {
     hlo_etype st = leaf0(ins->operands[0])->type, dt = ins->shape.type;
     _Alignas(8) uint8_t hin[EW_ROW * 8], hout[EW_ROW * 8]; /* host arrays: at most 8 bytes an element */
+    /* f32 <-> f16/bf16, either way: dev_slot_to_host, hlo_convert_array
+     * (its fast path) and dev_slot_from_host per element come to
+     * hlo_f16_to_f32(hlo_f32_to_f16(x)) (bf16 alike) of the f32 value,
+     * which dev_round_f16_block computes for a whole row */
+    bool f16 = (st == HLO_F32 && dt == HLO_F16) || (st == HLO_F16 && dt == HLO_F32);
+    bool bf16 = (st == HLO_F32 && dt == HLO_BF16) || (st == HLO_BF16 && dt == HLO_F32);
+    if (f16 || bf16) {
+      float xr[EW_ROW], rr[EW_ROW];
+      for (int64_t i0 = 0; i0 < b->count; i0 += EW_ROW) {
+        int64_t n = b->count - i0 < EW_ROW ? b->count - i0 : EW_ROW;
+        const dev_slot *sv = src[0].v + i0 * src[0].step;
+        for (int64_t k = 0; k < n; k++)
+          xr[k] = (float)sv[k * src[0].step].f;
+        if (f16)
+          dev_round_f16_block(xr, rr, n);
+        else
+          dev_round_bf16_block(xr, rr, n);
+        for (int64_t k = 0; k < n; k++)
+          b->v[i0 + k].f = rr[k];
+      }
+      return;
+    }
     for (int64_t i0 = 0; i0 < b->count; i0 += EW_ROW) {
       int64_t n = b->count - i0 < EW_ROW ? b->count - i0 : EW_ROW;
       const dev_slot *sv = src[0].v + i0 * src[0].step;

@@ -1414,17 +1414,49 @@ static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
   return 0;
 }
 
-/* Evaluates leaf j over box want and stores it. */
+/* Elements per strip of an output tile (see eval_store). */
+#define STRIP_ELEMS 2048
+
+/* Evaluates leaf j over box want and stores it.  A large tile is evaluated
+ * and stored in strips of whole rows along its first dimension, each of
+ * about STRIP_ELEMS elements: the evaluator keeps a dense box per fused
+ * instruction, and a strip's boxes stay in cache where a whole tile's
+ * (8 bytes of value and one of poison per element per instruction) stream
+ * through memory.  A box's values do not depend on the box around it (the
+ * evaluator infers every operand box from the requested one; parameter
+ * rows are read whole from the same VMEM block), so the bits are those of
+ * one evaluation of the tile.  Strips are not used where the store itself
+ * looks at the tile's extent: the store-shift hook and ragged-store-mask,
+ * whose stale row depends on the tile being ragged. */
 static int eval_store(exec *x, int j, const dev_box *want, bool hero_leaf) {
   const hlo_value *mv = dev_elem_value(x->el, x->out_node[j]);
   if (mv)
     return store_value(x, j, mv, want);
-  dev_box b;
-  if (dev_elem_eval(x->el, x->out_node[j], want, hero_leaf, window_read, hero_read, x, &b, x->why, x->why_len) != 0)
-    return -1;
-  int rc = store_tile(x, j, &b);
-  dev_elem_box_release(x->el, &b);
-  return rc;
+  int64_t count = 1;
+  for (int d = 0; d < want->rank; d++)
+    count *= want->n[d];
+  int64_t rows = want->rank > 0 ? want->n[0] : 1, per = rows > 0 ? count / rows : 1;
+  int64_t step = rows;
+  if (x->out_tiled[j] && want->rank > 0 && x->hooks.store_shift == 0 && !on(x, DEV_DEFECT_RAGGED_STORE_MASK))
+    step = per > 0 && per < STRIP_ELEMS ? STRIP_ELEMS / per : 1;
+  if (step < 1)
+    step = 1;
+  for (int64_t r = 0; r < rows || (rows == 0 && r == 0); r += step) {
+    dev_box sub = *want, b;
+    if (want->rank > 0) {
+      sub.lo[0] = want->lo[0] + r;
+      sub.n[0] = rows - r < step ? rows - r : step;
+      sub.count = sub.n[0] * per;
+    }
+    if (dev_elem_eval(x->el, x->out_node[j], &sub, hero_leaf, window_read, hero_read, x, &b, x->why, x->why_len) !=
+        0)
+      return -1;
+    int rc = store_tile(x, j, &b);
+    dev_elem_box_release(x->el, &b);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
 }
 
 /* Evaluates and stores the tiled leaves on the current output tile. */

@@ -20,8 +20,18 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "hlo_dtype.h"
+
+/* At -O2 GCC vectorises only loops whose trip count is a known multiple of
+ * the vector width; these element-independent loops ask for it (lanes
+ * compute what the scalar code does: nothing is reassociated). */
+#ifdef _OPENMP
+#define SIMD _Pragma("omp simd")
+#else
+#define SIMD
+#endif
 
 
 static float bf16(float x) { return hlo_bf16_to_f32(hlo_f32_to_bf16(x)); }
@@ -374,11 +384,90 @@ int dev_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) {
   return 1;
 }
 
+static inline float quiet_nan(float a) {
+  uint32_t u;
+  memcpy(&u, &a, sizeof u);
+  u |= 0x00400000u;
+  memcpy(&a, &u, sizeof a);
+  return a;
+}
+
 int dev_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
   float probe;
   if (!dev_binary_f32(op, 1.0f, 1.0f, &probe))
     return 0;
+  /* the four arithmetic ops as typed loops: dev_binary_f32 per element,
+   * without its switch */
+#define FTZ_LOOP(EXPR)                                                       \
+  SIMD for (int64_t i = 0; i < n; i++) {                                     \
+    float a = dev_ftz_f32(x[i]), b = dev_ftz_f32(y[i]);                      \
+    o[i] = dev_ftz_f32(EXPR);                                                \
+  }
+  /* add and multiply with two NaN operands: x86 returns the first
+   * source's NaN, and dev_binary_f32's scalar code puts x first; a vector
+   * loop may put either operand first (the op commutes for the compiler),
+   * so x's NaN is carried explicitly, quieted as the hardware does */
+  switch (op) {
+  case HLO_OP_ADD: FTZ_LOOP(a != a ? quiet_nan(a) : a + b) return 1;
+  case HLO_OP_SUBTRACT: FTZ_LOOP(a - b) return 1;
+  case HLO_OP_MULTIPLY: FTZ_LOOP(a != a ? quiet_nan(a) : a * b) return 1;
+  case HLO_OP_DIVIDE: FTZ_LOOP(a / b) return 1;
+  default: break;
+  }
+#undef FTZ_LOOP
   for (int64_t i = 0; i < n; i++)
     dev_binary_f32(op, x[i], y[i], &o[i]);
   return 1;
+}
+
+/* ---- f16 / bf16 rounding of f32 values, branch-free ------------------------
+ * On f32 bit patterns b (sign s, magnitude a):
+ *   f16 normal range (2^-14 <= a < 65520): rounding the f32 mantissa to 10
+ *     bits (RNE, carry into the exponent) gives the very f32 that the f16
+ *     result widens to;
+ *   below 2^-14 the f16 result is a multiple of 2^-24: |x| + 0.5 has an ulp
+ *     of 2^-24 and rounds to nearest even in hardware, so (|x| + 0.5) - 0.5
+ *     is |x| rounded to that multiple, ties to an even multiple, and 0 at or
+ *     below 2^-25 (default rounding mode, no FTZ/DAZ: the device flushes in
+ *     software, never through MXCSR);
+ *   65520 and above (infinity included) overflow to infinity;
+ *   NaN becomes the quiet NaN 0x7E00, which widens to 0x7FC00000.
+ * tests/unit/test_numerics.c checks this against hlo_dtype.h's conversions
+ * on every f32 with a 16-bit high half and across all exponents. */
+static inline uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static inline float bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+void dev_round_f16_block(const float *x, float *o, int64_t n) {
+  SIMD
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t b = f32_bits(x[i]), s = b & 0x80000000u, a = b & 0x7FFFFFFFu;
+    uint32_t nrm = (a + 0x0FFFu + ((a >> 13) & 1u)) & 0xFFFFE000u;
+    uint32_t sub = f32_bits((bits_f32(a) + 0.5f) - 0.5f);
+    /* the four cases as masks (all ones or zero), so the loop has no branch */
+    uint32_t nan = 0u - (uint32_t)(a > 0x7F800000u);
+    uint32_t big = ~nan & (0u - (uint32_t)(a >= 0x477FF000u));
+    uint32_t nor = ~nan & ~big & (0u - (uint32_t)(a >= 0x38800000u));
+    uint32_t low = ~nan & ~big & ~nor;
+    uint32_t r = (nan & 0x7FC00000u) | (big & 0x7F800000u) | (nor & nrm) | (low & sub);
+    o[i] = bits_f32(s | r);
+  }
+}
+
+void dev_round_bf16_block(const float *x, float *o, int64_t n) {
+  SIMD
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t b = f32_bits(x[i]);
+    uint32_t nan = (b | 0x00400000u) & 0xFFFF0000u;
+    uint32_t r = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
+    o[i] = bits_f32((b & 0x7FFFFFFFu) > 0x7F800000u ? nan : r);
+  }
 }

@@ -125,4 +125,13 @@ int dev_binary_f32(hlo_opcode op, float x, float y, float *out);
 int dev_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n);
 int dev_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n);
 
+/* o[i] = x[i] rounded to f16 (bf16) and widened back, i.e. exactly
+ * hlo_f16_to_f32(hlo_f32_to_f16(x[i])) (hlo_bf16_to_f32(hlo_f32_to_bf16(...)))
+ * for every input, NaNs included (they become the type's quiet NaN of the
+ * same sign; bf16 keeps the top payload bits), written without branches so
+ * a row of them vectorises: a convert between f32 and f16 (bf16), either
+ * way, is this function on the device's f32-valued slots. */
+void dev_round_f16_block(const float *x, float *o, int64_t n);
+void dev_round_bf16_block(const float *x, float *o, int64_t n);
+
 #endif
