@@ -30,81 +30,23 @@
  *   copy     rate=GB/s
  *   compare  CASE time_s=... rate=GB/s copy_frac=... mismatches=N
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_PROCESS_CPUTIME_ID */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "bench_util.h"
 #include "compare.h"
 #include "dev_backend.h"
 #include "dev_defect.h"
 #include "dev_machine.h"
-#include "hlo_parse.h"
-#include "hlo_verify.h"
 #include "store.h"
 #include "sweep.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static double cpu_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static hlo_module *load(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    perror(path);
-    return NULL;
-  }
-  char *text = NULL;
-  size_t len = 0, cap = 0, got;
-  char chunk[65536];
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (len + got > cap) {
-      cap = (len + got) * 2;
-      char *t = realloc(text, cap);
-      if (!t) {
-        free(text);
-        fclose(f);
-        return NULL;
-      }
-      text = t;
-    }
-    memcpy(text + len, chunk, got);
-    len += got;
-  }
-  fclose(f);
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text ? text : "", len, &err);
-  free(text);
-  if (m && hlo_verify(m, &err) != 0) {
-    hlo_module_free(m);
-    m = NULL;
-  }
-  if (!m)
-    fprintf(stderr, "%s:%d:%d: error: %s\n", path, err.line, err.col, err.msg);
-  return m;
-}
-
-static void short_name(const char *path, char *out, size_t n) {
-  const char *b = strrchr(path, '/');
-  snprintf(out, n, "%s", b ? b + 1 : path);
-  char *dot = strstr(out, ".hlo");
-  if (dot)
-    *dot = '\0';
-}
 
 /* ---- what the machine can give two threads right now ----------------------- */
 
@@ -124,12 +66,12 @@ static double spin_speedup(int threads) {
   volatile uint64_t sink = 0;
   double t1 = 1e30, tn = 1e30;
   for (int r = 0; r < 3; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     sink += spin(iters, (uint64_t)r);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < t1)
       t1 = t;
-    t0 = now();
+    t0 = bench_now();
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -140,7 +82,7 @@ static double spin_speedup(int threads) {
 #endif
       sink += v;
     }
-    t = now() - t0;
+    t = bench_now() - t0;
     if (t < tn)
       tn = t;
   }
@@ -167,12 +109,12 @@ static int sweep(fusion_case *c, const tn_sweep_opts *base, int threads, int rep
   for (int r = 0; r < reps; r++) {
     tn_fusion_result res;
     hlo_error err = {0};
-    double c0 = cpu_now(), t0 = now();
+    double c0 = bench_cpu_now(), t0 = bench_now();
     if (tn_check_fusion(c->m, c->name, &o, &res, &err) != 0) {
       fprintf(stderr, "bench_check: %s: %d:%d: %s\n", c->name, err.line, err.col, err.msg);
       return -1;
     }
-    double t = now() - t0, cpu = cpu_now() - c0;
+    double t = bench_now() - t0, cpu = bench_cpu_now() - c0;
     if (t < best) {
       best = t;
       cpu_ratio = cpu / t;
@@ -201,26 +143,26 @@ static double store_all(const char *workdir, fusion_case *cs, int n) {
   snprintf(run.machine, sizeof run.machine, "tpu-v5e");
   snprintf(run.compiler, sizeof run.compiler, "stable");
   hlo_error err = {0};
-  double t0 = now();
+  double t0 = bench_now();
   tn_store *s = tn_store_begin_run(path, &run, &err);
   if (!s) {
     fprintf(stderr, "bench_check: %s\n", err.msg);
     return -1;
   }
   for (int i = 0; i < n; i++) {
-    double a0 = now();
+    double a0 = bench_now();
     if (tn_store_add_fusion(s, &cs[i].kept, &err) != 0) {
       fprintf(stderr, "bench_check: %s: %s\n", cs[i].name, err.msg);
       tn_store_close(s);
       return -1;
     }
-    printf("store    %-22s add_s=%.4f\n", cs[i].name, now() - a0);
+    printf("store    %-22s add_s=%.4f\n", cs[i].name, bench_now() - a0);
   }
   if (tn_store_end_run(s, "complete", &err) != 0) {
     fprintf(stderr, "bench_check: %s\n", err.msg);
     return -1;
   }
-  double t = now() - t0;
+  double t = bench_now() - t0;
   remove(path);
   return t;
 }
@@ -248,9 +190,9 @@ static int bench_compare(void) {
   memset(y, 0, (size_t)bytes);
   double copy = 1e30;
   for (int r = 0; r < 3; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     memcpy(y, x, (size_t)bytes);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < copy)
       copy = t;
   }
@@ -277,13 +219,13 @@ static int bench_compare(void) {
     chk_metrics m;
     for (int r = 0; r < 3; r++) {
       hlo_error err = {0};
-      double t0 = now();
+      double t0 = bench_now();
       if (chk_compare(b, a, cases[c].rule, tol, &m, &err) != 0) {
         fprintf(stderr, "bench_check: compare: %s\n", err.msg);
         rc = -1;
         break;
       }
-      double t = now() - t0;
+      double t = bench_now() - t0;
       if (t < best)
         best = t;
     }
@@ -340,8 +282,8 @@ int main(int argc, char **argv) {
   int status = 0;
   double sweeps = 0;
   for (int i = 0; i < n; i++) {
-    short_name(argv[4 + i], cs[i].name, sizeof cs[i].name);
-    cs[i].m = load(argv[4 + i]);
+    bench_short_name(argv[4 + i], cs[i].name, sizeof cs[i].name);
+    cs[i].m = bench_load(argv[4 + i]);
     if (!cs[i].m || sweep(&cs[i], &base, 1, reps, false) != 0 || sweep(&cs[i], &base, 2, reps, true) != 0) {
       status = 1;
       n = i; /* store what was swept so far, then stop */

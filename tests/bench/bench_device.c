@@ -27,72 +27,17 @@
  * where ratio = sim_s / eval_s and ratio1 = sim_s / eval1_s (issue 4's
  * target: at most 3).
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "bench_util.h"
 #include "dev_backend.h"
 #include "eval.h"
-#include "hlo_parse.h"
-#include "hlo_verify.h"
 #include "inputs.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static hlo_module *load(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    perror(path);
-    return NULL;
-  }
-  char *text = NULL;
-  size_t len = 0, cap = 0, got;
-  char chunk[65536];
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (len + got > cap) {
-      cap = (len + got) * 2;
-      char *t = realloc(text, cap);
-      if (!t) {
-        free(text);
-        fclose(f);
-        return NULL;
-      }
-      text = t;
-    }
-    memcpy(text + len, chunk, got);
-    len += got;
-  }
-  fclose(f);
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text ? text : "", len, &err);
-  free(text);
-  if (m && hlo_verify(m, &err) != 0) {
-    hlo_module_free(m);
-    m = NULL;
-  }
-  if (!m)
-    fprintf(stderr, "%s:%d:%d: error: %s\n", path, err.line, err.col, err.msg);
-  return m;
-}
-
-/* The base name without .hlo, for the report. */
-static void short_name(const char *path, char *out, size_t n) {
-  const char *b = strrchr(path, '/');
-  snprintf(out, n, "%s", b ? b + 1 : path);
-  char *dot = strstr(out, ".hlo");
-  if (dot)
-    *dot = '\0';
-}
 
 /* Best of reps reference evaluations (after one warm-up) with `threads`
  * OpenMP threads (0: the default); -1 with err on failure. */
@@ -109,9 +54,9 @@ static double best_eval(const hlo_module *m, int nargs, hlo_value *const *args, 
   double best = 1e30;
   for (int r = 0; r < reps + 1; r++) {
     hlo_value *out = NULL;
-    double t0 = now();
+    double t0 = bench_now();
     int rc = chk_eval_module(m, nargs, args, &eo, &out, err);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     hlo_value_unref(out);
     if (rc != 0) {
       best = -1;
@@ -127,11 +72,11 @@ static double best_eval(const hlo_module *m, int nargs, hlo_value *const *args, 
 }
 
 static int bench_one(const char *path, int reps, const dev_machine *mach) {
-  hlo_module *m = load(path);
+  hlo_module *m = bench_load(path);
   if (!m)
     return -1;
   char name[128];
-  short_name(path, name, sizeof name);
+  bench_short_name(path, name, sizeof name);
   int rc = -1;
   hlo_error err = {0};
   dev_fusion f;
@@ -149,20 +94,20 @@ static int bench_one(const char *path, int reps, const dev_machine *mach) {
   }
 
   char why[512] = "";
-  double t0 = now();
+  double t0 = bench_now();
   if (be->compile(&f, &dflt, mach, NULL, &k, why, sizeof why) != DEV_OK) {
     fprintf(stderr, "bench_device: %s: the default does not compile: %s\n", name, why);
     goto done;
   }
-  double compile_s = now() - t0;
+  double compile_s = bench_now() - t0;
 
   double sim = 1e30;
   for (int r = 0; r < reps + 1; r++) {
     dev_run run;
     memset(&run, 0, sizeof run);
-    t0 = now();
+    t0 = bench_now();
     be->run(k, args, nargs, (uint64_t)r, &run);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     hlo_value_unref(run.out);
     if (run.status != DEV_OK) {
       fprintf(stderr, "bench_device: %s: the default fails: %s\n", name, run.message);
