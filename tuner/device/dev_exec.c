@@ -60,8 +60,10 @@ typedef struct win_state {
   size_t esz;
   int64_t belems;              /* elements of one block */
   uint8_t **data, **shadow;    /* buf ring slots */
-  bool *clean;                 /* per slot: no element poisoned (every row
-                                  of the block was inside the array) */
+  bool *clean;                 /* per slot: no element is poisoned (the
+                                  block lay inside the array); the slot's
+                                  shadow bytes are then not kept, readers
+                                  take 0 */
   int64_t origin[DEV_MAX_RANK];/* block origin of the slot in use */
   int cur;                     /* slot in use */
   bool have;                   /* a block has been fetched */
@@ -204,7 +206,9 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
     /* Row by row along the minor dimension: the in-bounds prefix of each
      * block row is one contiguous run of HBM, the rest is poison. */
     int64_t row = w->block[r - 1], nrows = ws->belems / row;
-    bool clean = true;
+    bool clean = true; /* the whole block inside the array */
+    for (int d = 0; d < r; d++)
+      clean = clean && origin[d] + w->block[d] <= w->dims[d];
     for (int64_t q = 0; q < nrows; q++) {
       bool inside = true;
       int64_t g = 0;
@@ -220,12 +224,13 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
       if (valid > 0) {
         g = g * w->dims[r - 1] + origin[r - 1];
         memcpy(dst, h->data + (size_t)g * ws->esz, (size_t)valid * ws->esz);
-        memset(sh, 0, (size_t)valid); /* h->shadow there: parameters are all defined */
+        if (!clean) /* h->shadow there: parameters are all defined */
+          memset(sh, 0, (size_t)valid);
       }
       for (int64_t i = valid; i < row; i++)
         memcpy(dst + (size_t)i * ws->esz, pat, ws->esz);
-      memset(sh + valid, 1, (size_t)(row - valid));
-      clean = clean && valid == row;
+      if (!clean)
+        memset(sh + valid, 1, (size_t)(row - valid));
       for (int d = r - 2; d >= 0; d--) {
         if (++loc[d] < w->block[d])
           break;
@@ -391,7 +396,7 @@ static void window_read(void *ctx, int param, const int64_t *idx, int64_t n, dev
       }
       if (in) {
         dev_slot_from_host(ws->type, ws->data[ws->cur], l2, &v[i]);
-        poison[i] = ws->shadow[ws->cur][l2];
+        poison[i] = ws->clean[ws->cur] ? 0 : ws->shadow[ws->cur][l2];
       } else {
         v[i].i = 0;
         poison[i] = 1;
@@ -400,7 +405,10 @@ static void window_read(void *ctx, int param, const int64_t *idx, int64_t n, dev
     return;
   }
   slots_from_host(ws->type, ws->data[ws->cur], loc, n, v);
-  memcpy(poison, ws->shadow[ws->cur] + loc, (size_t)n);
+  if (ws->clean[ws->cur])
+    memset(poison, 0, (size_t)n);
+  else
+    memcpy(poison, ws->shadow[ws->cur] + loc, (size_t)n);
 }
 
 /* ---- tiles and regions -------------------------------------------------------------- */
