@@ -14,7 +14,7 @@ typedef struct rslot {
   size_t ssz;    /* bytes per element in storage */
   bool narrow;   /* narrow float: float lanes, 8/16-bit storage */
   bool konst;    /* constant: kval holds its lane value */
-  unsigned char kval[16];
+  _Alignas(16) unsigned char kval[16]; /* read and written as float, double... */
 } rslot;
 
 typedef struct rnode {

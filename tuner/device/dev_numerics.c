@@ -358,13 +358,25 @@ int dev_unary_f32(hlo_opcode op, float x, float *out) {
   return 1;
 }
 
+static inline float quiet_nan(float a) {
+  uint32_t u;
+  memcpy(&u, &a, sizeof u);
+  u |= 0x00400000u;
+  memcpy(&a, &u, sizeof a);
+  return a;
+}
+
 int dev_binary_f32(hlo_opcode op, float x, float y, float *out) {
   float r;
   float a = dev_ftz_f32(x), b = dev_ftz_f32(y);
+  /* add and multiply of two NaNs give the first operand's NaN, quieted
+   * (x86's rule for the first source): written out, because a compiler
+   * may put either operand of a commutative op first, and -O1 and -O2
+   * builds did differ */
   switch (op) {
-  case HLO_OP_ADD: r = a + b; break;
+  case HLO_OP_ADD: r = a != a ? quiet_nan(a) : a + b; break;
   case HLO_OP_SUBTRACT: r = a - b; break;
-  case HLO_OP_MULTIPLY: r = a * b; break;
+  case HLO_OP_MULTIPLY: r = a != a ? quiet_nan(a) : a * b; break;
   case HLO_OP_DIVIDE: r = a / b; break;
   case HLO_OP_REMAINDER: r = fmodf(a, b); break;
   case HLO_OP_POWER: r = powf(a, b); break;
@@ -382,14 +394,6 @@ int dev_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) {
   for (int64_t i = 0; i < n; i++)
     dev_unary_f32(op, x[i], &o[i]);
   return 1;
-}
-
-static inline float quiet_nan(float a) {
-  uint32_t u;
-  memcpy(&u, &a, sizeof u);
-  u |= 0x00400000u;
-  memcpy(&a, &u, sizeof a);
-  return a;
 }
 
 int dev_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
