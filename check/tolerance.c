@@ -31,6 +31,16 @@ static double pass_error(int passes) {
   }
 }
 
+double chk_gamma(int64_t d, double u) {
+  if (d <= 0)
+    return 0;
+  double du = (double)d * u;
+  return du < 1.0 ? du / (1.0 - du) : INFINITY;
+}
+
+/* S of tolerance.h: a bound on sum|t_i|. */
+static double abs_sum_bound(const chk_tol_basis *b) { return (double)b->k * fabs(b->term_max) + fabs(b->init_abs); }
+
 chk_tol chk_tolerance(const chk_tol_basis *b) {
   chk_tol t = {0, 0};
   if (b->k <= 0 || chk_unit_roundoff(b->out_type) == 0)
@@ -39,9 +49,20 @@ chk_tol chk_tolerance(const chk_tol_basis *b) {
   double u_acc = chk_unit_roundoff(b->acc_type);
   if (u_acc == 0)
     u_acc = chk_unit_roundoff(b->out_type);
-  t.atol = 2.0 * (k - 1.0) * u_acc * k * tm;
+  int64_t da = b->depth_a > 0 ? b->depth_a : b->k, db = b->depth_b > 0 ? b->depth_b : b->k;
+  double g = chk_gamma(da, u_acc) + chk_gamma(db, u_acc);
+  double s = abs_sum_bound(b);
+  /* 0 * inf is NaN: an all-zero sum has no error whatever the depth */
+  t.atol = s > 0 ? g * s : 0;
   if (b->passes_a != b->passes_b)
     t.atol += k * tm * (pass_error(b->passes_a) + pass_error(b->passes_b));
   t.rtol = 2.0 * chk_unit_roundoff(b->out_type);
   return t;
+}
+
+bool chk_tolerance_vacuous(const chk_tol_basis *b, chk_tol t) {
+  if (b->k <= 0 || chk_unit_roundoff(b->out_type) == 0)
+    return false;
+  double s = abs_sum_bound(b);
+  return s > 0 && t.atol >= s;
 }

@@ -77,6 +77,20 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
             r->reference_tol.atol, r->reference_tol.rtol);
   else
     fprintf(f, "            %s: %s\n", chk_verdict_name(d->verdict), d->message);
+  /* A tolerance that admits any output of the accumulation is no check:
+   * say so instead of letting "ok" stand for it (check/tolerance.h). */
+  if (d->status == DEV_OK && r->reference_unverifiable)
+    fputs("  warning   unverifiable vs reference: the error bound of this accumulation's order (see README, "
+          "Tolerance) admits any output, so \"ok\" above proves nothing\n",
+          f);
+  int ran = 0;
+  for (int i = 1; i < r->ncands; i++)
+    ran += r->cands[i].status == DEV_OK;
+  if (r->unverifiable > 0)
+    fprintf(f,
+            "  warning   unverifiable: %lld of the %d candidates that ran were compared with a tolerance that admits any "
+            "output of the accumulation; a wrong sum there cannot be seen\n",
+            (long long)r->unverifiable, ran);
   if (r->best >= 0) {
     const tn_cand_result *b = &r->cands[r->best];
     fprintf(f, "  best      %s\n            simulated %.3f us, speedup %.2fx over the default\n", b->config,

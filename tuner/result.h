@@ -30,6 +30,9 @@ typedef struct tn_cand_result {
   double wall_time;                /* host seconds to compile+run+compare */
   double speedup;                  /* default sim_time / this sim_time */
   chk_tol tol;                     /* the tolerance the verdict used */
+  bool unverifiable;               /* tol admits any output of the
+                                      accumulation (chk_tolerance_vacuous):
+                                      "within" proves nothing */
   chk_metrics vs_default;          /* the worst output leaf vs the default */
   bool has_vs_reference;           /* compared with the reference too */
   chk_metrics vs_reference;
@@ -63,6 +66,8 @@ typedef struct tn_fusion_result {
   bool default_vs_reference_ok;    /* the once-per-fusion check */
   chk_metrics default_vs_reference;
   chk_tol reference_tol;
+  bool reference_unverifiable;     /* reference_tol is vacuous (see tn_cand_result) */
+  int64_t unverifiable;            /* candidates whose tol is vacuous */
   int64_t verdict_counts[CHK_VERDICT_COUNT];
   int nerror_maps;
   tn_error_map *error_maps;        /* malloc'd, worst divergent first */

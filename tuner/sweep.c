@@ -11,6 +11,7 @@
 #endif
 
 #include "cascade.h"
+#include "dev_accum.h"
 #include "dev_fusion.h"
 #include "eval.h"
 #include "hlo_print.h"
@@ -46,11 +47,15 @@ typedef struct {
   hlo_value *dflt_out;           /* NULL when the default did not run */
   int nleaves;
   double term_max;
+  double init_abs;               /* |init| of a reduce hero, 0 otherwise */
+  bool structured;               /* the backend is the simulated device, whose
+                                    accumulation order dev_accum_depth knows */
   /* How an error of 1 in the hero's output moves each output element:
    * sens[leaf][i], measured on the reference by perturbing the hero (see
    * measure_sensitivity); NULL for leaves the hero does not feed. */
   double *sens[256];
   int dflt_passes, ref_passes;   /* bf16 passes of f32 dots (0: not one) */
+  int64_t dflt_depth;            /* the default's accumulation depth (config_depth) */
   int replicas;                  /* replicas the reference simulates */
   bool default_vs_ref_within;
   volatile int stop;
@@ -84,11 +89,31 @@ static bool ops_has(const char *list, const char *op) {
   return false;
 }
 
+/* The accumulation depth of config c for tolerance.h: dev_accum_depth on
+ * the simulated device, 0 (unknown: the every-order bound) for another
+ * backend, whose lowering is its own. */
+static int64_t config_depth(const shared *sh, const dev_config *c) {
+  if (!sh->structured)
+    return 0;
+  int64_t d = dev_accum_depth(&sh->f, c);
+  return d > 0 ? d : 0;
+}
+
+/* The reference's depth: its documented sequential order (eval_reduce.c,
+ * eval_dot.c) takes the init (or 0) and then the K terms one at a time,
+ * d = K for a reduce, K - 1 for a dot; 0 (= K) covers both. */
+#define REF_DEPTH 0
+
 /* The comparison rule and tolerance of every output leaf, for a comparison
- * between a side computed with passes_a bf16 dot passes and one with
- * passes_b (vs_ref: the other side is the reference). */
-static void leaf_checks(shared *sh, int passes_a, int passes_b, bool vs_ref, chk_leaf_check *out) {
+ * between a side computed with passes_a bf16 dot passes and accumulation
+ * depth depth_a and one with passes_b and depth_b (vs_ref: the other side
+ * is the reference).  *vacuous (may be NULL) is set when the tolerance of
+ * a checked leaf fed by the accumulation admits any output of it. */
+static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b, bool vs_ref,
+                        chk_leaf_check *out, bool *vacuous) {
   const hlo_computation *c = sh->f.comp;
+  if (vacuous)
+    *vacuous = false;
   for (int i = 0; i < sh->nleaves; i++) {
     const hlo_shape *s = hlo_shape_leaf(&c->root->shape, i);
     chk_leaf_check *lc = &out[i];
@@ -108,7 +133,8 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, bool vs_ref, chk
       lc->tol = sh->o->tol;
       continue;
     }
-    chk_tol_basis b = {.out_type = s->type, .acc_type = sh->f.acc_type, .k = 0, .term_max = sh->term_max};
+    chk_tol_basis b = {.out_type = s->type, .acc_type = sh->f.acc_type, .k = 0, .term_max = sh->term_max,
+                       .init_abs = sh->init_abs, .depth_a = depth_a, .depth_b = depth_b};
     /* Only a floating-point accumulation depends on its order: an integer
      * dot or sum is exact whatever the chunking, so its outputs (even after
      * a dequantising convert) must match exactly. */
@@ -122,6 +148,8 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, bool vs_ref, chk
     b.passes_a = passes_a;
     b.passes_b = passes_b;
     lc->tol = chk_tolerance(&b);
+    if (vacuous && lc->checked && chk_tolerance_vacuous(&b, lc->tol))
+      *vacuous = true;
     /* The bound holds at the hero's output; the ops after it (a division by
      * the sum in softmax, a subtraction in layernorm) scale it per element
      * by the measured sensitivity: both compared sides lie within 2 bounds
@@ -132,8 +160,10 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, bool vs_ref, chk
       int64_t n = hlo_shape_elements(ls);
       double *map = malloc(sizeof *map * (size_t)(n ? n : 1));
       if (map) {
+        /* an element the hero does not move gets 0, also under an
+         * infinite atol (0 * inf would be NaN and fail every compare) */
         for (int64_t e = 0; e < n; e++)
-          map[e] = 4.0 * sh->sens[i][e] * lc->tol.atol;
+          map[e] = sh->sens[i][e] > 0 ? 4.0 * sh->sens[i][e] * lc->tol.atol : 0;
         lc->atol_map = map;
         lc->tol.atol = 0;
       }
@@ -205,7 +235,9 @@ static void judge(shared *sh, tn_cand_result *r) {
    * reference directly. */
   const hlo_value *expected = sh->dflt_out ? sh->dflt_out : sh->reference;
   int pa = dot_passes(&sh->f, &r->cfg);
-  leaf_checks(sh, pa, sh->dflt_out ? sh->dflt_passes : sh->ref_passes, !sh->dflt_out, checks);
+  int64_t da = config_depth(sh, &r->cfg);
+  leaf_checks(sh, pa, sh->dflt_out ? sh->dflt_passes : sh->ref_passes,
+              da, sh->dflt_out ? sh->dflt_depth : REF_DEPTH, !sh->dflt_out, checks, &r->unverifiable);
   int leaf = chk_compare_values(out, expected, checks, &r->vs_default, &identical, &within, &err);
   if (leaf < 0) {
     free_maps(sh, checks);
@@ -233,7 +265,7 @@ static void judge(shared *sh, tn_cand_result *r) {
         snprintf(r->message, sizeof r->message, "rerun with another timing seed gave different output");
     } else {
       chk_leaf_check rchecks[256];
-      leaf_checks(sh, pa, sh->ref_passes, true, rchecks);
+      leaf_checks(sh, pa, sh->ref_passes, da, REF_DEPTH, true, rchecks, NULL);
       bool rid, rwithin;
       int rleaf = chk_compare_values(out, sh->reference, rchecks, &r->vs_reference, &rid, &rwithin, &err);
       free_maps(sh, rchecks);
@@ -410,7 +442,7 @@ static int measure_sensitivity(shared *sh, hlo_error *err) {
    * for a monotone op, y moves by at most |y(h+delta) - y(h-delta)| between
    * any two such points. */
   chk_tol_basis b = {.out_type = sh->f.acc_type, .acc_type = sh->f.acc_type, .k = sh->f.k_total,
-                     .term_max = sh->term_max};
+                     .term_max = sh->term_max, .init_abs = sh->init_abs};
   dev_config none;
   memset(&none, 0, sizeof none);
   if (dot_passes(&sh->f, &none) > 0) {
@@ -418,7 +450,12 @@ static int measure_sensitivity(shared *sh, hlo_error *err) {
     b.passes_b = 6;
   }
   double delta = 2.0 * chk_tolerance(&b).atol;
-  if (!(delta > 0))
+  /* where that bound is vacuous (infinite, or beyond any output) the
+   * largest possible |sum| is the scale instead */
+  double s_max = (double)sh->f.k_total * sh->term_max + sh->init_abs;
+  if (!(delta <= 2.0 * s_max))
+    delta = 2.0 * s_max;
+  if (!(delta > 0) || !isfinite(delta))
     return 0;
   hlo_value *moved[2] = {NULL, NULL};
   for (int s = 0; s < 2; s++) {
@@ -474,6 +511,9 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   if (eval_reference(sh, hero_hook, &probe, &sh->reference, err) != 0)
     return -1;
   sh->term_max = sh->f.kind == DEV_HERO_DOT ? probe.max_abs[0] * probe.max_abs[1] : probe.max_abs[0];
+  /* a reduce's second operand is its init value, one more term */
+  sh->init_abs = sh->f.kind == DEV_HERO_REDUCE ? probe.max_abs[1] : 0;
+  sh->structured = o->backend && o->backend->name && strcmp(o->backend->name, "sim") == 0;
   return measure_sensitivity(sh, err);
 }
 
@@ -647,6 +687,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   memset(&none, 0, sizeof none);
   sh.ref_passes = dot_passes(&sh.f, &none);
   sh.dflt_passes = dot_passes(&sh.f, &out->cands[0].cfg);
+  sh.dflt_depth = config_depth(&sh, &out->cands[0].cfg);
 
   /* The default runs first: every candidate is compared with it. */
   tn_cand_result *d = &out->cands[0];
@@ -656,7 +697,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   out->default_ran = sh.dflt_out != NULL;
   if (sh.dflt_out) {
     chk_leaf_check checks[256];
-    leaf_checks(&sh, sh.dflt_passes, sh.ref_passes, true, checks);
+    leaf_checks(&sh, sh.dflt_passes, sh.ref_passes, sh.dflt_depth, REF_DEPTH, true, checks,
+                &out->reference_unverifiable);
     bool id, within;
     int leaf = chk_compare_values(sh.dflt_out, sh.reference, checks, &out->default_vs_reference, &id, &within, err);
     if (leaf < 0) {
@@ -672,6 +714,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     d->vs_reference = out->default_vs_reference;
     d->leaf = leaf;
     d->tol = out->reference_tol;
+    d->unverifiable = out->reference_unverifiable;
     d->verdict = within ? (id ? CHK_VERDICT_MATCH : CHK_VERDICT_BENIGN) : CHK_VERDICT_MISMATCH_DEFAULT;
     d->speedup = 1.0;
   }
@@ -726,6 +769,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     if (r->sim_time > 0 && base > 0)
       r->speedup = base / r->sim_time;
     out->verdict_counts[r->verdict]++;
+    if (i > 0 && r->status == DEV_OK && r->unverifiable)
+      out->unverifiable++;
     bool ok = r->status == DEV_OK && (r->verdict == CHK_VERDICT_MATCH || r->verdict == CHK_VERDICT_BENIGN);
     if (ok && (out->best < 0 || r->sim_time < out->cands[out->best].sim_time))
       out->best = i;

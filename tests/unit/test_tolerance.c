@@ -3,6 +3,7 @@
  * reorderings of real sums pass, injected bugs of the kinds the defect
  * catalog models do not. */
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,14 +24,22 @@ static void unit_roundoffs(void **state) {
   assert_true(chk_unit_roundoff(HLO_S32) == 0);
 }
 
+/* gamma_d = d u / (1 - d u), by hand. */
+static double gam(double d, double u) { return d * u / (1.0 - d * u); }
+
+static bool close_to(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
+
 static void formula_by_hand(void **state) {
   (void)state;
-  /* f32 sum of K = 1024 terms of magnitude <= 2: atol = 2*1023*2^-24*1024*2,
-   * rtol = 2*2^-24. */
+  /* f32 sum of K = 1024 terms of magnitude <= 2, order unknown on both
+   * sides (d = K): atol = 2 gamma_1024 * 1024 * 2 with u = 2^-24, i.e.
+   * 2 * (2^-14 / (1 - 2^-14)) * 2048; rtol = 2 * 2^-24. */
+  double u = ldexp(1, -24), g1024 = ldexp(1, -14) / (1.0 - ldexp(1, -14));
   chk_tol_basis b = {.out_type = HLO_F32, .acc_type = HLO_F32, .k = 1024, .term_max = 2.0};
   chk_tol t = chk_tolerance(&b);
-  assert_true(t.atol == 2.0 * 1023.0 * ldexp(1, -24) * 1024.0 * 2.0);
+  assert_true(close_to(t.atol, 2.0 * g1024 * 2048.0));
   assert_true(t.rtol == ldexp(1, -23));
+  assert_false(chk_tolerance_vacuous(&b, t));
   /* bf16 output of an f32 accumulator: rtol is one bf16 ulp, 2^-7. */
   b.out_type = HLO_BF16;
   t = chk_tolerance(&b);
@@ -40,17 +49,66 @@ static void formula_by_hand(void **state) {
   b.passes_a = 1;
   b.passes_b = 6;
   t = chk_tolerance(&b);
-  assert_true(t.atol == 2.0 * 1023.0 * ldexp(1, -24) * 1024.0 * 2.0 + 1024.0 * 2.0 * (ldexp(1, -7) + ldexp(1, -23)));
+  assert_true(close_to(t.atol, 2.0 * g1024 * 2048.0 + 2048.0 * (ldexp(1, -7) + ldexp(1, -23))));
   /* Equal passes widen nothing. */
   b.passes_b = 1;
-  assert_true(chk_tolerance(&b).atol == 2.0 * 1023.0 * ldexp(1, -24) * 1024.0 * 2.0);
+  assert_true(close_to(chk_tolerance(&b).atol, 2.0 * g1024 * 2048.0));
+  /* Known depths replace K side by side: d = 66 and 1023. */
+  b.passes_a = b.passes_b = 0;
+  b.depth_a = 66;
+  b.depth_b = 1023;
+  assert_true(close_to(chk_tolerance(&b).atol, (gam(66, u) + gam(1023, u)) * 2048.0));
+  /* The init value is one more term: K T + |init| = 10 * 1 + 5. */
+  chk_tol_basis r = {.out_type = HLO_F32, .acc_type = HLO_F32, .k = 10, .term_max = 1.0, .init_abs = 5.0,
+                     .depth_a = 3, .depth_b = 3};
+  assert_true(close_to(chk_tolerance(&r).atol, 2.0 * (3.0 * u / (1.0 - 3.0 * u)) * 15.0));
   /* No accumulation, or an integer output: exact. */
   chk_tol_basis e = {.out_type = HLO_F32, .acc_type = HLO_F32, .k = 0, .term_max = 5};
   t = chk_tolerance(&e);
   assert_true(t.atol == 0 && t.rtol == 0);
+  assert_false(chk_tolerance_vacuous(&e, t));
   chk_tol_basis i = {.out_type = HLO_S32, .acc_type = HLO_S32, .k = 100, .term_max = 5};
   t = chk_tolerance(&i);
   assert_true(t.atol == 0 && t.rtol == 0);
+}
+
+static void gamma_by_hand(void **state) {
+  (void)state;
+  double u = ldexp(1, -8);
+  assert_true(chk_gamma(0, u) == 0);
+  assert_true(close_to(chk_gamma(42, u), 42.0 / 214.0)); /* 42/256 / (1 - 42/256) */
+  assert_true(isinf(chk_gamma(256, u)));                 /* d u = 1 */
+  assert_true(isinf(chk_gamma(1000, u)));
+}
+
+/* bf16_row_sum's case: bf16[.,1000] summed with a bf16 add, T = 4. */
+static void bf16_long_sums_are_vacuous(void **state) {
+  (void)state;
+  chk_tol_basis b = {.out_type = HLO_BF16, .acc_type = HLO_BF16, .k = 1000, .term_max = 4.0};
+  /* one at a time (d = 1000, or unknown): 1000 * 2^-8 > 1, no finite bound */
+  b.depth_a = b.depth_b = 1000;
+  chk_tol t = chk_tolerance(&b);
+  assert_true(isinf(t.atol));
+  assert_true(chk_tolerance_vacuous(&b, t));
+  b.depth_a = b.depth_b = 0;
+  assert_true(isinf(chk_tolerance(&b).atol));
+  /* split k = 256, P = 2 (d = 132): gamma = 132/124 > 1, finite but
+   * 2 * 132/124 * 4000 = 8516 >= K T = 4000: still admits any output */
+  b.depth_a = b.depth_b = 132;
+  t = chk_tolerance(&b);
+  assert_true(close_to(t.atol, 2.0 * 132.0 / 124.0 * 4000.0));
+  assert_true(chk_tolerance_vacuous(&b, t));
+  /* split k = 128, P = 4 (d = 42): 2 * 42/214 * 4000 = 1570.09 < 4000 */
+  b.depth_a = b.depth_b = 42;
+  t = chk_tolerance(&b);
+  assert_true(close_to(t.atol, 2.0 * 42.0 / 214.0 * 4000.0));
+  assert_false(chk_tolerance_vacuous(&b, t));
+  /* all terms zero: no error whatever the depth (and no 0 * inf = NaN) */
+  b.term_max = 0;
+  b.depth_a = 1000;
+  t = chk_tolerance(&b);
+  assert_true(t.atol == 0);
+  assert_false(chk_tolerance_vacuous(&b, t));
 }
 
 /* Deterministic pseudo-random terms in [-1, 1). */
@@ -122,6 +180,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(unit_roundoffs),
       cmocka_unit_test(formula_by_hand),
+      cmocka_unit_test(gamma_by_hand),
+      cmocka_unit_test(bf16_long_sums_are_vacuous),
       cmocka_unit_test(reorderings_pass_and_bugs_fail),
   };
   return cmocka_run_group_tests_name("tolerance", tests, NULL, NULL);
