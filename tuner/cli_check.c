@@ -195,7 +195,9 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
   json_str(f, r->cands[0].config);
   fputs(", \"default_sim_time\": ", f);
   json_num(f, r->cands[0].sim_time);
-  fprintf(f, ", \"default_vs_reference_ok\": %s, \"best\": ", r->default_vs_reference_ok ? "true" : "false");
+  fprintf(f, ", \"default_vs_reference_ok\": %s, \"reference_unverifiable\": %s, \"unverifiable\": %lld, \"best\": ",
+          r->default_vs_reference_ok ? "true" : "false", r->reference_unverifiable ? "true" : "false",
+          (long long)r->unverifiable);
   if (r->best >= 0) {
     json_str(f, r->cands[r->best].config);
     fputs(", \"best_speedup\": ", f);
