@@ -760,6 +760,15 @@ static void backward_one(frame *fr, const hlo_instr *u) {
   case HLO_OP_TAN:
     ask(fr, a, between(-1.2, 1.2)); /* away from the pole at pi/2 */
     break;
+  case HLO_OP_SINE:
+  case HLO_OP_COSINE:
+    /* Within the range the device's argument reduction holds (|x| < 2^24,
+     * dev_numerics.c; past it an f32 angle's ulp exceeds pi/2 and sin is
+     * noise anyway): beyond, its polynomial returns values far outside
+     * [-1, 1], which the forward range assumes (an edge angle near the
+     * cap made rotary_embedding's products overflow). */
+    ask(fr, a, between(-CHK_TRIG_MAX, CHK_TRIG_MAX));
+    break;
   case HLO_OP_POWER: {
     /* A positive base keeps fractional exponents real; the exponent is
      * bounded so that base^e stays under the cap for a base in

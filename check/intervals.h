@@ -12,6 +12,7 @@
  *   sqrt, log1p         argument >= 0, >= -1 + CHK_POS_MIN
  *   divide, remainder   divisor magnitude >= 0.5, sign kept random
  *   exp, expm1, power   argument <= ln(what the consumer accepts), base > 0
+ *   sine, cosine        |argument| <= 2^24 (where f32 angles still mean one)
  *   convert             within the destination type's finite range
  *   reduce (add)        each of the K terms gets the sum's demand / K
  *   reduce (multiply)   each of the K factors |x| <= demand^(1/K)
@@ -55,6 +56,8 @@
 
 /* The smallest value a positive-domain argument gets (log, rsqrt). */
 #define CHK_POS_MIN 0x1p-4
+/* The largest sine or cosine argument magnitude. */
+#define CHK_TRIG_MAX 0x1p24
 /* The smallest divisor magnitude. */
 #define CHK_DIVISOR_MIN 0.5
 

@@ -272,6 +272,36 @@ static void test_edge_analysis_starts_wide(void **state) {
   hlo_value_unref(v);
 }
 
+/* Rotary embedding: q * cos(a) - q' * sin(a).  Edge angles stop at 2^24,
+ * where the device's argument reduction still holds (beyond it its sine
+ * leaves [-1, 1] and the products overflow).  The naive [-1, 1] meets
+ * that demand, so constrained angles keep their naive bits. */
+static const char *trig_module = "HloModule r\n"
+                                 "ENTRY e {\n"
+                                 "  q = f32[64] parameter(0)\n"
+                                 "  a = f32[64] parameter(1)\n"
+                                 "  c = f32[64] cosine(a)\n"
+                                 "  s = f32[64] sine(a)\n"
+                                 "  x = f32[64] multiply(q, c)\n"
+                                 "  y = f32[64] multiply(q, s)\n"
+                                 "  ROOT d = f32[64] subtract(x, y)\n"
+                                 "}\n";
+
+static void test_trig_arguments_bounded(void **state) {
+  (void)state;
+  chk_range a = wide_range_of(trig_module, 1);
+  assert_true(a.lo == -0x1p24 && a.hi == 0x1p24);
+  hlo_value *c = make_one(trig_module, 1, CHK_INPUTS_CONSTRAINED, 3);
+  hlo_value *n = make_one(trig_module, 1, CHK_INPUTS_NAIVE, 3);
+  assert_true(hlo_value_equal(c, n));
+  hlo_value_unref(c);
+  hlo_value_unref(n);
+  hlo_value *v = make_one(trig_module, 1, CHK_INPUTS_EDGE, 3);
+  for (int64_t i = 0; i < v->count; i++)
+    assert_true(fabs(hlo_value_get_f64(v, i)) <= 0x1p24);
+  hlo_value_unref(v);
+}
+
 /* exp in f16: exp(x) <= 65504 / 16 = 4094, so x <= ln 4094 = 8.3173... */
 static const char *exp_module = "HloModule x\n"
                                 "ENTRY e {\n"
@@ -661,6 +691,7 @@ int main(void) {
       cmocka_unit_test(test_profile_names),
       cmocka_unit_test(test_mask_factors),
       cmocka_unit_test(test_edge_analysis_starts_wide),
+      cmocka_unit_test(test_trig_arguments_bounded),
       cmocka_unit_test(test_unreachable_infinity_asks_nothing),
       cmocka_unit_test(test_integer_sort_keys_with_and_without_ties),
       cmocka_unit_test(test_variadic_and_integer_inits),
