@@ -43,6 +43,7 @@
 
 #include "dev_elemental.h"
 #include "dev_exec_fold.h"
+#include "dev_exec_variadic.h"
 #include "dev_hbm.h"
 #include "dev_numerics.h"
 #include "hlo_dtype.h"
@@ -107,6 +108,10 @@ typedef struct exec {
   /* hero accumulation */
   bool hero_native;
   bool is_dot;
+  dev_vred *vred;              /* a variadic reduce hero's reducer, else NULL */
+  int nv;                      /* values per accumulator slot: its N, else 1;
+                                  the value arrays below hold nv slots per
+                                  accumulator (valid/poison one per slot) */
   hlo_opcode red_op;
   hlo_etype acc_t;             /* slot type of the accumulators */
   hlo_etype res_t;             /* hero result type */
@@ -115,7 +120,7 @@ typedef struct exec {
   int64_t kchunk;
   dev_box region;              /* hero result box of the current tile */
   int64_t rcap;                /* largest region */
-  dev_slot *acc;               /* rcap * P */
+  dev_slot *acc;               /* rcap * P (values: times nv) */
   uint8_t *acc_valid, *acc_poison;
   dev_slot *part;              /* rcap * nk (split) */
   uint8_t *part_valid, *part_poison;
@@ -463,33 +468,39 @@ static bool is_float_t(hlo_etype t) { return hlo_etype_class(t) == HLO_CLASS_FLO
  * once whatever P is.  A dot starts every slot at zero. */
 static int acc_init_window(exec *x) {
   int64_t n = x->region.count;
-  dev_slot init;
+  int nv = x->nv;
+  dev_slot init[DEV_VRED_MAX];
   uint8_t ipoison = 0;
   if (x->is_dot) {
     if (is_float_t(x->acc_t))
-      init.f = 0.0;
+      init[0].f = 0.0;
     else
-      init.i = 0;
+      init[0].i = 0;
   } else {
-    dev_box want = {.rank = 0, .count = 1}, b;
-    if (dev_elem_eval(x->el, x->f->hero->operands[1], &want, false, window_read, NULL, x, &b, x->why,
-                      x->why_len) != 0)
-      return -1;
-    init = b.v[0];
-    ipoison = b.poison[0];
-    dev_elem_box_release(x->el, &b);
+    /* the inits are the hero's operands nv..2nv-1 (one for a plain reduce) */
+    for (int j = 0; j < nv; j++) {
+      dev_box want = {.rank = 0, .count = 1}, b;
+      if (dev_elem_eval(x->el, x->f->hero->operands[nv + j], &want, false, window_read, NULL, x, &b, x->why,
+                        x->why_len) != 0)
+        return -1;
+      init[j] = b.v[0];
+      ipoison |= b.poison[0];
+      dev_elem_box_release(x->el, &b);
+    }
   }
   /* Defect packed-reduce-init0 (class: a loop-boundary check emitted for
    * index 0 only; the paper's packed windowed-reduction bug): only pack
    * slot 0 is initialised, slots 1..P-1 keep what VMEM holds, i.e. the
-   * previous output window's partials (slot for slot); the first window of
-   * a run finds them cleared and is right. */
+   * previous output window's partials (slot for slot, all nv values of a
+   * variadic reduce's slot); the first window of a run finds them cleared
+   * and is right. */
   int slots = on(x, DEV_DEFECT_PACKED_REDUCE_INIT0) ? 1 : x->P;
   for (int64_t i = 0; i < n; i++)
     for (int p = 0; p < slots; p++) {
       int64_t k = i * x->P + p;
       bool live = x->is_dot || p == 0;
-      x->acc[k] = init;
+      for (int j = 0; j < nv; j++)
+        x->acc[k * nv + j] = init[j];
       x->acc_valid[k] = live;
       x->acc_poison[k] = live ? ipoison : 0;
     }
@@ -504,7 +515,7 @@ static int ensure_spill(exec *x) {
     return 0;
   int64_t per = acc_span(x) + (x->split ? x->rcap * x->s->nk : 0);
   size_t n = (size_t)(x->ntiles * per);
-  x->spill = malloc((n ? n : 1) * sizeof *x->spill);
+  x->spill = malloc((n ? n * (size_t)x->nv : 1) * sizeof *x->spill);
   x->spill_valid = malloc(n ? n : 1);
   x->spill_poison = malloc(n ? n : 1);
   return x->spill && x->spill_valid && x->spill_poison ? 0 : fail(x, "out of memory");
@@ -514,25 +525,25 @@ static int ensure_spill(exec *x) {
 static int acc_move(exec *x, int64_t id, int dir) {
   if (ensure_spill(x) != 0)
     return -1;
-  int64_t a = acc_span(x), pp = x->split ? x->rcap * x->s->nk : 0;
+  int64_t a = acc_span(x), pp = x->split ? x->rcap * x->s->nk : 0, nv = x->nv;
   int64_t base = id * (a + pp);
-  dev_slot *sv = x->spill + base;
+  dev_slot *sv = x->spill + base * nv;
   uint8_t *svv = x->spill_valid + base, *svp = x->spill_poison + base;
   if (dir == 0) {
-    memcpy(sv, x->acc, sizeof *sv * (size_t)a);
+    memcpy(sv, x->acc, sizeof *sv * (size_t)(a * nv));
     memcpy(svv, x->acc_valid, (size_t)a);
     memcpy(svp, x->acc_poison, (size_t)a);
     if (pp) {
-      memcpy(sv + a, x->part, sizeof *sv * (size_t)pp);
+      memcpy(sv + a * nv, x->part, sizeof *sv * (size_t)(pp * nv));
       memcpy(svv + a, x->part_valid, (size_t)pp);
       memcpy(svp + a, x->part_poison, (size_t)pp);
     }
   } else {
-    memcpy(x->acc, sv, sizeof *sv * (size_t)a);
+    memcpy(x->acc, sv, sizeof *sv * (size_t)(a * nv));
     memcpy(x->acc_valid, svv, (size_t)a);
     memcpy(x->acc_poison, svp, (size_t)a);
     if (pp) {
-      memcpy(x->part, sv + a, sizeof *sv * (size_t)pp);
+      memcpy(x->part, sv + a * nv, sizeof *sv * (size_t)(pp * nv));
       memcpy(x->part_valid, svv + a, (size_t)pp);
       memcpy(x->part_poison, svp + a, (size_t)pp);
     }
@@ -927,6 +938,114 @@ static int fold_reduce_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *po
   return 0;
 }
 
+/* Reduction positions [r0, r0 + len) of a variadic reduce hero (x->vred),
+ * read through pread; position r0 + i goes to pack slot (label0 + i) mod
+ * P, as in fold_reduce_range.  The N operands are evaluated over the same
+ * box; then, position by position in order, every region element's slot
+ * takes one reducer step over its N accumulators and the N elements (the
+ * region elements side by side in the reducer's lanes).  A slot that holds
+ * nothing yet takes the elements as they are.  A slot's poison is that of
+ * any of its values. */
+static int fold_vred_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t r0, int64_t len,
+                           int64_t label0, dev_param_read *pread) {
+  const hlo_instr *h = x->f->hero;
+  const hlo_shape *os = leaf0(h->operands[0]);
+  int nv = x->nv, red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
+  int64_t rsz[HLO_MAX_RANK] = {0};
+  for (int d = 0; d < os->rank; d++) {
+    bool is_red = false;
+    for (int j = 0; j < h->attrs.dimensions.n; j++)
+      is_red = is_red || h->attrs.dimensions.v[j] == d;
+    if (is_red)
+      rsz[nred] = os->dims[d], red[nred++] = d;
+    else
+      kept[nkept++] = d;
+  }
+  if (len <= 0)
+    return 0;
+  dev_box want = {.rank = os->rank}, b[DEV_VRED_MAX];
+  int64_t rlo[HLO_MAX_RANK], rn[HLO_MAX_RANK];
+  chunk_bbox(rsz, nred, r0, r0 + len, rlo, rn);
+  for (int j = 0; j < nkept; j++)
+    want.lo[kept[j]] = x->region.lo[j], want.n[kept[j]] = x->region.n[j];
+  for (int j = 0; j < nred; j++)
+    want.lo[red[j]] = rlo[j], want.n[red[j]] = rn[j];
+  int nb = 0, rc = 0;
+  for (; nb < nv; nb++)
+    if (dev_elem_eval(x->el, h->operands[nb], &want, false, pread, NULL, x, &b[nb], x->why, x->why_len) != 0) {
+      rc = -1;
+      break;
+    }
+  for (int j = 1; rc == 0 && j < nv; j++)
+    for (int d = 0; d < os->rank; d++)
+      if (b[j].lo[d] != b[0].lo[d] || b[j].n[d] != b[0].n[d])
+        rc = fail(x, "%s: the operands of the variadic reduce were evaluated over different boxes", h->name);
+  int64_t n = x->region.count;
+  int64_t *koff = malloc(sizeof *koff * (size_t)(n ? n : 1));
+  dev_slot *xt = malloc(sizeof *xt * (size_t)(n ? n * nv : 1));
+  dev_slot **ap = malloc(sizeof *ap * (size_t)(n ? n : 1));
+  if (rc == 0 && (!koff || !xt || !ap))
+    rc = fail(x, "out of memory");
+  if (rc == 0) {
+    int64_t stride[HLO_MAX_RANK], kidx[HLO_MAX_RANK], ridx[HLO_MAX_RANK];
+    int64_t st = 1;
+    for (int d = os->rank - 1; d >= 0; d--)
+      stride[d] = st, st *= b[0].n[d];
+    /* box offset of each region element's kept index */
+    for (int j = 0; j < nkept; j++)
+      kidx[j] = x->region.lo[j];
+    for (int64_t ro = 0; ro < n; ro++) {
+      koff[ro] = 0;
+      for (int j = 0; j < nkept; j++)
+        koff[ro] += (kidx[j] - b[0].lo[kept[j]]) * stride[kept[j]];
+      for (int j = nkept - 1; j >= 0; j--) {
+        if (++kidx[j] < x->region.lo[j] + x->region.n[j])
+          break;
+        kidx[j] = x->region.lo[j];
+      }
+    }
+    for (int64_t r = r0; r < r0 + len; r++) {
+      unflatten_red(rsz, nred, r, ridx);
+      int64_t roff = 0;
+      for (int j = 0; j < nred; j++)
+        roff += (ridx[j] - b[0].lo[red[j]]) * stride[red[j]];
+      int64_t p = (label0 + (r - r0)) % x->P, m = 0;
+      for (int64_t ro = 0; ro < n; ro++) {
+        int64_t k = ro * x->P + p, off = koff[ro] + roff;
+        uint8_t pz = 0;
+        for (int j = 0; j < nv; j++)
+          pz |= b[j].poison[off];
+        if (!valid[k]) {
+          for (int j = 0; j < nv; j++)
+            acc[k * nv + j] = b[j].v[off];
+          valid[k] = 1;
+          poison[k] = pz;
+          continue;
+        }
+        poison[k] |= pz;
+        ap[m] = acc + k * nv;
+        for (int j = 0; j < nv; j++)
+          xt[m * nv + j] = b[j].v[off];
+        m++;
+      }
+      dev_vred_step(x->vred, m, ap, xt);
+    }
+  }
+  free(koff);
+  free(xt);
+  free(ap);
+  while (nb-- > 0)
+    dev_elem_box_release(x->el, &b[nb]);
+  return rc;
+}
+
+/* The fold of a reduce hero: variadic or single-operand. */
+static int fold_red_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t r0, int64_t len,
+                          int64_t label0, dev_param_read *pread) {
+  return x->vred ? fold_vred_range(x, acc, valid, poison, r0, len, label0, pread)
+                 : fold_reduce_range(x, acc, valid, poison, r0, len, label0, pread);
+}
+
 /* Result position of dot operand side's dim d (see dev_elemental.c). */
 static int dot_rdim(const hlo_instr *ins, int side, int d, bool *contr) {
   const hlo_dot_dnums *dn = &ins->attrs.dot;
@@ -1174,7 +1293,10 @@ static int fold_dot_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poiso
  * last, ragged chunk is not masked: after its real elements, its padding
  * positions [k_total, chunk end) are folded too, with the values the
  * unmasked lanes hold (pad_read), through the fused ops that feed the
- * reduction.  end is the end of the chunk's real elements. */
+ * reduction (ops that do not read a parameter, an iota say, see the
+ * padding lanes at positions 0, 1, ... of the padding).  end is the end of
+ * the chunk's real elements.  A variadic reduce folds the padding of all
+ * its operands, lane by lane. */
 static int fold_chunk_padding(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t end) {
   int64_t kt = x->f->k_total, chunk_end = x->chunk * x->kchunk + x->kchunk;
   if (end != kt || chunk_end <= kt)
@@ -1183,7 +1305,7 @@ static int fold_chunk_padding(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *p
     int64_t piece = chunk_end - kt - done < kt ? chunk_end - kt - done : kt;
     x->pad_shift = kt + done;
     int rc = x->is_dot ? fold_dot_range(x, acc, valid, poison, 0, piece, kt + done, pad_read)
-                       : fold_reduce_range(x, acc, valid, poison, 0, piece, kt + done, pad_read);
+                       : fold_red_range(x, acc, valid, poison, 0, piece, kt + done, pad_read);
     if (rc != 0)
       return rc;
     done += piece;
@@ -1197,7 +1319,7 @@ static int fold_chunk_padding(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *p
 static int fold_chunk(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
   int64_t r0 = x->chunk * x->kchunk, len = chunk_valid_len(x);
   int rc = x->is_dot ? fold_dot_range(x, acc, valid, poison, r0, len, r0, window_read)
-                     : fold_reduce_range(x, acc, valid, poison, r0, len, r0, window_read);
+                     : fold_red_range(x, acc, valid, poison, r0, len, r0, window_read);
   if (rc == 0 && on(x, DEV_DEFECT_RAGGED_CHUNK_PAD))
     rc = fold_chunk_padding(x, acc, valid, poison, r0 + len);
   return rc;
@@ -1207,6 +1329,23 @@ static int fold_chunk(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
 static bool combine_packs(exec *x, const dev_slot *acc, const uint8_t *valid, const uint8_t *poison, int64_t i,
                           dev_slot *out, uint8_t *p) {
   bool any = false;
+  if (x->vred) { /* out holds nv values; slot k's are acc[k * nv ...] */
+    int nv = x->nv;
+    for (int q = 0; q < x->P; q++) {
+      int64_t k = i * x->P + q;
+      if (!valid[k])
+        continue;
+      if (!any) {
+        memcpy(out, acc + k * nv, sizeof *out * (size_t)nv);
+        *p = poison[k];
+        any = true;
+      } else {
+        dev_vred_step(x->vred, 1, &out, acc + k * nv);
+        *p |= poison[k];
+      }
+    }
+    return any;
+  }
   for (int q = 0; q < x->P; q++) {
     int64_t k = i * x->P + q;
     if (!valid[k])
@@ -1229,7 +1368,7 @@ static int compute_chunk(exec *x) {
     return fold_chunk(x, x->acc, x->acc_valid, x->acc_poison);
   /* split: fresh slots for this chunk, then its partial */
   int64_t n = x->region.count * x->P;
-  dev_slot *a = malloc(sizeof *a * (size_t)(n ? n : 1));
+  dev_slot *a = malloc(sizeof *a * (size_t)(n ? n * x->nv : 1));
   uint8_t *v = calloc((size_t)(n ? n : 1), 1), *p = calloc((size_t)(n ? n : 1), 1);
   int rc = a && v && p ? 0 : fail(x, "out of memory");
   if (rc == 0 && x->is_dot)
@@ -1244,7 +1383,7 @@ static int compute_chunk(exec *x) {
     rc = fold_chunk(x, a, v, p);
   for (int64_t i = 0; rc == 0 && i < x->region.count; i++) {
     int64_t k = i * x->s->nk + x->chunk;
-    x->part_valid[k] = combine_packs(x, a, v, p, i, &x->part[k], &x->part_poison[k]);
+    x->part_valid[k] = combine_packs(x, a, v, p, i, &x->part[k * x->nv], &x->part_poison[k]);
   }
   free(a);
   free(v);
@@ -1252,8 +1391,36 @@ static int compute_chunk(exec *x) {
   return rc;
 }
 
+/* acc_finalize of a variadic reduce: x->fin holds nv values per element. */
+static void acc_finalize_vred(exec *x) {
+  int nv = x->nv;
+  for (int64_t i = 0; i < x->region.count; i++) {
+    dev_slot *r = x->fin + i * nv;
+    uint8_t p = 0;
+    if (!x->split) {
+      combine_packs(x, x->acc, x->acc_valid, x->acc_poison, i, r, &p);
+    } else {
+      memcpy(r, x->acc + i * x->P * nv, sizeof *r * (size_t)nv);
+      p = x->acc_poison[i * x->P];
+      for (int64_t c = 0; c < x->s->nk; c++) {
+        int64_t k = i * x->s->nk + c;
+        if (!x->part_valid[k])
+          continue;
+        dev_vred_step(x->vred, 1, &r, x->part + k * nv);
+        p |= x->part_poison[k];
+      }
+    }
+    x->fin_poison[i] = p;
+  }
+  x->acc_open = false;
+}
+
 /* The hero's final value per region element. */
 static void acc_finalize(exec *x) {
+  if (x->vred) {
+    acc_finalize_vred(x);
+    return;
+  }
   for (int64_t i = 0; i < x->region.count; i++) {
     dev_slot r;
     uint8_t p = 0;
@@ -1467,6 +1634,29 @@ static int eval_store(exec *x, int j, const dev_box *want, bool hero_leaf) {
   return 0;
 }
 
+/* Stores leaf j, get-tuple-element g of a variadic reduce hero, on output
+ * tile tb: value g of the finalised accumulators (the hero's region is the
+ * tile: dev_vred_native admits only such leaves). */
+static int store_vred_leaf(exec *x, int j, int g, const dev_box *tb) {
+  const dev_box *rg = &x->region;
+  bool same = rg->rank == tb->rank; /* (tile_box leaves count unset) */
+  for (int d = 0; same && d < tb->rank; d++)
+    same = rg->lo[d] == tb->lo[d] && rg->n[d] == tb->n[d];
+  if (!same)
+    return fail(x, "%s: variadic reduce region does not match the output tile", x->f->name);
+  dev_box b = *tb;
+  b.count = rg->count;
+  b.v = malloc(sizeof *b.v * (size_t)(b.count ? b.count : 1));
+  b.poison = x->fin_poison;
+  if (!b.v)
+    return fail(x, "out of memory");
+  for (int64_t i = 0; i < b.count; i++)
+    b.v[i] = x->fin[i * x->nv + g];
+  int rc = store_tile(x, j, &b);
+  free(b.v);
+  return rc;
+}
+
 /* Evaluates and stores the tiled leaves on the current output tile. */
 static int finish_tile(exec *x) {
   if (x->hero_native)
@@ -1475,9 +1665,16 @@ static int finish_tile(exec *x) {
     return 0;
   dev_box tb;
   tile_box(x, &tb);
-  for (int j = 0; j < x->nout; j++)
-    if (x->out_tiled[j] && eval_store(x, j, &tb, x->hero_native) != 0)
+  for (int j = 0; j < x->nout; j++) {
+    if (!x->out_tiled[j])
+      continue;
+    const hlo_instr *o = x->out_node[j];
+    int rc = x->vred && o->op == HLO_OP_GET_TUPLE_ELEMENT && o->operands[0] == x->f->hero
+                 ? store_vred_leaf(x, j, (int)o->attrs.index, &tb)
+                 : eval_store(x, j, &tb, x->hero_native);
+    if (rc != 0)
       return -1;
+  }
   return 0;
 }
 
@@ -1551,13 +1748,21 @@ static int setup_hero(exec *x) {
   if (!h || f->k_total <= 0)
     return 0;
   dev_elem_kind k = dev_elem_classify(h);
-  if (!((f->kind == DEV_HERO_REDUCE && k == DEV_EK_REDUCE) || (f->kind == DEV_HERO_DOT && k == DEV_EK_DOT)))
+  x->nv = 1;
+  if (f->kind == DEV_HERO_REDUCE && k == DEV_EK_OPAQUE && h->shape.type == HLO_TUPLE) {
+    /* a variadic reduce: chunked when dev_vred_native admits it */
+    x->vred = dev_vred_new(f);
+    if (!x->vred)
+      return dev_vred_native(f) ? fail(x, "out of memory") : 0;
+    x->nv = dev_vred_count(x->vred);
+  } else if (!((f->kind == DEV_HERO_REDUCE && k == DEV_EK_REDUCE) || (f->kind == DEV_HERO_DOT && k == DEV_EK_DOT))) {
     return 0;
+  }
   x->hero_native = true;
   x->is_dot = f->kind == DEV_HERO_DOT;
-  x->res_t = h->shape.type;
+  x->res_t = x->vred ? dev_vred_type(x->vred, 0) : h->shape.type;
   x->acc_t = x->is_dot ? dev_elem_dot_ctype(x->res_t) : x->res_t;
-  x->red_op = x->is_dot ? HLO_OP_ADD : dev_elem_reducer_op(h->attrs.calls.to_apply);
+  x->red_op = x->is_dot ? HLO_OP_ADD : x->vred ? HLO_OP_INVALID : dev_elem_reducer_op(h->attrs.calls.to_apply);
   x->P = x->s->cfg.pack > 0 ? x->s->cfg.pack : 1;
   x->split = (x->s->cfg.flags & DEV_FLAG_SPLIT_REDUCTION) != 0;
   x->kchunk = x->s->cfg.k > 0 ? x->s->cfg.k : f->k_total;
@@ -1568,13 +1773,13 @@ static int setup_hero(exec *x) {
   x->rcap = x->region.count ? x->region.count : 1;
   size_t a = (size_t)(x->rcap * x->P);
   size_t pp = x->split ? (size_t)(x->rcap * x->s->nk) : 1;
-  x->acc = calloc(a, sizeof *x->acc);
+  x->acc = calloc(a * (size_t)x->nv, sizeof *x->acc);
   x->acc_valid = calloc(a, 1);
   x->acc_poison = calloc(a, 1);
-  x->part = calloc(pp, sizeof *x->part);
+  x->part = calloc(pp * (size_t)x->nv, sizeof *x->part);
   x->part_valid = calloc(pp, 1);
   x->part_poison = calloc(pp, 1);
-  x->fin = calloc((size_t)x->rcap, sizeof *x->fin);
+  x->fin = calloc((size_t)x->rcap * (size_t)x->nv, sizeof *x->fin);
   x->fin_poison = calloc((size_t)x->rcap, 1);
   x->visited = calloc((size_t)(x->ntiles ? x->ntiles : 1), 1);
   if (!x->acc || !x->acc_valid || !x->acc_poison || !x->part || !x->part_valid || !x->part_poison || !x->fin ||
@@ -1607,6 +1812,7 @@ static void teardown(exec *x) {
   }
   free(x->win);
   dev_elem_free(x->el);
+  dev_vred_free(x->vred);
   free(x->follow);
   free(x->acc);
   free(x->acc_valid);

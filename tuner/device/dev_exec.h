@@ -27,10 +27,15 @@
  * budget of 64x the expected steps turns a schedule that does not terminate
  * into "hang".
  *
+ * A variadic reduce (an argmax) whose reducer is scalar elementwise code is
+ * chunked the same way, its N accumulators carried together in each slot
+ * (dev_exec_variadic.h).
+ *
  * Fusions without a hero (loop fusions) have one chunk per tile; heroes the
  * device does not chunk (sort, scatter, gather, convolution, reduce-window,
- * dynamic-(update-)slice, collectives, reduce with a general reducer) are
- * materialised whole once per run and read by the tiles like a parameter.
+ * dynamic-(update-)slice, collectives, other reduces with a general
+ * reducer) are materialised whole once per run and read by the tiles like
+ * a parameter.
  */
 #ifndef TUNE_DEV_EXEC_H
 #define TUNE_DEV_EXEC_H
@@ -50,8 +55,9 @@
  * when it follows nothing (or different things along different paths).
  * Walks from the root back: elementwise ops keep the mapping; broadcast maps
  * operand dims to result dims; transpose permutes; reduce's kept operand dims
- * follow the result dims and its reduced dims the hero's K (other reduces:
- * nothing); dot's batch and free dims follow the result dims and its
+ * follow the result dims and its reduced dims the hero's K (so do those of
+ * every operand of a variadic reduce hero the executor chunks, whose
+ * get-tuple-elements pass their mapping to it; other reduces: nothing); dot's batch and free dims follow the result dims and its
  * contracting dims K (hero) or nothing; every other op makes its operand
  * dimensions follow nothing.  K is only used when the hero has exactly one
  * reduction dimension (a multi-dimension reduction makes its operand windows

@@ -35,6 +35,7 @@
 
 #include "dev_elemental.h"
 #include "dev_exec.h"
+#include "dev_exec_variadic.h"
 #include "dev_numerics.h"
 
 __attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t n, const char *fmt, ...) {
@@ -89,13 +90,37 @@ static int hero_red_dims(const dev_fusion *f) {
   return 0;
 }
 
-static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins) {
+static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool vred) {
   const int *m = map_of(map, ins);
   const hlo_shape *s = leaf0(ins);
   int rank = s ? s->rank : 0;
   dev_elem_kind k = dev_elem_classify(ins);
   bool hero = ins == f->hero;
   int kval = (hero && hero_red_dims(f) == 1) ? DEV_FOLLOW_K : DEV_FOLLOW_NONE;
+  /* A variadic reduce hero the executor chunks (dev_exec_variadic.h): its
+   * get-tuple-elements hand it their mapping (all its results have one
+   * shape), and each of its N operands maps as a single reduce's does. */
+  if (vred && k == DEV_EK_GTE && ins->operands[0] == f->hero) {
+    for (int d = 0; d < rank; d++)
+      merge(&map_of(map, f->hero)[d], m[d]);
+    return;
+  }
+  if (vred && hero) {
+    int n = ins->noperands / 2;
+    for (int j = 0; j < n; j++) {
+      const hlo_instr *o = ins->operands[j];
+      const hlo_shape *os = leaf0(o);
+      int r = 0;
+      for (int d = 0; os && d < os->rank; d++) {
+        if (in_list(&ins->attrs.dimensions, d))
+          merge(&map_of(map, o)[d], kval);
+        else
+          merge(&map_of(map, o)[d], r < rank ? m[r++] : DEV_FOLLOW_NONE);
+      }
+      mark_none(map, ins->operands[n + j]);
+    }
+    return;
+  }
   switch (k) {
   case DEV_EK_ELEMENTWISE:
     for (int j = 0; j < ins->noperands; j++) {
@@ -180,6 +205,7 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins) {
 
 int *dev_follow_map(const dev_fusion *f) {
   const hlo_computation *c = f->comp;
+  bool vred = dev_vred_native(f);
   int *map = malloc(sizeof(int) * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK);
   if (!map)
     return NULL;
@@ -206,7 +232,7 @@ int *dev_follow_map(const dev_fusion *f) {
     const hlo_instr *ins = c->instrs[i];
     if (ins == root && root->op == HLO_OP_TUPLE)
       continue;
-    propagate(f, map, ins);
+    propagate(f, map, ins, vred);
   }
   for (int i = 0; i < c->ninstrs * HLO_MAX_RANK; i++)
     if (map[i] == UNSET)
