@@ -15,6 +15,8 @@
 #   f32 output), which hides a loss of a few units in sums above 2^24.
 #   dma-race: the default (2 grid steps) does not race; candidates with
 #   small tiles do, and their rerun with another jitter seed differs.
+#   argmax_variadic: a variadic (value, index) reduce, chunked like a
+#   single-operand one, carries the two reduction defects too.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 ds="$TUNE_SRCDIR/datasets"
 if [ ! -f "$ds/MANIFEST" ]; then echo "skip: no datasets"; exit 77; fi
@@ -27,6 +29,8 @@ topk_sort_axis0_bug3|sort-lane-index|mismatch-candidate|--only|tile=8x4 k=0 buf=
 qat_residual_f16|elide-convert|mismatch-candidate|--only|tile=256x256 k=0 buf=2 order=01 pack=1 prec=default flags=fuse-converts
 qat_residual_bf16|ragged-store-mask|mismatch-candidate|--only|tile=8x1000 k=0 buf=2 order=01 pack=1 prec=default flags=none
 row_sum_sq_ragged|ragged-chunk-pad|mismatch-candidate|--only|tile=256 k=128 buf=2 order=0k pack=1 prec=default flags=none
+argmax_variadic|packed-reduce-init0|mismatch-candidate|--only|tile=128 k=1000 buf=2 order=0k pack=2 prec=default flags=none
+argmax_variadic|ragged-chunk-pad|mismatch-candidate|--only|tile=300 k=256 buf=2 order=0k pack=1 prec=default flags=none
 qat_residual_f16|dma-race|nondeterministic|--budget|8
 int8_gram|int8-dot-f32-acc|mismatch-default|--only|tile=128x128 k=128 buf=2 order=01k pack=1 prec=default flags=none
 dynamic_slice_sliding_window|dynslice-clamp-lost|mismatch-candidate|--only|tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none
