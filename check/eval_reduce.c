@@ -621,6 +621,22 @@ static chk_rprog *fold_program(chk_eval *ev, const hlo_instr *ins, int n, hlo_va
   return chk_rprog_compile(ev, ins->attrs.calls.to_apply, 2 * n, argt, n, argt);
 }
 
+/* Splits x's dimensions into the kept ones (kd, in order) and the reduced
+ * ones (rd, in order); returns how many elements one output folds. */
+static int64_t split_dims(const hlo_value *x, const bool *red, int *kd, int *nk, int *rd, int *nr) {
+  int64_t nred = 1;
+  *nk = *nr = 0;
+  for (int d = 0; d < x->rank; d++) {
+    if (red[d]) {
+      rd[(*nr)++] = d;
+      nred *= x->dims[d];
+    } else {
+      kd[(*nk)++] = d;
+    }
+  }
+  return nred;
+}
+
 /* General reduce with a lane program: blocks of CHK_RPROG_LANES output
  * elements (row-major over the kept dims) are folded side by side, each
  * output element taking the reduced elements in row-major order of the
@@ -631,16 +647,8 @@ static int reduce_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
   const hlo_value *x = ops[0];
   int64_t st[HLO_MAX_RANK];
   hlo_value_strides(x, st);
-  int kd[HLO_MAX_RANK], rd[HLO_MAX_RANK], nk = 0, nr = 0;
-  int64_t nred = 1;
-  for (int d = 0; d < x->rank; d++) {
-    if (red[d]) {
-      rd[nr++] = d;
-      nred *= x->dims[d];
-    } else {
-      kd[nk++] = d;
-    }
-  }
+  int kd[HLO_MAX_RANK], rd[HLO_MAX_RANK], nk, nr;
+  int64_t nred = split_dims(x, red, kd, &nk, rd, &nr);
   int64_t nout = res[0]->count;
   int64_t nblocks = (nout + CHK_RPROG_LANES - 1) / CHK_RPROG_LANES;
   int failed = 0;
@@ -712,16 +720,8 @@ static int reduce_general(chk_eval *ev, const hlo_instr *ins, int n, hlo_value *
   const hlo_value *x = ops[0];
   int64_t st[HLO_MAX_RANK];
   hlo_value_strides(x, st);
-  int kd[HLO_MAX_RANK], rd[HLO_MAX_RANK], nk = 0, nr = 0;
-  int64_t nred = 1;
-  for (int d = 0; d < x->rank; d++) {
-    if (red[d]) {
-      rd[nr++] = d;
-      nred *= x->dims[d];
-    } else {
-      kd[nk++] = d;
-    }
-  }
+  int kd[HLO_MAX_RANK], rd[HLO_MAX_RANK], nk, nr;
+  int64_t nred = split_dims(x, red, kd, &nk, rd, &nr);
   int64_t nout = res[0]->count;
   int64_t kidx[HLO_MAX_RANK] = {0}, base = 0;
   hlo_value *acc[64], *xs[64];
