@@ -621,6 +621,18 @@ static chk_rprog *fold_program(chk_eval *ev, const hlo_instr *ins, int n, hlo_va
   return chk_rprog_compile(ev, ins->attrs.calls.to_apply, 2 * n, argt, n, argt);
 }
 
+/* Advances idx, a row-major position over the nd dimensions dims of x,
+ * by one, keeping *off (its offset with strides st) in step. */
+static void step_dims(const hlo_value *x, const int64_t *st, const int *dims, int nd, int64_t *idx, int64_t *off) {
+  for (int j = nd - 1; j >= 0; j--) {
+    *off += st[dims[j]];
+    if (++idx[j] < x->dims[dims[j]])
+      return;
+    *off -= st[dims[j]] * x->dims[dims[j]];
+    idx[j] = 0;
+  }
+}
+
 /* Splits x's dimensions into the kept ones (kd, in order) and the reduced
  * ones (rd, in order); returns how many elements one output folds. */
 static int64_t split_dims(const hlo_value *x, const bool *red, int *kd, int *nk, int *rd, int *nr) {
@@ -676,13 +688,7 @@ static int reduce_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
       for (int i = 0; i < m; i++) {
         base[i] = off;
         oidx[i] = o0 + i;
-        for (int j = nk - 1; j >= 0; j--) {
-          off += st[kd[j]];
-          if (++kidx[j] < x->dims[kd[j]])
-            break;
-          off -= st[kd[j]] * x->dims[kd[j]];
-          kidx[j] = 0;
-        }
+        step_dims(x, st, kd, nk, kidx, &off);
       }
       for (int i = 0; i < n; i++)
         chk_rprog_load(l, i, ops[n + i]->data, NULL, m);
@@ -694,13 +700,7 @@ static int reduce_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
           chk_rprog_load(l, n + i, ops[i]->data, offs, m);
         chk_rprog_run(l, m);
         chk_rprog_feedback(l, m, NULL);
-        for (int j = nr - 1; j >= 0; j--) {
-          roff += st[rd[j]];
-          if (++ridx[j] < x->dims[rd[j]])
-            break;
-          roff -= st[rd[j]] * x->dims[rd[j]];
-          ridx[j] = 0;
-        }
+        step_dims(x, st, rd, nr, ridx, &roff);
       }
       for (int i = 0; i < n; i++)
         chk_rprog_store_arg(l, i, res[i]->data, oidx, m);
@@ -746,13 +746,7 @@ static int reduce_general(chk_eval *ev, const hlo_instr *ins, int n, hlo_value *
           hlo_value_unref(acc[j]);
         return -1;
       }
-      for (int j = nr - 1; j >= 0; j--) {
-        roff += st[rd[j]];
-        if (++ridx[j] < x->dims[rd[j]])
-          break;
-        roff -= st[rd[j]] * x->dims[rd[j]];
-        ridx[j] = 0;
-      }
+      step_dims(x, st, rd, nr, ridx, &roff);
     }
     for (int i = 0; i < n; i++) {
       if (acc[i]->type != res[i]->type) {
@@ -765,13 +759,7 @@ static int reduce_general(chk_eval *ev, const hlo_instr *ins, int n, hlo_value *
       memcpy((char *)res[i]->data + (size_t)o * res[i]->elem_size, acc[i]->data, res[i]->elem_size);
       hlo_value_unref(acc[i]);
     }
-    for (int j = nk - 1; j >= 0; j--) {
-      base += st[kd[j]];
-      if (++kidx[j] < x->dims[kd[j]])
-        break;
-      base -= st[kd[j]] * x->dims[kd[j]];
-      kidx[j] = 0;
-    }
+    step_dims(x, st, kd, nk, kidx, &base);
   }
   return 0;
 }
