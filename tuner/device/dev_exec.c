@@ -871,64 +871,82 @@ static void fold_reduce_rows(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *po
   }
 }
 
-/* Reduction positions [r0, r0 + len) of a reduce hero, read through pread;
- * position r0 + i goes to pack slot (label0 + i) mod P. */
-static int fold_reduce_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t r0, int64_t len,
-                             int64_t label0, dev_param_read *pread) {
-  const hlo_instr *h = x->f->hero, *o = h->operands[0];
-  const hlo_shape *os = leaf0(o);
-  int red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
-  int64_t rsz[HLO_MAX_RANK] = {0};
+/* How a reduce hero's first operand splits into the dimensions the
+ * output keeps and the ones it reduces (with their sizes, in order). */
+typedef struct hero_dims {
+  int red[HLO_MAX_RANK], nred, kept[HLO_MAX_RANK], nkept;
+  int64_t rsz[HLO_MAX_RANK];
+} hero_dims;
+
+/* Fills *hd for the hero and returns the box of its first operand that
+ * reduction positions [r0, r0 + len) of the current output region read:
+ * the region along the kept dimensions, the chunk's bounding box along the
+ * reduced ones. */
+static dev_box chunk_window(const exec *x, int64_t r0, int64_t len, hero_dims *hd) {
+  const hlo_instr *h = x->f->hero;
+  const hlo_shape *os = leaf0(h->operands[0]);
+  *hd = (hero_dims){.nred = 0};
   for (int d = 0; d < os->rank; d++) {
     bool is_red = false;
     for (int j = 0; j < h->attrs.dimensions.n; j++)
       is_red = is_red || h->attrs.dimensions.v[j] == d;
     if (is_red)
-      rsz[nred] = os->dims[d], red[nred++] = d;
+      hd->rsz[hd->nred] = os->dims[d], hd->red[hd->nred++] = d;
     else
-      kept[nkept++] = d;
+      hd->kept[hd->nkept++] = d;
   }
+  dev_box want = {.rank = os->rank};
+  int64_t rlo[HLO_MAX_RANK], rn[HLO_MAX_RANK];
+  chunk_bbox(hd->rsz, hd->nred, r0, r0 + len, rlo, rn);
+  for (int j = 0; j < hd->nkept; j++)
+    want.lo[hd->kept[j]] = x->region.lo[j], want.n[hd->kept[j]] = x->region.n[j];
+  for (int j = 0; j < hd->nred; j++)
+    want.lo[hd->red[j]] = rlo[j], want.n[hd->red[j]] = rn[j];
+  return want;
+}
+
+/* Reduction positions [r0, r0 + len) of a reduce hero, read through pread;
+ * position r0 + i goes to pack slot (label0 + i) mod P. */
+static int fold_reduce_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t r0, int64_t len,
+                             int64_t label0, dev_param_read *pread) {
+  const hlo_instr *o = x->f->hero->operands[0];
+  const hlo_shape *os = leaf0(o);
   if (len <= 0)
     return 0;
-  dev_box want = {.rank = os->rank}, b;
-  int64_t rlo[HLO_MAX_RANK], rn[HLO_MAX_RANK];
-  chunk_bbox(rsz, nred, r0, r0 + len, rlo, rn);
-  for (int j = 0; j < nkept; j++)
-    want.lo[kept[j]] = x->region.lo[j], want.n[kept[j]] = x->region.n[j];
-  for (int j = 0; j < nred; j++)
-    want.lo[red[j]] = rlo[j], want.n[red[j]] = rn[j];
+  hero_dims hd;
+  dev_box want = chunk_window(x, r0, len, &hd), b;
   fold_src src;
   bool f32_p1 = x->acc_t == HLO_F32 && x->P == 1 &&
                 (x->red_op == HLO_OP_ADD || x->red_op == HLO_OP_MULTIPLY || x->red_op == HLO_OP_MAXIMUM ||
                  x->red_op == HLO_OP_MINIMUM);
-  if (nred == 1 && f32_p1 && pread == window_read && direct_source(x, o, &want, &src)) {
-    fold_reduce_rows(x, acc, valid, poison, &src, red[0], kept, nkept, r0, len, label0);
+  if (hd.nred == 1 && f32_p1 && pread == window_read && direct_source(x, o, &want, &src)) {
+    fold_reduce_rows(x, acc, valid, poison, &src, hd.red[0], hd.kept, hd.nkept, r0, len, label0);
     return 0;
   }
   if (dev_elem_eval(x->el, o, &want, false, pread, NULL, x, &b, x->why, x->why_len) != 0)
     return -1;
-  if (nred == 1) {
+  if (hd.nred == 1) {
     src_of_box(&b, &src);
-    fold_reduce_rows(x, acc, valid, poison, &src, red[0], kept, nkept, r0, len, label0);
+    fold_reduce_rows(x, acc, valid, poison, &src, hd.red[0], hd.kept, hd.nkept, r0, len, label0);
     dev_elem_box_release(x->el, &b);
     return 0;
   }
   int64_t ridx[HLO_MAX_RANK], oidx[HLO_MAX_RANK], kidx[HLO_MAX_RANK];
-  for (int j = 0; j < nkept; j++)
+  for (int j = 0; j < hd.nkept; j++)
     kidx[j] = x->region.lo[j];
   for (int64_t ro = 0; ro < x->region.count; ro++) {
-    for (int j = 0; j < nkept; j++)
-      oidx[kept[j]] = kidx[j];
+    for (int j = 0; j < hd.nkept; j++)
+      oidx[hd.kept[j]] = kidx[j];
     for (int64_t r = r0; r < r0 + len; r++) {
-      unflatten_red(rsz, nred, r, ridx);
-      for (int j = 0; j < nred; j++)
-        oidx[red[j]] = ridx[j];
+      unflatten_red(hd.rsz, hd.nred, r, ridx);
+      for (int j = 0; j < hd.nred; j++)
+        oidx[hd.red[j]] = ridx[j];
       int64_t off = 0;
       for (int d = 0; d < os->rank; d++)
         off = off * b.n[d] + (oidx[d] - b.lo[d]);
       fold_one(x, acc, valid, poison, ro, label0 + (r - r0), b.v[off], b.poison[off]);
     }
-    for (int j = nkept - 1; j >= 0; j--) {
+    for (int j = hd.nkept - 1; j >= 0; j--) {
       if (++kidx[j] < x->region.lo[j] + x->region.n[j])
         break;
       kidx[j] = x->region.lo[j];
@@ -950,26 +968,11 @@ static int fold_vred_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *pois
                            int64_t label0, dev_param_read *pread) {
   const hlo_instr *h = x->f->hero;
   const hlo_shape *os = leaf0(h->operands[0]);
-  int nv = x->nv, red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
-  int64_t rsz[HLO_MAX_RANK] = {0};
-  for (int d = 0; d < os->rank; d++) {
-    bool is_red = false;
-    for (int j = 0; j < h->attrs.dimensions.n; j++)
-      is_red = is_red || h->attrs.dimensions.v[j] == d;
-    if (is_red)
-      rsz[nred] = os->dims[d], red[nred++] = d;
-    else
-      kept[nkept++] = d;
-  }
+  int nv = x->nv;
   if (len <= 0)
     return 0;
-  dev_box want = {.rank = os->rank}, b[DEV_VRED_MAX];
-  int64_t rlo[HLO_MAX_RANK], rn[HLO_MAX_RANK];
-  chunk_bbox(rsz, nred, r0, r0 + len, rlo, rn);
-  for (int j = 0; j < nkept; j++)
-    want.lo[kept[j]] = x->region.lo[j], want.n[kept[j]] = x->region.n[j];
-  for (int j = 0; j < nred; j++)
-    want.lo[red[j]] = rlo[j], want.n[red[j]] = rn[j];
+  hero_dims hd;
+  dev_box want = chunk_window(x, r0, len, &hd), b[DEV_VRED_MAX];
   int nb = 0, rc = 0;
   for (; nb < nv; nb++)
     if (dev_elem_eval(x->el, h->operands[nb], &want, false, pread, NULL, x, &b[nb], x->why, x->why_len) != 0) {
@@ -991,24 +994,24 @@ static int fold_vred_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *pois
     int64_t st = 1;
     for (int d = os->rank - 1; d >= 0; d--)
       stride[d] = st, st *= b[0].n[d];
-    /* box offset of each region element's kept index */
-    for (int j = 0; j < nkept; j++)
+    /* box offset of each region element's hd.kept index */
+    for (int j = 0; j < hd.nkept; j++)
       kidx[j] = x->region.lo[j];
     for (int64_t ro = 0; ro < n; ro++) {
       koff[ro] = 0;
-      for (int j = 0; j < nkept; j++)
-        koff[ro] += (kidx[j] - b[0].lo[kept[j]]) * stride[kept[j]];
-      for (int j = nkept - 1; j >= 0; j--) {
+      for (int j = 0; j < hd.nkept; j++)
+        koff[ro] += (kidx[j] - b[0].lo[hd.kept[j]]) * stride[hd.kept[j]];
+      for (int j = hd.nkept - 1; j >= 0; j--) {
         if (++kidx[j] < x->region.lo[j] + x->region.n[j])
           break;
         kidx[j] = x->region.lo[j];
       }
     }
     for (int64_t r = r0; r < r0 + len; r++) {
-      unflatten_red(rsz, nred, r, ridx);
+      unflatten_red(hd.rsz, hd.nred, r, ridx);
       int64_t roff = 0;
-      for (int j = 0; j < nred; j++)
-        roff += (ridx[j] - b[0].lo[red[j]]) * stride[red[j]];
+      for (int j = 0; j < hd.nred; j++)
+        roff += (ridx[j] - b[0].lo[hd.red[j]]) * stride[hd.red[j]];
       int64_t p = (label0 + (r - r0)) % x->P, m = 0;
       for (int64_t ro = 0; ro < n; ro++) {
         int64_t k = ro * x->P + p, off = koff[ro] + roff;
