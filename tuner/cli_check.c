@@ -11,6 +11,8 @@
 #include "dev_backend.h"
 #include "dev_defect.h"
 #include "dev_machine.h"
+#include "lock.h"
+#include "outpath.h"
 #include "store/store.h"
 #include "sweep.h"
 
@@ -272,17 +274,30 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .error_maps = 3,
   };
   tn_store *store = NULL;
+  char *out = NULL;
+  int lock = -1;
   if (o->output) {
+    /* Like every writer of a results file: through a link into its
+     * target, never over an input, and under the file's lock (lock.h). */
     hlo_error err = {0};
+    out = tn_out_resolve(o->output, &err);
+    if (!out || tn_out_refuse_input(out, nfiles, (const char *const *)files, &err) != 0 ||
+        tn_lock_take(out, &lock, &err) != 0) {
+      fprintf(stderr, "tune: %s\n", err.msg);
+      free(out);
+      return TN_EXIT_USAGE;
+    }
     tn_run_info run;
     memset(&run, 0, sizeof run);
     snprintf(run.command, sizeof run.command, "%s", o->command_line ? o->command_line : "tune --check");
     snprintf(run.machine, sizeof run.machine, "%s", env.machine.name);
     snprintf(run.compiler, sizeof run.compiler, "%s", env.compiler.name);
     run.seed = o->seed;
-    store = tn_store_begin_run(o->output, &run, &err);
+    store = tn_store_begin_run(out, &run, &err);
     if (!store) {
       fprintf(stderr, "tune: %s\n", err.msg);
+      tn_lock_release(lock);
+      free(out);
       return TN_EXIT_USAGE;
     }
   }
@@ -345,6 +360,8 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       rc = TN_EXIT_USAGE;
     }
   }
+  tn_lock_release(lock);
+  free(out);
   if (rc == TN_EXIT_USAGE)
     return rc;
   return any_divergent ? TN_EXIT_DIVERGED : TN_EXIT_OK;

@@ -2,10 +2,11 @@
  * [--replicas N]`: run the reference evaluator on a module's entry
  * computation and store its inputs and outputs in HDF5.
  *
- * The file is written under a temporary name in OUT's directory and renamed
- * over OUT only once it is complete, so a failure at any point leaves no
- * half-written OUT.h5 and never destroys an existing one (rename is atomic
- * within a directory, which is why the temporary lives beside OUT).
+ * The file is written under a temporary name in OUT's directory (mode 0666
+ * less the umask, like any new file) and renamed over OUT only once it is
+ * complete, so a failure at any point leaves no half-written OUT.h5 and
+ * never destroys an existing one (rename is atomic within a directory,
+ * which is why the temporary lives beside OUT).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "h5values.h"
 #include "inputs.h"
 #include "intent.h"
+#include "outpath.h"
 
 /* Evaluation errors point into the module when they can. */
 static void report_module_error(const char *file, const hlo_error *err) {
@@ -82,40 +84,27 @@ static int write_results(hid_t f, const tn_opts *o, const hlo_module *m, int nar
   return 0;
 }
 
-/* Writes OUT through a temporary file in the same directory. */
-static int write_file(const tn_opts *o, const hlo_module *m, int nargs, hlo_value *const *args,
+/* Writes out through a temporary file in the same directory, created by
+ * HDF5 exclusively with mode 0666 less the umask (outpath.h). */
+static int write_file(const tn_opts *o, const char *out, const hlo_module *m, int nargs, hlo_value *const *args,
                       hlo_value *const *outs, const chk_intent_result *nf) {
-  size_t n = strlen(o->output);
-  char *tmp = malloc(n + 16);
-  if (!tmp) {
-    fprintf(stderr, "tune: out of memory\n");
-    return -1;
-  }
-  snprintf(tmp, n + 16, "%s.tmp.XXXXXX", o->output);
-  /* mkstemp reserves a fresh name (no race with another run); HDF5 then
-   * recreates the file under that name. */
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    fprintf(stderr, "tune: %s: cannot create a temporary file: %s\n", o->output, strerror(errno));
-    free(tmp);
-    return -1;
-  }
-  close(fd);
   hlo_error err = {0};
-  int rc = -1;
-  hid_t f = tn_h5_create(tmp, &err);
-  if (f >= 0) {
-    rc = write_results(f, o, m, nargs, args, outs, nf, &err);
-    hlo_error cerr = {0};
-    if (tn_h5_close(f, &cerr) != 0 && rc == 0) {
-      err = cerr;
-      rc = -1;
-    }
+  char *tmp = NULL;
+  hid_t f = tn_out_create_h5_temp(out, &tmp, &err);
+  if (f < 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    return -1;
+  }
+  int rc = write_results(f, o, m, nargs, args, outs, nf, &err);
+  hlo_error cerr = {0};
+  if (tn_h5_close(f, &cerr) != 0 && rc == 0) {
+    err = cerr;
+    rc = -1;
   }
   if (rc != 0) {
-    fprintf(stderr, "tune: %s: %s\n", o->output, err.msg);
-  } else if (rename(tmp, o->output) != 0) {
-    fprintf(stderr, "tune: %s: %s\n", o->output, strerror(errno));
+    fprintf(stderr, "tune: %s: %s\n", out, err.msg);
+  } else if (rename(tmp, out) != 0) {
+    fprintf(stderr, "tune: %s: %s\n", out, strerror(errno));
     rc = -1;
   }
   if (rc != 0)
@@ -139,10 +128,22 @@ int tn_cmd_eval(const tn_opts *o) {
   }
   /* HDF5 would print its own error stacks; our messages say it better. */
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  /* OUT replaces what it names: never the module or the inputs, and
+   * through a link, the link's target (outpath.h). */
+  hlo_error err = {0};
+  const char *inputs[2] = {o->file, o->inputs};
+  char *out = tn_out_resolve(o->output, &err);
+  if (!out || tn_out_refuse_input(out, 2, inputs, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    free(out);
+    return TN_EXIT_USAGE;
+  }
 
   hlo_module *m = tn_load_module(o->file, o->no_verify);
-  if (!m)
+  if (!m) {
+    free(out);
     return TN_EXIT_USAGE;
+  }
   /* replicas 0 is "not given" (tune.c refuses an explicit 0): take the
    * module's replica_count, so a module written for N replicas runs as
    * N without being told. */
@@ -151,10 +152,10 @@ int tn_cmd_eval(const tn_opts *o) {
     eff.replicas = m->replica_count > 1 && m->replica_count <= 4096 ? (int)m->replica_count : 1;
   o = &eff;
   const char *shown = strcmp(o->file, "-") == 0 ? "<stdin>" : o->file;
-  hlo_error err = {0};
   if (chk_eval_supported(m, &err) != 0) {
     report_module_error(shown, &err);
     hlo_module_free(m);
+    free(out);
     return TN_EXIT_USAGE;
   }
 
@@ -194,7 +195,7 @@ int tn_cmd_eval(const tn_opts *o) {
             "tune: warning: inputs produced non-finite values: %lld of %lld output elements are NaN or Inf "
             "(first made by %s)\n",
             (long long)nf.nonfinite, (long long)nf.count, nf.origin);
-  if (write_file(o, m, nargs, args, outs, &nf) != 0)
+  if (write_file(o, out, m, nargs, args, outs, &nf) != 0)
     goto done;
   status = TN_EXIT_OK;
 done:
@@ -205,5 +206,6 @@ done:
   free(outs);
   free(args);
   hlo_module_free(m);
+  free(out);
   return status;
 }

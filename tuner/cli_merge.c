@@ -9,6 +9,14 @@
  * the earliest start, the latest finish, and "complete" only when every
  * part is complete.  OUT is locked like a sweep's output while merging.
  *
+ * A merge marks the run it is adding to "merging" before its first
+ * fusion (in the same atomic write that creates the run, or in one of its
+ * own before adding to an existing run, together with the status the run
+ * had, kept as `merge_base`).  So a merge killed half-way leaves a run
+ * that says so, and the next merge of the same parts knows that status is
+ * its own leftover, not a part's: it combines merge_base with the parts
+ * instead, and the run ends "complete" when every part is.
+ *
  * Then, like a sweep, every run the merge touched gets "what changed since
  * the previous run" of OUT (sweep_state.h) computed, printed and stored in
  * its changes group, with the slowdown threshold its sweep recorded
@@ -24,6 +32,7 @@
 
 #include "cli.h"
 #include "lock.h"
+#include "outpath.h"
 #include "store/store.h"
 #include "store/store_read.h"
 #include "sweep_state.h"
@@ -66,6 +75,17 @@ static double run_threshold(const char *path, const char *run_id) {
   return 0.10;
 }
 
+/* The status the run had before a merge that was killed half-way:
+ * "merging" is that merge's own mark, not a part's status. */
+static void base_status(const char *out, const tn_run_info *existing, char *buf, size_t n) {
+  snprintf(buf, n, "%s", existing->status);
+  if (strcmp(existing->status, "merging") != 0)
+    return;
+  hlo_error ignored = {0};
+  if (tn_sweep_run_attr(out, existing->id, "merge_base", buf, n, &ignored) != 1)
+    snprintf(buf, n, "complete"); /* the killed merge created the run */
+}
+
 static int merge_run(const char *out, const char *in, const tn_stored_run *src, double threshold) {
   hlo_error err = {0};
   tn_stored_run existing;
@@ -75,8 +95,22 @@ static int merge_run(const char *out, const char *in, const tn_stored_run *src, 
     fprintf(stderr, "tune: %s\n", err.msg);
     return -1;
   }
+  char base[sizeof existing.info.status] = "complete";
   tn_run_info run = src->info;
-  tn_store *s = have ? tn_store_reopen_run(out, src->info.id, &run, &err) : tn_store_begin_run(out, &run, &err);
+  tn_store *s = NULL;
+  if (have) {
+    base_status(out, &existing.info, base, sizeof base);
+    s = tn_store_reopen_run(out, src->info.id, &run, &err);
+    const char *keys[] = {"status", "merge_base"};
+    const char *vals[] = {"merging", base};
+    if (s && tn_store_set_run_attrs(s, NULL, 2, keys, vals, &err) != 0) {
+      tn_store_close(s);
+      s = NULL;
+    }
+  } else {
+    snprintf(run.status, sizeof run.status, "merging");
+    s = tn_store_begin_run(out, &run, &err);
+  }
   int rc = s ? 0 : -1, added = 0;
   for (int i = 0; rc == 0 && i < src->nfusions; i++) {
     if (holds(have ? &existing : NULL, &src->fusions[i].r))
@@ -88,7 +122,7 @@ static int merge_run(const char *out, const char *in, const tn_stored_run *src, 
     const tn_run_info *a = have ? &existing.info : &src->info, *b = &src->info;
     const char *started = strcmp(a->started, b->started) <= 0 ? a->started : b->started;
     const char *finished = strcmp(a->finished, b->finished) >= 0 ? a->finished : b->finished;
-    const char *status = strcmp(a->status, "complete") != 0 ? a->status : b->status;
+    const char *status = strcmp(base, "complete") != 0 ? base : b->status;
     char thr[32];
     snprintf(thr, sizeof thr, "%.17g", threshold);
     const char *keys[] = {"started", "finished", "status", "host", "slowdown_threshold"};
@@ -132,15 +166,18 @@ int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
     fputs("tune: --merge needs OUT.h5 and at least one IN.h5\nTry 'tune --help' for more information.\n", stderr);
     return TN_EXIT_USAGE;
   }
-  int lock = -1;
-  char holder[256];
   hlo_error err = {0};
-  int got = tn_lock_take(o->file, &lock, holder, sizeof holder, &err);
-  if (got != 0) {
-    if (got > 0)
-      fprintf(stderr, "tune: %s is locked by another writer (%s)\n", o->file, holder[0] ? holder : "holder unknown");
-    else
-      fprintf(stderr, "tune: %s\n", err.msg);
+  /* OUT as a link: the merge goes into its target (outpath.h). */
+  char *out = tn_out_resolve(o->file, &err);
+  if (!out || tn_out_refuse_input(out, nfiles, (const char *const *)files, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    free(out);
+    return TN_EXIT_USAGE;
+  }
+  int lock = -1;
+  if (tn_lock_take(out, &lock, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    free(out);
     return TN_EXIT_USAGE;
   }
   int failed = 0;
@@ -185,7 +222,7 @@ int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
         thresholds[ntouched] = run_threshold(files[f], src.info.id);
         idx = ntouched++;
       }
-      if (merge_run(o->file, files[f], &src, thresholds[idx]) != 0)
+      if (merge_run(out, files[f], &src, thresholds[idx]) != 0)
         failed = 1;
       tn_stored_run_free(&src);
     }
@@ -193,11 +230,12 @@ int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
   }
   int nnew = 0;
   for (int t = 0; t < ntouched; t++)
-    if (merged_changes(o->file, touched[t], thresholds[t], &nnew) != 0)
+    if (merged_changes(out, touched[t], thresholds[t], &nnew) != 0)
       failed = 1;
   free(touched);
   free(thresholds);
   tn_lock_release(lock);
+  free(out);
   if (failed)
     return TN_EXIT_USAGE;
   return nnew ? TN_EXIT_DIVERGED : TN_EXIT_OK;

@@ -1,6 +1,6 @@
 /* cli_report.c — `tune --report RESULTS.h5 [--run ID] --format FMT [-o FILE]`:
  * one run of a results file as an html, md, json or junit report. */
-#define _POSIX_C_SOURCE 200809L /* getpid */
+#define _POSIX_C_SOURCE 200809L /* fdopen */
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outpath.h"
 #include "report/report.h"
 #include "store/store_read.h"
 
@@ -16,20 +17,21 @@
  * place once complete: a failed or interrupted report never leaves a
  * half-written file where a CI job or a browser would pick it up. */
 static int write_to_file(const char *path, tn_report_format fmt, const tn_report_input *in) {
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
-  if (!tmp) {
-    fputs("tune: out of memory\n", stderr);
+  hlo_error err = {0};
+  char *tmp = NULL;
+  int fd = tn_out_open_temp(path, &tmp, &err);
+  if (fd < 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
     return -1;
   }
-  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
+  FILE *f = fdopen(fd, "w");
   if (!f) {
     fprintf(stderr, "tune: %s: %s\n", tmp, strerror(errno));
+    close(fd);
+    unlink(tmp);
     free(tmp);
     return -1;
   }
-  hlo_error err = {0};
   int rc = tn_report_write(f, fmt, in, &err);
   if (rc != 0)
     fprintf(stderr, "tune: %s: %s\n", path, err.msg);
@@ -58,24 +60,37 @@ int tn_cmd_report(const tn_opts *o) {
     return TN_EXIT_USAGE;
   }
   hlo_error err = {0};
+  /* The report replaces its output: never the results file it reads, and
+   * through a link, the link's target (outpath.h). */
+  char *out = NULL;
+  if (o->output && strcmp(o->output, "-") != 0) {
+    out = tn_out_resolve(o->output, &err);
+    if (!out || tn_out_refuse_input(out, 1, &o->file, &err) != 0) {
+      fprintf(stderr, "tune: %s\n", err.msg);
+      free(out);
+      return TN_EXIT_USAGE;
+    }
+  }
   tn_run_info *runs = NULL;
   int nruns = 0;
   char tool_version[64] = "";
   if (tn_results_list_runs(o->file, &runs, &nruns, tool_version, sizeof tool_version, &err) != 0) {
     fprintf(stderr, "tune: %s\n", err.msg);
+    free(out);
     return TN_EXIT_USAGE;
   }
   tn_stored_run run;
   if (tn_results_read_run(o->file, o->run_id, &run, &err) != 0) {
     fprintf(stderr, "tune: %s\n", err.msg);
     free(runs);
+    free(out);
     return TN_EXIT_USAGE;
   }
   tn_report_input in = {
       .results_path = o->file, .run = &run, .runs = runs, .nruns = nruns, .tool_version = tool_version};
   int rc;
-  if (o->output && strcmp(o->output, "-") != 0) {
-    rc = write_to_file(o->output, (tn_report_format)fmt, &in);
+  if (out) {
+    rc = write_to_file(out, (tn_report_format)fmt, &in);
   } else {
     rc = tn_report_write(stdout, (tn_report_format)fmt, &in, &err);
     if (rc != 0)
@@ -83,5 +98,6 @@ int tn_cmd_report(const tn_opts *o) {
   }
   tn_stored_run_free(&run);
   free(runs);
+  free(out);
   return rc == 0 ? TN_EXIT_OK : TN_EXIT_USAGE;
 }

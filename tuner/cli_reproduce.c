@@ -9,6 +9,7 @@
 #include "cli_env.h"
 #include "hlo_parse.h"
 #include "minimize.h"
+#include "outpath.h"
 #include "reproduce.h"
 #include "store/store_read.h"
 #include "sweep.h"
@@ -58,6 +59,12 @@ int tn_cmd_reproduce(const tn_opts *o) {
     return TN_EXIT_USAGE;
   }
   hlo_error err = {0};
+  /* The bundle's files replace what DIR holds (reproduce.c); DIR itself
+   * must not be the results file. */
+  if (tn_out_refuse_input(o->output, 1, &o->file, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    return TN_EXIT_USAGE;
+  }
   tn_stored_run run;
   if (tn_results_read_run(o->file, o->run_id, &run, &err) != 0) {
     fprintf(stderr, "tune: %s\n", err.msg);

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "cli_env.h"
 #include "lock.h"
+#include "outpath.h"
 #include "store/store.h"
 #include "sweep.h"
 #include "sweep_cfg.h"
@@ -99,26 +100,57 @@ static int report_changes(tn_store *s, const tn_changes *ch, double threshold) {
   return 0;
 }
 
+/* Where report i of the run goes: its pattern expanded at `now`, with
+ * "-RUNID" before the extension when the sweep has several machines (one
+ * file per run). */
+static int report_path(const tn_sweep_cfg *cfg, int i, const char *run_id, time_t now, char *path, size_t n,
+                       hlo_error *err) {
+  if (tn_sweep_expand(cfg->reports[i].output, now, path, n, err) != 0)
+    return -1;
+  if (cfg->nmachines > 1) {
+    char *dot = strrchr(path, '.');
+    char tail[64] = "";
+    if (dot && !strchr(dot, '/') && strlen(dot) < sizeof tail) {
+      snprintf(tail, sizeof tail, "%s", dot);
+      *dot = '\0';
+    }
+    size_t len = strlen(path);
+    if ((size_t)snprintf(path + len, n - len, "-%s%s", run_id, tail) >= n - len)
+      return hlo_error_set(err, 0, 0, "'%s' expands to more than %zu bytes", cfg->reports[i].output, n - 1);
+  }
+  return 0;
+}
+
+/* A report must not be written over what the sweep reads or writes: the
+ * results file, the sweep file or a corpus file (outpath.h). */
+static int check_report_paths(const tn_opts *o, const tn_sweep_cfg *cfg, const char *out, const char *run_id,
+                              char *const *files, int nfiles, time_t now) {
+  for (int i = 0; i < cfg->nreports; i++) {
+    char path[4096];
+    hlo_error err = {0};
+    if (report_path(cfg, i, run_id, now, path, sizeof path, &err) != 0) {
+      logf_("%s: report %d: %s", o->file, i + 1, err.msg);
+      return -1;
+    }
+    const char *mine[2] = {out, o->file};
+    if (tn_out_refuse_input(path, 2, mine, &err) != 0 ||
+        tn_out_refuse_input(path, nfiles, (const char *const *)files, &err) != 0) {
+      logf_("%s: report %d: %s", o->file, i + 1, err.msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int write_reports(const tn_sweep_cfg *cfg, const char *out, const char *run_id, time_t now) {
   int rc = 0;
   for (int i = 0; i < cfg->nreports; i++) {
     char path[4096];
     hlo_error err = {0};
-    if (tn_sweep_expand(cfg->reports[i].output, now, path, sizeof path, &err) != 0) {
+    if (report_path(cfg, i, run_id, now, path, sizeof path, &err) != 0) {
       logf_("report %d: %s", i + 1, err.msg);
       rc = -1;
       continue;
-    }
-    /* One file per run when the sweep has several machines. */
-    if (cfg->nmachines > 1) {
-      char *dot = strrchr(path, '.');
-      char tail[64] = "";
-      if (dot && !strchr(dot, '/')) {
-        snprintf(tail, sizeof tail, "%s", dot);
-        *dot = '\0';
-      }
-      size_t len = strlen(path);
-      snprintf(path + len, sizeof path - len, "-%s%s", run_id, tail);
     }
     if (make_parents(path) != 0) {
       rc = -1;
@@ -168,6 +200,10 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     logf_("%s", err.msg);
     return -1;
   }
+  /* Checked now, not after the run: a report that would replace the
+   * results file must not cost the night's sweep first. */
+  if (check_report_paths(o, cfg, out, found ? run_id : want, files, nfiles, now) != 0)
+    return -1;
   char **done = NULL;
   int ndone = 0;
   if (found) {
@@ -288,10 +324,10 @@ int tn_cmd_sweep(const tn_opts *o) {
     return TN_EXIT_USAGE;
   }
   time_t now = time(NULL);
-  char out[4096];
+  char expanded[4096];
   if (o->output) {
-    snprintf(out, sizeof out, "%s", o->output);
-  } else if (tn_sweep_expand(cfg.output, now, out, sizeof out, &err) != 0) {
+    snprintf(expanded, sizeof expanded, "%s", o->output);
+  } else if (tn_sweep_expand(cfg.output, now, expanded, sizeof expanded, &err) != 0) {
     fprintf(stderr, "%s: 'sweep.output': %s\n", o->file, err.msg);
     return TN_EXIT_USAGE;
   }
@@ -301,19 +337,18 @@ int tn_cmd_sweep(const tn_opts *o) {
     fprintf(stderr, "%s: %s\n", o->file, err.msg);
     return TN_EXIT_USAGE;
   }
-  if (make_parents(out) != 0) {
+  if (make_parents(expanded) != 0) {
     tn_sweep_files_free(files, nfiles);
     return TN_EXIT_USAGE;
   }
+  /* An output that is a link: the run goes into its target (outpath.h). */
+  char *out = tn_out_resolve(expanded, &err);
   int lock = -1;
-  char holder[256];
-  int got = tn_lock_take(out, &lock, holder, sizeof holder, &err);
-  if (got != 0) {
-    if (got > 0)
-      fprintf(stderr, "tune: %s is locked by another sweep (%s); not starting a second writer\n", out,
-              holder[0] ? holder : "holder unknown");
-    else
-      fprintf(stderr, "tune: %s\n", err.msg);
+  if (!out || tn_out_refuse_input(out, 1, &o->file, &err) != 0 ||
+      tn_out_refuse_input(out, nfiles, (const char *const *)files, &err) != 0 ||
+      tn_lock_take(out, &lock, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    free(out);
     tn_sweep_files_free(files, nfiles);
     return TN_EXIT_USAGE;
   }
@@ -326,6 +361,7 @@ int tn_cmd_sweep(const tn_opts *o) {
     if (sweep_machine(o, &cfg, cfg.machines[i], files, nfiles, out, now, &new_findings) != 0)
       failed = 1;
   tn_lock_release(lock);
+  free(out);
   tn_sweep_files_free(files, nfiles);
   logf_("sweep done: %d new divergences%s", new_findings, failed ? ", with errors" : "");
   if (failed)

@@ -6,12 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <hdf5.h>
 
 #include "config.h"
 #include "eval.h"
 #include "h5values.h"
 #include "hlo_parse.h"
 #include "inputs.h"
+#include "outpath.h"
+#include "shquote.h"
 #include "verdict.h"
 
 void tn_repro_device_of_run(const tn_run_info *run, tn_repro_device *out) {
@@ -50,37 +55,34 @@ void tn_repro_device_of_run(const tn_run_info *run, tn_repro_device *out) {
   }
 }
 
-/* Single-quoted for sh. */
-static void sh_quote(FILE *f, const char *s) {
-  fputc('\'', f);
-  for (; *s; s++) {
-    if (*s == '\'')
-      fputs("'\\''", f);
-    else
-      fputc(*s, f);
-  }
-  fputc('\'', f);
-}
-
 typedef int (*write_fn)(FILE *f, const tn_repro_bundle *b);
 
-/* Writes DIR/name through fn; mode 0755 for scripts. */
+/* Writes DIR/name through fn into a fresh temporary beside it, then
+ * renames it into place: whatever DIR/name was before (a link planted in a
+ * shared folder, a hard link to someone's file) is replaced, never written
+ * through, and only our own file gets the mode. */
 static int write_text(const tn_repro_bundle *b, const char *name, mode_t mode, write_fn fn, hlo_error *err) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s", b->dir, name);
-  FILE *f = fopen(path, "w");
+  if (snprintf(path, sizeof path, "%s/%s", b->dir, name) >= (int)sizeof path)
+    return hlo_error_set(err, 0, 0, "%s: name too long", b->dir);
+  char *tmp = NULL;
+  int fd = tn_out_open_temp(path, &tmp, err);
+  if (fd < 0)
+    return -1;
+  FILE *f = fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
+  int rc = f ? fn(f, b) : -1;
   if (!f)
-    return hlo_error_set(err, 0, 0, "%s: %s", path, strerror(errno));
-  int rc = fn(f, b);
-  if (ferror(f))
+    close(fd);
+  else if (ferror(f) | (fclose(f) != 0))
     rc = -1;
-  if (fclose(f) != 0)
+  if (rc == 0 && rename(tmp, path) != 0)
     rc = -1;
-  if (rc == 0 && chmod(path, mode) != 0)
-    rc = -1;
-  if (rc != 0)
-    return hlo_error_set(err, 0, 0, "%s: cannot write it: %s", path, strerror(errno));
-  return 0;
+  if (rc != 0) {
+    hlo_error_set(err, 0, 0, "%s: cannot write it: %s", path, strerror(errno));
+    unlink(tmp);
+  }
+  free(tmp);
+  return rc;
 }
 
 static int put_hlo(FILE *f, const tn_repro_bundle *b) {
@@ -98,32 +100,52 @@ static int put_seed(FILE *f, const tn_repro_bundle *b) {
   return 0;
 }
 
+/* Every stored string goes through tn_sh_quote; tn_repro_write has
+ * refused any that holds a control character. */
 static int put_run_sh(FILE *f, const tn_repro_bundle *b) {
   tn_repro_device d;
   tn_repro_device_of_run(b->run, &d);
-  fprintf(f, "#!/bin/sh\n"
-             "# Reproducer of fusion %s, candidate %d (%s), from run %s.\n"
-             "# Exit status: 1 while the divergence persists, 0 once it is fixed, 2 on error.\n"
-             "#   TUNE      the tune binary (default: tune from PATH)\n"
-             "#   COMPILER  the compiler profile under test (default: the run's)\n"
-             "#   DEFECTS   its extra modelled defects, space-separated (default: the run's;\n"
-             "#             DEFECTS= runs without them)\n"
-             "#   BACKEND   a device backend .so instead of the built-in simulator\n"
-             "cd \"$(dirname \"$0\")\" || exit 2\n"
-             ": \"${TUNE:=tune}\"\n",
-          b->r->name, b->c->id, chk_verdict_name(b->c->verdict), b->run->id);
-  fputs(": \"${COMPILER:=", f);
-  fputs(d.compiler[0] ? d.compiler : "stable", f);
-  fputs("}\"\nDEFECTS=${DEFECTS-\"", f);
+  fputs("#!/bin/sh\n# Reproducer of fusion ", f);
+  tn_sh_quote(f, b->r->name);
+  fprintf(f, ", candidate %d (%s), from run ", b->c->id, chk_verdict_name(b->c->verdict));
+  tn_sh_quote(f, b->run->id);
+  fputs(".\n"
+        "# Exit status: 1 while the divergence persists, 0 once it is fixed, 2 on error.\n"
+        "#   TUNE      the tune binary (default: tune from PATH)\n"
+        "#   COMPILER  the compiler profile under test (default: the run's)\n"
+        "#   DEFECTS   its extra modelled defects, space-separated (default: the run's;\n"
+        "#             DEFECTS= runs without them)\n"
+        "#   BACKEND   a device backend .so instead of the built-in simulator\n"
+        "cd \"$(dirname \"$0\")\" || exit 2\n"
+        ": \"${TUNE:=tune}\"\n"
+        "[ -n \"${COMPILER:-}\" ] || COMPILER=",
+        f);
+  tn_sh_quote(f, d.compiler[0] ? d.compiler : "stable");
+  fputs("\n[ -n \"${DEFECTS+set}\" ] || DEFECTS=", f);
+  /* One word: the names joined by spaces, split again by the loop below. */
+  char *joined = NULL;
+  size_t len = 0;
+  FILE *mf = open_memstream(&joined, &len);
+  if (!mf)
+    return -1;
   for (int i = 0; i < d.ndefects; i++)
-    fprintf(f, "%s%s", i ? " " : "", d.defects[i]);
-  fputs("\"}\nset --\n"
+    fprintf(mf, "%s%s", i ? " " : "", d.defects[i]);
+  if (fclose(mf) != 0) {
+    free(joined);
+    return -1;
+  }
+  tn_sh_quote(f, joined);
+  free(joined);
+  fputs("\nset -f # the names are words, not patterns\n"
+        "set --\n"
         "for d in $DEFECTS; do set -- \"$@\" --defect \"$d\"; done\n"
+        "set +f\n"
         "if [ -n \"${BACKEND:-}\" ]; then set -- \"$@\" --backend \"$BACKEND\"; fi\n"
         "exec \"$TUNE\" --check fusion.hlo --only \"$(cat config.txt)\" --seed \"$(cat seed)\" --machine ",
         f);
-  sh_quote(f, d.machine[0] ? d.machine : "tpu-v5e");
-  fprintf(f, " --profile %s", chk_inputs_profile_name((chk_inputs_profile)b->r->profile));
+  tn_sh_quote(f, d.machine[0] ? d.machine : "tpu-v5e");
+  fputs(" --profile ", f);
+  tn_sh_quote(f, chk_inputs_profile_name((chk_inputs_profile)b->r->profile));
   fputs(" --compiler \"$COMPILER\" -q \"$@\"\n", f);
   return 0;
 }
@@ -179,6 +201,7 @@ static int write_values(const tn_repro_bundle *b, hlo_error *err) {
   hlo_value **args = calloc((size_t)(nargs ? nargs : 1), sizeof *args);
   hlo_value **outs = calloc((size_t)replicas, sizeof *outs);
   hid_t f = -1;
+  char *tmp = NULL;
   if (!args || !outs) {
     hlo_error_set(err, 0, 0, "out of memory");
     goto done;
@@ -187,7 +210,8 @@ static int write_values(const tn_repro_bundle *b, hlo_error *err) {
   chk_eval_opts eo = {.replicas = replicas, .emulate_device = 1};
   if (chk_inputs_make(m, &io, args, err) != 0 || chk_eval_module(m, nargs, args, &eo, outs, err) != 0)
     goto done;
-  f = tn_h5_create(path, err);
+  /* Into a temporary renamed over DIR/inputs.h5, like the text files. */
+  f = tn_out_create_h5_temp(path, &tmp, err);
   if (f < 0)
     goto done;
   if (tn_h5_attr_set_str(f, "tool", "tune", err) == 0 && tn_h5_attr_set_str(f, "tool_version", PACKAGE_VERSION, err) == 0 &&
@@ -199,7 +223,14 @@ static int write_values(const tn_repro_bundle *b, hlo_error *err) {
     *err = cerr;
     rc = -1;
   }
+  if (rc == 0 && rename(tmp, path) != 0) {
+    hlo_error_set(err, 0, 0, "cannot rename %s over it: %s", tmp, strerror(errno));
+    rc = -1;
+  }
 done:
+  if (tmp && rc != 0)
+    unlink(tmp);
+  free(tmp);
   for (int i = 0; args && i < nargs; i++)
     hlo_value_unref(args[i]);
   for (int i = 0; outs && i < replicas; i++)
@@ -220,7 +251,32 @@ static int put_original(FILE *f, const tn_repro_bundle *b) {
   return 0;
 }
 
+/* The stored strings that reach run.sh or README: none may hold a control
+ * character (shquote.h).  A results file is input like any other. */
+static int check_strings(const tn_repro_bundle *b, hlo_error *err) {
+  tn_repro_device d;
+  tn_repro_device_of_run(b->run, &d);
+  const char *what[7 + TN_REPRO_MAX_DEFECTS] = {"fusion name", "run id",  "compiler",         "machine",
+                                                "start time",  "config", "results file name"};
+  const char *text[7 + TN_REPRO_MAX_DEFECTS] = {b->r->name,       b->run->id,   b->run->compiler,
+                                                b->run->machine,  b->run->started, b->c->config,
+                                                b->results_path ? b->results_path : ""};
+  int n = 7;
+  for (int i = 0; i < d.ndefects; i++, n++) {
+    what[n] = "defect in the command line";
+    text[n] = d.defects[i];
+  }
+  for (int i = 0; i < n; i++)
+    if (tn_sh_has_control(text[i]))
+      return hlo_error_set(err, 0, 0,
+                           "the run's %s holds a control character (a newline?); not writing a script from it",
+                           what[i]);
+  return 0;
+}
+
 int tn_repro_write(const tn_repro_bundle *b, hlo_error *err) {
+  if (check_strings(b, err) != 0)
+    return -1;
   if (mkdir(b->dir, 0777) != 0 && errno != EEXIST)
     return hlo_error_set(err, 0, 0, "%s: cannot create it: %s", b->dir, strerror(errno));
   if (write_text(b, "fusion.hlo", 0644, put_hlo, err) != 0 || write_text(b, "config.txt", 0644, put_config, err) != 0 ||

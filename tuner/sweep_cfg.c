@@ -212,6 +212,12 @@ int tn_sweep_expand(const char *pattern, time_t t, char *buf, size_t n, hlo_erro
 #pragma GCC diagnostic pop
   if (w == 0)
     return hlo_error_set(err, 0, 0, "'%s' expands to nothing or to more than %zu bytes", pattern, n - 1);
+  /* strftime's %n and %t are a newline and a tab: no file name or run id
+   * should hold one (nor any other control character). */
+  for (size_t i = 0; i < w; i++)
+    if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+      return hlo_error_set(err, 0, 0, "'%s' expands to a name with a control character (%%n is a newline, %%t a tab)",
+                           pattern);
   return 0;
 }
 

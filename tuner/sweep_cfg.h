@@ -63,7 +63,8 @@ extern const char *const tn_sweep_input_profiles[];
 
 int tn_sweep_cfg_load(const char *path, tn_sweep_cfg *out, hlo_error *err);
 
-/* strftime of pattern at t in UTC; -1 with err when empty or too long. */
+/* strftime of pattern at t in UTC; -1 with err when empty, too long, or
+ * holding a control character (%n, %t). */
 int tn_sweep_expand(const char *pattern, time_t t, char *buf, size_t n, hlo_error *err);
 
 /* What makes two runs "the same sweep" for resuming: the corpus, the

@@ -58,7 +58,7 @@ flock "$out.lock" sleep 3 &
 holder=$!
 sleep 0.5
 expect_status 2 "a sweep on a locked file exits 2" "$TUNE" --sweep s.cfg
-expect_grep "locked by another sweep" "$TMPD/err" "with a clear message"
+expect_grep "locked by another writer" "$TMPD/err" "with a clear message"
 wait $holder
 
 # Shards: 1/2 and 2/2 merged give the unsharded findings.

@@ -975,7 +975,8 @@ tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err)
   }
   utc_now(run->started, sizeof run->started, false);
   run->finished[0] = '\0';
-  put_str(run->status, sizeof run->status, "running");
+  if (!run->status[0]) /* a merge names its own ("merging") */
+    put_str(run->status, sizeof run->status, "running");
   fill_host(run->host, sizeof run->host);
 
   tn_store *s = calloc(1, sizeof *s);

@@ -55,8 +55,9 @@ typedef struct tn_run_info {
 typedef struct tn_store tn_store; /* an open results file (path + run) */
 
 /* Opens PATH for appending a new run (creating the file when absent) and
- * records the run group with status "running".  The caller fills command,
- * machine, compiler and seed; this fills started, status and host, and the
+ * records the run group with status "running" (or the status the caller
+ * put in run->status).  The caller fills command, machine, compiler and
+ * seed; this fills started, status when empty, and host, and the
  * id (time and pid unless the caller set one; a -2, -3... suffix keeps it
  * unique in the file).  NULL with err; the file is then left as it was. */
 tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err);
