@@ -13,35 +13,31 @@
 #include "dev_machine.h"
 #include "lock.h"
 #include "outpath.h"
+#include "shquote.h"
 #include "store/store.h"
 #include "sweep.h"
 
-/* Single-quotes s for a shell command line. */
-static void shell_quote(FILE *f, const char *s) {
-  fputc('\'', f);
-  for (; *s; s++) {
-    if (*s == '\'')
-      fputs("'\\''", f);
-    else
-      fputc(*s, f);
-  }
-  fputc('\'', f);
-}
-
 static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_cand_result *r) {
   fputs("tune --check ", f);
-  shell_quote(f, file);
+  tn_sh_quote(f, file);
   fputs(" --only ", f);
-  shell_quote(f, r->config);
+  tn_sh_quote(f, r->config);
   fprintf(f, " --seed %llu", (unsigned long long)o->seed);
   if (o->profile != CHK_INPUTS_CONSTRAINED)
     fprintf(f, " --profile %s", chk_inputs_profile_name((chk_inputs_profile)o->profile));
-  if (o->machine)
-    fprintf(f, " --machine %s", o->machine);
-  if (o->compiler)
-    fprintf(f, " --compiler %s", o->compiler);
-  for (int i = 0; i < o->ndefects; i++)
-    fprintf(f, " --defect %s", o->defects[i]);
+  /* Names given on the command line may be paths: quoted like the rest. */
+  if (o->machine) {
+    fputs(" --machine ", f);
+    tn_sh_quote(f, o->machine);
+  }
+  if (o->compiler) {
+    fputs(" --compiler ", f);
+    tn_sh_quote(f, o->compiler);
+  }
+  for (int i = 0; i < o->ndefects; i++) {
+    fputs(" --defect ", f);
+    tn_sh_quote(f, o->defects[i]);
+  }
 }
 
 static void print_box(FILE *f, const chk_metrics *m) {
