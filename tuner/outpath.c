@@ -40,8 +40,6 @@ static char *canonical(const char *path) {
     return r;
   const char *slash = strrchr(path, '/');
   const char *base = slash ? slash + 1 : path;
-  if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-    return NULL;
   char *dir = NULL;
   if (!slash)
     dir = strdup(".");
@@ -53,6 +51,18 @@ static char *canonical(const char *path) {
   free(dir);
   if (!cdir)
     return NULL;
+  /* "DIR/." or "DIR/.." that did not resolve: DIR does not exist, so it
+   * is no link, and "." and ".." mean what they say. */
+  if (!*base || strcmp(base, ".") == 0)
+    return cdir;
+  if (strcmp(base, "..") == 0) {
+    char *up = strrchr(cdir, '/');
+    if (up && up != cdir)
+      *up = '\0';
+    else if (up)
+      up[1] = '\0';
+    return cdir;
+  }
   size_t n = strlen(cdir) + strlen(base) + 2;
   char *out = malloc(n);
   if (out)

@@ -168,6 +168,10 @@ static void dates_expand_in_utc(void **state) {
   assert_string_equal(buf, "r/tune-2026-11-30.h5");
   assert_int_equal(tn_sweep_expand("", t, buf, sizeof buf, &err), -1);
   assert_int_equal(tn_sweep_expand("%Y%Y%Y%Y%Y%Y%Y%Y%Y%Y%Y%Y%Y%Y%Y%Y%Y", t, buf, 16, &err), -1);
+  /* strftime's %n is a newline and %t a tab: never part of a file name. */
+  assert_int_equal(tn_sweep_expand("r/tune-%n.h5", t, buf, sizeof buf, &err), -1);
+  assert_non_null(strstr(err.msg, "control character"));
+  assert_int_equal(tn_sweep_expand("%Y%t.md", t, buf, sizeof buf, &err), -1);
 }
 
 static void identity_and_shards(void **state) {
