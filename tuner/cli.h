@@ -81,6 +81,11 @@ typedef struct tn_opts {
  * frees.  On failure prints `tune: PATH: reason` and returns -1. */
 int tn_read_file(const char *path, char **buf, size_t *len);
 
+/* Opens -o PATH of a text output (--print, --space) for writing, after the
+ * checks every output gets (outpath.h): refused when it names `input`,
+ * followed when it is a link.  On failure prints why and returns NULL. */
+FILE *tn_open_text_output(const char *path, const char *input);
+
 /* Reads, parses and (unless no_verify) verifies an HLO file.  On failure
  * prints `PATH:LINE:COL: error: MSG` and returns NULL. */
 hlo_module *tn_load_module(const char *path, int no_verify);

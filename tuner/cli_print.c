@@ -11,9 +11,8 @@ int tn_cmd_print(const tn_opts *o) {
     return TN_EXIT_USAGE;
   FILE *out = stdout;
   if (o->output && strcmp(o->output, "-") != 0) {
-    out = fopen(o->output, "w");
+    out = tn_open_text_output(o->output, o->file);
     if (!out) {
-      perror(o->output);
       hlo_module_free(m);
       return TN_EXIT_USAGE;
     }

@@ -36,8 +36,7 @@ int tn_cmd_space(const tn_opts *o) {
     return TN_EXIT_USAGE;
   }
   FILE *out = stdout;
-  if (o->output && !(out = fopen(o->output, "w"))) {
-    perror(o->output);
+  if (o->output && !(out = tn_open_text_output(o->output, o->file))) {
     free(cands);
     hlo_module_free(mod);
     return TN_EXIT_USAGE;

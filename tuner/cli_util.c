@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "outpath.h"
 #include "hlo_parse.h"
 #include "hlo_verify.h"
 
@@ -64,4 +65,20 @@ hlo_module *tn_load_module(const char *path, int no_verify) {
   if (!m)
     fprintf(stderr, "%s:%d:%d: error: %s\n", display_name(path), err.line, err.col, err.msg);
   return m;
+}
+
+FILE *tn_open_text_output(const char *path, const char *input) {
+  hlo_error err = {0};
+  const char *inputs[1] = {input};
+  char *out = tn_out_resolve(path, &err);
+  if (!out || tn_out_refuse_input(out, 1, inputs, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    free(out);
+    return NULL;
+  }
+  FILE *f = fopen(out, "w");
+  if (!f)
+    fprintf(stderr, "tune: %s: %s\n", path, strerror(errno));
+  free(out);
+  return f;
 }

@@ -93,6 +93,9 @@ if cmp -s in.h5 in.before; then ok "the inputs file is intact"; else not_ok "the
 cp "$ds/softmax.hlo" mod.hlo
 expect_status 2 "--eval M.hlo -o M.hlo is refused" "$TUNE" --eval mod.hlo -o mod.hlo
 if cmp -s mod.hlo "$ds/softmax.hlo"; then ok "the module is intact"; else not_ok "the module was replaced"; fi
+expect_status 2 "--print M.hlo -o M.hlo is refused" "$TUNE" --print mod.hlo -o mod.hlo
+expect_status 2 "--space M.hlo -o M.hlo is refused" "$TUNE" --space mod.hlo -o mod.hlo
+if cmp -s mod.hlo "$ds/softmax.hlo"; then ok "the module is still intact"; else not_ok "the module was replaced"; fi
 expect_status 2 "--reproduce -o onto its results file is refused" \
   "$TUNE" --reproduce x.h5 --fusion fused_softmax --candidate 0 -o x.h5
 # The sweep of report_clobbers_results.cfg: its report's output is its results file.
