@@ -57,6 +57,7 @@ typedef struct tn_opts {
   int threads;            /* --threads N; 0: OpenMP's default */
   int budget;             /* --budget N candidates; 0: all */
   double time_budget;     /* --time-budget S; 0: none */
+  int has_time_budget;    /* --time-budget given (--eval has a default) */
   const char *only;       /* --only 'CONFIG' */
   int stop_on_mismatch;   /* --stop-on-mismatch */
   int has_atol, has_rtol; /* --atol / --rtol given */

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Reliability of the reference evaluator (issue 11): a module that never
+# ends, or whose ops would run for hours, meets the evaluation deadline
+# (--time-budget, and --eval's default) with exit 2 and a clear message.
+# The elapsed bounds are generous: they catch a hang, they time nothing.
+. "$TUNE_SRCDIR/tests/integration/lib.sh"
+D="$TUNE_SRCDIR/tests/reliability_eval"
+
+# expect_deadline DESC MODE FILE: tune MODE FILE --time-budget 1 exits 2
+# within 20 s, saying the evaluation ran out of its budget.
+expect_deadline() {
+  desc=$1; mode=$2; file=$3
+  t0=$(date +%s)
+  if [ "$mode" = --eval ]; then
+    "$TUNE" --eval "$file" --time-budget 1 -o "$TMPD/out.h5" >"$TMPD/out" 2>"$TMPD/err"
+  else
+    "$TUNE" "$mode" "$file" --time-budget 1 -q >"$TMPD/out" 2>"$TMPD/err"
+  fi
+  got=$?
+  t=$(($(date +%s) - t0))
+  if [ "$got" -eq 2 ]; then ok "$desc: exit 2"; else
+    not_ok "$desc: exit $got, wanted 2"; sed 's/^/  # /' "$TMPD/err" | head -n 5; fi
+  expect_grep "evaluation exceeded the time budget of 1 s" "$TMPD/err" "$desc: says the budget ran out"
+  if [ "$t" -lt 20 ]; then ok "$desc: stopped after ${t}s"; else not_ok "$desc: took ${t}s"; fi
+}
+
+# Loops: a scalar while(true) (it used to run 1e8 iterations, 200 s) and
+# a loop over a 4 MB state that would take hours.
+expect_deadline "--eval while(true) scalar" --eval "$D/while_true_scalar.hlo"
+expect_deadline "--eval while over f32[1048576]" --eval "$D/while_forever.hlo"
+expect_deadline "--check while(true) scalar" --check "$D/while_true_scalar.hlo"
+expect_deadline "--check while over f32[1048576]" --check "$D/while_forever.hlo"
+# Single ops whose work grows beyond their data: the deadline is asked
+# inside them, not only between instructions.
+expect_deadline "--eval dot of 1.7e10 multiply-adds" --eval "$D/dot_long.hlo"
+expect_deadline "--eval convolution of 6.9e10 multiply-adds" --eval "$D/conv_long.hlo"
+expect_deadline "--eval reduce-window add, 1e12 adds" --eval "$D/window_add_long.hlo"
+expect_deadline "--eval reduce-window general reducer, 6.9e10 steps" --eval "$D/window_long.hlo"
+
+# No output file is left by an evaluation that ran out of time.
+if [ -e "$TMPD/out.h5" ]; then not_ok "a timed-out --eval wrote its output"; else ok "a timed-out --eval writes no output"; fi
+
+# A budget that is not exceeded changes nothing.
+expect_status 0 "--eval softmax --time-budget 30" "$TUNE" --eval "$TUNE_SRCDIR/datasets/softmax.hlo" --time-budget 30 -o "$TMPD/s.h5"
+expect_status 2 "--time-budget -1 is refused" "$TUNE" --eval "$D/while_true_scalar.hlo" --time-budget -1 -o "$TMPD/n.h5"
+
+finish
