@@ -51,9 +51,10 @@ enum { CHK_TICK_WORK = 1 << 16 };
 static inline bool chk_tick(chk_eval *ev, const hlo_instr *ins, int64_t units) {
   if (!(ev->deadline > 0))
     return false;
-  ev->work += units > 0 ? units : 1;
-  if (ev->work < CHK_TICK_WORK)
+  if (units < CHK_TICK_WORK - ev->work) { /* no sum: units may be near INT64_MAX */
+    ev->work += units > 0 ? units : 1;
     return false;
+  }
   ev->work = 0;
   return chk_time_up(ev, ins);
 }

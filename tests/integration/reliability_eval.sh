@@ -44,4 +44,23 @@ if [ -e "$TMPD/out.h5" ]; then not_ok "a timed-out --eval wrote its output"; els
 expect_status 0 "--eval softmax --time-budget 30" "$TUNE" --eval "$TUNE_SRCDIR/datasets/softmax.hlo" --time-budget 30 -o "$TMPD/s.h5"
 expect_status 2 "--time-budget -1 is refused" "$TUNE" --eval "$D/while_true_scalar.hlo" --time-budget -1 -o "$TMPD/n.h5"
 
+# Extreme values (issue 11): no undefined behaviour (the sanitizer build
+# aborts on any), and a shape that overflows int64 is refused where the
+# verifier meets it, with its position.
+expect_status 0 "--eval gather/scatter/dynamic-slice with s64 min/max indices" \
+  "$TUNE" --eval "$D/gather_s64_ub.hlo" -o "$TMPD/g.h5"
+expect_status 0 "--eval slice with stride s64 max" "$TUNE" --eval "$D/slice_huge_stride.hlo" -o "$TMPD/sl.h5"
+expect_status 2 "--print pad to 2^63 elements" "$TUNE" --print "$D/pad_overflow_ub.hlo"
+expect_grep "pad_overflow_ub.hlo:5:8: error: r: padding dimension 0 (lo 0, hi 0, interior 3074457345618258602) gives a size beyond 2^63" \
+  "$TMPD/err" "pad overflow: file:line:col error"
+expect_status 2 "--print concatenate past 2^63" "$TUNE" --print "$D/concat_overflow.hlo"
+expect_grep "concat_overflow.hlo:4:8: error: r: the concatenated dimension 0 has a size beyond 2^63" "$TMPD/err" \
+  "concatenate overflow: file:line:col error"
+expect_status 2 "--print reduce-window with s64 max stride, padding and dilations" "$TUNE" --print "$D/window_overflow.hlo"
+expect_grep "window_overflow.hlo:10:8: error: r: window dimension 0 gives sizes beyond 2^63" "$TMPD/err" \
+  "reduce-window overflow: file:line:col error"
+expect_status 2 "--print convolution with s64 max padding" "$TUNE" --print "$D/conv_window_overflow.hlo"
+expect_grep "conv_window_overflow.hlo:5:8: error: c: window dimension 0 gives sizes beyond 2^63" "$TMPD/err" \
+  "convolution overflow: file:line:col error"
+
 finish
