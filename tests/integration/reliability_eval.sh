@@ -63,4 +63,26 @@ expect_status 2 "--print convolution with s64 max padding" "$TUNE" --print "$D/c
 expect_grep "conv_window_overflow.hlo:5:8: error: c: window dimension 0 gives sizes beyond 2^63" "$TMPD/err" \
   "convolution overflow: file:line:col error"
 
+# --space on a leading dimension of 10^12 (issue 11): the default's
+# leading tile is the largest divisor of the dim whose 8x128 f32 block
+# stays within 512 KiB, i.e. at most 128; 1000000000039 has no divisor in
+# 2..128, so it is 1.  The old code tried every value below 10^12.
+t0=$(date +%s)
+"$TUNE" --space "$D/space_hang.hlo" >"$TMPD/space" 2>"$TMPD/err"
+got=$?
+t=$(($(date +%s) - t0))
+if [ "$got" -eq 0 ]; then ok "--space huge leading dim: exit 0"; else not_ok "--space huge leading dim: exit $got"; fi
+expect_grep "^default tile=1x8x128 " "$TMPD/space" "--space huge leading dim: default tile 1x8x128"
+if [ "$t" -lt 20 ]; then ok "--space huge leading dim: done in ${t}s"; else not_ok "--space huge leading dim: took ${t}s"; fi
+# A kernel whose bytes, reduction length or flops overflow int64 is refused.
+expect_status 2 "--space f32[2^32,2^32,128]" "$TUNE" --space "$D/fusion_bytes_overflow.hlo"
+expect_grep "fusion_bytes_overflow.hlo:3:3: error: p0: the kernel is too large (input bytes beyond 2^63)" "$TMPD/err" \
+  "bytes overflow: file:line:col error"
+expect_status 2 "--space reduce over 10^12 x 10^12" "$TUNE" --space "$D/fusion_reduce_overflow.hlo"
+expect_grep "fusion_reduce_overflow.hlo:10:8: error: r: the kernel is too large (reduction length beyond 2^63)" \
+  "$TMPD/err" "reduction length overflow: file:line:col error"
+expect_status 2 "--check dot of 5.4e19 flops" "$TUNE" --check "$D/fusion_flops_overflow.hlo"
+expect_grep "fusion_flops_overflow.hlo:5:8: error: d: the kernel is too large (element count or flops beyond 2^63)" \
+  "$TMPD/err" "flops overflow: file:line:col error"
+
 finish
