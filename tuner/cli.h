@@ -86,6 +86,10 @@ int tn_read_file(const char *path, char **buf, size_t *len);
  * prints `PATH:LINE:COL: error: MSG` and returns NULL. */
 hlo_module *tn_load_module(const char *path, int no_verify);
 
+/* The largest --threads (and sweep file threads) accepted: four per
+ * online core, and at least 64 (cli_threads.c says why). */
+int tn_threads_max(void);
+
 int tn_cmd_print(const tn_opts *o);
 int tn_cmd_list_machines(const tn_opts *o);
 int tn_cmd_eval(const tn_opts *o);

@@ -69,7 +69,8 @@ static void usage(FILE *f) {
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
         "      --defect NAME       enable one modelled defect (repeatable; --list-defects)\n"
         "      --seed N            seed of the synthesised inputs and timing jitter (default 0)\n"
-        "      --threads N         candidates checked in parallel (default: all cores)\n"
+        "      --threads N         candidates checked in parallel (default: all cores;\n"
+        "                          at most 4 per core, and at least 64 are allowed)\n"
         "      --budget N          check at most N candidates (the default included)\n"
         "      --time-budget S     start no new candidate after S seconds, and give up\n"
         "                          on a reference evaluation that takes longer\n"
@@ -250,8 +251,10 @@ int main(int argc, char **argv) {
       o.defects[o.ndefects++] = optarg;
       break;
     case OPT_THREADS:
-      if (parse_number("--threads", optarg, 1, 1024, &num) != 0)
+      if (parse_number("--threads", optarg, 1, (uint64_t)tn_threads_max(), &num) != 0) {
+        fprintf(stderr, "tune: --threads: at most 4 per core (at least 64): more only take memory\n");
         return TN_EXIT_USAGE;
+      }
       o.threads = (int)num;
       break;
     case OPT_BUDGET:

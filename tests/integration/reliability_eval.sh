@@ -85,4 +85,26 @@ expect_status 2 "--check dot of 5.4e19 flops" "$TUNE" --check "$D/fusion_flops_o
 expect_grep "fusion_flops_overflow.hlo:5:8: error: d: the kernel is too large (element count or flops beyond 2^63)" \
   "$TMPD/err" "flops overflow: file:line:col error"
 
+# --threads beyond 4 per core (at least 64) is refused: more threads only
+# take memory (issue 11: --threads 1000 took 1.2 GB).
+cores=$(nproc 2>/dev/null || echo 1)
+max=$((4 * cores)); [ "$max" -lt 64 ] && max=64
+expect_status 2 "--threads $((max + 1)) is refused" "$TUNE" --check "$TUNE_SRCDIR/datasets/softmax.hlo" --threads $((max + 1))
+expect_grep "at most 4 per core (at least 64)" "$TMPD/err" "--threads: says why"
+expect_status 0 "--threads 64 is accepted" "$TUNE" --check "$TUNE_SRCDIR/datasets/softmax.hlo" --threads 64 --budget 2 -q
+cat >"$TMPD/t.cfg" <<EOF2
+sweep: {
+  corpus = [ "$TUNE_SRCDIR/datasets/softmax.hlo" ];
+  machines = [ "tpu-v5e" ];
+  compiler = "stable";
+  inputs = "naive";
+  budget = 2;
+  threads = $((max + 1));
+  output = "$TMPD/t.h5";
+};
+EOF2
+expect_status 2 "a sweep file with threads = $((max + 1)) is refused" "$TUNE" --sweep "$TMPD/t.cfg"
+expect_grep "'sweep.threads' is $((max + 1)), more than $max" "$TMPD/err" "sweep threads: says why"
+if [ -e "$TMPD/t.h5" ]; then not_ok "the refused sweep wrote its output"; else ok "the refused sweep wrote nothing"; fi
+
 finish
