@@ -586,7 +586,7 @@ static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
     if (last_use[i] == i && ins != c->root)
       continue;
     /* An instruction's work is at least its result's size; ops that do
-     * much more per element (dot, convolution, windows, sort) also slice
+     * much more per element (dot, convolution, reduce-window) also slice
      * their own loops. */
     if (chk_tick(ev, ins, ins->shape.type == HLO_TUPLE ? 1 : hlo_shape_elements(&ins->shape))) {
       rc = -1;
