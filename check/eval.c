@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "eval_fuse.h"
 #include "eval_internal.h"
@@ -79,6 +80,21 @@ static hlo_value *result(chk_eval *ev, const hlo_instr *ins, bool zero) {
 hlo_value *chk_result(chk_eval *ev, const hlo_instr *ins) { return result(ev, ins, true); }
 
 hlo_value *chk_result_uninit(chk_eval *ev, const hlo_instr *ins) { return result(ev, ins, false); }
+
+static double monotonic_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+bool chk_past_deadline(const chk_eval *ev) { return ev->deadline > 0 && monotonic_s() > ev->deadline; }
+
+bool chk_time_up(chk_eval *ev, const hlo_instr *ins) {
+  if (!chk_past_deadline(ev))
+    return false;
+  chk_fail(ev, ins, "evaluation exceeded the time budget of %g s", ev->o.time_budget);
+  return true;
+}
 
 /* ---- op table ------------------------------------------------------------ */
 
@@ -260,7 +276,9 @@ static int eval_while(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
       rc = -1;
       break;
     }
-    if (eval_comp(ev, cond, nrep, base, state, flag) != 0) {
+    /* Every iteration counts, even one of scalar instructions: a loop
+     * that never ends must meet the deadline wherever its time goes. */
+    if (chk_tick(ev, ins, 1) || eval_comp(ev, cond, nrep, base, state, flag) != 0) {
       rc = -1;
       break;
     }
@@ -567,6 +585,13 @@ static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
      * dumps from failing a fusion whose root does not need it. */
     if (last_use[i] == i && ins != c->root)
       continue;
+    /* An instruction's work is at least its result's size; ops that do
+     * much more per element (dot, convolution, reduce-window) also slice
+     * their own loops. */
+    if (chk_tick(ev, ins, ins->shape.type == HLO_TUPLE ? 1 : hlo_shape_elements(&ins->shape))) {
+      rc = -1;
+      break;
+    }
     /* HOOK(fuse): block-by-block elementwise groups are wired in here. */
     const hlo_instr *const *reads = (const hlo_instr *const *)ins->operands;
     int nreads = ins->noperands;
@@ -622,6 +647,8 @@ int chk_eval_module(const hlo_module *m, int nargs, hlo_value *const *args, cons
     ev.o = *o;
   if (ev.o.replicas < 1)
     ev.o.replicas = 1;
+  if (ev.o.time_budget > 0)
+    ev.deadline = monotonic_s() + ev.o.time_budget;
   const hlo_computation *e = m->entry;
   if (!e)
     return hlo_error_set(err, 0, 0, "module has no entry computation");

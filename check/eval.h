@@ -39,6 +39,14 @@ typedef struct chk_eval_opts {
    * not shown to the hook. */
   chk_eval_hook *hook;
   void *hook_ctx;
+  /* Wall-clock seconds one chk_eval_module call may take; 0: no limit.
+   * A module can loop forever or hold a dot that runs for hours, and the
+   * checker must not hang with it: loop iterations and instructions count
+   * their work and read the clock every so often, long ops between slices
+   * of a few million units of work, so evaluation stops within a small
+   * fraction of a second of the deadline, failing with
+   * "evaluation exceeded the time budget of S s". */
+  double time_budget;
 } chk_eval_opts;
 
 /* Evaluates m's entry computation.  args holds one value per entry

@@ -185,65 +185,76 @@ hlo_value *chk_op_convolution(chk_eval *ev, const hlo_instr *ins, hlo_value *con
   if (rc == 0) {
     int64_t fpg = g.f_out / g.g, fpb = g.f_out / g.bg, nper = g.n_in / g.bg;
     int64_t total = g.n_out * ospat;
-#pragma omp parallel if (total * g.f_out * wcount * g.ki >= (1 << 16)) reduction(| : rc)
-    {
-      int64_t *xo = malloc(sizeof(int64_t) * (size_t)(wcount > 0 ? wcount : 1));
-      int64_t *ko = malloc(sizeof(int64_t) * (size_t)(wcount > 0 ? wcount : 1));
-      int64_t *sp = malloc(sizeof(int64_t) * (size_t)(wcount > 0 ? wcount : 1)); /* input spatial linear */
-      if (!xo || !ko || !sp)
-        rc = -1;
-#pragma omp for schedule(dynamic, 16)
-      for (int64_t t = 0; t < total; t++) {
+    /* Output positions in slices of about CHK_SLICE_WORK multiply-adds
+     * (at least 16 positions, for the threads), the deadline asked between
+     * them; each position is computed alone, so slicing changes no bit. */
+    int64_t pos_work = g.f_out * wcount * g.ki, step = chk_slice_rows(pos_work);
+    if (step < 16)
+      step = 16;
+    for (int64_t t0 = 0; rc == 0 && t0 < total; t0 += step) {
+      int64_t t1 = total - t0 < step ? total : t0 + step;
+#pragma omp parallel if ((t1 - t0) * pos_work >= (1 << 16)) reduction(| : rc)
+      {
+        int64_t *xo = malloc(sizeof(int64_t) * (size_t)(wcount > 0 ? wcount : 1));
+        int64_t *ko = malloc(sizeof(int64_t) * (size_t)(wcount > 0 ? wcount : 1));
+        int64_t *sp = malloc(sizeof(int64_t) * (size_t)(wcount > 0 ? wcount : 1)); /* input spatial linear */
         if (!xo || !ko || !sp)
-          continue;
-        int64_t n = t / (ospat > 0 ? ospat : 1), r = t % (ospat > 0 ? ospat : 1);
-        int64_t opos[HLO_MAX_RANK];
-        for (int d = g.ns - 1; d >= 0; d--)
-          opos[d] = r % g.os[d], r /= g.os[d];
-        /* the window positions that hit the input, in row-major order */
-        int64_t npos = 0, widx[HLO_MAX_RANK] = {0};
-        for (int64_t wl = 0; wl < wcount; wl++) {
-          int64_t s_lin = 0, k_lin = 0;
-          bool hit = true;
-          for (int d = 0; d < g.ns; d++) {
-            int64_t iv = tab[d][opos[d] * g.w[d].size + widx[d]];
-            if (iv < 0) {
-              hit = false;
-              break;
+          rc = -1;
+#pragma omp for schedule(dynamic, 16)
+        for (int64_t t = t0; t < t1; t++) {
+          if (!xo || !ko || !sp)
+            continue;
+          int64_t n = t / (ospat > 0 ? ospat : 1), r = t % (ospat > 0 ? ospat : 1);
+          int64_t opos[HLO_MAX_RANK];
+          for (int d = g.ns - 1; d >= 0; d--)
+            opos[d] = r % g.os[d], r /= g.os[d];
+          /* the window positions that hit the input, in row-major order */
+          int64_t npos = 0, widx[HLO_MAX_RANK] = {0};
+          for (int64_t wl = 0; wl < wcount; wl++) {
+            int64_t s_lin = 0, k_lin = 0;
+            bool hit = true;
+            for (int d = 0; d < g.ns; d++) {
+              int64_t iv = tab[d][opos[d] * g.w[d].size + widx[d]];
+              if (iv < 0) {
+                hit = false;
+                break;
+              }
+              int64_t kidx = g.w[d].reversal ? g.ks[d] - 1 - widx[d] : widx[d];
+              s_lin = s_lin * g.s_in[d] + iv;
+              k_lin = k_lin * g.ks[d] + kidx;
             }
-            int64_t kidx = g.w[d].reversal ? g.ks[d] - 1 - widx[d] : widx[d];
-            s_lin = s_lin * g.s_in[d] + iv;
-            k_lin = k_lin * g.ks[d] + kidx;
+            if (hit) {
+              sp[npos] = s_lin;
+              ko[npos] = k_lin * g.ki;
+              npos++;
+            }
+            for (int d = g.ns - 1; d >= 0; d--) {
+              if (++widx[d] < g.ks[d])
+                break;
+              widx[d] = 0;
+            }
           }
-          if (hit) {
-            sp[npos] = s_lin;
-            ko[npos] = k_lin * g.ki;
-            npos++;
-          }
-          for (int d = g.ns - 1; d >= 0; d--) {
-            if (++widx[d] < g.ks[d])
-              break;
-            widx[d] = 0;
+          for (int64_t f = 0; f < g.f_out; f++) {
+            int64_t in_n = (f / fpb) * nper + n, c0 = (f / fpg) * g.ki;
+            int64_t xbase = in_n * sin_prod;
+            for (int64_t p = 0; p < npos; p++)
+              xo[p] = (xbase + sp[p]) * g.c_in + c0;
+            int64_t kbase = f * ks_prod * g.ki, oidx = t * g.f_out + f;
+            /* ko[] holds offsets within one output feature's kernel */
+            if (ct == HLO_F32)
+              ((float *)op)[oidx] = accum_f32(xp, (const float *)kp + kbase, xo, ko, npos, g.ki);
+            else if (ct == HLO_F64)
+              ((double *)op)[oidx] = accum_f64(xp, (const double *)kp + kbase, xo, ko, npos, g.ki);
+            else
+              ((uint64_t *)op)[oidx] = accum_u64(xp, (const uint64_t *)kp + kbase, xo, ko, npos, g.ki);
           }
         }
-        for (int64_t f = 0; f < g.f_out; f++) {
-          int64_t in_n = (f / fpb) * nper + n, c0 = (f / fpg) * g.ki;
-          int64_t xbase = in_n * sin_prod;
-          for (int64_t p = 0; p < npos; p++)
-            xo[p] = (xbase + sp[p]) * g.c_in + c0;
-          int64_t kbase = f * ks_prod * g.ki, oidx = t * g.f_out + f;
-          /* ko[] holds offsets within one output feature's kernel */
-          if (ct == HLO_F32)
-            ((float *)op)[oidx] = accum_f32(xp, (const float *)kp + kbase, xo, ko, npos, g.ki);
-          else if (ct == HLO_F64)
-            ((double *)op)[oidx] = accum_f64(xp, (const double *)kp + kbase, xo, ko, npos, g.ki);
-          else
-            ((uint64_t *)op)[oidx] = accum_u64(xp, (const uint64_t *)kp + kbase, xo, ko, npos, g.ki);
-        }
+        free(xo);
+        free(ko);
+        free(sp);
       }
-      free(xo);
-      free(ko);
-      free(sp);
+      if (rc == 0 && chk_time_up(ev, ins))
+        rc = -1;
     }
   }
   if (rc == 0) {

@@ -245,6 +245,13 @@ static void gemm_u64(int64_t M, int64_t N, int64_t K, const uint64_t *A, const u
 
 /* ---- the op ---------------------------------------------------------------- */
 
+/* Rows per slice when a row costs row_work multiply-adds: about
+ * CHK_SLICE_WORK, and at least 16 rows so that threads share a slice. */
+static int64_t slice_rows(int64_t row_work) {
+  int64_t n = chk_slice_rows(row_work);
+  return n < 16 ? 16 : n;
+}
+
 /* Shared with eval_conv.c, as are chk_dot_operand and chk_permute_copy. */
 hlo_etype chk_dot_compute_type(hlo_etype out) {
   switch (hlo_etype_class(out)) {
@@ -424,6 +431,7 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
       goto done;
   }
   rc = 0;
+  bool timed_out = false;
   bool emulated = ev->o.emulate_device && ct == HLO_F32;
   if (emulated) {
     /* --emulate-device: the device's bf16 MXU passes and flushing, same
@@ -443,32 +451,45 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
         for (int64_t k = 0; k < K; k++)
           for (int64_t j = 0; j < N; j++)
             dev_dot_split(Bf[(b * K + k) * N + j], p, bs + 3 * ((b * N + j) * K + k));
-#pragma omp parallel for schedule(static) if (B * M * N * K >= (1 << 18))
-      for (int64_t bi = 0; bi < B * M; bi++) {
-        int64_t b = bi / M;
-        for (int64_t j = 0; j < N; j++) {
-          const float *x = as + 3 * bi * K, *y = bs + 3 * (b * N + j) * K;
-          float acc = 0.0f;
-          for (int64_t k = 0; k < K; k++)
-            acc = dev_ftz_f32(acc + dev_dot_parts_product(x + 3 * k, y + 3 * k, p));
-          Cf[bi * N + j] = acc;
+      int64_t step = slice_rows(N * K);
+      for (int64_t r0 = 0; r0 < B * M && !timed_out; r0 += step) {
+        int64_t r1 = B * M - r0 < step ? B * M : r0 + step;
+#pragma omp parallel for schedule(static) if ((r1 - r0) * N * K >= (1 << 18))
+        for (int64_t bi = r0; bi < r1; bi++) {
+          int64_t b = bi / M;
+          for (int64_t j = 0; j < N; j++) {
+            const float *x = as + 3 * bi * K, *y = bs + 3 * (b * N + j) * K;
+            float acc = 0.0f;
+            for (int64_t k = 0; k < K; k++)
+              acc = dev_ftz_f32(acc + dev_dot_parts_product(x + 3 * k, y + 3 * k, p));
+            Cf[bi * N + j] = acc;
+          }
         }
+        timed_out = chk_time_up(ev, ins);
       }
     }
     free(as);
     free(bs);
   }
-  for (int64_t b = 0; rc == 0 && !emulated && b < B; b++) {
-    if (ct == HLO_F32)
-      rc = gemm_f32(M, N, K, (const float *)A + b * M * K, (const float *)Bm + b * K * N,
-                    (float *)C + b * M * N);
-    else if (ct == HLO_F64)
-      gemm_f64(M, N, K, (const double *)A + b * M * K, (const double *)Bm + b * K * N,
-               (double *)C + b * M * N);
-    else
-      gemm_u64(M, N, K, (const uint64_t *)A + b * M * K, (const uint64_t *)Bm + b * K * N,
-               (uint64_t *)C + b * M * N);
-  }
+  /* Each output row depends on its own row of A only, so running the rows
+   * in slices, with the deadline asked between them, changes no bit.  f32
+   * slices are at least 4 * MC rows, so repacking B per slice costs little. */
+  int64_t step = slice_rows(N * K);
+  if (ct == HLO_F32 && step < 4 * MC)
+    step = 4 * MC;
+  for (int64_t b = 0; rc == 0 && !emulated && !timed_out && b < B; b++)
+    for (int64_t i0 = 0; rc == 0 && !timed_out && i0 < M; i0 += step) {
+      int64_t mr = M - i0 < step ? M - i0 : step, a0 = b * M * K + i0 * K, c0 = b * M * N + i0 * N;
+      if (ct == HLO_F32)
+        rc = gemm_f32(mr, N, K, (const float *)A + a0, (const float *)Bm + b * K * N, (float *)C + c0);
+      else if (ct == HLO_F64)
+        gemm_f64(mr, N, K, (const double *)A + a0, (const double *)Bm + b * K * N, (double *)C + c0);
+      else
+        gemm_u64(mr, N, K, (const uint64_t *)A + a0, (const uint64_t *)Bm + b * K * N, (uint64_t *)C + c0);
+      timed_out = chk_time_up(ev, ins);
+    }
+  if (timed_out)
+    rc = -1;
   if (rc == 0 && cbuf)
     rc = hlo_convert_array(ct, cbuf, out->type, out->data, (size_t)out->count);
 done:
@@ -479,7 +500,7 @@ done:
   free(cbuf);
   if (rc != 0) {
     hlo_value_unref(out);
-    return chk_fail(ev, ins, "out of memory");
+    return chk_fail(ev, ins, "out of memory"); /* keeps a deadline's error: the first wins */
   }
   return out;
 }

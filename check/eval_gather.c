@@ -543,8 +543,11 @@ static int scatter_run(scatter_ctx *c, const hlo_value *idx) {
     bool inside = true;
     int64_t aoff = 0;
     for (int d = 0; d < a->rank && inside; d++) {
+      /* Indices may be anything an s64/u64 holds: test before using one
+       * in an offset, where an extreme value would overflow. */
       inside = start[d] >= 0 && start[d] <= a->dims[d] - wsize[d];
-      aoff += start[d] * as[d];
+      if (inside)
+        aoff += start[d] * as[d];
     }
     if (!inside)
       continue;

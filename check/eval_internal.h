@@ -20,7 +20,50 @@ typedef struct chk_eval {
   hlo_error *err;
   int depth;       /* nested computation calls, bounded */
   int failed;
+  double deadline; /* CLOCK_MONOTONIC seconds; 0: none (o.time_budget) */
+  int64_t work;    /* units of work since the clock was last read */
 } chk_eval;
+
+/* The deadline (chk_eval_opts.time_budget).  chk_time_up reads the clock:
+ * past the deadline it records the error at ins (chk_fail) and returns
+ * true, so the caller unwinds as for any failure.  It is called from the
+ * evaluating thread only, between (never inside) parallel regions: long
+ * ops run their work in sequential slices of about CHK_SLICE_WORK units
+ * (multiply-adds, element visits) and ask after each slice. */
+bool chk_time_up(chk_eval *ev, const hlo_instr *ins);
+/* Whether the deadline has passed, recording nothing: safe from any
+ * thread, for the rare loop whose single unit of work (one block of a
+ * huge window) is itself long; its caller reports through chk_time_up. */
+bool chk_past_deadline(const chk_eval *ev);
+
+/* Units of work per slice of a long op: a few milliseconds of its inner
+ * loop, so the clock costs nothing measurable and a deadline is overrun by
+ * little. */
+enum { CHK_SLICE_WORK = 1 << 22 };
+/* Units between clock reads of chk_tick: an instruction of that many
+ * elements, or that many scalar instructions, takes tens of microseconds
+ * at least, against tens of nanoseconds for the clock. */
+enum { CHK_TICK_WORK = 1 << 16 };
+
+/* chk_time_up for work that comes in many small units (instructions,
+ * scalar computations called per element, while iterations): the clock is
+ * read once every CHK_TICK_WORK units. */
+static inline bool chk_tick(chk_eval *ev, const hlo_instr *ins, int64_t units) {
+  if (!(ev->deadline > 0))
+    return false;
+  if (units < CHK_TICK_WORK - ev->work) { /* no sum: units may be near INT64_MAX */
+    ev->work += units > 0 ? units : 1;
+    return false;
+  }
+  ev->work = 0;
+  return chk_time_up(ev, ins);
+}
+
+/* Rows per slice for a loop whose rows cost row_work units each: at
+ * least 1, so a slice is about CHK_SLICE_WORK units of work. */
+static inline int64_t chk_slice_rows(int64_t row_work) {
+  return row_work >= CHK_SLICE_WORK ? 1 : CHK_SLICE_WORK / (row_work > 0 ? row_work : 1);
+}
 
 /* Records an error at ins (its line/col, its name and opcode prefixed to
  * the message) and returns NULL, so op functions can `return chk_fail(...)`. */

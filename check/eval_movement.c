@@ -414,15 +414,21 @@ static hlo_value *op_slice(chk_eval *ev, const hlo_instr *ins, hlo_value *const 
   for (int d = 0; d < a->rank; d++) {
     const hlo_slice_dim *s = &at->slice[d];
     int64_t stride = s->stride > 0 ? s->stride : 1;
-    int64_t n = s->limit > s->start ? (s->limit - s->start + stride - 1) / stride : 0;
-    if (s->start < 0 || s->limit > a->dims[d] || n != r->dims[d]) {
+    if (s->start < 0 || s->limit > a->dims[d]) {
+      return chk_fail_unref(ev, ins, r, "slice [%lld:%lld:%lld] does not fit dimension %d of size %lld",
+                        (long long)s->start, (long long)s->limit, (long long)s->stride, d,
+                        (long long)a->dims[d]);
+    }
+    /* the count without start + stride - 1, which a huge stride overflows */
+    int64_t n = s->limit > s->start ? (s->limit - s->start - 1) / stride + 1 : 0;
+    if (n != r->dims[d]) {
       return chk_fail_unref(ev, ins, r, "slice [%lld:%lld:%lld] does not fit dimension %d of size %lld",
                         (long long)s->start, (long long)s->limit, (long long)s->stride, d,
                         (long long)a->dims[d]);
     }
     off += s->start * as[d];
     b.dims[d] = n;
-    b.src[d] = as[d] * stride;
+    b.src[d] = n > 1 ? as[d] * stride : 0; /* a stride past the end takes one element */
   }
   if (r->count > 0)
     block_copy(r->data, (const char *)a->data + (size_t)off * a->elem_size, &b, a->elem_size);
@@ -592,9 +598,10 @@ static hlo_value *op_pad(chk_eval *ev, const hlo_instr *ins, hlo_value *const *o
     if (p->interior < 0) {
       return chk_fail_unref(ev, ins, r, "negative interior padding in dimension %d", d);
     }
-    int64_t step = p->interior + 1, n = a->dims[d];
+    int64_t n = a->dims[d], want;
     /* Interior padding goes between elements: n - 1 gaps, none for n = 0. */
-    int64_t want = p->lo + p->hi + n + (n > 0 ? (n - 1) * p->interior : 0);
+    if (!hlo_pad_size(n, p, &want))
+      return chk_fail_unref(ev, ins, r, "padding of dimension %d gives a size beyond 2^63", d);
     if (want < 0)
       want = 0;
     if (want != r->dims[d]) {
@@ -602,19 +609,30 @@ static hlo_value *op_pad(chk_eval *ev, const hlo_instr *ins, hlo_value *const *o
                         (long long)want, d, (long long)r->dims[d]);
     }
     /* First operand index whose position lo + i*step is >= 0, and one past
-     * the last whose position is < result size. */
-    int64_t first = p->lo >= 0 ? 0 : (-p->lo + step - 1) / step;
-    int64_t last = r->dims[d] - 1 - p->lo; /* position bound, in units of step */
-    int64_t end = last < 0 ? 0 : last / step + 1;
-    if (end > n)
-      end = n;
-    if (first >= end)
+     * the last whose position is < result size.  lo and hi may be extreme
+     * (a huge negative lo against a huge hi still gives a small size), so
+     * this runs in unsigned arithmetic: |lo| + step - 1 and
+     * size - 1 + |lo| stay below 2^64 for any int64 lo, step <= 2^63. */
+    uint64_t step = (uint64_t)p->interior + 1;
+    uint64_t mag_lo = p->lo < 0 ? 0 - (uint64_t)p->lo : (uint64_t)p->lo;
+    uint64_t first = p->lo >= 0 ? 0 : (mag_lo + step - 1) / step;
+    uint64_t end; /* one past the last operand index inside */
+    if (r->dims[d] == 0 || (p->lo >= 0 && mag_lo > (uint64_t)r->dims[d] - 1))
+      end = 0;
+    else
+      end = ((uint64_t)r->dims[d] - 1 + (p->lo < 0 ? mag_lo : 0) - (p->lo >= 0 ? mag_lo : 0)) / step + 1;
+    if (end > (uint64_t)n)
+      end = (uint64_t)n;
+    if (first >= end) {
       empty = true;
-    b.dims[d] = end - first;
+      continue;
+    }
+    /* Inside the result now, so each product below is an offset into it. */
+    b.dims[d] = (int64_t)(end - first);
     b.src[d] = as[d];
-    b.dst[d] = rs[d] * step;
-    src_off += first * as[d];
-    dst_off += (p->lo + first * step) * rs[d];
+    b.dst[d] = b.dims[d] > 1 ? rs[d] * (int64_t)step : 0; /* huge steps fit only one element */
+    src_off += (int64_t)first * as[d];
+    dst_off += (int64_t)((uint64_t)p->lo + first * step) * rs[d];
   }
   fill(r->data, pv->data, r->count, r->elem_size);
   if (!empty && a->count > 0)

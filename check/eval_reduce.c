@@ -895,63 +895,76 @@ static int window_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
     wcount *= win->dims[d].size;
   int64_t nblocks = (nout + CHK_RPROG_LANES - 1) / CHK_RPROG_LANES;
   int failed = 0;
-  (void)nblocks;
-#pragma omp parallel if (nout * wcount >= ROWS_MIN_PAR && nblocks > 1) reduction(| : failed)
-  {
-    chk_rprog_lanes *l = chk_rprog_lanes_new(prog);
-    int64_t offs[CHK_RPROG_LANES], oidx[CHK_RPROG_LANES];
-    int64_t(*opos)[HLO_MAX_RANK] = malloc(sizeof *opos * CHK_RPROG_LANES);
-    uint8_t keep[CHK_RPROG_LANES];
-    if (!l || !opos)
-      failed = 1;
-#pragma omp for schedule(dynamic, 4)
-    for (int64_t b = 0; b < nblocks; b++) {
+  /* Blocks in slices of about CHK_SLICE_WORK window positions, the
+   * deadline asked between them (each block is folded alone). */
+  int64_t step = chk_slice_rows(wcount * CHK_RPROG_LANES);
+  if (step < max_threads())
+    step = max_threads(); /* one block per thread at least */
+  for (int64_t b0 = 0; !failed && b0 < nblocks; b0 += step) {
+    int64_t b1 = nblocks - b0 < step ? nblocks : b0 + step;
+#pragma omp parallel if ((b1 - b0) * CHK_RPROG_LANES * wcount >= ROWS_MIN_PAR && b1 - b0 > 1) \
+      reduction(| : failed)
+    {
+      chk_rprog_lanes *l = chk_rprog_lanes_new(prog);
+      int64_t offs[CHK_RPROG_LANES], oidx[CHK_RPROG_LANES];
+      int64_t(*opos)[HLO_MAX_RANK] = malloc(sizeof *opos * CHK_RPROG_LANES);
+      uint8_t keep[CHK_RPROG_LANES];
       if (!l || !opos)
-        continue;
-      int64_t o0 = b * CHK_RPROG_LANES;
-      int m = (int)(nout - o0 < CHK_RPROG_LANES ? nout - o0 : CHK_RPROG_LANES);
-      for (int i = 0; i < m; i++) {
-        int64_t r = oidx[i] = o0 + i;
-        for (int d = rank - 1; d >= 0; d--) {
-          opos[i][d] = r % res[0]->dims[d];
-          r /= res[0]->dims[d];
-        }
-      }
-      for (int i = 0; i < n; i++)
-        chk_rprog_load(l, i, ops[n + i]->data, NULL, m);
-      int64_t widx[HLO_MAX_RANK] = {0};
-      for (int64_t w = 0; w < wcount; w++) {
-        int any = 0;
+        failed = 1;
+#pragma omp for schedule(dynamic, 4)
+      for (int64_t b = b0; b < b1; b++) {
+        if (!l || !opos)
+          continue;
+        int64_t o0 = b * CHK_RPROG_LANES;
+        int m = (int)(nout - o0 < CHK_RPROG_LANES ? nout - o0 : CHK_RPROG_LANES);
         for (int i = 0; i < m; i++) {
-          int64_t sum = 0;
-          int d;
-          for (d = 0; d < rank; d++) {
-            int64_t t = tab[d][opos[i][d] * win->dims[d].size + widx[d]];
-            if (t < 0)
-              break;
-            sum += t;
+          int64_t r = oidx[i] = o0 + i;
+          for (int d = rank - 1; d >= 0; d--) {
+            opos[i][d] = r % res[0]->dims[d];
+            r /= res[0]->dims[d];
           }
-          keep[i] = d == rank;
-          offs[i] = keep[i] ? sum : 0;
-          any |= keep[i];
         }
-        if (any) { /* then the input has elements, and offset 0 is one */
-          for (int i = 0; i < n; i++)
-            chk_rprog_load(l, n + i, ops[i]->data, offs, m);
-          chk_rprog_run(l, m);
-          chk_rprog_feedback(l, m, keep);
-        }
-        for (int d = rank - 1; d >= 0; d--) {
-          if (++widx[d] < win->dims[d].size)
+        for (int i = 0; i < n; i++)
+          chk_rprog_load(l, i, ops[n + i]->data, NULL, m);
+        int64_t widx[HLO_MAX_RANK] = {0};
+        for (int64_t w = 0; w < wcount; w++) {
+          /* a block of a huge window is long itself */
+          if (w % 4096 == 4095 && chk_past_deadline(ev))
             break;
-          widx[d] = 0;
+          int any = 0;
+          for (int i = 0; i < m; i++) {
+            int64_t sum = 0;
+            int d;
+            for (d = 0; d < rank; d++) {
+              int64_t t = tab[d][opos[i][d] * win->dims[d].size + widx[d]];
+              if (t < 0)
+                break;
+              sum += t;
+            }
+            keep[i] = d == rank;
+            offs[i] = keep[i] ? sum : 0;
+            any |= keep[i];
+          }
+          if (any) { /* then the input has elements, and offset 0 is one */
+            for (int i = 0; i < n; i++)
+              chk_rprog_load(l, n + i, ops[i]->data, offs, m);
+            chk_rprog_run(l, m);
+            chk_rprog_feedback(l, m, keep);
+          }
+          for (int d = rank - 1; d >= 0; d--) {
+            if (++widx[d] < win->dims[d].size)
+              break;
+            widx[d] = 0;
+          }
         }
+        for (int i = 0; i < n; i++)
+          chk_rprog_store_arg(l, i, res[i]->data, oidx, m);
       }
-      for (int i = 0; i < n; i++)
-        chk_rprog_store_arg(l, i, res[i]->data, oidx, m);
+      free(opos);
+      chk_rprog_lanes_free(l);
     }
-    free(opos);
-    chk_rprog_lanes_free(l);
+    if (!failed && chk_time_up(ev, ins))
+      return -1;
   }
   if (failed) {
     chk_fail(ev, ins, "out of memory");
@@ -1009,14 +1022,20 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
     char init[16];
     if (!xd || !acc || hlo_convert_array(x->type, ops[1]->data, fr.ctype, init, 1) != 0)
       rc = -1;
-    if (rc == 0) {
-#pragma omp parallel if (nout * wcount >= ROWS_MIN_PAR) reduction(| : rc)
+    /* Outputs in slices of about CHK_SLICE_WORK window positions, the
+     * deadline asked between them (each output is folded alone). */
+    int64_t step = chk_slice_rows(wcount);
+    if (step < max_threads())
+      step = max_threads(); /* one output per thread at least */
+    for (int64_t o0 = 0; rc == 0 && o0 < nout; o0 += step) {
+      int64_t o1 = nout - o0 < step ? nout : o0 + step;
+#pragma omp parallel if ((o1 - o0) * wcount >= ROWS_MIN_PAR) reduction(| : rc)
       {
         int64_t *off = malloc(sizeof *off * (size_t)wcount);
         if (!off)
           rc = -1;
 #pragma omp for schedule(static)
-        for (int64_t o = 0; o < nout; o++) {
+        for (int64_t o = o0; o < o1; o++) {
           if (!off)
             continue;
           int64_t opos[HLO_MAX_RANK], r = o;
@@ -1031,6 +1050,8 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
         }
         free(off);
       }
+      if (rc == 0 && chk_time_up(ev, ins))
+        rc = -1; /* chk_fail keeps this first error, not the "out of memory" below */
     }
     if (rc == 0 && acc != res[0]->data)
       rc = hlo_convert_array(fr.ctype, acc, res[0]->type, res[0]->data, (size_t)nout);

@@ -57,6 +57,7 @@ typedef struct tn_opts {
   int threads;            /* --threads N; 0: OpenMP's default */
   int budget;             /* --budget N candidates; 0: all */
   double time_budget;     /* --time-budget S; 0: none */
+  int has_time_budget;    /* --time-budget given (--eval has a default) */
   const char *only;       /* --only 'CONFIG' */
   int stop_on_mismatch;   /* --stop-on-mismatch */
   int has_atol, has_rtol; /* --atol / --rtol given */
@@ -89,6 +90,10 @@ FILE *tn_open_text_output(const char *path, const char *input);
 /* Reads, parses and (unless no_verify) verifies an HLO file.  On failure
  * prints `PATH:LINE:COL: error: MSG` and returns NULL. */
 hlo_module *tn_load_module(const char *path, int no_verify);
+
+/* The largest --threads (and sweep file threads) accepted: four per
+ * online core, and at least 64 (cli_threads.c says why). */
+int tn_threads_max(void);
 
 int tn_cmd_print(const tn_opts *o);
 int tn_cmd_list_machines(const tn_opts *o);

@@ -32,6 +32,10 @@ static void report_module_error(const char *file, const hlo_error *err) {
     fprintf(stderr, "%s: error: %s\n", file, err->msg);
 }
 
+/* Seconds: far beyond what evaluating a real fusion takes, short enough
+ * that a runaway loop in a scripted batch is noticed. */
+enum { TN_EVAL_DEFAULT_TIME_BUDGET = 60 };
+
 static void unref_all(hlo_value **v, int n) {
   for (int i = 0; i < n; i++)
     hlo_value_unref(v[i]);
@@ -176,7 +180,10 @@ int tn_cmd_eval(const tn_opts *o) {
       goto done;
     }
   }
-  chk_eval_opts eo = {.replicas = o->replicas};
+  /* A module can loop forever; without a deadline --eval would hang with
+   * it, so one applies unless --time-budget says otherwise (0: none). */
+  chk_eval_opts eo = {.replicas = o->replicas,
+                      .time_budget = o->has_time_budget ? o->time_budget : TN_EVAL_DEFAULT_TIME_BUDGET};
   if (chk_eval_module(m, nargs, args, &eo, outs, &err) != 0) {
     report_module_error(shown, &err);
     goto done;

@@ -317,6 +317,11 @@ int tn_cmd_sweep(const tn_opts *o) {
     fprintf(stderr, "%s\n", err.msg);
     return TN_EXIT_USAGE;
   }
+  if (cfg.threads > tn_threads_max()) {
+    fprintf(stderr, "%s: 'sweep.threads' is %d, more than %d (4 per core, at least 64): more only take memory\n",
+            o->file, cfg.threads, tn_threads_max());
+    return TN_EXIT_USAGE;
+  }
   chk_inputs_profile profile;
   if (chk_inputs_profile_from_name(cfg.inputs, &profile) != 0) {
     fprintf(stderr, "%s: unknown input profile '%s' (naive, constrained, edge, oob-indices)\n", o->file,

@@ -410,7 +410,8 @@ static int replicas_needed(const hlo_module *m) {
  * module needs; *out is replica 0's result, the replica the device runs. */
 static int eval_reference(shared *sh, chk_eval_hook *hook, void *ctx, hlo_value **out, hlo_error *err) {
   hlo_value *outs[64] = {0};
-  chk_eval_opts eo = {.replicas = sh->replicas, .emulate_device = 1, .hook = hook, .hook_ctx = ctx};
+  chk_eval_opts eo = {.replicas = sh->replicas, .emulate_device = 1, .hook = hook, .hook_ctx = ctx,
+                      .time_budget = sh->o->time_budget};
   if (chk_eval_module(sh->m, sh->nargs, sh->args, &eo, outs, err) != 0)
     return -1;
   *out = outs[0];
@@ -627,7 +628,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
    * (a -inf mask) or the inputs' doing; the latter is not a compiler bug,
    * and the fusion is flagged so the summary and the store say so. */
   out->profile = (int)o->profile;
-  chk_eval_opts intent_eo = {.replicas = sh.replicas, .emulate_device = 1};
+  chk_eval_opts intent_eo = {.replicas = sh.replicas, .emulate_device = 1, .time_budget = o->time_budget};
   if (chk_intent_classify(m, sh.nargs, sh.args, &intent_eo, sh.reference, &out->nonfinite, err) != 0) {
     teardown(&sh);
     return -1;

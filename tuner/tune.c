@@ -45,6 +45,8 @@ static void usage(FILE *f) {
         "                          domain), naive (uniform), edge (adds +-0, subnormals,\n"
         "                          near-overflow values, ties), oob-indices\n"
         "      --replicas N        with --eval: simulate N replicas (default 1)\n"
+        "      --time-budget S     with --eval: give up after S seconds (default 60;\n"
+        "                          0: no limit)\n"
         "      --machine NAME      machine model of the simulated device (default tpu-v5e;\n"
         "                          see --list-machines), or a path to a machine file\n"
         "\n"
@@ -67,9 +69,11 @@ static void usage(FILE *f) {
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
         "      --defect NAME       enable one modelled defect (repeatable; --list-defects)\n"
         "      --seed N            seed of the synthesised inputs and timing jitter (default 0)\n"
-        "      --threads N         candidates checked in parallel (default: all cores)\n"
+        "      --threads N         candidates checked in parallel (default: all cores;\n"
+        "                          at most 4 per core, and at least 64 are allowed)\n"
         "      --budget N          check at most N candidates (the default included)\n"
-        "      --time-budget S     start no new candidate after S seconds\n"
+        "      --time-budget S     start no new candidate after S seconds, and give up\n"
+        "                          on a reference evaluation that takes longer\n"
         "      --only 'CONFIG'     check the default and this one config\n"
         "      --stop-on-mismatch  stop at the first divergent candidate\n"
         "      --atol X, --rtol X  override the derived tolerance of float outputs\n"
@@ -247,8 +251,10 @@ int main(int argc, char **argv) {
       o.defects[o.ndefects++] = optarg;
       break;
     case OPT_THREADS:
-      if (parse_number("--threads", optarg, 1, 1024, &num) != 0)
+      if (parse_number("--threads", optarg, 1, (uint64_t)tn_threads_max(), &num) != 0) {
+        fprintf(stderr, "tune: --threads: at most 4 per core (at least 64): more only take memory\n");
         return TN_EXIT_USAGE;
+      }
       o.threads = (int)num;
       break;
     case OPT_BUDGET:
@@ -259,6 +265,7 @@ int main(int argc, char **argv) {
     case OPT_TIME_BUDGET:
       if (parse_real("--time-budget", optarg, &o.time_budget) != 0)
         return TN_EXIT_USAGE;
+      o.has_time_budget = 1;
       break;
     case OPT_ONLY:
       o.only = optarg;

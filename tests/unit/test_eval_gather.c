@@ -349,6 +349,40 @@ static void scatter_typed_fast_paths(void **state) {
   fx_expect(fx_eval(u8, 3, c), HLO_U8, 1, DIMS(2), VALS(250, 200));
 }
 
+/* Issue 11: start indices at the ends of s64 and u64.  Gather clamps each
+ * start to [0, 5 - 1] (u64 values above INT64_MAX clamp high, not wrap);
+ * scatter skips every window that does not fit, so only index 2 adds.
+ * The old code multiplied the raw index by the operand's stride before
+ * testing it: signed overflow, which the sanitizer build aborts on. */
+static void gather_scatter_extreme_indices(void **state) {
+  (void)state;
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(5, 3), k53)};
+  fx_expect(fx_eval("ENTRY e {\n p = f32[5,3] parameter(0)\n"
+                    " i = s64[4] constant({-9223372036854775808, 9223372036854775807, -1, 1000})\n"
+                    " ROOT g = f32[4,3] gather(p, i), offset_dims={1}, collapsed_slice_dims={0},"
+                    " start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n}\n",
+                    1, a),
+            HLO_F32, 2, DIMS(4, 3), VALS(0, 1, 2, 40, 41, 42, 0, 1, 2, 40, 41, 42));
+  hlo_value *b[] = {fx_array(HLO_F32, 2, DIMS(5, 3), k53)};
+  fx_expect(fx_eval("ENTRY e {\n p = f32[5,3] parameter(0)\n"
+                    " i = u64[2] constant({18446744073709551615, 9223372036854775808})\n"
+                    " ROOT g = f32[2,3] gather(p, i), offset_dims={1}, collapsed_slice_dims={0},"
+                    " start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n}\n",
+                    1, b),
+            HLO_F32, 2, DIMS(2, 3), VALS(40, 41, 42, 40, 41, 42));
+  hlo_value *c[] = {fx_array(HLO_F32, 2, DIMS(5, 3), k53),
+                    fx_array(HLO_F32, 2, DIMS(4, 3), VALS(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1))};
+  fx_expect(fx_eval("add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                    " ROOT s = f32[] add(a, b)\n}\n"
+                    "ENTRY e {\n p = f32[5,3] parameter(0)\n u = f32[4,3] parameter(1)\n"
+                    " i = s64[4] constant({-9223372036854775808, 9223372036854775807, 2, -1})\n"
+                    " ROOT s = f32[5,3] scatter(p, i, u), update_window_dims={1},"
+                    " inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,"
+                    " to_apply=add\n}\n",
+                    2, c),
+            HLO_F32, 2, DIMS(5, 3), VALS(0, 1, 2, 10, 11, 12, 21, 22, 23, 30, 31, 32, 40, 41, 42));
+}
+
 static void scatter_max_nan(void **state) {
   (void)state;
   /* maximum propagates NaN whichever side it is on. */
@@ -385,6 +419,7 @@ int main(void) {
       cmocka_unit_test(scatter_variadic_overwrite),
       cmocka_unit_test(scatter_typed_fast_paths),
       cmocka_unit_test(scatter_max_nan),
+      cmocka_unit_test(gather_scatter_extreme_indices),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

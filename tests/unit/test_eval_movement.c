@@ -377,6 +377,47 @@ static void pad_crop_everything(void **state) {
             HLO_F32, 1, DIMS(2), VALS(4, 4));
 }
 
+/* Issue 11: extreme attribute and index values, each worked out from the
+ * op's semantics; each overflowed int64 somewhere in the old code. */
+static void extreme_starts_pads_strides(void **state) {
+  (void)state;
+  double v[40];
+  for (int i = 0; i < 40; i++)
+    v[i] = i;
+  /* dynamic-slice starts u64 max (clamps to 10 - 3 = 7) and s64 min (to
+   * 0): rows 7..9.  dynamic-update-slice writes them at (0, 0): the
+   * start s64 min clamps to 0 and u64 max to 4 - 4 = 0. */
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(10, 4), v)};
+  double w[40];
+  for (int i = 0; i < 40; i++)
+    w[i] = i < 12 ? 28 + i : i;
+  fx_expect(fx_eval("ENTRY e {\n p = f32[10,4] parameter(0)\n i = u64[] constant(18446744073709551615)\n"
+                    " j = s64[] constant(-9223372036854775808)\n"
+                    " d = f32[3,4] dynamic-slice(p, i, j), dynamic_slice_sizes={3,4}\n"
+                    " ROOT u = f32[10,4] dynamic-update-slice(p, d, j, i)\n}\n",
+                    1, a),
+            HLO_F32, 2, DIMS(10, 4), w);
+  /* pad with lo = s64 min, hi = s64 max: size 4 - 1 = 3, every operand
+   * element lands before position 0, so all three are the pad value. */
+  hlo_value *b[] = {fx_array(HLO_F32, 1, DIMS(4), VALS(1, 2, 3, 4))};
+  fx_expect(fx_eval("ENTRY e {\n p = f32[4] parameter(0)\n z = f32[] constant(7)\n"
+                    " ROOT r = f32[3] pad(p, z), padding=-9223372036854775808_9223372036854775807\n}\n",
+                    1, b),
+            HLO_F32, 1, DIMS(3), VALS(7, 7, 7));
+  /* interior s64 max between the elements of a one-element dim: no gap. */
+  hlo_value *c[] = {fx_array(HLO_F32, 1, DIMS(1), VALS(5))};
+  fx_expect(fx_eval("ENTRY e {\n p = f32[1] parameter(0)\n z = f32[] constant(7)\n"
+                    " ROOT r = f32[3] pad(p, z), padding=1_1_9223372036854775807\n}\n",
+                    1, c),
+            HLO_F32, 1, DIMS(3), VALS(7, 5, 7));
+  /* slice stride s64 max takes the first element of [1:4) only. */
+  hlo_value *d[] = {fx_array(HLO_F32, 2, DIMS(4, 3), v)};
+  fx_expect(fx_eval("ENTRY e {\n p = f32[4,3] parameter(0)\n"
+                    " ROOT s = f32[1,2] slice(p), slice={[1:4:9223372036854775807], [0:3:2]}\n}\n",
+                    1, d),
+            HLO_F32, 2, DIMS(1, 2), VALS(3, 5));
+}
+
 /* ---- reverse, iota ---------------------------------------------------------- */
 
 static void reverse_dims(void **state) {
@@ -464,6 +505,7 @@ int main(void) {
       cmocka_unit_test(iota_dim1),
       cmocka_unit_test(iota_rounding),
       cmocka_unit_test(bad_bitcast_is_an_error),
+      cmocka_unit_test(extreme_starts_pads_strides),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

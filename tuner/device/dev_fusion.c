@@ -52,15 +52,52 @@ static int is_transcendental(hlo_opcode op) {
   }
 }
 
+/* Sizes come from the HLO text and may be anything int64 holds; a kernel
+ * whose bytes, reduction length or flops do not fit in int64 could never
+ * run, so every sum and product below is checked, and such a kernel is
+ * refused (too_big) instead of overflowing. */
+static bool mul_ok(int64_t *acc, int64_t x) { return !__builtin_mul_overflow(*acc, x, acc); }
+static bool add_ok(int64_t *acc, int64_t x) { return !__builtin_add_overflow(*acc, x, acc); }
+
+static int too_big(hlo_error *err, const hlo_instr *ins, const char *what) {
+  return hlo_error_set(err, ins->line, ins->col, "%s: the kernel is too large (%s beyond 2^63)", ins->name, what);
+}
+
+/* Elements of an array shape, or -1 past INT64_MAX (hlo_shape_elements
+ * saturates there). */
+static int64_t elements(const hlo_shape *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++)
+    if (!mul_ok(&n, s->dims[i] < 0 ? 0 : s->dims[i]))
+      return -1;
+  return n;
+}
+
+/* Bytes of a shape, or -1 when they do not fit in int64. */
 static int64_t shape_bytes(const hlo_shape *s) {
+  int64_t b = 0;
   if (s->type == HLO_TUPLE) {
-    int64_t b = 0;
-    for (int i = 0; i < s->ntuple; i++)
-      b += shape_bytes(&s->elems[i]);
+    for (int i = 0; i < s->ntuple; i++) {
+      int64_t e = shape_bytes(&s->elems[i]);
+      if (e < 0 || !add_ok(&b, e))
+        return -1;
+    }
     return b;
   }
-  int bits = hlo_etype_bits(s->type);
-  return (hlo_shape_elements(s) * bits + 7) / 8;
+  b = elements(s);
+  if (b < 0 || !mul_ok(&b, hlo_etype_bits(s->type)) || !add_ok(&b, 7))
+    return -1;
+  return b / 8;
+}
+
+/* The product of l's dims listed in d (out-of-range entries skipped), or
+ * -1 when it does not fit. */
+static int64_t dims_product(const hlo_shape *l, const hlo_ints *d) {
+  int64_t k = 1;
+  for (int i = 0; i < d->n; i++)
+    if (d->v[i] >= 0 && d->v[i] < l->rank && !mul_ok(&k, l->dims[d->v[i]]))
+      return -1;
+  return k;
 }
 
 /* Breadth-first from the root back through operands: the first hero found
@@ -135,59 +172,50 @@ int dev_fusion_analyze(const hlo_module *m, dev_fusion *f, hlo_error *err) {
     f->kind = DEV_HERO_LOOP;
 
   if (f->kind == DEV_HERO_REDUCE && f->hero->noperands >= 1) {
-    const hlo_shape *in = &f->hero->operands[0]->shape;
-    int64_t k = 1;
-    for (int i = 0; i < f->hero->attrs.dimensions.n; i++) {
-      int64_t d = f->hero->attrs.dimensions.v[i];
-      if (d >= 0 && d < in->rank)
-        k *= in->dims[d];
-    }
-    f->k_total = k;
+    f->k_total = dims_product(&f->hero->operands[0]->shape, &f->hero->attrs.dimensions);
     const hlo_shape *r = hlo_shape_leaf(&f->hero->shape, 0);
     if (r)
       f->acc_type = r->type;
   } else if (f->kind == DEV_HERO_DOT && f->hero->noperands >= 2) {
-    const hlo_shape *l = &f->hero->operands[0]->shape;
-    int64_t k = 1;
-    for (int i = 0; i < f->hero->attrs.dot.lhs_contracting.n; i++) {
-      int64_t d = f->hero->attrs.dot.lhs_contracting.v[i];
-      if (d >= 0 && d < l->rank)
-        k *= l->dims[d];
-    }
-    f->k_total = k;
+    f->k_total = dims_product(&f->hero->operands[0]->shape, &f->hero->attrs.dot.lhs_contracting);
     f->acc_type = f->hero->shape.type;
   }
+  if (f->k_total < 0)
+    return too_big(err, f->hero, "reduction length");
 
-  for (int i = 0; i < c->nparams; i++)
-    if (c->params[i])
-      f->in_bytes += shape_bytes(&c->params[i]->shape);
+  for (int i = 0; i < c->nparams; i++) {
+    int64_t b = c->params[i] ? shape_bytes(&c->params[i]->shape) : 0;
+    if (b < 0 || !add_ok(&f->in_bytes, b))
+      return too_big(err, c->params[i], "input bytes");
+  }
   f->out_bytes = shape_bytes(&c->root->shape);
+  if (f->out_bytes < 0)
+    return too_big(err, c->root, "output bytes");
   for (int i = 0; i < c->ninstrs; i++) {
     const hlo_instr *ins = c->instrs[i];
     const hlo_shape *s = hlo_shape_leaf(&ins->shape, 0);
-    int64_t n = s ? hlo_shape_elements(s) : 0;
+    int64_t n = s ? elements(s) : 0, flops = 0;
+    bool ok = n >= 0;
     if (ins->op == HLO_OP_DOT && ins->noperands >= 2) {
-      int64_t k = 1;
-      const hlo_shape *l = &ins->operands[0]->shape;
-      for (int j = 0; j < ins->attrs.dot.lhs_contracting.n; j++) {
-        int64_t d = ins->attrs.dot.lhs_contracting.v[j];
-        if (d >= 0 && d < l->rank)
-          k *= l->dims[d];
-      }
-      f->flops += 2 * n * k;
+      int64_t k = dims_product(&ins->operands[0]->shape, &ins->attrs.dot.lhs_contracting);
+      flops = 2;
+      ok = ok && k >= 0 && mul_ok(&flops, n) && mul_ok(&flops, k);
     } else if (ins->op == HLO_OP_CONVOLUTION && ins->noperands >= 2) {
       const hlo_shape *kr = &ins->operands[1]->shape;
-      int64_t kin = hlo_shape_elements(kr);
+      int64_t kin = elements(kr);
       int64_t of = ins->attrs.conv.kernel_output_feature;
       int64_t outf = (of >= 0 && of < kr->rank && kr->dims[of]) ? kr->dims[of] : 1;
-      f->flops += 2 * n * (kin / outf);
+      flops = 2;
+      ok = ok && kin >= 0 && mul_ok(&flops, n) && mul_ok(&flops, kin / outf);
     } else if (ins->op == HLO_OP_REDUCE && ins->noperands >= 1) {
-      f->flops += hlo_shape_elements(&ins->operands[0]->shape);
+      flops = elements(&ins->operands[0]->shape);
+      ok = ok && flops >= 0;
     } else if (ins->op != HLO_OP_PARAMETER && ins->op != HLO_OP_CONSTANT) {
-      f->flops += n;
+      flops = n;
     }
-    if (is_transcendental(ins->op))
-      f->transcendentals += n;
+    if (!ok || !add_ok(&f->flops, flops) ||
+        (is_transcendental(ins->op) && !add_ok(&f->transcendentals, n)))
+      return too_big(err, ins, "element count or flops");
   }
   return 0;
 }

@@ -104,11 +104,16 @@ static void grow_leading(const dev_fusion *f, dev_config *c) {
   int64_t elem_bytes = bits >= 8 ? bits / 8 : 1;
   for (int i = f->rank - 3; i >= 0; i--) {
     int64_t rest = elem_bytes;
-    for (int j = 0; j < f->rank; j++)
+    for (int j = 0; j < f->rank && rest <= LEADING_BLOCK_BYTES; j++)
       if (j != i)
-        rest *= c->tile[j];
-    for (int64_t t = f->dims[i]; t > 1; t--)
-      if (f->dims[i] % t == 0 && t * rest <= LEADING_BLOCK_BYTES) {
+        rest *= c->tile[j]; /* stops past the cap: every factor is >= 1 */
+    if (rest > LEADING_BLOCK_BYTES)
+      continue;
+    /* Search down from the cap, not from the dim: a dim of 10^12 would
+     * otherwise cost 10^12 trials (the cap bounds them by 2^19). */
+    int64_t cap = LEADING_BLOCK_BYTES / rest;
+    for (int64_t t = f->dims[i] < cap ? f->dims[i] : cap; t > 1; t--)
+      if (f->dims[i] % t == 0) {
         c->tile[i] = t;
         break;
       }

@@ -87,6 +87,19 @@ int64_t hlo_shape_elements(const hlo_shape *s) {
   return n;
 }
 
+bool hlo_pad_size(int64_t n, const hlo_pad_dim *p, int64_t *out) {
+  int64_t gaps = 0, size;
+  if (p->interior < 0 || n < 0)
+    return false;
+  if (n > 0 && __builtin_mul_overflow(n - 1, p->interior, &gaps))
+    return false;
+  if (__builtin_add_overflow(n, gaps, &size) || __builtin_add_overflow(size, p->lo, &size) ||
+      __builtin_add_overflow(size, p->hi, &size))
+    return false;
+  *out = size;
+  return true;
+}
+
 bool hlo_shape_is_tuple(const hlo_shape *s) { return s->type == HLO_TUPLE; }
 
 static bool ints_equal(const hlo_ints *a, const hlo_ints *b) {

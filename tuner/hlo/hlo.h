@@ -307,6 +307,11 @@ hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name);
 
 /* Shape helpers. */
 int64_t hlo_shape_elements(const hlo_shape *s);  /* product of dims; 1 for rank 0 */
+/* The size of a dimension of size n >= 0 after padding p:
+ * lo + n + (n - 1) * interior + hi (no interior gap when n = 0).  False
+ * when that, or a partial sum on the way, does not fit in int64: pad
+ * values come from the HLO text, and such a config describes no shape. */
+bool hlo_pad_size(int64_t n, const hlo_pad_dim *p, int64_t *out);
 bool hlo_shape_is_tuple(const hlo_shape *s);
 bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b, bool with_layout);
 /* Number of array leaves of a (possibly nested) tuple shape; 1 for an array. */

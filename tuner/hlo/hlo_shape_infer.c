@@ -173,11 +173,19 @@ static bool in_list(const hlo_ints *d, int64_t x) {
 int64_t hlo_window_out_size(int64_t n, const hlo_window_dim *w) {
   if (w->size < 1 || w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1 || n < 0)
     return -1;
-  int64_t dilated = n == 0 ? 0 : (n - 1) * w->lhs_dilate + 1;
-  int64_t padded = dilated + w->pad_lo + w->pad_hi;
+  /* Every quantity here comes from the HLO text; a window whose sizes do
+   * not fit in int64 describes no shape (and each padding alone must fit
+   * with the dilated input, for the evaluator's positions). */
+  int64_t dilated = 0, padded, with_hi, span;
+  if (n > 0 && (__builtin_mul_overflow(n - 1, w->lhs_dilate, &dilated) ||
+                __builtin_add_overflow(dilated, 1, &dilated)))
+    return -2;
+  if (__builtin_add_overflow(dilated, w->pad_lo, &padded) || __builtin_add_overflow(padded, w->pad_hi, &padded) ||
+      __builtin_add_overflow(dilated, w->pad_hi, &with_hi) ||
+      __builtin_mul_overflow(w->size - 1, w->rhs_dilate, &span) || __builtin_add_overflow(span, 1, &span))
+    return -2;
   if (padded < 0)
     return -1;
-  int64_t span = (w->size - 1) * w->rhs_dilate + 1;
   if (padded < span)
     return 0;
   return (padded - span) / w->stride + 1;
@@ -473,7 +481,8 @@ static int slice_rule(const ctx *c, hlo_shape *out) {
     if (sd->start < 0 || sd->start > sd->limit || (s->dims[i] >= 0 && sd->limit > s->dims[i]))
       return fail(c, "slice dimension %d [%lld:%lld] is out of bounds for size %lld", i,
                   (long long)sd->start, (long long)sd->limit, (long long)s->dims[i]);
-    out->dims[i] = (sd->limit - sd->start + sd->stride - 1) / sd->stride;
+    /* not (limit - start + stride - 1) / stride: a huge stride overflows that */
+    out->dims[i] = sd->limit == sd->start ? 0 : (sd->limit - sd->start - 1) / sd->stride + 1;
   }
   return 1;
 }
@@ -560,8 +569,10 @@ static int concatenate_rule(const ctx *c, hlo_shape *out) {
     if (!ok)
       return fail(c, "operand %d has shape %s, which cannot be concatenated with %s along %lld", i,
                   fmt_shape(s, a), fmt_shape(s0, b), (long long)cd);
-    if (out->dims[cd] >= 0)
-      out->dims[cd] = s->dims[cd] < 0 ? -1 : out->dims[cd] + s->dims[cd];
+    if (out->dims[cd] >= 0 && s->dims[cd] < 0)
+      out->dims[cd] = -1;
+    else if (out->dims[cd] >= 0 && __builtin_add_overflow(out->dims[cd], s->dims[cd], &out->dims[cd]))
+      return fail(c, "the concatenated dimension %lld has a size beyond 2^63", (long long)cd);
   }
   return 1;
 }
@@ -589,7 +600,10 @@ static int pad_rule(const ctx *c, hlo_shape *out) {
       out->dims[i] = -1;
       continue;
     }
-    int64_t size = p->lo + p->hi + n + (n > 0 ? (n - 1) * p->interior : 0);
+    int64_t size;
+    if (!hlo_pad_size(n, p, &size))
+      return fail(c, "padding dimension %d (lo %lld, hi %lld, interior %lld) gives a size beyond 2^63",
+                  i, (long long)p->lo, (long long)p->hi, (long long)p->interior);
     if (size < 0)
       return fail(c, "padding dimension %d gives negative size %lld", i, (long long)size);
     out->dims[i] = size;
@@ -719,6 +733,9 @@ static int window_dims(const ctx *c, const hlo_shape *s, hlo_shape *dims) {
       continue;
     }
     int64_t o = hlo_window_out_size(s->dims[i], &w->dims[i]);
+    if (o == -2)
+      return fail(c, "window dimension %d gives sizes beyond 2^63 for input size %lld", i,
+                  (long long)s->dims[i]);
     if (o < 0)
       return fail(c, "window dimension %d is invalid for input size %lld", i,
                   (long long)s->dims[i]);
@@ -875,6 +892,9 @@ static int convolution_rule(const ctx *c, hlo_shape *out) {
       return fail(c, "window size %lld in spatial dimension %d differs from the kernel's %lld",
                   (long long)w->size, i, (long long)ksz);
     int64_t o = hlo_window_out_size(n, w);
+    if (o == -2)
+      return fail(c, "window dimension %d gives sizes beyond 2^63 for input size %lld", i,
+                  (long long)n);
     if (o < 0)
       return fail(c, "window dimension %d is invalid for input size %lld", i, (long long)n);
     out->dims[dn->output_spatial.v[i]] = o;

@@ -47,7 +47,8 @@ int hlo_infer_shape(const hlo_instr *in, hlo_arena *scratch, hlo_shape *out, hlo
  * input is dilated (lhs_dilate), padded (pad_lo/pad_hi, may be negative),
  * and a window of `size` taps dilated by rhs_dilate slides by `stride`.
  * Returns -1 when the parameters are invalid (size, stride or a dilation
- * below 1, or a padded input with negative size). */
+ * below 1, or a padded input with negative size), -2 when the dilated,
+ * padded or window sizes do not fit in int64. */
 int64_t hlo_window_out_size(int64_t n, const hlo_window_dim *w);
 
 /* Same rank and the same size in every dimension; element type, layout and
