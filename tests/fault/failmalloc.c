@@ -4,7 +4,16 @@
  *                            errno ENOMEM; 0 or unset fails nothing
  *   TUNE_FAILMALLOC_PERSIST=1  every allocation from the Nth on fails, not
  *                            only the Nth (a host that stays out of memory)
- *   TUNE_FAILMALLOC_LOG=FILE at exit, append "allocations=K failed=F" to FILE
+ *   TUNE_FAILMALLOC_LOG=FILE at exit, append "allocations=K failed=F" to FILE,
+ *                            and "caller=OBJECT" naming the library (or the
+ *                            program) that asked for the failed allocation;
+ *                            on a crash, "signal=S in=OBJECT after_main=0|1"
+ *                            is added (where it crashed, and whether main()
+ *                            had returned: a crash in an exit handler); an
+ *                            exit() called from a library, not from main,
+ *                            adds "exit_from=OBJECT"
+ *   TUNE_FAILMALLOC_TRACE=1  print the call stack of each failed allocation
+ *                            on stderr (to find the code that mishandles it)
  *
  * Only allocations made after the program's main() starts are counted:
  * what the dynamic loader and the libraries' constructors allocate before
@@ -29,6 +38,10 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+#include <execinfo.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -60,7 +73,12 @@ static atomic_ulong count;         /* counted allocations so far */
 static atomic_ulong failed;        /* allocations made to fail */
 static unsigned long fail_at;      /* TUNE_FAILMALLOC */
 static int persist;                /* TUNE_FAILMALLOC_PERSIST */
+static int trace;                  /* TUNE_FAILMALLOC_TRACE */
 static main_fn real_main;
+static const char *log_path;       /* TUNE_FAILMALLOC_LOG */
+static char caller[256];           /* object that made the failed allocation */
+static volatile sig_atomic_t main_returned;
+static char exit_from[256];        /* who called exit(), when not main */
 
 /* dlsym may itself allocate before the real functions are known: serve
  * those few requests from a static arena that is never given back. */
@@ -98,14 +116,53 @@ static void resolve(void) {
   resolving = 0;
 }
 
-/* Whether this allocation is the one (or, persisting, one of those) to fail. */
-static int should_fail(void) {
+static const char *object_of(void *pc) {
+  Dl_info info;
+  const char *name = dladdr(pc, &info) && info.dli_fname ? info.dli_fname : "?";
+  const char *base = strrchr(name, '/');
+  return base ? base + 1 : name;
+}
+
+/* The first object on the call stack pc[from..depth) that is neither this
+ * shim nor libc: strdup, fopen or vasprintf allocating for HDF5 count as
+ * HDF5's, and so does a crash in strcmp called by HDF5. */
+static const char *first_other(void *const *pc, int from, int depth) {
+  const char *name = "?";
+  for (int i = from; i < depth; i++) {
+    name = object_of(pc[i]);
+    if (strncmp(name, "libc.so", 7) != 0 && strstr(name, "failmalloc") == NULL)
+      break;
+  }
+  return name;
+}
+
+/* Names who asked for the failed allocation, from ret (the allocator's
+ * return address) outwards. */
+static void name_caller(void *ret) {
+  void *pc[32];
+  int depth = backtrace(pc, 32), i = 0;
+  while (i < depth && pc[i] != ret)
+    i++;
+  snprintf(caller, sizeof caller, "%s", i < depth ? first_other(pc, i, depth) : object_of(ret));
+}
+
+/* Whether this allocation is the one (or, persisting, one of those) to
+ * fail.  ret is the allocator's return address, to name who asked. */
+static int should_fail(void *ret) {
   if (!atomic_load(&armed))
     return 0;
   unsigned long n = atomic_fetch_add(&count, 1) + 1;
   if (fail_at == 0 || n < fail_at || (n > fail_at && !persist))
     return 0;
-  atomic_fetch_add(&failed, 1);
+  if (atomic_fetch_add(&failed, 1) == 0)
+    name_caller(ret);
+  if (trace) {
+    void *pc[64];
+    int depth = backtrace(pc, 64);
+    static const char head[] = "failmalloc: failing this allocation:\n";
+    fputs(head, stderr);
+    backtrace_symbols_fd(pc, depth, 2);
+  }
   return 1;
 }
 
@@ -113,7 +170,7 @@ void *malloc(size_t n) {
   resolve();
   if (!real_malloc)
     return boot_alloc(n);
-  if (should_fail()) {
+  if (should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -124,7 +181,7 @@ void *calloc(size_t k, size_t n) {
   resolve();
   if (!real_calloc) /* boot is zero-initialised and never reused */
     return (n && k > (size_t)-1 / n) ? NULL : boot_alloc(k * n);
-  if (should_fail()) {
+  if (should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -141,7 +198,7 @@ void *realloc(void *p, size_t n) {
   }
   if (!real_realloc)
     return NULL;
-  if (should_fail()) {
+  if (should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -152,7 +209,7 @@ void *reallocarray(void *p, size_t k, size_t n) {
   resolve();
   if (!real_reallocarray)
     return NULL;
-  if (should_fail()) {
+  if (should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -163,7 +220,7 @@ int posix_memalign(void **out, size_t align, size_t n) {
   resolve();
   if (!real_posix_memalign)
     return ENOMEM;
-  if (should_fail())
+  if (should_fail(__builtin_return_address(0)))
     return ENOMEM;
   return real_posix_memalign(out, align, n);
 }
@@ -172,7 +229,7 @@ void *memalign(size_t align, size_t n) {
   resolve();
   if (!real_memalign)
     return NULL;
-  if (should_fail()) {
+  if (should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -183,7 +240,7 @@ void *aligned_alloc(size_t align, size_t n) {
   resolve();
   if (!real_aligned_alloc)
     return NULL;
-  if (should_fail()) {
+  if (should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -198,16 +255,61 @@ void free(void *p) {
     real_free(p);
 }
 
+/* Formats the log line into buf (no allocation: it also runs in a signal
+ * handler). */
+static int log_line(char *buf, size_t size, int sig, const char *where) {
+  int n = snprintf(buf, size, "allocations=%lu failed=%lu caller=%s", atomic_load(&count),
+                   atomic_load(&failed), caller[0] ? caller : "-");
+  if (sig)
+    n += snprintf(buf + n, size - (size_t)n, " signal=%d in=%s after_main=%d", sig, where,
+                  (int)main_returned);
+  if (exit_from[0])
+    n += snprintf(buf + n, size - (size_t)n, " exit_from=%s", exit_from);
+  n += snprintf(buf + n, size - (size_t)n, "\n");
+  return n;
+}
+
+static void append_log(int sig, const char *where) {
+  if (!log_path)
+    return;
+  char buf[768];
+  int n = log_line(buf, sizeof buf, sig, where);
+  int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  ssize_t w = write(fd, buf, (size_t)n);
+  (void)w;
+  close(fd);
+}
+
 static void write_log(void) {
-  const char *path = getenv("TUNE_FAILMALLOC_LOG");
-  atomic_store(&armed, 0); /* the log's own buffers are not counted */
-  if (!path || !*path)
-    return;
-  FILE *f = fopen(path, "a");
-  if (!f)
-    return;
-  fprintf(f, "allocations=%lu failed=%lu\n", atomic_load(&count), atomic_load(&failed));
-  fclose(f);
+  atomic_store(&armed, 0);
+  append_log(0, NULL);
+}
+
+/* A crash is logged, then takes its default course (core, status). */
+static void on_crash(int sig) {
+  void *pc[32];
+  int depth = backtrace(pc, 32);
+  append_log(sig, first_other(pc, 0, depth));
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void catch_crashes(void) {
+  /* On its own stack, so that a stack overflow is caught too. */
+  static char alt[64 * 1024];
+  stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt};
+  sigaltstack(&ss, NULL);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_crash;
+  sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  sigaction(SIGSEGV, &sa, NULL);
+  sigaction(SIGBUS, &sa, NULL);
+  sigaction(SIGABRT, &sa, NULL);
+  sigaction(SIGFPE, &sa, NULL);
+  sigaction(SIGILL, &sa, NULL);
 }
 
 static int counting_main(int argc, char **argv, char **envp) {
@@ -218,11 +320,39 @@ static int counting_main(int argc, char **argv, char **envp) {
   fail_at = s ? strtoul(s, NULL, 10) : 0;
   s = getenv("TUNE_FAILMALLOC_PERSIST");
   persist = s && *s && strcmp(s, "0") != 0;
+  s = getenv("TUNE_FAILMALLOC_TRACE");
+  trace = s && *s && strcmp(s, "0") != 0;
+  void *pc[1]; /* backtrace loads its unwinder on first use: not while failing */
+  (void)backtrace(pc, 1);
+  log_path = getenv("TUNE_FAILMALLOC_LOG");
+  if (log_path && !*log_path)
+    log_path = NULL;
+  if (log_path)
+    catch_crashes();
   /* Registered before main so that it runs after tune's own exit work
    * (atexit handlers run in reverse order), counting all of it. */
   atexit(write_log);
   atomic_store(&armed, 1);
-  return real_main(argc, argv, envp);
+  int status = real_main(argc, argv, envp);
+  main_returned = 1;
+  return status;
+}
+
+/* A library that gives up calls exit() itself (HDF5 does); note who, so
+ * that the walk can tell it from tune's own exit. */
+void exit(int status) {
+  typedef void (*exit_fn)(int) __attribute__((noreturn));
+  static exit_fn real_exit;
+  if (!real_exit)
+    real_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
+  if (atomic_load(&armed) && !main_returned) {
+    void *pc[32];
+    int depth = backtrace(pc, 32);
+    const char *who = first_other(pc, 0, depth);
+    if (strstr(who, "failmalloc") == NULL)
+      snprintf(exit_from, sizeof exit_from, "%s", who);
+  }
+  real_exit(status);
 }
 
 /* glibc calls main through __libc_start_main: wrap it to know when main

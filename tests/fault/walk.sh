@@ -10,10 +10,19 @@
 #     the run already in a results file reads back unchanged;
 #   - no temporary file is left next to it;
 #   - in the sanitizer build, no ASan/UBSan report and no leak.
+# When tune's own allocation fails, the message must say out of memory.
+# One exception, reported but not failed: HDF5 1.10 itself does not survive
+# some of its own allocations failing (it dereferences NULL, calls
+# exit(-1), or crashes in its exit handler on a file it failed to close).
+# When the failed allocation was HDF5's and the crash (or the exit() call)
+# is in HDF5 too (the shim logs both), the walk counts it as an HDF5
+# failure point and lists it; --strict fails on those too.  A sanitizer
+# report (exit 99 in the sanitizer build) always fails.
 #
 #   tests/fault/walk.sh                 a deterministic sample of N (make check)
 #   tests/fault/walk.sh --full          every N (minutes to hours)
 #   tests/fault/walk.sh --samples K     about K values of N per command
+#   tests/fault/walk.sh --strict        crashes inside HDF5 fail the walk too
 #   tests/fault/walk.sh ... print eval check sweep   only these commands
 #
 # Outside make check, set TUNE (the binary), TUNE_SRCDIR and TUNE_BUILDDIR
@@ -24,14 +33,16 @@ shim="$TUNE_BUILDDIR/tests/fault/failmalloc.so"
 [ -f "$shim" ] || { echo "not ok - $shim is missing (make tests/fault/failmalloc.so)"; exit 1; }
 
 full=0
-samples=${TUNE_WALK_SAMPLES:-30}
+strict=0
+samples=${TUNE_WALK_SAMPLES:-20}
 cmds=
 while [ $# -gt 0 ]; do
   case $1 in
     --full) full=1 ;;
+    --strict) strict=1 ;;
     --samples) shift; samples=$1 ;;
     print|eval|check|sweep) cmds="$cmds $1" ;;
-    *) echo "usage: walk.sh [--full] [--samples K] [print] [eval] [check] [sweep]" >&2; exit 2 ;;
+    *) echo "usage: walk.sh [--full] [--strict] [--samples K] [print] [eval] [check] [sweep]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -43,7 +54,11 @@ if nm -D "$TUNE" 2>/dev/null | grep -q __asan_init; then
   sanitized=1
   ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1:abort_on_error=0:exitcode=99${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-  export ASAN_OPTIONS UBSAN_OPTIONS
+  # The shim's backtrace() loads libgcc's unwinder with dlopen, which keeps
+  # a block LSan cannot see: that one block is not tune's leak.
+  printf 'leak:dl_open_worker_begin\n' > "$TMPD/lsan.supp"
+  LSAN_OPTIONS="suppressions=$TMPD/lsan.supp:print_suppressions=0"
+  export ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 else
   sanitized=0
 fi
@@ -111,7 +126,14 @@ old_reports() { # FILE -> the reports of the runs in $old_ids
   done
 }
 
-fail_cmd=0
+# A crash that HDF5 brings on itself: HDF5 asked for the failed allocation,
+# and HDF5 is also where it crashed or who called exit().
+in_hdf5() {
+  case $1 in *caller=libhdf5*) ;; *) return 1 ;; esac
+  case $1 in *in=libhdf5*|*exit_from=libhdf5*) return 0 ;; esac
+  return 1
+}
+tune_name=$(basename "$TUNE")
 walk_one() { # CMD
   c=$1
   set -- $(args_of "$c")
@@ -141,8 +163,10 @@ walk_one() { # CMD
     esac
   fi
 
-  if [ "$full" -eq 1 ]; then step=1; else step=$(( (total + samples - 1) / samples )); [ "$step" -ge 1 ] || step=1; fi
-  n=1; tried=0; hit=0; oom_msg=0; recovered=0; bad=0
+  # A sample of about $samples values of N, evenly spread; all of them when
+  # there are few (--print) or with --full.
+  if [ "$full" -eq 1 ] || [ "$total" -le 100 ]; then step=1; else step=$(( (total + samples - 1) / samples )); fi
+  n=1; tried=0; hit=0; oom_msg=0; recovered=0; bad=0; h5=0; h5list=
   # A few allocations past the clean count: the count may vary slightly.
   last=$((total + 2))
   while [ "$n" -le "$last" ]; do
@@ -153,12 +177,20 @@ walk_one() { # CMD
     st=$?
     tried=$((tried + 1))
     why=
-    failed=$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' log 2>/dev/null)
-    if [ "$st" -gt 2 ]; then
-      why="crashed or sanitizer report (exit $st)"
+    skip=0
+    line=$(tail -n 1 log 2>/dev/null)
+    failed=$(echo "$line" | sed -n 's/.*failed=\([0-9]*\).*/\1/p')
+    by=$(echo "$line" | sed -n 's/.*caller=\([^ ]*\).*/\1/p')
+    if [ "$st" -gt 2 ] && [ "$st" -ne 99 ] && [ "$strict" -eq 0 ] && in_hdf5 "$line"; then
+      h5=$((h5 + 1))
+      case $line in *after_main=1*) h5list="$h5list $n(exit-handler)" ;; *) h5list="$h5list $n" ;; esac
+      skip=1
+    elif [ "$st" -gt 2 ]; then
+      why="crashed or sanitizer report (exit $st; the failed allocation was made by ${by:-?})"
     elif [ "$st" -eq 2 ]; then
       if [ ! -s got.err ]; then why="exit 2 without a message"; fi
-      if grep -qi 'out of memory\|cannot allocate memory' got.err; then oom_msg=$((oom_msg + 1)); fi
+      if grep -qi 'out of memory\|cannot allocate' got.err; then oom_msg=$((oom_msg + 1))
+      elif [ -z "$why" ] && [ "$by" = "$tune_name" ]; then why="tune's own allocation failed, and the message does not say out of memory"; fi
       if [ -z "$why" ] && [ -n "$out" ] && ! cmp -s "pre/$out" "run/$out"; then
         case $c in
           eval) why="exit 2 but $out was changed" ;;
@@ -182,7 +214,7 @@ walk_one() { # CMD
         [ -n "$why" ] || cmp -s clean.dump got.dump || why="exit $st and $out is not complete"
       fi
     fi
-    if [ -z "$why" ] && ls run | grep -q '\.tmp\.'; then why="a temporary file was left behind"; fi
+    if [ -z "$why" ] && [ "$skip" -eq 0 ] && ls run | grep -q '\.tmp\.'; then why="a temporary file was left behind"; fi
     [ "$failed" = 1 ] && hit=$((hit + 1))
     if [ -n "$why" ]; then
       bad=$((bad + 1))
@@ -193,6 +225,7 @@ walk_one() { # CMD
   done
   echo "# $c: $total allocations; tried $tried values of N (step $step), $hit failure points exercised," \
        "$oom_msg exits 2 saying out of memory, $recovered recovered with the clean result"
+  [ "$h5" -eq 0 ] || echo "# $c: HDF5 itself crashed on $h5 of its own failed allocations, at N =$h5list"
   [ "$bad" -eq 0 ] && ok "$c: every failing allocation tried gives a clean error or the clean result"
 }
 
