@@ -124,13 +124,15 @@ static const char *object_of(void *pc) {
 }
 
 /* The first object on the call stack pc[from..depth) that is neither this
- * shim nor libc: strdup, fopen or vasprintf allocating for HDF5 count as
- * HDF5's, and so does a crash in strcmp called by HDF5. */
+ * shim, nor libc, nor a sanitizer runtime: strdup, fopen or vasprintf
+ * allocating for HDF5 count as HDF5's, and so does a crash in strcmp called
+ * by HDF5. */
 static const char *first_other(void *const *pc, int from, int depth) {
   const char *name = "?";
   for (int i = from; i < depth; i++) {
     name = object_of(pc[i]);
-    if (strncmp(name, "libc.so", 7) != 0 && strstr(name, "failmalloc") == NULL)
+    if (strncmp(name, "libc.so", 7) != 0 && strstr(name, "failmalloc") == NULL &&
+        strncmp(name, "libasan", 7) != 0 && strncmp(name, "libubsan", 8) != 0)
       break;
   }
   return name;
