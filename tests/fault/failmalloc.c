@@ -12,6 +12,10 @@
  *                            had returned: a crash in an exit handler); an
  *                            exit() called from a library, not from main,
  *                            adds "exit_from=OBJECT"
+ *   TUNE_FAILMALLOC_IN=LIB   count only the allocations that LIB asks for
+ *                            (the first object on the call stack besides
+ *                            libc, e.g. libgomp): to hit one library's
+ *                            failure points without walking all the others
  *   TUNE_FAILMALLOC_TRACE=1  print the call stack of each failed allocation
  *                            on stderr (to find the code that mishandles it)
  *
@@ -74,6 +78,8 @@ static atomic_ulong failed;        /* allocations made to fail */
 static unsigned long fail_at;      /* TUNE_FAILMALLOC */
 static int persist;                /* TUNE_FAILMALLOC_PERSIST */
 static int trace;                  /* TUNE_FAILMALLOC_TRACE */
+static const char *only_in;        /* TUNE_FAILMALLOC_IN */
+static __thread int naming;        /* inside name_caller: do not count */
 static main_fn real_main;
 static const char *log_path;       /* TUNE_FAILMALLOC_LOG */
 static char caller[256];           /* object that made the failed allocation */
@@ -140,24 +146,36 @@ static const char *first_other(void *const *pc, int from, int depth) {
 
 /* Names who asked for the failed allocation, from ret (the allocator's
  * return address) outwards. */
-static void name_caller(void *ret) {
+static void name_caller(void *ret, char *out, size_t size) {
   void *pc[32];
   int depth = backtrace(pc, 32), i = 0;
   while (i < depth && pc[i] != ret)
     i++;
-  snprintf(caller, sizeof caller, "%s", i < depth ? first_other(pc, i, depth) : object_of(ret));
+  snprintf(out, size, "%s", i < depth ? first_other(pc, i, depth) : object_of(ret));
 }
 
 /* Whether this allocation is the one (or, persisting, one of those) to
  * fail.  ret is the allocator's return address, to name who asked. */
 static int should_fail(void *ret) {
-  if (!atomic_load(&armed))
+  if (!atomic_load(&armed) || naming)
     return 0;
+  char who[256] = "";
+  if (only_in) {
+    naming = 1;
+    name_caller(ret, who, sizeof who);
+    naming = 0;
+    if (strncmp(who, only_in, strlen(only_in)) != 0)
+      return 0;
+  }
   unsigned long n = atomic_fetch_add(&count, 1) + 1;
   if (fail_at == 0 || n < fail_at || (n > fail_at && !persist))
     return 0;
-  if (atomic_fetch_add(&failed, 1) == 0)
-    name_caller(ret);
+  if (atomic_fetch_add(&failed, 1) == 0) {
+    if (who[0])
+      memcpy(caller, who, sizeof caller);
+    else
+      name_caller(ret, caller, sizeof caller);
+  }
   if (trace) {
     void *pc[64];
     int depth = backtrace(pc, 64);
@@ -322,6 +340,9 @@ static int counting_main(int argc, char **argv, char **envp) {
   fail_at = s ? strtoul(s, NULL, 10) : 0;
   s = getenv("TUNE_FAILMALLOC_PERSIST");
   persist = s && *s && strcmp(s, "0") != 0;
+  only_in = getenv("TUNE_FAILMALLOC_IN");
+  if (only_in && !*only_in)
+    only_in = NULL;
   s = getenv("TUNE_FAILMALLOC_TRACE");
   trace = s && *s && strcmp(s, "0") != 0;
   void *pc[1]; /* backtrace loads its unwinder on first use: not while failing */
@@ -355,6 +376,15 @@ void exit(int status) {
       snprintf(exit_from, sizeof exit_from, "%s", who);
   }
   real_exit(status);
+}
+
+/* A program that ends with _exit() skips the atexit log: log here. */
+void _exit(int status) {
+  typedef void (*exit_fn)(int) __attribute__((noreturn));
+  exit_fn real = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+  if (atomic_load(&armed))
+    write_log();
+  real(status);
 }
 
 /* glibc calls main through __libc_start_main: wrap it to know when main
