@@ -457,13 +457,18 @@ static int tune_main(int argc, char **argv) {
 /* tune itself never calls exit(): it returns from main.  A library that
  * gives up calls exit() instead (libgomp with status 1 when it runs out of
  * memory, HDF5 with -1), and 1 would read as "a divergence was found".
- * Such an exit is a tool error: status 2, after the library's message and
- * the other exit handlers (registered later, so run earlier). */
+ * Such an exit is a tool error: status 2 with a message, after the
+ * library's own and the other exit handlers (registered later, so run
+ * earlier). */
 static bool main_returned;
 
 static void exit_from_a_library(void) {
   if (main_returned)
     return;
+  /* HDF5 exits without a word. */
+  fputs("tune: a library ended the process before tune finished (HDF5 and OpenMP do when "
+        "they run out of memory)\n",
+        stderr);
   fflush(NULL);
   _exit(TN_EXIT_USAGE);
 }
