@@ -1,4 +1,5 @@
 /* cli_print.c — `tune --print FILE`: parse, verify, print canonical text. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,16 +18,25 @@ int tn_cmd_print(const tn_opts *o) {
       return TN_EXIT_USAGE;
     }
   }
+  errno = 0;
   int rc = hlo_print_module_to(m, out);
+  /* Out of memory (the print buffer) or the write's own error, e.g. ENOSPC. */
+  int why = rc != 0 ? errno : 0;
   if (out != stdout) {
-    if (fclose(out) != 0)
+    if (fclose(out) != 0 && rc == 0) {
       rc = -1;
-  } else if (fflush(out) != 0) {
+      why = errno;
+    }
+  } else if (fflush(out) != 0 && rc == 0) {
     rc = -1;
+    why = errno;
   }
   hlo_module_free(m);
   if (rc != 0) {
-    fprintf(stderr, "tune: write error\n");
+    if (why)
+      fprintf(stderr, "tune: cannot print the module: %s\n", strerror(why));
+    else
+      fprintf(stderr, "tune: write error\n");
     return TN_EXIT_USAGE;
   }
   return TN_EXIT_OK;

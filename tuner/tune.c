@@ -1,9 +1,11 @@
 /* tune.c — main: GNU-style option parsing and dispatch to one mode. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "config.h"
@@ -187,7 +189,7 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
-int main(int argc, char **argv) {
+static int tune_main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"print", required_argument, NULL, 'p'},
       {"output", required_argument, NULL, 'o'},
@@ -457,4 +459,30 @@ int main(int argc, char **argv) {
     fputs("tune: no mode given\nTry 'tune --help' for more information.\n", stderr);
     return TN_EXIT_USAGE;
   }
+}
+
+/* tune itself never calls exit(): it returns from main.  A library that
+ * gives up calls exit() instead (libgomp with status 1 when it runs out of
+ * memory, HDF5 with -1), and 1 would read as "a divergence was found".
+ * Such an exit is a tool error: status 2 with a message, after the
+ * library's own and the other exit handlers (registered later, so run
+ * earlier). */
+static bool main_returned;
+
+static void exit_from_a_library(void) {
+  if (main_returned)
+    return;
+  /* HDF5 exits without a word. */
+  fputs("tune: a library ended the process before tune finished (HDF5 and OpenMP do when "
+        "they run out of memory)\n",
+        stderr);
+  fflush(NULL);
+  _exit(TN_EXIT_USAGE);
+}
+
+int main(int argc, char **argv) {
+  atexit(exit_from_a_library);
+  int status = tune_main(argc, argv);
+  main_returned = true;
+  return status;
 }

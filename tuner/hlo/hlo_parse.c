@@ -2223,6 +2223,7 @@ hlo_module *hlo_parse(const char *text, size_t len, hlo_error *err) {
   hlo_module *m = P.arena ? hlo_arena_alloc(P.arena, sizeof *m) : NULL;
   if (!m) {
     hlo_arena_free(P.arena);
+    parser_free(&P);
     hlo_error_set(err, 0, 0, "out of memory");
     return NULL;
   }
