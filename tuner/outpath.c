@@ -125,6 +125,15 @@ hid_t tn_out_create_h5_temp(const char *path, char **tmp, hlo_error *err) {
     char *name = tn_out_temp_name(path, k);
     if (!name)
       return hlo_error_set(err, 0, 0, "out of memory");
+    /* A name that exists (a link too) is skipped.  HDF5 does not say why a
+     * create failed, and it may fail after making the file (out of memory
+     * while writing the superblock): a file that was not there before is
+     * ours, and is removed rather than left beside the output. */
+    struct stat st;
+    if (lstat(name, &st) == 0) {
+      free(name);
+      continue;
+    }
     hid_t f;
     H5E_BEGIN_TRY { f = H5Fcreate(name, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT); }
     H5E_END_TRY;
@@ -132,12 +141,10 @@ hid_t tn_out_create_h5_temp(const char *path, char **tmp, hlo_error *err) {
       *tmp = name;
       return f;
     }
-    /* HDF5 does not say why; a name that exists (a link too) is skipped. */
-    struct stat st;
-    int taken = lstat(name, &st) == 0;
+    if (lstat(name, &st) == 0)
+      unlink(name);
     free(name);
-    if (!taken)
-      break;
+    break;
   }
   return hlo_error_set(err, 0, 0, "%s: cannot create a temporary HDF5 file beside it", path);
 }
