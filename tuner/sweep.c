@@ -461,13 +461,18 @@ static int replicas_needed(const hlo_module *m) {
 /* Evaluates the reference with device numerics on every replica the
  * module needs; *out is replica 0's result, the replica the device runs. */
 static int eval_reference(shared *sh, chk_eval_hook *hook, void *ctx, hlo_value **out, hlo_error *err) {
-  hlo_value *outs[64] = {0};
+  hlo_value **outs = calloc((size_t)sh->replicas, sizeof *outs);
+  if (!outs)
+    return hlo_error_set(err, 0, 0, "out of memory");
   chk_eval_opts eo = {.replicas = sh->replicas, .emulate_device = 1, .hook = hook, .hook_ctx = ctx};
-  if (chk_eval_module(sh->m, sh->nargs, sh->args, &eo, outs, err) != 0)
+  if (chk_eval_module(sh->m, sh->nargs, sh->args, &eo, outs, err) != 0) {
+    free(outs);
     return -1;
+  }
   *out = outs[0];
   for (int r = 1; r < sh->replicas; r++)
     hlo_value_unref(outs[r]);
+  free(outs);
   return 0;
 }
 
@@ -559,7 +564,10 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   if (sh->nleaves > 256)
     return hlo_error_set(err, 0, 0, "the fusion has %d outputs; at most 256 are supported", sh->nleaves);
   map_output_leaves(sh);
-  sh->replicas = replicas_needed(m);
+  /* The device runs replica 0 of the same number of replicas the
+   * reference simulates, so its collectives see the same peers. */
+  sh->replicas = o->replicas > 0 ? o->replicas : replicas_needed(m);
+  sh->f.replicas = sh->replicas;
   hero_hook_state probe = {.hero = sh->f.hero};
   if (eval_reference(sh, hero_hook, &probe, &sh->reference, err) != 0)
     return -1;

@@ -18,4 +18,14 @@ expect_status 0 "swapped root leaves keep each leaf's own rule" \
   "$TUNE" --check "$D/swapped_root_leaves.hlo" --budget 24
 expect_grep "benign=" "$TMPD/out" "the reordered sums are benign, not mismatches"
 
+# Collectives: the replica group names replica 1, so two replicas take
+# part even without a replica_count; --replicas is honoured.
+expect_status 0 "all-gather over the replicas its group names" \
+  "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6
+expect_grep "verdicts  match=6" "$TMPD/out" "every candidate matches"
+expect_status 0 "--check --replicas 2" "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6 --replicas 2
+expect_status 2 "--check --replicas 1 is refused for a group naming replica 1" \
+  "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6 --replicas 1
+expect_grep "replica group names replica 1 but only 1 replicas" "$TMPD/err" "the refusal says why"
+
 finish

@@ -1558,7 +1558,7 @@ static hlo_value *eval_prefix(const dev_elem *e, const hlo_instr *ins, hlo_value
   comp.ninstrs = ins->index + 1;
   hlo_module mod = *e->f->m;
   mod.entry = &comp;
-  int reps = mod.replica_count > 1 ? (int)mod.replica_count : 1;
+  int reps = e->f->replicas > 1 ? e->f->replicas : 1;
   chk_eval_opts o = {.replicas = reps, .emulate_device = 1};
   hlo_value **outs = calloc((size_t)reps, sizeof *outs);
   hlo_error err;
@@ -1621,7 +1621,7 @@ static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value
   comp.params = pp;
   hlo_module mod = *e->f->m;
   mod.entry = &comp;
-  int reps = mod.replica_count > 1 ? (int)mod.replica_count : 1;
+  int reps = e->f->replicas > 1 ? e->f->replicas : 1;
   chk_eval_opts o = {.replicas = reps, .emulate_device = 1};
   outs = calloc((size_t)reps, sizeof *outs);
   hlo_error err;
