@@ -28,4 +28,22 @@ expect_status 2 "--check --replicas 1 is refused for a group naming replica 1" \
   "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6 --replicas 1
 expect_grep "replica group names replica 1 but only 1 replicas" "$TMPD/err" "the refusal says why"
 
+# Layout-changing bitcasts: the device reinterprets the physical buffer as
+# XLA does (the values themselves are pinned by tests/unit/test_dev_layout).
+expect_status 0 "layout-changing bitcasts in the kernel and the launch check clean" \
+  "$TUNE" --check "$D/bitcast_layout.hlo" --budget 8
+expect_grep "vs reference: ok" "$TMPD/out" "the default agrees with the reference"
+
+# The public corpus, when it is there: the issue's own examples.
+if [ -n "$TUNE_CORPUS" ] && [ -d "$TUNE_CORPUS" ]; then
+  for f in 0071_hlo_evaluator__preserve_fusion_input_layout \
+           0089_collective_quantizer__all_gather_quantize_partial_replication; do
+    if [ -f "$TUNE_CORPUS/$f.hlo" ]; then
+      expect_status 0 "corpus $f checks clean" "$TUNE" --check "$TUNE_CORPUS/$f.hlo" --budget 6 -q
+    fi
+  done
+else
+  echo "# skip: no corpus at \$TUNE_CORPUS"
+fi
+
 finish
