@@ -34,9 +34,19 @@ expect_status 0 "layout-changing bitcasts in the kernel and the launch check cle
   "$TUNE" --check "$D/bitcast_layout.hlo" --budget 8
 expect_grep "vs reference: ok" "$TMPD/out" "the default agrees with the reference"
 
+# Tuple outputs: a nested multi-output root and a variadic sort, flattened
+# into leaves on the device and compared leaf by leaf.
+expect_status 0 "a nested tuple root checks clean" "$TUNE" --check "$D/nested_tuple_fusion.hlo" --budget 12
+expect_grep "vs reference: ok" "$TMPD/out" "the nested default agrees with the reference"
+expect_status 0 "a variadic sort root checks clean" "$TUNE" --check "$D/variadic_sort.hlo" --budget 12
+expect_grep "verdicts  match=12" "$TMPD/out" "every sort candidate matches"
+
 # The public corpus, when it is there: the issue's own examples.
 if [ -n "$TUNE_CORPUS" ] && [ -d "$TUNE_CORPUS" ]; then
-  for f in 0071_hlo_evaluator__preserve_fusion_input_layout \
+  for f in 0013_dynamic_slice_fusion__multiple_offsets_as_function_of_induction \
+           0045_hlo_alias_analysis__dynamic_update_slice_multi_output_fusion \
+           0061_while_loop_analysis__fused_update_op \
+           0071_hlo_evaluator__preserve_fusion_input_layout \
            0089_collective_quantizer__all_gather_quantize_partial_replication; do
     if [ -f "$TUNE_CORPUS/$f.hlo" ]; then
       expect_status 0 "corpus $f checks clean" "$TUNE" --check "$TUNE_CORPUS/$f.hlo" --budget 6 -q
