@@ -20,10 +20,25 @@ static bool moves_data(hlo_opcode op) {
   }
 }
 
-static const hlo_instr *leaf_producer(const hlo_computation *c, int leaf) {
+/* Leaves are numbered depth first over the whole (possibly nested) tuple,
+ * as hlo_shape_leaf numbers them, so tuple instructions are walked down to
+ * the operand that holds the leaf; a tuple-shaped op that is not a tuple
+ * instruction (a variadic sort, a while) is the producer of all its leaves. */
+const hlo_instr *chk_leaf_producer(const hlo_computation *c, int leaf) {
   const hlo_instr *r = c->root;
-  if (r->op == HLO_OP_TUPLE && leaf < r->noperands)
-    return r->operands[leaf];
+  for (int depth = 0; r->op == HLO_OP_TUPLE && depth < 64; depth++) {
+    const hlo_instr *next = NULL;
+    for (int k = 0; k < r->noperands && !next; k++) {
+      int n = hlo_shape_leaf_count(&r->operands[k]->shape);
+      if (leaf < n)
+        next = r->operands[k];
+      else
+        leaf -= n;
+    }
+    if (!next)
+      break;
+    r = next;
+  }
   return r;
 }
 
@@ -55,7 +70,7 @@ chk_rule chk_leaf_rule(const hlo_computation *c, int leaf) {
   const hlo_shape *s = hlo_shape_leaf(&c->root->shape, leaf);
   if (!s || (!hlo_etype_is_float(s->type) && hlo_etype_class(s->type) != HLO_CLASS_COMPLEX))
     return CHK_RULE_BITWISE;
-  return bitwise_source(leaf_producer(c, leaf), 0) ? CHK_RULE_BITWISE : CHK_RULE_TOLERANCE;
+  return bitwise_source(chk_leaf_producer(c, leaf), 0) ? CHK_RULE_BITWISE : CHK_RULE_TOLERANCE;
 }
 
 static bool depends(const hlo_instr *ins, const hlo_instr *hero, unsigned char *seen) {
@@ -76,7 +91,7 @@ bool chk_leaf_depends_on(const hlo_computation *c, int leaf, const hlo_instr *he
   unsigned char *seen = calloc((size_t)c->ninstrs, 1);
   if (!seen)
     return true;
-  bool d = depends(leaf_producer(c, leaf), hero, seen);
+  bool d = depends(chk_leaf_producer(c, leaf), hero, seen);
   free(seen);
   return d;
 }
@@ -94,7 +109,7 @@ static int leaves(const hlo_value *v, const hlo_value **out, int n, int cap) {
 
 enum { MAX_LEAVES = 256 };
 
-int chk_compare_values(const hlo_value *a, const hlo_value *b, const chk_leaf_check *checks,
+int chk_compare_values(const hlo_value *a, const hlo_value *b, const chk_leaf_check *checks, int nchecks,
                        chk_metrics *worst, bool *identical, bool *within, hlo_error *err) {
   const hlo_value *la[MAX_LEAVES], *lb[MAX_LEAVES];
   int na = leaves(a, la, 0, MAX_LEAVES), nb = leaves(b, lb, 0, MAX_LEAVES);
@@ -102,6 +117,10 @@ int chk_compare_values(const hlo_value *a, const hlo_value *b, const chk_leaf_ch
     return hlo_error_set(err, 0, 0, "outputs have %d and %d leaves", na, nb);
   if (na > MAX_LEAVES)
     return hlo_error_set(err, 0, 0, "more than %d output leaves", MAX_LEAVES);
+  /* A leaf without a rule would be judged by whatever the caller's array
+   * happened to hold: refuse rather than guess. */
+  if (na != nchecks)
+    return hlo_error_set(err, 0, 0, "outputs have %d leaves but %d comparison rules were given", na, nchecks);
   int worst_leaf = -1;
   *identical = true;
   *within = true;

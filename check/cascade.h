@@ -32,6 +32,10 @@
  * otherwise. */
 chk_rule chk_leaf_rule(const hlo_computation *c, int leaf);
 
+/* The instruction that produces output leaf `leaf` of c (leaves numbered
+ * depth first through nested tuples, as hlo_shape_leaf does). */
+const hlo_instr *chk_leaf_producer(const hlo_computation *c, int leaf);
+
 /* Does leaf `leaf` of c depend on instruction `hero` (so the hero's
  * accumulation length applies to its tolerance)? */
 bool chk_leaf_depends_on(const hlo_computation *c, int leaf, const hlo_instr *hero);
@@ -45,12 +49,13 @@ typedef struct chk_leaf_check {
   bool checked;           /* false when --ops excluded this leaf's op */
 } chk_leaf_check;
 
-/* Compares every leaf of a (actual) with b (expected) under checks[leaf];
+/* Compares every leaf of a (actual) with b (expected) under checks[leaf]
+ * (nchecks rules: exactly one per leaf, or the call fails);
  * returns the index of the worst leaf (most mismatches, then largest
  * max_abs) with its metrics in *worst, and sets *identical when every leaf
  * is bitwise equal and *within when no leaf has a mismatch.  -1 with err
  * when the values cannot be compared. */
-int chk_compare_values(const hlo_value *a, const hlo_value *b, const chk_leaf_check *checks,
+int chk_compare_values(const hlo_value *a, const hlo_value *b, const chk_leaf_check *checks, int nchecks,
                        chk_metrics *worst, bool *identical, bool *within, hlo_error *err);
 
 /* The attribution table above; cand_vs_default_within is the result of

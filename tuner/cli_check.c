@@ -268,6 +268,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .ops = o->ops,
       .progress = !o->quiet && !o->json && isatty(STDERR_FILENO),
       .error_maps = 3,
+      .replicas = o->replicas,
   };
   tn_store *store = NULL;
   char *out = NULL;

@@ -45,7 +45,9 @@ typedef struct {
   int nargs;
   hlo_value *reference;
   hlo_value *dflt_out;           /* NULL when the default did not run */
-  int nleaves;
+  int nleaves;                   /* leaves of the compared output: the entry's root */
+  int kernel_leaf[256];          /* per output leaf: the kernel leaf it passes
+                                    on, or -1 when the launch makes it */
   double term_max;
   double init_abs;               /* |init| of a reduce hero, 0 otherwise */
   bool structured;               /* the backend is the simulated device, whose
@@ -115,13 +117,21 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a,
   if (vacuous)
     *vacuous = false;
   for (int i = 0; i < sh->nleaves; i++) {
-    const hlo_shape *s = hlo_shape_leaf(&c->root->shape, i);
+    const hlo_shape *s = hlo_shape_leaf(&sh->m->entry->root->shape, i);
     chk_leaf_check *lc = &out[i];
-    lc->rule = chk_leaf_rule(c, i);
+    int kl = sh->kernel_leaf[i];
     lc->checked = true;
     lc->atol_map = NULL;
+    if (kl < 0) {
+      /* The launch passes an argument or a constant through: both sides
+       * hold the same bits unless the launch itself is broken. */
+      lc->rule = CHK_RULE_BITWISE;
+      lc->tol.atol = lc->tol.rtol = 0;
+      continue;
+    }
+    lc->rule = chk_leaf_rule(c, kl);
     if (sh->o->ops) {
-      const hlo_instr *p = c->root->op == HLO_OP_TUPLE && i < c->root->noperands ? c->root->operands[i] : c->root;
+      const hlo_instr *p = chk_leaf_producer(c, kl);
       lc->checked = ops_has(sh->o->ops, hlo_opcode_name(p->op)) ||
                     (sh->f.hero && ops_has(sh->o->ops, hlo_opcode_name(sh->f.hero->op)));
     }
@@ -138,7 +148,7 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a,
     /* Only a floating-point accumulation depends on its order: an integer
      * dot or sum is exact whatever the chunking, so its outputs (even after
      * a dequantising convert) must match exactly. */
-    if (chk_leaf_depends_on(c, i, sh->f.hero) && hlo_etype_is_float(sh->f.acc_type))
+    if (chk_leaf_depends_on(c, kl, sh->f.hero) && hlo_etype_is_float(sh->f.acc_type))
       b.k = sh->f.k_total;
     /* The roundoff is the accumulation's own type (the hero's result
      * type): both the device and the reference apply a reducer in its type,
@@ -156,8 +166,9 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a,
      * of the reference's accumulation, so y can move by up to 2 * sens *
      * 2 * bound between them (see measure_sensitivity). */
     if (b.k > 0 && sh->sens[i]) {
-      const hlo_shape *ls = hlo_shape_leaf(&c->root->shape, i);
-      int64_t n = hlo_shape_elements(ls);
+      /* sens is measured on the compared output itself, so it is indexed
+       * like this leaf even when the launch rearranges the kernel's. */
+      int64_t n = hlo_shape_elements(s);
       double *map = malloc(sizeof *map * (size_t)(n ? n : 1));
       if (map) {
         /* an element the hero does not move gets 0, also under an
@@ -183,7 +194,7 @@ static void free_maps(shared *sh, chk_leaf_check *checks) {
 static chk_tol effective_tol(const shared *sh, int leaf, const chk_leaf_check *lc) {
   chk_tol t = lc->tol;
   if (lc->atol_map) {
-    int64_t n = hlo_shape_elements(hlo_shape_leaf(&sh->f.comp->root->shape, leaf));
+    int64_t n = hlo_shape_elements(hlo_shape_leaf(&sh->m->entry->root->shape, leaf));
     for (int64_t e = 0; e < n; e++)
       if (lc->atol_map[e] > t.atol)
         t.atol = lc->atol_map[e];
@@ -191,7 +202,48 @@ static chk_tol effective_tol(const shared *sh, int leaf, const chk_leaf_check *l
   return t;
 }
 
-static int count_leaves(const hlo_shape *s) { return hlo_shape_leaf_count(s); }
+/* Which kernel leaf output leaf `leaf` of ins (an instruction of the
+ * launch around the kernel) passes on, through tuples, get-tuple-elements,
+ * copies and bitcasts, or -1 when the launch makes it (an argument or a
+ * constant passed through). */
+static int launch_leaf(const dev_fusion *f, const hlo_instr *ins, int leaf, int depth) {
+  if (depth > 64)
+    return -1;
+  if (ins == f->launch)
+    return leaf;
+  switch (ins->op) {
+  case HLO_OP_TUPLE:
+    for (int k = 0; k < ins->noperands; k++) {
+      int n = hlo_shape_leaf_count(&ins->operands[k]->shape);
+      if (leaf < n)
+        return launch_leaf(f, ins->operands[k], leaf, depth + 1);
+      leaf -= n;
+    }
+    return -1;
+  case HLO_OP_GET_TUPLE_ELEMENT: {
+    const hlo_shape *t = &ins->operands[0]->shape;
+    if (t->type != HLO_TUPLE || ins->attrs.index < 0 || ins->attrs.index >= t->ntuple)
+      return -1;
+    int before = 0;
+    for (int64_t k = 0; k < ins->attrs.index; k++)
+      before += hlo_shape_leaf_count(&t->elems[k]);
+    return launch_leaf(f, ins->operands[0], before + leaf, depth + 1);
+  }
+  case HLO_OP_COPY: case HLO_OP_BITCAST:
+    return launch_leaf(f, ins->operands[0], leaf, depth + 1);
+  default:
+    return -1;
+  }
+}
+
+/* The compared output is the entry root's value on both sides (the device
+ * runs the launch around its kernel); each of its leaves gets the rule of
+ * the kernel leaf it carries. */
+static void map_output_leaves(shared *sh) {
+  const hlo_instr *root = sh->m->entry->root;
+  for (int i = 0; i < sh->nleaves; i++)
+    sh->kernel_leaf[i] = sh->f.launch ? launch_leaf(&sh->f, root, i, 0) : i;
+}
 
 /* Runs one config: compile, run with jitter seed, cost. */
 static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_cand_result *r, hlo_value **out) {
@@ -238,7 +290,7 @@ static void judge(shared *sh, tn_cand_result *r) {
   int64_t da = config_depth(sh, &r->cfg);
   leaf_checks(sh, pa, sh->dflt_out ? sh->dflt_passes : sh->ref_passes,
               da, sh->dflt_out ? sh->dflt_depth : REF_DEPTH, !sh->dflt_out, checks, &r->unverifiable);
-  int leaf = chk_compare_values(out, expected, checks, &r->vs_default, &identical, &within, &err);
+  int leaf = chk_compare_values(out, expected, checks, sh->nleaves, &r->vs_default, &identical, &within, &err);
   if (leaf < 0) {
     free_maps(sh, checks);
     r->verdict = CHK_VERDICT_RUNTIME_ERROR;
@@ -267,7 +319,7 @@ static void judge(shared *sh, tn_cand_result *r) {
       chk_leaf_check rchecks[256];
       leaf_checks(sh, pa, sh->ref_passes, da, REF_DEPTH, true, rchecks, NULL);
       bool rid, rwithin;
-      int rleaf = chk_compare_values(out, sh->reference, rchecks, &r->vs_reference, &rid, &rwithin, &err);
+      int rleaf = chk_compare_values(out, sh->reference, rchecks, sh->nleaves, &r->vs_reference, &rid, &rwithin, &err);
       free_maps(sh, rchecks);
       r->has_vs_reference = rleaf >= 0;
       r->verdict = sh->dflt_out ? chk_attribute(false, false, rleaf >= 0 && rwithin, sh->default_vs_ref_within)
@@ -409,14 +461,19 @@ static int replicas_needed(const hlo_module *m) {
 /* Evaluates the reference with device numerics on every replica the
  * module needs; *out is replica 0's result, the replica the device runs. */
 static int eval_reference(shared *sh, chk_eval_hook *hook, void *ctx, hlo_value **out, hlo_error *err) {
-  hlo_value *outs[64] = {0};
+  hlo_value **outs = calloc((size_t)sh->replicas, sizeof *outs);
+  if (!outs)
+    return hlo_error_set(err, 0, 0, "out of memory");
   chk_eval_opts eo = {.replicas = sh->replicas, .emulate_device = 1, .hook = hook, .hook_ctx = ctx,
                       .time_budget = sh->o->time_budget};
-  if (chk_eval_module(sh->m, sh->nargs, sh->args, &eo, outs, err) != 0)
+  if (chk_eval_module(sh->m, sh->nargs, sh->args, &eo, outs, err) != 0) {
+    free(outs);
     return -1;
+  }
   *out = outs[0];
   for (int r = 1; r < sh->replicas; r++)
     hlo_value_unref(outs[r]);
+  free(outs);
   return 0;
 }
 
@@ -504,10 +561,14 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   chk_inputs_opts io = {.seed = o->seed, .profile = o->profile};
   if (chk_inputs_make(m, &io, sh->args, err) != 0)
     return -1;
-  sh->nleaves = count_leaves(&sh->f.comp->root->shape);
+  sh->nleaves = hlo_shape_leaf_count(&m->entry->root->shape);
   if (sh->nleaves > 256)
     return hlo_error_set(err, 0, 0, "the fusion has %d outputs; at most 256 are supported", sh->nleaves);
-  sh->replicas = replicas_needed(m);
+  map_output_leaves(sh);
+  /* The device runs replica 0 of the same number of replicas the
+   * reference simulates, so its collectives see the same peers. */
+  sh->replicas = o->replicas > 0 ? o->replicas : replicas_needed(m);
+  sh->f.replicas = sh->replicas;
   hero_hook_state probe = {.hero = sh->f.hero};
   if (eval_reference(sh, hero_hook, &probe, &sh->reference, err) != 0)
     return -1;
@@ -701,7 +762,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     leaf_checks(&sh, sh.dflt_passes, sh.ref_passes, sh.dflt_depth, REF_DEPTH, true, checks,
                 &out->reference_unverifiable);
     bool id, within;
-    int leaf = chk_compare_values(sh.dflt_out, sh.reference, checks, &out->default_vs_reference, &id, &within, err);
+    int leaf = chk_compare_values(sh.dflt_out, sh.reference, checks, sh.nleaves, &out->default_vs_reference, &id, &within, err);
     if (leaf < 0) {
       free_maps(&sh, checks);
       teardown(&sh);

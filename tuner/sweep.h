@@ -40,6 +40,9 @@ typedef struct tn_sweep_opts {
   const char *ops;        /* comma-separated opcode names to check, or NULL */
   bool progress;          /* draw a progress line on stderr */
   int error_maps;         /* keep error maps of this many worst divergent candidates */
+  int replicas;           /* --replicas: replicas the collectives run across;
+                             0 = the module's own (replica_count, or the
+                             highest replica its groups name) */
 } tn_sweep_opts;
 
 /* Checks one fusion.  0 with *out filled (caller frees with

@@ -15,6 +15,7 @@
 #endif
 
 #include "dev_elemental.h"
+#include "dev_layout.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1255,9 +1256,15 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
     return;
   }
   case DEV_EK_RESHAPE: {
+    /* A reshape keeps the row-major order; a bitcast keeps the physical
+     * buffer, which differs from it when a layout is not row-major. */
     const hlo_shape *os = leaf0(ins->operands[0]);
+    bool relayout = ins->op == HLO_OP_BITCAST && (!dev_layout_row_major(s) || !dev_layout_row_major(os));
     EACH {
-      unflat(os, flat_in(s, idx), oi);
+      if (relayout)
+        dev_layout_bitcast_source(s, idx, os, oi);
+      else
+        unflat(os, flat_in(s, idx), oi);
       uint8_t p = 0;
       b->v[i] = opv(e, ins->operands[0], oi, &p);
       b->poison[i] = p;
@@ -1558,7 +1565,7 @@ static hlo_value *eval_prefix(const dev_elem *e, const hlo_instr *ins, hlo_value
   comp.ninstrs = ins->index + 1;
   hlo_module mod = *e->f->m;
   mod.entry = &comp;
-  int reps = mod.replica_count > 1 ? (int)mod.replica_count : 1;
+  int reps = e->f->replicas > 1 ? e->f->replicas : 1;
   chk_eval_opts o = {.replicas = reps, .emulate_device = 1};
   hlo_value **outs = calloc((size_t)reps, sizeof *outs);
   hlo_error err;
@@ -1621,7 +1628,7 @@ static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value
   comp.params = pp;
   hlo_module mod = *e->f->m;
   mod.entry = &comp;
-  int reps = mod.replica_count > 1 ? (int)mod.replica_count : 1;
+  int reps = e->f->replicas > 1 ? e->f->replicas : 1;
   chk_eval_opts o = {.replicas = reps, .emulate_device = 1};
   outs = calloc((size_t)reps, sizeof *outs);
   hlo_error err;

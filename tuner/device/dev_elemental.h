@@ -49,7 +49,8 @@ typedef enum dev_elem_kind {
   DEV_EK_ELEMENTWISE,
   DEV_EK_BROADCAST,
   DEV_EK_TRANSPOSE,
-  DEV_EK_RESHAPE, /* reshape and bitcast: row-major order kept */
+  DEV_EK_RESHAPE, /* reshape (row-major order kept) and bitcast (physical
+                     buffer kept, through the layouts: dev_layout.h) */
   DEV_EK_SLICE,
   DEV_EK_REVERSE,
   DEV_EK_PAD,

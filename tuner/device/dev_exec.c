@@ -90,6 +90,9 @@ typedef struct exec {
   dev_hbm *out;                /* root leaves */
   int nout;
   const hlo_instr **out_node;  /* producer of each leaf */
+  int *out_sub;                /* the leaf's index within a tuple-shaped
+                                  producer (a variadic sort, a while), -1
+                                  when the producer is an array */
   bool *out_tiled;             /* leaf has the tiled output's dims */
   win_state *win;
   dev_elem *el;
@@ -1500,6 +1503,18 @@ static int64_t ragged_store_stale_source(const exec *x, const dev_hbm *h, const 
   return off;
 }
 
+/* Leaf k (depth first) of a possibly nested tuple value, NULL if none. */
+static const hlo_value *value_leaf(const hlo_value *v, int *k) {
+  if (v->type != HLO_TUPLE)
+    return (*k)-- == 0 ? v : NULL;
+  for (int i = 0; i < v->ntuple; i++) {
+    const hlo_value *l = value_leaf(v->elems[i], k);
+    if (l)
+      return l;
+  }
+  return NULL;
+}
+
 /* Stores element i (at flat offset off) of leaf j: the value at src, or,
  * under ragged-store-mask, the stale element at stale. */
 static int store_elem(exec *x, int j, int64_t off, const void *src, bool poisoned, int64_t stale) {
@@ -1608,6 +1623,13 @@ static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
  * whose stale row depends on the tile being ragged. */
 static int eval_store(exec *x, int j, const dev_box *want, bool hero_leaf) {
   const hlo_value *mv = dev_elem_value(x->el, x->out_node[j]);
+  if (x->out_sub[j] >= 0) {
+    int k = x->out_sub[j];
+    const hlo_value *leaf = mv ? value_leaf(mv, &k) : NULL;
+    if (!leaf)
+      return fail(x, "output %d: leaf %d of %s is not materialised", j, x->out_sub[j], x->out_node[j]->name);
+    return store_value(x, j, leaf, want);
+  }
   if (mv)
     return store_value(x, j, mv, want);
   int64_t count = 1;
@@ -1683,32 +1705,96 @@ static int finish_tile(exec *x) {
 
 /* ---- setup ----------------------------------------------------------------------- */
 
+/* The producer of an output that passes through tuple instructions: a
+ * get-tuple-element of a tuple instruction is its operand's element (the
+ * evaluator never materialises a tuple instruction, dev_elemental.h). */
+static const hlo_instr *through_tuples(const hlo_instr *node) {
+  for (int depth = 0; depth < 64 && node->op == HLO_OP_GET_TUPLE_ELEMENT && node->operands[0]->op == HLO_OP_TUPLE &&
+                      node->attrs.index >= 0 && node->attrs.index < node->operands[0]->noperands;
+       depth++)
+    node = node->operands[0]->operands[node->attrs.index];
+  return node;
+}
+
+static int add_output(exec *x, const hlo_instr *node, int sub, const hlo_shape *s, int *j) {
+  x->out_node[*j] = node;
+  x->out_sub[*j] = sub;
+  bool same = sub < 0 && s->rank == x->f->rank;
+  for (int d = 0; same && d < s->rank; d++)
+    same = s->dims[d] == x->f->dims[d];
+  x->out_tiled[*j] = same;
+  char name[32];
+  snprintf(name, sizeof name, "output %d", *j);
+  if (dev_hbm_alloc(&x->out[*j], name, s->type, s->rank, s->dims) != 0)
+    return fail(x, "out of memory");
+  dev_hbm_poison(&x->out[*j]);
+  (*j)++;
+  return 0;
+}
+
+/* One output buffer per array leaf of the root, depth first through
+ * nested tuples (the order hlo_shape_leaf numbers them): a tuple
+ * instruction's operands in turn; every leaf of a tuple-shaped op, which
+ * the executor materialises whole. */
+static int add_outputs(exec *x, const hlo_instr *node, int *j, int depth) {
+  node = through_tuples(node);
+  if (node->op == HLO_OP_TUPLE && depth < 64) {
+    for (int k = 0; k < node->noperands; k++)
+      if (add_outputs(x, node->operands[k], j, depth + 1) != 0)
+        return -1;
+    return 0;
+  }
+  if (node->shape.type != HLO_TUPLE)
+    return add_output(x, node, -1, &node->shape, j);
+  int n = hlo_shape_leaf_count(&node->shape);
+  for (int k = 0; k < n; k++)
+    if (add_output(x, node, k, hlo_shape_leaf(&node->shape, k), j) != 0)
+      return -1;
+  return 0;
+}
+
 static int setup_outputs(exec *x) {
   const hlo_instr *root = x->f->comp->root;
-  int n = root->op == HLO_OP_TUPLE ? root->noperands : 1;
-  x->nout = n;
-  x->out = calloc((size_t)n, sizeof *x->out);
-  x->out_node = calloc((size_t)n, sizeof *x->out_node);
-  x->out_tiled = calloc((size_t)n, sizeof *x->out_tiled);
-  if (!x->out || !x->out_node || !x->out_tiled)
+  int n = hlo_shape_leaf_count(&root->shape);
+  x->nout = 0;
+  x->out = calloc((size_t)(n ? n : 1), sizeof *x->out);
+  x->out_node = calloc((size_t)(n ? n : 1), sizeof *x->out_node);
+  x->out_sub = calloc((size_t)(n ? n : 1), sizeof *x->out_sub);
+  x->out_tiled = calloc((size_t)(n ? n : 1), sizeof *x->out_tiled);
+  if (!x->out || !x->out_node || !x->out_sub || !x->out_tiled)
     return fail(x, "out of memory");
-  for (int j = 0; j < n; j++) {
-    const hlo_instr *node = root->op == HLO_OP_TUPLE ? root->operands[j] : root;
-    const hlo_shape *s = &node->shape;
-    if (s->type == HLO_TUPLE)
-      return fail(x, "output %d of %s is a nested tuple, which the device does not store", j, x->f->name);
-    x->out_node[j] = node;
-    bool same = s->rank == x->f->rank;
-    for (int d = 0; same && d < s->rank; d++)
-      same = s->dims[d] == x->f->dims[d];
-    x->out_tiled[j] = same;
-    char name[32];
-    snprintf(name, sizeof name, "output %d", j);
-    if (dev_hbm_alloc(&x->out[j], name, s->type, s->rank, s->dims) != 0)
-      return fail(x, "out of memory");
-    dev_hbm_poison(&x->out[j]);
-  }
-  return 0;
+  int j = 0;
+  int rc = add_outputs(x, root, &j, 0);
+  x->nout = j; /* the buffers teardown frees */
+  if (rc == 0 && j != n)
+    return fail(x, "%s: the root's %d leaves do not match its shape's %d", x->f->name, j, n);
+  return rc;
+}
+
+/* The shape of output leaf j. */
+static const hlo_shape *out_shape(const exec *x, int j) {
+  const hlo_shape *s = &x->out_node[j]->shape;
+  return x->out_sub[j] < 0 ? s : hlo_shape_leaf(s, x->out_sub[j]);
+}
+
+/* The root's value from its leaves (each reference taken over), nested as
+ * the root's shape is. */
+static hlo_value *assemble(const hlo_shape *s, hlo_value **leaves, int *next) {
+  if (s->type != HLO_TUPLE)
+    return leaves[(*next)++];
+  hlo_value **el = calloc((size_t)(s->ntuple ? s->ntuple : 1), sizeof *el);
+  if (!el)
+    return NULL;
+  int k = 0;
+  for (; k < s->ntuple; k++)
+    if (!(el[k] = assemble(&s->elems[k], leaves, next)))
+      break;
+  hlo_value *t = k == s->ntuple ? hlo_value_tuple(s->ntuple, el) : NULL;
+  if (!t)
+    for (int i = 0; i < k; i++)
+      hlo_value_unref(el[i]);
+  free(el);
+  return t;
 }
 
 static int setup_windows(exec *x) {
@@ -1800,6 +1886,7 @@ static void teardown(exec *x) {
     dev_hbm_free(&x->out[j]);
   free(x->out);
   free(x->out_node);
+  free(x->out_sub);
   free(x->out_tiled);
   for (int p = 0; x->win && p < x->nin; p++) {
     win_state *ws = &x->win[p];
@@ -2104,7 +2191,7 @@ void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *cons
   for (int j = 0; rc == 0 && j < x.nout; j++) {
     if (x.out_tiled[j])
       continue;
-    const hlo_shape *sh = &x.out_node[j]->shape;
+    const hlo_shape *sh = out_shape(&x, j);
     dev_box want = {.rank = sh->rank};
     for (int d = 0; d < sh->rank; d++)
       want.n[d] = sh->dims[d];
@@ -2121,18 +2208,19 @@ void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *cons
     }
   }
   if (rc == 0) {
-    hlo_value *leaves[64];
-    int n = x.nout < 64 ? x.nout : 64;
-    for (int j = 0; j < n; j++)
-      leaves[j] = dev_hbm_value(&x.out[j]);
-    for (int j = 0; j < n; j++)
-      if (!leaves[j])
+    hlo_value **leaves = calloc((size_t)(x.nout ? x.nout : 1), sizeof *leaves);
+    if (!leaves)
+      rc = fail(&x, "out of memory");
+    for (int j = 0; rc == 0 && j < x.nout; j++)
+      if (!(leaves[j] = dev_hbm_value(&x.out[j])))
         rc = fail(&x, "out of memory");
-    if (rc == 0)
-      out->out = c->root->op == HLO_OP_TUPLE ? hlo_value_tuple(n, leaves) : leaves[0];
-    else
-      for (int j = 0; j < n; j++)
+    int next = 0;
+    if (rc == 0 && !(out->out = assemble(&c->root->shape, leaves, &next)))
+      rc = fail(&x, "out of memory");
+    if (rc != 0 && leaves)
+      for (int j = next; j < x.nout; j++)
         hlo_value_unref(leaves[j]);
+    free(leaves);
   }
   out->status = rc == 0 ? DEV_OK : DEV_RUNTIME_ERROR;
   teardown(&x);

@@ -79,6 +79,10 @@ void dev_exec_hooks_none(dev_exec_hooks *h);
 /* Runs the schedule on the kernel's arguments (one per kernel parameter,
  * in parameter order) and fills out: DEV_OK with out->out the kernel root's
  * value (a fresh value per call), or DEV_RUNTIME_ERROR with the message.
+ * A tuple root, nested or not, has one output buffer per array leaf (depth
+ * first): the leaves of tuple instructions are evaluated like any output,
+ * those of a tuple-shaped op (a variadic sort, a while) are stored whole
+ * from its materialised value; out->out is nested as the root's shape.
  * cc may be NULL (a clean compiler); hooks may be NULL. */
 void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *const *args, int nargs,
                   uint64_t jitter_seed, const dev_exec_hooks *hooks, dev_run *out);

@@ -134,6 +134,7 @@ static const hlo_instr *find_hero(const hlo_computation *c, dev_hero_kind *kind)
 int dev_fusion_analyze(const hlo_module *m, dev_fusion *f, hlo_error *err) {
   memset(f, 0, sizeof *f);
   f->m = m;
+  f->replicas = m->replica_count > 1 && m->replica_count <= 64 ? (int)m->replica_count : 1;
   const hlo_computation *e = m->entry;
   if (!e || !e->root)
     return hlo_error_set(err, 0, 0, "module has no entry computation");

@@ -58,6 +58,9 @@ typedef struct dev_fusion {
                                    from shapes (dot/conv count 2*MAC) */
   int64_t transcendentals;      /* elements through exp/log/tanh/... */
   const char *name;             /* the kernel computation's name */
+  int replicas;                 /* replicas the collectives run across (the
+                                   device simulates replica 0): the module's
+                                   replica_count unless the caller sets it */
 } dev_fusion;
 
 /* Analyses m.  0, or -1 with err (e.g. an output rank above DEV_MAX_RANK). */

@@ -14,6 +14,7 @@
 #include "dev_backend.h"
 #include "dev_cost.h"
 #include "dev_exec.h"
+#include "dev_layout.h"
 #include "dev_lower.h"
 #include "dev_space.h"
 
@@ -54,6 +55,37 @@ static dev_status sim_compile(const dev_fusion *f, const dev_config *cfg, const 
   return DEV_OK;
 }
 
+/* A bitcast reinterprets the physical buffer (dev_layout.h): element idx
+ * of the result is the operand's element at the same physical offset. */
+static hlo_value *launch_bitcast(const hlo_instr *ins, const hlo_value *a, char *why, size_t n) {
+  const hlo_shape *rs = &ins->shape, *as = &ins->operands[0]->shape;
+  hlo_value *v = hlo_value_from_shape(rs);
+  if (!v || a->type != v->type || a->count != v->count || as->type == HLO_TUPLE || as->rank != a->rank) {
+    hlo_value_unref(v);
+    snprintf(why, n, "%s: bitcast changes the element type or count", ins->name);
+    return NULL;
+  }
+  if (dev_layout_row_major(rs) && dev_layout_row_major(as)) {
+    memcpy(v->data, a->data, (size_t)a->count * a->elem_size);
+    return v;
+  }
+  int64_t idx[HLO_MAX_RANK] = {0}, src[HLO_MAX_RANK];
+  for (int64_t i = 0; i < v->count; i++) {
+    dev_layout_bitcast_source(rs, idx, as, src);
+    int64_t off = 0;
+    for (int d = 0; d < as->rank; d++)
+      off = off * as->dims[d] + src[d];
+    memcpy((char *)v->data + (size_t)i * v->elem_size, (const char *)a->data + (size_t)off * a->elem_size,
+           v->elem_size);
+    for (int d = rs->rank - 1; d >= 0; d--) { /* next row-major index */
+      if (++idx[d] < rs->dims[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return v;
+}
+
 /* The launch: the entry computation's parameters, constants, bitcasts,
  * copies, tuples and get-tuple-elements around the one fusion. */
 static hlo_value *launch_value(const hlo_instr *ins, hlo_value **vals, hlo_value *const *args, int nargs,
@@ -69,17 +101,8 @@ static hlo_value *launch_value(const hlo_instr *ins, hlo_value **vals, hlo_value
     return hlo_value_from_literal(&ins->shape, ins->literal, why, n);
   case HLO_OP_COPY:
     return hlo_value_ref(vals[ins->operands[0]->index]);
-  case HLO_OP_BITCAST: {
-    const hlo_value *a = vals[ins->operands[0]->index];
-    hlo_value *v = hlo_value_from_shape(&ins->shape);
-    if (!v || a->type != v->type || a->count != v->count) {
-      hlo_value_unref(v);
-      snprintf(why, n, "%s: bitcast changes the element type or count", ins->name);
-      return NULL;
-    }
-    memcpy(v->data, a->data, (size_t)a->count * a->elem_size);
-    return v;
-  }
+  case HLO_OP_BITCAST:
+    return launch_bitcast(ins, vals[ins->operands[0]->index], why, n);
   case HLO_OP_TUPLE: {
     hlo_value *el[64];
     if (ins->noperands > 64)

@@ -1,0 +1,59 @@
+#!/bin/sh
+# tune --check on what real XLA modules contain (issue 12 item 3, issue 11
+# bug 11): root tuples the launch rearranges, collectives across replicas,
+# layout-changing bitcasts, tuple and nested-tuple outputs.  Every module
+# here is clean: any exit 1 is a false finding.
+. "$TUNE_SRCDIR/tests/integration/lib.sh"
+D="$TUNE_SRCDIR/tests/real_modules"
+
+# The entry's root tuple has a leaf the kernel does not make (an argument
+# passed through): every leaf needs its own comparison rule (an unset one
+# was an uninitialised read, "load of value 255 ... _Bool" under UBSan).
+expect_status 0 "a root tuple with a leaf beyond the kernel's checks clean" \
+  "$TUNE" --check "$D/extra_root_leaf.hlo" --budget 8
+expect_grep "verdicts  match=" "$TMPD/out" "its candidates match"
+# The launch swaps the kernel's outputs: the f32 sum keeps its tolerance
+# (reordered accumulation is benign) and the copied argument stays bitwise.
+expect_status 0 "swapped root leaves keep each leaf's own rule" \
+  "$TUNE" --check "$D/swapped_root_leaves.hlo" --budget 24
+expect_grep "benign=" "$TMPD/out" "the reordered sums are benign, not mismatches"
+
+# Collectives: the replica group names replica 1, so two replicas take
+# part even without a replica_count; --replicas is honoured.
+expect_status 0 "all-gather over the replicas its group names" \
+  "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6
+expect_grep "verdicts  match=6" "$TMPD/out" "every candidate matches"
+expect_status 0 "--check --replicas 2" "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6 --replicas 2
+expect_status 2 "--check --replicas 1 is refused for a group naming replica 1" \
+  "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6 --replicas 1
+expect_grep "replica group names replica 1 but only 1 replicas" "$TMPD/err" "the refusal says why"
+
+# Layout-changing bitcasts: the device reinterprets the physical buffer as
+# XLA does (the values themselves are pinned by tests/unit/test_dev_layout).
+expect_status 0 "layout-changing bitcasts in the kernel and the launch check clean" \
+  "$TUNE" --check "$D/bitcast_layout.hlo" --budget 8
+expect_grep "vs reference: ok" "$TMPD/out" "the default agrees with the reference"
+
+# Tuple outputs: a nested multi-output root and a variadic sort, flattened
+# into leaves on the device and compared leaf by leaf.
+expect_status 0 "a nested tuple root checks clean" "$TUNE" --check "$D/nested_tuple_fusion.hlo" --budget 12
+expect_grep "vs reference: ok" "$TMPD/out" "the nested default agrees with the reference"
+expect_status 0 "a variadic sort root checks clean" "$TUNE" --check "$D/variadic_sort.hlo" --budget 12
+expect_grep "verdicts  match=12" "$TMPD/out" "every sort candidate matches"
+
+# The public corpus, when it is there: the issue's own examples.
+if [ -n "$TUNE_CORPUS" ] && [ -d "$TUNE_CORPUS" ]; then
+  for f in 0013_dynamic_slice_fusion__multiple_offsets_as_function_of_induction \
+           0045_hlo_alias_analysis__dynamic_update_slice_multi_output_fusion \
+           0061_while_loop_analysis__fused_update_op \
+           0071_hlo_evaluator__preserve_fusion_input_layout \
+           0089_collective_quantizer__all_gather_quantize_partial_replication; do
+    if [ -f "$TUNE_CORPUS/$f.hlo" ]; then
+      expect_status 0 "corpus $f checks clean" "$TUNE" --check "$TUNE_CORPUS/$f.hlo" --budget 6 -q
+    fi
+  done
+else
+  echo "# skip: no corpus at \$TUNE_CORPUS"
+fi
+
+finish
