@@ -114,6 +114,15 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
             "by %s, %s inputs); divergences are not reported as compiler bugs\n",
             (long long)r->nonfinite.nonfinite, (long long)r->nonfinite.count, r->nonfinite.origin,
             chk_inputs_profile_name((chk_inputs_profile)r->profile));
+  /* Host failures are the tool's, not the device's (issue 11 bug 6). */
+  if (r->verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
+    for (int i = 0; i < r->ncands; i++)
+      if (r->cands[i].verdict == CHK_VERDICT_TOOL_ERROR) {
+        fprintf(f, "  tool-error %lld candidates could not be run by the host (first: %s: %s); not a verdict about "
+                   "the device\n",
+                (long long)r->verdict_counts[CHK_VERDICT_TOOL_ERROR], r->cands[i].config, r->cands[i].message);
+        break;
+      }
   int shown = 0;
   for (int i = 0; i < r->ncands; i++) {
     const tn_cand_result *c = &r->cands[i];
@@ -320,6 +329,11 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       print_json(stdout, o, files[i], &r, i == nfiles - 1);
     else if (!o->quiet || divergent)
       print_summary(stdout, o, files[i], &r, &env.machine, &env.compiler);
+    if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0) {
+      fprintf(stderr, "tune: %s: %s: %lld candidates could not be run by the host (tool-error)\n", files[i], r.name,
+              (long long)r.verdict_counts[CHK_VERDICT_TOOL_ERROR]);
+      rc = TN_EXIT_USAGE;
+    }
     if (store && tn_store_add_fusion(store, &r, &err) != 0) {
       fprintf(stderr, "tune: %s\n", err.msg);
       rc = TN_EXIT_USAGE;

@@ -193,6 +193,12 @@ static chk_tol effective_tol(const shared *sh, int leaf, const chk_leaf_check *l
 
 static int count_leaves(const hlo_shape *s) { return hlo_shape_leaf_count(s); }
 
+/* Did the host fail, rather than the device?  Every allocation failure of
+ * the simulator (and, by dev_backend.h's contract, of another backend)
+ * reports "out of memory"; the memory is the host's, so the candidate's
+ * config proves nothing either way (issue 11 bug 6). */
+static bool host_failure(const char *message) { return strncmp(message, "out of memory", 13) == 0; }
+
 /* Runs one config: compile, run with jitter seed, cost. */
 static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_cand_result *r, hlo_value **out) {
   const tn_sweep_opts *o = sh->o;
@@ -201,7 +207,7 @@ static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_ca
   dev_status st = o->backend->compile(&sh->f, cfg, o->machine, o->compiler, &k, r->message, sizeof r->message);
   r->status = st;
   if (st != DEV_OK) {
-    r->verdict = CHK_VERDICT_COMPILE_ERROR;
+    r->verdict = host_failure(r->message) ? CHK_VERDICT_TOOL_ERROR : CHK_VERDICT_COMPILE_ERROR;
     return;
   }
   dev_run run;
@@ -212,7 +218,9 @@ static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_ca
   r->status = run.status;
   if (run.status != DEV_OK) {
     snprintf(r->message, sizeof r->message, "%s", run.message);
-    r->verdict = run.status == DEV_TIMEOUT ? CHK_VERDICT_TIMEOUT : CHK_VERDICT_RUNTIME_ERROR;
+    r->verdict = run.status == DEV_TIMEOUT   ? CHK_VERDICT_TIMEOUT
+                 : host_failure(run.message) ? CHK_VERDICT_TOOL_ERROR
+                                             : CHK_VERDICT_RUNTIME_ERROR;
     hlo_value_unref(run.out);
     return;
   }
@@ -257,7 +265,11 @@ static void judge(shared *sh, tn_cand_result *r) {
     tn_cand_result again = *r;
     hlo_value *out2 = NULL;
     run_config(sh, &r->cfg, mix(jitter, 0x5EED), &again, &out2);
-    if (!out2 || !hlo_value_equal(out, out2)) {
+    if (!out2 && again.verdict == CHK_VERDICT_TOOL_ERROR) {
+      r->status = again.status;
+      r->verdict = CHK_VERDICT_TOOL_ERROR;
+      snprintf(r->message, sizeof r->message, "%s", again.message);
+    } else if (!out2 || !hlo_value_equal(out, out2)) {
       r->verdict = CHK_VERDICT_NONDETERMINISTIC;
       if (!out2)
         snprintf(r->message, sizeof r->message, "rerun with another timing seed failed: %.400s", again.message);
@@ -753,6 +765,17 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   }
   if (o->progress && done != n)
     fputs("\r\033[K", stderr);
+
+  /* A candidate the host could not run while the other threads held their
+   * memory gets one more try alone, so whether it ran does not depend on
+   * --threads; one that fails alone too stays a tool-error. */
+  for (int i = 1; i < n; i++)
+    if (ran[i] && out->cands[i].verdict == CHK_VERDICT_TOOL_ERROR) {
+      tn_cand_result *r = &out->cands[i];
+      dev_config cfg = r->cfg;
+      fill_cand(r, i, &cfg);
+      judge(&sh, r);
+    }
 
   /* Drop candidates a time budget or a stop left unrun, keeping order. */
   int w = 0;
