@@ -85,6 +85,10 @@ int tn_read_file(const char *path, char **buf, size_t *len);
  * prints `PATH:LINE:COL: error: MSG` and returns NULL. */
 hlo_module *tn_load_module(const char *path, int no_verify);
 
+/* Checks that every comma-separated name of an --ops LIST is an opcode;
+ * -1 after printing `tune: --ops: unknown opcode 'NAME'` otherwise. */
+int tn_ops_validate(const char *list);
+
 int tn_cmd_print(const tn_opts *o);
 int tn_cmd_list_machines(const tn_opts *o);
 int tn_cmd_eval(const tn_opts *o);

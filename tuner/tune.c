@@ -73,7 +73,8 @@ static void usage(FILE *f) {
         "      --only 'CONFIG'     check the default and this one config\n"
         "      --stop-on-mismatch  stop at the first divergent candidate\n"
         "      --atol X, --rtol X  override the derived tolerance of float outputs\n"
-        "      --ops LIST          check only outputs of these ops (comma-separated)\n"
+        "      --ops LIST          check only outputs of these opcodes (comma-separated;\n"
+        "                          an unknown opcode is an error)\n"
         "      --backend PATH.so   use another device implementation (dev_backend.h)\n"
         "      --json              print the summary as JSON\n"
         "  -q, --quiet             print only errors and divergences\n"
@@ -277,6 +278,8 @@ int main(int argc, char **argv) {
       o.has_rtol = 1;
       break;
     case OPT_OPS:
+      if (tn_ops_validate(optarg) != 0)
+        return TN_EXIT_USAGE;
       o.ops = optarg;
       break;
     case OPT_BACKEND:
