@@ -1,8 +1,10 @@
 /* cli.h — the `tune` command line: options and one function per mode.
  *
- * Exit statuses are part of the interface: 0 success (nothing diverges),
- * 1 a divergence was found, 2 bad usage or bad input.  Only this layer
- * prints; library layers return hlo_error values.
+ * Exit statuses are part of the interface: 0 success (nothing diverges;
+ * for --check, at least one unit verified), 1 a divergence was found,
+ * 2 bad usage, bad input or a tool error, 3 (--check) nothing at all could
+ * be verified.  Only this layer prints; library layers return hlo_error
+ * values.
  */
 #ifndef TUNE_CLI_H
 #define TUNE_CLI_H
@@ -13,7 +15,7 @@
 
 #include "hlo.h"
 
-enum { TN_EXIT_OK = 0, TN_EXIT_DIVERGED = 1, TN_EXIT_USAGE = 2 };
+enum { TN_EXIT_OK = 0, TN_EXIT_DIVERGED = 1, TN_EXIT_USAGE = 2, TN_EXIT_UNVERIFIED = 3 };
 
 /* The machine model device modes use when --machine is not given. */
 #define TN_DEFAULT_MACHINE "tpu-v5e"
@@ -30,9 +32,11 @@ typedef enum tn_mode {
   TN_MODE_REPRODUCE,    /* --reproduce (cli_reproduce.c) */
   TN_MODE_SWEEP,        /* --sweep (cli_sweep.c) */
   TN_MODE_MERGE,        /* --merge (cli_merge.c) */
+  TN_MODE_LIST_FUSIONS, /* --list-fusions (cli_units.c) */
 } tn_mode;
 
 #define TN_MAX_DEFECTS 32
+#define TN_MAX_FUSIONS 64
 
 typedef struct tn_opts {
   tn_mode mode;
@@ -68,7 +72,11 @@ typedef struct tn_opts {
   const char *format;     /* --format html|md|json|junit */
   const char *run_id;     /* --run ID; NULL: the latest run in the file */
   /* --reproduce */
-  const char *fusion;     /* --fusion NAME (or group name) */
+  const char *fusion;     /* --fusion NAME (or group name): the first one */
+  const char *fusions[TN_MAX_FUSIONS]; /* --check, --list-fusions: every
+                             --fusion, shell globs over units (units.h) */
+  int nfusions;
+  int64_t max_memory;     /* --max-memory bytes; default half the RAM */
   int candidate;          /* --candidate ID */
   int has_candidate;
   int minimize;           /* --minimize */
@@ -96,6 +104,8 @@ int tn_cmd_space(const tn_opts *o);
 int tn_cmd_list_defects(const tn_opts *o);
 /* Checks files[0..nfiles) (FILE is files[0]; more may follow). */
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files);
+/* Lists the tuning units of files[0..nfiles), one line each. */
+int tn_cmd_list_fusions(const tn_opts *o, int nfiles, char *const *files);
 /* Writes a report of one run of a results file (--format, --run, -o). */
 int tn_cmd_report(const tn_opts *o);
 /* Writes a reproducer bundle of one stored candidate (--fusion, --candidate, -o DIR). */

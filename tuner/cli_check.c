@@ -13,6 +13,7 @@
 #include "dev_machine.h"
 #include "store/store.h"
 #include "sweep.h"
+#include "units.h"
 
 /* Single-quotes s for a shell command line. */
 static void shell_quote(FILE *f, const char *s) {
@@ -64,12 +65,32 @@ static void print_index(FILE *f, const chk_metrics *m) {
   fputc(')', f);
 }
 
+/* The unit's status from its result (result.h). */
+static tn_unit_status unit_status(const tn_fusion_result *r) {
+  if (r->nonfinite.kind != CHK_NONFINITE_INPUTS)
+    for (int v = 0; v < CHK_VERDICT_COUNT; v++)
+      if (r->verdict_counts[v] && chk_verdict_is_divergent((chk_verdict)v))
+        return TN_UNIT_DIVERGED;
+  return r->default_ran ? TN_UNIT_VERIFIED : TN_UNIT_NOT_VERIFIED;
+}
+
+static const char *cut_name(tn_cut c) {
+  return c == TN_CUT_BUDGET ? "budget" : c == TN_CUT_TIME ? "time-budget" : c == TN_CUT_STOP ? "stop" : "none";
+}
+
+static const char *cut_text(tn_cut c) {
+  return c == TN_CUT_BUDGET ? " (the space was cut by --budget)"
+         : c == TN_CUT_TIME ? " (the space was cut by --time-budget)"
+         : c == TN_CUT_STOP ? " (stopped at the first divergence)"
+                            : "";
+}
+
 static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *r,
                           const dev_machine *mach, const dev_compiler *cc) {
   const tn_cand_result *d = &r->cands[0];
-  fprintf(f, "fusion %s (%s) from %s\n", r->name, r->hero, file);
-  fprintf(f, "  machine %s, compiler %s, seed %llu, %d candidates checked in %.2f s\n", mach->name, cc->name,
-          (unsigned long long)r->seed, r->ncands, r->wall_time);
+  fprintf(f, "fusion %s (%s) from %s: %s\n", r->name, r->hero, file, tn_unit_status_name(unit_status(r)));
+  fprintf(f, "  machine %s, compiler %s, seed %llu, %d of %d candidates checked in %.2f s%s\n", mach->name, cc->name,
+          (unsigned long long)r->seed, r->ncands, r->space_size, r->wall_time, cut_text(r->cut));
   fprintf(f, "  default   %s\n", d->config);
   if (d->status == DEV_OK)
     fprintf(f, "            simulated %.3f us; vs reference: %s (max abs %.3g, tolerance atol %.3g rtol %.3g)\n",
@@ -191,7 +212,7 @@ static void json_metrics(FILE *f, const chk_metrics *m) {
   fputs("]}", f);
 }
 
-static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *r, int last) {
+static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *r) {
   fputs("  {\"file\": ", f);
   json_str(f, file);
   fputs(", \"fusion\": ", f);
@@ -200,7 +221,8 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
   json_str(f, r->hero);
   fprintf(f, ", \"seed\": %llu, \"profile\": \"%s\", \"nonfinite\": \"%s\"", (unsigned long long)r->seed,
           chk_inputs_profile_name((chk_inputs_profile)r->profile), chk_nonfinite_name(r->nonfinite.kind));
-  fprintf(f, ", \"candidates\": %d, \"default\": ", r->ncands);
+  fprintf(f, ", \"status\": \"%s\", \"candidates\": %d, \"space\": %d, \"cut\": \"%s\", \"default\": ",
+          tn_unit_status_name(unit_status(r)), r->ncands, r->space_size, cut_name(r->cut));
   json_str(f, r->cands[0].config);
   fputs(", \"default_sim_time\": ", f);
   json_num(f, r->cands[0].sim_time);
@@ -256,7 +278,131 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
     }
     fputs("\"}", f);
   }
-  fprintf(f, "%s]}%s\n", first ? "" : "\n  ", last ? "" : ",");
+  fprintf(f, "%s]}", first ? "" : "\n  ");
+}
+
+/* What the units of a --check run came to: the exit status follows. */
+typedef struct {
+  int rc;          /* TN_EXIT_USAGE once anything was bad usage or input */
+  int verified;    /* units whose default ran, with no divergence */
+  int diverged;    /* units with a finding */
+  int selected;    /* units --fusion selected (all without it) */
+  int stopped;     /* --stop-on-mismatch fired */
+  int printed;     /* JSON objects written so far */
+} tn_check_tally;
+
+static bool unit_wanted(const tn_opts *o, const char *file, const char *name) {
+  if (o->nfusions == 0)
+    return true;
+  for (int k = 0; k < o->nfusions; k++)
+    if (tn_unit_selected(o->fusions[k], file, name))
+      return true;
+  return false;
+}
+
+static void json_sep(tn_check_tally *t) { fputs(t->printed++ ? ",\n" : "\n", stdout); }
+
+static void print_nothing(const tn_opts *o, const char *file, tn_check_tally *t) {
+  if (o->json) {
+    json_sep(t);
+    fputs("  {\"file\": ", stdout);
+    json_str(stdout, file);
+    fputs(", \"status\": \"nothing to tune\"}", stdout);
+  } else {
+    printf("%s: nothing to tune (no fusion and no op that runs as a kernel of its own)\n", file);
+  }
+}
+
+/* A unit that was not checked: one line (one JSON object) saying why. */
+static void print_unchecked(const tn_opts *o, const char *file, const char *name, tn_unit_status st,
+                            const char *why, tn_check_tally *t) {
+  if (o->json) {
+    json_sep(t);
+    fputs("  {\"file\": ", stdout);
+    json_str(stdout, file);
+    fputs(", \"fusion\": ", stdout);
+    json_str(stdout, name);
+    fprintf(stdout, ", \"status\": \"%s\", \"reason\": ", tn_unit_status_name(st));
+    json_str(stdout, why);
+    fputs("}", stdout);
+  } else {
+    printf("fusion %s from %s: %s: %s\n", name, file, tn_unit_status_name(st), why);
+  }
+}
+
+/* Checks one unit of module m (the whole of m when u->ins is NULL). */
+static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *env, tn_store *store,
+                      const char *file, const hlo_module *m, const tn_unit *u, bool split, tn_check_tally *t) {
+  t->selected++;
+  hlo_error err = {0};
+  hlo_module *um = NULL;
+  if (u->ins && !(um = tn_unit_module(m, u, &err))) {
+    print_unchecked(o, file, u->name, TN_UNIT_UNSUPPORTED, err.msg, t);
+    return;
+  }
+  so->unit_name = split ? u->name : NULL;
+  tn_fusion_result r;
+  tn_unit_status why;
+  int rc = tn_check_unit(um ? um : m, file, so, &r, &why, &err);
+  so->unit_name = NULL;
+  hlo_module_free(um);
+  if (rc != 0) {
+    if (why == TN_UNIT_BAD_INPUT) {
+      /* positions are the file's only when the unit is the file itself */
+      if (err.line > 0 && !u->ins)
+        fprintf(stderr, "%s:%d:%d: error: %s\n", file, err.line, err.col, err.msg);
+      else
+        fprintf(stderr, "tune: %s: error: %s\n", file, err.msg);
+      t->rc = TN_EXIT_USAGE;
+      return;
+    }
+    if (why == TN_UNIT_TOOL_ERROR) {
+      fprintf(stderr, "tune: %s: %s: the host failed (tool-error): %s\n", file, u->name, err.msg);
+      t->rc = TN_EXIT_USAGE;
+    }
+    print_unchecked(o, file, u->name, why, err.msg, t);
+    return;
+  }
+  int divergent = 0;
+  for (int v = 0; v < CHK_VERDICT_COUNT; v++)
+    if (chk_verdict_is_divergent((chk_verdict)v))
+      divergent += (int)r.verdict_counts[v];
+  /* Issue 6: divergences of a fusion whose inputs drove the reference to
+   * NaN or Inf are the inputs' artefacts: shown with that flag, stored
+   * with their verdicts, but they do not fail the run. */
+  if (r.nonfinite.kind == CHK_NONFINITE_INPUTS)
+    divergent = 0;
+  if (divergent)
+    t->diverged++;
+  else if (r.default_ran)
+    t->verified++;
+  if (o->json) {
+    json_sep(t);
+    print_json(stdout, o, file, &r);
+  } else if (!o->quiet || divergent) {
+    print_summary(stdout, o, file, &r, &env->machine, &env->compiler);
+  } else if (!r.default_ran) {
+    printf("fusion %s from %s: not verified: the default config did not run\n", r.name, file);
+  }
+  if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0) {
+    fprintf(stderr, "tune: %s: %s: %lld candidates could not be run by the host (tool-error)\n", file, r.name,
+            (long long)r.verdict_counts[CHK_VERDICT_TOOL_ERROR]);
+    t->rc = TN_EXIT_USAGE;
+  }
+  if (store && tn_store_add_fusion(store, &r, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    t->rc = TN_EXIT_USAGE;
+  }
+  if (o->stop_on_mismatch && divergent) {
+    for (int c = 0; c < r.ncands; c++)
+      if (chk_verdict_is_divergent(r.cands[c].verdict)) {
+        fprintf(stderr, "tune: stopping at the first divergence: %s candidate '%s' of %s (%s)\n",
+                chk_verdict_name(r.cands[c].verdict), r.cands[c].config, file, r.name);
+        break;
+      }
+    t->stopped = 1;
+  }
+  tn_fusion_result_free(&r);
 }
 
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
@@ -279,6 +425,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .ops = o->ops,
       .progress = !o->quiet && !o->json && isatty(STDERR_FILENO),
       .error_maps = 3,
+      .max_memory = o->max_memory,
   };
   tn_store *store = NULL;
   if (o->output) {
@@ -295,71 +442,50 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       return TN_EXIT_USAGE;
     }
   }
-  int rc = TN_EXIT_OK, any_divergent = 0, stopped = 0;
+  tn_check_tally t = {.rc = TN_EXIT_OK};
   if (o->json)
-    fputs("[\n", stdout);
-  for (int i = 0; i < nfiles && !stopped; i++) {
+    fputs("[", stdout);
+  for (int i = 0; i < nfiles && !t.stopped; i++) {
     hlo_module *m = tn_load_module(files[i], 0);
     if (!m) {
-      rc = TN_EXIT_USAGE;
+      t.rc = TN_EXIT_USAGE;
       continue;
     }
     hlo_error err = {0};
-    tn_fusion_result r;
-    if (tn_check_fusion(m, files[i], &so, &r, &err) != 0) {
-      if (err.line > 0)
-        fprintf(stderr, "%s:%d:%d: error: %s\n", files[i], err.line, err.col, err.msg);
-      else
-        fprintf(stderr, "tune: %s: error: %s\n", files[i], err.msg);
+    tn_units units;
+    if (tn_units_find(m, &units, &err) != 0) {
+      fprintf(stderr, "tune: %s: error: %s\n", files[i], err.msg);
+      t.rc = TN_EXIT_USAGE;
       hlo_module_free(m);
-      rc = TN_EXIT_USAGE;
       continue;
     }
-    int divergent = 0;
-    for (int v = 0; v < CHK_VERDICT_COUNT; v++)
-      if (chk_verdict_is_divergent((chk_verdict)v))
-        divergent += (int)r.verdict_counts[v];
-    /* Issue 6: divergences of a fusion whose inputs drove the reference to
-     * NaN or Inf are the inputs' artefacts: shown with that flag, stored
-     * with their verdicts, but they do not fail the run. */
-    if (r.nonfinite.kind == CHK_NONFINITE_INPUTS)
-      divergent = 0;
-    any_divergent |= divergent > 0;
-    if (o->json)
-      print_json(stdout, o, files[i], &r, i == nfiles - 1);
-    else if (!o->quiet || divergent)
-      print_summary(stdout, o, files[i], &r, &env.machine, &env.compiler);
-    if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0) {
-      fprintf(stderr, "tune: %s: %s: %lld candidates could not be run by the host (tool-error)\n", files[i], r.name,
-              (long long)r.verdict_counts[CHK_VERDICT_TOOL_ERROR]);
-      rc = TN_EXIT_USAGE;
-    }
-    if (store && tn_store_add_fusion(store, &r, &err) != 0) {
-      fprintf(stderr, "tune: %s\n", err.msg);
-      rc = TN_EXIT_USAGE;
-    }
-    if (o->stop_on_mismatch && divergent) {
-      for (int c = 0; c < r.ncands; c++)
-        if (chk_verdict_is_divergent(r.cands[c].verdict)) {
-          fprintf(stderr, "tune: stopping at the first divergence: %s candidate '%s' of %s (%s)\n",
-                  chk_verdict_name(r.cands[c].verdict), r.cands[c].config, files[i], r.name);
-          break;
-        }
-      stopped = 1;
-    }
-    tn_fusion_result_free(&r);
+    if (units.n == 0)
+      print_nothing(o, files[i], &t);
+    for (int u = 0; u < units.n && !t.stopped; u++)
+      if (unit_wanted(o, files[i], units.v[u].name))
+        check_one(o, &so, &env, store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins, &t);
+    tn_units_free(&units);
     hlo_module_free(m);
   }
   if (o->json)
-    fputs("]\n", stdout);
+    fputs(t.printed ? "\n]\n" : "]\n", stdout);
+  if (o->nfusions > 0 && t.selected == 0 && t.rc != TN_EXIT_USAGE) {
+    fputs("tune: --fusion: no unit matches", stderr);
+    for (int k = 0; k < o->nfusions; k++)
+      fprintf(stderr, " '%s'", o->fusions[k]);
+    fputs(" (tune --list-fusions FILE lists them)\n", stderr);
+    t.rc = TN_EXIT_USAGE;
+  }
   if (store) {
     hlo_error err = {0};
-    if (tn_store_end_run(store, stopped ? "stopped" : (rc == TN_EXIT_USAGE ? "errors" : "complete"), &err) != 0) {
+    if (tn_store_end_run(store, t.stopped ? "stopped" : (t.rc == TN_EXIT_USAGE ? "errors" : "complete"), &err) != 0) {
       fprintf(stderr, "tune: %s\n", err.msg);
-      rc = TN_EXIT_USAGE;
+      t.rc = TN_EXIT_USAGE;
     }
   }
-  if (rc == TN_EXIT_USAGE)
-    return rc;
-  return any_divergent ? TN_EXIT_DIVERGED : TN_EXIT_OK;
+  if (t.rc == TN_EXIT_USAGE)
+    return t.rc;
+  if (t.diverged)
+    return TN_EXIT_DIVERGED;
+  return t.verified > 0 ? TN_EXIT_OK : TN_EXIT_UNVERIFIED;
 }

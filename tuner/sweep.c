@@ -607,28 +607,96 @@ static int severity_cmp(const tn_cand_result *a, const tn_cand_result *b) {
 }
 
 static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
-                        hlo_error *err);
+                        tn_unit_status *why, hlo_error *err);
 
-int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
-                    hlo_error *err) {
-  int rc = check_fusion(m, source, o, out, err);
-  if (rc != 0)
+int tn_check_unit(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
+                  tn_unit_status *why, hlo_error *err) {
+  *why = TN_UNIT_UNSUPPORTED;
+  int rc = check_fusion(m, source, o, out, why, err);
+  if (rc != 0) {
     tn_fusion_result_free(out); /* a failed check hands back nothing */
+    /* The host's own failure, or a deadline, is not the unit's. */
+    if (*why == TN_UNIT_UNSUPPORTED && strstr(err->msg, "out of memory"))
+      *why = TN_UNIT_TOOL_ERROR;
+    else if (*why == TN_UNIT_UNSUPPORTED && (strstr(err->msg, "time budget") || strstr(err->msg, "deadline")))
+      *why = TN_UNIT_TIMED_OUT;
+  }
   return rc;
 }
 
+int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
+                    hlo_error *err) {
+  tn_unit_status why;
+  return tn_check_unit(m, source, o, out, &why, err);
+}
+
+static int64_t shape_bytes(const hlo_shape *s) {
+  if (s->type == HLO_TUPLE) {
+    int64_t b = 0;
+    for (int i = 0; i < s->ntuple; i++)
+      b += shape_bytes(&s->elems[i]);
+    return b;
+  }
+  if (s->type == HLO_INVALID || s->type == HLO_TOKEN)
+    return 0;
+  int64_t n = hlo_shape_elements(s);
+  int bits = hlo_etype_bits(s->type);
+  return n > INT64_MAX / 16 ? INT64_MAX / 2 : (n * (bits > 0 ? bits : 8) + 7) / 8;
+}
+
+static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX / 2 || b > INT64_MAX / 2 ? INT64_MAX / 2 : a + b; }
+
+static int64_t sat_mul(int64_t a, int64_t b) { return b != 0 && a > INT64_MAX / 2 / b ? INT64_MAX / 2 : a * b; }
+
+int64_t tn_memory_estimate(const hlo_module *m, int threads) {
+  dev_fusion f;
+  hlo_error err;
+  if (dev_fusion_analyze(m, &f, &err) != 0)
+    return -1;
+  int64_t held = 0; /* arguments and every value the reference may hold */
+  const hlo_computation *comps[2] = {m->entry, f.comp};
+  for (int c = 0; c < (f.comp == m->entry ? 1 : 2); c++)
+    for (int i = 0; i < comps[c]->ninstrs; i++)
+      held = sat_add(held, shape_bytes(&comps[c]->instrs[i]->shape));
+  int64_t out = shape_bytes(&f.comp->root->shape);
+  /* reference and default outputs, and the f64 sensitivity maps (up to
+   * twice an f32 output) */
+  int64_t fixed = sat_add(held, sat_mul(out, 4));
+  int64_t per_thread = sat_add(f.in_bytes, sat_mul(out, 3));
+  return sat_add(fixed, sat_mul(per_thread, threads > 0 ? threads : 1));
+}
+
 static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
-                        hlo_error *err) {
+                        tn_unit_status *why, hlo_error *err) {
   double t_start = now_s();
   memset(out, 0, sizeof *out);
   out->best = -1;
   hlo_opcode_from_name("add", 3); /* build the opcode table before threads start */
+#ifdef _OPENMP
+  int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+#else
+  int threads = 1;
+#endif
+  /* Bounded memory (issue 12 item 5): fewer threads before refusing. */
+  if (o->max_memory > 0) {
+    int64_t need = tn_memory_estimate(m, threads);
+    while (need > o->max_memory && threads > 1)
+      need = tn_memory_estimate(m, threads /= 2);
+    if (need > o->max_memory) {
+      *why = TN_UNIT_TOO_LARGE;
+      return hlo_error_set(err, 0, 0, "estimated peak memory %lld bytes (%.3g GiB) exceeds --max-memory %lld bytes",
+                           (long long)need, (double)need / 1073741824.0, (long long)o->max_memory);
+    }
+  }
   shared sh;
   if (setup(&sh, m, o, err) != 0) {
     teardown(&sh);
     return -1;
   }
-  snprintf(out->name, sizeof out->name, "%s", sh.f.name ? sh.f.name : "?");
+  if (o->unit_name)
+    snprintf(out->name, sizeof out->name, "%s", o->unit_name);
+  else
+    snprintf(out->name, sizeof out->name, "%s", sh.f.name ? sh.f.name : "?");
   snprintf(out->source, sizeof out->source, "%s", source ? source : "");
   snprintf(out->hero, sizeof out->hero, "%s", dev_hero_name(sh.f.kind));
   size_t hlen = 0;
@@ -663,6 +731,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   if (o->only) {
     dev_config only;
     if (dev_config_parse(o->only, &only, err) != 0) {
+      *why = TN_UNIT_BAD_INPUT;
       /* The position is in the config text, not in the module. */
       char msg[sizeof err->msg];
       snprintf(msg, sizeof msg, "%s", err->msg);
@@ -680,8 +749,11 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
         list[n++] = cands[i];
   }
   free(cands);
-  if (o->budget > 0 && n > o->budget)
+  out->space_size = n;
+  if (o->budget > 0 && n > o->budget) {
     n = o->budget;
+    out->cut = TN_CUT_BUDGET;
+  }
   out->cands = calloc((size_t)n, sizeof *out->cands);
   if (!out->cands) {
     free(list);
@@ -739,15 +811,17 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   }
   ran[0] = true;
   progress(o, done, n, divergent);
+  int timed_out = 0;
 #ifdef _OPENMP
-  int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
   for (int i = 1; i < n; i++) {
     if (sh.stop)
       continue;
-    if (o->time_budget > 0 && now_s() - t_start > o->time_budget)
+    if (o->time_budget > 0 && now_s() - t_start > o->time_budget) {
+      timed_out = 1;
       continue;
+    }
     judge(&sh, &out->cands[i]);
     ran[i] = true;
 #ifdef _OPENMP
@@ -777,6 +851,10 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
       judge(&sh, r);
     }
 
+  if (timed_out)
+    out->cut = TN_CUT_TIME;
+  else if (sh.stop)
+    out->cut = TN_CUT_STOP;
   /* Drop candidates a time budget or a stop left unrun, keeping order. */
   int w = 0;
   for (int i = 0; i < n; i++)

@@ -40,7 +40,19 @@ typedef struct tn_sweep_opts {
   const char *ops;        /* comma-separated opcode names to check, or NULL */
   bool progress;          /* draw a progress line on stderr */
   int error_maps;         /* keep error maps of this many worst divergent candidates */
+  const char *unit_name;  /* the result's name; NULL: the kernel computation's */
+  int64_t max_memory;     /* bytes; 0 = no limit.  Threads are reduced until
+                             the estimate fits (tn_memory_estimate); a unit
+                             that does not fit on one thread is too-large. */
 } tn_sweep_opts;
+
+/* The estimated peak host memory of checking module m with `threads`
+ * candidates in flight: the arguments, every value the reference
+ * evaluator may hold (each instruction of the entry and the kernel), the
+ * reference's and the default's outputs with their per-element tolerance
+ * maps, and per thread the device's copy of the kernel's inputs and its
+ * output (with a rerun's).  -1 when the kernel cannot be analysed. */
+int64_t tn_memory_estimate(const hlo_module *m, int threads);
 
 /* Checks one fusion.  0 with *out filled (caller frees with
  * tn_fusion_result_free), or -1 with err for bad input (unsupported op,
@@ -48,5 +60,13 @@ typedef struct tn_sweep_opts {
  * candidate never makes this fail: it becomes a verdict. */
 int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o,
                     tn_fusion_result *out, hlo_error *err);
+
+/* tn_check_fusion for one tuning unit: on failure *why also says what kind
+ * it was: TN_UNIT_UNSUPPORTED (the checker cannot evaluate or tile it; err
+ * names the op and the reason), TN_UNIT_TOO_LARGE (over max_memory; err
+ * names the estimate), TN_UNIT_TOOL_ERROR (the host ran out of memory),
+ * TN_UNIT_TIMED_OUT, or TN_UNIT_BAD_INPUT (bad usage, e.g. --only). */
+int tn_check_unit(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
+                  tn_unit_status *why, hlo_error *err);
 
 #endif
