@@ -27,7 +27,8 @@ static void shell_quote(FILE *f, const char *s) {
   fputc('\'', f);
 }
 
-static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_cand_result *r) {
+static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *fr,
+                        const tn_cand_result *r) {
   fputs("tune --check ", f);
   shell_quote(f, file);
   fputs(" --only ", f);
@@ -41,6 +42,11 @@ static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_ca
     fprintf(f, " --compiler %s", o->compiler);
   for (int i = 0; i < o->ndefects; i++)
     fprintf(f, " --defect %s", o->defects[i]);
+  /* a unit of a larger module: only it takes the --only config */
+  if (fr->part) {
+    fputs(" --fusion ", f);
+    shell_quote(f, fr->name);
+  }
 }
 
 static void print_box(FILE *f, const chk_metrics *m) {
@@ -169,7 +175,7 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
         fprintf(f, "      %s\n", c->message);
     }
     fputs("      reproduce: ", f);
-    print_repro(f, o, file, c);
+    print_repro(f, o, file, r, c);
     fputc('\n', f);
   }
 }
@@ -267,7 +273,7 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
     size_t len = 0;
     FILE *mf = open_memstream(&buf, &len);
     if (mf) {
-      print_repro(mf, o, file, c);
+      print_repro(mf, o, file, r, c);
       fclose(mf);
       for (size_t k = 0; k < len; k++) {
         if (buf[k] == '"' || buf[k] == '\\')

@@ -103,6 +103,8 @@ typedef struct tn_fusion_result {
   int space_size;                  /* candidates in the space (the default
                                       included), before any cut */
   tn_cut cut;                      /* why ncands < space_size, if it is */
+  bool part;                       /* one unit of a larger module (units.h),
+                                      named by its instruction */
 } tn_fusion_result;
 
 void tn_fusion_result_free(tn_fusion_result *r); /* frees the contents, not r */

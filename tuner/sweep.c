@@ -693,6 +693,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     teardown(&sh);
     return -1;
   }
+  out->part = o->unit_name != NULL;
   if (o->unit_name)
     snprintf(out->name, sizeof out->name, "%s", o->unit_name);
   else

@@ -126,4 +126,39 @@ expect_grep "^fusion rs (reduce) from cc.hlo: verified" "$TMPD/out" "the other u
 expect_status 0 "--json says so too" "$TUNE" --check cc.hlo --budget 2 --json
 expect_grep '"fusion": "y", "status": "unsupported", "reason": ".*custom-call' "$TMPD/out" "JSON: status and reason"
 expect_status 3 "only the unsupported unit: nothing verified, exit 3" "$TUNE" --check cc.hlo --fusion y
+
+# A finding in one unit of two: exit 1, and its reproducer selects it.
+cat >two.hlo <<'HLO'
+HloModule two
+
+fused_qat {
+  a = f32[64,256]{1,0} parameter(0)
+  h = f16[64,256]{1,0} convert(a)
+  b = f32[64,256]{1,0} convert(h)
+  ROOT d = f32[64,256]{1,0} subtract(a, b)
+}
+
+fused_neg {
+  n = f32[64,256]{1,0} parameter(0)
+  ROOT m = f32[64,256]{1,0} negate(n)
+}
+
+ENTRY main {
+  x = f32[64,256]{1,0} parameter(0)
+  q = f32[64,256]{1,0} fusion(x), kind=kLoop, calls=fused_qat
+  ROOT g = f32[64,256]{1,0} fusion(q), kind=kLoop, calls=fused_neg
+}
+HLO
+expect_status 1 "elide-convert diverges in unit q" "$TUNE" --check two.hlo --defect elide-convert --budget 16
+cp "$TMPD/out" two.out
+expect_grep "^fusion q (loop) from two.hlo: diverged" two.out "q diverged"
+expect_grep "^fusion g (loop) from two.hlo: verified" two.out "g is verified"
+cmd=$(sed -n 's/^ *reproduce: //p' two.out | head -n 1)
+case $cmd in
+*" --fusion 'q'") ok "the reproducer names the unit" ;;
+*) not_ok "the reproducer does not select the unit: $cmd" ;;
+esac
+eval "set -- $(printf '%s' "$cmd" | sed 's/^tune //')"
+expect_status 1 "the reproducer reproduces the finding" "$TUNE" "$@"
+if [ "$(grep -c '^fusion ' "$TMPD/out")" = 1 ]; then ok "and checks that unit alone"; else not_ok "reproducer checked more units"; fi
 finish
