@@ -3,6 +3,7 @@
 #include "units.h"
 
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,28 @@ static void walk_comp(walk *w, const hlo_computation *c) {
   }
 }
 
+/* XLA's names are unique in a module, but hand-written modules reuse them
+ * across computations; such units are told apart by where they sit. */
+static int qualify_duplicates(tn_units *u) {
+  for (int i = 0; i < u->n; i++) {
+    bool dup = false;
+    for (int j = 0; j < u->n && !dup; j++)
+      dup = j != i && strcmp(u->v[j].ins->name, u->v[i].ins->name) == 0;
+    if (!dup)
+      continue;
+    if (!u->owned && !(u->owned = calloc((size_t)u->n, sizeof *u->owned)))
+      return -1;
+    size_t len = strlen(u->v[i].ins->name) + strlen(u->v[i].where->name) + 2;
+    char *q = malloc(len);
+    if (!q)
+      return -1;
+    snprintf(q, len, "%s@%s", u->v[i].ins->name, u->v[i].where->name);
+    u->owned[u->nowned++] = q;
+    u->v[i].name = q;
+  }
+  return 0;
+}
+
 int tn_units_find(const hlo_module *m, tn_units *out, hlo_error *err) {
   memset(out, 0, sizeof *out);
   const hlo_computation *e = m->entry;
@@ -110,6 +133,10 @@ int tn_units_find(const hlo_module *m, tn_units *out, hlo_error *err) {
   }
   bool is_launch = launch && launch_extra == 0 && launch->attrs.calls.calls && w.fusions == 1;
   bool hand_fused = w.fusions == 0 && w.control == 0 && w.heavies <= 1;
+  if (!is_launch && !hand_fused && qualify_duplicates(out) != 0) {
+    tn_units_free(out);
+    return hlo_error_set(err, 0, 0, "out of memory");
+  }
   if (is_launch || hand_fused) {
     const char *name = is_launch ? launch->attrs.calls.calls->name : e->name;
     if (out->n == 0) {
@@ -126,6 +153,9 @@ int tn_units_find(const hlo_module *m, tn_units *out, hlo_error *err) {
 void tn_units_free(tn_units *u) {
   if (!u)
     return;
+  for (int i = 0; i < u->nowned; i++)
+    free(u->owned[i]);
+  free(u->owned);
   free(u->v);
   memset(u, 0, sizeof *u);
 }

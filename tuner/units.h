@@ -30,7 +30,9 @@
 
 typedef struct tn_unit {
   const char *name;              /* the instruction's name (whole: the
-                                    kernel computation's name) */
+                                    kernel computation's name); when two
+                                    units of a module share it, NAME@COMP
+                                    with the computation it sits in */
   const hlo_instr *ins;          /* the fusion or heavy op; NULL when the
                                     unit is the whole module */
   const hlo_computation *where;  /* the computation it sits in */
@@ -39,6 +41,8 @@ typedef struct tn_unit {
 typedef struct tn_units {
   int n;
   tn_unit *v;                    /* malloc'd, in program order */
+  char **owned;                  /* the NAME@COMP strings, malloc'd */
+  int nowned;
 } tn_units;
 
 /* Finds the units of m (which must outlive *out).  0, or -1 with err when

@@ -87,6 +87,14 @@ if [ "$(cut -d' ' -f1 "$TMPD/out" | tr '\n' ' ')" = "multi.hlo:y multi.hlo:mm " 
 expect_status 2 "a --fusion that matches nothing is bad usage" "$TUNE" --check multi.hlo --fusion 'nope*'
 expect_grep "no unit matches 'nope\*'" "$TMPD/err" "the pattern is named"
 
+# Names XLA keeps unique but a hand-written module repeats are told apart
+# by the computation they sit in.
+sed -e 's/  y = f32\[8,128\]{1,0} fusion(x), kind=kLoop, calls=fused_exp/  rs = f32[8,128]{1,0} fusion(x), kind=kLoop, calls=fused_exp/' \
+    -e 's/tuple(i2, y)/tuple(i2, rs)/' multi.hlo >dup.hlo
+expect_status 0 "--list-fusions with a repeated name" "$TUNE" --list-fusions dup.hlo
+if [ "$(cut -d' ' -f1 "$TMPD/out" | tr '\n' ' ')" = "dup.hlo:rs@body dup.hlo:mm dup.hlo:rs@main " ]; then
+  ok "repeated names become NAME@COMPUTATION"; else not_ok "listed: $(cut -d' ' -f1 "$TMPD/out" | tr '\n' ' ')"; fi
+
 # Two hand-fused modules whose entries are both called main: one unit
 # each, told apart by their files everywhere.
 mkdir a b
