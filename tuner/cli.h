@@ -60,7 +60,8 @@ typedef struct tn_opts {
   const char *backend;    /* --backend PATH.so; NULL: the built-in simulator */
   int threads;            /* --threads N; 0: OpenMP's default */
   int budget;             /* --budget N candidates; 0: all */
-  double time_budget;     /* --time-budget S; 0: none */
+  double time_budget;     /* --time-budget S, per unit; 0: none */
+  double run_time_budget; /* --run-time-budget S, the whole --check; 0: none */
   const char *only;       /* --only 'CONFIG' */
   int stop_on_mismatch;   /* --stop-on-mismatch */
   int has_atol, has_rtol; /* --atol / --rtol given */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -295,7 +296,14 @@ typedef struct {
   int selected;    /* units --fusion selected (all without it) */
   int stopped;     /* --stop-on-mismatch fired */
   int printed;     /* JSON objects written so far */
+  double t0;       /* when the run started (--run-time-budget) */
 } tn_check_tally;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static bool unit_wanted(const tn_opts *o, const char *file, const char *name) {
   if (o->nfusions == 0)
@@ -341,6 +349,22 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
                       const char *file, const hlo_module *m, const tn_unit *u, bool split, tn_check_tally *t) {
   t->selected++;
   hlo_error err = {0};
+  /* --run-time-budget: a unit gets what is left of the run, and none once
+   * it has run out (issue 12 item 5). */
+  double unit_budget = o->time_budget;
+  if (o->run_time_budget > 0) {
+    double left = o->run_time_budget - (now_s() - t->t0);
+    if (left <= 0) {
+      char why[128];
+      snprintf(why, sizeof why, "the run's time budget (--run-time-budget %g s) ran out before this unit",
+               o->run_time_budget);
+      print_unchecked(o, file, u->name, TN_UNIT_TIMED_OUT, why, t);
+      return;
+    }
+    if (unit_budget <= 0 || left < unit_budget)
+      unit_budget = left;
+  }
+  so->time_budget = unit_budget;
   hlo_module *um = NULL;
   if (u->ins && !(um = tn_unit_module(m, u, &err))) {
     print_unchecked(o, file, u->name, TN_UNIT_UNSUPPORTED, err.msg, t);
@@ -448,7 +472,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       return TN_EXIT_USAGE;
     }
   }
-  tn_check_tally t = {.rc = TN_EXIT_OK};
+  tn_check_tally t = {.rc = TN_EXIT_OK, .t0 = now_s()};
   if (o->json)
     fputs("[", stdout);
   for (int i = 0; i < nfiles && !t.stopped; i++) {

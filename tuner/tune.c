@@ -74,6 +74,8 @@ static void usage(FILE *f) {
         "      --threads N         candidates checked in parallel (default: all cores)\n"
         "      --budget N          check at most N candidates (the default included)\n"
         "      --time-budget S     per unit: start no new candidate after S seconds\n"
+        "      --run-time-budget S  the whole run: start no new unit after S seconds, and\n"
+        "                          give each unit at most what is left\n"
         "      --fusion GLOB       check only the units whose NAME or FILE:NAME matches\n"
         "                          (repeatable; also selects for --list-fusions)\n"
         "      --max-memory SIZE   refuse a unit whose estimated memory exceeds SIZE\n"
@@ -137,7 +139,7 @@ enum { OPT_REPORT = 512, OPT_FORMAT, OPT_RUN /* --report */ };
 enum { OPT_REPRODUCE = 768, OPT_FUSION, OPT_CANDIDATE, OPT_MINIMIZE, OPT_SWEEP, OPT_SHARD,
        OPT_MERGE, OPT_RUN_ID /* issue 7 */ };
 
-enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY /* issue 12 */ };
+enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET /* issue 12 */ };
 
 /* --max-memory SIZE: bytes, or a number with K, M, G or T (powers of 1024). */
 static int parse_size(const char *opt, const char *s, int64_t *out) {
@@ -263,6 +265,7 @@ int main(int argc, char **argv) {
       {"fusion", required_argument, NULL, OPT_FUSION},
       {"list-fusions", required_argument, NULL, OPT_LIST_FUSIONS},
       {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+      {"run-time-budget", required_argument, NULL, OPT_RUN_TIME_BUDGET},
       {"candidate", required_argument, NULL, OPT_CANDIDATE},
       {"minimize", no_argument, NULL, OPT_MINIMIZE},
       {"sweep", required_argument, NULL, OPT_SWEEP},
@@ -361,6 +364,10 @@ int main(int argc, char **argv) {
       break;
     case OPT_LIST_FUSIONS:
       if (set_mode(&o, TN_MODE_LIST_FUSIONS, optarg) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_RUN_TIME_BUDGET:
+      if (parse_real("--run-time-budget", optarg, &o.run_time_budget) != 0)
         return TN_EXIT_USAGE;
       break;
     case OPT_MAX_MEMORY:

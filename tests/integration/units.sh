@@ -87,6 +87,15 @@ if [ "$(cut -d' ' -f1 "$TMPD/out" | tr '\n' ' ')" = "multi.hlo:y multi.hlo:mm " 
 expect_status 2 "a --fusion that matches nothing is bad usage" "$TUNE" --check multi.hlo --fusion 'nope*'
 expect_grep "no unit matches 'nope\*'" "$TMPD/err" "the pattern is named"
 
+# --run-time-budget bounds the run: a unit that would start after it ran
+# out is not checked, and says so (1e-9 s has passed before the first).
+expect_status 3 "a run budget spent before the first unit: nothing verified" \
+  "$TUNE" --check multi.hlo --budget 2 --run-time-budget 1e-9
+if [ "$(grep -c ': timed out: the run.s time budget (--run-time-budget 1e-09 s) ran out before this unit$' "$TMPD/out")" = 3 ]; then
+  ok "each of the three units says the run's budget ran out"; else not_ok "no timed-out units"; sed 's/^/  # /' "$TMPD/out"; fi
+expect_status 0 "a run budget that suffices changes nothing" "$TUNE" --check multi.hlo --budget 2 --run-time-budget 3600
+expect_status 2 "--run-time-budget must be a number" "$TUNE" --check multi.hlo --run-time-budget soon
+
 # Names XLA keeps unique but a hand-written module repeats are told apart
 # by the computation they sit in.
 sed -e 's/  y = f32\[8,128\]{1,0} fusion(x), kind=kLoop, calls=fused_exp/  rs = f32[8,128]{1,0} fusion(x), kind=kLoop, calls=fused_exp/' \
