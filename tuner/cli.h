@@ -78,6 +78,8 @@ typedef struct tn_opts {
                              --fusion, shell globs over units (units.h) */
   int nfusions;
   int64_t max_memory;     /* --max-memory bytes; default half the RAM */
+  int inputs_synthetic;   /* --inputs-from synthetic (default graph) */
+  int iteration;          /* --iteration N: capture a unit's Nth execution */
   int candidate;          /* --candidate ID */
   int has_candidate;
   int minimize;           /* --minimize */

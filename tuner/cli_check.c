@@ -15,6 +15,12 @@
 #include "store/store.h"
 #include "sweep.h"
 #include "units.h"
+#include "capture.h"
+
+/* Evaluating a whole module op by op to capture its units' inputs costs
+ * about a microsecond per flop: above this, units fall back to synthesised
+ * inputs (and say so) rather than spend minutes on it. */
+#define TN_CAPTURE_MAX_FLOPS 1000000000LL
 
 /* Single-quotes s for a shell command line. */
 static void shell_quote(FILE *f, const char *s) {
@@ -98,6 +104,15 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
   fprintf(f, "fusion %s (%s) from %s: %s\n", r->name, r->hero, file, tn_unit_status_name(unit_status(r)));
   fprintf(f, "  machine %s, compiler %s, seed %llu, %d of %d candidates checked in %.2f s%s\n", mach->name, cc->name,
           (unsigned long long)r->seed, r->ncands, r->space_size, r->wall_time, cut_text(r->cut));
+  if (r->part) {
+    if (r->inputs_from[0] == 'g')
+      fprintf(f, "  inputs    graph: the operands of its execution %d when the whole module is evaluated\n",
+              r->iteration);
+    else if (r->inputs_note[0])
+      fprintf(f, "  inputs    synthetic: no graph inputs, %s\n", r->inputs_note);
+    else
+      fputs("  inputs    synthetic\n", f);
+  }
   fprintf(f, "  default   %s\n", d->config);
   if (d->status == DEV_OK)
     fprintf(f, "            simulated %.3f us; vs reference: %s (max abs %.3g, tolerance atol %.3g rtol %.3g)\n",
@@ -226,6 +241,10 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
   json_str(f, r->name);
   fputs(", \"hero\": ", f);
   json_str(f, r->hero);
+  fputs(", \"inputs\": ", f);
+  json_str(f, r->inputs_from[0] ? r->inputs_from : "synthetic");
+  fputs(", \"inputs_note\": ", f);
+  json_str(f, r->inputs_note);
   fprintf(f, ", \"seed\": %llu, \"profile\": \"%s\", \"nonfinite\": \"%s\"", (unsigned long long)r->seed,
           chk_inputs_profile_name((chk_inputs_profile)r->profile), chk_nonfinite_name(r->nonfinite.kind));
   fprintf(f, ", \"status\": \"%s\", \"candidates\": %d, \"space\": %d, \"cut\": \"%s\", \"default\": ",
@@ -346,7 +365,8 @@ static void print_unchecked(const tn_opts *o, const char *file, const char *name
 
 /* Checks one unit of module m (the whole of m when u->ins is NULL). */
 static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *env, tn_store *store,
-                      const char *file, const hlo_module *m, const tn_unit *u, bool split, tn_check_tally *t) {
+                      const char *file, const hlo_module *m, const tn_unit *u, bool split, const tn_capture *cap,
+                      tn_check_tally *t) {
   t->selected++;
   hlo_error err = {0};
   /* --run-time-budget: a unit gets what is left of the run, and none once
@@ -371,10 +391,19 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
     return;
   }
   so->unit_name = split ? u->name : NULL;
+  so->args = cap && cap->args ? cap->args : NULL;
+  so->nargs = cap && cap->args ? cap->nargs : 0;
   tn_fusion_result r;
   tn_unit_status why;
   int rc = tn_check_unit(um ? um : m, file, so, &r, &why, &err);
   so->unit_name = NULL;
+  so->args = NULL;
+  so->nargs = 0;
+  if (rc == 0) {
+    r.iteration = cap && cap->args ? (o->iteration > 0 ? o->iteration : 1) : 0;
+    if (cap && !cap->args)
+      snprintf(r.inputs_note, sizeof r.inputs_note, "%s", cap->note);
+  }
   hlo_module_free(um);
   if (rc != 0) {
     if (why == TN_UNIT_BAD_INPUT) {
@@ -491,9 +520,23 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     }
     if (units.n == 0)
       print_nothing(o, files[i], &t);
+    /* Inputs from the real graph (capture.h) for the units cut out of
+     * the module, when at least one of them is selected. */
+    tn_capture *caps = NULL;
+    bool want_graph = false;
+    for (int u = 0; u < units.n; u++)
+      want_graph |= units.v[u].ins && unit_wanted(o, files[i], units.v[u].name);
+    if (want_graph && !o->inputs_synthetic && (caps = calloc((size_t)units.n, sizeof *caps))) {
+      tn_capture_opts co = {.seed = o->seed, .profile = (chk_inputs_profile)o->profile,
+                            .iteration = o->iteration, .max_flops = TN_CAPTURE_MAX_FLOPS};
+      tn_capture_units(m, &units, &co, caps);
+    }
     for (int u = 0; u < units.n && !t.stopped; u++)
       if (unit_wanted(o, files[i], units.v[u].name))
-        check_one(o, &so, &env, store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins, &t);
+        check_one(o, &so, &env, store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins,
+                  caps && units.v[u].ins ? &caps[u] : NULL, &t);
+    tn_capture_free(caps, caps ? units.n : 0);
+    free(caps);
     tn_units_free(&units);
     hlo_module_free(m);
   }

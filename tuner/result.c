@@ -18,6 +18,9 @@ void tn_fusion_result_free(tn_fusion_result *r) {
   if (!r)
     return;
   free(r->hlo);
+  for (int i = 0; r->inputs && i < r->ninputs; i++)
+    hlo_value_unref(r->inputs[i]);
+  free(r->inputs);
   free(r->cands);
   for (int i = 0; i < r->nerror_maps; i++)
     free(r->error_maps[i].data);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "compare.h"
+#include "hlo_value.h"
 #include "dev_backend.h"
 #include "dev_config.h"
 #include "intent.h"
@@ -105,6 +106,13 @@ typedef struct tn_fusion_result {
   tn_cut cut;                      /* why ncands < space_size, if it is */
   bool part;                       /* one unit of a larger module (units.h),
                                       named by its instruction */
+  char inputs_from[16];            /* "graph" (captured, capture.h) or
+                                      "synthetic" */
+  char inputs_note[256];           /* why synthetic when graph was asked */
+  int iteration;                   /* graph: the execution captured */
+  int ninputs;                     /* graph: the captured inputs, one */
+  hlo_value **inputs;              /* reference each (malloc'd), stored
+                                      with the results; NULL otherwise */
 } tn_fusion_result;
 
 void tn_fusion_result_free(tn_fusion_result *r); /* frees the contents, not r */

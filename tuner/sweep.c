@@ -413,7 +413,7 @@ static int scan_replicas(const hlo_computation *c, int n, int depth) {
   return n;
 }
 
-static int replicas_needed(const hlo_module *m) {
+int tn_replicas_needed(const hlo_module *m) {
   int n = m->replica_count > 1 && m->replica_count <= 64 ? (int)m->replica_count : 1;
   return scan_replicas(m->entry, n, 0);
 }
@@ -512,13 +512,25 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   sh->args = calloc((size_t)(sh->nargs ? sh->nargs : 1), sizeof *sh->args);
   if (!sh->args)
     return hlo_error_set(err, 0, 0, "out of memory");
-  chk_inputs_opts io = {.seed = o->seed, .profile = o->profile};
-  if (chk_inputs_make(m, &io, sh->args, err) != 0)
-    return -1;
+  if (o->args) {
+    /* inputs captured from the real graph (capture.h) */
+    if (o->nargs != sh->nargs)
+      return hlo_error_set(err, 0, 0, "%d captured inputs for %d parameters", o->nargs, sh->nargs);
+    for (int i = 0; i < sh->nargs; i++) {
+      if (!hlo_value_matches(o->args[i], &m->entry->params[i]->shape))
+        return hlo_error_set(err, 0, 0, "captured input %d does not match parameter %s", i,
+                             m->entry->params[i]->name);
+      sh->args[i] = hlo_value_ref(o->args[i]);
+    }
+  } else {
+    chk_inputs_opts io = {.seed = o->seed, .profile = o->profile};
+    if (chk_inputs_make(m, &io, sh->args, err) != 0)
+      return -1;
+  }
   sh->nleaves = count_leaves(&sh->f.comp->root->shape);
   if (sh->nleaves > 256)
     return hlo_error_set(err, 0, 0, "the fusion has %d outputs; at most 256 are supported", sh->nleaves);
-  sh->replicas = replicas_needed(m);
+  sh->replicas = tn_replicas_needed(m);
   hero_hook_state probe = {.hero = sh->f.hero};
   if (eval_reference(sh, hero_hook, &probe, &sh->reference, err) != 0)
     return -1;
@@ -694,6 +706,12 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     return -1;
   }
   out->part = o->unit_name != NULL;
+  snprintf(out->inputs_from, sizeof out->inputs_from, "%s", o->args ? "graph" : "synthetic");
+  if (o->args && sh.nargs > 0 && (out->inputs = calloc((size_t)sh.nargs, sizeof *out->inputs))) {
+    out->ninputs = sh.nargs;
+    for (int i = 0; i < sh.nargs; i++)
+      out->inputs[i] = hlo_value_ref(sh.args[i]);
+  }
   if (o->unit_name)
     snprintf(out->name, sizeof out->name, "%s", o->unit_name);
   else

@@ -41,10 +41,17 @@ typedef struct tn_sweep_opts {
   bool progress;          /* draw a progress line on stderr */
   int error_maps;         /* keep error maps of this many worst divergent candidates */
   const char *unit_name;  /* the result's name; NULL: the kernel computation's */
+  hlo_value *const *args; /* the unit's inputs (nargs, borrowed), e.g.
+                             captured from the graph; NULL: synthesised */
+  int nargs;
   int64_t max_memory;     /* bytes; 0 = no limit.  Threads are reduced until
                              the estimate fits (tn_memory_estimate); a unit
                              that does not fit on one thread is too-large. */
 } tn_sweep_opts;
+
+/* How many replicas the reference must simulate for m's collectives: its
+ * replica_count, or one more than the highest replica a group names. */
+int tn_replicas_needed(const hlo_module *m);
 
 /* The estimated peak host memory of checking module m with `threads`
  * candidates in flight: the arguments, every value the reference

@@ -76,6 +76,11 @@ static void usage(FILE *f) {
         "      --time-budget S     per unit: start no new candidate after S seconds\n"
         "      --run-time-budget S  the whole run: start no new unit after S seconds, and\n"
         "                          give each unit at most what is left\n"
+        "      --inputs-from SRC   graph (default): check a unit of a larger module on the\n"
+        "                          operands it gets when the whole module is evaluated\n"
+        "                          once; synthetic: synthesise them (as for a file that\n"
+        "                          is one unit)\n"
+        "      --iteration N       graph: capture a unit's Nth execution (default 1)\n"
         "      --fusion GLOB       check only the units whose NAME or FILE:NAME matches\n"
         "                          (repeatable; also selects for --list-fusions)\n"
         "      --max-memory SIZE   refuse a unit whose estimated memory exceeds SIZE\n"
@@ -139,7 +144,7 @@ enum { OPT_REPORT = 512, OPT_FORMAT, OPT_RUN /* --report */ };
 enum { OPT_REPRODUCE = 768, OPT_FUSION, OPT_CANDIDATE, OPT_MINIMIZE, OPT_SWEEP, OPT_SHARD,
        OPT_MERGE, OPT_RUN_ID /* issue 7 */ };
 
-enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET /* issue 12 */ };
+enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET, OPT_INPUTS_FROM, OPT_ITERATION /* issue 12 */ };
 
 /* --max-memory SIZE: bytes, or a number with K, M, G or T (powers of 1024). */
 static int parse_size(const char *opt, const char *s, int64_t *out) {
@@ -266,6 +271,8 @@ int main(int argc, char **argv) {
       {"list-fusions", required_argument, NULL, OPT_LIST_FUSIONS},
       {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
       {"run-time-budget", required_argument, NULL, OPT_RUN_TIME_BUDGET},
+      {"inputs-from", required_argument, NULL, OPT_INPUTS_FROM},
+      {"iteration", required_argument, NULL, OPT_ITERATION},
       {"candidate", required_argument, NULL, OPT_CANDIDATE},
       {"minimize", no_argument, NULL, OPT_MINIMIZE},
       {"sweep", required_argument, NULL, OPT_SWEEP},
@@ -366,6 +373,20 @@ int main(int argc, char **argv) {
       if (set_mode(&o, TN_MODE_LIST_FUSIONS, optarg) != 0)
         return TN_EXIT_USAGE;
       break;
+    case OPT_INPUTS_FROM:
+      if (strcmp(optarg, "graph") != 0 && strcmp(optarg, "synthetic") != 0) {
+        fprintf(stderr, "tune: --inputs-from: '%s' is not graph or synthetic\n", optarg);
+        return TN_EXIT_USAGE;
+      }
+      o.inputs_synthetic = strcmp(optarg, "synthetic") == 0;
+      break;
+    case OPT_ITERATION: {
+      uint64_t n;
+      if (parse_number("--iteration", optarg, 1, 1000000, &n) != 0)
+        return TN_EXIT_USAGE;
+      o.iteration = (int)n;
+      break;
+    }
     case OPT_RUN_TIME_BUDGET:
       if (parse_real("--run-time-budget", optarg, &o.run_time_budget) != 0)
         return TN_EXIT_USAGE;

@@ -190,6 +190,28 @@ bool tn_unit_selected(const char *pattern, const char *file, const char *name) {
 
 /* ---- cutting a unit out ------------------------------------------------- */
 
+/* An operand that stays itself in the cut-out entry: a constant whose
+ * value was written (an elided `{...}` one becomes a parameter). */
+static bool kept_constant(const hlo_instr *op) {
+  return op->op == HLO_OP_CONSTANT && op->literal && !op->literal->elided;
+}
+
+/* The first position at which operand i's instruction appears. */
+static int first_use(const hlo_instr *ins, int i) {
+  for (int j = 0; j < i; j++)
+    if (ins->operands[j] == ins->operands[i])
+      return j;
+  return i;
+}
+
+int tn_unit_param_operands(const tn_unit *u, int *pos) {
+  int n = 0;
+  for (int i = 0; u->ins && i < u->ins->noperands; i++)
+    if (first_use(u->ins, i) == i && !kept_constant(u->ins->operands[i]))
+      pos[n++] = i;
+  return n;
+}
+
 static void mark_callees(const hlo_computation *c, unsigned char *keep, int depth) {
   if (!c || keep[c->index] || depth > 64)
     return;
@@ -235,19 +257,15 @@ static char *unit_text(const hlo_module *m, const tn_unit *u, hlo_error *err) {
   int ninstrs = 0, nparams = 0;
   for (int i = 0; i < nops; i++) {
     const hlo_instr *op = ins->operands[i];
-    int found = -1;
-    for (int j = 0; j < i && found < 0; j++)
-      if (ins->operands[j] == op)
-        found = j;
-    if (found >= 0) {
+    int found = first_use(ins, i);
+    if (found != i) {
       unit_ops[i] = unit_ops[found];
       continue;
     }
     hlo_instr *c = &copies[ninstrs];
     *c = *op;
     c->index = ninstrs;
-    bool constant = op->op == HLO_OP_CONSTANT && op->literal && !op->literal->elided;
-    if (!constant) {
+    if (!kept_constant(op)) {
       c->op = HLO_OP_PARAMETER;
       c->async_wrapped = HLO_OP_INVALID;
       c->parameter_number = nparams++;

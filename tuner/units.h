@@ -55,6 +55,11 @@ void tn_units_free(tn_units *u);
  * cannot be built. */
 hlo_module *tn_unit_module(const hlo_module *m, const tn_unit *u, hlo_error *err);
 
+/* Which operand of u->ins each parameter of tn_unit_module's entry stands
+ * for: pos[k] is the operand position of parameter k (pos has room for
+ * u->ins->noperands).  Returns the number of parameters. */
+int tn_unit_param_operands(const tn_unit *u, int *pos);
+
 /* The unit's kind for listings: the fusion's kind as written ("kLoop"),
  * "op" for a heavy op outside a fusion, "module" for a whole module. */
 const char *tn_unit_kind(const tn_unit *u);

@@ -795,11 +795,16 @@ static int set_unit_attr(hid_t g, const tn_fusion_result *r, hlo_error *err) {
   snprintf(unit, sizeof unit, "%s:%s", r->source, r->name);
   static const char *const cuts[] = {"none", "budget", "time-budget", "stop"};
   const char *cut = (unsigned)r->cut < sizeof cuts / sizeof cuts[0] ? cuts[r->cut] : "none";
-  return tn_h5_attr_set_str(g, "unit", unit, err) != 0 ||
-                 tn_h5_attr_set_i64(g, "space_candidates", r->space_size, err) != 0 ||
-                 tn_h5_attr_set_str(g, "cut", cut, err) != 0
-             ? -1
-             : 0;
+  if (tn_h5_attr_set_str(g, "unit", unit, err) != 0 ||
+      tn_h5_attr_set_i64(g, "space_candidates", r->space_size, err) != 0 ||
+      tn_h5_attr_set_str(g, "cut", cut, err) != 0 ||
+      tn_h5_attr_set_str(g, "inputs_from", r->inputs_from[0] ? r->inputs_from : "synthetic", err) != 0)
+    return -1;
+  /* Graph-captured inputs cannot be synthesised again from the seed:
+   * they are kept, like --eval's, as inputs/<k>. */
+  if (r->inputs && r->ninputs > 0 && tn_h5_write_inputs(g, "inputs", r->ninputs, r->inputs, err) != 0)
+    return -1;
+  return 0;
 }
 
 static int write_fusion_attrs(hid_t g, const tn_fusion_result *r, hlo_error *err) {
