@@ -78,6 +78,18 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
     note_all(u, caps, "the module is too large to evaluate whole: ", what);
     return 0;
   }
+  int64_t held = 0;
+  for (int c = 0; o->max_memory > 0 && c < m->ncomps; c++)
+    for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+      int64_t b = tn_shape_bytes(&m->comps[c]->instrs[i]->shape);
+      held = b > INT64_MAX / 2 - held ? INT64_MAX / 2 : held + b;
+    }
+  if (o->max_memory > 0 && held > o->max_memory) {
+    char what[96];
+    snprintf(what, sizeof what, "its values take %lld bytes, above --max-memory", (long long)held);
+    note_all(u, caps, "the module is too large to evaluate whole: ", what);
+    return 0;
+  }
   if (chk_eval_supported(m, &err) != 0) {
     note_all(u, caps, "the module cannot be evaluated whole: ", err.msg);
     return 0;

@@ -36,6 +36,8 @@ typedef struct tn_capture_opts {
   int iteration;         /* capture at the Nth execution, N >= 1 */
   int64_t max_flops;     /* refuse to evaluate a module estimated above this
                             (the sum of its units' flops); 0: no limit */
+  int64_t max_memory;    /* refuse when every value of every computation
+                            held at once would exceed this; 0: no limit */
 } tn_capture_opts;
 
 /* Captures the operands of every unit of u with an instruction; caps[i]

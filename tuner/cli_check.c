@@ -528,7 +528,8 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       want_graph |= units.v[u].ins && unit_wanted(o, files[i], units.v[u].name);
     if (want_graph && !o->inputs_synthetic && (caps = calloc((size_t)units.n, sizeof *caps))) {
       tn_capture_opts co = {.seed = o->seed, .profile = (chk_inputs_profile)o->profile,
-                            .iteration = o->iteration, .max_flops = TN_CAPTURE_MAX_FLOPS};
+                            .iteration = o->iteration, .max_flops = TN_CAPTURE_MAX_FLOPS,
+                            .max_memory = o->max_memory};
       tn_capture_units(m, &units, &co, caps);
     }
     for (int u = 0; u < units.n && !t.stopped; u++)

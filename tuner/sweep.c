@@ -642,11 +642,11 @@ int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts
   return tn_check_unit(m, source, o, out, &why, err);
 }
 
-static int64_t shape_bytes(const hlo_shape *s) {
+int64_t tn_shape_bytes(const hlo_shape *s) {
   if (s->type == HLO_TUPLE) {
     int64_t b = 0;
     for (int i = 0; i < s->ntuple; i++)
-      b += shape_bytes(&s->elems[i]);
+      b += tn_shape_bytes(&s->elems[i]);
     return b;
   }
   if (s->type == HLO_INVALID || s->type == HLO_TOKEN)
@@ -669,8 +669,8 @@ int64_t tn_memory_estimate(const hlo_module *m, int threads) {
   const hlo_computation *comps[2] = {m->entry, f.comp};
   for (int c = 0; c < (f.comp == m->entry ? 1 : 2); c++)
     for (int i = 0; i < comps[c]->ninstrs; i++)
-      held = sat_add(held, shape_bytes(&comps[c]->instrs[i]->shape));
-  int64_t out = shape_bytes(&f.comp->root->shape);
+      held = sat_add(held, tn_shape_bytes(&comps[c]->instrs[i]->shape));
+  int64_t out = tn_shape_bytes(&f.comp->root->shape);
   /* reference and default outputs, and the f64 sensitivity maps (up to
    * twice an f32 output) */
   int64_t fixed = sat_add(held, sat_mul(out, 4));

@@ -53,6 +53,9 @@ typedef struct tn_sweep_opts {
  * replica_count, or one more than the highest replica a group names. */
 int tn_replicas_needed(const hlo_module *m);
 
+/* Bytes of a value of shape s (tuples: the sum of their leaves). */
+int64_t tn_shape_bytes(const hlo_shape *s);
+
 /* The estimated peak host memory of checking module m with `threads`
  * candidates in flight: the arguments, every value the reference
  * evaluator may hold (each instruction of the entry and the kernel), the
