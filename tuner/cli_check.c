@@ -78,8 +78,13 @@ static void print_index(FILE *f, const chk_metrics *m) {
   fputc(')', f);
 }
 
+static bool host_oom(const char *message) { return strncmp(message, "out of memory", 13) == 0; }
+
 /* The unit's status from its result (result.h). */
 static tn_unit_status unit_status(const tn_fusion_result *r) {
+  const tn_cand_result *d = r->ncands > 0 ? &r->cands[0] : NULL;
+  if (d && d->verdict == CHK_VERDICT_TOOL_ERROR && !host_oom(d->message))
+    return TN_UNIT_UNSUPPORTED;
   if (r->nonfinite.kind != CHK_NONFINITE_INPUTS)
     for (int v = 0; v < CHK_VERDICT_COUNT; v++)
       if (r->verdict_counts[v] && chk_verdict_is_divergent((chk_verdict)v))
@@ -161,7 +166,7 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
   if (r->verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
     for (int i = 0; i < r->ncands; i++)
       if (r->cands[i].verdict == CHK_VERDICT_TOOL_ERROR) {
-        fprintf(f, "  tool-error %lld candidates could not be run by the host (first: %s: %s); not a verdict about "
+        fprintf(f, "  tool-error %lld candidates could not be run by the tool (first: %s: %s); not a verdict about "
                    "the device\n",
                 (long long)r->verdict_counts[CHK_VERDICT_TOOL_ERROR], r->cands[i].config, r->cands[i].message);
         break;
@@ -443,11 +448,16 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
   } else if (!r.default_ran) {
     printf("fusion %s from %s: not verified: the default config did not run\n", r.name, file);
   }
-  if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0) {
-    fprintf(stderr, "tune: %s: %s: %lld candidates could not be run by the host (tool-error)\n", file, r.name,
-            (long long)r.verdict_counts[CHK_VERDICT_TOOL_ERROR]);
-    t->rc = TN_EXIT_USAGE;
-  }
+  /* A host that ran out of memory fails the run (exit 2); a feature the
+   * simulator lacks leaves the unit unsupported (unit_status). */
+  if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
+    for (int c = 0; c < r.ncands; c++)
+      if (r.cands[c].verdict == CHK_VERDICT_TOOL_ERROR && host_oom(r.cands[c].message)) {
+        fprintf(stderr, "tune: %s: %s: %lld candidates could not be run by the host (tool-error)\n", file, r.name,
+                (long long)r.verdict_counts[CHK_VERDICT_TOOL_ERROR]);
+        t->rc = TN_EXIT_USAGE;
+        break;
+      }
   if (store && tn_store_add_fusion(store, &r, &err) != 0) {
     fprintf(stderr, "tune: %s\n", err.msg);
     t->rc = TN_EXIT_USAGE;
