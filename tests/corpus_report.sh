@@ -56,17 +56,17 @@ for f in "$DIR"/*.hlo; do
     awk -v m="$name" '{
       status = "?"; reason = ""
       if (match($0, /"status": "[^"]*"/)) status = substr($0, RSTART + 11, RLENGTH - 12)
-      if (match($0, /"reason": ".*"}$/)) reason = substr($0, RSTART + 11, RLENGTH - 13)
+      i = index($0, "\"reason\": \""); if (i) { reason = substr($0, i + 11); sub(/"},?$/, "", reason) }
       print m "\t" status "\t" reason
     }' >>"$W/units"
   case $rc in
   0 | 1 | 3) outcome=exit$rc ;;
   2) outcome="refused: $(grep -v '^$' "$W/err" | head -n 1 | cut -c1-120)" ;;
-  124 | 137) outcome=timeout ;;
+  124 | 137 | 143) outcome=timeout ;; # timeout's TERM (or KILL) reached tune
   *) outcome="crashed (exit $rc): $(grep -v '^$' "$W/err" | tail -n 1 | cut -c1-120)" ;;
   esac
   printf '%s\t%s\t%s\n' "$name" "$outcome" "$rss" >>"$W/modules"
-  awk -F'\t' -v m="$name" '$1 == m { n++; s[$2]++ }
+  awk -F'\t' -v m="$name" '$1 == m { n += $2 != "nothing to tune"; s[$2]++ }
     END { line = ""; for (k in s) line = line " " k "=" s[k]; gsub(/not verified/, "not-verified", line)
           printf "%s units=%d%s", m, n, line }' "$W/units"
   printf ' rss=%dMiB %s\n' $((rss / 1024)) "$outcome"
