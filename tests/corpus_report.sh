@@ -56,7 +56,7 @@ for f in "$DIR"/*.hlo; do
     awk -v m="$name" '{
       status = "?"; reason = ""
       if (match($0, /"status": "[^"]*"/)) status = substr($0, RSTART + 11, RLENGTH - 12)
-      i = index($0, "\"reason\": \""); if (i) { reason = substr($0, i + 11); sub(/"},?$/, "", reason) }
+      i = index($0, "\"reason\": \""); if (i) { reason = substr($0, i + 11); sub(/"(}|, "candidates").*$/, "", reason) }
       print m "\t" status "\t" reason
     }' >>"$W/units"
   case $rc in

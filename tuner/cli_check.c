@@ -252,8 +252,13 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
   json_str(f, r->inputs_note);
   fprintf(f, ", \"seed\": %llu, \"profile\": \"%s\", \"nonfinite\": \"%s\"", (unsigned long long)r->seed,
           chk_inputs_profile_name((chk_inputs_profile)r->profile), chk_nonfinite_name(r->nonfinite.kind));
-  fprintf(f, ", \"status\": \"%s\", \"candidates\": %d, \"space\": %d, \"cut\": \"%s\", \"default\": ",
-          tn_unit_status_name(unit_status(r)), r->ncands, r->space_size, cut_name(r->cut));
+  fprintf(f, ", \"status\": \"%s\"", tn_unit_status_name(unit_status(r)));
+  if (unit_status(r) == TN_UNIT_UNSUPPORTED) { /* the feature the tool lacks */
+    fputs(", \"reason\": ", f);
+    json_str(f, r->cands[0].message);
+  }
+  fprintf(f, ", \"candidates\": %d, \"space\": %d, \"cut\": \"%s\", \"default\": ", r->ncands, r->space_size,
+          cut_name(r->cut));
   json_str(f, r->cands[0].config);
   fputs(", \"default_sim_time\": ", f);
   json_num(f, r->cands[0].sim_time);
