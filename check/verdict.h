@@ -13,7 +13,9 @@
   X(COMPILE_ERROR, "compile-error")       /* illegal block shape, VMEM exhausted */   \
   X(RUNTIME_ERROR, "runtime-error")       /* redzone write, poisoned read, hang */     \
   X(TIMEOUT, "timeout")                                                               \
-  X(NONDETERMINISTIC, "nondeterministic") /* same input, different output on rerun */
+  X(NONDETERMINISTIC, "nondeterministic") /* same input, different output on rerun */ \
+  X(TOOL_ERROR, "tool-error")             /* the host failed (out of memory...):     \
+                                             says nothing about the device */
 
 typedef enum chk_verdict {
 #define X(e, name) CHK_VERDICT_##e,
@@ -26,7 +28,7 @@ const char *chk_verdict_name(chk_verdict v);
 /* -1 when the name is not a verdict. */
 int chk_verdict_from_name(const char *name);
 /* A divergence is a finding: any mismatch, a runtime error, or
- * nondeterminism.  compile-error and timeout are not findings. */
+ * nondeterminism.  compile-error, timeout and tool-error are not findings. */
 int chk_verdict_is_divergent(chk_verdict v);
 
 #endif

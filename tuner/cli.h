@@ -1,8 +1,10 @@
 /* cli.h — the `tune` command line: options and one function per mode.
  *
- * Exit statuses are part of the interface: 0 success (nothing diverges),
- * 1 a divergence was found, 2 bad usage or bad input.  Only this layer
- * prints; library layers return hlo_error values.
+ * Exit statuses are part of the interface: 0 success (nothing diverges;
+ * for --check, at least one unit verified), 1 a divergence was found,
+ * 2 bad usage, bad input or a tool error, 3 (--check) nothing at all could
+ * be verified.  Only this layer prints; library layers return hlo_error
+ * values.
  */
 #ifndef TUNE_CLI_H
 #define TUNE_CLI_H
@@ -13,7 +15,7 @@
 
 #include "hlo.h"
 
-enum { TN_EXIT_OK = 0, TN_EXIT_DIVERGED = 1, TN_EXIT_USAGE = 2 };
+enum { TN_EXIT_OK = 0, TN_EXIT_DIVERGED = 1, TN_EXIT_USAGE = 2, TN_EXIT_UNVERIFIED = 3 };
 
 /* The machine model device modes use when --machine is not given. */
 #define TN_DEFAULT_MACHINE "tpu-v5e"
@@ -30,9 +32,11 @@ typedef enum tn_mode {
   TN_MODE_REPRODUCE,    /* --reproduce (cli_reproduce.c) */
   TN_MODE_SWEEP,        /* --sweep (cli_sweep.c) */
   TN_MODE_MERGE,        /* --merge (cli_merge.c) */
+  TN_MODE_LIST_FUSIONS, /* --list-fusions (cli_units.c) */
 } tn_mode;
 
 #define TN_MAX_DEFECTS 32
+#define TN_MAX_FUSIONS 64
 
 typedef struct tn_opts {
   tn_mode mode;
@@ -56,8 +60,9 @@ typedef struct tn_opts {
   const char *backend;    /* --backend PATH.so; NULL: the built-in simulator */
   int threads;            /* --threads N; 0: OpenMP's default */
   int budget;             /* --budget N candidates; 0: all */
-  double time_budget;     /* --time-budget S; 0: none */
+  double time_budget;     /* --time-budget S, per unit; 0: none */
   int has_time_budget;    /* --time-budget given (--eval has a default) */
+  double run_time_budget; /* --run-time-budget S, the whole --check; 0: none */
   const char *only;       /* --only 'CONFIG' */
   int stop_on_mismatch;   /* --stop-on-mismatch */
   int has_atol, has_rtol; /* --atol / --rtol given */
@@ -69,7 +74,13 @@ typedef struct tn_opts {
   const char *format;     /* --format html|md|json|junit */
   const char *run_id;     /* --run ID; NULL: the latest run in the file */
   /* --reproduce */
-  const char *fusion;     /* --fusion NAME (or group name) */
+  const char *fusion;     /* --fusion NAME (or group name): the first one */
+  const char *fusions[TN_MAX_FUSIONS]; /* --check, --list-fusions: every
+                             --fusion, shell globs over units (units.h) */
+  int nfusions;
+  int64_t max_memory;     /* --max-memory bytes; default half the RAM */
+  int inputs_synthetic;   /* --inputs-from synthetic (default graph) */
+  int iteration;          /* --iteration N: capture a unit's Nth execution */
   int candidate;          /* --candidate ID */
   int has_candidate;
   int minimize;           /* --minimize */
@@ -94,6 +105,9 @@ hlo_module *tn_load_module(const char *path, int no_verify);
 /* The largest --threads (and sweep file threads) accepted: four per
  * online core, and at least 64 (cli_threads.c says why). */
 int tn_threads_max(void);
+/* Checks that every comma-separated name of an --ops LIST is an opcode;
+ * -1 after printing `tune: --ops: unknown opcode 'NAME'` otherwise. */
+int tn_ops_validate(const char *list);
 
 int tn_cmd_print(const tn_opts *o);
 int tn_cmd_list_machines(const tn_opts *o);
@@ -102,6 +116,8 @@ int tn_cmd_space(const tn_opts *o);
 int tn_cmd_list_defects(const tn_opts *o);
 /* Checks files[0..nfiles) (FILE is files[0]; more may follow). */
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files);
+/* Lists the tuning units of files[0..nfiles), one line each. */
+int tn_cmd_list_fusions(const tn_opts *o, int nfiles, char *const *files);
 /* Writes a report of one run of a results file (--format, --run, -o). */
 int tn_cmd_report(const tn_opts *o);
 /* Writes a reproducer bundle of one stored candidate (--fusion, --candidate, -o DIR). */

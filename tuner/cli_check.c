@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -16,8 +17,16 @@
 #include "shquote.h"
 #include "store/store.h"
 #include "sweep.h"
+#include "units.h"
+#include "capture.h"
 
-static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_cand_result *r) {
+/* Evaluating a whole module op by op to capture its units' inputs costs
+ * about a microsecond per flop: above this, units fall back to synthesised
+ * inputs (and say so) rather than spend minutes on it. */
+#define TN_CAPTURE_MAX_FLOPS 1000000000LL
+
+static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *fr,
+                        const tn_cand_result *r) {
   fputs("tune --check ", f);
   tn_sh_quote(f, file);
   fputs(" --only ", f);
@@ -37,6 +46,13 @@ static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_ca
   for (int i = 0; i < o->ndefects; i++) {
     fputs(" --defect ", f);
     tn_sh_quote(f, o->defects[i]);
+  }
+  if (o->replicas > 0)
+    fprintf(f, " --replicas %d", o->replicas);
+  /* a unit of a larger module: only it takes the --only config */
+  if (fr->part) {
+    fputs(" --fusion ", f);
+    tn_sh_quote(f, fr->name);
   }
 }
 
@@ -62,12 +78,46 @@ static void print_index(FILE *f, const chk_metrics *m) {
   fputc(')', f);
 }
 
+static bool host_oom(const char *message) { return strncmp(message, "out of memory", 13) == 0; }
+
+/* The unit's status from its result (result.h). */
+static tn_unit_status unit_status(const tn_fusion_result *r) {
+  const tn_cand_result *d = r->ncands > 0 ? &r->cands[0] : NULL;
+  if (d && d->verdict == CHK_VERDICT_TOOL_ERROR && !host_oom(d->message))
+    return TN_UNIT_UNSUPPORTED;
+  if (r->nonfinite.kind != CHK_NONFINITE_INPUTS)
+    for (int v = 0; v < CHK_VERDICT_COUNT; v++)
+      if (r->verdict_counts[v] && chk_verdict_is_divergent((chk_verdict)v))
+        return TN_UNIT_DIVERGED;
+  return r->default_ran ? TN_UNIT_VERIFIED : TN_UNIT_NOT_VERIFIED;
+}
+
+static const char *cut_name(tn_cut c) {
+  return c == TN_CUT_BUDGET ? "budget" : c == TN_CUT_TIME ? "time-budget" : c == TN_CUT_STOP ? "stop" : "none";
+}
+
+static const char *cut_text(tn_cut c) {
+  return c == TN_CUT_BUDGET ? " (the space was cut by --budget)"
+         : c == TN_CUT_TIME ? " (the space was cut by --time-budget)"
+         : c == TN_CUT_STOP ? " (stopped at the first divergence)"
+                            : "";
+}
+
 static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *r,
                           const dev_machine *mach, const dev_compiler *cc) {
   const tn_cand_result *d = &r->cands[0];
-  fprintf(f, "fusion %s (%s) from %s\n", r->name, r->hero, file);
-  fprintf(f, "  machine %s, compiler %s, seed %llu, %d candidates checked in %.2f s\n", mach->name, cc->name,
-          (unsigned long long)r->seed, r->ncands, r->wall_time);
+  fprintf(f, "fusion %s (%s) from %s: %s\n", r->name, r->hero, file, tn_unit_status_name(unit_status(r)));
+  fprintf(f, "  machine %s, compiler %s, seed %llu, %d of %d candidates checked in %.2f s%s\n", mach->name, cc->name,
+          (unsigned long long)r->seed, r->ncands, r->space_size, r->wall_time, cut_text(r->cut));
+  if (r->part) {
+    if (r->inputs_from[0] == 'g')
+      fprintf(f, "  inputs    graph: the operands of its execution %d when the whole module is evaluated\n",
+              r->iteration);
+    else if (r->inputs_note[0])
+      fprintf(f, "  inputs    synthetic: no graph inputs, %s\n", r->inputs_note);
+    else
+      fputs("  inputs    synthetic\n", f);
+  }
   fprintf(f, "  default   %s\n", d->config);
   if (d->status == DEV_OK)
     fprintf(f, "            simulated %.3f us; vs reference: %s (max abs %.3g, tolerance atol %.3g rtol %.3g)\n",
@@ -112,6 +162,15 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
             "by %s, %s inputs); divergences are not reported as compiler bugs\n",
             (long long)r->nonfinite.nonfinite, (long long)r->nonfinite.count, r->nonfinite.origin,
             chk_inputs_profile_name((chk_inputs_profile)r->profile));
+  /* Host failures are the tool's, not the device's (issue 11 bug 6). */
+  if (r->verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
+    for (int i = 0; i < r->ncands; i++)
+      if (r->cands[i].verdict == CHK_VERDICT_TOOL_ERROR) {
+        fprintf(f, "  tool-error %lld candidates could not be run by the tool (first: %s: %s); not a verdict about "
+                   "the device\n",
+                (long long)r->verdict_counts[CHK_VERDICT_TOOL_ERROR], r->cands[i].config, r->cands[i].message);
+        break;
+      }
   int shown = 0;
   for (int i = 0; i < r->ncands; i++) {
     const tn_cand_result *c = &r->cands[i];
@@ -137,7 +196,7 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
         fprintf(f, "      %s\n", c->message);
     }
     fputs("      reproduce: ", f);
-    print_repro(f, o, file, c);
+    print_repro(f, o, file, r, c);
     fputc('\n', f);
   }
 }
@@ -180,16 +239,26 @@ static void json_metrics(FILE *f, const chk_metrics *m) {
   fputs("]}", f);
 }
 
-static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *r, int last) {
+static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *r) {
   fputs("  {\"file\": ", f);
   json_str(f, file);
   fputs(", \"fusion\": ", f);
   json_str(f, r->name);
   fputs(", \"hero\": ", f);
   json_str(f, r->hero);
+  fputs(", \"inputs\": ", f);
+  json_str(f, r->inputs_from[0] ? r->inputs_from : "synthetic");
+  fputs(", \"inputs_note\": ", f);
+  json_str(f, r->inputs_note);
   fprintf(f, ", \"seed\": %llu, \"profile\": \"%s\", \"nonfinite\": \"%s\"", (unsigned long long)r->seed,
           chk_inputs_profile_name((chk_inputs_profile)r->profile), chk_nonfinite_name(r->nonfinite.kind));
-  fprintf(f, ", \"candidates\": %d, \"default\": ", r->ncands);
+  fprintf(f, ", \"status\": \"%s\"", tn_unit_status_name(unit_status(r)));
+  if (unit_status(r) == TN_UNIT_UNSUPPORTED) { /* the feature the tool lacks */
+    fputs(", \"reason\": ", f);
+    json_str(f, r->cands[0].message);
+  }
+  fprintf(f, ", \"candidates\": %d, \"space\": %d, \"cut\": \"%s\", \"default\": ", r->ncands, r->space_size,
+          cut_name(r->cut));
   json_str(f, r->cands[0].config);
   fputs(", \"default_sim_time\": ", f);
   json_num(f, r->cands[0].sim_time);
@@ -234,7 +303,7 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
     size_t len = 0;
     FILE *mf = open_memstream(&buf, &len);
     if (mf) {
-      print_repro(mf, o, file, c);
+      print_repro(mf, o, file, r, c);
       fclose(mf);
       for (size_t k = 0; k < len; k++) {
         if (buf[k] == '"' || buf[k] == '\\')
@@ -245,7 +314,169 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
     }
     fputs("\"}", f);
   }
-  fprintf(f, "%s]}%s\n", first ? "" : "\n  ", last ? "" : ",");
+  fprintf(f, "%s]}", first ? "" : "\n  ");
+}
+
+/* What the units of a --check run came to: the exit status follows. */
+typedef struct {
+  int rc;          /* TN_EXIT_USAGE once anything was bad usage or input */
+  int verified;    /* units whose default ran, with no divergence */
+  int diverged;    /* units with a finding */
+  int selected;    /* units --fusion selected (all without it) */
+  int stopped;     /* --stop-on-mismatch fired */
+  int printed;     /* JSON objects written so far */
+  double t0;       /* when the run started (--run-time-budget) */
+} tn_check_tally;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool unit_wanted(const tn_opts *o, const char *file, const char *name) {
+  if (o->nfusions == 0)
+    return true;
+  for (int k = 0; k < o->nfusions; k++)
+    if (tn_unit_selected(o->fusions[k], file, name))
+      return true;
+  return false;
+}
+
+static void json_sep(tn_check_tally *t) { fputs(t->printed++ ? ",\n" : "\n", stdout); }
+
+static void print_nothing(const tn_opts *o, const char *file, tn_check_tally *t) {
+  if (o->json) {
+    json_sep(t);
+    fputs("  {\"file\": ", stdout);
+    json_str(stdout, file);
+    fputs(", \"status\": \"nothing to tune\"}", stdout);
+  } else {
+    printf("%s: nothing to tune (no fusion and no op that runs as a kernel of its own)\n", file);
+  }
+}
+
+/* A unit that was not checked: one line (one JSON object) saying why. */
+static void print_unchecked(const tn_opts *o, const char *file, const char *name, tn_unit_status st,
+                            const char *why, tn_check_tally *t) {
+  if (o->json) {
+    json_sep(t);
+    fputs("  {\"file\": ", stdout);
+    json_str(stdout, file);
+    fputs(", \"fusion\": ", stdout);
+    json_str(stdout, name);
+    fprintf(stdout, ", \"status\": \"%s\", \"reason\": ", tn_unit_status_name(st));
+    json_str(stdout, why);
+    fputs("}", stdout);
+  } else {
+    printf("fusion %s from %s: %s: %s\n", name, file, tn_unit_status_name(st), why);
+  }
+}
+
+/* Checks one unit of module m (the whole of m when u->ins is NULL). */
+static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *env, tn_store *store,
+                      const char *file, const hlo_module *m, const tn_unit *u, bool split, const tn_capture *cap,
+                      tn_check_tally *t) {
+  t->selected++;
+  hlo_error err = {0};
+  /* --run-time-budget: a unit gets what is left of the run, and none once
+   * it has run out (issue 12 item 5). */
+  double unit_budget = o->time_budget;
+  if (o->run_time_budget > 0) {
+    double left = o->run_time_budget - (now_s() - t->t0);
+    if (left <= 0) {
+      char why[128];
+      snprintf(why, sizeof why, "the run's time budget (--run-time-budget %g s) ran out before this unit",
+               o->run_time_budget);
+      print_unchecked(o, file, u->name, TN_UNIT_TIMED_OUT, why, t);
+      return;
+    }
+    if (unit_budget <= 0 || left < unit_budget)
+      unit_budget = left;
+  }
+  so->time_budget = unit_budget;
+  hlo_module *um = NULL;
+  if (u->ins && !(um = tn_unit_module(m, u, &err))) {
+    print_unchecked(o, file, u->name, TN_UNIT_UNSUPPORTED, err.msg, t);
+    return;
+  }
+  so->unit_name = split ? u->name : NULL;
+  so->args = cap && cap->args ? cap->args : NULL;
+  so->nargs = cap && cap->args ? cap->nargs : 0;
+  tn_fusion_result r;
+  tn_unit_status why;
+  int rc = tn_check_unit(um ? um : m, file, so, &r, &why, &err);
+  so->unit_name = NULL;
+  so->args = NULL;
+  so->nargs = 0;
+  if (rc == 0) {
+    r.iteration = cap && cap->args ? (o->iteration > 0 ? o->iteration : 1) : 0;
+    if (cap && !cap->args)
+      snprintf(r.inputs_note, sizeof r.inputs_note, "%s", cap->note);
+  }
+  hlo_module_free(um);
+  if (rc != 0) {
+    if (why == TN_UNIT_BAD_INPUT) {
+      /* positions are the file's only when the unit is the file itself */
+      if (err.line > 0 && !u->ins)
+        fprintf(stderr, "%s:%d:%d: error: %s\n", file, err.line, err.col, err.msg);
+      else
+        fprintf(stderr, "tune: %s: error: %s\n", file, err.msg);
+      t->rc = TN_EXIT_USAGE;
+      return;
+    }
+    if (why == TN_UNIT_TOOL_ERROR) {
+      fprintf(stderr, "tune: %s: %s: the host failed (tool-error): %s\n", file, u->name, err.msg);
+      t->rc = TN_EXIT_USAGE;
+    }
+    print_unchecked(o, file, u->name, why, err.msg, t);
+    return;
+  }
+  int divergent = 0;
+  for (int v = 0; v < CHK_VERDICT_COUNT; v++)
+    if (chk_verdict_is_divergent((chk_verdict)v))
+      divergent += (int)r.verdict_counts[v];
+  /* Issue 6: divergences of a fusion whose inputs drove the reference to
+   * NaN or Inf are the inputs' artefacts: shown with that flag, stored
+   * with their verdicts, but they do not fail the run. */
+  if (r.nonfinite.kind == CHK_NONFINITE_INPUTS)
+    divergent = 0;
+  if (divergent)
+    t->diverged++;
+  else if (r.default_ran)
+    t->verified++;
+  if (o->json) {
+    json_sep(t);
+    print_json(stdout, o, file, &r);
+  } else if (!o->quiet || divergent) {
+    print_summary(stdout, o, file, &r, &env->machine, &env->compiler);
+  } else if (!r.default_ran) {
+    printf("fusion %s from %s: not verified: the default config did not run\n", r.name, file);
+  }
+  /* A host that ran out of memory fails the run (exit 2); a feature the
+   * simulator lacks leaves the unit unsupported (unit_status). */
+  if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
+    for (int c = 0; c < r.ncands; c++)
+      if (r.cands[c].verdict == CHK_VERDICT_TOOL_ERROR && host_oom(r.cands[c].message)) {
+        fprintf(stderr, "tune: %s: %s: %lld candidates could not be run by the host (tool-error)\n", file, r.name,
+                (long long)r.verdict_counts[CHK_VERDICT_TOOL_ERROR]);
+        t->rc = TN_EXIT_USAGE;
+        break;
+      }
+  if (store && tn_store_add_fusion(store, &r, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    t->rc = TN_EXIT_USAGE;
+  }
+  if (o->stop_on_mismatch && divergent) {
+    for (int c = 0; c < r.ncands; c++)
+      if (chk_verdict_is_divergent(r.cands[c].verdict)) {
+        fprintf(stderr, "tune: stopping at the first divergence: %s candidate '%s' of %s (%s)\n",
+                chk_verdict_name(r.cands[c].verdict), r.cands[c].config, file, r.name);
+        break;
+      }
+    t->stopped = 1;
+  }
+  tn_fusion_result_free(&r);
 }
 
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
@@ -269,6 +500,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .progress = !o->quiet && !o->json && isatty(STDERR_FILENO),
       .error_maps = 3,
       .replicas = o->replicas,
+      .max_memory = o->max_memory,
   };
   tn_store *store = NULL;
   char *out = NULL;
@@ -298,68 +530,68 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       return TN_EXIT_USAGE;
     }
   }
-  int rc = TN_EXIT_OK, any_divergent = 0, stopped = 0;
+  tn_check_tally t = {.rc = TN_EXIT_OK, .t0 = now_s()};
   if (o->json)
-    fputs("[\n", stdout);
-  for (int i = 0; i < nfiles && !stopped; i++) {
+    fputs("[", stdout);
+  for (int i = 0; i < nfiles && !t.stopped; i++) {
     hlo_module *m = tn_load_module(files[i], 0);
     if (!m) {
-      rc = TN_EXIT_USAGE;
+      t.rc = TN_EXIT_USAGE;
       continue;
     }
     hlo_error err = {0};
-    tn_fusion_result r;
-    if (tn_check_fusion(m, files[i], &so, &r, &err) != 0) {
-      if (err.line > 0)
-        fprintf(stderr, "%s:%d:%d: error: %s\n", files[i], err.line, err.col, err.msg);
-      else
-        fprintf(stderr, "tune: %s: error: %s\n", files[i], err.msg);
+    tn_units units;
+    if (tn_units_find(m, &units, &err) != 0) {
+      fprintf(stderr, "tune: %s: error: %s\n", files[i], err.msg);
+      t.rc = TN_EXIT_USAGE;
       hlo_module_free(m);
-      rc = TN_EXIT_USAGE;
       continue;
     }
-    int divergent = 0;
-    for (int v = 0; v < CHK_VERDICT_COUNT; v++)
-      if (chk_verdict_is_divergent((chk_verdict)v))
-        divergent += (int)r.verdict_counts[v];
-    /* Issue 6: divergences of a fusion whose inputs drove the reference to
-     * NaN or Inf are the inputs' artefacts: shown with that flag, stored
-     * with their verdicts, but they do not fail the run. */
-    if (r.nonfinite.kind == CHK_NONFINITE_INPUTS)
-      divergent = 0;
-    any_divergent |= divergent > 0;
-    if (o->json)
-      print_json(stdout, o, files[i], &r, i == nfiles - 1);
-    else if (!o->quiet || divergent)
-      print_summary(stdout, o, files[i], &r, &env.machine, &env.compiler);
-    if (store && tn_store_add_fusion(store, &r, &err) != 0) {
-      fprintf(stderr, "tune: %s\n", err.msg);
-      rc = TN_EXIT_USAGE;
+    if (units.n == 0)
+      print_nothing(o, files[i], &t);
+    /* Inputs from the real graph (capture.h) for the units cut out of
+     * the module, when at least one of them is selected. */
+    tn_capture *caps = NULL;
+    bool want_graph = false;
+    for (int u = 0; u < units.n; u++)
+      want_graph |= units.v[u].ins && unit_wanted(o, files[i], units.v[u].name);
+    if (want_graph && !o->inputs_synthetic && (caps = calloc((size_t)units.n, sizeof *caps))) {
+      tn_capture_opts co = {.seed = o->seed, .profile = (chk_inputs_profile)o->profile,
+                            .iteration = o->iteration, .max_flops = TN_CAPTURE_MAX_FLOPS,
+                            .max_memory = o->max_memory, .replicas = o->replicas,
+                            .time_budget = o->time_budget};
+      tn_capture_units(m, &units, &co, caps);
     }
-    if (o->stop_on_mismatch && divergent) {
-      for (int c = 0; c < r.ncands; c++)
-        if (chk_verdict_is_divergent(r.cands[c].verdict)) {
-          fprintf(stderr, "tune: stopping at the first divergence: %s candidate '%s' of %s (%s)\n",
-                  chk_verdict_name(r.cands[c].verdict), r.cands[c].config, files[i], r.name);
-          break;
-        }
-      stopped = 1;
-    }
-    tn_fusion_result_free(&r);
+    for (int u = 0; u < units.n && !t.stopped; u++)
+      if (unit_wanted(o, files[i], units.v[u].name))
+        check_one(o, &so, &env, store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins,
+                  caps && units.v[u].ins ? &caps[u] : NULL, &t);
+    tn_capture_free(caps, caps ? units.n : 0);
+    free(caps);
+    tn_units_free(&units);
     hlo_module_free(m);
   }
   if (o->json)
-    fputs("]\n", stdout);
+    fputs(t.printed ? "\n]\n" : "]\n", stdout);
+  if (o->nfusions > 0 && t.selected == 0 && t.rc != TN_EXIT_USAGE) {
+    fputs("tune: --fusion: no unit matches", stderr);
+    for (int k = 0; k < o->nfusions; k++)
+      fprintf(stderr, " '%s'", o->fusions[k]);
+    fputs(" (tune --list-fusions FILE lists them)\n", stderr);
+    t.rc = TN_EXIT_USAGE;
+  }
   if (store) {
     hlo_error err = {0};
-    if (tn_store_end_run(store, stopped ? "stopped" : (rc == TN_EXIT_USAGE ? "errors" : "complete"), &err) != 0) {
+    if (tn_store_end_run(store, t.stopped ? "stopped" : (t.rc == TN_EXIT_USAGE ? "errors" : "complete"), &err) != 0) {
       fprintf(stderr, "tune: %s\n", err.msg);
-      rc = TN_EXIT_USAGE;
+      t.rc = TN_EXIT_USAGE;
     }
   }
   tn_lock_release(lock);
   free(out);
-  if (rc == TN_EXIT_USAGE)
-    return rc;
-  return any_divergent ? TN_EXIT_DIVERGED : TN_EXIT_OK;
+  if (t.rc == TN_EXIT_USAGE)
+    return t.rc;
+  if (t.diverged)
+    return TN_EXIT_DIVERGED;
+  return t.verified > 0 ? TN_EXIT_OK : TN_EXIT_UNVERIFIED;
 }

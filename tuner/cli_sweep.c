@@ -27,6 +27,7 @@
 #include "outpath.h"
 #include "store/store.h"
 #include "sweep.h"
+#include "units.h"
 #include "sweep_cfg.h"
 #include "sweep_state.h"
 
@@ -252,6 +253,7 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
       .budget = cfg->budget,
       .time_budget = cfg->time_budget,
       .error_maps = 3,
+      .max_memory = o->max_memory,
   };
   int errors = 0, checked = 0;
   for (int i = 0; i < nfiles; i++) {
@@ -264,25 +266,56 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
       errors++;
       continue;
     }
-    tn_fusion_result r;
-    if (tn_check_fusion(m, files[i], &so, &r, &err) != 0) {
-      logf_("%s:%d:%d: error: %s", files[i], err.line, err.col, err.msg);
+    /* Every tuning unit of the module (units.h); one that cannot be
+     * checked is logged with its status, and is not an error of the run. */
+    tn_units units;
+    if (tn_units_find(m, &units, &err) != 0) {
+      logf_("%s: error: %s", files[i], err.msg);
       hlo_module_free(m);
       errors++;
       continue;
     }
-    int divergent = 0;
-    for (int v = 0; v < CHK_VERDICT_COUNT; v++)
-      if (chk_verdict_is_divergent((chk_verdict)v))
-        divergent += (int)r.verdict_counts[v];
-    if (tn_store_add_fusion(s, &r, &err) != 0) {
-      logf_("%s", err.msg);
-      errors++;
-    } else {
-      checked++;
-      logf_("%s: %s, %d candidates, %d divergent, %.2f s", files[i], r.name, r.ncands, divergent, r.wall_time);
+    if (units.n == 0)
+      logf_("%s: nothing to tune", files[i]);
+    for (int u = 0; u < units.n; u++) {
+      const tn_unit *un = &units.v[u];
+      hlo_module *um = un->ins ? tn_unit_module(m, un, &err) : NULL;
+      if (un->ins && !um) {
+        logf_("%s: %s: unsupported: %s", files[i], un->name, err.msg);
+        continue;
+      }
+      so.unit_name = units.n > 1 || un->ins ? un->name : NULL;
+      tn_fusion_result r;
+      tn_unit_status why;
+      int rc = tn_check_unit(um ? um : m, files[i], &so, &r, &why, &err);
+      hlo_module_free(um);
+      if (rc != 0) {
+        if (why == TN_UNIT_BAD_INPUT || why == TN_UNIT_TOOL_ERROR) {
+          if (err.line > 0 && !un->ins)
+            logf_("%s:%d:%d: error: %s", files[i], err.line, err.col, err.msg);
+          else
+            logf_("%s: %s: %s: %s", files[i], un->name, tn_unit_status_name(why), err.msg);
+          errors++;
+        } else {
+          logf_("%s: %s: %s: %s", files[i], un->name, tn_unit_status_name(why), err.msg);
+        }
+        continue;
+      }
+      int divergent = 0;
+      for (int v = 0; v < CHK_VERDICT_COUNT; v++)
+        if (chk_verdict_is_divergent((chk_verdict)v))
+          divergent += (int)r.verdict_counts[v];
+      if (tn_store_add_fusion(s, &r, &err) != 0) {
+        logf_("%s", err.msg);
+        errors++;
+      } else {
+        checked++;
+        logf_("%s: %s, %d of %d candidates, %d divergent, %.2f s", files[i], r.name, r.ncands, r.space_size, divergent,
+              r.wall_time);
+      }
+      tn_fusion_result_free(&r);
     }
-    tn_fusion_result_free(&r);
+    tn_units_free(&units);
     hlo_module_free(m);
   }
   tn_sweep_files_free(done, ndone);

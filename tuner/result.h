@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "compare.h"
+#include "hlo_value.h"
 #include "dev_backend.h"
 #include "dev_config.h"
 #include "intent.h"
@@ -48,6 +49,34 @@ typedef struct tn_error_map {
   float *data;                     /* malloc'd, prod(dims) floats */
 } tn_error_map;
 
+/* What became of one tuning unit (units.h) as a whole. */
+#define TN_UNIT_STATUS_LIST(X)                                                        \
+  X(VERIFIED, "verified")         /* the default ran; nothing diverged */             \
+  X(DIVERGED, "diverged")         /* a finding */                                     \
+  X(NOT_VERIFIED, "not verified") /* not even the default ran (compile errors...) */ \
+  X(UNSUPPORTED, "unsupported")   /* an op the checker cannot evaluate, and why */    \
+  X(TOO_LARGE, "too-large")       /* its estimated memory exceeds --max-memory */     \
+  X(TIMED_OUT, "timed out")       /* the time budget ran out before the default */    \
+  X(TOOL_ERROR, "tool-error")     /* the host failed (out of memory) */               \
+  X(BAD_INPUT, "error")           /* bad usage or input: exit status 2 */
+
+typedef enum tn_unit_status {
+#define X(e, name) TN_UNIT_##e,
+  TN_UNIT_STATUS_LIST(X)
+#undef X
+  TN_UNIT_STATUS_COUNT
+} tn_unit_status;
+
+const char *tn_unit_status_name(tn_unit_status s);
+
+/* Why fewer candidates were checked than the space holds. */
+typedef enum tn_cut {
+  TN_CUT_NONE = 0,
+  TN_CUT_BUDGET,       /* --budget */
+  TN_CUT_TIME,         /* --time-budget ran out */
+  TN_CUT_STOP          /* --stop-on-mismatch */
+} tn_cut;
+
 typedef struct tn_fusion_result {
   char name[128];                  /* the kernel computation's name */
   char source[1024];               /* the file it came from */
@@ -72,6 +101,18 @@ typedef struct tn_fusion_result {
   int nerror_maps;
   tn_error_map *error_maps;        /* malloc'd, worst divergent first */
   double wall_time;                /* whole fusion */
+  int space_size;                  /* candidates in the space (the default
+                                      included), before any cut */
+  tn_cut cut;                      /* why ncands < space_size, if it is */
+  bool part;                       /* one unit of a larger module (units.h),
+                                      named by its instruction */
+  char inputs_from[16];            /* "graph" (captured, capture.h) or
+                                      "synthetic" */
+  char inputs_note[256];           /* why synthetic when graph was asked */
+  int iteration;                   /* graph: the execution captured */
+  int ninputs;                     /* graph: the captured inputs, one */
+  hlo_value **inputs;              /* reference each (malloc'd), stored
+                                      with the results; NULL otherwise */
 } tn_fusion_result;
 
 void tn_fusion_result_free(tn_fusion_result *r); /* frees the contents, not r */

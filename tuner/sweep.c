@@ -245,6 +245,16 @@ static void map_output_leaves(shared *sh) {
     sh->kernel_leaf[i] = sh->f.launch ? launch_leaf(&sh->f, root, i, 0) : i;
 }
 
+/* Did the tool fail, rather than the device?  Every allocation failure of
+ * the simulator (and, by dev_backend.h's contract, of another backend)
+ * reports "out of memory"; the memory is the host's, so the candidate's
+ * config proves nothing either way.  Nor does a run the simulator refuses
+ * because it lacks a feature ("..., which the device does not store"):
+ * that is a limit of the tool, not a miscompilation (issue 11 bug 6). */
+static bool host_failure(const char *message) {
+  return strncmp(message, "out of memory", 13) == 0 || strstr(message, "which the device does not") != NULL;
+}
+
 /* Runs one config: compile, run with jitter seed, cost. */
 static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_cand_result *r, hlo_value **out) {
   const tn_sweep_opts *o = sh->o;
@@ -253,7 +263,7 @@ static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_ca
   dev_status st = o->backend->compile(&sh->f, cfg, o->machine, o->compiler, &k, r->message, sizeof r->message);
   r->status = st;
   if (st != DEV_OK) {
-    r->verdict = CHK_VERDICT_COMPILE_ERROR;
+    r->verdict = host_failure(r->message) ? CHK_VERDICT_TOOL_ERROR : CHK_VERDICT_COMPILE_ERROR;
     return;
   }
   dev_run run;
@@ -264,7 +274,9 @@ static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_ca
   r->status = run.status;
   if (run.status != DEV_OK) {
     snprintf(r->message, sizeof r->message, "%s", run.message);
-    r->verdict = run.status == DEV_TIMEOUT ? CHK_VERDICT_TIMEOUT : CHK_VERDICT_RUNTIME_ERROR;
+    r->verdict = run.status == DEV_TIMEOUT   ? CHK_VERDICT_TIMEOUT
+                 : host_failure(run.message) ? CHK_VERDICT_TOOL_ERROR
+                                             : CHK_VERDICT_RUNTIME_ERROR;
     hlo_value_unref(run.out);
     return;
   }
@@ -309,7 +321,11 @@ static void judge(shared *sh, tn_cand_result *r) {
     tn_cand_result again = *r;
     hlo_value *out2 = NULL;
     run_config(sh, &r->cfg, mix(jitter, 0x5EED), &again, &out2);
-    if (!out2 || !hlo_value_equal(out, out2)) {
+    if (!out2 && again.verdict == CHK_VERDICT_TOOL_ERROR) {
+      r->status = again.status;
+      r->verdict = CHK_VERDICT_TOOL_ERROR;
+      snprintf(r->message, sizeof r->message, "%s", again.message);
+    } else if (!out2 || !hlo_value_equal(out, out2)) {
       r->verdict = CHK_VERDICT_NONDETERMINISTIC;
       if (!out2)
         snprintf(r->message, sizeof r->message, "rerun with another timing seed failed: %.400s", again.message);
@@ -453,7 +469,7 @@ static int scan_replicas(const hlo_computation *c, int n, int depth) {
   return n;
 }
 
-static int replicas_needed(const hlo_module *m) {
+int tn_replicas_needed(const hlo_module *m) {
   int n = m->replica_count > 1 && m->replica_count <= 64 ? (int)m->replica_count : 1;
   return scan_replicas(m->entry, n, 0);
 }
@@ -558,16 +574,28 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   sh->args = calloc((size_t)(sh->nargs ? sh->nargs : 1), sizeof *sh->args);
   if (!sh->args)
     return hlo_error_set(err, 0, 0, "out of memory");
-  chk_inputs_opts io = {.seed = o->seed, .profile = o->profile};
-  if (chk_inputs_make(m, &io, sh->args, err) != 0)
-    return -1;
+  if (o->args) {
+    /* inputs captured from the real graph (capture.h) */
+    if (o->nargs != sh->nargs)
+      return hlo_error_set(err, 0, 0, "%d captured inputs for %d parameters", o->nargs, sh->nargs);
+    for (int i = 0; i < sh->nargs; i++) {
+      if (!hlo_value_matches(o->args[i], &m->entry->params[i]->shape))
+        return hlo_error_set(err, 0, 0, "captured input %d does not match parameter %s", i,
+                             m->entry->params[i]->name);
+      sh->args[i] = hlo_value_ref(o->args[i]);
+    }
+  } else {
+    chk_inputs_opts io = {.seed = o->seed, .profile = o->profile};
+    if (chk_inputs_make(m, &io, sh->args, err) != 0)
+      return -1;
+  }
   sh->nleaves = hlo_shape_leaf_count(&m->entry->root->shape);
   if (sh->nleaves > 256)
     return hlo_error_set(err, 0, 0, "the fusion has %d outputs; at most 256 are supported", sh->nleaves);
   map_output_leaves(sh);
   /* The device runs replica 0 of the same number of replicas the
    * reference simulates, so its collectives see the same peers. */
-  sh->replicas = o->replicas > 0 ? o->replicas : replicas_needed(m);
+  sh->replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
   sh->f.replicas = sh->replicas;
   hero_hook_state probe = {.hero = sh->f.hero};
   if (eval_reference(sh, hero_hook, &probe, &sh->reference, err) != 0)
@@ -657,28 +685,103 @@ static int severity_cmp(const tn_cand_result *a, const tn_cand_result *b) {
 }
 
 static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
-                        hlo_error *err);
+                        tn_unit_status *why, hlo_error *err);
 
-int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
-                    hlo_error *err) {
-  int rc = check_fusion(m, source, o, out, err);
-  if (rc != 0)
+int tn_check_unit(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
+                  tn_unit_status *why, hlo_error *err) {
+  *why = TN_UNIT_UNSUPPORTED;
+  int rc = check_fusion(m, source, o, out, why, err);
+  if (rc != 0) {
     tn_fusion_result_free(out); /* a failed check hands back nothing */
+    /* The host's own failure, or a deadline, is not the unit's. */
+    if (*why == TN_UNIT_UNSUPPORTED && strstr(err->msg, "out of memory"))
+      *why = TN_UNIT_TOOL_ERROR;
+    else if (*why == TN_UNIT_UNSUPPORTED && (strstr(err->msg, "time budget") || strstr(err->msg, "deadline")))
+      *why = TN_UNIT_TIMED_OUT;
+  }
   return rc;
 }
 
+int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
+                    hlo_error *err) {
+  tn_unit_status why;
+  return tn_check_unit(m, source, o, out, &why, err);
+}
+
+int64_t tn_shape_bytes(const hlo_shape *s) {
+  if (s->type == HLO_TUPLE) {
+    int64_t b = 0;
+    for (int i = 0; i < s->ntuple; i++)
+      b += tn_shape_bytes(&s->elems[i]);
+    return b;
+  }
+  if (s->type == HLO_INVALID || s->type == HLO_TOKEN)
+    return 0;
+  int64_t n = hlo_shape_elements(s);
+  int bits = hlo_etype_bits(s->type);
+  return n > INT64_MAX / 16 ? INT64_MAX / 2 : (n * (bits > 0 ? bits : 8) + 7) / 8;
+}
+
+static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX / 2 || b > INT64_MAX / 2 ? INT64_MAX / 2 : a + b; }
+
+static int64_t sat_mul(int64_t a, int64_t b) { return b != 0 && a > INT64_MAX / 2 / b ? INT64_MAX / 2 : a * b; }
+
+int64_t tn_memory_estimate(const hlo_module *m, int threads) {
+  dev_fusion f;
+  hlo_error err;
+  if (dev_fusion_analyze(m, &f, &err) != 0)
+    return -1;
+  int64_t held = 0; /* arguments and every value the reference may hold */
+  const hlo_computation *comps[2] = {m->entry, f.comp};
+  for (int c = 0; c < (f.comp == m->entry ? 1 : 2); c++)
+    for (int i = 0; i < comps[c]->ninstrs; i++)
+      held = sat_add(held, tn_shape_bytes(&comps[c]->instrs[i]->shape));
+  int64_t out = tn_shape_bytes(&f.comp->root->shape);
+  /* reference and default outputs, and the f64 sensitivity maps (up to
+   * twice an f32 output) */
+  int64_t fixed = sat_add(held, sat_mul(out, 4));
+  int64_t per_thread = sat_add(f.in_bytes, sat_mul(out, 3));
+  return sat_add(fixed, sat_mul(per_thread, threads > 0 ? threads : 1));
+}
+
 static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
-                        hlo_error *err) {
+                        tn_unit_status *why, hlo_error *err) {
   double t_start = now_s();
   memset(out, 0, sizeof *out);
   out->best = -1;
   hlo_opcode_from_name("add", 3); /* build the opcode table before threads start */
+#ifdef _OPENMP
+  int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+#else
+  int threads = 1;
+#endif
+  /* Bounded memory (issue 12 item 5): fewer threads before refusing. */
+  if (o->max_memory > 0) {
+    int64_t need = tn_memory_estimate(m, threads);
+    while (need > o->max_memory && threads > 1)
+      need = tn_memory_estimate(m, threads /= 2);
+    if (need > o->max_memory) {
+      *why = TN_UNIT_TOO_LARGE;
+      return hlo_error_set(err, 0, 0, "estimated peak memory %lld bytes (%.3g GiB) exceeds --max-memory %lld bytes",
+                           (long long)need, (double)need / 1073741824.0, (long long)o->max_memory);
+    }
+  }
   shared sh;
   if (setup(&sh, m, o, err) != 0) {
     teardown(&sh);
     return -1;
   }
-  snprintf(out->name, sizeof out->name, "%s", sh.f.name ? sh.f.name : "?");
+  out->part = o->unit_name != NULL;
+  snprintf(out->inputs_from, sizeof out->inputs_from, "%s", o->args ? "graph" : "synthetic");
+  if (o->args && sh.nargs > 0 && (out->inputs = calloc((size_t)sh.nargs, sizeof *out->inputs))) {
+    out->ninputs = sh.nargs;
+    for (int i = 0; i < sh.nargs; i++)
+      out->inputs[i] = hlo_value_ref(sh.args[i]);
+  }
+  if (o->unit_name)
+    snprintf(out->name, sizeof out->name, "%s", o->unit_name);
+  else
+    snprintf(out->name, sizeof out->name, "%s", sh.f.name ? sh.f.name : "?");
   snprintf(out->source, sizeof out->source, "%s", source ? source : "");
   snprintf(out->hero, sizeof out->hero, "%s", dev_hero_name(sh.f.kind));
   size_t hlen = 0;
@@ -713,6 +816,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   if (o->only) {
     dev_config only;
     if (dev_config_parse(o->only, &only, err) != 0) {
+      *why = TN_UNIT_BAD_INPUT;
       /* The position is in the config text, not in the module. */
       char msg[sizeof err->msg];
       snprintf(msg, sizeof msg, "%s", err->msg);
@@ -730,8 +834,11 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
         list[n++] = cands[i];
   }
   free(cands);
-  if (o->budget > 0 && n > o->budget)
+  out->space_size = n;
+  if (o->budget > 0 && n > o->budget) {
     n = o->budget;
+    out->cut = TN_CUT_BUDGET;
+  }
   out->cands = calloc((size_t)n, sizeof *out->cands);
   if (!out->cands) {
     free(list);
@@ -789,15 +896,17 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   }
   ran[0] = true;
   progress(o, done, n, divergent);
+  int timed_out = 0;
 #ifdef _OPENMP
-  int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
   for (int i = 1; i < n; i++) {
     if (sh.stop)
       continue;
-    if (o->time_budget > 0 && now_s() - t_start > o->time_budget)
+    if (o->time_budget > 0 && now_s() - t_start > o->time_budget) {
+      timed_out = 1;
       continue;
+    }
     judge(&sh, &out->cands[i]);
     ran[i] = true;
 #ifdef _OPENMP
@@ -816,6 +925,21 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   if (o->progress && done != n)
     fputs("\r\033[K", stderr);
 
+  /* A candidate the host could not run while the other threads held their
+   * memory gets one more try alone, so whether it ran does not depend on
+   * --threads; one that fails alone too stays a tool-error. */
+  for (int i = 1; i < n; i++)
+    if (ran[i] && out->cands[i].verdict == CHK_VERDICT_TOOL_ERROR) {
+      tn_cand_result *r = &out->cands[i];
+      dev_config cfg = r->cfg;
+      fill_cand(r, i, &cfg);
+      judge(&sh, r);
+    }
+
+  if (timed_out)
+    out->cut = TN_CUT_TIME;
+  else if (sh.stop)
+    out->cut = TN_CUT_STOP;
   /* Drop candidates a time budget or a stop left unrun, keeping order. */
   int w = 0;
   for (int i = 0; i < n; i++)

@@ -43,7 +43,29 @@ typedef struct tn_sweep_opts {
   int replicas;           /* --replicas: replicas the collectives run across;
                              0 = the module's own (replica_count, or the
                              highest replica its groups name) */
+  const char *unit_name;  /* the result's name; NULL: the kernel computation's */
+  hlo_value *const *args; /* the unit's inputs (nargs, borrowed), e.g.
+                             captured from the graph; NULL: synthesised */
+  int nargs;
+  int64_t max_memory;     /* bytes; 0 = no limit.  Threads are reduced until
+                             the estimate fits (tn_memory_estimate); a unit
+                             that does not fit on one thread is too-large. */
 } tn_sweep_opts;
+
+/* How many replicas the reference must simulate for m's collectives: its
+ * replica_count, or one more than the highest replica a group names. */
+int tn_replicas_needed(const hlo_module *m);
+
+/* Bytes of a value of shape s (tuples: the sum of their leaves). */
+int64_t tn_shape_bytes(const hlo_shape *s);
+
+/* The estimated peak host memory of checking module m with `threads`
+ * candidates in flight: the arguments, every value the reference
+ * evaluator may hold (each instruction of the entry and the kernel), the
+ * reference's and the default's outputs with their per-element tolerance
+ * maps, and per thread the device's copy of the kernel's inputs and its
+ * output (with a rerun's).  -1 when the kernel cannot be analysed. */
+int64_t tn_memory_estimate(const hlo_module *m, int threads);
 
 /* Checks one fusion.  0 with *out filled (caller frees with
  * tn_fusion_result_free), or -1 with err for bad input (unsupported op,
@@ -51,5 +73,13 @@ typedef struct tn_sweep_opts {
  * candidate never makes this fail: it becomes a verdict. */
 int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o,
                     tn_fusion_result *out, hlo_error *err);
+
+/* tn_check_fusion for one tuning unit: on failure *why also says what kind
+ * it was: TN_UNIT_UNSUPPORTED (the checker cannot evaluate or tile it; err
+ * names the op and the reason), TN_UNIT_TOO_LARGE (over max_memory; err
+ * names the estimate), TN_UNIT_TOOL_ERROR (the host ran out of memory),
+ * TN_UNIT_TIMED_OUT, or TN_UNIT_BAD_INPUT (bad usage, e.g. --only). */
+int tn_check_unit(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
+                  tn_unit_status *why, hlo_error *err);
 
 #endif

@@ -26,9 +26,12 @@ static void usage(FILE *f) {
         "                          first, then one CONFIG per line (the default first)\n"
         "      --list-defects      list the modelled miscompilations, one per line:\n"
         "                          NAME, trigger and symptom, tab-separated\n"
-        "  -c, --check FILE...     sweep every candidate of each fusion on the simulated\n"
+        "  -c, --check FILE...     sweep every candidate of each tuning unit (every fusion,\n"
+        "                          and every heavy op outside one) on the simulated\n"
         "                          device and check it against the default and the\n"
         "                          reference; -o OUT.h5 appends a run to a results file\n"
+        "      --list-fusions FILE...  list the tuning units, one line each: FILE:NAME,\n"
+        "                          kind, hero, output shape, flops, bytes, computation\n"
         "      --report RESULTS.h5 write a report of one run of a results file\n"
         "                          (--format html, md, json or junit; -o FILE)\n"
         "      --reproduce RESULTS.h5  write a hermetic reproducer bundle of one stored\n"
@@ -76,19 +79,34 @@ static void usage(FILE *f) {
         "      --threads N         candidates checked in parallel (default: all cores;\n"
         "                          at most 4 per core, and at least 64 are allowed)\n"
         "      --budget N          check at most N candidates (the default included)\n"
-        "      --time-budget S     start no new candidate after S seconds, and give up\n"
-        "                          on a reference evaluation that takes longer\n"
+        "      --time-budget S     per unit: start no new candidate after S seconds, and\n"
+        "                          give up on a reference evaluation that takes longer\n"
+        "      --run-time-budget S  the whole run: start no new unit after S seconds, and\n"
+        "                          give each unit at most what is left\n"
+        "      --inputs-from SRC   graph (default): check a unit of a larger module on the\n"
+        "                          operands it gets when the whole module is evaluated\n"
+        "                          once; synthetic: synthesise them (as for a file that\n"
+        "                          is one unit)\n"
+        "      --iteration N       graph: capture a unit's Nth execution (default 1)\n"
+        "      --fusion GLOB       check only the units whose NAME or FILE:NAME matches\n"
+        "                          (repeatable; also selects for --list-fusions)\n"
+        "      --max-memory SIZE   refuse a unit whose estimated memory exceeds SIZE\n"
+        "                          (bytes, or with K, M, G; default half the RAM);\n"
+        "                          threads are reduced first (unit status too-large)\n"
         "      --only 'CONFIG'     check the default and this one config\n"
         "      --stop-on-mismatch  stop at the first divergent candidate\n"
         "      --atol X, --rtol X  override the derived tolerance of float outputs\n"
-        "      --ops LIST          check only outputs of these ops (comma-separated)\n"
+        "      --ops LIST          check only outputs of these opcodes (comma-separated;\n"
+        "                          an unknown opcode is an error)\n"
         "      --backend PATH.so   use another device implementation (dev_backend.h)\n"
         "      --json              print the summary as JSON\n"
         "  -q, --quiet             print only errors and divergences\n"
         "  -h, --help              display this help and exit\n"
         "  -V, --version           output version information and exit\n"
         "\n"
-        "Exit status: 0 success, 1 a divergence was found, 2 bad usage or bad input.\n"
+        "Exit status: 0 success (--check: at least one unit verified, none diverged),\n"
+        "1 a divergence was found, 2 bad usage, bad input or a tool error, 3 (--check)\n"
+        "nothing could be verified.\n"
         "Errors in input files are reported as FILE:LINE:COL: error: MESSAGE.\n",
         f);
 }
@@ -132,6 +150,41 @@ enum { OPT_REPORT = 512, OPT_FORMAT, OPT_RUN /* --report */ };
 
 enum { OPT_REPRODUCE = 768, OPT_FUSION, OPT_CANDIDATE, OPT_MINIMIZE, OPT_SWEEP, OPT_SHARD,
        OPT_MERGE, OPT_RUN_ID /* issue 7 */ };
+
+enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET, OPT_INPUTS_FROM, OPT_ITERATION /* issue 12 */ };
+
+/* --max-memory SIZE: bytes, or a number with K, M, G or T (powers of 1024). */
+static int parse_size(const char *opt, const char *s, int64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = s[0] >= '0' && s[0] <= '9' ? strtod(s, &end) : -1;
+  double mult = 1;
+  if (end && *end) {
+    switch (*end) {
+    case 'K': case 'k': mult = 1024.0; break;
+    case 'M': case 'm': mult = 1024.0 * 1024; break;
+    case 'G': case 'g': mult = 1024.0 * 1024 * 1024; break;
+    case 'T': case 't': mult = 1024.0 * 1024 * 1024 * 1024; break;
+    default: mult = 0;
+    }
+    if (mult > 0 && end[1] != '\0' && !(end[1] == 'B' && end[2] == '\0') && !(end[1] == 'i' && end[2] == 'B' && end[3] == '\0'))
+      mult = 0;
+  }
+  if (!end || errno == ERANGE || mult == 0 || !(v > 0) || v * mult > 9.0e18) {
+    fprintf(stderr, "tune: %s: '%s' is not a size (bytes, or a number with K, M, G or T)\n", opt, s);
+    return -1;
+  }
+  *out = (int64_t)(v * mult);
+  return 0;
+}
+
+/* Half the machine's RAM: the default --max-memory. */
+static int64_t half_ram(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0)
+    return 0;
+  return (int64_t)pages * page / 2;
+}
 
 /* --shard K/N with 1 <= K <= N <= 100000. */
 static int parse_shard(const char *s, int *k, int *n) {
@@ -222,6 +275,11 @@ static int tune_main(int argc, char **argv) {
       {"run", required_argument, NULL, OPT_RUN},
       {"reproduce", required_argument, NULL, OPT_REPRODUCE},
       {"fusion", required_argument, NULL, OPT_FUSION},
+      {"list-fusions", required_argument, NULL, OPT_LIST_FUSIONS},
+      {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+      {"run-time-budget", required_argument, NULL, OPT_RUN_TIME_BUDGET},
+      {"inputs-from", required_argument, NULL, OPT_INPUTS_FROM},
+      {"iteration", required_argument, NULL, OPT_ITERATION},
       {"candidate", required_argument, NULL, OPT_CANDIDATE},
       {"minimize", no_argument, NULL, OPT_MINIMIZE},
       {"sweep", required_argument, NULL, OPT_SWEEP},
@@ -288,6 +346,8 @@ static int tune_main(int argc, char **argv) {
       o.has_rtol = 1;
       break;
     case OPT_OPS:
+      if (tn_ops_validate(optarg) != 0)
+        return TN_EXIT_USAGE;
       o.ops = optarg;
       break;
     case OPT_BACKEND:
@@ -311,7 +371,39 @@ static int tune_main(int argc, char **argv) {
         return TN_EXIT_USAGE;
       break;
     case OPT_FUSION:
-      o.fusion = optarg;
+      if (!o.fusion)
+        o.fusion = optarg;
+      if (o.nfusions == TN_MAX_FUSIONS) {
+        fprintf(stderr, "tune: --fusion: at most %d may be given\n", TN_MAX_FUSIONS);
+        return TN_EXIT_USAGE;
+      }
+      o.fusions[o.nfusions++] = optarg;
+      break;
+    case OPT_LIST_FUSIONS:
+      if (set_mode(&o, TN_MODE_LIST_FUSIONS, optarg) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_INPUTS_FROM:
+      if (strcmp(optarg, "graph") != 0 && strcmp(optarg, "synthetic") != 0) {
+        fprintf(stderr, "tune: --inputs-from: '%s' is not graph or synthetic\n", optarg);
+        return TN_EXIT_USAGE;
+      }
+      o.inputs_synthetic = strcmp(optarg, "synthetic") == 0;
+      break;
+    case OPT_ITERATION: {
+      uint64_t n;
+      if (parse_number("--iteration", optarg, 1, 1000000, &n) != 0)
+        return TN_EXIT_USAGE;
+      o.iteration = (int)n;
+      break;
+    }
+    case OPT_RUN_TIME_BUDGET:
+      if (parse_real("--run-time-budget", optarg, &o.run_time_budget) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_MAX_MEMORY:
+      if (parse_size("--max-memory", optarg, &o.max_memory) != 0)
+        return TN_EXIT_USAGE;
       break;
     case OPT_CANDIDATE:
       if (parse_number("--candidate", optarg, 0, 1000000, &num) != 0)
@@ -406,8 +498,11 @@ static int tune_main(int argc, char **argv) {
       return TN_EXIT_USAGE;
     }
   }
-  if (o.mode == TN_MODE_CHECK) {
-    /* --check takes one or more files: FILE, then any further operands. */
+  if (o.max_memory == 0)
+    o.max_memory = half_ram();
+  if (o.mode == TN_MODE_CHECK || o.mode == TN_MODE_LIST_FUSIONS) {
+    /* --check and --list-fusions take one or more files: FILE, then any
+     * further operands. */
     int nfiles = 1 + (argc - optind);
     char **files = malloc(sizeof *files * (size_t)nfiles);
     char *cmd = join_args(argc, argv);
@@ -421,7 +516,7 @@ static int tune_main(int argc, char **argv) {
     for (int i = optind; i < argc; i++)
       files[1 + i - optind] = argv[i];
     o.command_line = cmd;
-    int rc = tn_cmd_check(&o, nfiles, files);
+    int rc = o.mode == TN_MODE_CHECK ? tn_cmd_check(&o, nfiles, files) : tn_cmd_list_fusions(&o, nfiles, files);
     free(files);
     free(cmd);
     return rc;

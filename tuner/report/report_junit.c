@@ -28,7 +28,9 @@ typedef struct counts {
   double time;
 } counts;
 
-static bool is_skipped(chk_verdict v) { return v == CHK_VERDICT_COMPILE_ERROR || v == CHK_VERDICT_TIMEOUT; }
+static bool is_skipped(chk_verdict v) {
+  return v == CHK_VERDICT_COMPILE_ERROR || v == CHK_VERDICT_TIMEOUT || v == CHK_VERDICT_TOOL_ERROR;
+}
 
 static counts count_fusion(const tn_fusion_result *r) {
   counts k = {r->ncands, 0, 0, r->wall_time};

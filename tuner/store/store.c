@@ -788,9 +788,30 @@ static void count_attr_name(chk_verdict v, char *buf, size_t n) {
       *p = '_';
 }
 
+/* "SOURCE:NAME": unique across the files of a run even when two modules
+ * name their units alike (two `main`s). */
+static int set_unit_attr(hid_t g, const tn_fusion_result *r, hlo_error *err) {
+  char unit[sizeof r->source + sizeof r->name + 2];
+  snprintf(unit, sizeof unit, "%s:%s", r->source, r->name);
+  static const char *const cuts[] = {"none", "budget", "time-budget", "stop"};
+  const char *cut = (unsigned)r->cut < sizeof cuts / sizeof cuts[0] ? cuts[r->cut] : "none";
+  if (tn_h5_attr_set_str(g, "unit", unit, err) != 0 ||
+      tn_h5_attr_set_i64(g, "space_candidates", r->space_size, err) != 0 ||
+      tn_h5_attr_set_str(g, "cut", cut, err) != 0 ||
+      tn_h5_attr_set_str(g, "inputs_from", r->inputs_from[0] ? r->inputs_from : "synthetic", err) != 0)
+    return -1;
+  /* Graph-captured inputs cannot be synthesised again from the seed:
+   * they are kept, like --eval's, as inputs/<k>. */
+  if (r->inputs && r->ninputs > 0 && tn_h5_write_inputs(g, "inputs", r->ninputs, r->inputs, err) != 0)
+    return -1;
+  return 0;
+}
+
 static int write_fusion_attrs(hid_t g, const tn_fusion_result *r, hlo_error *err) {
   const char *dflt = r->ncands > 0 ? r->cands[0].config : "";
   bool has_best = r->best >= 0 && r->best < r->ncands;
+  if (set_unit_attr(g, r, err) != 0)
+    return -1;
   if (tn_h5_attr_set_str(g, "name", r->name, err) != 0 || tn_h5_attr_set_str(g, "source", r->source, err) != 0 ||
       tn_h5_attr_set_str(g, "hero", r->hero, err) != 0 || tn_h5_attr_set_u64(g, "seed", r->seed, err) != 0 ||
       tn_h5_attr_set_u64(g, "fingerprint", r->fingerprint, err) != 0 ||

@@ -633,7 +633,11 @@ static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, si
     for (char *p = name; *p; p++)
       if (*p == '-')
         *p = '_';
-    if (get_i64(g, name, &r->verdict_counts[v], err) != 0)
+    /* count_tool_error came with tool-error; files written before it
+     * have none, and none of their candidates was a tool error. */
+    if (v == CHK_VERDICT_TOOL_ERROR && H5Aexists(g, name) <= 0)
+      r->verdict_counts[v] = 0;
+    else if (get_i64(g, name, &r->verdict_counts[v], err) != 0)
       return -1;
   }
   r->ncands = (int)ncand; /* checked against the table by the caller */

@@ -1,0 +1,98 @@
+#!/bin/sh
+# corpus_report.sh — issue 12's corpus measurement, rerunnable by anyone:
+# `tune --check FILE --budget 6` with the clean compiler (stable, which
+# carries no defect) on every module of a folder, one line per module and
+# a closing summary of modules and units seen, verified, unsupported
+# (grouped by reason), too large, timed out, crashed and false findings.
+# With the clean compiler every divergence is a false finding.  Not part of
+# `make check`: 200 real modules take a while.
+#
+# Usage: tests/corpus_report.sh [-t TUNE] [-s SECONDS] [-j THREADS] [-k DIR] [DIR]
+# Defaults: ./tune, 60 s per module (then it counts as timed out), 2
+# threads, ../shared/corpus/xla-hlo next to the source tree; -k keeps each
+# module's output in DIR.  Exit status 1 when a module crashed or a false
+# finding was made, else 0.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+TUNE=./tune
+SECS=60
+THREADS=2
+KEEP=
+while getopts t:s:j:k: opt; do
+  case $opt in
+  t) TUNE=$OPTARG ;;
+  s) SECS=$OPTARG ;;
+  j) THREADS=$OPTARG ;;
+  k) KEEP=$OPTARG ;;
+  *) echo "usage: $0 [-t TUNE] [-s SECONDS] [-j THREADS] [-k DIR] [DIR]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+DIR=${1:-$here/../shared/corpus/xla-hlo}
+if [ ! -d "$DIR" ]; then echo "corpus_report.sh: no folder $DIR" >&2; exit 2; fi
+if [ ! -x "$TUNE" ]; then echo "corpus_report.sh: no tune binary $TUNE (-t)" >&2; exit 2; fi
+W=$(mktemp -d "${TMPDIR:-/tmp}/corpus-report.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+[ -n "$KEEP" ] && mkdir -p "$KEEP"
+TIMEBIN=
+[ -x /usr/bin/time ] && TIMEBIN="/usr/bin/time -f %M -o $W/rss"
+
+printf 'module\tstatus\treason\n' >"$W/units" # then one line per unit
+: >"$W/modules" # one line per module: module<TAB>outcome<TAB>rss KiB
+for f in "$DIR"/*.hlo; do
+  [ -f "$f" ] || continue
+  name=$(basename "$f" .hlo)
+  rm -f "$W/rss"
+  # shellcheck disable=SC2086
+  timeout -k 5 "$SECS" $TIMEBIN "$TUNE" --check "$f" --compiler stable --budget 6 --threads "$THREADS" --json \
+    >"$W/out" 2>"$W/err"
+  rc=$?
+  rss=$(tail -n 1 "$W/rss" 2>/dev/null | tr -cd 0-9)
+  [ -n "$rss" ] || rss=0
+  if [ -n "$KEEP" ]; then cp "$W/out" "$KEEP/$name.json"; cp "$W/err" "$KEEP/$name.err"; fi
+  # Unit objects start a line with `  {"file": `; nested candidate objects
+  # are indented further.
+  grep '^  {"file": ' "$W/out" | sed -e 's/^  {"file": "[^"]*", //' |
+    awk -v m="$name" '{
+      status = "?"; reason = ""
+      if (match($0, /"status": "[^"]*"/)) status = substr($0, RSTART + 11, RLENGTH - 12)
+      i = index($0, "\"reason\": \""); if (i) { reason = substr($0, i + 11); sub(/"(}|, "candidates").*$/, "", reason) }
+      print m "\t" status "\t" reason
+    }' >>"$W/units"
+  case $rc in
+  0 | 1 | 3) outcome=exit$rc ;;
+  2) outcome="refused: $(grep -v '^$' "$W/err" | head -n 1 | cut -c1-120)" ;;
+  124 | 137 | 143) outcome=timeout ;; # timeout's TERM (or KILL) reached tune
+  *) outcome="crashed (exit $rc): $(grep -v '^$' "$W/err" | tail -n 1 | cut -c1-120)" ;;
+  esac
+  printf '%s\t%s\t%s\n' "$name" "$outcome" "$rss" >>"$W/modules"
+  awk -F'\t' -v m="$name" '$1 == m { n += $2 != "nothing to tune"; s[$2]++ }
+    END { line = ""; for (k in s) line = line " " k "=" s[k]; gsub(/not verified/, "not-verified", line)
+          printf "%s units=%d%s", m, n, line }' "$W/units"
+  printf ' rss=%dMiB %s\n' $((rss / 1024)) "$outcome"
+done
+
+echo
+echo "unsupported units by reason:"
+awk -F'\t' '$2 == "unsupported" {
+    r = $3
+    if (match(r, /op .[a-z0-9-]+. is not supported/)) r = substr(r, RSTART, RLENGTH)
+    else sub(/^[^ ]*: /, "", r)
+    n[r]++ }
+  END { for (k in n) printf "  %4d  %s\n", n[k], k }' "$W/units" | sort -rn
+awk -F'\t' '
+  FNR == NR { if (FNR > 1) { units++; s[$2]++ }; next }
+  { mods++
+    if ($2 ~ /^timeout/) tmo++
+    else if ($2 ~ /^crashed/) crash++
+    else if ($2 ~ /^refused/) refused++
+    if ($3 + 0 > maxrss) maxrss = $3 + 0 }
+  END {
+    v = s["verified"] + 0
+    n = units - s["nothing to tune"]
+    pct = n > 0 ? 100.0 * v / n : 0
+    printf "SUMMARY modules %d (refused %d, timed out %d, crashed %d, peak RSS %d MiB); units %d: verified %d (%.1f%%), false findings %d, not verified %d, unsupported %d, too large %d, timed out %d, tool-error %d, nothing to tune %d\n",
+      mods, refused, tmo, crash, maxrss / 1024, n, v, pct, s["diverged"], s["not verified"], s["unsupported"], s["too-large"], s["timed out"], s["tool-error"],
+      s["nothing to tune"]
+    exit (crash > 0 || s["diverged"] > 0)
+  }' "$W/units" "$W/modules"

@@ -1,0 +1,51 @@
+/* capture.h — inputs from the real graph (issue 12 item 2; the paper's
+ * "opportunistic fuzzing on real graphs", §3.1.2).
+ *
+ * A unit cut out of a module (units.h) is best checked on the values that
+ * really reach it, not on synthesised ones: a gather's indices, a mask, a
+ * normalised activation have the distribution the program gives them.  So
+ * the whole module is evaluated once with the reference, on entry
+ * arguments synthesised from the input profile, and each unit's operands
+ * are captured at its Nth execution (N = --iteration, for a unit inside a
+ * loop; replica 0's values).
+ *
+ * When the module cannot be evaluated as a whole (an unsupported op
+ * anywhere, too large), or a unit never ran N times, that unit has no
+ * capture and the caller falls back to synthesised inputs, with the
+ * reason in note.
+ */
+#ifndef TUNE_CAPTURE_H
+#define TUNE_CAPTURE_H
+
+#include <stdint.h>
+
+#include "hlo.h"
+#include "hlo_value.h"
+#include "inputs.h"
+#include "units.h"
+
+typedef struct tn_capture {
+  int nargs;             /* the unit module's parameters (tn_unit_param_operands) */
+  hlo_value **args;      /* one reference each, NULL when not captured */
+  char note[256];        /* why not, when args is NULL */
+} tn_capture;
+
+typedef struct tn_capture_opts {
+  uint64_t seed;
+  chk_inputs_profile profile;
+  int iteration;         /* capture at the Nth execution, N >= 1 */
+  int64_t max_flops;     /* refuse to evaluate a module estimated above this
+                            (the sum of its units' flops); 0: no limit */
+  int64_t max_memory;    /* refuse when every value of every computation
+                            held at once would exceed this; 0: no limit */
+  int replicas;          /* --replicas; 0: what the module needs */
+  double time_budget;    /* seconds for the whole-module evaluation; 0: none */
+} tn_capture_opts;
+
+/* Captures the operands of every unit of u with an instruction; caps[i]
+ * for u->v[i] (caps has u->n entries, filled even on failure, with the
+ * reason in each note).  Returns the number of units captured. */
+int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_opts *o, tn_capture *caps);
+void tn_capture_free(tn_capture *caps, int n);
+
+#endif
