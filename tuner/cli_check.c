@@ -280,7 +280,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     snprintf(run.machine, sizeof run.machine, "%s", env.machine.name);
     snprintf(run.compiler, sizeof run.compiler, "%s", env.compiler.name);
     run.seed = o->seed;
-    store = tn_store_begin_run(o->output, &run, &err);
+    store = tn_store_begin_run_undoable(o->output, &run, &err);
     if (!store) {
       fprintf(stderr, "tune: %s\n", err.msg);
       return TN_EXIT_USAGE;
@@ -323,6 +323,10 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     if (store && tn_store_add_fusion(store, &r, &err) != 0) {
       fprintf(stderr, "tune: %s\n", err.msg);
       rc = TN_EXIT_USAGE;
+      /* A write that failed (a full disk) leaves the file as it was. */
+      if (tn_store_undo(store, &err) != 0)
+        fprintf(stderr, "tune: %s\n", err.msg);
+      store = NULL;
     }
     if (o->stop_on_mismatch && divergent) {
       for (int c = 0; c < r.ncands; c++)

@@ -52,10 +52,14 @@
 /* ---- files -------------------------------------------------------------- */
 
 /* Creates (truncating) or opens read-only an HDF5 file; a negative id with
- * err set on failure.  Close with tn_h5_close. */
+ * err set on failure.  Close with tn_h5_close.  A created file is built in
+ * memory (h5image.h) and written to PATH only by tn_h5_close, so nothing
+ * is on disk until then and a failed write is an error, not a crash. */
 hid_t tn_h5_create(const char *path, hlo_error *err);
 hid_t tn_h5_open_read(const char *path, hlo_error *err);
-/* Closes a file opened above, flushing it; -1 with err if the flush fails. */
+/* Closes a file opened above; a created one is written out and fsynced
+ * (a symbolic link at its path is refused).  -1 with err if that fails,
+ * e.g. "No space left on device"; the handle is closed either way. */
 int tn_h5_close(hid_t file, hlo_error *err);
 
 /* ---- attributes --------------------------------------------------------- */
