@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "h5image.h"
+#include "h5probe.h"
 #include "h5util.h"
 #include "hlo_dtype.h"
 
@@ -249,6 +250,9 @@ hid_t tn_h5_open_read(const char *path, hlo_error *err) {
     return -1;
   }
   fclose(probe);
+  /* A damaged file can crash HDF5 itself (h5probe.h): try it in a child. */
+  if (tn_h5_probe(path, err) != 0)
+    return -1;
   hid_t f;
   H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); }
   H5E_END_TRY;

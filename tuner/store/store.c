@@ -52,6 +52,7 @@
 
 #include "config.h"
 #include "h5image.h"
+#include "h5probe.h"
 #include "h5util.h"
 #include "h5values.h"
 #include "inputs.h"
@@ -202,6 +203,11 @@ static void set_id(file_id *id, const struct stat *st) {
   id->mtime = st->st_mtim;
 }
 
+static bool same_id(const file_id *id, const struct stat *st) {
+  return id->valid && id->dev == st->st_dev && id->ino == st->st_ino && id->size == st->st_size &&
+         id->mtime.tv_sec == st->st_mtim.tv_sec && id->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
 /* last (may be NULL) is the file this store wrote last; it is updated. */
 static int edit_atomically(const char *path, bool may_create, file_id *last, edit_fn fn, void *ctx,
                            hlo_error *err) {
@@ -218,6 +224,9 @@ static int edit_atomically(const char *path, bool may_create, file_id *last, edi
     tn_h5_fail(err, "%s: not a regular file", path);
     goto done;
   }
+  /* A file someone else wrote may be damaged in ways that crash HDF5. */
+  if (src >= 0 && !(last && same_id(last, &st)) && tn_h5_probe(path, err) != 0)
+    goto done;
   if (src >= 0 && tn_h5_read_fd(src, path, &old, &old_size, err) != 0)
     goto done;
   if (edit_in_memory(path, old, old_size, fn, ctx, &image, &size, err) != 0)
