@@ -28,6 +28,7 @@
 #include "h5probe.h"
 #include "h5util.h"
 #include "hlo_dtype.h"
+#include "utf8.h"
 
 #define PATH_MAX_LEN 512
 
@@ -328,13 +329,20 @@ static hid_t make_vlen_str(void) {
   return t;
 }
 
+/* The type says UTF-8, so the bytes must be (utf8.h). */
 static int attr_set_str(hid_t obj, const char *name, const char *value, hlo_error *err) {
+  char *fixed = NULL;
+  const char *p = value ? value : "";
+  if (!tn_utf8_valid(p)) {
+    fixed = tn_utf8_fix(p);
+    if (!fixed)
+      return tn_h5_fail(err, "attribute '%s': out of memory", name);
+    p = fixed;
+  }
   hid_t t = make_vlen_str();
-  if (t < 0)
-    return tn_h5_fail(err, "cannot make a string type");
-  const char *p = value;
-  int rc = attr_write(obj, name, t, t, &p, err);
-  H5Tclose(t);
+  int rc = t < 0 ? tn_h5_fail(err, "cannot make a string type") : attr_write(obj, name, t, t, &p, err);
+  tn_h5_close_type(t);
+  free(fixed);
   return rc;
 }
 

@@ -65,7 +65,8 @@ int tn_h5_close(hid_t file, hlo_error *err);
 /* ---- attributes --------------------------------------------------------- */
 
 /* Scalar attributes on any object (file, group, dataset); an existing
- * attribute of that name is an error. */
+ * attribute of that name is an error.  Strings are stored as variable-
+ * length UTF-8, bytes that are not UTF-8 replaced with U+FFFD (utf8.h). */
 int tn_h5_attr_set_str(hid_t obj, const char *name, const char *value, hlo_error *err);
 int tn_h5_attr_set_i64(hid_t obj, const char *name, int64_t value, hlo_error *err);
 int tn_h5_attr_set_u64(hid_t obj, const char *name, uint64_t value, hlo_error *err);

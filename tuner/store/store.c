@@ -56,6 +56,7 @@
 #include "h5util.h"
 #include "h5values.h"
 #include "inputs.h"
+#include "utf8.h"
 
 /* What identifies the bytes at a path: the file this store wrote last
  * need not be checked again before the next edit (h5probe.h). */
@@ -681,11 +682,19 @@ static int write_reference(hid_t g, const tn_fusion_result *r, hlo_error *err) {
 }
 
 /* The module text as one variable-length UTF-8 string (h5py: bytes, or
- * str through .asstr()). */
+ * str through .asstr()); bytes that are not UTF-8 (in metadata, say)
+ * become U+FFFD so that the declaration holds (utf8.h). */
 static int write_hlo(hid_t g, const char *text, hlo_error *err) {
+  const char *p = text ? text : "";
+  char *fixed = NULL;
+  if (!tn_utf8_valid(p)) {
+    fixed = tn_utf8_fix(p);
+    if (!fixed)
+      return tn_h5_fail(err, "hlo: out of memory");
+    p = fixed;
+  }
   int rc = -1;
   hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), dcpl = new_dcpl(), d = -1;
-  const char *p = text ? text : "";
   if (t >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0 && space >= 0 &&
       dcpl >= 0)
     d = H5Dcreate2(g, "hlo", t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -699,6 +708,7 @@ static int write_hlo(hid_t g, const char *text, hlo_error *err) {
   tn_h5_close_plist(dcpl);
   tn_h5_close_space(space);
   tn_h5_close_type(t);
+  free(fixed);
   return rc;
 }
 
