@@ -213,7 +213,12 @@ int tn_h5_probe(const char *path, hlo_error *err) {
       struct rlimit rl = {vm + memory_bound(st.st_size), vm + memory_bound(st.st_size)};
       setrlimit(RLIMIT_AS, &rl);
     }
-    signal(SIGALRM, SIG_DFL);
+    /* A crash of the library must end the child, not run handlers a
+     * sanitizer or a fuzzer installed in the parent (they would report
+     * HDF5's crash as ours). */
+    const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+      signal(fatal[i], SIG_DFL);
     alarm(time_bound(st.st_size));
     _exit(child_read(path, fds[1]));
   }
