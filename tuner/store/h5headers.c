@@ -227,3 +227,21 @@ int tn_h5_check_header(int fd, const tn_h5_layout *lay, uint64_t addr, hlo_error
   free(todo);
   return rc;
 }
+
+int tn_h5_check_vlen_data(int fd, const tn_h5_layout *lay, uint64_t offset, uint64_t count, size_t esize,
+                          size_t unit, hlo_error *err) {
+  if (esize < 4 || unit == 0 || offset > lay->size - lay->base || count > (lay->size - lay->base - offset) / esize)
+    return tn_h5_fail(err, "variable-length data at %llu: past the end of the file", (unsigned long long)offset);
+  unsigned char e[64];
+  if (esize > sizeof e)
+    return 0; /* not a descriptor this check knows */
+  for (uint64_t i = 0; i < count; i++) {
+    if (read_at(fd, lay->size, lay->base + offset + i * esize, e, esize) != 0)
+      return tn_h5_fail(err, "variable-length data at %llu: cannot read it", (unsigned long long)offset);
+    uint64_t len = le(e, 4);
+    if (len > lay->size / unit)
+      return tn_h5_fail(err, "variable-length element %llu claims %llu bytes, more than the file holds",
+                        (unsigned long long)i, (unsigned long long)len * unit);
+  }
+  return 0;
+}

@@ -17,6 +17,7 @@
 #ifndef TUNE_H5HEADERS_H
 #define TUNE_H5HEADERS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hlo_error.h"
@@ -38,5 +39,14 @@ int tn_h5_read_layout(int fd, tn_h5_layout *lay, hlo_error *err);
  * headers are left to HDF5's checksum.  -1 with err naming the header and
  * what is wrong in it. */
 int tn_h5_check_header(int fd, const tn_h5_layout *lay, uint64_t addr, hlo_error *err);
+
+/* Checks the variable-length descriptors of a dataset's contiguous raw
+ * data: count elements of esize bytes at `offset` (relative to the base,
+ * as H5Dget_offset gives it), each a length and a global heap id, where
+ * unit is the bytes one unit of length takes.  A length whose data could
+ * not fit in the file is the garbage that makes HDF5 allocate gigabytes;
+ * -1 with err for the first such element. */
+int tn_h5_check_vlen_data(int fd, const tn_h5_layout *lay, uint64_t offset, uint64_t count, size_t esize,
+                          size_t unit, hlo_error *err);
 
 #endif

@@ -123,6 +123,27 @@ static herr_t visit_attr(hid_t loc, const char *name, const H5A_info_t *info, vo
   return 0;
 }
 
+/* A dataset of variable-length strings or sequences stored contiguously:
+ * its descriptors are checked (h5headers.h) before HDF5 allocates what
+ * they claim. */
+static int check_vlen_dataset(probe *p, hid_t d, hid_t t, hid_t s) {
+  bool str = H5Tis_variable_str(t) > 0;
+  if (!str && H5Tget_class(t) != H5T_VLEN)
+    return 0;
+  haddr_t off = H5Dget_offset(d);
+  hssize_t n = H5Sget_simple_extent_npoints(s);
+  if (off == HADDR_UNDEF || n <= 0)
+    return 0; /* compact or not yet written: nothing stored apart */
+  size_t unit = 1;
+  if (!str) {
+    hid_t base = H5Tget_super(t);
+    unit = base >= 0 ? H5Tget_size(base) : 1;
+    tn_h5_close_type(base);
+  }
+  size_t esize = 4 + p->lay.addr_size + 4; /* length, heap address, index */
+  return tn_h5_check_vlen_data(p->fd, &p->lay, (uint64_t)off, (uint64_t)n, esize, unit ? unit : 1, &p->err);
+}
+
 static herr_t visit_obj(hid_t root, const char *name, const H5O_info_t *info, void *ctx) {
   probe *p = ctx;
   hid_t o = H5Oopen(root, name, H5P_DEFAULT);
@@ -135,10 +156,16 @@ static herr_t visit_obj(hid_t root, const char *name, const H5O_info_t *info, vo
     note_failure(p);
   if (info->type == H5O_TYPE_DATASET) {
     hid_t t = H5Dget_type(o), s = H5Dget_space(o);
-    if (t >= 0 && s >= 0)
+    if (t >= 0 && s >= 0 && check_vlen_dataset(p, o, t, s) != 0) {
+      char what[sizeof p->err.msg];
+      snprintf(what, sizeof what, "%s", p->err.msg);
+      tn_h5_fail(&p->err, "/%s: %s", name, what);
+      p->bad = true;
+    } else if (t >= 0 && s >= 0) {
       read_data(p, o, false, t, s);
-    else
+    } else {
       note_failure(p);
+    }
     tn_h5_close_space(s);
     tn_h5_close_type(t);
   }
@@ -180,9 +207,19 @@ static int child_read(const char *path, int report) {
       len = 0; /* the parent then gives its general message */
     return PROBE_BAD_HEADER;
   }
-  if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit_obj, &p, H5O_INFO_BASIC) < 0)
-    note_failure(&p);
+  /* A walk that breaks off leaves objects unchecked that a reader going
+   * by path may still reach: the file is refused. */
+  if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit_obj, &p, H5O_INFO_BASIC) < 0 && !p.bad) {
+    tn_h5_fail(&p.err, "its tree of groups and datasets cannot be walked");
+    p.bad = true;
+  }
   H5Fclose(f);
+  if (p.bad) {
+    size_t len = strlen(p.err.msg);
+    if (write(report, p.err.msg, len) < 0)
+      len = 0;
+    return PROBE_BAD_HEADER;
+  }
   return p.nomem ? PROBE_NOMEM : PROBE_OK;
 }
 

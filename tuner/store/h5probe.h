@@ -8,8 +8,12 @@
  * before any call of ours returns.
  *
  * So a file is read once in a child process before tune reads it for
- * real: every object, every attribute and every dataset, with a bound on
- * the child's memory and time.  A child that dies (a signal, a sanitizer
+ * real: first every version 1 object header is checked byte by byte
+ * (h5headers.h), then every object, attribute and dataset is read (the
+ * variable-length descriptors of contiguous datasets checked first), with
+ * a bound on the child's memory and time.  A tree of objects that cannot
+ * be walked to the end is refused too: a reader going by path could still
+ * reach what the walk did not check.  A child that dies (a signal, a sanitizer
  * report), runs out of its memory bound or out of time means the file is
  * damaged, and tune refuses it with an error instead of crashing.  Errors
  * HDF5 reports cleanly are left to the real reader, which reports them in
