@@ -374,7 +374,7 @@ static void print_unchecked(const tn_opts *o, const char *file, const char *name
 }
 
 /* Checks one unit of module m (the whole of m when u->ins is NULL). */
-static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *env, tn_store *store,
+static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *env, tn_store **store,
                       const char *file, const hlo_module *m, const tn_unit *u, bool split, const tn_capture *cap,
                       tn_check_tally *t) {
   t->selected++;
@@ -463,9 +463,13 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
         t->rc = TN_EXIT_USAGE;
         break;
       }
-  if (store && tn_store_add_fusion(store, &r, &err) != 0) {
+  if (*store && tn_store_add_fusion(*store, &r, &err) != 0) {
     fprintf(stderr, "tune: %s\n", err.msg);
     t->rc = TN_EXIT_USAGE;
+    /* A write that failed (a full disk) leaves the file as it was. */
+    if (tn_store_undo(*store, &err) != 0)
+      fprintf(stderr, "tune: %s\n", err.msg);
+    *store = NULL;
   }
   if (o->stop_on_mismatch && divergent) {
     for (int c = 0; c < r.ncands; c++)
@@ -522,7 +526,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     snprintf(run.machine, sizeof run.machine, "%s", env.machine.name);
     snprintf(run.compiler, sizeof run.compiler, "%s", env.compiler.name);
     run.seed = o->seed;
-    store = tn_store_begin_run(out, &run, &err);
+    store = tn_store_begin_run_undoable(out, &run, &err);
     if (!store) {
       fprintf(stderr, "tune: %s\n", err.msg);
       tn_lock_release(lock);
@@ -564,7 +568,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     }
     for (int u = 0; u < units.n && !t.stopped; u++)
       if (unit_wanted(o, files[i], units.v[u].name))
-        check_one(o, &so, &env, store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins,
+        check_one(o, &so, &env, &store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins,
                   caps && units.v[u].ins ? &caps[u] : NULL, &t);
     tn_capture_free(caps, caps ? units.n : 0);
     free(caps);

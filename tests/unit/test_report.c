@@ -388,6 +388,35 @@ static void test_md(void **state) {
   free(s);
 }
 
+/* Every stored field of the run is the file's: raw HTML in any of them
+ * (a hostile or damaged file) reaches the Markdown only escaped, because
+ * trackers render inline HTML. */
+static void test_md_escapes_run_fields(void **state) {
+  (void)state;
+  tn_stored_run run;
+  memset(&run, 0, sizeof run);
+  snprintf(run.info.id, sizeof run.info.id, "run-1");
+  snprintf(run.info.started, sizeof run.info.started, "<script>s()</script>");
+  snprintf(run.info.finished, sizeof run.info.finished, "<img src=x onerror=f()>");
+  snprintf(run.info.status, sizeof run.info.status, "<b>done</b>");
+  tn_report_input in = {.results_path = "X.h5", .run = &run, .tool_version = "<i>1</i>"};
+  char *buf = NULL;
+  size_t len = 0;
+  hlo_error err = {0};
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  assert_int_equal(tn_report_md(f, &in, &err), 0);
+  fclose(f);
+  /* A tag opens only at a '<' that no backslash escapes. */
+  for (const char *p = strchr(buf, '<'); p; p = strchr(p + 1, '<'))
+    if (p == buf || p[-1] != '\\')
+      fail_msg("unescaped '<' in the report at: %.40s", p);
+  HAS(buf, "started \\<script\\>s()\\</script\\>");
+  HAS(buf, "\\<b\\>done\\</b\\>");
+  HAS(buf, "tune \\<i\\>1\\</i\\>");
+  free(buf);
+}
+
 static void test_junit(void **state) {
   (void)state;
   char *s = render(TN_REPORT_JUNIT);
@@ -585,6 +614,7 @@ int main(void) {
       cmocka_unit_test(test_runs_and_selection),
       cmocka_unit_test(test_schema_refused),
       cmocka_unit_test(test_md),
+      cmocka_unit_test(test_md_escapes_run_fields),
       cmocka_unit_test(test_junit),
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_html),

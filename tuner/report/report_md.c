@@ -98,8 +98,16 @@ static void run_header(FILE *f, const tn_report_input *in) {
   md_cell_code(f, in->results_path ? in->results_path : "");
   fputs(" |\n| run | ", f);
   md_cell_code(f, run->id);
-  fprintf(f, " (%s; started %s%s%s) |\n", run->status, run->started, run->finished[0] ? ", finished " : "",
-          run->finished);
+  /* Every stored field is the file's, not ours: escaped like any text. */
+  fputs(" (", f);
+  md_text(f, run->status);
+  fputs("; started ", f);
+  md_text(f, run->started);
+  if (run->finished[0]) {
+    fputs(", finished ", f);
+    md_text(f, run->finished);
+  }
+  fputs(") |\n", f);
   fputs("| machine | ", f);
   md_cell_code(f, run->machine);
   fputs(" |\n| compiler | ", f);
@@ -109,8 +117,11 @@ static void run_header(FILE *f, const tn_report_input *in) {
   fputs(" |\n| host | ", f);
   md_cell_code(f, run->host);
   fputs(" |\n", f);
-  if (in->tool_version && in->tool_version[0])
-    fprintf(f, "| written by | tune %s |\n", in->tool_version);
+  if (in->tool_version && in->tool_version[0]) {
+    fputs("| written by | tune ", f);
+    md_text(f, in->tool_version);
+    fputs(" |\n", f);
+  }
   fputc('\n', f);
 }
 

@@ -11,17 +11,24 @@
  * messages instead.  Handles are released through one cleanup block per
  * function, so every path closes what it opened.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include "h5values.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "h5image.h"
+#include "h5probe.h"
 #include "h5util.h"
 #include "hlo_dtype.h"
+#include "utf8.h"
 
 #define PATH_MAX_LEN 512
 
@@ -231,14 +238,10 @@ static void dims_text(char *buf, size_t n, int rank, const int64_t *dims) {
 
 /* ---- files ---------------------------------------------------------------- */
 
-hid_t tn_h5_create(const char *path, hlo_error *err) {
-  hid_t f;
-  H5E_BEGIN_TRY { f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); }
-  H5E_END_TRY;
-  if (f < 0)
-    tn_h5_fail(err, "%s: cannot create HDF5 file", path);
-  return f;
-}
+/* The file lives in memory until tn_h5_close writes it (h5image.h): a
+ * write that fails for lack of space is then our error to report, not a
+ * half-closed HDF5 file that crashes the library at exit. */
+hid_t tn_h5_create(const char *path, hlo_error *err) { return tn_h5_mem_create(path, err); }
 
 hid_t tn_h5_open_read(const char *path, hlo_error *err) {
   /* Ask the OS first: "No such file or directory" beats HDF5's wording. */
@@ -248,6 +251,9 @@ hid_t tn_h5_open_read(const char *path, hlo_error *err) {
     return -1;
   }
   fclose(probe);
+  /* A damaged file can crash HDF5 itself (h5probe.h): try it in a child. */
+  if (tn_h5_probe(path, err) != 0)
+    return -1;
   hid_t f;
   H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); }
   H5E_END_TRY;
@@ -256,16 +262,42 @@ hid_t tn_h5_open_read(const char *path, hlo_error *err) {
   return f;
 }
 
+/* Writes the image of an in-memory file to the path it was created under.
+ * O_NOFOLLOW: a symbolic link planted at that path is refused, not
+ * written through. */
+static int write_image(const char *path, const void *image, size_t size, hlo_error *err) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0)
+    return tn_h5_fail(err, "%s: %s", path, strerror(errno));
+  int rc = tn_h5_write_fd(fd, path, image, size, err);
+  if (close(fd) != 0 && rc == 0)
+    rc = tn_h5_fail(err, "%s: cannot write: %s", path, strerror(errno));
+  return rc;
+}
+
 int tn_h5_close(hid_t file, hlo_error *err) {
-  herr_t a, b;
-  H5E_BEGIN_TRY {
-    a = H5Fflush(file, H5F_SCOPE_LOCAL);
-    b = H5Fclose(file);
+  void *image = NULL;
+  size_t size = 0;
+  char path[4096] = "";
+  int rc = 0;
+  if (tn_h5_mem_is(file)) {
+    ssize_t n;
+    H5E_BEGIN_TRY { n = H5Fget_name(file, path, sizeof path); }
+    H5E_END_TRY;
+    if (n <= 0 || (size_t)n >= sizeof path)
+      rc = tn_h5_fail(err, "cannot tell the HDF5 file's name");
+    else
+      rc = tn_h5_mem_image(file, &image, &size, err);
   }
+  herr_t c;
+  H5E_BEGIN_TRY { c = H5Fclose(file); }
   H5E_END_TRY;
-  if (a < 0 || b < 0)
-    return tn_h5_fail(err, "cannot flush and close the HDF5 file");
-  return 0;
+  if (rc == 0 && c < 0)
+    rc = tn_h5_fail(err, "cannot flush and close the HDF5 file");
+  if (rc == 0 && image)
+    rc = write_image(path, image, size, err);
+  free(image);
+  return rc;
 }
 
 /* ---- attributes ------------------------------------------------------------ */
@@ -297,13 +329,20 @@ static hid_t make_vlen_str(void) {
   return t;
 }
 
+/* The type says UTF-8, so the bytes must be (utf8.h). */
 static int attr_set_str(hid_t obj, const char *name, const char *value, hlo_error *err) {
+  char *fixed = NULL;
+  const char *p = value ? value : "";
+  if (!tn_utf8_valid(p)) {
+    fixed = tn_utf8_fix(p);
+    if (!fixed)
+      return tn_h5_fail(err, "attribute '%s': out of memory", name);
+    p = fixed;
+  }
   hid_t t = make_vlen_str();
-  if (t < 0)
-    return tn_h5_fail(err, "cannot make a string type");
-  const char *p = value;
-  int rc = attr_write(obj, name, t, t, &p, err);
-  H5Tclose(t);
+  int rc = t < 0 ? tn_h5_fail(err, "cannot make a string type") : attr_write(obj, name, t, t, &p, err);
+  tn_h5_close_type(t);
+  free(fixed);
   return rc;
 }
 

@@ -52,16 +52,21 @@
 /* ---- files -------------------------------------------------------------- */
 
 /* Creates (truncating) or opens read-only an HDF5 file; a negative id with
- * err set on failure.  Close with tn_h5_close. */
+ * err set on failure.  Close with tn_h5_close.  A created file is built in
+ * memory (h5image.h) and written to PATH only by tn_h5_close, so nothing
+ * is on disk until then and a failed write is an error, not a crash. */
 hid_t tn_h5_create(const char *path, hlo_error *err);
 hid_t tn_h5_open_read(const char *path, hlo_error *err);
-/* Closes a file opened above, flushing it; -1 with err if the flush fails. */
+/* Closes a file opened above; a created one is written out and fsynced
+ * (a symbolic link at its path is refused).  -1 with err if that fails,
+ * e.g. "No space left on device"; the handle is closed either way. */
 int tn_h5_close(hid_t file, hlo_error *err);
 
 /* ---- attributes --------------------------------------------------------- */
 
 /* Scalar attributes on any object (file, group, dataset); an existing
- * attribute of that name is an error. */
+ * attribute of that name is an error.  Strings are stored as variable-
+ * length UTF-8, bytes that are not UTF-8 replaced with U+FFFD (utf8.h). */
 int tn_h5_attr_set_str(hid_t obj, const char *name, const char *value, hlo_error *err);
 int tn_h5_attr_set_i64(hid_t obj, const char *name, int64_t value, hlo_error *err);
 int tn_h5_attr_set_u64(hid_t obj, const char *name, uint64_t value, hlo_error *err);

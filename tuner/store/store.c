@@ -4,14 +4,18 @@
  * Three ideas carry the file:
  *
  *  1. Copy, append, rename.  The live file is never opened for writing.
- *     Every change (a new run, a fusion, the end of a run) copies the file
- *     byte for byte to a temporary beside it, opens the copy with HDF5,
- *     appends, closes, fsyncs the copy, renames it over the original and
- *     fsyncs the directory.  rename() within one directory is atomic, so
- *     whoever looks at the path — a reader, or the next run after a
- *     kill -9 — sees either the old complete file or the new complete
- *     file.  Nothing is held open between calls, so there is nothing to
- *     lose when the process dies.
+ *     Every change (a new run, a fusion, the end of a run) reads the file
+ *     into memory, opens those bytes with HDF5's in-memory driver,
+ *     appends, copies the new image out (h5image.h), writes it with our
+ *     own write() to a temporary beside the file, fsyncs it, renames it
+ *     over the original and fsyncs the directory.  rename() within one
+ *     directory is atomic, so whoever looks at the path — a reader, or
+ *     the next run after a kill -9 — sees either the old complete file or
+ *     the new complete file.  HDF5 never writes to disk, so a full disk
+ *     or a file size limit is a plain write() error that leaves the old
+ *     file as it was (HDF5 1.10 crashes at exit after a failed flush of
+ *     its own).  Nothing is held open between calls, so there is nothing
+ *     to lose when the process dies.
  *
  *  2. Tables described once.  A candidate row is a C struct; a table of
  *     column descriptors names each member, and both HDF5 compound types
@@ -47,13 +51,30 @@
 #include <hdf5.h>
 
 #include "config.h"
+#include "h5image.h"
+#include "h5probe.h"
 #include "h5util.h"
 #include "h5values.h"
 #include "inputs.h"
+#include "utf8.h"
+
+/* What identifies the bytes at a path: the file this store wrote last
+ * need not be checked again before the next edit (h5probe.h). */
+typedef struct file_id {
+  bool valid;
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec mtime;
+} file_id;
 
 struct tn_store {
   char *path;
   tn_run_info run;
+  file_id last;
+  bool undoable; /* begun by tn_store_begin_run_undoable */
+  bool created;  /* the run created the file */
+  char *before;  /* a hard link to the file as it was before the run */
 };
 
 #define PATH_LEN 512
@@ -93,45 +114,6 @@ static void fill_host(char *buf, size_t n) {
 
 /* ---- atomic edits --------------------------------------------------------- */
 
-/* Writes all of buf, across short writes and signals. */
-static int write_all(int fd, const char *buf, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, buf, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    buf += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-static int copy_bytes(int src, int dst) {
-  enum { CHUNK = 1 << 20 };
-  char *buf = malloc(CHUNK);
-  if (!buf) {
-    errno = ENOMEM;
-    return -1;
-  }
-  int rc = 0;
-  for (;;) {
-    ssize_t r = read(src, buf, CHUNK);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0 || (r > 0 && write_all(dst, buf, (size_t)r) != 0)) {
-      rc = -1;
-      break;
-    }
-    if (r == 0)
-      break;
-  }
-  int saved = errno;
-  free(buf);
-  errno = saved;
-  return rc;
-}
-
 /* Creates PATH.tmp.<pid>.<n> exclusively (mode 0666 less the umask, like
  * any new file); the name goes to *tmp (malloc'd).  -1 with errno. */
 static int open_temp(const char *path, char **tmp) {
@@ -155,18 +137,6 @@ static int open_temp(const char *path, char **tmp) {
   free(name);
   errno = saved;
   return -1;
-}
-
-/* Flushes a file's bytes to stable storage. */
-static int sync_file(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  int rc = fsync(fd);
-  int saved = errno;
-  close(fd);
-  errno = saved;
-  return rc;
 }
 
 /* Makes a rename in path's directory durable.  File systems that cannot
@@ -199,72 +169,91 @@ static int sync_dir_of(const char *path) {
  * when the file did not exist and was just created) and appends to it. */
 typedef int (*edit_fn)(hid_t file, bool fresh, void *ctx, hlo_error *err);
 
-static hid_t open_copy(const char *tmp, bool fresh) {
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f = -1;
-  if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0)
-    f = fresh ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
-  tn_h5_close_plist(fapl);
-  return f;
+/* The HDF5 part of an edit, on a file held in memory (h5image.h): open
+ * (or create) it, let fn append, check nothing was left open, and copy the
+ * result out.  HDF5 never writes to disk here, so its closes cannot fail
+ * for lack of space; the caller writes the bytes. */
+static int edit_in_memory(const char *path, const void *old, size_t old_size, edit_fn fn, void *ctx,
+                          void **image, size_t *size, hlo_error *err) {
+  bool fresh = old == NULL;
+  int rc = -1;
+  hid_t file = fresh ? tn_h5_mem_create(path, err) : tn_h5_mem_open(old, old_size, err);
+  if (file < 0)
+    return fresh ? -1 : tn_h5_prefix_error(err, path);
+  H5E_BEGIN_TRY {
+    if (fn(file, fresh, ctx, err) != 0)
+      tn_h5_prefix_error(err, path);
+    else if (H5Fget_obj_count(file, H5F_OBJ_ALL) != 1)
+      tn_h5_fail(err, "%s: internal error: HDF5 objects left open", path);
+    else if (tn_h5_mem_image(file, image, size, err) != 0)
+      tn_h5_prefix_error(err, path);
+    else
+      rc = 0;
+    /* Strong close degree: whatever fn left open goes with the file. */
+    H5Fclose(file);
+  }
+  H5E_END_TRY;
+  return rc;
 }
 
-static int edit_atomically(const char *path, bool may_create, edit_fn fn, void *ctx, hlo_error *err) {
+static void set_id(file_id *id, const struct stat *st) {
+  id->valid = true;
+  id->dev = st->st_dev;
+  id->ino = st->st_ino;
+  id->size = st->st_size;
+  id->mtime = st->st_mtim;
+}
+
+static bool same_id(const file_id *id, const struct stat *st) {
+  return id->valid && id->dev == st->st_dev && id->ino == st->st_ino && id->size == st->st_size &&
+         id->mtime.tv_sec == st->st_mtim.tv_sec && id->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* last (may be NULL) is the file this store wrote last; it is updated. */
+static int edit_atomically(const char *path, bool may_create, file_id *last, edit_fn fn, void *ctx,
+                           hlo_error *err) {
   int rc = -1, src = -1, dst = -1;
   char *tmp = NULL;
-  hid_t file = -1;
-  bool fresh = false;
+  void *old = NULL, *image = NULL;
+  size_t old_size = 0, size = 0;
   struct stat st;
 
   src = open(path, O_RDONLY | O_CLOEXEC);
   if (src < 0 && !(errno == ENOENT && may_create))
     return tn_h5_fail(err, "%s: %s", path, strerror(errno));
-  if (src < 0) {
-    fresh = true;
-  } else if (fstat(src, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (src >= 0 && (fstat(src, &st) != 0 || !S_ISREG(st.st_mode))) {
     tn_h5_fail(err, "%s: not a regular file", path);
     goto done;
   }
+  /* A file someone else wrote may be damaged in ways that crash HDF5. */
+  if (src >= 0 && !(last && same_id(last, &st)) && tn_h5_probe(path, err) != 0)
+    goto done;
+  if (src >= 0 && tn_h5_read_fd(src, path, &old, &old_size, err) != 0)
+    goto done;
+  if (edit_in_memory(path, old, old_size, fn, ctx, &image, &size, err) != 0)
+    goto done;
+  free(old);
+  old = NULL;
+
   dst = open_temp(path, &tmp);
   if (dst < 0) {
     tn_h5_fail(err, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
     goto done;
   }
-  if (!fresh && (fchmod(dst, st.st_mode & 07777) != 0 || copy_bytes(src, dst) != 0)) {
-    tn_h5_fail(err, "%s: cannot copy it to %s: %s", path, tmp, strerror(errno));
+  if (src >= 0 && fchmod(dst, st.st_mode & 07777) != 0) {
+    tn_h5_fail(err, "%s: cannot set the mode of %s: %s", path, tmp, strerror(errno));
     goto done;
   }
+  if (tn_h5_write_fd(dst, tmp, image, size, err) != 0) {
+    tn_h5_prefix_error(err, path);
+    goto done;
+  }
+  struct stat written;
+  bool known = fstat(dst, &written) == 0;
   int closed = close(dst);
   dst = -1;
   if (closed != 0) {
     tn_h5_fail(err, "%s: cannot write %s: %s", path, tmp, strerror(errno));
-    goto done;
-  }
-
-  H5E_BEGIN_TRY {
-    file = open_copy(tmp, fresh);
-    if (file < 0) {
-      tn_h5_fail(err, fresh ? "%s: cannot create an HDF5 file" : "%s: not an HDF5 file (or a damaged one)", path);
-    } else if (fn(file, fresh, ctx, err) != 0) {
-      tn_h5_prefix_error(err, path);
-    } else if (H5Fget_obj_count(file, H5F_OBJ_ALL) != 1) {
-      tn_h5_fail(err, "%s: internal error: HDF5 objects left open", path);
-    } else {
-      herr_t c = H5Fclose(file);
-      file = -1;
-      if (c < 0)
-        tn_h5_fail(err, "%s: cannot flush the HDF5 file %s", path, tmp);
-      else
-        rc = 0;
-    }
-    if (file >= 0)
-      H5Fclose(file);
-  }
-  H5E_END_TRY;
-  if (rc != 0)
-    goto done;
-
-  rc = -1;
-  if (sync_file(tmp) != 0) {
-    tn_h5_fail(err, "%s: cannot sync %s: %s", path, tmp, strerror(errno));
     goto done;
   }
   if (rename(tmp, path) != 0) {
@@ -273,11 +262,18 @@ static int edit_atomically(const char *path, bool may_create, edit_fn fn, void *
   }
   free(tmp); /* renamed: nothing left to remove */
   tmp = NULL;
+  if (last) {
+    last->valid = false;
+    if (known)
+      set_id(last, &written);
+  }
   if (sync_dir_of(path) != 0)
     tn_h5_fail(err, "%s: written, but cannot sync its directory: %s", path, strerror(errno));
   else
     rc = 0;
 done:
+  free(old);
+  free(image);
   if (src >= 0)
     close(src);
   if (dst >= 0)
@@ -686,11 +682,19 @@ static int write_reference(hid_t g, const tn_fusion_result *r, hlo_error *err) {
 }
 
 /* The module text as one variable-length UTF-8 string (h5py: bytes, or
- * str through .asstr()). */
+ * str through .asstr()); bytes that are not UTF-8 (in metadata, say)
+ * become U+FFFD so that the declaration holds (utf8.h). */
 static int write_hlo(hid_t g, const char *text, hlo_error *err) {
+  const char *p = text ? text : "";
+  char *fixed = NULL;
+  if (!tn_utf8_valid(p)) {
+    fixed = tn_utf8_fix(p);
+    if (!fixed)
+      return tn_h5_fail(err, "hlo: out of memory");
+    p = fixed;
+  }
   int rc = -1;
   hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), dcpl = new_dcpl(), d = -1;
-  const char *p = text ? text : "";
   if (t >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0 && space >= 0 &&
       dcpl >= 0)
     d = H5Dcreate2(g, "hlo", t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -704,6 +708,7 @@ static int write_hlo(hid_t g, const char *text, hlo_error *err) {
   tn_h5_close_plist(dcpl);
   tn_h5_close_space(space);
   tn_h5_close_type(t);
+  free(fixed);
   return rc;
 }
 
@@ -979,7 +984,33 @@ static int end_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
 
 /* ---- API ------------------------------------------------------------------------------ */
 
-tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err) {
+/* A second name for the file as it is now, "PATH.tmp.<pid>.<n>.undo", so
+ * that a rename can bring it back whatever happens to PATH later (and with
+ * no free space needed).  -1 with errno when the file system has no hard
+ * links. */
+static int link_before(const char *path, char **before) {
+  size_t n = strlen(path) + 48;
+  char *name = malloc(n);
+  if (!name) {
+    errno = ENOMEM;
+    return -1;
+  }
+  for (unsigned i = 0; i < 1000; i++) {
+    snprintf(name, n, "%s.tmp.%ld.%u.undo", path, (long)getpid(), i);
+    if (link(path, name) == 0) {
+      *before = name;
+      return 0;
+    }
+    if (errno != EEXIST)
+      break;
+  }
+  int saved = errno;
+  free(name);
+  errno = saved;
+  return -1;
+}
+
+static tn_store *begin_run(const char *path, tn_run_info *run, bool undoable, hlo_error *err) {
   if (!path || !*path || !run) {
     tn_h5_fail(err, "no results file named");
     return NULL;
@@ -1008,7 +1039,18 @@ tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err)
     tn_h5_fail(err, "out of memory");
     return NULL;
   }
-  if (edit_atomically(path, true, begin_edit, run, err) != 0) {
+  if (undoable) {
+    struct stat st;
+    s->undoable = true;
+    if (lstat(path, &st) != 0 && errno == ENOENT) {
+      s->created = true;
+    } else if (link_before(path, &s->before) != 0) {
+      tn_h5_fail(err, "%s: cannot keep the file as it is to restore it on failure: %s", path, strerror(errno));
+      tn_store_close(s);
+      return NULL;
+    }
+  }
+  if (edit_atomically(path, true, &s->last, begin_edit, run, err) != 0) {
     tn_store_close(s);
     return NULL;
   }
@@ -1016,11 +1058,40 @@ tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err)
   return s;
 }
 
+tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err) {
+  return begin_run(path, run, false, err);
+}
+
+tn_store *tn_store_begin_run_undoable(const char *path, tn_run_info *run, hlo_error *err) {
+  return begin_run(path, run, true, err);
+}
+
+int tn_store_undo(tn_store *s, hlo_error *err) {
+  if (!s)
+    return 0;
+  int rc = 0;
+  if (!s->undoable) {
+    rc = tn_h5_fail(err, "%s: internal error: the run cannot be undone", s->path);
+  } else if (s->created) {
+    if (unlink(s->path) != 0 && errno != ENOENT)
+      rc = tn_h5_fail(err, "%s: cannot remove it: %s", s->path, strerror(errno));
+  } else if (rename(s->before, s->path) != 0) {
+    rc = tn_h5_fail(err, "%s: cannot restore it from %s: %s", s->path, s->before, strerror(errno));
+  } else {
+    free(s->before); /* renamed: nothing left to remove */
+    s->before = NULL;
+  }
+  if (rc == 0 && sync_dir_of(s->path) != 0)
+    rc = tn_h5_fail(err, "%s: restored, but cannot sync its directory: %s", s->path, strerror(errno));
+  tn_store_close(s);
+  return rc;
+}
+
 int tn_store_add_fusion(tn_store *s, const tn_fusion_result *r, hlo_error *err) {
   if (!s || !r)
     return tn_h5_fail(err, "no results file open");
   add_ctx c = {s, r};
-  return edit_atomically(s->path, false, add_edit, &c, err);
+  return edit_atomically(s->path, false, &s->last, add_edit, &c, err);
 }
 
 int tn_store_end_run(tn_store *s, const char *status, hlo_error *err) {
@@ -1028,7 +1099,13 @@ int tn_store_end_run(tn_store *s, const char *status, hlo_error *err) {
     return tn_h5_fail(err, "no results file open");
   utc_now(s->run.finished, sizeof s->run.finished, false);
   put_str(s->run.status, sizeof s->run.status, status ? status : "complete");
-  int rc = edit_atomically(s->path, false, end_edit, &s->run, err);
+  int rc = edit_atomically(s->path, false, &s->last, end_edit, &s->run, err);
+  if (rc != 0 && s->undoable) {
+    hlo_error uerr = {0};
+    if (tn_store_undo(s, &uerr) != 0)
+      tn_h5_prefix_error(&uerr, err->msg), *err = uerr;
+    return rc;
+  }
   tn_store_close(s);
   return rc;
 }
@@ -1036,6 +1113,9 @@ int tn_store_end_run(tn_store *s, const char *status, hlo_error *err) {
 void tn_store_close(tn_store *s) {
   if (!s)
     return;
+  if (s->before)
+    unlink(s->before);
+  free(s->before);
   free(s->path);
   free(s);
 }
@@ -1104,7 +1184,7 @@ int tn_store_set_run_attrs(tn_store *s, const char *sub, int n, const char *cons
   if (!s)
     return tn_h5_fail(err, "no results file open");
   attrs_ctx c = {s->run.id, sub, n, keys, values};
-  int rc = edit_atomically(s->path, false, attrs_edit, &c, err);
+  int rc = edit_atomically(s->path, false, &s->last, attrs_edit, &c, err);
   for (int i = 0; rc == 0 && !sub && i < n; i++) {
     if (strcmp(keys[i], "status") == 0)
       put_str(s->run.status, sizeof s->run.status, values[i]);

@@ -23,9 +23,10 @@
  *                             (f32, chunked, gzip-compressed)
  *
  * Crash safety: a writer never modifies the live file in place.  Each
- * call below (begin, add, end) copies the file to a temporary in the same
- * folder, appends there, closes it (flushing everything), fsyncs it and
- * renames it over the original.  A process killed at any moment therefore
+ * call below (begin, add, end) reads the file into memory, appends there,
+ * writes the result to a temporary in the same folder, fsyncs it and
+ * renames it over the original.  A failed write (a full disk) is an error
+ * that leaves the original untouched.  A process killed at any moment therefore
  * leaves either the previous complete file or the new complete file, never
  * a half-written one, and every fusion already added survives.
  */
@@ -61,10 +62,19 @@ typedef struct tn_store tn_store; /* an open results file (path + run) */
  * id (time and pid unless the caller set one; a -2, -3... suffix keeps it
  * unique in the file).  NULL with err; the file is then left as it was. */
 tn_store *tn_store_begin_run(const char *path, tn_run_info *run, hlo_error *err);
+/* The same, for a run that is all or nothing (`tune --check -o`): the file
+ * as it was is kept under a second name (a hard link, so it costs no
+ * space) until the run ends, so that tn_store_undo can put it back. */
+tn_store *tn_store_begin_run_undoable(const char *path, tn_run_info *run, hlo_error *err);
+/* Puts the file of an undoable run back as it was before the run began
+ * (removes it when the run created it) and frees s.  For when a write
+ * failed: a full disk leaves the old file, not a half-recorded run. */
+int tn_store_undo(tn_store *s, hlo_error *err);
 /* Appends one fusion's results to the run, atomically (see above). */
 int tn_store_add_fusion(tn_store *s, const tn_fusion_result *r, hlo_error *err);
 /* Marks the run finished with the given status and closes (s is freed
- * whether or not the marking succeeds). */
+ * whether or not the marking succeeds; an undoable run whose marking
+ * fails is undone). */
 int tn_store_end_run(tn_store *s, const char *status, hlo_error *err);
 /* Closes without marking (the run stays "running"); NULL is fine. */
 void tn_store_close(tn_store *s);

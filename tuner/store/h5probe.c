@@ -1,0 +1,298 @@
+/* h5probe.c — reading an HDF5 file once in a child process (h5probe.h). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "h5probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "h5headers.h"
+#include "h5util.h"
+
+/* Child exit statuses.  Anything else (a signal, a sanitizer's exit
+ * status) is a crash. */
+enum { PROBE_OK = 0, PROBE_NOMEM = 3, PROBE_BAD_HEADER = 4 };
+
+/* Memory the child may use beyond what it had at the fork: enough for any
+ * object of a sound file (what a file of that size can expand to, even
+ * compressed), far below what a damaged size asks for. */
+static rlim_t memory_bound(off_t file_size) {
+  const rlim_t floor = (rlim_t)1 << 30;
+  rlim_t scaled = file_size > 0 ? (rlim_t)file_size * 64 : 0;
+  return scaled > floor ? scaled : floor;
+}
+
+/* Seconds the child may take: generous for a sound file of that size. */
+static unsigned time_bound(off_t file_size) {
+  return 30u + (unsigned)(file_size / (1 << 20));
+}
+
+/* The child's address space now, from /proc; 0 when unknown. */
+static rlim_t current_vm(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long pages = 0;
+  if (!f)
+    return 0;
+  if (fscanf(f, "%lu", &pages) != 1)
+    pages = 0;
+  fclose(f);
+  long page = sysconf(_SC_PAGESIZE);
+  return page > 0 ? (rlim_t)pages * (rlim_t)page : 0;
+}
+
+/* ---- the child's reading ------------------------------------------------ */
+
+typedef struct probe {
+  bool nomem;
+  int fd;             /* the file, for h5headers.h */
+  tn_h5_layout lay;
+  hlo_error err;      /* the first damaged header */
+  bool bad;
+} probe;
+
+/* Did the failure on the error stack come from an allocation? */
+static herr_t find_nomem(unsigned n, const H5E_error2_t *e, void *ctx) {
+  (void)n;
+  if (e->maj_num == H5E_RESOURCE || e->min_num == H5E_CANTALLOC || e->min_num == H5E_NOSPACE)
+    *(bool *)ctx = true;
+  return 0;
+}
+
+static void note_failure(probe *p) {
+  bool nomem = false;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_nomem, &nomem);
+  p->nomem = p->nomem || nomem;
+  H5Eclear2(H5E_DEFAULT);
+}
+
+/* Reads npoints elements of file type ftype through its native type, and
+ * gives back what variable-length data the read allocated. */
+static void read_data(probe *p, hid_t obj, bool is_attr, hid_t ftype, hid_t space) {
+  hid_t mtype = H5Tget_native_type(ftype, H5T_DIR_ASCEND);
+  hssize_t n = H5Sget_select_npoints(space);
+  size_t esize = mtype >= 0 ? H5Tget_size(mtype) : 0;
+  if (mtype < 0 || n < 0 || esize == 0) {
+    note_failure(p);
+    tn_h5_close_type(mtype);
+    return;
+  }
+  if (n == 0 || (uint64_t)n > SIZE_MAX / esize) {
+    tn_h5_close_type(mtype);
+    return;
+  }
+  void *buf = calloc((size_t)n, esize);
+  if (!buf) {
+    p->nomem = true;
+    tn_h5_close_type(mtype);
+    return;
+  }
+  herr_t r = is_attr ? H5Aread(obj, mtype, buf) : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+  if (r < 0)
+    note_failure(p);
+  else if (H5Tdetect_class(mtype, H5T_VLEN) > 0 || H5Tis_variable_str(mtype) > 0)
+    H5Dvlen_reclaim(mtype, space, H5P_DEFAULT, buf);
+  free(buf);
+  tn_h5_close_type(mtype);
+}
+
+static herr_t visit_attr(hid_t loc, const char *name, const H5A_info_t *info, void *ctx) {
+  (void)info;
+  probe *p = ctx;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  hid_t t = a >= 0 ? H5Aget_type(a) : -1, s = a >= 0 ? H5Aget_space(a) : -1;
+  if (t >= 0 && s >= 0)
+    read_data(p, a, true, t, s);
+  else
+    note_failure(p);
+  tn_h5_close_space(s);
+  tn_h5_close_type(t);
+  tn_h5_close_attr(a);
+  return 0;
+}
+
+/* A dataset of variable-length strings or sequences stored contiguously:
+ * its descriptors are checked (h5headers.h) before HDF5 allocates what
+ * they claim. */
+static int check_vlen_dataset(probe *p, hid_t d, hid_t t, hid_t s) {
+  bool str = H5Tis_variable_str(t) > 0;
+  if (!str && H5Tget_class(t) != H5T_VLEN)
+    return 0;
+  haddr_t off = H5Dget_offset(d);
+  hssize_t n = H5Sget_simple_extent_npoints(s);
+  if (off == HADDR_UNDEF || n <= 0)
+    return 0; /* compact or not yet written: nothing stored apart */
+  size_t unit = 1;
+  if (!str) {
+    hid_t base = H5Tget_super(t);
+    unit = base >= 0 ? H5Tget_size(base) : 1;
+    tn_h5_close_type(base);
+  }
+  size_t esize = 4 + p->lay.addr_size + 4; /* length, heap address, index */
+  return tn_h5_check_vlen_data(p->fd, &p->lay, (uint64_t)off, (uint64_t)n, esize, unit ? unit : 1, &p->err);
+}
+
+static herr_t visit_obj(hid_t root, const char *name, const H5O_info_t *info, void *ctx) {
+  probe *p = ctx;
+  hid_t o = H5Oopen(root, name, H5P_DEFAULT);
+  if (o < 0) {
+    note_failure(p);
+    return 0;
+  }
+  hsize_t idx = 0;
+  if (H5Aiterate2(o, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, visit_attr, p) < 0)
+    note_failure(p);
+  if (info->type == H5O_TYPE_DATASET) {
+    hid_t t = H5Dget_type(o), s = H5Dget_space(o);
+    if (t >= 0 && s >= 0 && check_vlen_dataset(p, o, t, s) != 0) {
+      char what[sizeof p->err.msg];
+      snprintf(what, sizeof what, "%s", p->err.msg);
+      tn_h5_fail(&p->err, "/%s: %s", name, what);
+      p->bad = true;
+    } else if (t >= 0 && s >= 0) {
+      read_data(p, o, false, t, s);
+    } else {
+      note_failure(p);
+    }
+    tn_h5_close_space(s);
+    tn_h5_close_type(t);
+  }
+  tn_h5_close_obj(o);
+  return 0;
+}
+
+/* First pass: every object's header bytes, before HDF5 decodes any of
+ * its attributes (listing objects does not). */
+static herr_t visit_header(hid_t root, const char *name, const H5O_info_t *info, void *ctx) {
+  (void)root;
+  probe *p = ctx;
+  if (tn_h5_check_header(p->fd, &p->lay, (uint64_t)info->addr, &p->err) != 0) {
+    char what[sizeof p->err.msg];
+    snprintf(what, sizeof what, "%s", p->err.msg);
+    tn_h5_fail(&p->err, "/%s: %s", strcmp(name, ".") == 0 ? "" : name, what);
+    p->bad = true;
+    return 1; /* stop */
+  }
+  return 0;
+}
+
+static int child_read(const char *path, int report) {
+  probe p = {.nomem = false};
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  p.fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (p.fd < 0)
+    return PROBE_OK; /* the real reader says why */
+  if (tn_h5_read_layout(p.fd, &p.lay, &p.err) != 0)
+    return PROBE_OK; /* not HDF5 at all: HDF5 refuses it cleanly */
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0)
+    return PROBE_OK;
+  if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit_header, &p, H5O_INFO_BASIC) < 0)
+    note_failure(&p);
+  if (p.bad) {
+    size_t len = strlen(p.err.msg);
+    if (write(report, p.err.msg, len) < 0)
+      len = 0; /* the parent then gives its general message */
+    return PROBE_BAD_HEADER;
+  }
+  /* A walk that breaks off leaves objects unchecked that a reader going
+   * by path may still reach: the file is refused. */
+  if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit_obj, &p, H5O_INFO_BASIC) < 0 && !p.bad) {
+    tn_h5_fail(&p.err, "its tree of groups and datasets cannot be walked");
+    p.bad = true;
+  }
+  H5Fclose(f);
+  if (p.bad) {
+    size_t len = strlen(p.err.msg);
+    if (write(report, p.err.msg, len) < 0)
+      len = 0;
+    return PROBE_BAD_HEADER;
+  }
+  return p.nomem ? PROBE_NOMEM : PROBE_OK;
+}
+
+/* Set by a sanitizer runtime when there is one (weak: absent otherwise).
+ * A fuzzer registers a death callback through it that records the input
+ * as a crash; in the child, a crash of HDF5 is the answer we asked for,
+ * not a finding. */
+extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+/* ---- the parent ----------------------------------------------------------- */
+
+int tn_h5_probe(const char *path, hlo_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return tn_h5_fail(err, "%s: %s", path, strerror(errno));
+  int fds[2];
+  if (pipe(fds) != 0)
+    return tn_h5_fail(err, "%s: cannot check the file (pipe: %s)", path, strerror(errno));
+  fflush(NULL); /* nothing buffered may be written twice */
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return tn_h5_fail(err, "%s: cannot check the file (fork: %s)", path, strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    /* A crash report of the library is not ours to print. */
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0)
+      dup2(null, STDERR_FILENO);
+    rlim_t vm = current_vm();
+    if (vm > 0) {
+      struct rlimit rl = {vm + memory_bound(st.st_size), vm + memory_bound(st.st_size)};
+      setrlimit(RLIMIT_AS, &rl);
+    }
+    /* A crash of the library must end the child, not run handlers a
+     * sanitizer or a fuzzer installed in the parent (they would report
+     * HDF5's crash as ours). */
+    const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+      signal(fatal[i], SIG_DFL);
+    if (__sanitizer_set_death_callback)
+      __sanitizer_set_death_callback(NULL);
+    alarm(time_bound(st.st_size));
+    _exit(child_read(path, fds[1]));
+  }
+  close(fds[1]);
+  char why[sizeof err->msg];
+  size_t got = 0;
+  for (;;) {
+    ssize_t r = read(fds[0], why + got, sizeof why - 1 - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0 || (got += (size_t)r) == sizeof why - 1)
+      break;
+  }
+  why[got] = '\0';
+  close(fds[0]);
+  int status = 0;
+  pid_t w;
+  do
+    w = waitpid(pid, &status, 0);
+  while (w < 0 && errno == EINTR);
+  if (w < 0)
+    return tn_h5_fail(err, "%s: cannot check the file (wait: %s)", path, strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == PROBE_OK)
+    return 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == PROBE_BAD_HEADER)
+    return tn_h5_fail(err, "%s: corrupt HDF5 file: %s", path, got ? why : "a damaged object header");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == PROBE_NOMEM)
+    return tn_h5_fail(err, "%s: corrupt HDF5 file: a stored size asks for more memory than the file can hold", path);
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    return tn_h5_fail(err, "%s: corrupt HDF5 file: reading it does not finish", path);
+  return tn_h5_fail(err, "%s: corrupt HDF5 file: the HDF5 library cannot read it without crashing", path);
+}

@@ -1,0 +1,25 @@
+/* utf8.h — text made valid UTF-8 before it is stored as UTF-8.
+ *
+ * The store declares its strings UTF-8 (h5py then hands them back as
+ * str), but what it stores comes from files it did not write: module
+ * text, op_name metadata, paths.  A byte sequence that is not UTF-8 would
+ * make every reader that trusts the declaration fail (h5py's .asstr()
+ * raises), so each byte that does not begin a well-formed sequence is
+ * replaced with U+FFFD, the replacement character.  Valid text comes
+ * through unchanged.
+ */
+#ifndef TUNE_UTF8_H
+#define TUNE_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Is s (NUL-terminated) well-formed UTF-8 (RFC 3629: no overlong forms,
+ * no surrogates, nothing above U+10FFFF)? */
+bool tn_utf8_valid(const char *s);
+
+/* A malloc'd copy of s with every byte that does not begin a well-formed
+ * sequence replaced by U+FFFD; NULL when out of memory. */
+char *tn_utf8_fix(const char *s);
+
+#endif
