@@ -1,6 +1,7 @@
 /* outpath.c — where a command may write its output (outpath.h). */
 #define _DEFAULT_SOURCE /* realpath */
 #include "outpath.h"
+#include "h5values.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,30 +122,19 @@ int tn_out_open_temp(const char *path, char **tmp, hlo_error *err) {
 }
 
 hid_t tn_out_create_h5_temp(const char *path, char **tmp, hlo_error *err) {
-  for (unsigned k = 0; k < 1000; k++) {
-    char *name = tn_out_temp_name(path, k);
-    if (!name)
-      return hlo_error_set(err, 0, 0, "out of memory");
-    /* A name that exists (a link too) is skipped.  HDF5 does not say why a
-     * create failed, and it may fail after making the file (out of memory
-     * while writing the superblock): a file that was not there before is
-     * ours, and is removed rather than left beside the output. */
-    struct stat st;
-    if (lstat(name, &st) == 0) {
-      free(name);
-      continue;
-    }
-    hid_t f;
-    H5E_BEGIN_TRY { f = H5Fcreate(name, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT); }
-    H5E_END_TRY;
-    if (f >= 0) {
-      *tmp = name;
-      return f;
-    }
-    if (lstat(name, &st) == 0)
-      unlink(name);
-    free(name);
-    break;
+  /* The name is reserved by tn_out_open_temp (O_EXCL, mode 0666 less the
+   * umask); the HDF5 file lives in memory and tn_h5_close writes it over
+   * that name with O_NOFOLLOW (h5values.h), so a failed create or write
+   * leaves nothing half-made and a link swapped in meanwhile is refused. */
+  int fd = tn_out_open_temp(path, tmp, err);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  hid_t f = tn_h5_create(*tmp, err);
+  if (f < 0) {
+    unlink(*tmp);
+    free(*tmp);
+    *tmp = NULL;
   }
-  return hlo_error_set(err, 0, 0, "%s: cannot create a temporary HDF5 file beside it", path);
+  return f;
 }

@@ -49,8 +49,9 @@ char *tn_out_temp_name(const char *path, unsigned k);
  * name.  -1 with err. */
 int tn_out_open_temp(const char *path, char **tmp, hlo_error *err);
 
-/* The same for an HDF5 file: creates the temporary with HDF5 (H5F_ACC_EXCL)
- * and returns it open; *tmp receives its name.  -1 with err. */
+/* The same for an HDF5 file: reserves the temporary as above and returns
+ * an HDF5 file that tn_h5_close writes to it (h5values.h); *tmp receives
+ * its name.  -1 with err. */
 hid_t tn_out_create_h5_temp(const char *path, char **tmp, hlo_error *err);
 
 #endif
