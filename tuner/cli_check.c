@@ -543,6 +543,16 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       t.rc = TN_EXIT_USAGE;
       continue;
     }
+    /* Too few --replicas for the module's own replica groups is a usage
+     * error of the whole file, not a limit of one unit. */
+    int named = tn_replicas_named(m);
+    if (o->replicas > 0 && o->replicas < named) {
+      fprintf(stderr, "tune: %s: --replicas %d: a replica group names replica %d but only %d replicas "
+                      "would be simulated\n", files[i], o->replicas, named - 1, o->replicas);
+      t.rc = TN_EXIT_USAGE;
+      hlo_module_free(m);
+      continue;
+    }
     hlo_error err = {0};
     tn_units units;
     if (tn_units_find(m, &units, &err) != 0) {

@@ -469,6 +469,8 @@ static int scan_replicas(const hlo_computation *c, int n, int depth) {
   return n;
 }
 
+int tn_replicas_named(const hlo_module *m) { return scan_replicas(m->entry, 1, 0); }
+
 int tn_replicas_needed(const hlo_module *m) {
   int n = m->replica_count > 1 && m->replica_count <= 64 ? (int)m->replica_count : 1;
   return scan_replicas(m->entry, n, 0);

@@ -55,6 +55,9 @@ typedef struct tn_sweep_opts {
 /* How many replicas the reference must simulate for m's collectives: its
  * replica_count, or one more than the highest replica a group names. */
 int tn_replicas_needed(const hlo_module *m);
+/* One more than the highest replica m's replica groups and permute pairs
+ * name (1 when none): the fewest replicas its collectives are defined on. */
+int tn_replicas_named(const hlo_module *m);
 
 /* Bytes of a value of shape s (tuples: the sum of their leaves). */
 int64_t tn_shape_bytes(const hlo_shape *s);

@@ -26,7 +26,7 @@ expect_grep "verdicts  match=6" "$TMPD/out" "every candidate matches"
 expect_status 0 "--check --replicas 2" "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6 --replicas 2
 expect_status 2 "--check --replicas 1 is refused for a group naming replica 1" \
   "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6 --replicas 1
-expect_grep "replica group names replica 1 but only 1 replicas" "$TMPD/err" "the refusal says why"
+expect_grep "a replica group names replica 1 but only 1 replicas" "$TMPD/err" "the refusal says why"
 
 # Layout-changing bitcasts: the device reinterprets the physical buffer as
 # XLA does (the values themselves are pinned by tests/unit/test_dev_layout).

@@ -1,15 +1,18 @@
 #!/bin/sh
 # Reliability of the reference evaluator (issue 11): a module that never
 # ends, or whose ops would run for hours, meets the evaluation deadline
-# (--time-budget, and --eval's default) with exit 2 and a clear message.
+# (--time-budget, and --eval's default) with exit 2 and a clear message
+# (under --check, the unit is "timed out" and, nothing else being
+# verified, the run exits 3).
 # The elapsed bounds are generous: they catch a hang, they time nothing.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 D="$TUNE_SRCDIR/tests/reliability_eval"
 
-# expect_deadline DESC MODE FILE: tune MODE FILE --time-budget 1 exits 2
-# within 20 s, saying the evaluation ran out of its budget.
+# expect_deadline DESC MODE FILE [STATUS]: tune MODE FILE --time-budget 1
+# exits STATUS (default 2) within 20 s, saying the evaluation ran out of
+# its budget.
 expect_deadline() {
-  desc=$1; mode=$2; file=$3
+  desc=$1; mode=$2; file=$3; want=${4:-2}
   t0=$(date +%s)
   if [ "$mode" = --eval ]; then
     "$TUNE" --eval "$file" --time-budget 1 -o "$TMPD/out.h5" >"$TMPD/out" 2>"$TMPD/err"
@@ -18,9 +21,10 @@ expect_deadline() {
   fi
   got=$?
   t=$(($(date +%s) - t0))
-  if [ "$got" -eq 2 ]; then ok "$desc: exit 2"; else
-    not_ok "$desc: exit $got, wanted 2"; sed 's/^/  # /' "$TMPD/err" | head -n 5; fi
-  expect_grep "evaluation exceeded the time budget of 1 s" "$TMPD/err" "$desc: says the budget ran out"
+  if [ "$got" -eq "$want" ]; then ok "$desc: exit $want"; else
+    not_ok "$desc: exit $got, wanted $want"; sed 's/^/  # /' "$TMPD/err" | head -n 5; fi
+  cat "$TMPD/out" "$TMPD/err" >"$TMPD/both"
+  expect_grep "evaluation exceeded the time budget of 1 s" "$TMPD/both" "$desc: says the budget ran out"
   if [ "$t" -lt 20 ]; then ok "$desc: stopped after ${t}s"; else not_ok "$desc: took ${t}s"; fi
 }
 
@@ -28,8 +32,12 @@ expect_deadline() {
 # a loop over a 4 MB state that would take hours.
 expect_deadline "--eval while(true) scalar" --eval "$D/while_true_scalar.hlo"
 expect_deadline "--eval while over f32[1048576]" --eval "$D/while_forever.hlo"
-expect_deadline "--check while(true) scalar" --check "$D/while_true_scalar.hlo"
-expect_deadline "--check while over f32[1048576]" --check "$D/while_forever.hlo"
+# Under --check a module is checked unit by unit (README "Tuning units"):
+# a lone while loop is no unit, and says so at once; a dot is one, whose
+# reference evaluation meets the budget, and the unit is "timed out".
+expect_status 3 "--check while(true) scalar: nothing to tune" "$TUNE" --check "$D/while_true_scalar.hlo" --time-budget 1
+expect_deadline "--check dot of 1.7e10 multiply-adds" --check "$D/dot_long.hlo" 3
+expect_grep "timed out: d (dot)" "$TMPD/out" "--check dot: the unit is timed out"
 # Single ops whose work grows beyond their data: the deadline is asked
 # inside them, not only between instructions.
 expect_deadline "--eval dot of 1.7e10 multiply-adds" --eval "$D/dot_long.hlo"
@@ -81,9 +89,13 @@ expect_grep "fusion_bytes_overflow.hlo:3:3: error: p0: the kernel is too large (
 expect_status 2 "--space reduce over 10^12 x 10^12" "$TUNE" --space "$D/fusion_reduce_overflow.hlo"
 expect_grep "fusion_reduce_overflow.hlo:10:8: error: r: the kernel is too large (reduction length beyond 2^63)" \
   "$TMPD/err" "reduction length overflow: file:line:col error"
-expect_status 2 "--check dot of 5.4e19 flops" "$TUNE" --check "$D/fusion_flops_overflow.hlo"
+expect_status 2 "--space dot of 5.4e19 flops" "$TUNE" --space "$D/fusion_flops_overflow.hlo"
 expect_grep "fusion_flops_overflow.hlo:5:8: error: d: the kernel is too large (element count or flops beyond 2^63)" \
   "$TMPD/err" "flops overflow: file:line:col error"
+# Under --check the same kernel is a unit that cannot be run: not verified.
+expect_status 3 "--check dot of 5.4e19 flops" "$TUNE" --check "$D/fusion_flops_overflow.hlo"
+expect_grep "the kernel is too large (element count or flops beyond 2^63)" "$TMPD/out" \
+  "--check flops overflow: the unit says why"
 
 # --threads beyond 4 per core (at least 64) is refused: more threads only
 # take memory (issue 11: --threads 1000 took 1.2 GB).
