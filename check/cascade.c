@@ -42,9 +42,51 @@ const hlo_instr *chk_leaf_producer(const hlo_computation *c, int leaf) {
   return r;
 }
 
+/* Does converting from `from` to `to` keep every value exactly?  A float
+ * into a float type with a wider exponent range and mantissa, and an
+ * integer of at most 8 bits (16 bits, 32 bits) into bf16 or f16 (f32,
+ * f64), whose mantissas hold every such integer. */
+static bool widens_exactly(hlo_etype from, hlo_etype to) {
+  if (from == to)
+    return true;
+  if (from == HLO_PRED)
+    return true;
+  bool ffrom = hlo_etype_is_float(from) && hlo_etype_class(from) != HLO_CLASS_COMPLEX;
+  bool fto = hlo_etype_is_float(to) && hlo_etype_class(to) != HLO_CLASS_COMPLEX;
+  if (!fto)
+    return false;
+  if (ffrom)
+    return to == HLO_F64 ? from == HLO_F32 || from == HLO_BF16 || from == HLO_F16
+                         : to == HLO_F32 && (from == HLO_BF16 || from == HLO_F16);
+  int bits = hlo_etype_bits(from);
+  if (hlo_etype_class(from) != HLO_CLASS_SINT && hlo_etype_class(from) != HLO_CLASS_UINT)
+    return false;
+  switch (to) {
+  case HLO_BF16: case HLO_F16: return bits <= 8;
+  case HLO_F32: return bits <= 16;
+  case HLO_F64: return bits <= 32;
+  default: return false;
+  }
+}
+
+/* Is the scatter's combiner "keep the update" (its root is its second
+ * parameter)? */
+static bool overwrites(const hlo_instr *ins) {
+  const hlo_computation *c = ins->attrs.calls.to_apply;
+  return c && c->root && c->root->op == HLO_OP_PARAMETER && c->nparams == 2 && c->params[1] == c->root;
+}
+
+/* Does no path from the parameters to ins pass through an op that rounds?
+ * Then every correct implementation computes the same bits (issue 13 item
+ * 3): data movement, select, max/min/clamp, abs, negate, integer and pred
+ * values, converts that widen exactly, dynamic-update-slice, and a scatter
+ * that overwrites. */
 static bool bitwise_source(const hlo_instr *ins, int depth) {
   if (depth > 64)
     return false;
+  hlo_etype t = ins->shape.type;
+  if (t != HLO_TUPLE && !hlo_etype_is_float(t) && hlo_etype_class(t) != HLO_CLASS_COMPLEX)
+    return true; /* integer and pred arithmetic does not round */
   if (ins->op == HLO_OP_PARAMETER || ins->op == HLO_OP_CONSTANT || ins->op == HLO_OP_IOTA)
     return true;
   if (ins->op == HLO_OP_REDUCE || ins->op == HLO_OP_REDUCE_WINDOW) {
@@ -55,15 +97,29 @@ static bool bitwise_source(const hlo_instr *ins, int depth) {
     return true; /* sorting permutes values; it computes none */
   if (moves_data(ins->op) && ins->noperands >= 1)
     return bitwise_source(ins->operands[0], depth + 1);
-  if (ins->op == HLO_OP_CONCATENATE || ins->op == HLO_OP_PAD || ins->op == HLO_OP_SELECT) {
-    /* Every data operand must itself be a bitwise source (select's predicate
-     * is data too: it only chooses). */
-    for (int k = 0; k < ins->noperands; k++)
-      if (!bitwise_source(ins->operands[k], depth + 1))
-        return false;
-    return true;
+  if (ins->op == HLO_OP_CONVERT)
+    return ins->noperands == 1 && widens_exactly(ins->operands[0]->shape.type, t) &&
+           bitwise_source(ins->operands[0], depth + 1);
+  bool all_operands = false;
+  switch (ins->op) {
+  case HLO_OP_CONCATENATE: case HLO_OP_PAD: case HLO_OP_SELECT: case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM:
+  case HLO_OP_CLAMP: case HLO_OP_ABS: case HLO_OP_NEGATE: case HLO_OP_DYNAMIC_UPDATE_SLICE:
+    all_operands = true;
+    break;
+  case HLO_OP_SCATTER:
+    all_operands = overwrites(ins);
+    break;
+  default:
+    break;
   }
-  return false;
+  if (!all_operands)
+    return false;
+  /* Every data operand must itself be a bitwise source (select's predicate
+   * and the index operands are data too: they only choose). */
+  for (int k = 0; k < ins->noperands; k++)
+    if (!bitwise_source(ins->operands[k], depth + 1))
+      return false;
+  return true;
 }
 
 chk_rule chk_leaf_rule(const hlo_computation *c, int leaf) {

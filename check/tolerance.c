@@ -2,6 +2,7 @@
 #include "tolerance.h"
 
 #include <math.h>
+#include <string.h>
 
 double chk_unit_roundoff(hlo_etype t) {
   int mant;
@@ -22,7 +23,7 @@ double chk_unit_roundoff(hlo_etype t) {
   return ldexp(1.0, -(mant + 1));
 }
 
-static double pass_error(int passes) {
+double chk_pass_error(int passes) {
   switch (passes) {
   case 1: return ldexp(1.0, -7);
   case 3: return ldexp(1.0, -15);
@@ -55,7 +56,7 @@ chk_tol chk_tolerance(const chk_tol_basis *b) {
   /* 0 * inf is NaN: an all-zero sum has no error whatever the depth */
   t.atol = s > 0 ? g * s : 0;
   if (b->passes_a != b->passes_b)
-    t.atol += k * tm * (pass_error(b->passes_a) + pass_error(b->passes_b));
+    t.atol += k * tm * (chk_pass_error(b->passes_a) + chk_pass_error(b->passes_b));
   t.rtol = 2.0 * chk_unit_roundoff(b->out_type);
   return t;
 }
@@ -65,4 +66,46 @@ bool chk_tolerance_vacuous(const chk_tol_basis *b, chk_tol t) {
     return false;
   double s = abs_sum_bound(b);
   return s > 0 && t.atol >= s;
+}
+
+/* Higham and Mary's gamma~_d(lambda), lambda for a failure probability of
+ * CHK_TOL_FAILURE over k terms (tolerance.h). */
+static double gamma_prob(int64_t d, int64_t k, double u) {
+  double kk = k > 1 ? (double)k : 1.0;
+  double lambda = sqrt(2.0 * log(2.0 * kk / CHK_TOL_FAILURE)) / (1.0 - u);
+  double dd = (double)d;
+  return expm1(lambda * sqrt(dd) * u + dd * u * u / (1.0 - u));
+}
+
+double chk_tol_g(chk_tol_criterion c, int64_t d, int64_t k, double u) {
+  if (d <= 0)
+    d = k;
+  double g = chk_gamma(d, u);
+  if (c == CHK_TOL_PROBABILISTIC && (double)d * u <= 1.0 / 64) {
+    double p = gamma_prob(d, k, u);
+    if (p < g)
+      g = p;
+  }
+  return g;
+}
+
+double chk_tol_coef(chk_tol_criterion c, double u, int64_t k, int64_t d_a, int64_t d_b, int p_a, int p_b) {
+  double g = chk_tol_g(c, d_a, k, u) + chk_tol_g(c, d_b, k, u);
+  if (p_a != p_b)
+    g += chk_pass_error(p_a) + chk_pass_error(p_b);
+  return g;
+}
+
+const char *chk_tol_criterion_name(chk_tol_criterion c) {
+  return c == CHK_TOL_WORST_CASE ? "worst-case" : "probabilistic";
+}
+
+int chk_tol_criterion_parse(const char *name, chk_tol_criterion *c) {
+  if (strcmp(name, "worst-case") == 0)
+    *c = CHK_TOL_WORST_CASE;
+  else if (strcmp(name, "probabilistic") == 0)
+    *c = CHK_TOL_PROBABILISTIC;
+  else
+    return -1;
+  return 0;
 }

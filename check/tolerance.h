@@ -47,6 +47,52 @@
  *
  * Elementwise-only outputs (K = 0) get atol = rtol = 0: the same device
  * computes them bit-identically whatever the tiling.
+ *
+ * Per-element bounds (check/accum.h).  The formula above, with K T + init
+ * in place of sum|t_i|, is what chk_tolerance computes for one whole
+ * output.  The sweep uses instead, for every float accumulation of the
+ * fusion (each add-reduce and each dot, not only the hero) and every one of
+ * its output elements e, the reference's own sum of the absolute values of
+ * e's terms, S_e = sum|t_i| (for a dot, sum|a_i b_i|): the bound is
+ * G S_e with the coefficient
+ *
+ *     G = g(d_a) + g(d_b)  [+ e(p_a) + e(p_b) when the passes differ]
+ *
+ * from chk_tol_coef.  S_e is usually far below K T: a term as large as the
+ * largest is rare, and one output row's terms need not resemble another's.
+ *
+ * The criterion, g(d).  Two are available (tune --tolerance):
+ *
+ *   worst-case     g(d) = gamma_d, the rigorous bound above: it holds for
+ *                  every input and every rounding, and assumes every
+ *                  rounding error has the largest size u and the same sign.
+ *
+ *   probabilistic  (the default) g(d) = min(gamma_d, gamma~_d(lambda)) with
+ *                  gamma~_d(lambda) = exp(lambda sqrt(d) u + d u^2/(1-u)) - 1
+ *                  (Higham and Mary, "A new approach to probabilistic
+ *                  rounding error analysis", SIAM J. Sci. Comput. 41(5),
+ *                  2019, Theorem 2.4 and §3): when the rounding errors are
+ *                  independent, mean-zero random variables, a sum of K
+ *                  terms in which every term takes at most d roundings is
+ *                  within gamma~_d(lambda) sum|t_i| of the exact sum with
+ *                  probability at least 1 - 2 K exp(-lambda^2 (1-u)^2 / 2).
+ *                  lambda is chosen per accumulation from its K so that this
+ *                  failure probability is at most CHK_TOL_FAILURE = 1e-16 per
+ *                  output element: lambda = sqrt(2 ln(2 K / 1e-16)) / (1 - u),
+ *                  8.9 for K = 64, 9.6 for K = 4096.  A daily sweep compares
+ *                  some 1e9 elements, so the chance of one false alarm from
+ *                  this bound in a whole sweep stays below 1e-6.
+ *                  Independence fails when the terms are so small against the
+ *                  running sum that they round the same way every time
+ *                  (stagnation: d u near 1); the probabilistic bound is
+ *                  therefore used only while d u <= 1/64 (an f32 sum of up
+ *                  to 2^18 terms, never a long bf16 one) and the rigorous
+ *                  gamma_d beyond.  Where d < lambda^2 the rigorous bound is
+ *                  the smaller one and is kept: the min above.
+ *
+ * The bf16 pass error e(p) of an f32 dot stays rigorous in both criteria:
+ * it is a per-product bound, and it widens by e(p) S_e per element, not
+ * by e(p) K T.
  */
 #ifndef TUNE_CHECK_TOLERANCE_H
 #define TUNE_CHECK_TOLERANCE_H
@@ -83,5 +129,30 @@ chk_tol chk_tolerance(const chk_tol_basis *b);
  * all-zero output would pass.  false without an accumulation (K = 0) or
  * for a non-float output. */
 bool chk_tolerance_vacuous(const chk_tol_basis *b, chk_tol t);
+
+/* Which g(d) of the per-element bound (see above); the zero value is the
+ * default. */
+typedef enum chk_tol_criterion { CHK_TOL_PROBABILISTIC = 0, CHK_TOL_WORST_CASE } chk_tol_criterion;
+
+/* The failure probability per output element of the probabilistic bound. */
+#define CHK_TOL_FAILURE 1e-16
+
+/* g(d) for a sum of k terms with unit roundoff u under criterion c; +inf
+ * when no finite bound exists; d <= 0 stands for d = k (an unknown order). */
+double chk_tol_g(chk_tol_criterion c, int64_t d, int64_t k, double u);
+
+/* The relative product error e(p) of an f32 dot taking p bf16 passes (1,
+ * 3 or 6); 0 for p = 0 (not an f32 dot). */
+double chk_pass_error(int passes);
+
+/* The coefficient G of the per-element bound G S_e between a side with
+ * depth d_a and passes p_a and one with d_b and p_b, for a sum of k terms
+ * accumulated with unit roundoff u. */
+double chk_tol_coef(chk_tol_criterion c, double u, int64_t k, int64_t d_a, int64_t d_b, int p_a, int p_b);
+
+/* "worst-case" or "probabilistic"; chk_tol_criterion_parse returns 0 and
+ * sets *c, or -1 for another name. */
+const char *chk_tol_criterion_name(chk_tol_criterion c);
+int chk_tol_criterion_parse(const char *name, chk_tol_criterion *c);
 
 #endif

@@ -68,6 +68,7 @@ typedef struct tn_opts {
   int has_atol, has_rtol; /* --atol / --rtol given */
   double atol, rtol;
   const char *ops;        /* --ops LIST */
+  int tolerance;          /* --tolerance: a chk_tol_criterion */
   int json;               /* --json */
   const char *command_line; /* the whole command, for the results file */
   /* --report */

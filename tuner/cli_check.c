@@ -120,9 +120,9 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
   }
   fprintf(f, "  default   %s\n", d->config);
   if (d->status == DEV_OK)
-    fprintf(f, "            simulated %.3f us; vs reference: %s (max abs %.3g, tolerance atol %.3g rtol %.3g)\n",
+    fprintf(f, "            simulated %.3f us; vs reference: %s (max abs %.3g, tolerance atol %.3g rtol %.3g, %s)\n",
             d->sim_time * 1e6, r->default_vs_reference_ok ? "ok" : "MISMATCH", r->default_vs_reference.max_abs,
-            r->reference_tol.atol, r->reference_tol.rtol);
+            r->reference_tol.atol, r->reference_tol.rtol, chk_tol_criterion_name((chk_tol_criterion)r->criterion));
   else
     fprintf(f, "            %s: %s\n", chk_verdict_name(d->verdict), d->message);
   /* A tolerance that admits any output of the accumulation is no check:
@@ -262,6 +262,7 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
   json_str(f, r->cands[0].config);
   fputs(", \"default_sim_time\": ", f);
   json_num(f, r->cands[0].sim_time);
+  fprintf(f, ", \"tolerance\": \"%s\"", chk_tol_criterion_name((chk_tol_criterion)r->criterion));
   fprintf(f, ", \"default_vs_reference_ok\": %s, \"reference_unverifiable\": %s, \"unverifiable\": %lld, \"best\": ",
           r->default_vs_reference_ok ? "true" : "false", r->reference_unverifiable ? "true" : "false",
           (long long)r->unverifiable);
@@ -501,6 +502,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .tol_override = o->has_atol || o->has_rtol,
       .tol = {o->atol, o->rtol},
       .ops = o->ops,
+      .criterion = (chk_tol_criterion)o->tolerance,
       .progress = !o->quiet && !o->json && isatty(STDERR_FILENO),
       .error_maps = 3,
       .replicas = o->replicas,

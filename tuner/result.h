@@ -85,6 +85,7 @@ typedef struct tn_fusion_result {
   uint64_t fingerprint;            /* FNV-1a of hlo: the fusion's group name */
   uint64_t seed;                   /* input seed */
   int profile;                     /* input profile (chk_inputs_profile) */
+  int criterion;                   /* the tolerance criterion (chk_tol_criterion) */
   chk_intent_result nonfinite;     /* were the reference's non-finite
                                       outputs meant? (issue 6, intent.h) */
   int ncands;

@@ -10,6 +10,7 @@
 #include <omp.h>
 #endif
 
+#include "accum.h"
 #include "cascade.h"
 #include "dev_accum.h"
 #include "dev_fusion.h"
@@ -48,14 +49,11 @@ typedef struct {
   int nleaves;                   /* leaves of the compared output: the entry's root */
   int kernel_leaf[256];          /* per output leaf: the kernel leaf it passes
                                     on, or -1 when the launch makes it */
-  double term_max;
-  double init_abs;               /* |init| of a reduce hero, 0 otherwise */
   bool structured;               /* the backend is the simulated device, whose
                                     accumulation order dev_accum_depth knows */
-  /* How an error of 1 in the hero's output moves each output element:
-   * sens[leaf][i], measured on the reference by perturbing the hero (see
-   * measure_sensitivity); NULL for leaves the hero does not feed. */
-  double *sens[256];
+  /* Every float accumulation of the kernel, per element, and how it moves
+   * each output (check/accum.h). */
+  chk_accums acc;
   int dflt_passes, ref_passes;   /* bf16 passes of f32 dots (0: not one) */
   int64_t dflt_depth;            /* the default's accumulation depth (config_depth) */
   int replicas;                  /* replicas the reference simulates */
@@ -111,11 +109,29 @@ static int64_t config_depth(const shared *sh, const dev_config *c) {
  * depth depth_a and one with passes_b and depth_b (vs_ref: the other side
  * is the reference).  *vacuous (may be NULL) is set when the tolerance of
  * a checked leaf fed by the accumulation admits any output of it. */
+/* The coefficient G (check/tolerance.h) of each accumulation for a
+ * comparison between a side with passes_a and depth_a and one with passes_b
+ * and depth_b: those apply to the hero, whose order the config sets; any
+ * other accumulation's order is unknown on both sides (d = K). */
+static void acc_coefs(const shared *sh, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b, double *g) {
+  for (int j = 0; j < sh->acc.n; j++) {
+    const chk_accum *a = &sh->acc.a[j];
+    double u = chk_unit_roundoff(a->acc_type);
+    if (a->ins == sh->f.hero)
+      g[j] = chk_tol_coef(sh->o->criterion, u, a->k, depth_a, depth_b, passes_a, passes_b);
+    else
+      g[j] = chk_tol_coef(sh->o->criterion, u, a->k, 0, 0, 0, 0);
+  }
+}
+
 static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b, bool vs_ref,
                         chk_leaf_check *out, bool *vacuous) {
   const hlo_computation *c = sh->f.comp;
   if (vacuous)
     *vacuous = false;
+  double g[CHK_ACCUM_MAX];
+  acc_coefs(sh, passes_a, passes_b, depth_a, depth_b, g);
+  (void)vs_ref;
   for (int i = 0; i < sh->nleaves; i++) {
     const hlo_shape *s = hlo_shape_leaf(&sh->m->entry->root->shape, i);
     chk_leaf_check *lc = &out[i];
@@ -135,50 +151,28 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a,
       lc->checked = ops_has(sh->o->ops, hlo_opcode_name(p->op)) ||
                     (sh->f.hero && ops_has(sh->o->ops, hlo_opcode_name(sh->f.hero->op)));
     }
-    if (lc->rule == CHK_RULE_BITWISE) {
-      lc->tol.atol = lc->tol.rtol = 0;
+    lc->tol.atol = lc->tol.rtol = 0;
+    if (lc->rule == CHK_RULE_BITWISE)
       continue;
-    }
     if (sh->o->tol_override) {
       lc->tol = sh->o->tol;
       continue;
     }
-    chk_tol_basis b = {.out_type = s->type, .acc_type = sh->f.acc_type, .k = 0, .term_max = sh->term_max,
-                       .init_abs = sh->init_abs, .depth_a = depth_a, .depth_b = depth_b};
-    /* Only a floating-point accumulation depends on its order: an integer
-     * dot or sum is exact whatever the chunking, so its outputs (even after
-     * a dequantising convert) must match exactly. */
-    if (chk_leaf_depends_on(c, kl, sh->f.hero) && hlo_etype_is_float(sh->f.acc_type))
-      b.k = sh->f.k_total;
-    /* The roundoff is the accumulation's own type (the hero's result
-     * type): both the device and the reference apply a reducer in its type,
-     * so a bf16 add rounds to bf16 at every step and a long bf16 sum gets a
-     * wide bound, while an f32 sum feeding a bf16 output gets the f32 one. */
-    (void)vs_ref;
-    b.passes_a = passes_a;
-    b.passes_b = passes_b;
-    lc->tol = chk_tolerance(&b);
-    if (vacuous && lc->checked && chk_tolerance_vacuous(&b, lc->tol))
-      *vacuous = true;
-    /* The bound holds at the hero's output; the ops after it (a division by
-     * the sum in softmax, a subtraction in layernorm) scale it per element
-     * by the measured sensitivity: both compared sides lie within 2 bounds
-     * of the reference's accumulation, so y can move by up to 2 * sens *
-     * 2 * bound between them (see measure_sensitivity). */
-    if (b.k > 0 && sh->sens[i]) {
-      /* sens is measured on the compared output itself, so it is indexed
-       * like this leaf even when the launch rearranges the kernel's. */
-      int64_t n = hlo_shape_elements(s);
-      double *map = malloc(sizeof *map * (size_t)(n ? n : 1));
-      if (map) {
-        /* an element the hero does not move gets 0, also under an
-         * infinite atol (0 * inf would be NaN and fail every compare) */
-        for (int64_t e = 0; e < n; e++)
-          map[e] = sh->sens[i][e] > 0 ? 4.0 * sh->sens[i][e] * lc->tol.atol : 0;
-        lc->atol_map = map;
-        lc->tol.atol = 0;
+    /* Outputs no accumulation feeds are computed bit-identically by every
+     * config; the others get the per-element allowance of check/accum.h and
+     * one final rounding to the output type on either side (2 u_out). */
+    bool fed = false;
+    for (int j = 0; j < sh->acc.n; j++)
+      if (chk_leaf_depends_on(c, kl, sh->acc.a[j].ins)) {
+        fed = true;
+        /* a bound of at least sum|t_i| admits any value of the sum */
+        if (vacuous && lc->checked && !(g[j] < 1.0))
+          *vacuous = true;
       }
-    }
+    if (!fed)
+      continue;
+    lc->tol.rtol = 2.0 * chk_unit_roundoff(s->type);
+    lc->atol_map = chk_accums_leaf_map(&sh->acc, i, hlo_shape_elements(s), g);
   }
 }
 
@@ -356,94 +350,6 @@ static void progress(const tn_sweep_opts *o, int done, int total, int divergent)
   fflush(stderr);
 }
 
-/* The evaluation hook behind the tolerance policy.  Mode 0 records the
- * largest |operand| of the hero (the T of tolerance.h); mode 1 adds delta
- * to every float element of the hero's value. */
-typedef struct {
-  const hlo_instr *hero;
-  int mode;
-  double max_abs[2];
-  double delta;
-} hero_hook_state;
-
-static void max_abs_of(const hlo_value *v, double *acc) {
-  if (v->type == HLO_TUPLE) {
-    for (int i = 0; i < v->ntuple; i++)
-      max_abs_of(v->elems[i], acc);
-    return;
-  }
-  if (!hlo_etype_is_float(v->type))
-    return;
-  for (int64_t i = 0; i < v->count; i++) {
-    double x = fabs(hlo_value_get_f64(v, i));
-    if (isfinite(x) && x > *acc)
-      *acc = x;
-  }
-}
-
-static hlo_value *shifted(const hlo_value *v, double delta) {
-  hlo_value *c = hlo_value_clone(v);
-  if (!c)
-    return NULL;
-  if (c->type == HLO_TUPLE) {
-    for (int i = 0; i < c->ntuple; i++) {
-      hlo_value *e = shifted(c->elems[i], delta);
-      if (!e) {
-        hlo_value_unref(c);
-        return NULL;
-      }
-      hlo_value_unref(c->elems[i]);
-      c->elems[i] = e;
-    }
-    return c;
-  }
-  if (hlo_etype_is_float(c->type))
-    for (int64_t i = 0; i < c->count; i++) {
-      double x = hlo_value_get_f64(c, i);
-      if (isfinite(x))
-        hlo_value_set_f64(c, i, x + delta);
-    }
-  return c;
-}
-
-static void hero_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int n, hlo_value **value) {
-  hero_hook_state *h = ctx;
-  if (ins != h->hero)
-    return;
-  if (h->mode == 0) {
-    for (int k = 0; k < n && k < 2; k++)
-      max_abs_of(ops[k], &h->max_abs[k]);
-    return;
-  }
-  hlo_value *p = shifted(*value, h->delta);
-  if (p) {
-    hlo_value_unref(*value);
-    *value = p;
-  }
-}
-
-/* Finds the want-th array leaf of v, depth first. */
-static int leaf_index(const hlo_value *v, int want, int *seen, const hlo_value **out) {
-  if (v->type != HLO_TUPLE) {
-    if ((*seen)++ == want) {
-      *out = v;
-      return 1;
-    }
-    return 0;
-  }
-  for (int i = 0; i < v->ntuple; i++)
-    if (leaf_index(v->elems[i], want, seen, out))
-      return 1;
-  return 0;
-}
-
-static const hlo_value *nth_leaf(const hlo_value *v, int k) {
-  const hlo_value *out = NULL;
-  int seen = 0;
-  leaf_index(v, k, &seen, &out);
-  return out;
-}
-
 /* How many replicas the reference must simulate for the module's
  * collectives to be well-formed: its replica_count, or one more than the
  * highest replica a replica group or permute pair names. */
@@ -495,72 +401,29 @@ static int eval_reference(shared *sh, chk_eval_hook *hook, void *ctx, hlo_value 
   return 0;
 }
 
-/* Tolerance propagation by perturbation.  The accumulation bound of
- * tolerance.h holds at the hero's output; what it means at the fusion's
- * outputs depends on the ops in between, so it is measured rather than
- * guessed: the reference is evaluated twice more with the hero's value
- * shifted by +delta and -delta, and sens[leaf][i] = max|y(h +- delta) -
- * y(h)| / delta is how far output element i moves per unit of error in the
- * hero.  It is first-order exact for smooth ops and the caller doubles it. */
-static int measure_sensitivity(shared *sh, hlo_error *err) {
-  if (!sh->f.hero || sh->f.k_total <= 1 || !(sh->term_max > 0))
+static int eval_reference_cb(void *ctx, chk_eval_hook *hook, void *hook_ctx, hlo_value **out, hlo_error *err) {
+  return eval_reference(ctx, hook, hook_ctx, out, err);
+}
+
+/* Measures how each accumulation reaches the outputs (check/accum.h), with
+ * the widest coefficient any comparison of this fusion can use: the
+ * hero's sides at depth K + 1 (above any config's) and, for an f32 dot,
+ * the widest pass mix. */
+static int measure_accums(shared *sh, hlo_error *err) {
+  if (sh->acc.failed)
+    return hlo_error_set(err, 0, 0, "out of memory while recording the fusion's accumulations");
+  if (sh->o->tol_override || sh->acc.n == 0)
     return 0;
-  if (sh->f.kind != DEV_HERO_REDUCE && sh->f.kind != DEV_HERO_DOT)
-    return 0;
-  const hlo_shape *hs = hlo_shape_leaf(&sh->f.hero->shape, 0);
-  if (!hs || !hlo_etype_is_float(hs->type))
-    return 0;
-  /* delta: the f32 bound for this K and T; its size only needs to keep the
-   * measurement out of the noise of the ops' own rounding. */
-  /* delta: twice the widest bound any comparison of this fusion uses (the
-   * accumulation's own roundoff; for an f32 dot, the widest pass mix), since
-   * the two sides compared can each be one bound away from the reference:
-   * for a monotone op, y moves by at most |y(h+delta) - y(h-delta)| between
-   * any two such points. */
-  chk_tol_basis b = {.out_type = sh->f.acc_type, .acc_type = sh->f.acc_type, .k = sh->f.k_total,
-                     .term_max = sh->term_max, .init_abs = sh->init_abs};
+  double g[CHK_ACCUM_MAX];
   dev_config none;
   memset(&none, 0, sizeof none);
-  if (dot_passes(&sh->f, &none) > 0) {
-    b.passes_a = 1;
-    b.passes_b = 6;
-  }
-  double delta = 2.0 * chk_tolerance(&b).atol;
-  /* where that bound is vacuous (infinite, or beyond any output) the
-   * largest possible |sum| is the scale instead */
-  double s_max = (double)sh->f.k_total * sh->term_max + sh->init_abs;
-  if (!(delta <= 2.0 * s_max))
-    delta = 2.0 * s_max;
-  if (!(delta > 0) || !isfinite(delta))
-    return 0;
-  hlo_value *moved[2] = {NULL, NULL};
-  for (int s = 0; s < 2; s++) {
-    hero_hook_state h = {.hero = sh->f.hero, .mode = 1, .delta = s == 0 ? delta : -delta};
-    if (eval_reference(sh, hero_hook, &h, &moved[s], err) != 0) {
-      hlo_value_unref(moved[0]);
-      return -1;
-    }
-  }
-  for (int leaf = 0; leaf < sh->nleaves; leaf++) {
-    const hlo_value *y = nth_leaf(sh->reference, leaf), *yp = nth_leaf(moved[0], leaf),
-                    *ym = nth_leaf(moved[1], leaf);
-    if (!y || !yp || !ym || !hlo_etype_is_float(y->type))
-      continue;
-    double *sens = malloc(sizeof *sens * (size_t)(y->count ? y->count : 1));
-    if (!sens)
-      break;
-    for (int64_t i = 0; i < y->count; i++) {
-      double v = hlo_value_get_f64(y, i);
-      double dp = fabs(hlo_value_get_f64(yp, i) - v), dm = fabs(hlo_value_get_f64(ym, i) - v);
-      double d = dp > dm ? dp : dm;
-      /* A perturbation that turns a finite output non-finite marks an
-       * ill-conditioned element: no finite bound applies there. */
-      sens[i] = isfinite(d) ? d / delta : (isfinite(v) ? 1e300 : 0);
-    }
-    sh->sens[leaf] = sens;
-  }
-  hlo_value_unref(moved[0]);
-  hlo_value_unref(moved[1]);
+  int wide = dot_passes(&sh->f, &none) > 0;
+  int64_t kd = sh->f.k_total + 1;
+  acc_coefs(sh, wide ? 1 : 0, wide ? 6 : 0, kd, kd, g);
+  if (chk_accums_measure(&sh->acc, sh->reference, g, eval_reference_cb, sh, err) != 0)
+    return -1;
+  if (sh->acc.failed)
+    return hlo_error_set(err, 0, 0, "out of memory while measuring the fusion's accumulations");
   return 0;
 }
 
@@ -599,19 +462,15 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
    * reference simulates, so its collectives see the same peers. */
   sh->replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
   sh->f.replicas = sh->replicas;
-  hero_hook_state probe = {.hero = sh->f.hero};
-  if (eval_reference(sh, hero_hook, &probe, &sh->reference, err) != 0)
+  sh->acc.kernel = sh->f.comp;
+  if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
     return -1;
-  sh->term_max = sh->f.kind == DEV_HERO_DOT ? probe.max_abs[0] * probe.max_abs[1] : probe.max_abs[0];
-  /* a reduce's second operand is its init value, one more term */
-  sh->init_abs = sh->f.kind == DEV_HERO_REDUCE ? probe.max_abs[1] : 0;
   sh->structured = o->backend && o->backend->name && strcmp(o->backend->name, "sim") == 0;
-  return measure_sensitivity(sh, err);
+  return measure_accums(sh, err);
 }
 
 static void teardown(shared *sh) {
-  for (int i = 0; i < 256; i++)
-    free(sh->sens[i]);
+  chk_accums_free(&sh->acc);
   for (int i = 0; i < sh->nargs; i++)
     hlo_value_unref(sh->args ? sh->args[i] : NULL);
   free(sh->args);
@@ -794,6 +653,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
    * (a -inf mask) or the inputs' doing; the latter is not a compiler bug,
    * and the fusion is flagged so the summary and the store say so. */
   out->profile = (int)o->profile;
+  out->criterion = (int)o->criterion;
   chk_eval_opts intent_eo = {.replicas = sh.replicas, .emulate_device = 1, .time_budget = o->time_budget};
   if (chk_intent_classify(m, sh.nargs, sh.args, &intent_eo, sh.reference, &out->nonfinite, err) != 0) {
     teardown(&sh);

@@ -22,6 +22,7 @@
 #include "dev_machine.h"
 #include "hlo.h"
 #include "result.h"
+#include "tolerance.h"
 
 typedef struct tn_sweep_opts {
   const dev_backend *backend;
@@ -37,6 +38,7 @@ typedef struct tn_sweep_opts {
   bool stop_on_mismatch;  /* stop at the first divergent candidate */
   bool tol_override;      /* use tol for every float leaf */
   chk_tol tol;
+  chk_tol_criterion criterion; /* g(d) of the derived bound (check/tolerance.h) */
   const char *ops;        /* comma-separated opcode names to check, or NULL */
   bool progress;          /* draw a progress line on stderr */
   int error_maps;         /* keep error maps of this many worst divergent candidates */

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "config.h"
 #include "inputs.h"
+#include "tolerance.h"
 
 static void usage(FILE *f) {
   fputs("Usage: tune MODE [OPTION]... FILE\n"
@@ -98,6 +99,9 @@ static void usage(FILE *f) {
         "      --atol X, --rtol X  override the derived tolerance of float outputs\n"
         "      --ops LIST          check only outputs of these opcodes (comma-separated;\n"
         "                          an unknown opcode is an error)\n"
+        "      --tolerance C       the derived bound's criterion: probabilistic (default;\n"
+        "                          fails with probability <= 1e-16 per element) or\n"
+        "                          worst-case (rigorous for every rounding)\n"
         "      --backend PATH.so   use another device implementation (dev_backend.h)\n"
         "      --json              print the summary as JSON\n"
         "  -q, --quiet             print only errors and divergences\n"
@@ -144,7 +148,7 @@ static int parse_number(const char *opt, const char *s, uint64_t min, uint64_t m
 enum { OPT_NO_VERIFY = 256, OPT_LIST_MACHINES, OPT_EVAL, OPT_SEED, OPT_INPUTS, OPT_REPLICAS,
        OPT_SPACE, OPT_LIST_DEFECTS, OPT_MACHINE /* device modes */,
        OPT_COMPILER, OPT_DEFECT, OPT_THREADS, OPT_BUDGET, OPT_TIME_BUDGET, OPT_ONLY,
-       OPT_STOP_ON_MISMATCH, OPT_ATOL, OPT_RTOL, OPT_OPS, OPT_BACKEND, OPT_JSON /* --check */ };
+       OPT_STOP_ON_MISMATCH, OPT_ATOL, OPT_RTOL, OPT_OPS, OPT_TOLERANCE, OPT_BACKEND, OPT_JSON /* --check */ };
 
 enum { OPT_REPORT = 512, OPT_FORMAT, OPT_RUN /* --report */ };
 
@@ -268,6 +272,7 @@ static int tune_main(int argc, char **argv) {
       {"atol", required_argument, NULL, OPT_ATOL},
       {"rtol", required_argument, NULL, OPT_RTOL},
       {"ops", required_argument, NULL, OPT_OPS},
+      {"tolerance", required_argument, NULL, OPT_TOLERANCE},
       {"backend", required_argument, NULL, OPT_BACKEND},
       {"json", no_argument, NULL, OPT_JSON},
       {"report", required_argument, NULL, OPT_REPORT},
@@ -350,6 +355,15 @@ static int tune_main(int argc, char **argv) {
         return TN_EXIT_USAGE;
       o.ops = optarg;
       break;
+    case OPT_TOLERANCE: {
+      chk_tol_criterion crit;
+      if (chk_tol_criterion_parse(optarg, &crit) != 0) {
+        fprintf(stderr, "tune: --tolerance: '%s' is not probabilistic or worst-case\n", optarg);
+        return TN_EXIT_USAGE;
+      }
+      o.tolerance = (int)crit;
+      break;
+    }
     case OPT_BACKEND:
       o.backend = optarg;
       break;

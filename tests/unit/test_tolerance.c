@@ -176,6 +176,71 @@ static void reorderings_pass_and_bugs_fail(void **state) {
   free(t);
 }
 
+/* The probabilistic g(d) of tolerance.h, by hand: for K = d = 4096 in f32,
+ * lambda = sqrt(2 ln(2 * 4096 / 1e-16)) = sqrt(2 * 45.852) = 9.576 (to
+ * three decimals), so gamma~ = exp(9.576 * 64 * 2^-24 + ...) - 1 =
+ * 3.653e-5, against the rigorous gamma_4096 = 2.441e-4. */
+static void probabilistic_by_hand(void **state) {
+  (void)state;
+  double u = ldexp(1, -24);
+  double p = chk_tol_g(CHK_TOL_PROBABILISTIC, 4096, 4096, u);
+  assert_true(fabs(p - 3.653e-5) <= 0.001 * 3.653e-5);
+  assert_true(close_to(chk_tol_g(CHK_TOL_WORST_CASE, 4096, 4096, u), gam(4096, u)));
+  /* d = 0 stands for d = K */
+  assert_true(chk_tol_g(CHK_TOL_PROBABILISTIC, 0, 4096, u) == p);
+  /* d = 10 < lambda^2: the rigorous bound is the smaller and is kept */
+  assert_true(close_to(chk_tol_g(CHK_TOL_PROBABILISTIC, 10, 4096, u), gam(10, u)));
+  /* bf16, d = 100: d u = 0.39 > 1/64, the rigorous bound; d = 1000: none */
+  double ub = ldexp(1, -8);
+  assert_true(close_to(chk_tol_g(CHK_TOL_PROBABILISTIC, 100, 100, ub), gam(100, ub)));
+  assert_true(isinf(chk_tol_g(CHK_TOL_PROBABILISTIC, 1000, 1000, ub)));
+  /* The coefficient adds both sides, and the pass errors when the passes
+   * differ: 1 pass 2^-7, 6 passes 2^-23. */
+  assert_true(close_to(chk_tol_coef(CHK_TOL_WORST_CASE, u, 512, 100, 512, 1, 6),
+                       gam(100, u) + gam(512, u) + ldexp(1, -7) + ldexp(1, -23)));
+  assert_true(close_to(chk_tol_coef(CHK_TOL_WORST_CASE, u, 512, 100, 512, 3, 3), gam(100, u) + gam(512, u)));
+  chk_tol_criterion c;
+  assert_int_equal(chk_tol_criterion_parse("worst-case", &c), 0);
+  assert_int_equal(c, CHK_TOL_WORST_CASE);
+  assert_int_equal(chk_tol_criterion_parse("probabilistic", &c), 0);
+  assert_int_equal(c, CHK_TOL_PROBABILISTIC);
+  assert_int_equal(chk_tol_criterion_parse("tight", &c), -1);
+}
+
+/* The per-element probabilistic bound G S with S = sum|t_i| still admits
+ * every legitimate order of a real sum, and still rejects a chunk counted
+ * twice and a dropped ragged tail. */
+static void probabilistic_admits_reorderings(void **state) {
+  (void)state;
+  enum { N = 4096 };
+  float *t = malloc(sizeof(float) * N);
+  for (int pos = 0; pos < 2; pos++) {
+    double S = 0;
+    for (int i = 0; i < N; i++) {
+      t[i] = term((uint64_t)i) * 3.0f;
+      if (pos)
+        t[i] = fabsf(t[i]);
+      S += fabs(t[i]);
+    }
+    double u = ldexp(1, -24);
+    /* the reference's sequential order against any config (d <= K + 1) */
+    double bound = chk_tol_coef(CHK_TOL_PROBABILISTIC, u, N, N + 1, N + 1, 0, 0) * S;
+    float ref = sum_order(t, N, N, 1);
+    const int chunks[] = {1, 7, 128, 300, 512, 4096};
+    const int packs[] = {1, 2, 4};
+    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
+      for (size_t p = 0; p < 3; p++) {
+        float s = sum_order(t, N, chunks[c], packs[p]);
+        assert_true(fabs((double)s - ref) <= bound);
+      }
+    float doubled = ref + sum_order(t, 512, 512, 1);
+    assert_true(fabs((double)doubled - ref) > bound);
+    float dropped = sum_order(t, N - 300, 512, 1);
+    assert_true(fabs((double)dropped - ref) > bound);
+  }
+  free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(unit_roundoffs),
@@ -183,6 +248,8 @@ int main(void) {
       cmocka_unit_test(gamma_by_hand),
       cmocka_unit_test(bf16_long_sums_are_vacuous),
       cmocka_unit_test(reorderings_pass_and_bugs_fail),
+      cmocka_unit_test(probabilistic_by_hand),
+      cmocka_unit_test(probabilistic_admits_reorderings),
   };
   return cmocka_run_group_tests_name("tolerance", tests, NULL, NULL);
 }

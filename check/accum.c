@@ -1,0 +1,343 @@
+/* accum.c — recording the kernel's accumulations and measuring how they
+ * reach the outputs (accum.h).
+ *
+ * An accumulation past CHK_ACCUM_MAX in one kernel is counted in `dropped`
+ * and gets no allowance: its outputs are compared as the reference computes
+ * them, which can over-report but never hides a bug.
+ */
+#include "accum.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_internal.h"
+#include "tolerance.h"
+
+static bool in_kernel(const chk_accums *A, const hlo_instr *ins) {
+  const hlo_computation *c = A->kernel;
+  return c && ins->index >= 0 && ins->index < c->ninstrs && c->instrs[ins->index] == ins;
+}
+
+static bool is_real_float(hlo_etype t) { return hlo_etype_is_float(t) && hlo_etype_class(t) != HLO_CLASS_COMPLEX; }
+
+/* S_e of a reduce with the add reducer, exactly in f64: every input element
+ * adds its |x| to the output element its kept coordinates name. */
+static int reduce_abs_sums(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, double *s, int64_t n) {
+  bool red[HLO_MAX_RANK] = {false};
+  for (int i = 0; i < ins->attrs.dimensions.n; i++) {
+    int64_t d = ins->attrs.dimensions.v[i];
+    if (d < 0 || d >= x->rank)
+      return -1;
+    red[d] = true;
+  }
+  double a0 = fabs(hlo_value_get_f64(init, 0));
+  for (int64_t e = 0; e < n; e++)
+    s[e] = a0;
+  int64_t idx[HLO_MAX_RANK] = {0};
+  for (int64_t i = 0; i < x->count; i++) {
+    int64_t o = 0;
+    for (int d = 0; d < x->rank; d++)
+      if (!red[d])
+        o = o * x->dims[d] + idx[d];
+    if (o >= n)
+      return -1;
+    s[o] += fabs(hlo_value_get_f64(x, i));
+    for (int d = x->rank - 1; d >= 0; d--) {
+      if (++idx[d] < x->dims[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return 0;
+}
+
+/* |v| as an f64 array of v's dims. */
+static hlo_value *abs_f64(const hlo_value *v) {
+  hlo_value *a = hlo_value_array_uninit(HLO_F64, v->rank, v->dims);
+  if (!a)
+    return NULL;
+  double *p = a->data;
+  for (int64_t i = 0; i < v->count; i++)
+    p[i] = fabs(hlo_value_get_f64(v, i));
+  return a;
+}
+
+/* S_e of a dot: the same dot of |a| and |b| in f64 (its own evaluator,
+ * without device numerics), widened by 1 + 2^-6 (accum.h). */
+static int dot_abs_sums(const hlo_instr *ins, hlo_value *const *ops, double *s, int64_t n) {
+  hlo_instr tmp = *ins;
+  tmp.shape.type = HLO_F64;
+  hlo_value *a = abs_f64(ops[0]), *b = abs_f64(ops[1]);
+  hlo_error err;
+  chk_eval ev;
+  memset(&ev, 0, sizeof ev);
+  ev.o.replicas = 1;
+  ev.err = &err;
+  hlo_value *absops[2] = {a, b};
+  hlo_value *r = a && b ? chk_op_dot(&ev, &tmp, absops) : NULL;
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+  if (!r || r->count != n) {
+    hlo_value_unref(r);
+    return -1;
+  }
+  const double *p = r->data;
+  for (int64_t e = 0; e < n; e++)
+    s[e] = p[e] * (1.0 + ldexp(1.0, -6));
+  hlo_value_unref(r);
+  return 0;
+}
+
+/* K max|x| + |init| for every element: a reducer whose terms are not a
+ * plain sum. */
+static void uniform_abs_sums(const hlo_value *x, const hlo_value *init, int64_t k, double *s, int64_t n) {
+  double m = 0;
+  for (int64_t i = 0; i < x->count; i++) {
+    double v = fabs(hlo_value_get_f64(x, i));
+    if (isfinite(v) && v > m)
+      m = v;
+  }
+  double a0 = fabs(hlo_value_get_f64(init, 0));
+  for (int64_t e = 0; e < n; e++)
+    s[e] = (double)k * m + a0;
+}
+
+static chk_accum *find(chk_accums *A, const hlo_instr *ins) {
+  for (int j = 0; j < A->n; j++)
+    if (A->a[j].ins == ins)
+      return &A->a[j];
+  return NULL;
+}
+
+void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
+  chk_accums *A = ctx;
+  const hlo_value *v = *value;
+  if (!in_kernel(A, ins) || !v || v->type == HLO_TUPLE || !is_real_float(v->type))
+    return;
+  bool dot = ins->op == HLO_OP_DOT && nops == 2;
+  bool reduce = ins->op == HLO_OP_REDUCE && nops == 2;
+  if (!dot && !reduce)
+    return;
+  if (dot && (ops[0]->type == HLO_TUPLE || ops[1]->type == HLO_TUPLE))
+    return;
+  hlo_opcode rop = HLO_OP_INVALID;
+  int64_t k = 1;
+  if (reduce) {
+    if (ops[0]->type == HLO_TUPLE || ops[1]->type == HLO_TUPLE || ops[1]->count < 1)
+      return;
+    rop = chk_simple_reducer(ins->attrs.calls.to_apply);
+    if (rop == HLO_OP_MAXIMUM || rop == HLO_OP_MINIMUM)
+      return; /* picks one of its terms: rounds nothing */
+    for (int i = 0; i < ins->attrs.dimensions.n; i++) {
+      int64_t d = ins->attrs.dimensions.v[i];
+      if (d >= 0 && d < ops[0]->rank)
+        k *= ops[0]->dims[d];
+    }
+  } else {
+    for (int i = 0; i < ins->attrs.dot.lhs_contracting.n; i++) {
+      int64_t d = ins->attrs.dot.lhs_contracting.v[i];
+      if (d >= 0 && d < ops[0]->rank)
+        k *= ops[0]->dims[d];
+    }
+  }
+  chk_accum *a = find(A, ins);
+  bool fresh = a == NULL;
+  if (fresh) {
+    if (A->n == CHK_ACCUM_MAX) {
+      A->dropped++;
+      return;
+    }
+    a = &A->a[A->n];
+    memset(a, 0, sizeof *a);
+    a->ins = ins;
+    a->is_dot = dot;
+    a->k = k;
+    a->n = v->count;
+    a->acc_type = dot ? chk_dot_compute_type(v->type) : v->type;
+  } else if (a->n != v->count) {
+    return; /* evaluated again with another shape: keep the first */
+  }
+  double *s = malloc(sizeof *s * (size_t)(v->count ? v->count : 1));
+  if (!s) {
+    A->failed = true;
+    return;
+  }
+  int rc = 0;
+  if (dot)
+    rc = dot_abs_sums(ins, ops, s, v->count);
+  else if (rop == HLO_OP_ADD)
+    rc = reduce_abs_sums(ins, ops[0], ops[1], s, v->count);
+  else
+    uniform_abs_sums(ops[0], ops[1], k, s, v->count);
+  if (rc != 0) {
+    free(s);
+    A->failed = true;
+    return;
+  }
+  double u_res = chk_unit_roundoff(v->type), u_acc = chk_unit_roundoff(a->acc_type);
+  if (fresh) {
+    a->abs_sum = s;
+    if (u_res > u_acc) {
+      a->round = malloc(sizeof *a->round * (size_t)(v->count ? v->count : 1));
+      if (!a->round) {
+        free(s);
+        A->failed = true;
+        return;
+      }
+      for (int64_t e = 0; e < v->count; e++)
+        a->round[e] = 2.0 * u_res * fabs(hlo_value_get_f64(v, e));
+    }
+    A->n++;
+    return;
+  }
+  /* The same instruction evaluated again (inside a loop): the largest of
+   * its evaluations bounds each. */
+  for (int64_t e = 0; e < v->count; e++) {
+    if (s[e] > a->abs_sum[e])
+      a->abs_sum[e] = s[e];
+    if (a->round) {
+      double r = 2.0 * u_res * fabs(hlo_value_get_f64(v, e));
+      if (r > a->round[e])
+        a->round[e] = r;
+    }
+  }
+  free(s);
+}
+
+/* The hook of the measurement: shifts one accumulation's value. */
+typedef struct {
+  const chk_accum *a;
+  double sign;
+} shift_state;
+
+static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
+  (void)ops;
+  (void)nops;
+  shift_state *st = ctx;
+  const chk_accum *a = st->a;
+  if (ins != a->ins || !*value || (*value)->type == HLO_TUPLE || (*value)->count != a->n)
+    return;
+  hlo_value *c = hlo_value_clone(*value);
+  if (!c)
+    return;
+  for (int64_t e = 0; e < a->n; e++) {
+    double x = hlo_value_get_f64(c, e);
+    double d = 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
+    if (isfinite(x))
+      hlo_value_set_f64(c, e, x + st->sign * d);
+  }
+  hlo_value_unref(*value);
+  *value = c;
+}
+
+static int leaf_walk(const hlo_value *v, int want, int *seen, const hlo_value **out) {
+  if (v->type != HLO_TUPLE) {
+    if ((*seen)++ == want) {
+      *out = v;
+      return 1;
+    }
+    return 0;
+  }
+  for (int i = 0; i < v->ntuple; i++)
+    if (leaf_walk(v->elems[i], want, seen, out))
+      return 1;
+  return 0;
+}
+
+static const hlo_value *nth_leaf(const hlo_value *v, int k) {
+  const hlo_value *out = NULL;
+  int seen = 0;
+  leaf_walk(v, k, &seen, &out);
+  return out;
+}
+
+static int count_leaves(const hlo_value *v) {
+  if (v->type != HLO_TUPLE)
+    return 1;
+  int n = 0;
+  for (int i = 0; i < v->ntuple; i++)
+    n += count_leaves(v->elems[i]);
+  return n;
+}
+
+int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *g_max, chk_accums_eval_fn *eval,
+                       void *eval_ctx, hlo_error *err) {
+  A->nleaves = count_leaves(reference);
+  if (A->nleaves > CHK_ACCUM_MAX_LEAVES)
+    A->nleaves = CHK_ACCUM_MAX_LEAVES;
+  for (int j = 0; j < A->n; j++) {
+    chk_accum *a = &A->a[j];
+    /* A vacuous or infinite coefficient: the scale of the sum itself. */
+    a->h = g_max[j] < 1.0 ? g_max[j] : 1.0;
+    hlo_value *moved[2] = {NULL, NULL};
+    for (int s = 0; s < 2; s++) {
+      shift_state st = {.a = a, .sign = s == 0 ? 1.0 : -1.0};
+      if (eval(eval_ctx, shift_hook, &st, &moved[s], err) != 0) {
+        hlo_value_unref(moved[0]);
+        return -1;
+      }
+    }
+    for (int leaf = 0; leaf < A->nleaves; leaf++) {
+      const hlo_value *y = nth_leaf(reference, leaf), *yp = nth_leaf(moved[0], leaf), *ym = nth_leaf(moved[1], leaf);
+      if (!y || !yp || !ym || !hlo_etype_is_float(y->type) || yp->count != y->count || ym->count != y->count)
+        continue;
+      double *dy = malloc(sizeof *dy * (size_t)(y->count ? y->count : 1));
+      if (!dy) {
+        A->failed = true;
+        break;
+      }
+      bool moves = false;
+      for (int64_t i = 0; i < y->count; i++) {
+        double v = hlo_value_get_f64(y, i);
+        double dp = fabs(hlo_value_get_f64(yp, i) - v), dm = fabs(hlo_value_get_f64(ym, i) - v);
+        double d = dp > dm ? dp : dm;
+        /* A shift that turns a finite output non-finite marks an
+         * ill-conditioned element: no finite allowance applies there. */
+        dy[i] = isfinite(d) ? d : (isfinite(v) ? INFINITY : 0);
+        if (dy[i] > 0)
+          moves = true;
+      }
+      if (moves)
+        a->dy[leaf] = dy;
+      else
+        free(dy);
+    }
+    hlo_value_unref(moved[0]);
+    hlo_value_unref(moved[1]);
+  }
+  return 0;
+}
+
+double *chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const double *g) {
+  if (leaf < 0 || leaf >= A->nleaves)
+    return NULL;
+  double *map = NULL;
+  for (int j = 0; j < A->n; j++) {
+    const chk_accum *a = &A->a[j];
+    if (!a->dy[leaf])
+      continue;
+    if (!map) {
+      map = calloc((size_t)(n ? n : 1), sizeof *map);
+      if (!map)
+        return NULL;
+    }
+    double r = a->h > 0 ? g[j] / a->h : 0;
+    if (a->round && r < 1.0)
+      r = 1.0;
+    for (int64_t i = 0; i < n; i++)
+      if (a->dy[leaf][i] > 0) /* 0 * inf would be NaN */
+        map[i] += 2.0 * a->dy[leaf][i] * r;
+  }
+  return map;
+}
+
+void chk_accums_free(chk_accums *A) {
+  for (int j = 0; j < A->n; j++) {
+    free(A->a[j].abs_sum);
+    free(A->a[j].round);
+    for (int l = 0; l < CHK_ACCUM_MAX_LEAVES; l++)
+      free(A->a[j].dy[l]);
+  }
+  A->n = 0;
+}

@@ -1,0 +1,96 @@
+/* accum.h — every floating-point accumulation of a fusion, element by
+ * element, and what its legitimate reordering can do to each output.
+ *
+ * Configs of one fusion legitimately differ only where a sum is reordered:
+ * an add-reduce or a dot.  For each such instruction of the kernel (every
+ * one, not only the hero), the reference's probe evaluation records, beside
+ * each element e of its value, S_e = sum|t_i| over that element's terms (a
+ * dot's terms are the products a_i b_i, a reduce's include its init).  With
+ * the coefficient G of tolerance.h, G S_e bounds how far two orders of that
+ * sum can lie apart at e.
+ *
+ * The outputs are often not the sum itself but something computed from it
+ * (softmax divides by it, layernorm subtracts it).  How each output element
+ * moves is measured, not guessed: the reference is evaluated twice more per
+ * accumulation with its value shifted element by element by +- 2 (h S_e +
+ * R_e), h = min(G_max, 1) the widest coefficient the sweep will use (R_e:
+ * see below), and dy[leaf][i] is the largest change of output element i.
+ * A comparison whose coefficient for that accumulation is G then allows
+ * 2 dy G / h at i: the change is first order in the shift, and the factor 2
+ * covers the curvature of the ops after the sum over a shift this small.
+ * The accumulations' contributions add (triangle inequality).
+ *
+ * R_e: a dot whose result type is narrower than the type it accumulates in
+ * (a bf16 result of an f32 accumulation) rounds once at the end; two
+ * accumulators within G S_e can round to neighbouring values of the result
+ * type, R_e = 2 u_res |v_e| further apart.  Where R is present its share
+ * does not scale with G, so the allowance is 2 dy max(G / h, 1).
+ *
+ * What counts as an accumulation: a reduce of one float array with the
+ * plain add reducer (its S_e exact); a float dot (S_e = sum|a_i||b_i| of
+ * the operands before any bf16 pass rounding, times 1 + 2^-6, which covers
+ * the rounding of both operands to bf16 (each at most 2^-8 relative) and the
+ * f64 evaluation of the sum itself); a float reduce with any other reducer
+ * that is not max or min (its terms are not known as a sum: S_e = K max|x|
+ * + |init|, the bound of the whole output as before).  max/min reduces
+ * round nothing and are not accumulations; integer ones are exact.
+ */
+#ifndef TUNE_CHECK_ACCUM_H
+#define TUNE_CHECK_ACCUM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "eval.h"
+#include "hlo.h"
+#include "hlo_error.h"
+#include "hlo_value.h"
+
+#define CHK_ACCUM_MAX 16
+#define CHK_ACCUM_MAX_LEAVES 256
+
+typedef struct chk_accum {
+  const hlo_instr *ins;
+  bool is_dot;
+  hlo_etype acc_type;  /* the type its adds round to (f32 for a bf16 dot) */
+  int64_t k;           /* terms per element (a reduce: the reduced elements) */
+  int64_t n;           /* elements of its value */
+  double *abs_sum;     /* S_e, n of them */
+  double *round;       /* R_e, or NULL when the result does not round again */
+  double h;            /* the coefficient the measurement shifted by */
+  double *dy[CHK_ACCUM_MAX_LEAVES]; /* dy[leaf][i], NULL: the leaf does not move */
+} chk_accum;
+
+typedef struct chk_accums {
+  const hlo_computation *kernel; /* only its own instructions are recorded */
+  int n;
+  chk_accum a[CHK_ACCUM_MAX];
+  int nleaves;
+  int dropped;  /* accumulations beyond CHK_ACCUM_MAX (their outputs are
+                   then compared as if they had none: see accum.c) */
+  bool failed;  /* out of memory while recording */
+} chk_accums;
+
+/* The chk_eval_hook of the probe evaluation (ctx: a chk_accums whose kernel
+ * is set and the rest zeroed): records every accumulation of the kernel. */
+void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value);
+
+/* Evaluates the reference with the given hook, as the caller always does
+ * (replicas, device numerics); 0, or -1 with err. */
+typedef int chk_accums_eval_fn(void *ctx, chk_eval_hook *hook, void *hook_ctx, hlo_value **out, hlo_error *err);
+
+/* The measurement above; g_max[j] is the widest coefficient any comparison
+ * will use for accumulation j.  reference is the probe's result.  0, or -1
+ * with err. */
+int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *g_max, chk_accums_eval_fn *eval,
+                       void *eval_ctx, hlo_error *err);
+
+/* The per-element allowance of output leaf `leaf` (n elements) for a
+ * comparison with coefficient g[j] for accumulation j: a malloc'd array the
+ * caller frees, or NULL when no accumulation moves the leaf (or memory ran
+ * out: the leaf is then compared exactly, which can only over-report). */
+double *chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const double *g);
+
+void chk_accums_free(chk_accums *A);
+
+#endif

@@ -1,0 +1,307 @@
+/* mutation_backend.c — a backend (dev_backend.h, loaded with `tune
+ * --backend PATH.so`) that tests the checker by mutation: its kernels are
+ * the reference evaluator, and one of them is changed the way a real bug,
+ * or a real legitimate variation, changes an output.  The checker must
+ * flag every bug and none of the variations (tests/mutation_report.sh).
+ *
+ * Its space has two configs, whole-output tiles differing in the buffer
+ * count: buf=1 is the default, buf=2 the candidate.  The environment
+ * variable TUNE_MUTATION names what to do (unset: nothing):
+ *
+ * Bugs, applied to the candidate's output (every array leaf):
+ *   one-ulp       the middle element moves to its next representable value
+ *   ragged-zero   the last 7 elements (a ragged tile) read 0
+ *   ragged-stale  the last 7 elements keep the 7 values before them
+ *   nan           the middle element of a float leaf is NaN
+ *   swap          the first two distinct elements trade places
+ *   bf16          every f32 element is rounded through bf16
+ *   scale         every float element times (1 + 1e-3)
+ *   sign-zero     every zero of a float leaf flips its sign
+ *   race          the middle element of a float leaf changes on every
+ *                 other run of the candidate (the output changes on a rerun)
+ *   default-only  one-ulp's change, scale's and ragged-zero's, on the
+ *                 default instead of the candidate
+ *   dropped-chunk in every add-reduce of the kernel, the first eighth of
+ *                 each output's terms is left out
+ *
+ * Legitimate variations, applied to the candidate's accumulations (every
+ * add-reduce of an f32 array with an f32 result; a dot is left as the
+ * reference computes it):
+ *   reorder       the terms summed in reverse order
+ *   f64-acc       the terms summed in f64, rounded once
+ *   rel-1e-7      the sum times (1 + 1e-7) where it has at least 256 terms
+ *
+ * The reference evaluator is reached through the tune executable's exported
+ * chk_eval_module, as in example_backend.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev_backend.h"
+#include "eval.h"
+#include "hlo_dtype.h"
+
+extern const dev_backend tune_backend_v1;
+
+struct dev_kernel {
+  const hlo_module *m;
+  const hlo_computation *kernel;
+  bool is_default;
+};
+
+static const char *mutation(void) {
+  const char *s = getenv("TUNE_MUTATION");
+  return s ? s : "";
+}
+
+static bool is(const char *name) { return strcmp(mutation(), name) == 0; }
+
+static void whole_output_config(const dev_fusion *f, int buf, dev_config *c) {
+  *c = (dev_config){0};
+  c->rank = f->rank;
+  for (int d = 0; d < f->rank; d++) {
+    c->tile[d] = f->dims[d];
+    c->order[c->norder++] = d;
+  }
+  c->k = f->k_total;
+  if (c->k > 0)
+    c->order[c->norder++] = DEV_ORDER_K;
+  c->buf = buf;
+  c->pack = 1;
+  c->prec = DEV_PREC_DEFAULT;
+}
+
+static int mut_space(const dev_fusion *f, const dev_machine *m, dev_config **cands, int *ncands, dev_config *dflt,
+                     hlo_error *err) {
+  (void)m;
+  dev_config *c = malloc(2 * sizeof *c);
+  if (!c)
+    return hlo_error_set(err, 0, 0, "mutation backend: out of memory");
+  whole_output_config(f, 1, &c[0]);
+  whole_output_config(f, 2, &c[1]);
+  *dflt = c[0];
+  *cands = c;
+  *ncands = 2;
+  return 0;
+}
+
+static dev_status mut_compile(const dev_fusion *f, const dev_config *cfg, const dev_machine *m,
+                              const dev_compiler *cc, dev_kernel **out, char *why, size_t why_len) {
+  (void)m;
+  (void)cc;
+  dev_kernel *k = malloc(sizeof *k);
+  if (!k) {
+    snprintf(why, why_len, "mutation backend: out of memory");
+    return DEV_COMPILE_ERROR;
+  }
+  k->m = f->m;
+  k->kernel = f->comp;
+  k->is_default = cfg->buf == 1;
+  *out = k;
+  return DEV_OK;
+}
+
+/* An add-reduce of one f32 array recomputed from its operands: `skip`
+ * leaves out the terms whose first reduced coordinate is below an eighth
+ * of that dimension; mode 'r' sums in reverse order in f32, 'd' in f64. */
+static void resum(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, hlo_value *v, char mode, bool skip) {
+  bool red[HLO_MAX_RANK] = {false};
+  int first = -1;
+  for (int i = 0; i < ins->attrs.dimensions.n; i++) {
+    int64_t d = ins->attrs.dimensions.v[i];
+    if (d < 0 || d >= x->rank)
+      return;
+    red[d] = true;
+    if (first < 0 || d < first)
+      first = (int)d;
+  }
+  if (first < 0)
+    return;
+  int64_t cut = skip ? (x->dims[first] + 7) / 8 : 0;
+  double *acc64 = calloc((size_t)(v->count ? v->count : 1), sizeof *acc64);
+  float *acc32 = calloc((size_t)(v->count ? v->count : 1), sizeof *acc32);
+  if (!acc64 || !acc32) {
+    free(acc64);
+    free(acc32);
+    return;
+  }
+  int64_t idx[HLO_MAX_RANK];
+  for (int64_t step = 0; step < x->count; step++) {
+    int64_t i = mode == 'r' ? x->count - 1 - step : step;
+    int64_t rem = i;
+    for (int d = x->rank - 1; d >= 0; d--) {
+      idx[d] = x->dims[d] ? rem % x->dims[d] : 0;
+      rem = x->dims[d] ? rem / x->dims[d] : 0;
+    }
+    if (idx[first] < cut)
+      continue;
+    int64_t o = 0;
+    for (int d = 0; d < x->rank; d++)
+      if (!red[d])
+        o = o * x->dims[d] + idx[d];
+    if (o >= v->count)
+      continue;
+    double t = hlo_value_get_f64(x, i);
+    acc64[o] += t;
+    acc32[o] += (float)t;
+  }
+  double a0 = hlo_value_get_f64(init, 0);
+  for (int64_t o = 0; o < v->count; o++)
+    hlo_value_set_f64(v, o, mode == 'd' ? (double)(float)(acc64[o] + a0) : (double)(acc32[o] + (float)a0));
+  free(acc64);
+  free(acc32);
+}
+
+static bool in_kernel(const hlo_computation *c, const hlo_instr *ins) {
+  return ins->index >= 0 && ins->index < c->ninstrs && c->instrs[ins->index] == ins;
+}
+
+/* Is the reducer of a reduce a plain add of its two parameters? */
+static bool add_reducer(const hlo_instr *ins) {
+  const hlo_computation *c = ins->attrs.calls.to_apply;
+  return c && c->root && c->root->op == HLO_OP_ADD && c->nparams == 2 && c->root->noperands == 2 &&
+         c->root->operands[0]->op == HLO_OP_PARAMETER && c->root->operands[1]->op == HLO_OP_PARAMETER;
+}
+
+static void accum_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
+  const hlo_computation *kernel = ctx;
+  hlo_value *v = *value;
+  if (!in_kernel(kernel, ins) || ins->op != HLO_OP_REDUCE || nops != 2 || !v || v->type != HLO_F32 ||
+      ops[0]->type != HLO_F32 || !add_reducer(ins))
+    return;
+  hlo_value *c = hlo_value_clone(v);
+  if (!c)
+    return;
+  if (is("dropped-chunk")) {
+    resum(ins, ops[0], ops[1], c, 'f', true);
+  } else if (is("reorder")) {
+    resum(ins, ops[0], ops[1], c, 'r', false);
+  } else if (is("f64-acc")) {
+    resum(ins, ops[0], ops[1], c, 'd', false);
+  } else if (is("rel-1e-7")) {
+    if (ops[0]->count / (c->count ? c->count : 1) >= 256)
+      for (int64_t i = 0; i < c->count; i++)
+        hlo_value_set_f64(c, i, (double)(float)(hlo_value_get_f64(c, i) * (1 + 1e-7)));
+  }
+  hlo_value_unref(v);
+  *value = c;
+}
+
+/* The next representable value above element i, for any type. */
+static void bump(hlo_value *v, int64_t i) {
+  unsigned char *p = (unsigned char *)v->data + (size_t)i * v->elem_size;
+  uint64_t bits = 0;
+  memcpy(&bits, p, v->elem_size); /* little-endian hosts: the low bytes */
+  bits += 1;
+  memcpy(p, &bits, v->elem_size);
+}
+
+static void mutate_leaf(hlo_value *v, uint64_t jitter, bool dflt) {
+  if (v->type == HLO_TUPLE) {
+    for (int i = 0; i < v->ntuple; i++)
+      mutate_leaf(v->elems[i], jitter, dflt);
+    return;
+  }
+  int64_t n = v->count;
+  bool fl = hlo_etype_is_float(v->type) && hlo_etype_class(v->type) != HLO_CLASS_COMPLEX;
+  if (n == 0 || v->elem_size > 8 || hlo_etype_class(v->type) == HLO_CLASS_COMPLEX)
+    return;
+  size_t es = v->elem_size;
+  char *d = v->data;
+  if (dflt) {
+    if (!is("default-only"))
+      return;
+    bump(v, n / 2);
+    if (fl)
+      for (int64_t i = 0; i < n; i++)
+        hlo_value_set_f64(v, i, hlo_value_get_f64(v, i) * (1 + 1e-3));
+    for (int64_t i = n > 7 ? n - 7 : 0; i < n; i++)
+      memset(d + (size_t)i * es, 0, es);
+    return;
+  }
+  if (is("one-ulp")) {
+    bump(v, n / 2);
+  } else if (is("ragged-zero")) {
+    for (int64_t i = n > 7 ? n - 7 : 0; i < n; i++)
+      memset(d + (size_t)i * es, 0, es);
+  } else if (is("ragged-stale")) {
+    for (int64_t i = n - 1; i >= 7 && i >= n - 7; i--)
+      memcpy(d + (size_t)i * es, d + (size_t)(i - 7) * es, es);
+  } else if (is("nan") && fl) {
+    hlo_value_set_f64(v, n / 2, NAN);
+  } else if (is("swap")) {
+    for (int64_t i = 1; i < n; i++)
+      if (memcmp(d, d + (size_t)i * es, es) != 0) {
+        char tmp[8];
+        memcpy(tmp, d, es);
+        memcpy(d, d + (size_t)i * es, es);
+        memcpy(d + (size_t)i * es, tmp, es);
+        break;
+      }
+  } else if (is("bf16") && v->type == HLO_F32) {
+    for (int64_t i = 0; i < n; i++)
+      hlo_value_set_f64(v, i, hlo_bf16_to_f32(hlo_f32_to_bf16((float)hlo_value_get_f64(v, i))));
+  } else if (is("scale") && fl) {
+    for (int64_t i = 0; i < n; i++)
+      hlo_value_set_f64(v, i, hlo_value_get_f64(v, i) * (1 + 1e-3));
+  } else if (is("sign-zero") && fl) {
+    for (int64_t i = 0; i < n; i++) {
+      double x = hlo_value_get_f64(v, i);
+      if (x == 0)
+        hlo_value_set_f64(v, i, signbit(x) ? 0.0 : -0.0);
+    }
+  } else if (is("race") && fl && (jitter & 1)) { /* jitter: the run's parity */
+    hlo_value_set_f64(v, n / 2, 2 * hlo_value_get_f64(v, n / 2) + 1);
+  }
+}
+
+static void mut_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t jitter_seed, dev_run *out) {
+  *out = (dev_run){0};
+  bool variation = is("reorder") || is("f64-acc") || is("rel-1e-7") || is("dropped-chunk");
+  chk_eval_opts eo = {.replicas = 1, .emulate_device = 1};
+  if (variation && !k->is_default) {
+    eo.hook = accum_hook;
+    eo.hook_ctx = (void *)k->kernel;
+  }
+  hlo_error err = {0};
+  hlo_value *v = NULL;
+  if (chk_eval_module(k->m, nargs, args, &eo, &v, &err) != 0) {
+    out->status = DEV_RUNTIME_ERROR;
+    snprintf(out->message, sizeof out->message, "mutation backend: %d:%d: %.400s", err.line, err.col, err.msg);
+    return;
+  }
+  /* The root may be an argument itself: mutate a copy. */
+  hlo_value *c = hlo_value_clone(v);
+  hlo_value_unref(v);
+  if (!c) {
+    out->status = DEV_RUNTIME_ERROR;
+    snprintf(out->message, sizeof out->message, "mutation backend: out of memory");
+    return;
+  }
+  v = c;
+  /* A race: runs of the candidate alternate between two outputs whatever
+   * their timing seeds. */
+  static unsigned runs;
+  (void)jitter_seed;
+  uint64_t parity = k->is_default ? 0 : __atomic_fetch_add(&runs, 1, __ATOMIC_RELAXED) & 1;
+  mutate_leaf(v, parity ^ 1, k->is_default);
+  out->status = DEV_OK;
+  out->out = v;
+  out->steps = 1;
+}
+
+static double mut_cost(const dev_kernel *k) { return k->is_default ? 2e-6 : 1e-6; }
+
+static void mut_release(dev_kernel *k) { free(k); }
+
+const dev_backend tune_backend_v1 = {
+    .abi = DEV_BACKEND_ABI,
+    .name = "mutation",
+    .space = mut_space,
+    .compile = mut_compile,
+    .run = mut_run,
+    .cost = mut_cost,
+    .release = mut_release,
+};

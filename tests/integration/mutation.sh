@@ -1,0 +1,31 @@
+#!/bin/sh
+# mutation.sh — the checker against tests/backend/mutation_backend.so (see
+# that file and tests/mutation_report.sh): a few bug shapes it must flag and
+# attribute, and a legitimate reordering it must not flag.
+#
+# cross_entropy_loss's losses are 6 to 8, and its sum picks the one
+# non-zero term of a one-hot row, so its bound is tight: a whole output
+# scaled by (1 + 1e-3) moves each loss by 0.006 or more and must be a
+# mismatch-candidate (under the former whole-output bound, atol 0.95, it
+# passed as benign).  Two swapped losses differ by far more.  A race
+# (output changing between runs) is nondeterministic, a bug in the default
+# only is mismatch-default, and summing row_sum_long's rows in reverse
+# order is a legitimate difference: exit 0.
+. "$TUNE_SRCDIR/tests/integration/lib.sh"
+ds="$TUNE_SRCDIR/datasets"
+if [ ! -f "$ds/MANIFEST" ]; then echo "skip: no datasets"; exit 77; fi
+SO="$TUNE_BUILDDIR/tests/backend/mutation_backend.so"
+if [ ! -f "$SO" ]; then echo "skip: no $SO"; exit 77; fi
+
+mut() { # mutation, dataset, wanted exit status, wanted verdict
+  TUNE_MUTATION=$1; export TUNE_MUTATION
+  expect_status "$3" "$2 with $1: exit $3" "$TUNE" --check "$ds/$2.hlo" --backend "$SO" --threads 1
+  expect_grep "$4" "$TMPD/out" "$2 with $1: $4"
+}
+mut scale cross_entropy_loss 1 "^  - mismatch-candidate "
+mut swap cross_entropy_loss 1 "^  - mismatch-candidate "
+mut race softmax 1 "^  - nondeterministic "
+mut default-only softmax 1 "mismatch-default"
+mut reorder row_sum_long 0 "verdicts  match=1 benign=1"
+
+finish
