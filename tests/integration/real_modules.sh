@@ -42,12 +42,20 @@ expect_status 0 "a variadic sort root checks clean" "$TUNE" --check "$D/variadic
 expect_grep "verdicts  match=12" "$TMPD/out" "every sort candidate matches"
 
 # The public corpus, when it is there: the issue's own examples.
+# A signed 64-bit max reduce (corpus 0375's reduce.38): the device's
+# sign extension of a 64-bit value overflowed int64 for negative values,
+# so the default config (one chunk of all 9 terms) took the wrong maximum.
+expect_status 0 "s64 max reduce: every config agrees with the reference" \
+  "$TUNE" --check "$D/s64_max_reduce.hlo"
+expect_grep "vs reference: ok" "$TMPD/out" "s64 max reduce: the default matches the reference"
+
 if [ -n "$TUNE_CORPUS" ] && [ -d "$TUNE_CORPUS" ]; then
   for f in 0013_dynamic_slice_fusion__multiple_offsets_as_function_of_induction \
            0045_hlo_alias_analysis__dynamic_update_slice_multi_output_fusion \
            0061_while_loop_analysis__fused_update_op \
            0071_hlo_evaluator__preserve_fusion_input_layout \
-           0089_collective_quantizer__all_gather_quantize_partial_replication; do
+           0089_collective_quantizer__all_gather_quantize_partial_replication \
+           0375_reduce_window__reduce_window_s64_support2; do
     if [ -f "$TUNE_CORPUS/$f.hlo" ]; then
       expect_status 0 "corpus $f checks clean" "$TUNE" --check "$TUNE_CORPUS/$f.hlo" --budget 6 -q
     fi

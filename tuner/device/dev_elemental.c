@@ -270,6 +270,9 @@ static bool cmp_dir(hlo_cmp_dir d, int c) { /* c = sign of a - b; 2 = unordered 
 static uint64_t wmask(int w) { return w >= 64 ? ~0ull : ((1ull << w) - 1u); }
 
 static int64_t sext(uint64_t v, int w) {
+  /* (v ^ sb) - sb overflows int64 for a negative 64-bit v */
+  if (w >= 64)
+    return (int64_t)v;
   uint64_t m = wmask(w), sb = 1ull << (w - 1);
   v &= m;
   return (int64_t)(v ^ sb) - (int64_t)sb;
