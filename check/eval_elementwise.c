@@ -679,6 +679,9 @@ static void widen(hlo_etype ct, const void *p, uint64_t *o, int64_t n) {
 }
 
 static inline int64_t sext_w(uint64_t v, int w) {
+  /* (v ^ sb) - sb overflows int64 for a negative 64-bit v */
+  if (w >= 64)
+    return (int64_t)v;
   uint64_t m = width_mask(w), sb = 1ull << (w - 1);
   v &= m;
   return (int64_t)(v ^ sb) - (int64_t)sb;

@@ -57,6 +57,13 @@ expect_status 2 "--time-budget -1 is refused" "$TUNE" --eval "$D/while_true_scal
 # verifier meets it, with its position.
 expect_status 0 "--eval gather/scatter/dynamic-slice with s64 min/max indices" \
   "$TUNE" --eval "$D/gather_s64_ub.hlo" -o "$TMPD/g.h5"
+# A u64 pair compared as signed: 2^64 - 3 is -3, so [-3 < 5, 5 < -3] =
+# [1, 0], with no signed overflow on the way (UBSan reported one).
+expect_status 0 "--eval u64 compare type=SIGNED" "$TUNE" --eval "$D/compare_u64_as_signed.hlo" -o "$TMPD/cu.h5"
+if grep -q "runtime error" "$TMPD/err"; then not_ok "u64 compare as signed: undefined behaviour"; else
+  ok "u64 compare as signed: no undefined behaviour"; fi
+h5dump -d /outputs/0 "$TMPD/cu.h5" >"$TMPD/cu.txt" 2>&1
+expect_grep "(0): 1, 0" "$TMPD/cu.txt" "u64 compare as signed: [1, 0]"
 expect_status 0 "--eval slice with stride s64 max" "$TUNE" --eval "$D/slice_huge_stride.hlo" -o "$TMPD/sl.h5"
 expect_status 2 "--print pad to 2^63 elements" "$TUNE" --print "$D/pad_overflow_ub.hlo"
 expect_grep "pad_overflow_ub.hlo:5:8: error: r: padding dimension 0 (lo 0, hi 0, interior 3074457345618258602) gives a size beyond 2^63" \
