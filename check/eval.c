@@ -72,7 +72,7 @@ static hlo_value *result(chk_eval *ev, const hlo_instr *ins, bool zero) {
   hlo_value *v = zero ? hlo_value_array(ins->shape.type, ins->shape.rank, ins->shape.dims)
                       : hlo_value_array_uninit(ins->shape.type, ins->shape.rank, ins->shape.dims);
   if (!v)
-    return chk_fail(ev, ins, "cannot allocate a result of %lld elements",
+    return chk_fail(ev, ins, "out of memory for a result of %lld elements",
                     (long long)hlo_shape_elements(&ins->shape));
   return v;
 }

@@ -221,7 +221,7 @@ static hlo_value *resized_leaf(chk_eval *ev, const hlo_instr *ins, int k, const 
                            : "operand dimension %d is not %d x the result's",
                     *d, size);
   }
-  return out ? out : chk_fail(ev, ins, "cannot allocate the result");
+  return out ? out : chk_fail(ev, ins, "out of memory for the result");
 }
 
 static int all_gather(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *const *ops, hlo_value **outs) {

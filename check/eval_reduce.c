@@ -442,7 +442,7 @@ static hlo_value *make_results(chk_eval *ev, const hlo_instr *ins, int n, hlo_va
     if (!arr[i]) {
       for (int j = 0; j < i; j++)
         hlo_value_unref(arr[j]);
-      return chk_fail(ev, ins, "cannot allocate result %d", i);
+      return chk_fail(ev, ins, "out of memory for result %d", i);
     }
   }
   /* the tuple takes over the references; arr[] stays valid (borrowed) for

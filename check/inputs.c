@@ -825,7 +825,7 @@ int chk_inputs_make(const hlo_module *m, const chk_inputs_opts *o, hlo_value **a
     }
     made[k] = hlo_value_from_shape(&p->shape);
     if (!made[k]) {
-      hlo_error_set(err, p->line, p->col, "%s: cannot allocate an input of this shape", p->name);
+      hlo_error_set(err, p->line, p->col, "%s: out of memory for an input of this shape", p->name);
       break;
     }
     if (p->shape.type == HLO_TUPLE) {

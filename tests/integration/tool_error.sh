@@ -55,6 +55,24 @@ echo $? >"$TMPD/t64.rc"
   { not_ok "64 threads: exit $(cat "$TMPD/t64.rc")"; head -n 5 "$TMPD/t64.err"; }
 if ! grep -q 'runtime-error' "$TMPD/t64"; then ok "no out-of-memory runtime-error"; else
   not_ok "a host failure became a runtime-error"; grep -A1 runtime-error "$TMPD/t64" | head -n 4; fi
+# An input the host cannot allocate (4 GiB under a 1.5 GB address-space
+# limit, --max-memory lifted so that the estimate does not refuse it
+# first) is the host's failure: tool-error, exit 2, never "unsupported"
+# (exit 3, not verified).
+cat >"$TMPD/big.hlo" <<'EOF'
+HloModule big
+ENTRY e {
+  p = f32[1073741824] parameter(0)
+  ROOT n = f32[1073741824] negate(p)
+}
+EOF
+( ulimit -v 1500000 && "$TUNE" --check "$TMPD/big.hlo" --threads 1 --budget 1 --max-memory 100000000000 ) \
+  >"$TMPD/big.out" 2>"$TMPD/big.err"
+rc=$?
+if [ "$rc" = 2 ] && grep -q 'tool-error.*out of memory' "$TMPD/big.err"; then
+  ok "an input the host cannot allocate: tool-error, exit 2"; else
+  not_ok "an input the host cannot allocate: exit $rc (wanted 2, tool-error, out of memory)"
+  cat "$TMPD/big.out" "$TMPD/big.err" | head -n 4 | sed 's/^/  # /'; fi
 grep 'verdicts' "$TMPD/t1" >"$TMPD/v1"
 grep 'verdicts' "$TMPD/t64" >"$TMPD/v256"
 if [ -s "$TMPD/v1" ] && cmp -s "$TMPD/v1" "$TMPD/v256"; then ok "the verdicts do not depend on --threads"; else

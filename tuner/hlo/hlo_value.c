@@ -365,7 +365,7 @@ hlo_value *hlo_value_from_literal(const hlo_shape *s, const hlo_literal *lit, ch
   hlo_value *v = hlo_value_from_shape(s);
   if (!v) {
     if (err)
-      snprintf(err, errlen, "cannot allocate constant");
+      snprintf(err, errlen, "out of memory for a constant");
     return NULL;
   }
   if (lit->count != v->count) {
