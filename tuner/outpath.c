@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE /* realpath */
 #include "outpath.h"
 #include "h5values.h"
+#include "libguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,6 +122,11 @@ int tn_out_open_temp(const char *path, char **tmp, hlo_error *err) {
   return hlo_error_set(err, 0, 0, "%s: cannot create a temporary file beside it: %s", path, strerror(EEXIST));
 }
 
+/* The temporary an HDF5 file is being built for (one at a time). */
+static char crash_tmp[PATH_MAX];
+
+static void unlink_tmp_on_crash(void) { unlink(crash_tmp); }
+
 hid_t tn_out_create_h5_temp(const char *path, char **tmp, hlo_error *err) {
   /* The name is reserved by tn_out_open_temp (O_EXCL, mode 0666 less the
    * umask); the HDF5 file lives in memory and tn_h5_close writes it over
@@ -130,6 +136,13 @@ hid_t tn_out_create_h5_temp(const char *path, char **tmp, hlo_error *err) {
   if (fd < 0)
     return -1;
   close(fd);
+  /* HDF5 may crash while it builds the file (libguard.h): the reserved
+   * name then goes too.  The name holds our pid, so unlinking it once it
+   * was renamed into place (or removed) removes nothing. */
+  if (strlen(*tmp) < sizeof crash_tmp) {
+    strcpy(crash_tmp, *tmp);
+    tn_libguard_add_cleanup(unlink_tmp_on_crash);
+  }
   hid_t f = tn_h5_create(*tmp, err);
   if (f < 0) {
     unlink(*tmp);

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "inputs.h"
 #include "tolerance.h"
+#include "libguard.h"
 
 static void usage(FILE *f) {
   fputs("Usage: tune MODE [OPTION]... FILE\n"
@@ -583,6 +584,8 @@ static bool main_returned;
 static void exit_from_a_library(void) {
   if (main_returned)
     return;
+  /* A run that must be all or nothing is taken back, as on a crash. */
+  tn_libguard_cleanup();
   /* HDF5 exits without a word. */
   fputs("tune: a library ended the process before tune finished (HDF5 and OpenMP do when "
         "they run out of memory)\n",
@@ -593,7 +596,9 @@ static void exit_from_a_library(void) {
 
 int main(int argc, char **argv) {
   atexit(exit_from_a_library);
+  tn_libguard_install();
   int status = tune_main(argc, argv);
   main_returned = true;
+  tn_libguard_main_returned(status);
   return status;
 }

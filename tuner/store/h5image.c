@@ -57,10 +57,12 @@ hid_t tn_h5_mem_open(const void *image, size_t size, hlo_error *err) {
 }
 
 int tn_h5_mem_is(hid_t file) {
-  int yes = 0;
+  int yes = -1;
   H5E_BEGIN_TRY {
     hid_t fapl = H5Fget_access_plist(file);
-    yes = fapl >= 0 && H5Pget_driver(fapl) == H5FD_CORE;
+    hid_t driver = fapl >= 0 ? H5Pget_driver(fapl) : -1;
+    if (driver >= 0)
+      yes = driver == H5FD_CORE;
     tn_h5_close_plist(fapl);
   }
   H5E_END_TRY;

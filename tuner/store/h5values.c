@@ -279,8 +279,10 @@ int tn_h5_close(hid_t file, hlo_error *err) {
   void *image = NULL;
   size_t size = 0;
   char path[4096] = "";
-  int rc = 0;
-  if (tn_h5_mem_is(file)) {
+  int rc = 0, in_memory = tn_h5_mem_is(file);
+  if (in_memory < 0) {
+    rc = tn_h5_fail(err, "cannot query the HDF5 file (HDF5 out of memory)");
+  } else if (in_memory) {
     ssize_t n;
     H5E_BEGIN_TRY { n = H5Fget_name(file, path, sizeof path); }
     H5E_END_TRY;
@@ -642,7 +644,7 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
 
   v = hlo_value_array(t, rank, dims);
   if (!v) {
-    tn_h5_fail(err, "%s%s: cannot allocate %s%s", sl, path, hlo_etype_name(t), shape_have);
+    tn_h5_fail(err, "%s%s: out of memory for %s%s", sl, path, hlo_etype_name(t), shape_have);
     goto done;
   }
   /* Integers and enums are read in the file's own sign and width (already

@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@
 #include "h5util.h"
 #include "h5values.h"
 #include "inputs.h"
+#include "libguard.h"
 #include "utf8.h"
 
 /* What identifies the bytes at a path: the file this store wrote last
@@ -1010,6 +1012,34 @@ static int link_before(const char *path, char **before) {
   return -1;
 }
 
+/* The undoable run in progress, for a crash inside a library
+ * (libguard.h): fixed buffers, since the undo then runs in a signal
+ * handler, where only rename and unlink may be called. */
+static struct {
+  const tn_store *store;
+  bool created;
+  char path[PATH_MAX], before[PATH_MAX];
+} on_crash;
+
+static void undo_on_crash(void) {
+  if (on_crash.created) {
+    unlink(on_crash.path);
+  } else if (rename(on_crash.before, on_crash.path) == 0) {
+    /* When both names were still links to one file, rename did nothing. */
+    unlink(on_crash.before);
+  }
+}
+
+static void arm_undo_on_crash(const tn_store *s) {
+  if (strlen(s->path) >= sizeof on_crash.path || (s->before && strlen(s->before) >= sizeof on_crash.before))
+    return;
+  strcpy(on_crash.path, s->path);
+  strcpy(on_crash.before, s->before ? s->before : "");
+  on_crash.created = s->created;
+  on_crash.store = s;
+  tn_libguard_add_cleanup(undo_on_crash);
+}
+
 static tn_store *begin_run(const char *path, tn_run_info *run, bool undoable, hlo_error *err) {
   if (!path || !*path || !run) {
     tn_h5_fail(err, "no results file named");
@@ -1049,6 +1079,7 @@ static tn_store *begin_run(const char *path, tn_run_info *run, bool undoable, hl
       tn_store_close(s);
       return NULL;
     }
+    arm_undo_on_crash(s);
   }
   if (edit_atomically(path, true, &s->last, begin_edit, run, err) != 0) {
     tn_store_close(s);
@@ -1078,7 +1109,11 @@ int tn_store_undo(tn_store *s, hlo_error *err) {
   } else if (rename(s->before, s->path) != 0) {
     rc = tn_h5_fail(err, "%s: cannot restore it from %s: %s", s->path, s->before, strerror(errno));
   } else {
-    free(s->before); /* renamed: nothing left to remove */
+    /* Renamed; or, when the run had not replaced the file yet, both names
+     * were links to one file and rename did nothing: remove the spare. */
+    if (unlink(s->before) != 0 && errno != ENOENT)
+      rc = tn_h5_fail(err, "%s: cannot remove %s: %s", s->path, s->before, strerror(errno));
+    free(s->before);
     s->before = NULL;
   }
   if (rc == 0 && sync_dir_of(s->path) != 0)
@@ -1113,6 +1148,10 @@ int tn_store_end_run(tn_store *s, const char *status, hlo_error *err) {
 void tn_store_close(tn_store *s) {
   if (!s)
     return;
+  if (on_crash.store == s) {
+    tn_libguard_remove_cleanup(undo_on_crash);
+    on_crash.store = NULL;
+  }
   if (s->before)
     unlink(s->before);
   free(s->before);

@@ -1,0 +1,15 @@
+#!/bin/sh
+# libs_walk.sh — the malloc-failure walk over the allocations that HDF5
+# and libconfig make for `tune --check -o` (make check): HDF5 1.10 and
+# libconfig crash when one of their own allocations fails, and tune must
+# turn that into exit 2 with an out-of-memory message, the results file
+# left as it was and no temporary beside it (tuner/store/libguard.h).
+# Every 4th allocation of libconfig (the machine model's parse) and about
+# 16 of HDF5's, spread evenly over the run: walk.sh judges each point.
+# Then every 3rd of the last 90 that HDF5 makes for `--eval -o`, where
+# tune closes the file: a failure there once made tune take the file for
+# one not in memory and exit 0 with an empty out.h5.
+: "${TUNE_SRCDIR:?}"
+sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in libhdf5 --last 90 --step 3 eval || exit 1
+sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in libconfig --step 4 check || exit 1
+exec sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in libhdf5 --samples 16 check
