@@ -7,6 +7,7 @@
 #include <execinfo.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,6 +49,9 @@ void tn_libguard_cleanup(void) {
 }
 
 void tn_libguard_main_returned(int status) {
+  /* A library's exit handler may still crash, and the handler then ends
+   * the process with _exit: what tune printed must be out before. */
+  fflush(NULL);
   main_status = status;
   after_main = 1;
 }
@@ -69,10 +73,14 @@ static const char *faulting_object(void) {
   Dl_info self;
   if (!dladdr((void *)faulting_object, &self))
     self.dli_fname = NULL;
-  /* First this handler's own frames, then the signal trampoline. */
+  /* First this handler's own frames (and a sanitizer's interceptor of
+   * backtrace), then the signal trampoline. */
   for (; i < depth; i++) {
     Dl_info info;
-    if (!self.dli_fname || !dladdr(pc[i], &info) || info.dli_fname != self.dli_fname)
+    if (!self.dli_fname || !dladdr(pc[i], &info) || !info.dli_fname)
+      break;
+    if (info.dli_fname != self.dli_fname && !starts(base_name(info.dli_fname), "libasan") &&
+        !starts(base_name(info.dli_fname), "libubsan"))
       break;
   }
   for (; i < depth; i++) {

@@ -25,7 +25,8 @@
 void tn_libguard_install(void);
 
 /* main has returned `status`: only exit handlers run from now on, and a
- * crash in them (HDF5's H5_term_library) is the library's. */
+ * crash in them (HDF5's H5_term_library) is the library's.  Flushes
+ * every stdio stream first. */
 void tn_libguard_main_returned(int status);
 
 /* Cleanups to run before such an exit, at most four at a time; adding
