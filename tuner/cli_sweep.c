@@ -312,6 +312,17 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
         checked++;
         logf_("%s: %s, %d of %d candidates, %d divergent, %.2f s", files[i], r.name, r.ncands, r.space_size, divergent,
               r.wall_time);
+        /* As with --check: a candidate the host could not run even alone
+         * fails the run (exit 2), and the fusion is checked again next
+         * time (a run with errors is not resumed). */
+        int oom = 0;
+        for (int c = 0; c < r.ncands; c++)
+          if (r.cands[c].verdict == CHK_VERDICT_TOOL_ERROR && strncmp(r.cands[c].message, "out of memory", 13) == 0)
+            oom++;
+        if (oom) {
+          logf_("%s: %s: %d candidates could not be run: the host ran out of memory (tool-error)", files[i], r.name, oom);
+          errors++;
+        }
       }
       tn_fusion_result_free(&r);
     }
