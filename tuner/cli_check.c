@@ -459,7 +459,7 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
   if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
     for (int c = 0; c < r.ncands; c++)
       if (r.cands[c].verdict == CHK_VERDICT_TOOL_ERROR && host_oom(r.cands[c].message)) {
-        fprintf(stderr, "tune: %s: %s: %lld candidates could not be run by the host (tool-error)\n", file, r.name,
+        fprintf(stderr, "tune: %s: %s: %lld candidates could not be run: the host ran out of memory (tool-error)\n", file, r.name,
                 (long long)r.verdict_counts[CHK_VERDICT_TOOL_ERROR]);
         t->rc = TN_EXIT_USAGE;
         break;

@@ -13,6 +13,11 @@
 sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in libhdf5 --last 90 --step 3 eval || exit 1
 sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in libconfig --step 4 check || exit 1
 sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in libhdf5 --samples 16 check || exit 1
+# Every 4th of the last 100 allocations tune itself makes for --check -o
+# (inputs, the reference's values, the device's buffers): the old code
+# said "could not be run by the host" without "out of memory", or took an
+# input it could not allocate for an unsupported unit (exit 3).
+sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --last 100 --step 4 check || exit 1
 # Not a library's: every 4th of the last 100 allocations tune itself makes
 # for --sweep, which include the simulated device's buffers.  A candidate
 # that could not get them was stored as tool-error while the sweep exited
