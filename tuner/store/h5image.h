@@ -33,8 +33,8 @@ hid_t tn_h5_mem_create(const char *name, hlo_error *err);
  * are not an HDF5 file. */
 hid_t tn_h5_mem_open(const void *image, size_t size, hlo_error *err);
 
-/* Is file an in-memory file made above?  1 yes, 0 no, -1 when HDF5
- * cannot tell (it failed to copy the file's properties: out of memory),
+/* Is file an in-memory file made above (tune opens no disk file
+ * writable)?  1 yes, 0 no, -1 when HDF5 cannot tell (out of memory),
  * which must not be taken for "no": the file's image would go unwritten. */
 int tn_h5_mem_is(hid_t file);
 
