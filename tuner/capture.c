@@ -166,3 +166,9 @@ void tn_capture_free(tn_capture *caps, int n) {
     caps[i].nargs = 0;
   }
 }
+
+void tn_capture_note(const tn_capture *cap, int iteration, tn_fusion_result *r) {
+  r->iteration = cap && cap->args ? iteration : 0;
+  if (cap && !cap->args)
+    snprintf(r->inputs_note, sizeof r->inputs_note, "%s", cap->note);
+}

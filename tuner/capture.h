@@ -22,7 +22,14 @@
 #include "hlo.h"
 #include "hlo_value.h"
 #include "inputs.h"
+#include "result.h"
 #include "units.h"
+
+/* Evaluating a whole module op by op to capture its units' inputs costs
+ * about a microsecond per flop: above this, units fall back to synthesised
+ * inputs (and say so) rather than spend minutes on it.  --check and
+ * --sweep use the same limit, so both check a unit on the same inputs. */
+#define TN_CAPTURE_MAX_FLOPS 1000000000LL
 
 typedef struct tn_capture {
   int nargs;             /* the unit module's parameters (tn_unit_param_operands) */
@@ -47,5 +54,10 @@ typedef struct tn_capture_opts {
  * reason in each note).  Returns the number of units captured. */
 int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_opts *o, tn_capture *caps);
 void tn_capture_free(tn_capture *caps, int n);
+
+/* Records in r, the result of a unit checked on cap's arguments (or on
+ * synthesised ones when cap is NULL or holds none), which execution was
+ * captured or why there is no capture. */
+void tn_capture_note(const tn_capture *cap, int iteration, tn_fusion_result *r);
 
 #endif
