@@ -570,10 +570,14 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
                             .time_budget = o->time_budget};
       tn_capture_units(m, &units, &co, caps);
     }
+    /* Each unit's lines leave as soon as it is checked: a run killed by
+     * its caller's time limit still tells which units it finished. */
     for (int u = 0; u < units.n && !t.stopped; u++)
-      if (unit_wanted(o, files[i], units.v[u].name))
+      if (unit_wanted(o, files[i], units.v[u].name)) {
         check_one(o, &so, &env, &store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins,
                   caps && units.v[u].ins ? &caps[u] : NULL, &t);
+        fflush(stdout);
+      }
     tn_capture_free(caps, caps ? units.n : 0);
     free(caps);
     tn_units_free(&units);
