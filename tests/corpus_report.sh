@@ -51,13 +51,15 @@ for f in "$DIR"/*.hlo; do
   [ -f "$f" ] || continue
   name=$(basename "$f" .hlo)
   rm -f "$W/rss"
+  # time(1) outside timeout(1): a module stopped by the limit still has
+  # its peak memory measured (its rusage reaches time through timeout).
   if [ -n "$CPU" ]; then
     # shellcheck disable=SC2086
-    timeout -k 5 $((SECS * 10)) sh -c 'ulimit -t "$0" && exec "$@"' "$SECS" $TIMEBIN \
+    $TIMEBIN timeout -k 5 $((SECS * 10)) sh -c 'ulimit -t "$0" && exec "$@"' "$SECS" \
       "$TUNE" --check "$f" --compiler stable --budget 6 --threads "$THREADS" --json >"$W/out" 2>"$W/err"
   else
     # shellcheck disable=SC2086
-    timeout -k 5 "$SECS" $TIMEBIN "$TUNE" --check "$f" --compiler stable --budget 6 --threads "$THREADS" --json \
+    $TIMEBIN timeout -k 5 "$SECS" "$TUNE" --check "$f" --compiler stable --budget 6 --threads "$THREADS" --json \
       >"$W/out" 2>"$W/err"
   fi
   rc=$?
