@@ -75,19 +75,29 @@ for f in "$DIR"/*.hlo; do
       i = index($0, "\"reason\": \""); if (i) { reason = substr($0, i + 11); sub(/"(}|, "candidates").*$/, "", reason) }
       print m "\t" status "\t" reason
     }' >>"$W/units"
-  # A module cut short: each unit it did not finish is timed out.
+  # A sanitizer's report ends the process with an ordinary exit status:
+  # its own line tells a crash from a finding (exit 1).
+  if grep -q -e '^==[0-9]*==ERROR: ' -e ': runtime error: ' "$W/err"; then
+    rc=sanitizer
+  fi
+  # A module cut short: each unit it did not finish is timed out (or
+  # crashed, when the process died of a fault).
+  missing=
   case $rc in
-  124 | 137 | 143 | 152)
+  124 | 137 | 143 | 152) missing="timed out" ;;
+  0 | 1 | 2 | 3 | sanitizer) [ "$rc" = sanitizer ] && missing=crashed ;;
+  *) missing=crashed ;;
+  esac
+  if [ -n "$missing" ]; then
     listed=$("$TUNE" --list-fusions "$f" 2>/dev/null | grep -vc ': nothing to tune')
-    done_n=$(grep -c '^  {"file": ' "$W/out")
-    i=$done_n
+    i=$(grep -c '^  {"file": ' "$W/out")
     while [ "$i" -lt "$listed" ]; do
-      printf '%s\ttimed out\tthe module ran past %s s\n' "$name" "$SECS" >>"$W/units"
+      printf '%s\t%s\tthe module %s before this unit ended\n' "$name" "$missing" "$missing" >>"$W/units"
       i=$((i + 1))
     done
-    ;;
-  esac
+  fi
   case $rc in
+  sanitizer) outcome="crashed (sanitizer): $(grep -m 1 -e '^==[0-9]*==ERROR: ' -e ': runtime error: ' "$W/err" | cut -c1-120)" ;;
   0 | 1 | 3) outcome=exit$rc ;;
   2) outcome="refused: $(grep -v '^$' "$W/err" | head -n 1 | cut -c1-120)" ;;
   124 | 137 | 143 | 152) outcome=timeout ;; # timeout's TERM (or KILL), or ulimit -t's XCPU, reached tune
@@ -119,8 +129,8 @@ awk -F'\t' -v secs="$SECS" -v cpu="$CPU" '
     v = s["verified"] + 0
     n = units - s["nothing to tune"]
     pct = n > 0 ? 100.0 * v / n : 0
-    printf "SUMMARY modules %d (refused %d, timed out %d after %s s%s, crashed %d, peak RSS %d MiB); units %d: verified %d (%.1f%%), false findings %d, not verified %d, unsupported %d, too large %d, timed out %d, tool-error %d, nothing to tune %d\n",
-      mods, refused, tmo, secs, cpu ? " of CPU" : "", crash, maxrss / 1024, n, v, pct, s["diverged"], s["not verified"], s["unsupported"], s["too-large"], s["timed out"], s["tool-error"],
+    printf "SUMMARY modules %d (refused %d, timed out %d after %s s%s, crashed %d, peak RSS %d MiB); units %d: verified %d (%.1f%%), false findings %d, not verified %d, unsupported %d, too large %d, timed out %d, crashed %d, tool-error %d, nothing to tune %d\n",
+      mods, refused, tmo, secs, cpu ? " of CPU" : "", crash, maxrss / 1024, n, v, pct, s["diverged"], s["not verified"], s["unsupported"], s["too-large"], s["timed out"], s["crashed"], s["tool-error"],
       s["nothing to tune"]
     exit (crash > 0 || s["diverged"] > 0)
   }' "$W/units" "$W/modules"
