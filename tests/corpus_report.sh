@@ -7,24 +7,32 @@
 # With the clean compiler every divergence is a false finding.  Not part of
 # `make check`: 200 real modules take a while.
 #
-# Usage: tests/corpus_report.sh [-t TUNE] [-s SECONDS] [-j THREADS] [-k DIR] [DIR]
+# Usage: tests/corpus_report.sh [-t TUNE] [-s SECONDS] [-c] [-j THREADS] [-k DIR] [DIR]
 # Defaults: ./tune, 60 s per module (then it counts as timed out), 2
 # threads, ../shared/corpus/xla-hlo next to the source tree; -k keeps each
-# module's output in DIR.  Exit status 1 when a module crashed or a false
-# finding was made, else 0.
+# module's output in DIR.  -c counts the SECONDS in CPU time of tune
+# (ulimit -t) instead of wall-clock time, so that on a machine shared with
+# other work the limit measures tune and not the load (the wall clock then
+# allows ten times as much).  The units of a module that timed out count
+# as "timed out", except those it finished before (their results are
+# printed as each unit ends), so the percentage verified is of every unit
+# of every module.  Exit status 1 when a module crashed or a false finding
+# was made, else 0.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 TUNE=./tune
 SECS=60
 THREADS=2
 KEEP=
-while getopts t:s:j:k: opt; do
+CPU=
+while getopts t:s:cj:k: opt; do
   case $opt in
   t) TUNE=$OPTARG ;;
   s) SECS=$OPTARG ;;
+  c) CPU=1 ;;
   j) THREADS=$OPTARG ;;
   k) KEEP=$OPTARG ;;
-  *) echo "usage: $0 [-t TUNE] [-s SECONDS] [-j THREADS] [-k DIR] [DIR]" >&2; exit 2 ;;
+  *) echo "usage: $0 [-t TUNE] [-s SECONDS] [-c] [-j THREADS] [-k DIR] [DIR]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -43,9 +51,17 @@ for f in "$DIR"/*.hlo; do
   [ -f "$f" ] || continue
   name=$(basename "$f" .hlo)
   rm -f "$W/rss"
-  # shellcheck disable=SC2086
-  timeout -k 5 "$SECS" $TIMEBIN "$TUNE" --check "$f" --compiler stable --budget 6 --threads "$THREADS" --json \
-    >"$W/out" 2>"$W/err"
+  # time(1) outside timeout(1): a module stopped by the limit still has
+  # its peak memory measured (its rusage reaches time through timeout).
+  if [ -n "$CPU" ]; then
+    # shellcheck disable=SC2086
+    $TIMEBIN timeout -k 5 $((SECS * 10)) sh -c 'ulimit -t "$0" && exec "$@"' "$SECS" \
+      "$TUNE" --check "$f" --compiler stable --budget 6 --threads "$THREADS" --json >"$W/out" 2>"$W/err"
+  else
+    # shellcheck disable=SC2086
+    $TIMEBIN timeout -k 5 "$SECS" "$TUNE" --check "$f" --compiler stable --budget 6 --threads "$THREADS" --json \
+      >"$W/out" 2>"$W/err"
+  fi
   rc=$?
   rss=$(tail -n 1 "$W/rss" 2>/dev/null | tr -cd 0-9)
   [ -n "$rss" ] || rss=0
@@ -59,10 +75,32 @@ for f in "$DIR"/*.hlo; do
       i = index($0, "\"reason\": \""); if (i) { reason = substr($0, i + 11); sub(/"(}|, "candidates").*$/, "", reason) }
       print m "\t" status "\t" reason
     }' >>"$W/units"
+  # A sanitizer's report ends the process with an ordinary exit status:
+  # its own line tells a crash from a finding (exit 1).
+  if grep -q -e '^==[0-9]*==ERROR: ' -e ': runtime error: ' "$W/err"; then
+    rc=sanitizer
+  fi
+  # A module cut short: each unit it did not finish is timed out (or
+  # crashed, when the process died of a fault).
+  missing=
   case $rc in
+  124 | 137 | 143 | 152) missing="timed out" ;;
+  0 | 1 | 2 | 3 | sanitizer) [ "$rc" = sanitizer ] && missing=crashed ;;
+  *) missing=crashed ;;
+  esac
+  if [ -n "$missing" ]; then
+    listed=$("$TUNE" --list-fusions "$f" 2>/dev/null | grep -vc ': nothing to tune')
+    i=$(grep -c '^  {"file": ' "$W/out")
+    while [ "$i" -lt "$listed" ]; do
+      printf '%s\t%s\tthe module %s before this unit ended\n' "$name" "$missing" "$missing" >>"$W/units"
+      i=$((i + 1))
+    done
+  fi
+  case $rc in
+  sanitizer) outcome="crashed (sanitizer): $(grep -m 1 -e '^==[0-9]*==ERROR: ' -e ': runtime error: ' "$W/err" | cut -c1-120)" ;;
   0 | 1 | 3) outcome=exit$rc ;;
   2) outcome="refused: $(grep -v '^$' "$W/err" | head -n 1 | cut -c1-120)" ;;
-  124 | 137 | 143) outcome=timeout ;; # timeout's TERM (or KILL) reached tune
+  124 | 137 | 143 | 152) outcome=timeout ;; # timeout's TERM (or KILL), or ulimit -t's XCPU, reached tune
   *) outcome="crashed (exit $rc): $(grep -v '^$' "$W/err" | tail -n 1 | cut -c1-120)" ;;
   esac
   printf '%s\t%s\t%s\n' "$name" "$outcome" "$rss" >>"$W/modules"
@@ -80,7 +118,7 @@ awk -F'\t' '$2 == "unsupported" {
     else sub(/^[^ ]*: /, "", r)
     n[r]++ }
   END { for (k in n) printf "  %4d  %s\n", n[k], k }' "$W/units" | sort -rn
-awk -F'\t' '
+awk -F'\t' -v secs="$SECS" -v cpu="$CPU" '
   FNR == NR { if (FNR > 1) { units++; s[$2]++ }; next }
   { mods++
     if ($2 ~ /^timeout/) tmo++
@@ -91,8 +129,8 @@ awk -F'\t' '
     v = s["verified"] + 0
     n = units - s["nothing to tune"]
     pct = n > 0 ? 100.0 * v / n : 0
-    printf "SUMMARY modules %d (refused %d, timed out %d, crashed %d, peak RSS %d MiB); units %d: verified %d (%.1f%%), false findings %d, not verified %d, unsupported %d, too large %d, timed out %d, tool-error %d, nothing to tune %d\n",
-      mods, refused, tmo, crash, maxrss / 1024, n, v, pct, s["diverged"], s["not verified"], s["unsupported"], s["too-large"], s["timed out"], s["tool-error"],
+    printf "SUMMARY modules %d (refused %d, timed out %d after %s s%s, crashed %d, peak RSS %d MiB); units %d: verified %d (%.1f%%), false findings %d, not verified %d, unsupported %d, too large %d, timed out %d, crashed %d, tool-error %d, nothing to tune %d\n",
+      mods, refused, tmo, secs, cpu ? " of CPU" : "", crash, maxrss / 1024, n, v, pct, s["diverged"], s["not verified"], s["unsupported"], s["too-large"], s["timed out"], s["crashed"], s["tool-error"],
       s["nothing to tune"]
     exit (crash > 0 || s["diverged"] > 0)
   }' "$W/units" "$W/modules"

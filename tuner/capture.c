@@ -118,13 +118,15 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
     h.replicas = 64;
   chk_eval_opts eo = {.replicas = h.replicas, .emulate_device = 1, .hook = hook, .hook_ctx = &h,
                       .time_budget = o->time_budget};
+  if (!(eo.time_budget > 0))
+    eo.time_budget = TN_CAPTURE_TIME_BUDGET;
   hlo_value *outs[64] = {0};
-  if (chk_eval_module(m, nargs, args, &eo, outs, &err) != 0) {
-    tn_capture_free(caps, u->n);
-    note_all(u, caps, "the module cannot be evaluated whole: ", err.msg);
-    goto done;
-  }
-  for (int r = 0; r < h.replicas && r < 64; r++)
+  /* Evaluation is in program order, so the operands a unit received
+   * before a later failure (a loop that never ends meeting the deadline)
+   * are exactly those of the whole run: they are kept, and only the units
+   * not reached yet fall back. */
+  bool failed = chk_eval_module(m, nargs, args, &eo, outs, &err) != 0;
+  for (int r = 0; !failed && r < h.replicas && r < 64; r++)
     hlo_value_unref(outs[r]);
   for (int i = 0; i < u->n; i++) {
     tn_capture *c = &caps[i];
@@ -142,7 +144,9 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
       c->args = NULL;
     }
     int execs = calls[i] / (h.replicas > 0 ? h.replicas : 1);
-    if (execs == 0)
+    if (failed)
+      snprintf(c->note, sizeof c->note, "the module cannot be evaluated whole: %.200s", err.msg);
+    else if (execs == 0)
       snprintf(c->note, sizeof c->note, "it never ran when the module was evaluated");
     else
       snprintf(c->note, sizeof c->note, "it ran %d time%s when the module was evaluated, not %d", execs,
@@ -165,4 +169,10 @@ void tn_capture_free(tn_capture *caps, int n) {
     caps[i].args = NULL;
     caps[i].nargs = 0;
   }
+}
+
+void tn_capture_note(const tn_capture *cap, int iteration, tn_fusion_result *r) {
+  r->iteration = cap && cap->args ? iteration : 0;
+  if (cap && !cap->args)
+    snprintf(r->inputs_note, sizeof r->inputs_note, "%s", cap->note);
 }

@@ -12,7 +12,8 @@
  * When the module cannot be evaluated as a whole (an unsupported op
  * anywhere, too large), or a unit never ran N times, that unit has no
  * capture and the caller falls back to synthesised inputs, with the
- * reason in note.
+ * reason in note.  An evaluation that fails part-way (its time budget, a
+ * loop that never ends) keeps the captures of the units it reached.
  */
 #ifndef TUNE_CAPTURE_H
 #define TUNE_CAPTURE_H
@@ -22,7 +23,20 @@
 #include "hlo.h"
 #include "hlo_value.h"
 #include "inputs.h"
+#include "result.h"
 #include "units.h"
+
+/* Evaluating a whole module op by op to capture its units' inputs costs
+ * about a microsecond per flop: above this, units fall back to synthesised
+ * inputs (and say so) rather than spend minutes on it.  --check and
+ * --sweep use the same limit, so both check a unit on the same inputs. */
+#define TN_CAPTURE_MAX_FLOPS 1000000000LL
+
+/* Seconds the whole-module evaluation may take when the caller sets no
+ * time budget: a module may loop forever (a while whose condition is a
+ * constant true), and the units it reached by then keep their captured
+ * operands; the rest fall back to synthesised inputs. */
+#define TN_CAPTURE_TIME_BUDGET 10.0
 
 typedef struct tn_capture {
   int nargs;             /* the unit module's parameters (tn_unit_param_operands) */
@@ -39,7 +53,8 @@ typedef struct tn_capture_opts {
   int64_t max_memory;    /* refuse when every value of every computation
                             held at once would exceed this; 0: no limit */
   int replicas;          /* --replicas; 0: what the module needs */
-  double time_budget;    /* seconds for the whole-module evaluation; 0: none */
+  double time_budget;    /* seconds for the whole-module evaluation; 0:
+                            TN_CAPTURE_TIME_BUDGET */
 } tn_capture_opts;
 
 /* Captures the operands of every unit of u with an instruction; caps[i]
@@ -47,5 +62,10 @@ typedef struct tn_capture_opts {
  * reason in each note).  Returns the number of units captured. */
 int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_opts *o, tn_capture *caps);
 void tn_capture_free(tn_capture *caps, int n);
+
+/* Records in r, the result of a unit checked on cap's arguments (or on
+ * synthesised ones when cap is NULL or holds none), which execution was
+ * captured or why there is no capture. */
+void tn_capture_note(const tn_capture *cap, int iteration, tn_fusion_result *r);
 
 #endif

@@ -20,11 +20,6 @@
 #include "units.h"
 #include "capture.h"
 
-/* Evaluating a whole module op by op to capture its units' inputs costs
- * about a microsecond per flop: above this, units fall back to synthesised
- * inputs (and say so) rather than spend minutes on it. */
-#define TN_CAPTURE_MAX_FLOPS 1000000000LL
-
 static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *fr,
                         const tn_cand_result *r) {
   fputs("tune --check ", f);
@@ -410,11 +405,8 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
   so->unit_name = NULL;
   so->args = NULL;
   so->nargs = 0;
-  if (rc == 0) {
-    r.iteration = cap && cap->args ? (o->iteration > 0 ? o->iteration : 1) : 0;
-    if (cap && !cap->args)
-      snprintf(r.inputs_note, sizeof r.inputs_note, "%s", cap->note);
-  }
+  if (rc == 0)
+    tn_capture_note(cap, o->iteration > 0 ? o->iteration : 1, &r);
   hlo_module_free(um);
   if (rc != 0) {
     if (why == TN_UNIT_BAD_INPUT) {
@@ -578,10 +570,14 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
                             .time_budget = o->time_budget};
       tn_capture_units(m, &units, &co, caps);
     }
+    /* Each unit's lines leave as soon as it is checked: a run killed by
+     * its caller's time limit still tells which units it finished. */
     for (int u = 0; u < units.n && !t.stopped; u++)
-      if (unit_wanted(o, files[i], units.v[u].name))
+      if (unit_wanted(o, files[i], units.v[u].name)) {
         check_one(o, &so, &env, &store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins,
                   caps && units.v[u].ins ? &caps[u] : NULL, &t);
+        fflush(stdout);
+      }
     tn_capture_free(caps, caps ? units.n : 0);
     free(caps);
     tn_units_free(&units);

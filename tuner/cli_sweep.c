@@ -14,6 +14,7 @@
  * not check), else 1 when a run found new divergences, else 0.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "capture.h"
 #include "cli.h"
 #include "cli_env.h"
 #include "lock.h"
@@ -63,11 +65,22 @@ static int make_parents(const char *path) {
   return 0;
 }
 
-static int has_source(char *const *done, int ndone, const char *file) {
-  for (int i = 0; i < ndone; i++)
-    if (strcmp(done[i], file) == 0)
-      return 1;
-  return 0;
+/* What a resumed run already holds (sweep_state.h): unit names[i] of
+ * corpus file sources[i]. */
+typedef struct {
+  char **sources, **names;
+  int n;
+} done_units;
+
+/* Is unit u of file (one of n units) in the run already?  A whole-module
+ * unit is stored under its kernel computation's name, so any unit of its
+ * file stands for it; a unit cut out of a module goes by its name. */
+static bool unit_done(const done_units *d, const char *file, const tn_unit *u, int n) {
+  bool whole = n == 1 && !u->ins;
+  for (int i = 0; i < d->n; i++)
+    if (strcmp(d->sources[i], file) == 0 && (whole || strcmp(d->names[i], u->name) == 0))
+      return true;
+  return false;
 }
 
 void tn_changes_print(FILE *f, const tn_run_info *run, const tn_changes *ch, double threshold) {
@@ -205,16 +218,15 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
    * results file must not cost the night's sweep first. */
   if (check_report_paths(o, cfg, out, found ? run_id : want, files, nfiles, now) != 0)
     return -1;
-  char **done = NULL;
-  int ndone = 0;
+  done_units done = {0};
   if (found) {
     s = tn_store_reopen_run(out, run_id, &run, &err);
-    if (s && tn_sweep_done_sources(out, run_id, &done, &ndone, &err) != 0) {
+    if (s && tn_sweep_done_units(out, run_id, &done.sources, &done.names, &done.n, &err) != 0) {
       tn_store_close(s);
       s = NULL;
     }
     if (s)
-      logf_("resuming run %s of %s: %d fusions already checked", run_id, out, ndone);
+      logf_("resuming run %s of %s: %d fusions already checked", run_id, out, done.n);
   } else {
     snprintf(run.id, sizeof run.id, "%s", want);
     snprintf(run.command, sizeof run.command, "%s", o->command_line ? o->command_line : "tune --sweep");
@@ -259,8 +271,6 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
   for (int i = 0; i < nfiles; i++) {
     if (o->shard_n && tn_sweep_shard_of(files[i], o->shard_n) != o->shard_k)
       continue;
-    if (has_source(done, ndone, files[i]))
-      continue;
     hlo_module *m = tn_load_module(files[i], 0);
     if (!m) {
       errors++;
@@ -277,17 +287,50 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     }
     if (units.n == 0)
       logf_("%s: nothing to tune", files[i]);
+    /* A killed run resumed: the units it stored are not checked again. */
+    bool *skip = calloc((size_t)(units.n ? units.n : 1), sizeof *skip);
+    if (!skip) {
+      logf_("%s: out of memory", files[i]);
+      tn_units_free(&units);
+      hlo_module_free(m);
+      errors++;
+      continue;
+    }
+    bool want_graph = false;
+    for (int u = 0; u < units.n; u++) {
+      skip[u] = unit_done(&done, files[i], &units.v[u], units.n);
+      want_graph |= units.v[u].ins && !skip[u];
+    }
+    /* The same input rule as --check (capture.h): the operands that reach
+     * each unit when the whole module is evaluated, synthesised only when
+     * that cannot be done (the unit's inputs_note says why). */
+    tn_capture *caps = want_graph ? calloc((size_t)units.n, sizeof *caps) : NULL;
+    if (caps) {
+      tn_capture_opts co = {.seed = cfg->seed, .profile = profile, .iteration = 1,
+                            .max_flops = TN_CAPTURE_MAX_FLOPS, .max_memory = o->max_memory,
+                            .time_budget = cfg->time_budget};
+      tn_capture_units(m, &units, &co, caps);
+    }
     for (int u = 0; u < units.n; u++) {
       const tn_unit *un = &units.v[u];
+      if (skip[u])
+        continue;
       hlo_module *um = un->ins ? tn_unit_module(m, un, &err) : NULL;
       if (un->ins && !um) {
         logf_("%s: %s: unsupported: %s", files[i], un->name, err.msg);
         continue;
       }
+      const tn_capture *cap = caps && un->ins ? &caps[u] : NULL;
       so.unit_name = units.n > 1 || un->ins ? un->name : NULL;
+      so.args = cap && cap->args ? cap->args : NULL;
+      so.nargs = cap && cap->args ? cap->nargs : 0;
       tn_fusion_result r;
       tn_unit_status why;
       int rc = tn_check_unit(um ? um : m, files[i], &so, &r, &why, &err);
+      so.args = NULL;
+      so.nargs = 0;
+      if (rc == 0)
+        tn_capture_note(cap, 1, &r);
       hlo_module_free(um);
       if (rc != 0) {
         if (why == TN_UNIT_BAD_INPUT || why == TN_UNIT_TOOL_ERROR) {
@@ -310,8 +353,8 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
         errors++;
       } else {
         checked++;
-        logf_("%s: %s, %d of %d candidates, %d divergent, %.2f s", files[i], r.name, r.ncands, r.space_size, divergent,
-              r.wall_time);
+        logf_("%s: %s, %d of %d candidates, %d divergent, %s inputs, %.2f s", files[i], r.name, r.ncands,
+              r.space_size, divergent, r.inputs_from[0] ? r.inputs_from : "synthetic", r.wall_time);
         /* As with --check: a candidate the host could not run even alone
          * fails the run (exit 2), and the fusion is checked again next
          * time (a run with errors is not resumed). */
@@ -326,10 +369,14 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
       }
       tn_fusion_result_free(&r);
     }
+    tn_capture_free(caps, caps ? units.n : 0);
+    free(caps);
+    free(skip);
     tn_units_free(&units);
     hlo_module_free(m);
   }
-  tn_sweep_files_free(done, ndone);
+  tn_sweep_files_free(done.sources, done.n);
+  tn_sweep_files_free(done.names, done.n);
   char id[64];
   snprintf(id, sizeof id, "%s", tn_store_run(s)->id);
   logf_("run %s: %d fusions checked now, %d errors", id, checked, errors);

@@ -350,11 +350,34 @@ static void progress(const tn_sweep_opts *o, int done, int total, int divergent)
   fflush(stderr);
 }
 
+/* The group size an all-gather or reduce-scatter over every replica
+ * (replica_groups={}) implies by its shapes: the result is that many times
+ * the operand along the gathered dimension (the operand that many times
+ * the result, for a scatter).  XLA keeps the replica count outside the
+ * HLO text, so a test module that omits replica_count says it only this
+ * way.  1 when the shapes imply nothing usable. */
+static int implied_group_size(const hlo_instr *ins) {
+  bool gather = ins->op == HLO_OP_ALL_GATHER;
+  if ((!gather && ins->op != HLO_OP_REDUCE_SCATTER) || ins->attrs.replica_groups.ngroups > 0 ||
+      ins->noperands < 1 || !(ins->attrs.has & HLO_A_DIMENSIONS) || ins->attrs.dimensions.n != 1)
+    return 1;
+  const hlo_shape *x = hlo_shape_leaf(&ins->operands[0]->shape, 0), *y = hlo_shape_leaf(&ins->shape, 0);
+  int64_t d = ins->attrs.dimensions.v[0];
+  if (!x || !y || d < 0 || d >= x->rank || d >= y->rank)
+    return 1;
+  int64_t big = gather ? y->dims[d] : x->dims[d], small = gather ? x->dims[d] : y->dims[d];
+  if (small <= 0 || big % small != 0 || big / small > 64)
+    return 1;
+  return (int)(big / small);
+}
+
 /* How many replicas the reference must simulate for the module's
  * collectives to be well-formed: its replica_count, or one more than the
- * highest replica a replica group or permute pair names. */
-static int scan_replicas(const hlo_computation *c, int n, int depth) {
-  if (depth > 32)
+ * highest replica a replica group or permute pair names, or (shapes) the
+ * group size an all-gather's or reduce-scatter's shapes imply, in any
+ * computation the entry reaches. */
+static int scan_replicas(const hlo_computation *c, int n, bool shapes, int depth) {
+  if (!c || depth > 32)
     return n;
   for (int i = 0; i < c->ninstrs; i++) {
     const hlo_instr *ins = c->instrs[i];
@@ -368,18 +391,24 @@ static int scan_replicas(const hlo_computation *c, int n, int depth) {
       if (hi + 1 > n && hi < 64)
         n = (int)hi + 1;
     }
+    int implied = shapes ? implied_group_size(ins) : 1;
+    if (implied > n)
+      n = implied;
     const hlo_calls *k = &ins->attrs.calls;
-    if (k->calls)
-      n = scan_replicas(k->calls, n, depth + 1);
+    n = scan_replicas(k->calls, n, shapes, depth + 1);
+    n = scan_replicas(k->body, n, shapes, depth + 1);
+    n = scan_replicas(k->condition, n, shapes, depth + 1);
+    for (int b = 0; b < k->nbranches; b++)
+      n = scan_replicas(k->branches[b], n, shapes, depth + 1);
   }
   return n;
 }
 
-int tn_replicas_named(const hlo_module *m) { return scan_replicas(m->entry, 1, 0); }
+int tn_replicas_named(const hlo_module *m) { return scan_replicas(m->entry, 1, false, 0); }
 
 int tn_replicas_needed(const hlo_module *m) {
   int n = m->replica_count > 1 && m->replica_count <= 64 ? (int)m->replica_count : 1;
-  return scan_replicas(m->entry, n, 0);
+  return scan_replicas(m->entry, n, true, 0);
 }
 
 /* Evaluates the reference with device numerics on every replica the

@@ -55,7 +55,11 @@ typedef struct tn_sweep_opts {
 } tn_sweep_opts;
 
 /* How many replicas the reference must simulate for m's collectives: its
- * replica_count, or one more than the highest replica a group names. */
+ * replica_count, or one more than the highest replica a group names, or
+ * the group size an all-gather's or reduce-scatter's shapes imply when
+ * its replica_groups={} means every replica; searched in every
+ * computation the entry reaches (called, while bodies and conditions,
+ * conditional branches). */
 int tn_replicas_needed(const hlo_module *m);
 /* One more than the highest replica m's replica groups and permute pairs
  * name (1 when none): the fewest replicas its collectives are defined on. */

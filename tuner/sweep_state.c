@@ -72,27 +72,27 @@ int tn_sweep_run_attr(const char *path, const char *run_id, const char *key, cha
   return buf[0] != '\0';
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int tn_sweep_done_sources(const char *path, const char *run_id, char ***sources, int *n, hlo_error *err) {
+int tn_sweep_done_units(const char *path, const char *run_id, char ***sources, char ***names, int *n,
+                        hlo_error *err) {
   tn_stored_run run;
   *sources = NULL;
+  *names = NULL;
   *n = 0;
   if (tn_results_read_run(path, run_id, &run, err) != 0)
     return -1;
   char **s = calloc((size_t)run.nfusions + 1, sizeof *s);
-  int rc = s ? 0 : hlo_error_set(err, 0, 0, "out of memory");
-  for (int i = 0; s && i < run.nfusions; i++)
-    if (!(s[i] = strdup(run.fusions[i].r.source)))
+  char **u = calloc((size_t)run.nfusions + 1, sizeof *u);
+  int rc = s && u ? 0 : hlo_error_set(err, 0, 0, "out of memory");
+  for (int i = 0; rc == 0 && i < run.nfusions; i++)
+    if (!(s[i] = strdup(run.fusions[i].r.source)) || !(u[i] = strdup(run.fusions[i].r.name)))
       rc = hlo_error_set(err, 0, 0, "out of memory");
   if (rc == 0) {
-    qsort(s, (size_t)run.nfusions, sizeof *s, cmp_str);
     *sources = s;
+    *names = u;
     *n = run.nfusions;
   } else {
-    tn_sweep_files_free(s, run.nfusions);
+    tn_sweep_files_free(s, s ? run.nfusions : 0);
+    tn_sweep_files_free(u, u ? run.nfusions : 0);
   }
   tn_stored_run_free(&run);
   return rc;

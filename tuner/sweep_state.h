@@ -11,8 +11,10 @@
  * A later sweep with the same identity that finds such a run still
  * "running" (its process was killed: a live one would hold the lock)
  * appends to that run instead of starting a new one, and skips every
- * corpus file the run already has a fusion group for.  Fusion groups are
- * written atomically (store.h), so a group that exists is complete.
+ * unit (units.h) the run already has a fusion group for, so a sweep killed
+ * in the middle of a module redoes none of that module's finished units.
+ * Fusion groups are written atomically (store.h), so a group that exists
+ * is complete.
  *
  * The sweep also records slowdown_threshold (the sweep file's value, "%.17g")
  * so that `tune --merge` computes the merged run's changes with it.
@@ -47,9 +49,11 @@ int tn_sweep_find_resumable(const char *path, const char *identity, const char *
  * read. */
 int tn_sweep_run_attr(const char *path, const char *run_id, const char *key, char *buf, size_t n, hlo_error *err);
 
-/* The source paths of the fusions run_id already holds (malloc'd array of
- * malloc'd strings, sorted; free with tn_sweep_files_free). */
-int tn_sweep_done_sources(const char *path, const char *run_id, char ***sources, int *n, hlo_error *err);
+/* The units run_id already holds: (*sources)[i] is the corpus file of unit
+ * (*names)[i], its result's name (two malloc'd arrays of *n malloc'd
+ * strings; free each with tn_sweep_files_free). */
+int tn_sweep_done_units(const char *path, const char *run_id, char ***sources, char ***names, int *n,
+                        hlo_error *err);
 
 typedef struct tn_change {
   char fusion[128];

@@ -28,6 +28,42 @@ expect_status 2 "--check --replicas 1 is refused for a group naming replica 1" \
   "$TUNE" --check "$D/all_gather_groups.hlo" --budget 6 --replicas 1
 expect_grep "a replica group names replica 1 but only 1 replicas" "$TMPD/err" "the refusal says why"
 
+# replica_groups={} with no replica_count: the gather's (scatter's) shapes
+# say how many replicas take part, four here; one replica was "result
+# dimension 0 is not 1 x the operand's", an unsupported unit.
+for f in all_gather_implied reduce_scatter_implied; do
+  expect_status 0 "$f: the replica count its shapes imply" "$TUNE" --check "$D/$f.hlo" --budget 6
+  expect_grep "^fusion main (collective) from .*: verified$" "$TMPD/out" "$f is verified"
+  expect_grep "verdicts  match=6" "$TMPD/out" "$f: every candidate matches"
+done
+# A collective inside a while body counts too: the whole module runs on the
+# three replicas its group names, so the unit gets its graph inputs.
+expect_status 0 "a collective in a loop body" "$TUNE" --check "$D/collective_in_loop.hlo" --budget 6
+expect_grep "inputs    graph: the operands of its execution 1" "$TMPD/out" "its inputs come from the graph"
+expect_status 2 "--replicas 2 is refused for a loop body's group naming replica 2" \
+  "$TUNE" --check "$D/collective_in_loop.hlo" --budget 6 --replicas 2
+expect_grep "a replica group names replica 2 but only 2 replicas" "$TMPD/err" "the refusal says why"
+
+# A module that loops forever: the whole-module evaluation stops at its
+# deadline (--time-budget, else 10 s), and the unit it reached keeps its
+# captured operands instead of falling back.
+expect_status 0 "a loop that never ends: the unit in its body" \
+  "$TUNE" --check "$D/loop_forever_unit.hlo" --budget 2 --time-budget 1
+expect_grep "inputs    graph: the operands of its execution 1 " "$TMPD/out" "keeps the operands it received"
+expect_status 0 "its second execution" "$TUNE" --check "$D/loop_forever_unit.hlo" --budget 2 --time-budget 1 --iteration 2
+expect_grep "inputs    graph: the operands of its execution 2 " "$TMPD/out" "keeps those of its second execution too"
+expect_status 0 "an execution past the deadline falls back" \
+  "$TUNE" --check "$D/loop_forever_unit.hlo" --budget 2 --time-budget 1 --iteration 1000000
+expect_grep "inputs    synthetic: no graph inputs, the module cannot be evaluated whole: .*time budget of 1 s" \
+  "$TMPD/out" "and says the evaluation ran out of time"
+# Without --time-budget the evaluation has its own deadline: the check
+# ends (timeout(1) only guards the suite against a hang).
+if command -v timeout >/dev/null 2>&1; then
+  expect_status 0 "no --time-budget: the loop does not hang --check" \
+    timeout 300 "$TUNE" --check "$D/loop_forever_unit.hlo" --budget 2
+  expect_grep "inputs    graph: the operands of its execution 1 " "$TMPD/out" "and the unit still gets graph inputs"
+fi
+
 # Layout-changing bitcasts: the device reinterprets the physical buffer as
 # XLA does (the values themselves are pinned by tests/unit/test_dev_layout).
 expect_status 0 "layout-changing bitcasts in the kernel and the launch check clean" \
