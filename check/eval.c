@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "eval_async.h"
+#include "eval_custom.h"
 #include "eval_fuse.h"
 #include "eval_internal.h"
 
@@ -128,6 +129,10 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_gather;
   case HLO_OP_SORT:
     return chk_op_sort;
+  case HLO_OP_TOPK:
+    return chk_op_topk;
+  case HLO_OP_CUSTOM_CALL:
+    return chk_op_custom_call;
   default:
     return NULL;
   }
@@ -157,7 +162,8 @@ static bool is_structural(hlo_opcode op) {
 /* An op the evaluator runs: itself, as a collective, through a family, or
  * (a start op) as the synchronous op it starts. */
 static bool op_supported(const hlo_module *m, const hlo_instr *ins) {
-  (void)m;
+  if (ins->op == HLO_OP_CUSTOM_CALL)
+    return chk_custom_call_known(m, ins);
   hlo_opcode op = ins->op;
   hlo_opcode sync = chk_async_sync_op(ins);
   if (sync != HLO_OP_INVALID)
@@ -181,9 +187,19 @@ static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_err
     return hlo_error_set(err, c->line, c->col, "computation calls nest deeper than %d", MAX_DEPTH);
   for (int i = 0; i < c->ninstrs; i++) {
     const hlo_instr *ins = c->instrs[i];
+    if (ins->op == HLO_OP_CUSTOM_CALL && !op_supported(m, ins))
+      return hlo_error_set(err, ins->line, ins->col,
+                           "%s: op 'custom-call' with target \"%s\" is not supported by the evaluator", ins->name,
+                           ins->attrs.custom_call_target ? ins->attrs.custom_call_target : "");
     if (!op_supported(m, ins))
       return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator",
                            ins->name, hlo_opcode_name(ins->async_wrapped ? ins->async_wrapped : ins->op));
+    if (ins->op == HLO_OP_CUSTOM_CALL) {
+      const hlo_computation *cc = chk_custom_call_computation(m, ins);
+      if (cc && cc != ins->attrs.calls.to_apply && cc != ins->attrs.calls.calls &&
+          supported_comp(m, cc, err, depth + 1) != 0)
+        return -1;
+    }
     if (ins->op == HLO_OP_CONSTANT && literal_elided(ins->literal))
       return hlo_error_set(err, ins->line, ins->col,
                            "%s: constant data was elided ({...}) in the HLO text, so it cannot be evaluated",
