@@ -183,7 +183,8 @@ int tn_cmd_eval(const tn_opts *o) {
   /* A module can loop forever; without a deadline --eval would hang with
    * it, so one applies unless --time-budget says otherwise (0: none). */
   chk_eval_opts eo = {.replicas = o->replicas,
-                      .time_budget = o->has_time_budget ? o->time_budget : TN_EVAL_DEFAULT_TIME_BUDGET};
+                      .time_budget = o->has_time_budget ? o->time_budget : TN_EVAL_DEFAULT_TIME_BUDGET,
+                      .rng_seed = o->seed};
   if (chk_eval_module(m, nargs, args, &eo, outs, &err) != 0) {
     report_module_error(shown, &err);
     goto done;
