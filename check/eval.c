@@ -133,6 +133,8 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_topk;
   case HLO_OP_RNG: case HLO_OP_RNG_BIT_GENERATOR:
     return chk_op_rng;
+  case HLO_OP_FFT:
+    return chk_op_fft;
   case HLO_OP_CUSTOM_CALL:
     return chk_op_custom_call;
   default:

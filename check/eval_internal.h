@@ -143,6 +143,7 @@ chk_op_fn chk_op_gather;       /* eval_gather.c: gather, scatter */
 chk_op_fn chk_op_sort;         /* eval_sort.c: sort */
 chk_op_fn chk_op_topk;         /* eval_topk.c: topk */
 chk_op_fn chk_op_rng;          /* eval_rng.c: rng, rng-bit-generator */
+chk_op_fn chk_op_fft;          /* eval_fft.c: fft (FFTW) */
 chk_op_fn chk_op_custom_call;  /* eval_custom.c: custom-calls of known targets */
 
 /* The top-k kernel of topk and __gpu$TopK (eval_topk.c): ins's shape is
