@@ -563,7 +563,7 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
   case HLO_OP_COLLECTIVE_PERMUTE_DONE: case HLO_OP_COPY_DONE:
     for (int r = 0; r < nrep && rc == 0; r++)
       if (n != 1 || !(out[r] = chk_async_unpack(ins, opv[r]))) {
-        chk_fail(ev, ins, "the operand is not the start op this done completes");
+        chk_fail(ev, ins, "the operand's value does not hold this done's result");
         rc = -1;
       }
     break;

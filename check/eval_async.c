@@ -15,6 +15,7 @@
  *   all-gather-start         result, or (operand(s), result)      itself / 1
  *   collective-permute-start (operand, result, context...)        slot 1
  *   copy-start               (destination, source, context)       slot 0
+ * A done op finds the result by its own opcode and the value's shape.
  */
 #include "eval_async.h"
 
@@ -142,16 +143,16 @@ hlo_value *chk_async_pack(const hlo_instr *start, hlo_value *const *operands, hl
 }
 
 hlo_value *chk_async_unpack(const hlo_instr *done, const hlo_value *start_value) {
-  const hlo_instr *start = done->noperands == 1 ? done->operands[0] : NULL;
-  /* A done reads its start, possibly through an async-update chain. */
-  while (start && start->op == HLO_OP_ASYNC_UPDATE && start->noperands == 1)
-    start = start->operands[0];
-  if (!start || chk_async_sync_op(start) == HLO_OP_INVALID)
-    return NULL;
-  if (result_is_whole(start))
-    return hlo_value_ref((hlo_value *)start_value);
-  int slot = result_slot(start);
-  if (start_value->type != HLO_TUPLE || start_value->ntuple <= slot)
+  /* Decided by the done's opcode and the value's shape, not by looking at
+   * the start: a unit cut out of a module may receive the start's value
+   * as a parameter. */
+  const hlo_shape *s = &done->shape;
+  if (hlo_value_matches(start_value, s) && done->op != HLO_OP_ASYNC_DONE && done->op != HLO_OP_COPY_DONE &&
+      done->op != HLO_OP_COLLECTIVE_PERMUTE_DONE)
+    return hlo_value_ref((hlo_value *)start_value); /* all-reduce-done, all-gather-done of a plain result */
+  int slot = done->op == HLO_OP_COPY_DONE ? 0 : 1;
+  if (start_value->type != HLO_TUPLE || start_value->ntuple <= slot ||
+      !hlo_value_matches(start_value->elems[slot], s))
     return NULL;
   return hlo_value_ref(start_value->elems[slot]);
 }

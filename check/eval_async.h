@@ -25,7 +25,8 @@ hlo_value *chk_async_pack(const hlo_instr *start, hlo_value *const *operands, hl
                           char *why, size_t whylen);
 
 /* The done's value (one new reference) taken from its start's value; NULL
- * when done does not read a start op. */
+ * when that value has no element of the done's shape where its opcode
+ * says. */
 hlo_value *chk_async_unpack(const hlo_instr *done, const hlo_value *start_value);
 
 /* A value of shape s, every array zero-filled and tokens empty. */

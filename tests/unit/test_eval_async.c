@@ -136,6 +136,22 @@ static void tokens_send_and_annotations(void **state) {
   fx_expect(fx_eval(t, 1, a), HLO_F32, 1, DIMS(2), VALS(2, 5));
 }
 
+static void done_of_a_cut_unit(void **state) {
+  (void)state;
+  /* A unit cut out between a start and its done gets the start's value as
+   * a parameter: the done still finds its result, by its own opcode. */
+  const char *t = "ENTRY e {\n s = ((f32[2]), f32[2], s32[]) parameter(0)\n ROOT d = f32[2] async-done(s)\n}\n";
+  const char *c = "ENTRY e {\n s = (f32[2], f32[2], u32[]) parameter(0)\n ROOT d = f32[2] copy-done(s)\n}\n";
+  for (int k = 0; k < 2; k++) {
+    hlo_value *ops = fx_array(HLO_F32, 1, DIMS(2), VALS(1, 2));
+    hlo_value *e0[] = {k == 0 ? hlo_value_tuple(1, &ops) : fx_array(HLO_F32, 1, DIMS(2), VALS(3, 4)),
+                       k == 0 ? fx_array(HLO_F32, 1, DIMS(2), VALS(3, 4)) : ops, fx_scalar(k == 0 ? HLO_S32 : HLO_U32, 0)};
+    hlo_value *a[] = {hlo_value_tuple(3, e0)};
+    /* async-done takes slot 1, copy-done slot 0: both hold {3, 4}. */
+    fx_expect(fx_eval(k == 0 ? t : c, 1, a), HLO_F32, 1, DIMS(2), VALS(3, 4));
+  }
+}
+
 static void splat_constant(void **state) {
   (void)state;
   /* XLA writes one value for an array constant: every element has it. */
@@ -168,6 +184,7 @@ int main(void) {
       cmocka_unit_test(collective_permute_start_done),
       cmocka_unit_test(copy_start_done),
       cmocka_unit_test(tokens_send_and_annotations),
+      cmocka_unit_test(done_of_a_cut_unit),
       cmocka_unit_test(splat_constant),
       cmocka_unit_test(module_name_with_colon),
   };
