@@ -192,6 +192,7 @@ EOF
 cp "$X" "$TMPD/keep.h5"
 expect_status 2 "unsupported op (custom-call)" "$TUNE" --eval "$TMPD/cc.hlo" -o "$TMPD/keep.h5"
 expect_grep "cc.hlo:4:[0-9]*: error: .*custom-call" "$TMPD/err" "unsupported op named with its position"
+expect_grep "with target \"my_kernel\" is not supported" "$TMPD/err" "an unknown custom-call is refused by its target"
 if cmp -s "$X" "$TMPD/keep.h5"; then ok "existing OUT.h5 left intact by a failed run"; else not_ok "existing OUT.h5 changed"; fi
 
 # A failure inside evaluation (elided constant data) also keeps OUT.
