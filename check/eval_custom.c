@@ -11,10 +11,11 @@
  * Semantics, per evaluator:
  *   identity     the annotation targets: the operand, unchanged; refused
  *                when the result's shape differs (a real reshard).
- *   poison       AllocateBuffer: an uninitialised buffer.  Every bit set
- *                (NaN for every float type, -1 or the maximum for
- *                integers, true for pred), so a read of it that reaches an
- *                output shows.
+ *   poison       AllocateBuffer: an uninitialised buffer, filled with NaN
+ *                (every bit set for f16, bf16, f32, f64 and complex; the
+ *                type's NaN, or what NaN converts to, for f8/f4), -1 or the
+ *                maximum for integers and true for pred, so a read of it
+ *                that reaches an output shows.
  *   slice_to_dynamic  operand 0 with its dynamic sizes as further operands:
  *                dynamic dimensions are kept padded to their bound, so the
  *                data is operand 0.
@@ -164,10 +165,23 @@ static hlo_value *poison_array(const hlo_shape *s) {
   hlo_value *v = hlo_value_array_uninit(s->type, s->rank, s->dims);
   if (!v)
     return NULL;
-  if (s->type == HLO_PRED)
-    memset(v->data, 1, (size_t)v->count * v->elem_size);
-  else
-    memset(v->data, 0xff, (size_t)v->count * v->elem_size);
+  hlo_eclass cls = hlo_etype_class(s->type);
+  bool whole_bytes = hlo_etype_bits(s->type) == (int)v->elem_size * 8;
+  if (whole_bytes && (cls == HLO_CLASS_SINT || cls == HLO_CLASS_UINT || s->type == HLO_F16 ||
+                      s->type == HLO_BF16 || s->type == HLO_F32 || s->type == HLO_F64 || cls == HLO_CLASS_COMPLEX)) {
+    memset(v->data, 0xff, (size_t)v->count * v->elem_size); /* -1, the maximum, or a NaN */
+  } else {
+    /* pred, sub-byte integers and the f8/f4 types, whose NaN (if any) is
+     * not all ones: the type's own conversion of -1, true or NaN. */
+    for (int64_t i = 0; i < v->count; i++) {
+      if (cls == HLO_CLASS_PRED)
+        hlo_value_set_i64(v, i, 1);
+      else if (cls == HLO_CLASS_FLOAT)
+        hlo_value_set_f64(v, i, NAN);
+      else
+        hlo_value_set_i64(v, i, -1);
+    }
+  }
   return v;
 }
 

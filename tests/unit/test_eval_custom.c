@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +47,12 @@ static void allocate_buffer_is_poisoned(void **state) {
   hlo_value_unref(v);
   fx_expect(fx_eval("ENTRY e {\n ROOT c = s32[2] custom-call(), custom_call_target=\"AllocateBuffer\"\n}\n", 0, NULL),
             HLO_S32, 1, DIMS(2), VALS(-1, -1));
+  /* Narrow types take their own largest value and NaN (not all ones). */
+  fx_expect(fx_eval("ENTRY e {\n ROOT c = u4[2] custom-call(), custom_call_target=\"AllocateBuffer\"\n}\n", 0, NULL),
+            HLO_U4, 1, DIMS(2), VALS(15, 15));
+  v = fx_eval("ENTRY e {\n ROOT c = f8e4m3fnuz[2] custom-call(), custom_call_target=\"AllocateBuffer\"\n}\n", 0, NULL);
+  assert_true(isnan(hlo_value_get_f64(v, 0)) && isnan(hlo_value_get_f64(v, 1)));
+  hlo_value_unref(v);
 }
 
 static void slice_to_dynamic_keeps_data(void **state) {
