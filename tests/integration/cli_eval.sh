@@ -195,6 +195,26 @@ expect_grep "cc.hlo:4:[0-9]*: error: .*custom-call" "$TMPD/err" "unsupported op 
 expect_grep "with target \"my_kernel\" is not supported" "$TMPD/err" "an unknown custom-call is refused by its target"
 if cmp -s "$X" "$TMPD/keep.h5"; then ok "existing OUT.h5 left intact by a failed run"; else not_ok "existing OUT.h5 changed"; fi
 
+# Without --replicas, a module whose replica groups name replica 1 runs
+# on 2 replicas (as --check does), not 1 (which its all-reduce cannot run on).
+cat > "$TMPD/groups.hlo" <<'EOF'
+HloModule groups
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(p), replica_groups={{0,1}}, to_apply=add
+}
+EOF
+expect_status 0 "replicas default to those the replica groups name" "$TUNE" --eval "$TMPD/groups.hlo" -o "$TMPD/groups.h5"
+if command -v h5ls >/dev/null 2>&1; then
+  h5ls -r "$TMPD/groups.h5" >"$TMPD/ls" 2>&1
+  expect_grep "/replicas/1/outputs" "$TMPD/ls" "both replicas' outputs are stored"
+fi
+
 # A failure inside evaluation (elided constant data) also keeps OUT.
 cat > "$TMPD/elided.hlo" <<'EOF'
 HloModule el
