@@ -368,9 +368,16 @@ static int scan_replicas(const hlo_computation *c, int n, int depth) {
       if (hi + 1 > n && hi < 64)
         n = (int)hi + 1;
     }
+    /* Collectives inside loops, branches and async computations count
+     * as much as the entry's. */
     const hlo_calls *k = &ins->attrs.calls;
-    if (k->calls)
-      n = scan_replicas(k->calls, n, depth + 1);
+    const hlo_computation *callees[4] = {k->calls, k->body, k->condition, k->to_apply};
+    for (int j = 0; j < 4; j++)
+      if (callees[j])
+        n = scan_replicas(callees[j], n, depth + 1);
+    for (int j = 0; j < k->nbranches; j++)
+      if (k->branches[j])
+        n = scan_replicas(k->branches[j], n, depth + 1);
   }
   return n;
 }

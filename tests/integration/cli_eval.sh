@@ -214,6 +214,38 @@ if command -v h5ls >/dev/null 2>&1; then
   h5ls -r "$TMPD/groups.h5" >"$TMPD/ls" 2>&1
   expect_grep "/replicas/1/outputs" "$TMPD/ls" "both replicas' outputs are stored"
 fi
+# The same when the all-reduce sits in a while body.
+cat > "$TMPD/loop.hlo" <<'EOF'
+HloModule loop
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+body {
+  t = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  x = f32[4] get-tuple-element(t), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  y = f32[4] all-reduce(x), replica_groups={{0,1}}, to_apply=add
+  ROOT u = (s32[], f32[4]) tuple(j, y)
+}
+cond {
+  t = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  two = s32[] constant(2)
+  ROOT c = pred[] compare(i, two), direction=LT
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[4]) tuple(z, p)
+  w = (s32[], f32[4]) while(t), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}
+EOF
+expect_status 0 "replicas counted inside a while body" "$TUNE" --eval "$TMPD/loop.hlo" -o "$TMPD/loop.h5"
 
 # A failure inside evaluation (elided constant data) also keeps OUT.
 cat > "$TMPD/elided.hlo" <<'EOF'
