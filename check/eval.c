@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "eval_async.h"
+#include "eval_custom.h"
 #include "eval_fuse.h"
 #include "eval_internal.h"
 
@@ -127,6 +129,14 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_gather;
   case HLO_OP_SORT:
     return chk_op_sort;
+  case HLO_OP_TOPK:
+    return chk_op_topk;
+  case HLO_OP_RNG: case HLO_OP_RNG_BIT_GENERATOR:
+    return chk_op_rng;
+  case HLO_OP_FFT:
+    return chk_op_fft;
+  case HLO_OP_CUSTOM_CALL:
+    return chk_op_custom_call;
   default:
     return NULL;
   }
@@ -143,10 +153,26 @@ static bool is_structural(hlo_opcode op) {
   case HLO_OP_PARAMETER: case HLO_OP_CONSTANT: case HLO_OP_TUPLE: case HLO_OP_GET_TUPLE_ELEMENT:
   case HLO_OP_CALL: case HLO_OP_FUSION: case HLO_OP_WHILE: case HLO_OP_CONDITIONAL:
   case HLO_OP_REPLICA_ID: case HLO_OP_PARTITION_ID: case HLO_OP_OPT_BARRIER:
+  case HLO_OP_ASYNC_UPDATE: case HLO_OP_ASYNC_DONE: case HLO_OP_ALL_REDUCE_DONE:
+  case HLO_OP_ALL_GATHER_DONE: case HLO_OP_COLLECTIVE_PERMUTE_DONE: case HLO_OP_COPY_DONE:
+  case HLO_OP_AFTER_ALL: case HLO_OP_ADD_DEPENDENCY: case HLO_OP_DOMAIN:
+  case HLO_OP_SEND: case HLO_OP_SEND_DONE:
     return true;
   default:
     return false;
   }
+}
+
+/* An op the evaluator runs: itself, as a collective, through a family, or
+ * (a start op) as the synchronous op it starts. */
+static bool op_supported(const hlo_module *m, const hlo_instr *ins) {
+  if (ins->op == HLO_OP_CUSTOM_CALL)
+    return chk_custom_call_known(m, ins);
+  hlo_opcode op = ins->op;
+  hlo_opcode sync = chk_async_sync_op(ins);
+  if (sync != HLO_OP_INVALID)
+    op = sync;
+  return is_structural(op) || is_collective(op) || chk_op_lookup(op);
 }
 
 static bool literal_elided(const hlo_literal *l) {
@@ -160,14 +186,24 @@ static bool literal_elided(const hlo_literal *l) {
   return false;
 }
 
-static int supported_comp(const hlo_computation *c, hlo_error *err, int depth) {
+static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_error *err, int depth) {
   if (depth > MAX_DEPTH)
     return hlo_error_set(err, c->line, c->col, "computation calls nest deeper than %d", MAX_DEPTH);
   for (int i = 0; i < c->ninstrs; i++) {
     const hlo_instr *ins = c->instrs[i];
-    if (!is_structural(ins->op) && !is_collective(ins->op) && !chk_op_lookup(ins->op))
+    if (ins->op == HLO_OP_CUSTOM_CALL && !op_supported(m, ins))
+      return hlo_error_set(err, ins->line, ins->col,
+                           "%s: op 'custom-call' with target \"%s\" is not supported by the evaluator", ins->name,
+                           ins->attrs.custom_call_target ? ins->attrs.custom_call_target : "");
+    if (!op_supported(m, ins))
       return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator",
-                           ins->name, ins->async_wrapped ? "async" : hlo_opcode_name(ins->op));
+                           ins->name, hlo_opcode_name(ins->async_wrapped ? ins->async_wrapped : ins->op));
+    if (ins->op == HLO_OP_CUSTOM_CALL) {
+      const hlo_computation *cc = chk_custom_call_computation(m, ins);
+      if (cc && cc != ins->attrs.calls.to_apply && cc != ins->attrs.calls.calls &&
+          supported_comp(m, cc, err, depth + 1) != 0)
+        return -1;
+    }
     if (ins->op == HLO_OP_CONSTANT && literal_elided(ins->literal))
       return hlo_error_set(err, ins->line, ins->col,
                            "%s: constant data was elided ({...}) in the HLO text, so it cannot be evaluated",
@@ -175,10 +211,10 @@ static int supported_comp(const hlo_computation *c, hlo_error *err, int depth) {
     const hlo_calls *k = &ins->attrs.calls;
     const hlo_computation *callees[4] = {k->to_apply, k->calls, k->condition, k->body};
     for (int j = 0; j < 4; j++)
-      if (callees[j] && supported_comp(callees[j], err, depth + 1) != 0)
+      if (callees[j] && supported_comp(m, callees[j], err, depth + 1) != 0)
         return -1;
     for (int j = 0; j < k->nbranches; j++)
-      if (k->branches[j] && supported_comp(k->branches[j], err, depth + 1) != 0)
+      if (k->branches[j] && supported_comp(m, k->branches[j], err, depth + 1) != 0)
         return -1;
   }
   return 0;
@@ -187,7 +223,7 @@ static int supported_comp(const hlo_computation *c, hlo_error *err, int depth) {
 int chk_eval_supported(const hlo_module *m, hlo_error *err) {
   if (!m->entry)
     return hlo_error_set(err, 0, 0, "module has no entry computation");
-  return supported_comp(m->entry, err, 0);
+  return supported_comp(m, m->entry, err, 0);
 }
 
 /* ---- reducer recognition ------------------------------------------------- */
@@ -353,6 +389,53 @@ static int eval_conditional(chk_eval *ev, const hlo_instr *ins, int nrep, int ba
   return 0;
 }
 
+static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hlo_value *const *args,
+                      hlo_value **vals, hlo_value **out);
+
+/* A start op: its synchronous op is evaluated as an instruction of the
+ * same operands and the result's shape, then packed into the start's
+ * value (eval_async.h).  The hook sees the start, not the stand-in. */
+static int eval_start(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hlo_value *const *args,
+                      hlo_value **vals, hlo_value **opv, hlo_value **out) {
+  const hlo_shape *rs = chk_async_result_shape(ins);
+  if (!rs) {
+    chk_fail(ev, ins, "the shape has no element for the result of the %s it starts",
+             hlo_opcode_name(chk_async_sync_op(ins)));
+    return -1;
+  }
+  hlo_instr sync = *ins;
+  sync.op = chk_async_sync_op(ins);
+  sync.async_wrapped = HLO_OP_INVALID;
+  sync.shape = *rs;
+  int n = ins->noperands;
+  hlo_value **res = calloc((size_t)nrep, sizeof *res);
+  hlo_value **row = calloc((size_t)(n ? n : 1), sizeof *row);
+  if (!res || !row) {
+    free(res);
+    free(row);
+    chk_fail(ev, ins, "out of memory");
+    return -1;
+  }
+  chk_eval_hook *hook = ev->o.hook;
+  ev->o.hook = NULL;
+  int rc = eval_instr(ev, &sync, nrep, base, args, vals, res);
+  ev->o.hook = hook;
+  for (int r = 0; r < nrep && rc == 0; r++) {
+    for (int k = 0; k < n; k++)
+      row[k] = opv[k * nrep + r];
+    char why[100] = "";
+    if (!(out[r] = chk_async_pack(ins, row, res[r], why, sizeof why))) {
+      chk_fail(ev, ins, "%s", why);
+      rc = -1;
+    }
+  }
+  for (int r = 0; r < nrep; r++)
+    hlo_value_unref(res[r]);
+  free(res);
+  free(row);
+  return rc;
+}
+
 /* Evaluates one instruction for all replicas; vals is [instr][replica]. */
 static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hlo_value *const *args,
                       hlo_value **vals, hlo_value **out) {
@@ -433,8 +516,56 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
     }
     break;
   case HLO_OP_OPT_BARRIER:
+  case HLO_OP_ASYNC_UPDATE:
+  case HLO_OP_ADD_DEPENDENCY:
+  case HLO_OP_DOMAIN:
+    /* Identity on operand 0: these order or annotate, never compute. */
+    if (n < 1) {
+      chk_fail(ev, ins, "needs an operand");
+      rc = -1;
+      break;
+    }
     for (int r = 0; r < nrep; r++)
       out[r] = hlo_value_ref(opv[r]);
+    break;
+  case HLO_OP_SEND:
+    /* A send changes no value of the module: its result is (data,
+     * context, token), and send-done's is a token. */
+    if (n != 2 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 3) {
+      chk_fail(ev, ins, "send takes (data, token) and returns (data, u32[], token[])");
+      rc = -1;
+      break;
+    }
+    for (int r = 0; r < nrep && rc == 0; r++) {
+      hlo_value *e[3] = {hlo_value_ref(opv[r]), chk_zero_value(&ins->shape.elems[1]),
+                         chk_zero_value(&ins->shape.elems[2])};
+      if (!e[1] || !e[2] || !(out[r] = hlo_value_tuple(3, e))) {
+        for (int k = 0; k < 3; k++)
+          hlo_value_unref(e[k]);
+        chk_fail(ev, ins, "out of memory");
+        rc = -1;
+      }
+    }
+    break;
+  case HLO_OP_SEND_DONE:
+  case HLO_OP_AFTER_ALL:
+    for (int r = 0; r < nrep && rc == 0; r++)
+      if (!(out[r] = chk_zero_value(&ins->shape))) {
+        chk_fail(ev, ins, "out of memory");
+        rc = -1;
+      }
+    break;
+  case HLO_OP_ASYNC_START: case HLO_OP_ALL_REDUCE_START: case HLO_OP_ALL_GATHER_START:
+  case HLO_OP_COLLECTIVE_PERMUTE_START: case HLO_OP_COPY_START:
+    rc = eval_start(ev, ins, nrep, base, args, vals, opv, out);
+    break;
+  case HLO_OP_ASYNC_DONE: case HLO_OP_ALL_REDUCE_DONE: case HLO_OP_ALL_GATHER_DONE:
+  case HLO_OP_COLLECTIVE_PERMUTE_DONE: case HLO_OP_COPY_DONE:
+    for (int r = 0; r < nrep && rc == 0; r++)
+      if (n != 1 || !(out[r] = chk_async_unpack(ins, opv[r]))) {
+        chk_fail(ev, ins, "the operand's value does not hold this done's result");
+        rc = -1;
+      }
     break;
   case HLO_OP_REPLICA_ID:
   case HLO_OP_PARTITION_ID:

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hlo.h"
 #include "hlo_error.h"
@@ -47,6 +48,10 @@ typedef struct chk_eval_opts {
    * fraction of a second of the deadline, failing with
    * "evaluation exceeded the time budget of S s". */
   double time_budget;
+  /* The run's seed, for rng (which XLA leaves undefined): the reference
+   * draws it from Philox keyed by this (eval_rng.c), so a rerun with the
+   * same seed gives the same values. */
+  uint64_t rng_seed;
 } chk_eval_opts;
 
 /* Evaluates m's entry computation.  args holds one value per entry

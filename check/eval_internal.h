@@ -141,6 +141,14 @@ chk_op_fn chk_op_dot;          /* eval_dot.c: dot */
 chk_op_fn chk_op_convolution;  /* eval_conv.c: convolution */
 chk_op_fn chk_op_gather;       /* eval_gather.c: gather, scatter */
 chk_op_fn chk_op_sort;         /* eval_sort.c: sort */
+chk_op_fn chk_op_topk;         /* eval_topk.c: topk */
+chk_op_fn chk_op_rng;          /* eval_rng.c: rng, rng-bit-generator */
+chk_op_fn chk_op_fft;          /* eval_fft.c: fft (FFTW) */
+chk_op_fn chk_op_custom_call;  /* eval_custom.c: custom-calls of known targets */
+
+/* The top-k kernel of topk and __gpu$TopK (eval_topk.c): ins's shape is
+ * (values, s32 indices) with k elements in the last dimension. */
+hlo_value *chk_topk(chk_eval *ev, const hlo_instr *ins, const hlo_value *x, bool largest);
 
 /* What dot and convolution share (eval_dot.c, whose header documents the
  * numerics).  The compute type for a result type: f32 for f32, bf16, f16

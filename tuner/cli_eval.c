@@ -23,6 +23,7 @@
 #include "inputs.h"
 #include "intent.h"
 #include "outpath.h"
+#include "sweep.h"
 
 /* Evaluation errors point into the module when they can. */
 static void report_module_error(const char *file, const hlo_error *err) {
@@ -149,11 +150,15 @@ int tn_cmd_eval(const tn_opts *o) {
     return TN_EXIT_USAGE;
   }
   /* replicas 0 is "not given" (tune.c refuses an explicit 0): take the
-   * module's replica_count, so a module written for N replicas runs as
-   * N without being told. */
+   * module's replica_count, or more when its replica groups name more
+   * (as --check does), so a module written for N replicas runs as N
+   * without being told. */
   tn_opts eff = *o;
-  if (eff.replicas < 1)
+  if (eff.replicas < 1) {
     eff.replicas = m->replica_count > 1 && m->replica_count <= 4096 ? (int)m->replica_count : 1;
+    if (tn_replicas_named(m) > eff.replicas)
+      eff.replicas = tn_replicas_named(m);
+  }
   o = &eff;
   const char *shown = strcmp(o->file, "-") == 0 ? "<stdin>" : o->file;
   if (chk_eval_supported(m, &err) != 0) {
@@ -183,7 +188,8 @@ int tn_cmd_eval(const tn_opts *o) {
   /* A module can loop forever; without a deadline --eval would hang with
    * it, so one applies unless --time-budget says otherwise (0: none). */
   chk_eval_opts eo = {.replicas = o->replicas,
-                      .time_budget = o->has_time_budget ? o->time_budget : TN_EVAL_DEFAULT_TIME_BUDGET};
+                      .time_budget = o->has_time_budget ? o->time_budget : TN_EVAL_DEFAULT_TIME_BUDGET,
+                      .rng_seed = o->seed};
   if (chk_eval_module(m, nargs, args, &eo, outs, &err) != 0) {
     report_module_error(shown, &err);
     goto done;

@@ -394,12 +394,16 @@ static int scan_replicas(const hlo_computation *c, int n, bool shapes, int depth
     int implied = shapes ? implied_group_size(ins) : 1;
     if (implied > n)
       n = implied;
+    /* Collectives inside loops, branches and async computations count
+     * as much as the entry's. */
     const hlo_calls *k = &ins->attrs.calls;
-    n = scan_replicas(k->calls, n, shapes, depth + 1);
-    n = scan_replicas(k->body, n, shapes, depth + 1);
-    n = scan_replicas(k->condition, n, shapes, depth + 1);
-    for (int b = 0; b < k->nbranches; b++)
-      n = scan_replicas(k->branches[b], n, shapes, depth + 1);
+    const hlo_computation *callees[4] = {k->calls, k->body, k->condition, k->to_apply};
+    for (int j = 0; j < 4; j++)
+      if (callees[j])
+        n = scan_replicas(callees[j], n, shapes, depth + 1);
+    for (int j = 0; j < k->nbranches; j++)
+      if (k->branches[j])
+        n = scan_replicas(k->branches[j], n, shapes, depth + 1);
   }
   return n;
 }

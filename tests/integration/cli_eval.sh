@@ -192,7 +192,60 @@ EOF
 cp "$X" "$TMPD/keep.h5"
 expect_status 2 "unsupported op (custom-call)" "$TUNE" --eval "$TMPD/cc.hlo" -o "$TMPD/keep.h5"
 expect_grep "cc.hlo:4:[0-9]*: error: .*custom-call" "$TMPD/err" "unsupported op named with its position"
+expect_grep "with target \"my_kernel\" is not supported" "$TMPD/err" "an unknown custom-call is refused by its target"
 if cmp -s "$X" "$TMPD/keep.h5"; then ok "existing OUT.h5 left intact by a failed run"; else not_ok "existing OUT.h5 changed"; fi
+
+# Without --replicas, a module whose replica groups name replica 1 runs
+# on 2 replicas (as --check does), not 1 (which its all-reduce cannot run on).
+cat > "$TMPD/groups.hlo" <<'EOF'
+HloModule groups
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(p), replica_groups={{0,1}}, to_apply=add
+}
+EOF
+expect_status 0 "replicas default to those the replica groups name" "$TUNE" --eval "$TMPD/groups.hlo" -o "$TMPD/groups.h5"
+if command -v h5ls >/dev/null 2>&1; then
+  h5ls -r "$TMPD/groups.h5" >"$TMPD/ls" 2>&1
+  expect_grep "/replicas/1/outputs" "$TMPD/ls" "both replicas' outputs are stored"
+fi
+# The same when the all-reduce sits in a while body.
+cat > "$TMPD/loop.hlo" <<'EOF'
+HloModule loop
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+body {
+  t = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  x = f32[4] get-tuple-element(t), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  y = f32[4] all-reduce(x), replica_groups={{0,1}}, to_apply=add
+  ROOT u = (s32[], f32[4]) tuple(j, y)
+}
+cond {
+  t = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  two = s32[] constant(2)
+  ROOT c = pred[] compare(i, two), direction=LT
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[4]) tuple(z, p)
+  w = (s32[], f32[4]) while(t), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}
+EOF
+expect_status 0 "replicas counted inside a while body" "$TUNE" --eval "$TMPD/loop.hlo" -o "$TMPD/loop.h5"
 
 # A failure inside evaluation (elided constant data) also keeps OUT.
 cat > "$TMPD/elided.hlo" <<'EOF'

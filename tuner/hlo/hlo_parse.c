@@ -35,7 +35,7 @@
  * (`to_apply={ ... }`, added to the module under a generated name); results
  * without a shape for tuple, get-tuple-element and elementwise ops (inferred
  * once the computation is read); a bare value for an array constant (splat,
- * stored as count 1).
+ * stored as count 1); a `:` right after the module name.
  *
  * Errors: every failure records the first error (hlo_lex_error) and returns
  * -1 or NULL up the call chain; hlo_parse() then frees the arena and the
@@ -2114,6 +2114,8 @@ static int parse_header(parser *P, hlo_module *m) {
   size_t n;
   if (name(P, &s, &n, "a module name") || !(m->name = arena_str(P, s, n)))
     return -1;
+  /* XLA's lexer reads `name:` as a name, so `HloModule m:` is its module m. */
+  hlo_lex_accept(&P->lx, ':');
   size_t base = P->raws.n;
   while (hlo_lex_accept(&P->lx, ',')) {
     if (name(P, &s, &n, "a module attribute name") || expect(P, '=', "'=' after attribute name"))

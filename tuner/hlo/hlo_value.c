@@ -368,7 +368,10 @@ hlo_value *hlo_value_from_literal(const hlo_shape *s, const hlo_literal *lit, ch
       snprintf(err, errlen, "out of memory for a constant");
     return NULL;
   }
-  if (lit->count != v->count) {
+  /* One value for an array is XLA's splat (`f32[4] constant(0)`): every
+   * element takes it. */
+  bool splat = lit->count == 1;
+  if (lit->count != v->count && !splat) {
     if (err)
       snprintf(err, errlen, "literal has %lld elements, shape has %lld", (long long)lit->count,
                (long long)v->count);
@@ -377,18 +380,19 @@ hlo_value *hlo_value_from_literal(const hlo_shape *s, const hlo_literal *lit, ch
   }
   bool cplx = hlo_etype_class(s->type) == HLO_CLASS_COMPLEX;
   for (int64_t i = 0; i < v->count; i++) {
+    int64_t j = splat ? 0 : i;
     if (cplx) {
-      double re = lit->f ? lit->f[2 * i] : 0, im = lit->f ? lit->f[2 * i + 1] : 0;
+      double re = lit->f ? lit->f[2 * j] : 0, im = lit->f ? lit->f[2 * j + 1] : 0;
       set_complex(v, i, re, im);
     } else if (lit->f) {
-      hlo_value_set_f64(v, i, lit->f[i]);
+      hlo_value_set_f64(v, i, lit->f[j]);
     } else if (lit->i) {
-      hlo_value_set_i64(v, i, lit->i[i]);
+      hlo_value_set_i64(v, i, lit->i[j]);
     } else if (lit->u) {
       if (hlo_etype_is_float(s->type))
-        store_bits(v, i, hlo_float_encode_u64(s->type, lit->u[i]));
+        store_bits(v, i, hlo_float_encode_u64(s->type, lit->u[j]));
       else
-        hlo_value_set_i64(v, i, (int64_t)lit->u[i]);
+        hlo_value_set_i64(v, i, (int64_t)lit->u[j]);
     }
   }
   return v;
