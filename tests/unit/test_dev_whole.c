@@ -1,6 +1,7 @@
 /* test_dev_whole.c — the device's own lowering of gather, scatter, sort,
- * dynamic-slice and dynamic-update-slice (dev_whole.h) against
- * hand-computed values: clamped gather starts, scatter windows combined in
+ * dynamic-slice, dynamic-update-slice and reduce-window (dev_whole.h) against
+ * hand-computed values: clamped gather starts, reduce-window tiles with
+ * halos, scatter windows combined in
  * index order and skipped when they do not fit, a stable sort of ties cut
  * into blocks, and the three defects that live in this lowering
  * (dynslice-clamp-lost, sort-lane-index, scatter-s8-iota-wrap), each with
@@ -284,6 +285,41 @@ static void vec_scatter_iota_wrap(void **state) {
   hlo_module_free(m);
 }
 
+/* A cumulative sum of {1 2 3 4} (size 4, pad 3_0) gives {1 3 6 10}, one
+ * output per tile, each tile reading its own halo; and a max of
+ * {3 1 4 1 5} over windows of 2 with stride 2 and pad 0_1 gives {3 4 5}. */
+static void reduce_window_halos(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule w\nadd {\n  a = f32[] parameter(0)\n  x = f32[] parameter(1)\n"
+                        "  ROOT s = f32[] add(a, x)\n}\nENTRY e {\n  p0 = f32[4] parameter(0)\n  p1 = f32[] parameter(1)\n"
+                        "  ROOT w = f32[4] reduce-window(p0, p1), window={size=4 pad=3_0}, to_apply=add\n}\n");
+  int64_t d[1] = {4};
+  float v[4] = {1, 2, 3, 4}, zero = 0;
+  hlo_value *ops[2] = {f32s(1, d, v), f32s(0, NULL, &zero)};
+  dev_config one = config("tile=1 k=0 buf=2 order=0 pack=1 prec=default flags=none");
+  static const float want[4] = {1, 3, 6, 10};
+  hlo_value *a = run(m, ops, &one, 0), *b = run(m, ops, NULL, 0);
+  expect_f32(a, want, 4);
+  expect_f32(b, want, 4);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+  unref_all(ops, 2);
+  hlo_module_free(m);
+
+  m = parse("HloModule w\nmax {\n  a = f32[] parameter(0)\n  x = f32[] parameter(1)\n"
+            "  ROOT s = f32[] maximum(a, x)\n}\nENTRY e {\n  p0 = f32[5] parameter(0)\n  p1 = f32[] parameter(1)\n"
+            "  ROOT w = f32[3] reduce-window(p0, p1), window={size=2 stride=2 pad=0_1}, to_apply=max\n}\n");
+  int64_t d5[1] = {5};
+  float v5[5] = {3, 1, 4, 1, 5}, ninf = -1.0f / 0.0f;
+  hlo_value *ops5[2] = {f32s(1, d5, v5), f32s(0, NULL, &ninf)};
+  static const float want5[3] = {3, 4, 5};
+  a = run(m, ops5, &one, 0);
+  expect_f32(a, want5, 3);
+  hlo_value_unref(a);
+  unref_all(ops5, 2);
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(gather_clamps_starts),
@@ -294,6 +330,7 @@ int main(void) {
       cmocka_unit_test(dynamic_slice_clamp),
       cmocka_unit_test(dynamic_update_slice_clamp),
       cmocka_unit_test(vec_scatter_iota_wrap),
+      cmocka_unit_test(reduce_window_halos),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

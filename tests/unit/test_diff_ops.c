@@ -1,10 +1,11 @@
 /* test_diff_ops.c — differential test of the ops the device computes with
- * its own lowering (issue 14): gather, scatter, sort, dynamic-slice and
- * dynamic-update-slice.
+ * its own lowering (issue 14): gather, scatter, sort, dynamic-slice,
+ * dynamic-update-slice and reduce-window.
  *
  * Draws random small fusions of those ops from a seeded generator (shapes,
  * index types, windows, combiners, comparators, sort dimension and
- * stability, ties in the keys), synthesises their inputs (half of them
+ * stability, ties in the keys, window sizes, strides, padding and
+ * dilations), synthesises their inputs (half of them
  * with out-of-range indices, so clamping and skipped windows are
  * exercised), evaluates them
  * once with the reference evaluator, and runs them on the clean device for
@@ -12,7 +13,8 @@
  * index order, so the derived tolerance for them is zero: every output must
  * equal the reference bitwise (scatter combines repeated indices in index
  * order on both sides; a float sum in another order would be a finding).
- * A runtime error on the device is a failure too.
+ * Reduce-window folds each window in row-major order on both sides, so it
+ * is bitwise too.  A runtime error on the device is a failure too.
  *
  * Usage: test_diff_ops [FUSIONS [SEED]].  make check runs the quick mode
  * (60 fusions); `tests/unit/test_diff_ops 1500` is the long mode, which
@@ -175,6 +177,34 @@ static void gen_dslice(char *b, size_t n) {
              R, C, h, w, it, it, R, C);
 }
 
+static void gen_window(char *b, size_t n) {
+  const char *t = pick(0, 3) ? "f32" : "s32";
+  static const char *const red[3] = {"add", "maximum", "minimum"};
+  const char *op = red[pick(0, 2)];
+  int dims[2] = {pick(1, 40), pick(1, 40)}, out[2];
+  char size[32], stride[32], pad[48], ld[32], rd[32];
+  int sz[2], st[2], plo[2], phi[2], l[2], r[2];
+  for (int d = 0; d < 2; d++) {
+    sz[d] = pick(1, 5), st[d] = pick(1, 3), plo[d] = pick(0, 3), phi[d] = pick(0, 3);
+    l[d] = pick(0, 3) ? 1 : 2, r[d] = pick(0, 3) ? 1 : 2;
+    int base = (dims[d] - 1) * l[d] + 1 + plo[d] + phi[d], w = (sz[d] - 1) * r[d] + 1;
+    if (base < w) /* pad the high end until one window fits */
+      phi[d] += w - base, base = w;
+    out[d] = (base - w) / st[d] + 1;
+  }
+  snprintf(size, sizeof size, "%dx%d", sz[0], sz[1]);
+  snprintf(stride, sizeof stride, "%dx%d", st[0], st[1]);
+  snprintf(pad, sizeof pad, "%d_%dx%d_%d", plo[0], phi[0], plo[1], phi[1]);
+  snprintf(ld, sizeof ld, "%dx%d", l[0], l[1]);
+  snprintf(rd, sizeof rd, "%dx%d", r[0], r[1]);
+  snprintf(b, n,
+           "HloModule diff_window\nred {\n  a = %s[] parameter(0)\n  x = %s[] parameter(1)\n  ROOT r = %s[] %s(a, x)\n}\n"
+           "ENTRY e {\n  p0 = %s[%d,%d] parameter(0)\n  p1 = %s[] parameter(1)\n"
+           "  ROOT w = %s[%d,%d] reduce-window(p0, p1), window={size=%s stride=%s pad=%s lhs_dilate=%s rhs_dilate=%s}, "
+           "to_apply=red\n}\n",
+           t, t, t, op, t, dims[0], dims[1], t, t, out[0], out[1], size, stride, pad, ld, rd);
+}
+
 static int leaves(const hlo_value *v, const hlo_value **out, int max) {
   if (v->type != HLO_TUPLE) {
     if (max > 0)
@@ -189,10 +219,10 @@ static int leaves(const hlo_value *v, const hlo_value **out, int max) {
 
 typedef struct stats {
   long fusions, pairs, differ, errors, compile_errors, skipped;
-  long per_op[5];
+  long per_op[6];
 } stats;
 
-static const char *const op_names[5] = {"gather", "scatter", "sort", "dynamic-slice/dus", ""};
+static const char *const op_names[5] = {"gather", "scatter", "sort", "dynamic-slice/dus", "reduce-window"};
 
 static void run_one(const char *text, int op, uint64_t seed, const dev_machine *mach, stats *st) {
   hlo_error err;
@@ -280,17 +310,18 @@ int main(int argc, char **argv) {
   stats st = {0};
   static char text[8192];
   for (long i = 0; i < nfus; i++) {
-    int op = (int)(i % 4);
+    int op = (int)(i % 5);
     switch (op) {
     case 0: gen_gather(text, sizeof text); break;
     case 1: gen_scatter(text, sizeof text); break;
     case 2: gen_sort(text, sizeof text); break;
-    default: gen_dslice(text, sizeof text); break;
+    case 3: gen_dslice(text, sizeof text); break;
+    default: gen_window(text, sizeof text); break;
     }
     run_one(text, op, rnd(), &mach, &st);
   }
   printf("%ld fusions, %ld (fusion, config) pairs run (", st.fusions, st.pairs);
-  for (int k = 0; k < 4; k++)
+  for (int k = 0; k < 5; k++)
     printf("%s%s %ld", k ? ", " : "", op_names[k], st.per_op[k]);
   printf("); %ld differ from the reference, %ld errors; %ld compile errors, %ld fusions the reference refused\n",
          st.differ, st.errors, st.compile_errors, st.skipped);
