@@ -1,7 +1,7 @@
 /* test_dev_whole.c — the device's own lowering of gather, scatter, sort,
- * dynamic-slice, dynamic-update-slice and reduce-window (dev_whole.h) against
- * hand-computed values: clamped gather starts, reduce-window tiles with
- * halos, scatter windows combined in
+ * dynamic-slice, dynamic-update-slice, reduce-window and convolution
+ * (dev_whole.h) against hand-computed values: clamped gather starts,
+ * reduce-window tiles with halos, a small convolution, scatter windows combined in
  * index order and skipped when they do not fit, a stable sort of ties cut
  * into blocks, and the three defects that live in this lowering
  * (dynslice-clamp-lost, sort-lane-index, scatter-s8-iota-wrap), each with
@@ -320,6 +320,26 @@ static void reduce_window_halos(void **state) {
   hlo_module_free(m);
 }
 
+/* A 1-D convolution of {1 2 3 4} with the kernel {1 10}: {21 32 43},
+ * one output per tile. */
+static void convolution_values(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule c\nENTRY e {\n  p0 = f32[1,4,1] parameter(0)\n  p1 = f32[2,1,1] parameter(1)\n"
+                        "  ROOT c = f32[1,3,1] convolution(p0, p1), window={size=2}, dim_labels=b0f_0io->b0f\n}\n");
+  int64_t dx[3] = {1, 4, 1}, dk[3] = {2, 1, 1};
+  float x[4] = {1, 2, 3, 4}, k[2] = {1, 10};
+  hlo_value *ops[2] = {f32s(3, dx, x), f32s(3, dk, k)};
+  dev_config one = config("tile=1x1x1 k=0 buf=2 order=012 pack=1 prec=default flags=none");
+  static const float want[3] = {21, 32, 43};
+  hlo_value *a = run(m, ops, &one, 0), *b = run(m, ops, NULL, 0);
+  expect_f32(a, want, 3);
+  expect_f32(b, want, 3);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+  unref_all(ops, 2);
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(gather_clamps_starts),
@@ -331,6 +351,7 @@ int main(void) {
       cmocka_unit_test(dynamic_update_slice_clamp),
       cmocka_unit_test(vec_scatter_iota_wrap),
       cmocka_unit_test(reduce_window_halos),
+      cmocka_unit_test(convolution_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

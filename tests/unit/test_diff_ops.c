@@ -1,6 +1,6 @@
 /* test_diff_ops.c — differential test of the ops the device computes with
  * its own lowering (issue 14): gather, scatter, sort, dynamic-slice,
- * dynamic-update-slice and reduce-window.
+ * dynamic-update-slice, reduce-window and convolution.
  *
  * Draws random small fusions of those ops from a seeded generator (shapes,
  * index types, windows, combiners, comparators, sort dimension and
@@ -13,12 +13,13 @@
  * index order, so the derived tolerance for them is zero: every output must
  * equal the reference bitwise (scatter combines repeated indices in index
  * order on both sides; a float sum in another order would be a finding).
- * Reduce-window folds each window in row-major order on both sides, so it
- * is bitwise too.  A runtime error on the device is a failure too.
+ * Reduce-window folds each window in row-major order on both sides, and
+ * convolution sums window positions row-major and features ascending with
+ * full f32 products on both sides, so they are bitwise too.  A runtime error on the device is a failure too.
  *
  * Usage: test_diff_ops [FUSIONS [SEED]].  make check runs the quick mode
- * (60 fusions); `tests/unit/test_diff_ops 1500` is the long mode, which
- * prints the number of (fusion, config) pairs it ran (over 10,000).
+ * (72 fusions, 12 per op); `tests/unit/test_diff_ops 300` is the long mode,
+ * which prints the number of (fusion, config) pairs it ran (over 10,000).
  * Exit 0 when nothing differs, 1 otherwise.
  */
 #include <stdint.h>
@@ -205,6 +206,26 @@ static void gen_window(char *b, size_t n) {
            t, t, t, op, t, dims[0], dims[1], t, t, out[0], out[1], size, stride, pad, ld, rd);
 }
 
+static void gen_conv(char *b, size_t n) {
+  const char *t = pick(0, 3) ? "f32" : "s32";
+  int N = pick(1, 3), H = pick(1, 12), W = pick(1, 12), G = pick(0, 3) ? 1 : 2, KI = pick(1, 4), CO = G * pick(1, 4);
+  int in[2] = {H, W}, sz[2], st[2], plo[2], phi[2], l[2], r[2], out[2];
+  for (int d = 0; d < 2; d++) {
+    sz[d] = pick(1, 3), st[d] = pick(1, 2), plo[d] = pick(0, 2), phi[d] = pick(0, 2);
+    l[d] = pick(0, 3) ? 1 : 2, r[d] = pick(0, 3) ? 1 : 2;
+    int base = (in[d] - 1) * l[d] + 1 + plo[d] + phi[d], w = (sz[d] - 1) * r[d] + 1;
+    if (base < w)
+      phi[d] += w - base, base = w;
+    out[d] = (base - w) / st[d] + 1;
+  }
+  snprintf(b, n,
+           "HloModule diff_conv\nENTRY e {\n  p0 = %s[%d,%d,%d,%d] parameter(0)\n  p1 = %s[%d,%d,%d,%d] parameter(1)\n"
+           "  ROOT c = %s[%d,%d,%d,%d] convolution(p0, p1), window={size=%dx%d stride=%dx%d pad=%d_%dx%d_%d "
+           "lhs_dilate=%dx%d rhs_dilate=%dx%d}, dim_labels=b01f_01io->b01f, feature_group_count=%d\n}\n",
+           t, N, H, W, KI * G, t, sz[0], sz[1], KI, CO, t, N, out[0], out[1], CO, sz[0], sz[1], st[0], st[1], plo[0],
+           phi[0], plo[1], phi[1], l[0], l[1], r[0], r[1], G);
+}
+
 static int leaves(const hlo_value *v, const hlo_value **out, int max) {
   if (v->type != HLO_TUPLE) {
     if (max > 0)
@@ -222,7 +243,8 @@ typedef struct stats {
   long per_op[6];
 } stats;
 
-static const char *const op_names[5] = {"gather", "scatter", "sort", "dynamic-slice/dus", "reduce-window"};
+static const char *const op_names[6] = {"gather", "scatter", "sort", "dynamic-slice/dus", "reduce-window",
+                                        "convolution"};
 
 static void run_one(const char *text, int op, uint64_t seed, const dev_machine *mach, stats *st) {
   hlo_error err;
@@ -297,7 +319,7 @@ static void run_one(const char *text, int op, uint64_t seed, const dev_machine *
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  long nfus = argc > 1 ? atol(argv[1]) : 60;
+  long nfus = argc > 1 ? atol(argv[1]) : 72;
   rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 0x5eed14;
   if (rng_state == 0)
     rng_state = 1;
@@ -310,18 +332,19 @@ int main(int argc, char **argv) {
   stats st = {0};
   static char text[8192];
   for (long i = 0; i < nfus; i++) {
-    int op = (int)(i % 5);
+    int op = (int)(i % 6);
     switch (op) {
     case 0: gen_gather(text, sizeof text); break;
     case 1: gen_scatter(text, sizeof text); break;
     case 2: gen_sort(text, sizeof text); break;
     case 3: gen_dslice(text, sizeof text); break;
-    default: gen_window(text, sizeof text); break;
+    case 4: gen_window(text, sizeof text); break;
+    default: gen_conv(text, sizeof text); break;
     }
     run_one(text, op, rnd(), &mach, &st);
   }
   printf("%ld fusions, %ld (fusion, config) pairs run (", st.fusions, st.pairs);
-  for (int k = 0; k < 5; k++)
+  for (int k = 0; k < 6; k++)
     printf("%s%s %ld", k ? ", " : "", op_names[k], st.per_op[k]);
   printf("); %ld differ from the reference, %ld errors; %ld compile errors, %ld fusions the reference refused\n",
          st.differ, st.errors, st.compile_errors, st.skipped);
