@@ -1,6 +1,7 @@
 /* test_diff_ops.c — differential test of the ops the device computes with
  * its own lowering (issue 14): gather, scatter, sort, dynamic-slice,
- * dynamic-update-slice, reduce-window and convolution.
+ * dynamic-update-slice, reduce-window, convolution and reduce with a
+ * general or variadic reducer.
  *
  * Draws random small fusions of those ops from a seeded generator (shapes,
  * index types, windows, combiners, comparators, sort dimension and
@@ -18,7 +19,7 @@
  * full f32 products on both sides, so they are bitwise too.  A runtime error on the device is a failure too.
  *
  * Usage: test_diff_ops [FUSIONS [SEED]].  make check runs the quick mode
- * (72 fusions, 12 per op); `tests/unit/test_diff_ops 300` is the long mode,
+ * (84 fusions, 12 per op); `tests/unit/test_diff_ops 300` is the long mode,
  * which prints the number of (fusion, config) pairs it ran (over 10,000).
  * Exit 0 when nothing differs, 1 otherwise.
  */
@@ -230,6 +231,32 @@ static void gen_conv(char *b, size_t n) {
            phi[0], plo[1], phi[1], l[0], l[1], r[0], r[1], G);
 }
 
+/* A reduce the device cannot fold elementally: an argmax (value, index)
+ * pair with a NaN-propagating, lowest-index-on-ties reducer, or a sum of
+ * squares written as one reducer. */
+static void gen_reduce(char *b, size_t n) {
+  int R = pick(1, 40), C = pick(1, 40), D = pick(0, 1), K = D ? C : R; /* keep dim D, reduce dim 1 - D */
+  if (pick(0, 1))
+    snprintf(b, n,
+             "HloModule diff_argmax\nam {\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n"
+             "  bv = f32[] parameter(2)\n  bi = s32[] parameter(3)\n  gt = pred[] compare(av, bv), direction=GT\n"
+             "  ne = pred[] compare(av, av), direction=NE\n  eq = pred[] compare(av, bv), direction=EQ\n"
+             "  lt = pred[] compare(ai, bi), direction=LT\n  tie = pred[] and(eq, lt)\n  g1 = pred[] or(gt, ne)\n"
+             "  keep = pred[] or(g1, tie)\n  v = f32[] select(keep, av, bv)\n  i = s32[] select(keep, ai, bi)\n"
+             "  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+             "ENTRY e {\n  p0 = f32[%d,%d] parameter(0)\n  io = s32[%d,%d] iota(), iota_dimension=%d\n"
+             "  ninf = f32[] constant(-inf)\n  zero = s32[] constant(0)\n"
+             "  ROOT r = (f32[%d], s32[%d]) reduce(p0, io, ninf, zero), dimensions={%d}, to_apply=am\n}\n",
+             R, C, R, C, 1 - D, K, K, 1 - D);
+  else
+    snprintf(b, n,
+             "HloModule diff_sumsq\nsq {\n  a = f32[] parameter(0)\n  x = f32[] parameter(1)\n"
+             "  m = f32[] multiply(x, x)\n  ROOT s = f32[] add(a, m)\n}\n"
+             "ENTRY e {\n  p0 = f32[%d,%d] parameter(0)\n  z = f32[] constant(0)\n"
+             "  ROOT r = f32[%d] reduce(p0, z), dimensions={%d}, to_apply=sq\n}\n",
+             R, C, K, 1 - D);
+}
+
 static int leaves(const hlo_value *v, const hlo_value **out, int max) {
   if (v->type != HLO_TUPLE) {
     if (max > 0)
@@ -244,11 +271,11 @@ static int leaves(const hlo_value *v, const hlo_value **out, int max) {
 
 typedef struct stats {
   long fusions, pairs, differ, errors, compile_errors, skipped;
-  long per_op[6];
+  long per_op[7];
 } stats;
 
-static const char *const op_names[6] = {"gather", "scatter", "sort", "dynamic-slice/dus", "reduce-window",
-                                        "convolution"};
+static const char *const op_names[7] = {"gather", "scatter", "sort", "dynamic-slice/dus", "reduce-window",
+                                        "convolution", "general reduce"};
 
 static void run_one(const char *text, int op, uint64_t seed, const dev_machine *mach, stats *st) {
   hlo_error err;
@@ -323,7 +350,7 @@ static void run_one(const char *text, int op, uint64_t seed, const dev_machine *
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  long nfus = argc > 1 ? atol(argv[1]) : 72;
+  long nfus = argc > 1 ? atol(argv[1]) : 84;
   rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 0x5eed14;
   if (rng_state == 0)
     rng_state = 1;
@@ -336,19 +363,20 @@ int main(int argc, char **argv) {
   stats st = {0};
   static char text[8192];
   for (long i = 0; i < nfus; i++) {
-    int op = (int)(i % 6);
+    int op = (int)(i % 7);
     switch (op) {
     case 0: gen_gather(text, sizeof text); break;
     case 1: gen_scatter(text, sizeof text); break;
     case 2: gen_sort(text, sizeof text); break;
     case 3: gen_dslice(text, sizeof text); break;
     case 4: gen_window(text, sizeof text); break;
-    default: gen_conv(text, sizeof text); break;
+    case 5: gen_conv(text, sizeof text); break;
+    default: gen_reduce(text, sizeof text); break;
     }
     run_one(text, op, rnd(), &mach, &st);
   }
   printf("%ld fusions, %ld (fusion, config) pairs run (", st.fusions, st.pairs);
-  for (int k = 0; k < 6; k++)
+  for (int k = 0; k < 7; k++)
     printf("%s%s %ld", k ? ", " : "", op_names[k], st.per_op[k]);
   printf("); %ld differ from the reference, %ld errors; %ld compile errors, %ld fusions the reference refused\n",
          st.differ, st.errors, st.compile_errors, st.skipped);

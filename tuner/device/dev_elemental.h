@@ -23,11 +23,12 @@
  * (add/multiply/maximum/minimum/and/or/xor of its parameters), dot, and
  * get-tuple-element.  Everything else is opaque: the executor materialises
  * it once per run from whole-array operands (dev_elem_materialize).  Gather,
- * dynamic-slice, dynamic-update-slice, scatter, sort, reduce-window and
- * convolution are then computed by the device's own lowering, tiled by the
- * config (dev_whole.h).  The rest (collectives, map, calls, complex numbers,
- * general and variadic reducers, and forms of the ops above that the device
- * does not lower, e.g. a comparator that is not a lane program) still calls the
+ * dynamic-slice, dynamic-update-slice, scatter, sort, reduce-window,
+ * convolution and reduce with a general or variadic reducer are then
+ * computed by the device's own lowering, tiled by the config (dev_whole.h).
+ * The rest (collectives, map, calls, complex numbers, and forms of the ops
+ * above that the device does not lower, e.g. a comparator that is not a
+ * lane program, a reduce-window with a general reducer) still calls the
  * reference evaluator (check/eval.h) on a single-op module: a known
  * layering compromise (issue 14) that hides the reference's bugs on those
  * ops from the checker.

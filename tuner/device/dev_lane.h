@@ -30,8 +30,8 @@ void dev_lane_free(dev_lane *p);
 int dev_lane_nparams(const dev_lane *p);
 int dev_lane_nresults(const dev_lane *p);
 
-/* Runs p on args[0..nparams) into res[0..nresults).  Not reentrant: the
- * registers live in p. */
+/* Runs p on args[0..nparams) into res[0..nresults); res may be args (a
+ * fold's accumulators).  Not reentrant: the registers live in p. */
 void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res);
 
 #endif
