@@ -9,7 +9,8 @@
  *
  * Lowering, general path: a line is cut into blocks of the config's tile
  * extent along the sort dimension.  Each block is sorted in a VMEM buffer
- * of positions (a stable insertion sort), then sorted blocks are merged
+ * of positions (stably: insertion sort of runs of 16, then merges), then
+ * sorted blocks are merged
  * pairwise, left run first on ties, doubling the run length until one run
  * is left.  The comparator runs as a lane program (dev_lane.h).
  *
@@ -59,25 +60,48 @@ static bool before(sorter *s, int64_t a, int64_t b) {
   return r.i != 0;
 }
 
-/* Stable insertion sort of the positions pos[0..n) in VMEM. */
-static void sort_block(sorter *s, int64_t *pos, int64_t n) {
-  for (int64_t i = 1; i < n; i++) {
-    int64_t x = pos[i], j = i;
-    while (j > 0 && before(s, x, pos[j - 1])) {
-      pos[j] = pos[j - 1];
-      j--;
+#define DEV_SORT_RUN 16 /* runs sorted by insertion before merging */
+
+/* Merges the sorted runs pos[lo, mid) and pos[mid, hi) into out[lo, hi),
+ * the left run first on ties (stable). */
+static void merge(sorter *s, const int64_t *pos, int64_t lo, int64_t mid, int64_t hi, int64_t *out) {
+  int64_t i = lo, j = mid, o = lo;
+  while (i < mid && j < hi)
+    out[o++] = before(s, pos[j], pos[i]) ? pos[j++] : pos[i++];
+  while (i < mid)
+    out[o++] = pos[i++];
+  while (j < hi)
+    out[o++] = pos[j++];
+}
+
+/* Stable sort of the positions pos[0..n): insertion sort of short runs,
+ * then merges of doubling width through scratch (n more slots). */
+static void sort_block(sorter *s, int64_t *pos, int64_t n, int64_t *scratch) {
+  for (int64_t b = 0; b < n; b += DEV_SORT_RUN) {
+    int64_t e = n - b < DEV_SORT_RUN ? n : b + DEV_SORT_RUN;
+    for (int64_t i = b + 1; i < e; i++) {
+      int64_t x = pos[i], j = i;
+      while (j > b && before(s, x, pos[j - 1])) {
+        pos[j] = pos[j - 1];
+        j--;
+      }
+      pos[j] = x;
     }
-    pos[j] = x;
+  }
+  for (int64_t w = DEV_SORT_RUN; w < n; w *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * w)
+      merge(s, pos, lo, lo + w < n ? lo + w : n, lo + 2 * w < n ? lo + 2 * w : n, scratch);
+    memcpy(pos, scratch, (size_t)n * sizeof *pos);
   }
 }
 
 /* Stages positions pos[0..n) through a poisoned VMEM buffer, sorts them
- * there and copies them back. */
+ * there and copies them back; tmp holds 2n slots of scratch. */
 static int block_in_vmem(sorter *s, dev_stage *st, int64_t *pos, int64_t n, int64_t *tmp, char *why, size_t why_len) {
   dev_stage_begin(st, n);
   for (int64_t i = 0; i < n; i++)
     tmp[i] = pos[i];
-  sort_block(s, tmp, n);
+  sort_block(s, tmp, n, tmp + n);
   for (int64_t i = 0; i < n; i++)
     dev_stage_put(st, i, &tmp[i]);
   if (dev_stage_end(st, why, why_len) != 0)
@@ -107,16 +131,8 @@ static int sort_line_blocks(sorter *s, dev_stage *st, int64_t len, int64_t blk, 
     if (block_in_vmem(s, st, perm + b, len - b < blk ? len - b : blk, tmp, why, why_len) != 0)
       return -1;
   for (int64_t w = blk; w < len; w *= 2) {
-    for (int64_t lo = 0; lo < len; lo += 2 * w) {
-      int64_t mid = lo + w < len ? lo + w : len, hi = lo + 2 * w < len ? lo + 2 * w : len;
-      int64_t i = lo, j = mid, o = lo;
-      while (i < mid && j < hi)
-        tmp[o++] = before(s, perm[j], perm[i]) ? perm[j++] : perm[i++];
-      while (i < mid)
-        tmp[o++] = perm[i++];
-      while (j < hi)
-        tmp[o++] = perm[j++];
-    }
+    for (int64_t lo = 0; lo < len; lo += 2 * w)
+      merge(s, perm, lo, lo + w < len ? lo + w : len, lo + 2 * w < len ? lo + 2 * w : len, tmp);
     memcpy(perm, tmp, (size_t)len * sizeof *perm);
   }
   return 0;
