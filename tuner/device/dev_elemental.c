@@ -25,6 +25,7 @@
 
 #include "dev_defect.h"
 #include "dev_numerics.h"
+#include "dev_whole.h"
 #include "eval.h"
 #include "hlo_dtype.h"
 
@@ -34,6 +35,7 @@ struct dev_elem {
   const dev_fusion *f;
   const hlo_computation *c;
   dev_precision prec;
+  const dev_config *cfg; /* the run's config (dev_elem_set_config), or NULL */
   uint32_t defects;      /* lowering defects the run's config triggers (bit
                             per dev_defect; dev_elem_set_defects) */
   bool *elide;           /* elide-convert: per instruction, a convert of a
@@ -528,6 +530,11 @@ static dev_slot ew_apply(const dev_elem *e, const hlo_instr *ins, const dev_slot
   case HLO_CLASS_PRED: return pred_op(ins, x);
   default: return int_op(ins, t, x);
   }
+}
+
+dev_slot dev_elem_scalar_op(const hlo_instr *ins, const dev_slot *x) {
+  static const dev_elem clean; /* no defect, nothing elided */
+  return ew_apply(&clean, ins, x);
 }
 
 dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x) {
@@ -1655,12 +1662,9 @@ done:
   return res;
 }
 
-/* ---- lowering defects of the materialised heroes (dev_defect.h) ------------------
- * The device normally takes these ops' values from the reference (see the
- * header): its clean lowerings of them are exact.  Each function below is
- * the faulty lowering a defect models; it returns NULL with *applies =
- * false when the op does not meet the defect's op-level condition (the
- * caller then keeps the clean value), NULL with *applies = true on error. */
+/* ---- defects and config ---------------------------------------------------------- */
+
+void dev_elem_set_config(dev_elem *e, const dev_config *cfg) { e->cfg = cfg; }
 
 int dev_elem_set_defects(dev_elem *e, uint32_t active) {
   e->defects = active;
@@ -1688,379 +1692,6 @@ int dev_elem_set_defects(dev_elem *e, uint32_t active) {
     e->elide[w->index] = true;
   }
   return 0;
-}
-
-static bool param_root(const hlo_computation *c, int64_t which) {
-  return c && c->nparams == 2 && c->root && c->root->op == HLO_OP_PARAMETER && c->root->parameter_number == which;
-}
-
-/* Defect scatter-s8-iota-wrap (class: integer width lost in a
- * vectorisation rewrite; paper Listing 1, bug2).  With vec-scatter, a
- * singleton scatter (one update element at one index vector) is lowered as
- * a one-hot select: out[p] = mask(p) ? combine(operand[p], update) :
- * operand[p], mask(p) comparing an iota of the operand's positions with
- * the broadcast index.  The clean lowering builds the iota in s32 (exact:
- * the reference's value).  The faulty one builds it in the index's own
- * type, so the iota wraps modulo 2^bits: with an s8 index a write at i also
- * lands at i + 256 (and a negative index, which the scatter must skip,
- * lands at i + 256 too).  Op-level condition: one operand, one update
- * element, no update window or batching dims, an integer index narrower
- * than 32 bits whose iota wraps inside a scattered dimension (N > 128 for
- * s8, N > 256 for u8, ...), and a combiner that is "set", "keep" or a
- * simple binary reducer. */
-static hlo_value *vec_scatter_narrow_iota(const hlo_instr *ins, hlo_value *const *ops, bool *applies) {
-  *applies = false;
-  if (ins->op != HLO_OP_SCATTER || ins->noperands != 3 || ins->shape.type == HLO_TUPLE)
-    return NULL;
-  const hlo_scatter_dnums *dn = &ins->attrs.scatter;
-  const hlo_value *op = ops[0], *ind = ops[1], *upd = ops[2];
-  hlo_etype it = ind->type;
-  hlo_eclass icls = hlo_etype_class(it);
-  int bits = hlo_etype_bits(it);
-  if (op->type == HLO_TUPLE || upd->count != 1 || dn->update_window_dims.n != 0 || dn->input_batching_dims.n != 0 ||
-      (icls != HLO_CLASS_SINT && icls != HLO_CLASS_UINT) || bits >= 32 ||
-      ind->count != dn->scatter_dims_to_operand_dims.n || ind->count < 1 || upd->type != op->type)
-    return NULL;
-  int64_t span = icls == HLO_CLASS_SINT ? (int64_t)1 << (bits - 1) : (int64_t)1 << bits;
-  bool wraps = false;
-  for (int c = 0; c < dn->scatter_dims_to_operand_dims.n; c++) {
-    int64_t d = dn->scatter_dims_to_operand_dims.v[c];
-    if (d < 0 || d >= op->rank)
-      return NULL;
-    wraps = wraps || op->dims[d] > span;
-  }
-  const hlo_computation *cmb = ins->attrs.calls.to_apply;
-  hlo_opcode red = dev_elem_reducer_op(cmb);
-  bool set = param_root(cmb, 1), keep = param_root(cmb, 0);
-  if (!wraps || (!set && !keep && red == HLO_OP_INVALID) || hlo_etype_class(op->type) == HLO_CLASS_COMPLEX ||
-      hlo_etype_class(op->type) == HLO_CLASS_OTHER)
-    return NULL;
-  *applies = true;
-  hlo_value *out = hlo_value_clone(op);
-  if (!out)
-    return NULL;
-  /* which index component addresses operand dim d, -1 for none */
-  int comp_of[HLO_MAX_RANK];
-  for (int d = 0; d < op->rank; d++)
-    comp_of[d] = -1;
-  for (int c = 0; c < dn->scatter_dims_to_operand_dims.n; c++)
-    comp_of[dn->scatter_dims_to_operand_dims.v[c]] = c;
-  dev_slot idx[HLO_MAX_RANK], u;
-  for (int c = 0; c < ind->count && c < HLO_MAX_RANK; c++)
-    dev_slot_from_host(it, ind->data, c, &idx[c]);
-  dev_slot_from_host(upd->type, upd->data, 0, &u);
-  int64_t p[HLO_MAX_RANK] = {0};
-  for (int64_t i = 0; i < op->count; i++) {
-    bool mask = true;
-    for (int d = 0; d < op->rank && mask; d++) {
-      if (comp_of[d] < 0)
-        mask = p[d] == 0; /* not scattered: the window starts at 0 */
-      else
-        mask = wrap(it, (uint64_t)p[d]).i == wrap(it, (uint64_t)idx[comp_of[d]].i).i; /* iota in the index type */
-    }
-    if (mask) {
-      if (set) {
-        memcpy((char *)out->data + (size_t)i * out->elem_size, upd->data, out->elem_size);
-      } else if (!keep) {
-        dev_slot a;
-        dev_slot_from_host(op->type, op->data, i, &a);
-        dev_slot_to_host(out->type, dev_elem_reduce_step(red, op->type, a, u), out->data, i);
-      }
-    }
-    for (int d = op->rank - 1; d >= 0; d--) {
-      if (++p[d] < op->dims[d])
-        break;
-      p[d] = 0;
-    }
-  }
-  return out;
-}
-
-static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value **ops, char *why, size_t why_len);
-
-/* Does the sort comparator read parameter 2k or 2k+1 (operand k is a key)? */
-static bool sort_operand_is_key(const hlo_computation *cmp, int k) {
-  for (int i = 0; i < cmp->ninstrs; i++) {
-    const hlo_instr *ins = cmp->instrs[i];
-    for (int j = 0; j < ins->noperands; j++) {
-      const hlo_instr *o = ins->operands[j];
-      if (o->op == HLO_OP_PARAMETER && o->parameter_number / 2 == k)
-        return true;
-    }
-  }
-  return cmp->root && cmp->root->op == HLO_OP_PARAMETER && cmp->root->parameter_number / 2 == k;
-}
-
-/* The permutation the clean sort applies: the same sort with one more
- * operand, an s32 iota of positions along the sort dimension, carried
- * beside the others (its comparator parameters are unused).  Returns that
- * operand's sorted value: element j of a line is the input position that
- * ends at j. */
-static hlo_value *sort_permutation(const dev_elem *e, const hlo_instr *ins, hlo_value *const *ops, char *why,
-                                   size_t why_len) {
-  int n = ins->noperands;
-  const hlo_computation *cmp = ins->attrs.calls.to_apply;
-  const hlo_value *a0 = ops[0];
-  int64_t sd = ins->attrs.dimensions.v[0], len = a0->dims[sd], inner = 1;
-  for (int d = (int)sd + 1; d < a0->rank; d++)
-    inner *= a0->dims[d];
-  hlo_value *pos = hlo_value_array(HLO_S32, a0->rank, a0->dims);
-  hlo_computation w = *cmp;
-  hlo_instr extra[2], ext = *ins;
-  hlo_instr **wp = calloc((size_t)(2 * n + 2), sizeof *wp);
-  hlo_instr **wi = calloc((size_t)(cmp->ninstrs + 2), sizeof *wi);
-  hlo_instr *fops = calloc((size_t)n + 1, sizeof *fops);
-  hlo_instr **fpp = calloc((size_t)n + 1, sizeof *fpp);
-  hlo_shape *el = calloc((size_t)n + 1, sizeof *el);
-  hlo_value **ops2 = calloc((size_t)n + 1, sizeof *ops2);
-  hlo_value *res = NULL, *perm = NULL;
-  if (!pos || !wp || !wi || !fops || !fpp || !el || !ops2) {
-    snprintf(why, why_len, "out of memory");
-    goto done;
-  }
-  for (int64_t i = 0; i < pos->count; i++)
-    ((int32_t *)pos->data)[i] = (int32_t)((i / inner) % len);
-  /* the comparator, with two more (unused) s32[] parameters */
-  memset(extra, 0, sizeof extra);
-  for (int j = 0; j < 2 * n; j++)
-    wp[j] = cmp->params[j];
-  for (int j = 0; j < cmp->ninstrs; j++)
-    wi[j] = cmp->instrs[j];
-  for (int j = 0; j < 2; j++) {
-    extra[j].name = j ? "device_sort_position_rhs" : "device_sort_position_lhs";
-    extra[j].op = HLO_OP_PARAMETER;
-    extra[j].async_wrapped = HLO_OP_INVALID;
-    extra[j].shape.type = HLO_S32;
-    extra[j].parameter_number = 2 * n + j;
-    extra[j].parent = &w;
-    extra[j].index = cmp->ninstrs + j;
-    extra[j].line = ins->line;
-    extra[j].col = ins->col;
-    wp[2 * n + j] = &extra[j];
-    wi[cmp->ninstrs + j] = &extra[j];
-  }
-  w.nparams = 2 * n + 2;
-  w.params = wp;
-  w.ninstrs = cmp->ninstrs + 2;
-  w.instrs = wi;
-  w.has_signature = false;
-  w.nsig_params = 0;
-  /* the sort, with the positions as operand n */
-  for (int j = 0; j < n; j++) {
-    fops[j].name = ins->operands[j]->name;
-    fops[j].shape = ins->operands[j]->shape;
-    el[j] = ins->operands[j]->shape;
-    ops2[j] = ops[j];
-  }
-  fops[n].name = "device_sort_positions";
-  fops[n].shape = ins->operands[0]->shape;
-  fops[n].shape.type = HLO_S32;
-  fops[n].shape.layout = NULL;
-  el[n] = fops[n].shape;
-  ops2[n] = pos;
-  for (int j = 0; j <= n; j++)
-    fpp[j] = &fops[j];
-  ext.noperands = n + 1;
-  ext.operands = fpp;
-  ext.attrs.calls.to_apply = &w;
-  memset(&ext.shape, 0, sizeof ext.shape);
-  ext.shape.type = HLO_TUPLE;
-  ext.shape.ntuple = n + 1;
-  ext.shape.elems = el;
-  res = eval_single(e, &ext, ops2, why, why_len);
-  if (res && res->type == HLO_TUPLE && res->ntuple == n + 1)
-    perm = hlo_value_ref(res->elems[n]);
-  else if (res)
-    snprintf(why, why_len, "%s: the position-carrying sort gave no permutation", ins->name);
-done:
-  hlo_value_unref(res);
-  hlo_value_unref(pos);
-  free(wp);
-  free(wi);
-  free(fops);
-  free(fpp);
-  free(el);
-  free(ops2);
-  return perm;
-}
-
-/* Defect sort-lane-index (class: wrong index arithmetic in a layout
- * transformation; paper Listing 1, bug3).  With two-stage-sort, an
- * unstable sort along a major (not the minor-most) dimension of length
- * N = M*128, M >= 2, is folded into [M, 128] (lane l holds the strided
- * positions m*128 + l), sorted per lane, then merged.  The keys (operands
- * the comparator reads) come out right; the values carried beside them are
- * gathered afterwards from the reconstructed input position, which the
- * faulty lowering computes as m + l*M instead of m*128 + l.  The clean
- * two-stage sort reconstructs correctly and equals the reference (which is
- * stable).  Op-level condition: the above, plus at least one carried
- * operand (a sort of keys alone has nothing to corrupt). */
-static hlo_value *two_stage_sort_lane_index(const dev_elem *e, const hlo_instr *ins, hlo_value *const *ops,
-                                            const hlo_value *clean, char *why, size_t why_len, bool *applies) {
-  *applies = false;
-  int n = ins->noperands;
-  const hlo_computation *cmp = ins->attrs.calls.to_apply;
-  if (ins->op != HLO_OP_SORT || ins->attrs.is_stable || ins->attrs.dimensions.n != 1 || !cmp ||
-      cmp->nparams != 2 * n || clean->type != HLO_TUPLE || clean->ntuple != n)
-    return NULL;
-  const hlo_value *a0 = ops[0];
-  int64_t sd = ins->attrs.dimensions.v[0];
-  if (sd < 0 || sd >= a0->rank - 1)
-    return NULL; /* the minor dimension is already the lanes */
-  int64_t len = a0->dims[sd];
-  if (len < 256 || len % 128 != 0)
-    return NULL;
-  bool any_carried = false;
-  for (int k = 0; k < n; k++)
-    any_carried = any_carried || !sort_operand_is_key(cmp, k);
-  if (!any_carried)
-    return NULL;
-  *applies = true;
-  hlo_value *perm = sort_permutation(e, ins, ops, why, why_len);
-  if (!perm)
-    return NULL;
-  int64_t M = len / 128, inner = 1, outer = 1;
-  for (int d = (int)sd + 1; d < a0->rank; d++)
-    inner *= a0->dims[d];
-  for (int d = 0; d < sd; d++)
-    outer *= a0->dims[d];
-  hlo_value *el[64];
-  int built = 0;
-  for (; built < n && built < 64; built++) {
-    if (sort_operand_is_key(cmp, built)) {
-      el[built] = hlo_value_ref(clean->elems[built]);
-      continue;
-    }
-    const hlo_value *src = ops[built];
-    hlo_value *v = hlo_value_array(src->type, src->rank, src->dims);
-    if (!v)
-      break;
-    size_t es = src->elem_size;
-    for (int64_t o = 0; o < outer; o++)
-      for (int64_t in = 0; in < inner; in++) {
-        int64_t base = o * len * inner + in;
-        for (int64_t j = 0; j < len; j++) {
-          int64_t p = ((const int32_t *)perm->data)[base + j * inner];
-          int64_t m = p / 128, l = p % 128;
-          int64_t wrong = m + l * M; /* should be m * 128 + l */
-          memcpy((char *)v->data + (size_t)(base + j * inner) * es, (const char *)src->data + (size_t)(base + wrong * inner) * es,
-                 es);
-        }
-      }
-    el[built] = v;
-  }
-  hlo_value_unref(perm);
-  if (built < n) {
-    for (int k = 0; k < built; k++)
-      hlo_value_unref(el[k]);
-    snprintf(why, why_len, "out of memory");
-    return NULL;
-  }
-  hlo_value *t = hlo_value_tuple(n, el);
-  if (!t) {
-    for (int k = 0; k < n; k++)
-      hlo_value_unref(el[k]);
-    snprintf(why, why_len, "out of memory");
-  }
-  return t;
-}
-
-static int64_t floor_mod(int64_t a, int64_t m) {
-  int64_t r = m ? a % m : 0;
-  return r < 0 ? r + m : r;
-}
-
-/* Defect dynslice-clamp-lost (class: a semantic guard dropped when an
- * index computation is folded into address arithmetic).  When the starts
- * of a dynamic-slice (or dynamic-update-slice) are folded into the tile
- * offsets — the tile along a sliced dimension is smaller than the slice —
- * the clamp of every start to [0, dim - size] is lost.  An out-of-range
- * start then addresses outside the window; the model wraps the address
- * modulo the dimension (the folded offset arithmetic runs modulo the
- * array's extent), so the slice reads (or the update writes) rows from the
- * other end of the array: finite values, a silent wrong result.  Starts in
- * range give exactly the clean (reference) value. */
-static hlo_value *folded_slice_no_clamp(const hlo_instr *ins, hlo_value *const *ops, bool *applies) {
-  *applies = false;
-  bool dus = ins->op == HLO_OP_DYNAMIC_UPDATE_SLICE;
-  if ((ins->op != HLO_OP_DYNAMIC_SLICE && !dus) || ins->shape.type == HLO_TUPLE)
-    return NULL;
-  const hlo_value *op = ops[0], *upd = dus ? ops[1] : NULL;
-  int first = dus ? 2 : 1, r = op->rank;
-  if (op->type == HLO_TUPLE || (dus && (upd->type != op->type || upd->rank != r)))
-    return NULL;
-  int64_t start[HLO_MAX_RANK], size[HLO_MAX_RANK];
-  bool vector_form = ins->noperands == first + 1 && ops[first]->rank == 1 && r != 1;
-  if (!vector_form && ins->noperands != first + r)
-    return NULL;
-  bool out_of_range = false;
-  for (int d = 0; d < r; d++) {
-    const hlo_value *s = vector_form ? ops[first] : ops[first + d];
-    start[d] = hlo_etype_class(s->type) == HLO_CLASS_UINT ? (int64_t)hlo_value_get_u64(s, vector_form ? d : 0)
-                                                          : hlo_value_get_i64(s, vector_form ? d : 0);
-    size[d] = dus ? upd->dims[d] : d < ins->attrs.dynamic_slice_sizes.n ? ins->attrs.dynamic_slice_sizes.v[d] : 0;
-    out_of_range = out_of_range || start[d] < 0 || start[d] > op->dims[d] - size[d];
-  }
-  if (!out_of_range)
-    return NULL; /* the lost clamp would not have changed anything */
-  *applies = true;
-  hlo_value *out = dus ? hlo_value_clone(op) : hlo_value_from_shape(&ins->shape);
-  if (!out)
-    return NULL;
-  const hlo_value *walk = dus ? upd : out; /* iterate over the slice */
-  size_t es = op->elem_size;
-  int64_t i_[HLO_MAX_RANK] = {0};
-  for (int64_t i = 0; i < walk->count; i++) {
-    int64_t g = 0;
-    for (int d = 0; d < r; d++)
-      g = g * op->dims[d] + floor_mod(start[d] + i_[d], op->dims[d]);
-    if (dus)
-      memcpy((char *)out->data + (size_t)g * es, (const char *)upd->data + (size_t)i * es, es);
-    else
-      memcpy((char *)out->data + (size_t)i * es, (const char *)op->data + (size_t)g * es, es);
-    for (int d = r - 1; d >= 0; d--) {
-      if (++i_[d] < walk->dims[d])
-        break;
-      i_[d] = 0;
-    }
-  }
-  return out;
-}
-
-/* The hero's value under a lowering defect, or NULL with *applies = false
- * for the clean value (see above). */
-static hlo_value *defective_hero(const dev_elem *e, const hlo_instr *ins, hlo_value **ops, char *why, size_t why_len,
-                                 bool *applies) {
-  *applies = false;
-  if (ins != e->f->hero)
-    return NULL;
-  if (has_defect(e, DEV_DEFECT_SCATTER_S8_IOTA_WRAP) && ins->op == HLO_OP_SCATTER) {
-    hlo_value *v = vec_scatter_narrow_iota(ins, ops, applies);
-    if (*applies && !v)
-      snprintf(why, why_len, "out of memory");
-    return v;
-  }
-  if (has_defect(e, DEV_DEFECT_DYNSLICE_CLAMP_LOST) &&
-      (ins->op == HLO_OP_DYNAMIC_SLICE || ins->op == HLO_OP_DYNAMIC_UPDATE_SLICE)) {
-    hlo_value *v = folded_slice_no_clamp(ins, ops, applies);
-    if (*applies && !v)
-      snprintf(why, why_len, "out of memory");
-    return v;
-  }
-  if (has_defect(e, DEV_DEFECT_SORT_LANE_INDEX) && ins->op == HLO_OP_SORT) {
-    hlo_value *clean = eval_single(e, ins, ops, why, why_len);
-    if (!clean) {
-      *applies = true;
-      return NULL;
-    }
-    hlo_value *v = two_stage_sort_lane_index(e, ins, ops, clean, why, why_len, applies);
-    if (!*applies)
-      return clean;
-    hlo_value_unref(clean);
-    *applies = true;
-    return v;
-  }
-  return NULL;
 }
 
 int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_t why_len) {
@@ -2109,9 +1740,13 @@ int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_
         return -1;
       }
     }
-    bool applies = false;
-    e->val[i] = e->defects ? defective_hero(e, ins, ops, why, why_len, &applies) : NULL;
-    if (!e->val[i] && !applies)
+    int wr = DEV_WHOLE_UNSUPPORTED;
+    if (dev_whole_handles(ins->op)) {
+      /* the lowering defects the executor found triggered belong to the hero */
+      dev_whole_ctx wc = {e->cfg, ins == e->f->hero ? e->defects : 0, why, why_len};
+      wr = dev_whole_run(ins, ops, &wc, &e->val[i]);
+    }
+    if (wr == DEV_WHOLE_UNSUPPORTED)
       e->val[i] = eval_single(e, ins, ops, why, why_len);
     for (int j = 0; j < ins->noperands; j++)
       hlo_value_unref(ops[j]);

@@ -21,14 +21,17 @@
  * every real elementwise op, broadcast, transpose, reshape, bitcast, copy,
  * slice, reverse, pad, concatenate, reduce with a simple reducer
  * (add/multiply/maximum/minimum/and/or/xor of its parameters), dot, and
- * get-tuple-element.  Everything else (sort, scatter, gather, convolution,
- * reduce-window, dynamic-(update-)slice, collectives, map, calls, complex
- * numbers, general reducers...) is opaque: the executor materialises it once
- * per run from whole-array operands (dev_elem_materialize) — the one place
- * where the device calls the reference evaluator (check/eval.h) on a
- * single-op module, a known layering compromise: tiling does not change
- * these ops' results, so a private copy of their semantics would only add a
- * second place for bugs.
+ * get-tuple-element.  Everything else is opaque: the executor materialises
+ * it once per run from whole-array operands (dev_elem_materialize).  Gather,
+ * dynamic-slice, dynamic-update-slice, scatter, sort, reduce-window,
+ * convolution and reduce with a general or variadic reducer are then
+ * computed by the device's own lowering, tiled by the config (dev_whole.h).
+ * The rest (collectives, map, calls, complex numbers, and forms of the ops
+ * above that the device does not lower, e.g. a comparator that is not a
+ * lane program, a reduce-window with a general reducer) still calls the
+ * reference evaluator (check/eval.h) on a single-op module: a known
+ * layering compromise (issue 14) that hides the reference's bugs on those
+ * ops from the checker.
  */
 #ifndef TUNE_DEV_ELEMENTAL_H
 #define TUNE_DEV_ELEMENTAL_H
@@ -102,16 +105,20 @@ typedef struct dev_elem dev_elem;
 dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec);
 void dev_elem_free(dev_elem *e);
 
+/* The run's config, which the ops computed from whole operands
+ * (dev_whole.h) tile by; without one they run as a single tile.  c must
+ * outlive e's use. */
+void dev_elem_set_config(dev_elem *e, const dev_config *cfg);
+
 /* The lowering defects (dev_defect.h, a bit per dev_defect) whose
  * config-level condition the executor found met for this run; 0, the
  * default, is the clean device.  The ones that live in the elemental
  * lowering check their op-level condition themselves:
  *   elide-convert        converts of a float round trip S -> T -> S
  *   unsigned-cmp-signed  compares of unsigned integers
- *   scatter-s8-iota-wrap the hero scatter (singleton, narrow index, wrap)
- *   sort-lane-index      the hero sort (major axis, N = M*128, unstable,
- *                        with values carried beside the keys)
- *   dynslice-clamp-lost  the hero dynamic-(update-)slice
+ *   scatter-s8-iota-wrap, sort-lane-index, dynslice-clamp-lost: passed to
+ *                        the hero's own lowering (dev_scatter.c,
+ *                        dev_sort.c, dev_dslice.c)
  * Call before dev_elem_materialize.  0, or -1 when out of memory. */
 int dev_elem_set_defects(dev_elem *e, uint32_t active);
 
@@ -137,6 +144,12 @@ void dev_elem_box_release(dev_elem *e, dev_box *b);
 /* Storage conversions between slots and host arrays of type t. */
 void dev_slot_from_host(hlo_etype t, const void *p, int64_t i, dev_slot *v);
 void dev_slot_to_host(hlo_etype t, dev_slot v, void *p, int64_t i);
+
+/* One element of elementwise instruction ins (dev_elem_classify gives
+ * DEV_EK_ELEMENTWISE) on operand values x, with the device's clean
+ * lowering: for the scalar computations ops call per element (sort
+ * comparators, scatter combiners; dev_lane.h). */
+dev_slot dev_elem_scalar_op(const hlo_instr *ins, const dev_slot *x);
 
 /* Applies a simple reducer op of element type t: acc = op(acc, x), with the
  * rounding of t (bf16/f16 round after each step, integers wrap). */

@@ -2181,6 +2181,8 @@ void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *cons
     x.active = cc ? triggered_defects(&x) : 0;
   if (rc == 0 && !(x.el = dev_elem_new(x.f, s->cfg.prec)))
     rc = fail(&x, "out of memory");
+  if (rc == 0)
+    dev_elem_set_config(x.el, &s->cfg);
   if (rc == 0 && dev_elem_set_defects(x.el, x.active) != 0)
     rc = fail(&x, "out of memory");
   if (rc == 0)

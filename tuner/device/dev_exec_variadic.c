@@ -4,16 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval_reduce_prog.h"
+#include "dev_lane.h"
 #include "hlo_dtype.h"
 
 struct dev_vred {
   int n;
   hlo_etype t[DEV_VRED_MAX];
-  chk_rprog *prog;
-  chk_rprog_lanes *lanes;
-  int64_t iden[CHK_RPROG_LANES];               /* lane i reads element i */
-  uint64_t buf[2 * DEV_VRED_MAX][CHK_RPROG_LANES]; /* host-typed arguments */
+  dev_lane *prog;
 };
 
 static bool same_dims(const hlo_shape *a, int rank, const int64_t *dims) {
@@ -75,16 +72,22 @@ static int shape_of(const dev_fusion *f, hlo_etype *t) {
   return plain_epilogue(f) ? n : 0;
 }
 
-static chk_rprog *compile(const dev_fusion *f, int n, const hlo_etype *t) {
-  hlo_etype argt[2 * DEV_VRED_MAX];
-  for (int j = 0; j < n; j++)
-    argt[j] = argt[n + j] = t[j];
-  /* the device's reference calls evaluate with device numerics (dev_elemental.c) */
-  chk_eval ev;
-  memset(&ev, 0, sizeof ev);
-  ev.o.replicas = 1;
-  ev.o.emulate_device = 1;
-  return chk_rprog_compile(&ev, f->hero->attrs.calls.to_apply, 2 * n, argt, n, t);
+/* The reducer as a lane program of 2n parameters (accumulators first)
+ * and n results of the operands' types. */
+static dev_lane *compile(const dev_fusion *f, int n, const hlo_etype *t) {
+  const hlo_computation *c = f->hero->attrs.calls.to_apply;
+  char why[160];
+  if (!c || c->nparams != 2 * n)
+    return NULL;
+  for (int j = 0; j < 2 * n; j++)
+    if (!c->params[j] || c->params[j]->shape.type != t[j % n])
+      return NULL;
+  dev_lane *p = dev_lane_compile(c, why, sizeof why);
+  if (p && dev_lane_nresults(p) != n) {
+    dev_lane_free(p);
+    return NULL;
+  }
+  return p;
 }
 
 bool dev_vred_native(const dev_fusion *f) {
@@ -92,8 +95,8 @@ bool dev_vred_native(const dev_fusion *f) {
   int n = shape_of(f, t);
   if (!n)
     return false;
-  chk_rprog *p = compile(f, n, t);
-  chk_rprog_free(p);
+  dev_lane *p = compile(f, n, t);
+  dev_lane_free(p);
   return p != NULL;
 }
 
@@ -108,21 +111,17 @@ dev_vred *dev_vred_new(const dev_fusion *f) {
   v->n = n;
   memcpy(v->t, t, sizeof t[0] * (size_t)n);
   v->prog = compile(f, n, t);
-  v->lanes = v->prog ? chk_rprog_lanes_new(v->prog) : NULL;
-  if (!v->lanes) {
+  if (!v->prog) {
     dev_vred_free(v);
     return NULL;
   }
-  for (int i = 0; i < CHK_RPROG_LANES; i++)
-    v->iden[i] = i;
   return v;
 }
 
 void dev_vred_free(dev_vred *v) {
   if (!v)
     return;
-  chk_rprog_lanes_free(v->lanes);
-  chk_rprog_free(v->prog);
+  dev_lane_free(v->prog);
   free(v);
 }
 
@@ -131,21 +130,12 @@ hlo_etype dev_vred_type(const dev_vred *v, int j) { return v->t[j]; }
 
 void dev_vred_step(dev_vred *v, int64_t m, dev_slot *const *acc, const dev_slot *x) {
   int n = v->n;
-  for (int64_t at = 0; at < m; at += CHK_RPROG_LANES) {
-    int l = m - at < CHK_RPROG_LANES ? (int)(m - at) : CHK_RPROG_LANES;
+  dev_slot args[2 * DEV_VRED_MAX];
+  for (int64_t i = 0; i < m; i++) {
     for (int j = 0; j < n; j++) {
-      for (int i = 0; i < l; i++) {
-        dev_slot_to_host(v->t[j], acc[at + i][j], v->buf[j], i);
-        dev_slot_to_host(v->t[j], x[(at + i) * n + j], v->buf[n + j], i);
-      }
-      chk_rprog_load(v->lanes, j, v->buf[j], v->iden, l);
-      chk_rprog_load(v->lanes, n + j, v->buf[n + j], v->iden, l);
+      args[j] = acc[i][j];
+      args[n + j] = x[i * n + j];
     }
-    chk_rprog_run(v->lanes, l);
-    for (int j = 0; j < n; j++) {
-      chk_rprog_store_result(v->lanes, j, v->buf[j], v->iden, l);
-      for (int i = 0; i < l; i++)
-        dev_slot_from_host(v->t[j], v->buf[j], i, &acc[at + i][j]);
-    }
+    dev_lane_run(v->prog, args, acc[i]);
   }
 }

@@ -6,9 +6,9 @@
  * (dev_exec.c) carries the N accumulators of an output element side by side
  * in one accumulator slot and folds them chunk by chunk like a
  * single-operand reduce; this file says which variadic reduces it runs that
- * way and applies their reducer, compiled once into a lane program
- * (check/eval_reduce_prog.h: the evaluator's own elementwise kernels, so a
- * step gives the bits a reference reducer call gives).
+ * way and applies their reducer, compiled once into a lane program of the
+ * device's own (dev_lane.h: the device's elementwise lowering, not the
+ * reference's kernels).
  *
  * A fusion qualifies (dev_vred_native) when its hero is a reduce with N >= 2
  * operands of one shape and N scalar inits, over at least one reduced

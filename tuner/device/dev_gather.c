@@ -1,0 +1,120 @@
+/* dev_gather.c — the device's gather (dev_whole.h).
+ *
+ * Semantics (XLA operation semantics, Gather): an output position splits
+ * into batch dims (every output dim not in offset_dims; in order they are
+ * the index array's dims other than index_vector_dim) and offset dims
+ * (offset_dims[j] runs along the j-th operand dim that is neither in
+ * collapsed_slice_dims nor in operand_batching_dims).  The batch position
+ * selects an index vector; component k is the start along operand dim
+ * start_index_map[k], clamped to [0, dim - slice_size]; an
+ * operand_batching_dims[i] starts at the batch coordinate of index dim
+ * start_indices_batching_dims[i].
+ *
+ * Lowering: output tiles as the config cuts them; per tile the address of
+ * every element is computed from its index vector and the element is DMA'd
+ * from the operand into the tile's VMEM buffer.
+ */
+#include "dev_whole.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dev_stage.h"
+
+static bool in_list(const hlo_ints *l, int64_t d) {
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i] == d)
+      return true;
+  return false;
+}
+
+int dev_gather_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out) {
+  const hlo_gather_dnums *dn = &ins->attrs.gather;
+  const hlo_value *op = ops[0], *ind = ops[1];
+  const hlo_shape *rs = &ins->shape;
+  int ro = op->rank, ri = ind->rank, rr = rs->rank;
+  int64_t ivd = dn->index_vector_dim;
+  if (ins->noperands != 2 || rs->type != op->type || ivd < 0 || ivd > ri || ins->attrs.slice_sizes.n != ro ||
+      dn->start_indices_batching_dims.n != dn->operand_batching_dims.n)
+    return DEV_WHOLE_UNSUPPORTED;
+  int64_t nvec = ivd < ri ? ind->dims[ivd] : 1;
+  if (nvec != dn->start_index_map.n)
+    return DEV_WHOLE_UNSUPPORTED;
+  /* output dim -> index dim (batch) or operand dim (offset) */
+  int batch_of[HLO_MAX_RANK], off_of[HLO_MAX_RANK], win[HLO_MAX_RANK], nwin = 0, nb = 0;
+  for (int d = 0; d < ro; d++)
+    if (!in_list(&dn->collapsed_slice_dims, d) && !in_list(&dn->operand_batching_dims, d))
+      win[nwin++] = d;
+  if (nwin != dn->offset_dims.n)
+    return DEV_WHOLE_UNSUPPORTED;
+  for (int d = 0, j = 0; d < rr; d++) {
+    batch_of[d] = off_of[d] = -1;
+    if (in_list(&dn->offset_dims, d)) {
+      off_of[d] = win[j++];
+    } else {
+      if (nb == ivd)
+        nb++; /* skip the index vector's own dim */
+      batch_of[d] = nb++;
+    }
+  }
+  for (int d = 0; d < rr; d++)
+    if (batch_of[d] >= ri)
+      return DEV_WHOLE_UNSUPPORTED; /* more batch dims than index dims */
+  for (int k = 0; k < nvec; k++)
+    if (dn->start_index_map.v[k] < 0 || dn->start_index_map.v[k] >= ro)
+      return DEV_WHOLE_UNSUPPORTED;
+  for (int i = 0; i < dn->operand_batching_dims.n; i++)
+    if (dn->operand_batching_dims.v[i] < 0 || dn->operand_batching_dims.v[i] >= ro ||
+        dn->start_indices_batching_dims.v[i] < 0 || dn->start_indices_batching_dims.v[i] >= ri)
+      return DEV_WHOLE_UNSUPPORTED;
+  hlo_value *res = hlo_value_array_uninit(rs->type, rr, rs->dims);
+  dev_tiling tl;
+  dev_stage st;
+  if (!res || (dev_tiling_plan(&tl, rr, rs->dims, ctx->cfg), dev_stage_open(&st, "vmem gather tile", rs->type, tl.volume)) != 0) {
+    hlo_value_unref(res);
+    snprintf(ctx->why, ctx->why_len, "out of memory");
+    return -1;
+  }
+  int64_t istr[HLO_MAX_RANK], ostr[HLO_MAX_RANK];
+  hlo_value_strides(ind, istr);
+  hlo_value_strides(op, ostr);
+  int rc = 0;
+  for (int64_t t = 0; t < tl.ntiles && rc == 0; t++) {
+    int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
+    int64_t cnt = dev_tiling_box(&tl, t, lo, n);
+    dev_stage_begin(&st, cnt);
+    for (int64_t l = 0; l < cnt; l++, dev_stage_next(rr, n, p)) {
+      int64_t ipos[HLO_MAX_RANK + 1] = {0}, src[HLO_MAX_RANK] = {0};
+      for (int d = 0; d < rr; d++)
+        if (batch_of[d] >= 0 && batch_of[d] < ri)
+          ipos[batch_of[d]] = lo[d] + p[d];
+      for (int i = 0; i < dn->operand_batching_dims.n; i++)
+        src[dn->operand_batching_dims.v[i]] = ipos[dn->start_indices_batching_dims.v[i]];
+      for (int k = 0; k < nvec; k++) {
+        int64_t at = 0;
+        for (int d = 0; d < ri; d++)
+          at += (d == ivd ? k : ipos[d]) * istr[d];
+        int64_t od = dn->start_index_map.v[k], hi = op->dims[od] - ins->attrs.slice_sizes.v[od];
+        int64_t s = dev_whole_index(ind, at);
+        src[od] = s < 0 ? 0 : s > hi ? hi : s;
+      }
+      for (int d = 0; d < rr; d++)
+        if (off_of[d] >= 0)
+          src[off_of[d]] += lo[d] + p[d];
+      int64_t g = 0;
+      for (int d = 0; d < ro; d++)
+        g += src[d] * ostr[d];
+      dev_stage_put(&st, l, (const char *)op->data + (size_t)g * op->elem_size);
+    }
+    rc = dev_stage_end(&st, ctx->why, ctx->why_len);
+    if (rc == 0)
+      dev_stage_copy_out(&st, &tl, lo, n, res->data);
+  }
+  dev_stage_close(&st);
+  if (rc != 0) {
+    hlo_value_unref(res);
+    return -1;
+  }
+  *out = res;
+  return 0;
+}

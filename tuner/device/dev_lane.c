@@ -1,0 +1,124 @@
+/* dev_lane.c — compiling and running scalar computations (dev_lane.h).
+ *
+ * Each instruction gets one register (its index in the computation);
+ * parameters are copied in, constants are decoded once at compile time, and
+ * the elementwise steps run in program order, which is already a valid
+ * evaluation order.
+ */
+#include "dev_lane.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hlo_value.h"
+
+#define DEV_LANE_MAX_OPERANDS 3 /* select and clamp are the widest */
+
+struct dev_lane {
+  const hlo_computation *c;
+  int nparams, nres;
+  dev_slot *reg;   /* one per instruction */
+  int *res;        /* register of each result */
+};
+
+void dev_lane_free(dev_lane *p) {
+  if (!p)
+    return;
+  free(p->reg);
+  free(p->res);
+  free(p);
+}
+
+static bool scalar_value(const hlo_shape *s) {
+  return s->type != HLO_TUPLE && s->rank == 0;
+}
+
+dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len) {
+  if (!c || !c->root || c->ninstrs < 1) {
+    snprintf(why, why_len, "no computation to run per element");
+    return NULL;
+  }
+  dev_lane *p = calloc(1, sizeof *p);
+  if (!p || !(p->reg = calloc((size_t)c->ninstrs, sizeof *p->reg))) {
+    dev_lane_free(p);
+    snprintf(why, why_len, "out of memory");
+    return NULL;
+  }
+  p->c = c;
+  p->nparams = c->nparams;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (ins == c->root && ins->op == HLO_OP_TUPLE)
+      continue; /* checked below */
+    if (!scalar_value(&ins->shape)) {
+      snprintf(why, why_len, "%s: %s is not a scalar", c->name, ins->name);
+      goto refuse;
+    }
+    if (ins->op == HLO_OP_PARAMETER) {
+      if (ins->parameter_number < 0 || ins->parameter_number >= c->nparams) {
+        snprintf(why, why_len, "%s: parameter %s out of range", c->name, ins->name);
+        goto refuse;
+      }
+      continue;
+    }
+    if (ins->op == HLO_OP_CONSTANT) {
+      char msg[128];
+      hlo_value *v = ins->literal ? hlo_value_from_literal(&ins->shape, ins->literal, msg, sizeof msg) : NULL;
+      if (!v || v->count != 1) {
+        hlo_value_unref(v);
+        snprintf(why, why_len, "%s: constant %s has no scalar value", c->name, ins->name);
+        goto refuse;
+      }
+      dev_slot_from_host(v->type, v->data, 0, &p->reg[i]);
+      hlo_value_unref(v);
+      continue;
+    }
+    if (dev_elem_classify(ins) != DEV_EK_ELEMENTWISE || ins->noperands > DEV_LANE_MAX_OPERANDS) {
+      snprintf(why, why_len, "%s: %s is not an elementwise op the device lowers per lane", c->name, ins->name);
+      goto refuse;
+    }
+    for (int j = 0; j < ins->noperands; j++)
+      if (ins->operands[j]->parent != c || ins->operands[j]->index >= i) {
+        snprintf(why, why_len, "%s: %s reads outside its computation", c->name, ins->name);
+        goto refuse;
+      }
+  }
+  const hlo_instr *r = c->root;
+  p->nres = r->op == HLO_OP_TUPLE ? r->noperands : 1;
+  if (p->nres < 1 || !(p->res = calloc((size_t)p->nres, sizeof *p->res))) {
+    snprintf(why, why_len, p->nres < 1 ? "%s: empty tuple root" : "out of memory", c->name);
+    goto refuse;
+  }
+  for (int k = 0; k < p->nres; k++) {
+    const hlo_instr *v = r->op == HLO_OP_TUPLE ? r->operands[k] : r;
+    if (!scalar_value(&v->shape) || v->parent != c) {
+      snprintf(why, why_len, "%s: result %d is not a scalar", c->name, k);
+      goto refuse;
+    }
+    p->res[k] = v->index;
+  }
+  return p;
+refuse:
+  dev_lane_free(p);
+  return NULL;
+}
+
+int dev_lane_nparams(const dev_lane *p) { return p->nparams; }
+int dev_lane_nresults(const dev_lane *p) { return p->nres; }
+
+void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res) {
+  const hlo_computation *c = p->c;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (ins->op == HLO_OP_PARAMETER) {
+      p->reg[i] = args[ins->parameter_number];
+    } else if (ins->op != HLO_OP_CONSTANT && !(ins == c->root && ins->op == HLO_OP_TUPLE)) {
+      dev_slot x[DEV_LANE_MAX_OPERANDS];
+      for (int j = 0; j < ins->noperands; j++)
+        x[j] = p->reg[ins->operands[j]->index];
+      p->reg[i] = dev_elem_scalar_op(ins, x);
+    }
+  }
+  for (int k = 0; k < p->nres; k++)
+    res[k] = p->reg[p->res[k]];
+}

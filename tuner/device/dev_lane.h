@@ -1,0 +1,37 @@
+/* dev_lane.h — the device's lane programs: scalar computations that an op
+ * calls once per element or per comparison (sort comparators, scatter
+ * combiners), compiled once per run into a flat list of steps over value
+ * registers and run with the device's own elementwise lowering
+ * (dev_elem_scalar_op), never with the reference evaluator.
+ *
+ * A computation qualifies when every instruction is a scalar parameter, a
+ * scalar constant, a scalar elementwise op the device lowers
+ * (dev_elem_classify gives DEV_EK_ELEMENTWISE), or, as the root only, a
+ * tuple of such values.  Anything else (nested calls, arrays, complex
+ * numbers) is refused at compile time with the reason, and the op that
+ * wanted it is not lowered by the device.
+ */
+#ifndef TUNE_DEV_LANE_H
+#define TUNE_DEV_LANE_H
+
+#include <stddef.h>
+
+#include "dev_elemental.h"
+#include "hlo.h"
+
+typedef struct dev_lane dev_lane;
+
+/* NULL with why when c does not qualify (or out of memory). */
+dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len);
+void dev_lane_free(dev_lane *p);
+
+/* Number of parameters the program reads, and of results it writes (the
+ * tuple root's elements, else 1). */
+int dev_lane_nparams(const dev_lane *p);
+int dev_lane_nresults(const dev_lane *p);
+
+/* Runs p on args[0..nparams) into res[0..nresults); res may be args (a
+ * fold's accumulators).  Not reentrant: the registers live in p. */
+void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res);
+
+#endif

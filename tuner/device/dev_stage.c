@@ -1,0 +1,91 @@
+/* dev_stage.c — tiles of whole-array ops and their VMEM staging buffers
+ * (dev_stage.h). */
+#include "dev_stage.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void dev_tiling_plan(dev_tiling *t, int rank, const int64_t *dims, const dev_config *cfg) {
+  memset(t, 0, sizeof *t);
+  t->rank = rank;
+  t->ntiles = 1;
+  t->volume = 1;
+  for (int d = 0; d < rank; d++) {
+    int c = cfg ? cfg->rank - (rank - d) : -1; /* the config dim laid over d */
+    int64_t e = !cfg ? dims[d] : c >= 0 ? cfg->tile[c] : 1;
+    if (e > dims[d])
+      e = dims[d];
+    if (e < 1)
+      e = 1;
+    t->dims[d] = dims[d];
+    t->tile[d] = e;
+    t->ntile[d] = dims[d] > 0 ? (dims[d] + e - 1) / e : 0;
+    t->ntiles *= t->ntile[d];
+    t->volume *= e;
+  }
+}
+
+int64_t dev_tiling_box(const dev_tiling *t, int64_t k, int64_t *lo, int64_t *n) {
+  int64_t count = 1;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    int64_t g = k % t->ntile[d];
+    k /= t->ntile[d];
+    lo[d] = g * t->tile[d];
+    n[d] = t->dims[d] - lo[d] < t->tile[d] ? t->dims[d] - lo[d] : t->tile[d];
+    count *= n[d];
+  }
+  return count;
+}
+
+int dev_stage_open(dev_stage *s, const char *name, hlo_etype t, int64_t cap) {
+  int64_t dims[1] = {cap > 0 ? cap : 1};
+  s->want = 0;
+  return dev_hbm_alloc(&s->vmem, name, t, 1, dims);
+}
+
+void dev_stage_close(dev_stage *s) { dev_hbm_free(&s->vmem); }
+
+void dev_stage_begin(dev_stage *s, int64_t n) {
+  dev_hbm_poison(&s->vmem);
+  s->want = n;
+}
+
+int dev_stage_put(dev_stage *s, int64_t off, const void *src) { return dev_hbm_store(&s->vmem, off, src, false); }
+
+int dev_stage_end(const dev_stage *s, char *why, size_t why_len) {
+  if (dev_hbm_check(&s->vmem, why, why_len) != 0)
+    return -1;
+  const void *p = memchr(s->vmem.shadow, 1, (size_t)s->want);
+  if (p) {
+    snprintf(why, why_len, "uninitialized read: %s element %lld holds poison", s->vmem.name,
+             (long long)((const uint8_t *)p - s->vmem.shadow));
+    return -1;
+  }
+  return 0;
+}
+
+bool dev_stage_next(int r, const int64_t *n, int64_t *idx) {
+  for (int d = r - 1; d >= 0; d--) {
+    if (++idx[d] < n[d])
+      return true;
+    idx[d] = 0;
+  }
+  return false;
+}
+
+void dev_stage_copy_out(const dev_stage *s, const dev_tiling *t, const int64_t *lo, const int64_t *n, void *dst) {
+  size_t esz = s->vmem.esz;
+  int r = t->rank;
+  int64_t row = r ? n[r - 1] : 1, rows = 1;
+  for (int d = 0; d + 1 < r; d++)
+    rows *= n[d];
+  int64_t idx[HLO_MAX_RANK] = {0};
+  for (int64_t q = 0; q < rows; q++) {
+    int64_t g = 0;
+    for (int d = 0; d < r; d++)
+      g = g * t->dims[d] + lo[d] + (d + 1 < r ? idx[d] : 0);
+    memcpy((char *)dst + (size_t)g * esz, dev_stage_at(s, q * row), (size_t)row * esz);
+    if (r > 1)
+      dev_stage_next(r - 1, n, idx);
+  }
+}

@@ -1,0 +1,40 @@
+/* dev_whole.c — dispatch of the ops the device computes from whole
+ * operands, and what they share (dev_whole.h). */
+#include "dev_whole.h"
+
+#include "hlo_dtype.h"
+
+bool dev_whole_handles(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_GATHER: case HLO_OP_DYNAMIC_SLICE: case HLO_OP_DYNAMIC_UPDATE_SLICE: case HLO_OP_SCATTER:
+  case HLO_OP_SORT: case HLO_OP_REDUCE_WINDOW: case HLO_OP_CONVOLUTION: case HLO_OP_REDUCE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+int dev_whole_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out) {
+  *out = NULL;
+  for (int j = 0; j < ins->noperands; j++)
+    if (!ops[j] || ops[j]->type == HLO_TUPLE)
+      return DEV_WHOLE_UNSUPPORTED;
+  switch (ins->op) {
+  case HLO_OP_GATHER: return dev_gather_run(ins, ops, ctx, out);
+  case HLO_OP_DYNAMIC_SLICE: case HLO_OP_DYNAMIC_UPDATE_SLICE: return dev_dslice_run(ins, ops, ctx, out);
+  case HLO_OP_SCATTER: return dev_scatter_run(ins, ops, ctx, out);
+  case HLO_OP_SORT: return dev_sort_run(ins, ops, ctx, out);
+  case HLO_OP_REDUCE_WINDOW: return dev_window_run(ins, ops, ctx, out);
+  case HLO_OP_CONVOLUTION: return dev_conv_run(ins, ops, ctx, out);
+  case HLO_OP_REDUCE: return dev_reduce_run(ins, ops, ctx, out);
+  default: return DEV_WHOLE_UNSUPPORTED;
+  }
+}
+
+int64_t dev_whole_index(const hlo_value *v, int64_t i) {
+  if (hlo_etype_class(v->type) == HLO_CLASS_UINT) {
+    uint64_t u = hlo_value_get_u64(v, i);
+    return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+  }
+  return hlo_value_get_i64(v, i);
+}

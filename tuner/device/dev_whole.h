@@ -1,0 +1,56 @@
+/* dev_whole.h — the ops the device computes from whole operand arrays:
+ * gather, dynamic-slice, dynamic-update-slice, scatter, sort,
+ * reduce-window (one operand, a simple reducer), convolution, and reduce
+ * with a general or variadic reducer.
+ *
+ * Their operands are first evaluated whole by the elemental evaluator
+ * (dev_elemental.h materialises them); the op itself then runs with the
+ * device's own lowering, tile by tile as the config cuts it (dev_stage.h),
+ * each tile built in a poisoned VMEM buffer with redzones.  The lowering
+ * defects of these ops (dev_defect.h) live in that lowering code and fire
+ * only when ctx->defects carries them (the executor sets the bits whose
+ * config-level trigger holds, and only for the fusion's hero).
+ *
+ * Each run function returns 0 with *out set (one reference), -1 with a
+ * message in ctx->why, or 1 when the device has no lowering for this form
+ * of the op (e.g. a sort comparator that is not a lane program); the
+ * caller decides what to do then.
+ */
+#ifndef TUNE_DEV_WHOLE_H
+#define TUNE_DEV_WHOLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dev_config.h"
+#include "hlo.h"
+#include "hlo_value.h"
+
+typedef struct dev_whole_ctx {
+  const dev_config *cfg; /* NULL: one tile */
+  uint32_t defects;      /* bit per dev_defect */
+  char *why;
+  size_t why_len;
+} dev_whole_ctx;
+
+#define DEV_WHOLE_UNSUPPORTED 1
+
+/* Does the device lower op from whole operands (this module)? */
+bool dev_whole_handles(hlo_opcode op);
+/* Runs ins on its whole operand values ops[0..noperands). */
+int dev_whole_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+
+/* Element i of an integer index array, as a signed 64-bit value (an
+ * unsigned value above INT64_MAX saturates: it is out of range either way). */
+int64_t dev_whole_index(const hlo_value *v, int64_t i);
+
+int dev_gather_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+int dev_dslice_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+int dev_sort_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+int dev_reduce_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+int dev_window_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+
+#endif
