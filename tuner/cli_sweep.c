@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "cli_env.h"
 #include "lock.h"
+#include "mpi_sweep.h"
 #include "outpath.h"
 #include "store/store.h"
 #include "sweep.h"
@@ -180,6 +181,97 @@ static int write_reports(const tn_sweep_cfg *cfg, const char *out, const char *r
   return rc;
 }
 
+/* What one run did so far: the serial loop and the MPI ranks' results
+ * (mpi_unit_done) go through the same two functions below. */
+typedef struct sweep_tally {
+  tn_store *s;
+  int errors, checked;
+  const done_units *done; /* what a resumed run already holds */
+} sweep_tally;
+
+/* A unit tn_check_unit (or building its module) refused; `whole`: the
+ * unit is the file itself, so err's position is the file's.  `where`
+ * ends the line ("" in one process). */
+static void unit_failed(sweep_tally *t, const char *file, const char *name, bool whole, tn_unit_status why,
+                        const hlo_error *err, const char *where) {
+  if (why == TN_UNIT_BAD_INPUT || why == TN_UNIT_TOOL_ERROR) {
+    if (err->line > 0 && whole)
+      logf_("%s:%d:%d: error: %s%s", file, err->line, err->col, err->msg, where);
+    else
+      logf_("%s: %s: %s: %s%s", file, name, tn_unit_status_name(why), err->msg, where);
+    t->errors++;
+  } else {
+    logf_("%s: %s: %s: %s%s", file, name, tn_unit_status_name(why), err->msg, where);
+  }
+}
+
+/* Stores a checked unit and logs it. */
+static void unit_store(sweep_tally *t, const char *file, const tn_fusion_result *r, const char *where) {
+  int divergent = 0;
+  for (int v = 0; v < CHK_VERDICT_COUNT; v++)
+    if (chk_verdict_is_divergent((chk_verdict)v))
+      divergent += (int)r->verdict_counts[v];
+  hlo_error err = {0};
+  if (tn_store_add_fusion(t->s, r, &err) != 0) {
+    logf_("%s", err.msg);
+    t->errors++;
+  } else {
+    t->checked++;
+    logf_("%s: %s, %d of %d candidates, %d divergent, %s inputs, %.2f s%s", file, r->name, r->ncands,
+          r->space_size, divergent, r->inputs_from[0] ? r->inputs_from : "synthetic", r->wall_time, where);
+    /* As with --check: a candidate the host could not run even alone
+     * fails the run (exit 2), and the fusion is checked again next
+     * time (a run with errors is not resumed). */
+    int oom = 0;
+    for (int c = 0; c < r->ncands; c++)
+      if (r->cands[c].verdict == CHK_VERDICT_TOOL_ERROR && strncmp(r->cands[c].message, "out of memory", 13) == 0)
+        oom++;
+    if (oom) {
+      logf_("%s: %s: %d candidates could not be run: the host ran out of memory (tool-error)", file, r->name, oom);
+      t->errors++;
+    }
+  }
+}
+
+/* A unit checked by some rank (mpi_sweep.h): logged with the rank, its
+ * host, the verdict counts and the run's progress, then stored. */
+static void mpi_unit_done(void *ctx, const tn_mpi_done *d) {
+  sweep_tally *t = ctx;
+  if (d->event == TN_MPI_FILE_ERROR) {
+    if (d->err.msg[0])
+      logf_("%s: error: %s", d->file, d->err.msg);
+    t->errors++;
+    return;
+  }
+  if (d->event == TN_MPI_FILE_EMPTY) {
+    logf_("%s: nothing to tune", d->file);
+    return;
+  }
+  char where[512];
+  int len = snprintf(where, sizeof where, " [rank %d on %s, %.2f s", d->rank, d->host, d->elapsed);
+  for (int v = 0; d->r && v < CHK_VERDICT_COUNT && len > 0 && (size_t)len < sizeof where; v++)
+    if (d->r->verdict_counts[v])
+      len += snprintf(where + len, sizeof where - (size_t)len, "%s%s=%lld", v ? " " : ", ",
+                      chk_verdict_name((chk_verdict)v), (long long)d->r->verdict_counts[v]);
+  if (len > 0 && (size_t)len < sizeof where) {
+    if (d->eta >= 0)
+      snprintf(where + len, sizeof where - (size_t)len, "; unit %d of %d, ETA %.0f s]", d->ndone, d->njobs, d->eta);
+    else
+      snprintf(where + len, sizeof where - (size_t)len, "; unit %d of %d]", d->ndone, d->njobs);
+  }
+  if (d->rc != 0)
+    unit_failed(t, d->file, d->job->name, !d->job->named, d->why, &d->err, where);
+  else
+    unit_store(t, d->file, d->r, where);
+}
+
+/* Resume under MPI (mpi_sweep.h): the plan leaves out the units the
+ * run already holds, as the serial loop does. */
+static bool mpi_unit_skip(void *ctx, const char *file, const tn_unit *u, int n) {
+  const sweep_tally *t = ctx;
+  return unit_done(t->done, file, u, n);
+}
+
 /* One run of the sweep on one machine.  *new_findings receives the number
  * of new divergences; returns 0, or -1 after logging an error. */
 static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *machine, char *const *files,
@@ -267,13 +359,26 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
       .error_maps = 3,
       .max_memory = o->max_memory,
   };
-  int errors = 0, checked = 0;
+  sweep_tally t = {.s = s, .done = &done};
+  if (tn_mpi_size() > 1) {
+    /* Under mpirun or srun: the same files, handed out (mpi_sweep.h). */
+    char **todo = malloc(sizeof *todo * (size_t)(nfiles ? nfiles : 1));
+    int ntodo = 0;
+    for (int i = 0; todo && i < nfiles; i++)
+      if (!(o->shard_n && tn_sweep_shard_of(files[i], o->shard_n) != o->shard_k))
+        todo[ntodo++] = files[i];
+    if (!todo || tn_mpi_sweep(machine, cfg->compiler, &env.machine, &so, todo, ntodo, mpi_unit_done, mpi_unit_skip, &t, &err) != 0) {
+      logf_("%s", todo ? err.msg : "out of memory");
+      t.errors++;
+    }
+    free(todo);
+  } else
   for (int i = 0; i < nfiles; i++) {
     if (o->shard_n && tn_sweep_shard_of(files[i], o->shard_n) != o->shard_k)
       continue;
     hlo_module *m = tn_load_module(files[i], 0);
     if (!m) {
-      errors++;
+      t.errors++;
       continue;
     }
     /* Every tuning unit of the module (units.h); one that cannot be
@@ -282,7 +387,7 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     if (tn_units_find(m, &units, &err) != 0) {
       logf_("%s: error: %s", files[i], err.msg);
       hlo_module_free(m);
-      errors++;
+      t.errors++;
       continue;
     }
     if (units.n == 0)
@@ -293,7 +398,7 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
       logf_("%s: out of memory", files[i]);
       tn_units_free(&units);
       hlo_module_free(m);
-      errors++;
+      t.errors++;
       continue;
     }
     bool want_graph = false;
@@ -317,7 +422,7 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
         continue;
       hlo_module *um = un->ins ? tn_unit_module(m, un, &err) : NULL;
       if (un->ins && !um) {
-        logf_("%s: %s: unsupported: %s", files[i], un->name, err.msg);
+        unit_failed(&t, files[i], un->name, false, TN_UNIT_UNSUPPORTED, &err, "");
         continue;
       }
       const tn_capture *cap = caps && un->ins ? &caps[u] : NULL;
@@ -333,40 +438,10 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
         tn_capture_note(cap, 1, &r);
       hlo_module_free(um);
       if (rc != 0) {
-        if (why == TN_UNIT_BAD_INPUT || why == TN_UNIT_TOOL_ERROR) {
-          if (err.line > 0 && !un->ins)
-            logf_("%s:%d:%d: error: %s", files[i], err.line, err.col, err.msg);
-          else
-            logf_("%s: %s: %s: %s", files[i], un->name, tn_unit_status_name(why), err.msg);
-          errors++;
-        } else {
-          logf_("%s: %s: %s: %s", files[i], un->name, tn_unit_status_name(why), err.msg);
-        }
+        unit_failed(&t, files[i], un->name, !un->ins, why, &err, "");
         continue;
       }
-      int divergent = 0;
-      for (int v = 0; v < CHK_VERDICT_COUNT; v++)
-        if (chk_verdict_is_divergent((chk_verdict)v))
-          divergent += (int)r.verdict_counts[v];
-      if (tn_store_add_fusion(s, &r, &err) != 0) {
-        logf_("%s", err.msg);
-        errors++;
-      } else {
-        checked++;
-        logf_("%s: %s, %d of %d candidates, %d divergent, %s inputs, %.2f s", files[i], r.name, r.ncands,
-              r.space_size, divergent, r.inputs_from[0] ? r.inputs_from : "synthetic", r.wall_time);
-        /* As with --check: a candidate the host could not run even alone
-         * fails the run (exit 2), and the fusion is checked again next
-         * time (a run with errors is not resumed). */
-        int oom = 0;
-        for (int c = 0; c < r.ncands; c++)
-          if (r.cands[c].verdict == CHK_VERDICT_TOOL_ERROR && strncmp(r.cands[c].message, "out of memory", 13) == 0)
-            oom++;
-        if (oom) {
-          logf_("%s: %s: %d candidates could not be run: the host ran out of memory (tool-error)", files[i], r.name, oom);
-          errors++;
-        }
-      }
+      unit_store(&t, files[i], &r, "");
       tn_fusion_result_free(&r);
     }
     tn_capture_free(caps, caps ? units.n : 0);
@@ -375,6 +450,7 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     tn_units_free(&units);
     hlo_module_free(m);
   }
+  int errors = t.errors, checked = t.checked;
   tn_sweep_files_free(done.sources, done.n);
   tn_sweep_files_free(done.names, done.n);
   char id[64];

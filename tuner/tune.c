@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "config.h"
 #include "inputs.h"
+#include "mpi_sweep.h"
 #include "tolerance.h"
 #include "libguard.h"
 
@@ -515,6 +516,11 @@ static int tune_main(int argc, char **argv) {
   }
   if (o.max_memory == 0)
     o.max_memory = half_ram();
+  /* Under mpirun or srun: only --sweep is shared out (mpi_sweep.h); the
+   * other ranks check what rank 0 sends them, and any other mode runs
+   * once, on rank 0. */
+  if (tn_mpi_rank() > 0)
+    return o.mode == TN_MODE_SWEEP ? tn_mpi_worker() : TN_EXIT_OK;
   if (o.mode == TN_MODE_CHECK || o.mode == TN_MODE_LIST_FUSIONS) {
     /* --check and --list-fusions take one or more files: FILE, then any
      * further operands. */
@@ -597,7 +603,10 @@ static void exit_from_a_library(void) {
 int main(int argc, char **argv) {
   atexit(exit_from_a_library);
   tn_libguard_install();
+  if (tn_mpi_start(&argc, &argv) != 0)
+    return TN_EXIT_USAGE;
   int status = tune_main(argc, argv);
+  tn_mpi_finish();
   main_returned = true;
   tn_libguard_main_returned(status);
   return status;

@@ -90,3 +90,46 @@ awk '
   /^compare /              { f = val($0, "copy_frac"); printf "comparator %s: %s GB/s = %.0f%% of copy (%s GB/s); target >= 50%%: %s\n",
                                     $2, val($0, "rate"), 100 * f, cp, (f + 0 >= 0.5 ? "met" : "NOT met") }
 ' "$work/check.txt"
+
+# ---- the sweep across MPI ranks (issue 20; tuner/mpi_sweep.c) ----
+# The whole of datasets/ (8 candidates per fusion) swept three ways: one
+# process with one thread, one process with two threads, two MPI ranks with
+# one thread each.  Efficiency = speedup / 2.  Load balance = the busiest
+# rank's checking time over the ranks' mean, from rank 0's log.  Peer: two
+# busy loops run together against one after the other, which says how much
+# of two cores the machine gave while this ran.
+echo "== tune --sweep across MPI ranks: 2 ranks x 1 thread and 1 rank x 2 threads vs 1 x 1 (datasets/) =="
+if [ -z "${TUNE_MPIRUN:-}" ]; then
+  echo "tune was built without MPI: skipped (./configure --with-mpi)"
+else
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  cat >"$work/mpi.cfg" <<EOF2
+sweep: {
+  corpus = [ "$ds/*.hlo" ];
+  machines = [ "tpu-v5e" ];
+  compiler = "stable";
+  inputs = "naive";
+  budget = 8;
+  threads = 0;
+  output = "$work/mpi-unused.h5";
+};
+EOF2
+  secs() { t0=$(date +%s.%N); "$@" >/dev/null 2>"$work/mpi.log"; t1=$(date +%s.%N); awk "BEGIN{print $t1 - $t0}"; }
+  spin() { awk 'BEGIN { for (i = 0; i < 4e7; i++) s += i }'; }
+  t0=$(date +%s.%N); spin; spin; t1=$(date +%s.%N); t2=$(date +%s.%N); spin & spin; wait; t3=$(date +%s.%N)
+  spin_par=$(awk "BEGIN{printf \"%.2f\", ($t1 - $t0) / ($t3 - $t2)}")
+  rm -f "$work"/mpi-*.h5
+  t11=$(OMP_NUM_THREADS=1 secs "$TUNE_BUILDDIR/tune" --sweep "$work/mpi.cfg" -o "$work/mpi-11.h5" --run-id b)
+  t12=$(OMP_NUM_THREADS=2 secs "$TUNE_BUILDDIR/tune" --sweep "$work/mpi.cfg" -o "$work/mpi-12.h5" --run-id b)
+  t21=$(secs "$TUNE_MPIRUN" --bind-to none -n 2 -x OMP_NUM_THREADS=1 "$TUNE_BUILDDIR/tune" --sweep "$work/mpi.cfg" \
+        -o "$work/mpi-21.h5" --run-id b)
+  balance=$(sed -n 's/.*\[rank \([0-9]*\) on [^,]*, \([0-9.]*\) s.*/\1 \2/p' "$work/mpi.log" |
+            awk '{ t[$1] += $2 } END { for (r in t) { n++; s += t[r]; if (t[r] > m) m = t[r] } if (n) printf "%.2f (%d ranks)", m / (s / n), n }')
+  awk -v a="$t11" -v b="$t12" -v c="$t21" -v sp="$spin_par" -v bal="$balance" 'BEGIN {
+    printf "machine: 2 busy loops together ran %sx faster than one after the other (2.00 = two free cores)\n", sp
+    printf "1 rank x 1 thread:  %.1f s\n", a
+    printf "1 rank x 2 threads: %.1f s: speedup %.2fx, efficiency %.2f\n", b, a / b, a / b / 2
+    printf "2 ranks x 1 thread: %.1f s: speedup %.2fx, efficiency %.2f; load balance (busiest rank / mean) %s\n", c, a / c, a / c / 2, bal
+    printf "target 2 ranks >= 1.8x: %s\n", (a / c >= 1.8 ? "met" : (sp + 0 < 1.8 ? "NOT met; not measurable now: the machine gave " sp "x to two busy loops" : "NOT met"))
+  }'
+fi

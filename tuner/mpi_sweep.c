@@ -1,0 +1,591 @@
+/* mpi_sweep.c — a sweep's units handed out to MPI ranks (mpi_sweep.h).
+ *
+ * Messages are byte buffers (unit_wire.h) with three tags: a job (rank 0
+ * to a rank: the unit and every setting it is checked with, so a rank
+ * needs nothing else), its result (back to rank 0: status, host, elapsed
+ * time, then the unit's results), and stop.  Waiting is a probe-and-sleep
+ * loop rather than a blocking receive, because Open MPI's blocking calls
+ * spin a core, and on a node where every core runs candidates a waiting
+ * rank must not take one.
+ */
+#include "mpi_sweep.h"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_env.h"
+#include "dev_fusion.h"
+#include "dev_space.h"
+#include "unit_wire.h"
+#include "units.h"
+
+enum { TAG_JOB = 1, TAG_RESULT = 2, TAG_STOP = 3 };
+
+static int g_on, g_rank, g_size = 1;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void nap(void) {
+  struct timespec ts = {0, 2 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+}
+
+/* Launched by an MPI launcher?  Open MPI's mpirun, and srun or any PMI or
+ * PMIx launcher, each leave their mark in the environment. */
+static int launched_by_mpi(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+    if (getenv(vars[i]))
+      return 1;
+  return 0;
+}
+
+int tn_mpi_start(int *argc, char ***argv) {
+  if (!launched_by_mpi())
+    return 0;
+  /* Rank 0's helper thread checks units but never calls MPI. */
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    fputs("tune: MPI did not start\n", stderr);
+    return -1;
+  }
+  g_on = 1;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  return 0;
+}
+
+int tn_mpi_rank(void) { return g_rank; }
+int tn_mpi_size(void) { return g_size; }
+
+void tn_mpi_finish(void) {
+  if (!g_on)
+    return;
+  if (g_rank == 0)
+    for (int w = 1; w < g_size; w++)
+      MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, MPI_COMM_WORLD);
+  MPI_Finalize();
+  g_on = 0;
+}
+
+/* A lost rank cannot be replaced under Open MPI: end the job, leaving the
+ * run "running" so that the same command resumes it. */
+static void give_up(const char *what, int rank, int code) {
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  fprintf(stderr, "tune: MPI: %s rank %d failed (%s); what was stored stays, rerun the command to resume\n", what,
+          rank, text);
+  fflush(NULL);
+  MPI_Abort(MPI_COMM_WORLD, TN_EXIT_USAGE);
+}
+
+/* ---- checking one unit (any rank) ---------------------------------------- */
+
+/* The environment of the last job, kept because a run's jobs share it. */
+typedef struct worker_state {
+  char machine[256], compiler[256];
+  int env_ok;
+  tn_check_env env;
+  char host[64];
+} worker_state;
+
+/* Runs the job in `in`, writing its result message to *out. */
+static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire *out) {
+  double t0 = now_s();
+  tn_wire_reader rd = {.data = in, .len = n};
+  char *machine = NULL, *compiler = NULL, *file = NULL;
+  int64_t seed = 0, profile = 0, threads = 0, budget = 0, max_memory = 0, error_maps = 0, unit = 0, named = 0;
+  double time_budget = 0;
+  tn_wire_get_str(&rd, &machine);
+  tn_wire_get_str(&rd, &compiler);
+  tn_wire_get_i64(&rd, &seed);
+  tn_wire_get_i64(&rd, &profile);
+  tn_wire_get_i64(&rd, &threads);
+  tn_wire_get_i64(&rd, &budget);
+  tn_wire_get_f64(&rd, &time_budget);
+  tn_wire_get_i64(&rd, &max_memory);
+  tn_wire_get_i64(&rd, &error_maps);
+  tn_wire_get_str(&rd, &file);
+  tn_wire_get_i64(&rd, &unit);
+  tn_wire_get_i64(&rd, &named);
+
+  int rc = -1;
+  tn_unit_status why = TN_UNIT_BAD_INPUT;
+  hlo_error err = {0};
+  tn_fusion_result r;
+  memset(&r, 0, sizeof r);
+  hlo_module *m = NULL, *um = NULL;
+  tn_units units = {0};
+  if (rd.failed || !machine || !compiler || !file) {
+    hlo_error_set(&err, 0, 0, "a damaged job message");
+    goto reply;
+  }
+  if (!ws->env_ok || strcmp(ws->machine, machine) != 0 || strcmp(ws->compiler, compiler) != 0) {
+    ws->env_ok = tn_check_env_load(machine, compiler, NULL, 0, NULL, &ws->env) == 0;
+    snprintf(ws->machine, sizeof ws->machine, "%s", machine);
+    snprintf(ws->compiler, sizeof ws->compiler, "%s", compiler);
+  }
+  if (!ws->env_ok) {
+    hlo_error_set(&err, 0, 0, "machine %s or compiler %s does not load on this rank", machine, compiler);
+    goto reply;
+  }
+  if (!(m = tn_load_module(file, 0))) {
+    hlo_error_set(&err, 0, 0, "does not load on this rank");
+    goto reply;
+  }
+  if (tn_units_find(m, &units, &err) != 0)
+    goto reply;
+  if (unit < 0 || unit >= units.n) {
+    hlo_error_set(&err, 0, 0, "has no unit %lld on this rank (the file changed?)", (long long)unit);
+    goto reply;
+  }
+  const tn_unit *un = &units.v[unit];
+  if (un->ins && !(um = tn_unit_module(m, un, &err))) {
+    why = TN_UNIT_UNSUPPORTED;
+    goto reply;
+  }
+  tn_sweep_opts so = {
+      .backend = ws->env.backend,
+      .machine = &ws->env.machine,
+      .compiler = &ws->env.compiler,
+      .seed = (uint64_t)seed,
+      .profile = (chk_inputs_profile)profile,
+      .threads = (int)threads,
+      .budget = (int)budget,
+      .time_budget = time_budget,
+      .error_maps = (int)error_maps,
+      .max_memory = max_memory,
+      .unit_name = named ? un->name : NULL,
+  };
+  rc = tn_check_unit(um ? um : m, file, &so, &r, &why, &err);
+reply:
+  tn_wire_put_i64(out, rc);
+  tn_wire_put_i64(out, why);
+  tn_wire_put_i64(out, err.line);
+  tn_wire_put_i64(out, err.col);
+  tn_wire_put_str(out, err.msg);
+  tn_wire_put_str(out, ws->host);
+  tn_wire_put_f64(out, now_s() - t0);
+  if (rc == 0) {
+    tn_wire_put_result(out, &r);
+    tn_fusion_result_free(&r);
+  }
+  hlo_module_free(um);
+  tn_units_free(&units);
+  hlo_module_free(m);
+  free(machine);
+  free(compiler);
+  free(file);
+}
+
+static void init_host(worker_state *ws) {
+  if (gethostname(ws->host, sizeof ws->host) != 0)
+    snprintf(ws->host, sizeof ws->host, "?");
+  ws->host[sizeof ws->host - 1] = '\0';
+}
+
+/* Waits for a message from `source` (or any) with `tag` (or any). */
+static int wait_message(int source, int tag, MPI_Status *st) {
+  for (;;) {
+    int flag = 0;
+    int code = MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, st);
+    if (code != MPI_SUCCESS)
+      return code;
+    if (flag)
+      return MPI_SUCCESS;
+    nap();
+  }
+}
+
+/* Receives the message st announced into a malloc'd buffer. */
+static int receive(const MPI_Status *st, unsigned char **buf, int *n) {
+  int code = MPI_Get_count(st, MPI_BYTE, n);
+  if (code != MPI_SUCCESS)
+    return code;
+  *buf = malloc((size_t)*n + 1);
+  if (!*buf)
+    return MPI_ERR_NO_MEM;
+  return MPI_Recv(*buf, *n, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+int tn_mpi_worker(void) {
+  worker_state ws;
+  memset(&ws, 0, sizeof ws);
+  init_host(&ws);
+  for (;;) {
+    MPI_Status st;
+    unsigned char *buf = NULL;
+    int n = 0, code = wait_message(0, MPI_ANY_TAG, &st);
+    if (code == MPI_SUCCESS)
+      code = receive(&st, &buf, &n);
+    if (code != MPI_SUCCESS)
+      give_up("receiving from", 0, code);
+    if (st.MPI_TAG == TAG_STOP) {
+      free(buf);
+      return TN_EXIT_OK;
+    }
+    tn_wire out = {0};
+    run_job(&ws, buf, (size_t)n, &out);
+    free(buf);
+    if (out.failed || out.len > (size_t)INT32_MAX) {
+      /* Say so rather than send nothing: rank 0 is waiting for it. */
+      tn_wire_free(&out);
+      hlo_error err = {0};
+      hlo_error_set(&err, 0, 0, "the unit's results did not fit in one message (out of memory)");
+      tn_wire_put_i64(&out, -1);
+      tn_wire_put_i64(&out, TN_UNIT_TOOL_ERROR);
+      tn_wire_put_i64(&out, 0);
+      tn_wire_put_i64(&out, 0);
+      tn_wire_put_str(&out, err.msg);
+      tn_wire_put_str(&out, ws.host);
+      tn_wire_put_f64(&out, 0);
+    }
+    code = MPI_Send(out.data, (int)out.len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+    tn_wire_free(&out);
+    if (code != MPI_SUCCESS)
+      give_up("sending to", 0, code);
+  }
+}
+
+/* ---- rank 0: plan, hand out, collect --------------------------------------- */
+
+/* Estimated cost of a unit: the candidates it will run times the work of
+ * one run (flops plus bytes moved).  Only the order matters. */
+static double unit_cost(const hlo_module *um, const dev_machine *mach, int budget) {
+  dev_fusion f;
+  hlo_error err = {0};
+  if (dev_fusion_analyze(um, &f, &err) != 0)
+    return 0; /* it will fail fast */
+  dev_config *cands = NULL, dflt;
+  int n = 0;
+  if (dev_space_enumerate(&f, mach, &cands, &n, &dflt, &err) != 0)
+    n = 1;
+  free(cands);
+  if (budget > 0 && n > budget)
+    n = budget;
+  return ((double)f.flops + (double)f.in_bytes + (double)f.out_bytes + 1.0) * (double)(n > 0 ? n : 1);
+}
+
+static int by_cost(const void *a, const void *b) {
+  const tn_mpi_job *x = a, *y = b;
+  if (x->cost != y->cost)
+    return x->cost > y->cost ? -1 : 1;
+  int c = strcmp(x->file, y->file);
+  return c ? c : (x->unit > y->unit) - (x->unit < y->unit);
+}
+
+static void note_file(tn_mpi_done_fn done, void *ctx, tn_mpi_event ev, const char *file, const hlo_error *err) {
+  tn_mpi_done d;
+  memset(&d, 0, sizeof d);
+  d.event = ev;
+  d.file = file;
+  d.rc = ev == TN_MPI_FILE_ERROR ? -1 : 0;
+  d.why = TN_UNIT_BAD_INPUT;
+  if (err)
+    d.err = *err;
+  d.eta = -1;
+  done(ctx, &d);
+}
+
+/* The jobs of files, largest first; file-level failures reported now. */
+static int plan(const dev_machine *mach, int budget, char *const *files, int nfiles, tn_mpi_done_fn done,
+                tn_mpi_skip_fn skip, void *ctx,
+                tn_mpi_job **jobs, int *njobs, hlo_error *err) {
+  *jobs = NULL;
+  *njobs = 0;
+  int cap = 0;
+  for (int i = 0; i < nfiles; i++) {
+    hlo_module *m = tn_load_module(files[i], 0);
+    if (!m) {
+      note_file(done, ctx, TN_MPI_FILE_ERROR, files[i], NULL);
+      continue;
+    }
+    tn_units units;
+    hlo_error ferr = {0};
+    if (tn_units_find(m, &units, &ferr) != 0) {
+      note_file(done, ctx, TN_MPI_FILE_ERROR, files[i], &ferr);
+      hlo_module_free(m);
+      continue;
+    }
+    if (units.n == 0)
+      note_file(done, ctx, TN_MPI_FILE_EMPTY, files[i], NULL);
+    for (int u = 0; u < units.n; u++) {
+      if (skip && skip(ctx, files[i], &units.v[u], units.n))
+        continue;
+      if (*njobs == cap) {
+        cap = cap ? 2 * cap : 64;
+        tn_mpi_job *v = realloc(*jobs, sizeof *v * (size_t)cap);
+        if (!v) {
+          tn_units_free(&units);
+          hlo_module_free(m);
+          return hlo_error_set(err, 0, 0, "out of memory planning the sweep");
+        }
+        *jobs = v;
+      }
+      const tn_unit *un = &units.v[u];
+      tn_mpi_job *j = &(*jobs)[(*njobs)++];
+      memset(j, 0, sizeof *j);
+      j->file = files[i];
+      j->unit = u;
+      snprintf(j->name, sizeof j->name, "%s", un->name);
+      j->named = units.n > 1 || un->ins;
+      hlo_error uerr = {0};
+      hlo_module *um = un->ins ? tn_unit_module(m, un, &uerr) : NULL;
+      j->cost = un->ins && !um ? 0 : unit_cost(um ? um : m, mach, budget);
+      hlo_module_free(um);
+    }
+    tn_units_free(&units);
+    hlo_module_free(m);
+  }
+  if (*njobs > 1)
+    qsort(*jobs, (size_t)*njobs, sizeof **jobs, by_cost);
+  return 0;
+}
+
+static void put_job(tn_wire *w, const char *machine, const char *compiler, const tn_sweep_opts *so,
+                    const tn_mpi_job *j) {
+  tn_wire_put_str(w, machine);
+  tn_wire_put_str(w, compiler);
+  tn_wire_put_i64(w, (int64_t)so->seed);
+  tn_wire_put_i64(w, so->profile);
+  tn_wire_put_i64(w, so->threads);
+  tn_wire_put_i64(w, so->budget);
+  tn_wire_put_f64(w, so->time_budget);
+  tn_wire_put_i64(w, so->max_memory);
+  tn_wire_put_i64(w, so->error_maps);
+  tn_wire_put_str(w, j->file);
+  tn_wire_put_i64(w, j->unit);
+  tn_wire_put_i64(w, j->named);
+}
+
+/* Rank 0's own share: a thread that checks one job at a time. */
+typedef struct local_worker {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  worker_state ws;
+  tn_wire job, result;
+  int has_job, has_result, quit;
+} local_worker;
+
+static void *local_main(void *arg) {
+  local_worker *lw = arg;
+  pthread_mutex_lock(&lw->mu);
+  for (;;) {
+    while (!lw->has_job && !lw->quit)
+      pthread_cond_wait(&lw->cv, &lw->mu);
+    if (lw->quit)
+      break;
+    pthread_mutex_unlock(&lw->mu);
+    tn_wire out = {0};
+    run_job(&lw->ws, lw->job.data, lw->job.len, &out);
+    pthread_mutex_lock(&lw->mu);
+    tn_wire_free(&lw->job);
+    lw->has_job = 0;
+    lw->result = out;
+    lw->has_result = 1;
+  }
+  pthread_mutex_unlock(&lw->mu);
+  return NULL;
+}
+
+/* Decodes a result message and hands it to done. */
+static void deliver(const unsigned char *buf, size_t n, int rank, const tn_mpi_job *j, tn_mpi_done_fn done,
+                    void *ctx, tn_mpi_done *d) {
+  tn_wire_reader rd = {.data = buf, .len = n};
+  int64_t rc = -1, why = TN_UNIT_TOOL_ERROR, line = 0, col = 0;
+  char *msg = NULL, *host = NULL;
+  double elapsed = 0;
+  tn_wire_get_i64(&rd, &rc);
+  tn_wire_get_i64(&rd, &why);
+  tn_wire_get_i64(&rd, &line);
+  tn_wire_get_i64(&rd, &col);
+  tn_wire_get_str(&rd, &msg);
+  tn_wire_get_str(&rd, &host);
+  tn_wire_get_f64(&rd, &elapsed);
+  tn_fusion_result r;
+  memset(&r, 0, sizeof r);
+  d->event = TN_MPI_UNIT;
+  d->file = j->file;
+  d->job = j;
+  d->rank = rank;
+  snprintf(d->host, sizeof d->host, "%s", host ? host : "?");
+  d->elapsed = elapsed;
+  memset(&d->err, 0, sizeof d->err);
+  d->r = NULL;
+  if (rd.failed) {
+    d->rc = -1;
+    d->why = TN_UNIT_TOOL_ERROR;
+    hlo_error_set(&d->err, 0, 0, "a damaged result message from rank %d", rank);
+  } else {
+    d->rc = (int)rc;
+    d->why = (tn_unit_status)why;
+    d->err.line = (int)line;
+    d->err.col = (int)col;
+    snprintf(d->err.msg, sizeof d->err.msg, "%s", msg ? msg : "");
+    if (rc == 0) {
+      if (tn_wire_get_result(&rd, &r, &d->err) == 0) {
+        d->r = &r;
+      } else {
+        d->rc = -1;
+        d->why = TN_UNIT_TOOL_ERROR;
+      }
+    }
+  }
+  done(ctx, d);
+  tn_fusion_result_free(&r);
+  free(msg);
+  free(host);
+}
+
+int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *mach, const tn_sweep_opts *so,
+                 char *const *files, int nfiles, tn_mpi_done_fn done, tn_mpi_skip_fn skip, void *ctx,
+                 hlo_error *err) {
+  tn_mpi_job *jobs = NULL;
+  int njobs = 0;
+  if (plan(mach, so->budget, files, nfiles, done, skip, ctx, &jobs, &njobs, err) != 0)
+    return -1;
+  double total = 0, finished = 0;
+  for (int i = 0; i < njobs; i++)
+    total += jobs[i].cost;
+  int *inflight = malloc(sizeof *inflight * (size_t)g_size);
+  local_worker *lw = calloc(1, sizeof *lw);
+  if (!inflight || !lw) {
+    free(inflight);
+    free(lw);
+    free(jobs);
+    return hlo_error_set(err, 0, 0, "out of memory starting the sweep");
+  }
+  init_host(&lw->ws);
+  pthread_mutex_init(&lw->mu, NULL);
+  pthread_cond_init(&lw->cv, NULL);
+  int have_thread = pthread_create(&lw->thread, NULL, local_main, lw) == 0;
+  int next = 0, outstanding = 0, local_job = -1, ndone = 0;
+  double t0 = now_s();
+  for (int w = 1; w < g_size; w++) {
+    inflight[w] = -1;
+    if (next < njobs) {
+      tn_wire msg = {0};
+      put_job(&msg, machine, compiler, so, &jobs[next]);
+      int code = msg.failed ? MPI_ERR_NO_MEM : MPI_Send(msg.data, (int)msg.len, MPI_BYTE, w, TAG_JOB, MPI_COMM_WORLD);
+      tn_wire_free(&msg);
+      if (code != MPI_SUCCESS)
+        give_up("sending to", w, code);
+      inflight[w] = next++;
+      outstanding++;
+    }
+  }
+  while (outstanding > 0 || local_job >= 0 || next < njobs) {
+    tn_mpi_done d;
+    memset(&d, 0, sizeof d);
+    d.njobs = njobs;
+    /* Rank 0's thread takes the next job whenever it is idle. */
+    if (have_thread && local_job < 0 && next < njobs) {
+      pthread_mutex_lock(&lw->mu);
+      put_job(&lw->job, machine, compiler, so, &jobs[next]);
+      lw->has_job = 1;
+      pthread_cond_signal(&lw->cv);
+      pthread_mutex_unlock(&lw->mu);
+      local_job = next++;
+      continue;
+    }
+    int from = -1, jid = -1;
+    unsigned char *buf = NULL;
+    int n = 0;
+    tn_wire local = {0};
+    int flag = 0;
+    MPI_Status st;
+    if (outstanding > 0) {
+      int code = MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
+      if (code == MPI_SUCCESS && flag)
+        code = receive(&st, &buf, &n);
+      if (code != MPI_SUCCESS)
+        give_up("receiving from", flag ? st.MPI_SOURCE : -1, code);
+    }
+    if (flag) {
+      from = st.MPI_SOURCE;
+      jid = inflight[from];
+      inflight[from] = -1;
+      outstanding--;
+    } else if (local_job >= 0) {
+      pthread_mutex_lock(&lw->mu);
+      if (lw->has_result) {
+        local = lw->result;
+        memset(&lw->result, 0, sizeof lw->result);
+        lw->has_result = 0;
+        from = 0;
+        jid = local_job;
+        local_job = -1;
+      }
+      pthread_mutex_unlock(&lw->mu);
+    } else if (!have_thread && outstanding == 0 && next < njobs) {
+      /* No thread: rank 0 checks the job itself. */
+      tn_wire job = {0};
+      put_job(&job, machine, compiler, so, &jobs[next]);
+      run_job(&lw->ws, job.data, job.len, &local);
+      tn_wire_free(&job);
+      from = 0;
+      jid = next++;
+    }
+    if (from < 0 || jid < 0) {
+      nap();
+      continue;
+    }
+    /* Keep the rank busy before storing: storing takes a while. */
+    if (from == 0 && have_thread && next < njobs) {
+      pthread_mutex_lock(&lw->mu);
+      put_job(&lw->job, machine, compiler, so, &jobs[next]);
+      lw->has_job = 1;
+      pthread_cond_signal(&lw->cv);
+      pthread_mutex_unlock(&lw->mu);
+      local_job = next++;
+    } else if (from > 0 && next < njobs) {
+      tn_wire msg = {0};
+      put_job(&msg, machine, compiler, so, &jobs[next]);
+      int code =
+          msg.failed ? MPI_ERR_NO_MEM : MPI_Send(msg.data, (int)msg.len, MPI_BYTE, from, TAG_JOB, MPI_COMM_WORLD);
+      tn_wire_free(&msg);
+      if (code != MPI_SUCCESS)
+        give_up("sending to", from, code);
+      inflight[from] = next++;
+      outstanding++;
+    }
+    finished += jobs[jid].cost;
+    d.ndone = ++ndone;
+    double elapsed = now_s() - t0;
+    d.eta = finished > 0 && total > 0 ? elapsed * (total - finished) / finished : -1;
+    if (from > 0)
+      deliver(buf, (size_t)n, from, &jobs[jid], done, ctx, &d);
+    else
+      deliver(local.data, local.len, 0, &jobs[jid], done, ctx, &d);
+    free(buf);
+    tn_wire_free(&local);
+  }
+  if (have_thread) {
+    pthread_mutex_lock(&lw->mu);
+    lw->quit = 1;
+    pthread_cond_signal(&lw->cv);
+    pthread_mutex_unlock(&lw->mu);
+    pthread_join(lw->thread, NULL);
+  }
+  pthread_mutex_destroy(&lw->mu);
+  pthread_cond_destroy(&lw->cv);
+  tn_wire_free(&lw->job);
+  tn_wire_free(&lw->result);
+  free(lw);
+  free(inflight);
+  free(jobs);
+  return 0;
+}
