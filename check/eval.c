@@ -394,7 +394,8 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
 
 /* A start op: its synchronous op is evaluated as an instruction of the
  * same operands and the result's shape, then packed into the start's
- * value (eval_async.h).  The hook sees the start, not the stand-in. */
+ * value (eval_async.h).  The hook sees the start and the instructions
+ * of a called computation, not the stand-in. */
 static int eval_start(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hlo_value *const *args,
                       hlo_value **vals, hlo_value **opv, hlo_value **out) {
   const hlo_shape *rs = chk_async_result_shape(ins);
@@ -416,10 +417,10 @@ static int eval_start(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
     chk_fail(ev, ins, "out of memory");
     return -1;
   }
-  chk_eval_hook *hook = ev->o.hook;
-  ev->o.hook = NULL;
+  const hlo_instr *outer = ev->unhooked;
+  ev->unhooked = &sync;
   int rc = eval_instr(ev, &sync, nrep, base, args, vals, res);
-  ev->o.hook = hook;
+  ev->unhooked = outer;
   for (int r = 0; r < nrep && rc == 0; r++) {
     for (int k = 0; k < n; k++)
       row[k] = opv[k * nrep + r];
@@ -639,7 +640,7 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
     if (rowp != row)
       free(rowp);
   }
-  if (rc == 0 && ev->o.hook) {
+  if (rc == 0 && ev->o.hook && ins != ev->unhooked) {
     hlo_value *row[64];
     for (int r = 0; r < nrep && n <= 64; r++) {
       for (int k = 0; k < n; k++)

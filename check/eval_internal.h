@@ -22,6 +22,9 @@ typedef struct chk_eval {
   int failed;
   double deadline; /* CLOCK_MONOTONIC seconds; 0: none (o.time_budget) */
   int64_t work;    /* units of work since the clock was last read */
+  const hlo_instr *unhooked; /* a start op's stand-in: the hook sees the
+                                start, and everything the stand-in calls,
+                                but not the stand-in itself */
 } chk_eval;
 
 /* The deadline (chk_eval_opts.time_budget).  chk_time_up reads the clock:

@@ -152,6 +152,37 @@ static void done_of_a_cut_unit(void **state) {
   }
 }
 
+static void count_inner(void *ctx, const hlo_instr *ins, hlo_value *const *operands, int noperands,
+                        hlo_value **value) {
+  (void)operands;
+  (void)noperands;
+  (void)value;
+  if (strcmp(ins->name, "inner") == 0 || strcmp(ins->name, "s") == 0)
+    ((int *)ctx)[strcmp(ins->name, "s") == 0]++;
+}
+
+static void hook_sees_async_computation(void **state) {
+  (void)state;
+  /* The tolerance policy's hook must see the ops an async computation
+   * runs (a dot there accumulates like any other), and the start once. */
+  const char *t = "neg {\n p = f32[2] parameter(0)\n ROOT inner = f32[2] negate(p)\n}\n"
+                  "ENTRY e {\n x = f32[2] parameter(0)\n"
+                  " s = ((f32[2]), f32[2], s32[]) async-start(x), calls=neg\n"
+                  " ROOT d = f32[2] async-done(s)\n}\n";
+  hlo_error err;
+  hlo_module *m = hlo_parse(t, strlen(t), &err);
+  assert_non_null(m);
+  int seen[2] = {0, 0};
+  chk_eval_opts o = {.replicas = 1, .hook = count_inner, .hook_ctx = seen};
+  hlo_value *x = fx_array(HLO_F32, 1, DIMS(2), VALS(1, 2)), *out = NULL;
+  assert_int_equal(chk_eval_module(m, 1, &x, &o, &out, &err), 0);
+  assert_int_equal(seen[0], 1); /* inner */
+  assert_int_equal(seen[1], 1); /* s */
+  hlo_value_unref(out);
+  hlo_value_unref(x);
+  hlo_module_free(m);
+}
+
 static void splat_constant(void **state) {
   (void)state;
   /* XLA writes one value for an array constant: every element has it. */
@@ -185,6 +216,7 @@ int main(void) {
       cmocka_unit_test(copy_start_done),
       cmocka_unit_test(tokens_send_and_annotations),
       cmocka_unit_test(done_of_a_cut_unit),
+      cmocka_unit_test(hook_sees_async_computation),
       cmocka_unit_test(splat_constant),
       cmocka_unit_test(module_name_with_colon),
   };
