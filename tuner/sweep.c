@@ -723,7 +723,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   /* The default runs first: every candidate is compared with it. */
   tn_cand_result *d = &out->cands[0];
   double t0 = now_s();
-  run_config(&sh, &d->cfg, mix(o->seed, d->fingerprint), d, &sh.dflt_out);
+  uint64_t djitter = mix(o->seed, d->fingerprint);
+  run_config(&sh, &d->cfg, djitter, d, &sh.dflt_out);
   d->wall_time = now_s() - t0;
   out->default_ran = sh.dflt_out != NULL;
   if (sh.dflt_out) {
@@ -748,6 +749,25 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     d->unverifiable = out->reference_unverifiable;
     d->verdict = within ? (id ? CHK_VERDICT_MATCH : CHK_VERDICT_BENIGN) : CHK_VERDICT_MISMATCH_DEFAULT;
     d->speedup = 1.0;
+    /* A default that disagrees with the reference may be racy rather than
+     * wrong: before any mismatch-default it is rerun with a second jitter
+     * seed, as a divergent candidate is.  A racy default is no baseline:
+     * the candidates are then judged against the reference alone. */
+    if (!within) {
+      tn_cand_result again = *d;
+      hlo_value *out2 = NULL;
+      run_config(&sh, &d->cfg, mix(djitter, 0x5EED), &again, &out2);
+      if (!out2 || !hlo_value_equal(sh.dflt_out, out2)) {
+        d->verdict = CHK_VERDICT_NONDETERMINISTIC;
+        if (!out2)
+          snprintf(d->message, sizeof d->message, "rerun with another timing seed failed: %.400s", again.message);
+        else
+          snprintf(d->message, sizeof d->message, "rerun with another timing seed gave different output");
+        hlo_value_unref(sh.dflt_out);
+        sh.dflt_out = NULL;
+      }
+      hlo_value_unref(out2);
+    }
   }
 
   int done = 1, divergent = chk_verdict_is_divergent(d->verdict);
