@@ -29,8 +29,8 @@ expect_status 0 "bf16 dot: the clean check exits 0" "$TUNE" --check "$TMPD/bf16_
 cp "$TMPD/out" "$TMPD/clean.out"
 if grep -q "unverifiable" "$TMPD/clean.out"; then not_ok "bf16 dot: f32 accumulation is verifiable"; else
   ok "bf16 dot: f32 accumulation is verifiable"; fi
-expect_grep "tolerance atol [0-9.e+-]* rtol 0.00781, probabilistic)" "$TMPD/clean.out" \
-  "bf16 dot: a finite bound, one bf16 ulp of final rounding, the probabilistic criterion"
+expect_grep "tolerance atol [0-9.e+-]* rtol 0.00781, noise-floor)" "$TMPD/clean.out" \
+  "bf16 dot: a finite bound, one bf16 ulp of final rounding, the noise-floor criterion"
 
 expect_status 0 "bf16 dot --tolerance worst-case exits 0" "$TUNE" --check "$TMPD/bf16_dot.hlo" --budget 8 \
   --tolerance worst-case --json
@@ -40,6 +40,6 @@ if grep -q '"reference_unverifiable": true' "$TMPD/out"; then not_ok "bf16 dot w
 
 expect_status 2 "--tolerance with an unknown criterion exits 2" "$TUNE" --check "$TMPD/bf16_dot.hlo" \
   --tolerance tight
-expect_grep "not probabilistic or worst-case" "$TMPD/err" "--tolerance names the criteria"
+expect_grep "not probabilistic, noise-floor or worst-case" "$TMPD/err" "--tolerance names the criteria"
 
 finish
