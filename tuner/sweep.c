@@ -754,6 +754,9 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
       return -1;
     }
     out->reference_tol = effective_tol(&sh, leaf, &checks[leaf]);
+    out->noutputs = sh.nleaves;
+    for (int i = 0; i < sh.nleaves; i++)
+      out->output_tol[i] = checks[i].checked ? effective_tol(&sh, i, &checks[i]) : (chk_tol){0, 0};
     free_maps(&sh, checks);
     sh.default_vs_ref_within = within;
     out->default_vs_reference_ok = within;
