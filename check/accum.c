@@ -244,22 +244,87 @@ done:
   return rho;
 }
 
-/* rho of one evaluation of an f32 dot: the reference's own sequential sum
- * v against the f64 sum of the same products. */
+/* The lhs of a dot with every element whose contraction index (row-major
+ * over the contracting dims, in their listed order) is not p mod P set to
+ * 0: the dot of it is the sum of lane p of P interleaved accumulators, in
+ * the reference's own order (adding a zero product rounds nothing). */
+static hlo_value *lane_lhs(const hlo_instr *ins, const hlo_value *x, int P, int p) {
+  hlo_value *c = hlo_value_clone(x);
+  if (!c)
+    return NULL;
+  const hlo_ints *cd = &ins->attrs.dot.lhs_contracting;
+  int64_t idx[HLO_MAX_RANK] = {0};
+  for (int64_t i = 0; i < x->count; i++) {
+    int64_t k = 0;
+    for (int j = 0; j < cd->n; j++) {
+      int64_t d = cd->v[j];
+      if (d >= 0 && d < x->rank)
+        k = k * x->dims[d] + idx[d];
+    }
+    if (k % P != p)
+      hlo_value_set_f64(c, i, 0.0);
+    for (int d = x->rank - 1; d >= 0; d--) {
+      if (++idx[d] < x->dims[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return c;
+}
+
+/* rho of one evaluation of an f32 dot (accum.h): the reference's own
+ * sequential sum v and 2, 4 and 8 interleaved accumulators (f32 result
+ * only: a narrower result would round each lane) against the f64 sum of
+ * the same products. */
 static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, const double *abs_sum,
                         double g) {
   hlo_value *r = dot_f64(a, ops);
   if (!r)
     return -1;
+  const double *x64 = r->data;
   double rho = 0;
   for (int64_t e = 0; e < a->n; e++) {
-    double w = g * abs_sum[e], x = ((const double *)r->data)[e], y = hlo_value_get_f64(v, e);
-    if (!(w > 0) || !isfinite(w) || !isfinite(x) || !isfinite(y))
+    double w = g * abs_sum[e], y = hlo_value_get_f64(v, e);
+    if (!(w > 0) || !isfinite(w) || !isfinite(x64[e]) || !isfinite(y))
       continue;
-    double q = fabs(x - y) / w;
+    double q = fabs(x64[e] - y) / w;
     if (q > rho)
       rho = q;
   }
+  float *acc = v->type == HLO_F32 ? malloc(sizeof *acc * (size_t)(a->n ? a->n : 1)) : NULL;
+  hlo_error err;
+  chk_eval ev;
+  memset(&ev, 0, sizeof ev);
+  ev.o.replicas = 1;
+  ev.o.emulate_device = 1;
+  ev.err = &err;
+  for (int P = 2; acc && P <= 8 && P <= a->k; P *= 2) {
+    for (int64_t e = 0; e < a->n; e++)
+      acc[e] = 0;
+    for (int p = 0; p < P && rho >= 0; p++) {
+      hlo_value *lhs = lane_lhs(a->ins, ops[0], P, p);
+      hlo_value *xy[2] = {lhs, ops[1]};
+      hlo_value *lane = lhs ? chk_op_dot(&ev, a->ins, xy) : NULL;
+      if (lane && lane->count == a->n && lane->type == HLO_F32)
+        for (int64_t e = 0; e < a->n; e++)
+          acc[e] += ((const float *)lane->data)[e];
+      else
+        rho = -1;
+      hlo_value_unref(lane);
+      hlo_value_unref(lhs);
+    }
+    for (int64_t e = 0; rho >= 0 && e < a->n; e++) {
+      double w = g * abs_sum[e];
+      if (!(w > 0) || !isfinite(w) || !isfinite(x64[e]) || !isfinite(acc[e]))
+        continue;
+      double q = fabs(x64[e] - acc[e]) / w;
+      if (q > rho)
+        rho = q;
+    }
+  }
+  if (v->type == HLO_F32 && !acc)
+    rho = -1;
+  free(acc);
   hlo_value_unref(r);
   return rho;
 }

@@ -46,8 +46,10 @@
  * accumulators (combined in order), and chunks of 128 added in order; the
  * interleaved orders matter where the terms have structure (signs
  * alternating element by element make two accumulators each sum one sign).
- * A dot compares the reference's own sequential sum with the f64 sum of
- * the products the device forms: the operands flushed and, at DEFAULT
+ * A dot compares the reference's own sequential sum and, for an f32
+ * result, 2, 4 and 8 interleaved accumulators (each lane the reference's
+ * dot of the lhs with the other lanes' contraction indices zeroed) with
+ * the f64 sum of the products the device forms: the operands flushed and, at DEFAULT
  * precision, rounded to bf16 (products exact in f32); at HIGH and HIGHEST
  * the full products, which differ from the device's pass products by at
  * most 2^-16 of each product and so can only raise rho.  Other
