@@ -156,6 +156,21 @@ static hlo_value *dot_f64(const chk_accum *a, hlo_value *const *ops) {
  * chunks of 128 added in order. */
 enum { LANES = 2 + 4 + 8 };
 
+/* The output element input element i of a reduce adds to: its kept
+ * coordinates, row-major (red: the reduced dims). */
+static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i) {
+  int64_t o = 0, scale = 1;
+  for (int d = x->rank - 1; d >= 0; d--) {
+    int64_t n = x->dims[d] ? x->dims[d] : 1, c = i % n;
+    i /= n;
+    if (!red[d]) {
+      o += c * scale;
+      scale *= n;
+    }
+  }
+  return o;
+}
+
 /* rho of one evaluation of an f32 add-reduce (accum.h): the largest
  * |s_order - s_f64| / (g S_e) over its elements and the orders above. */
 static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, const double *abs_sum,
@@ -172,33 +187,20 @@ static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_v
   float *seq = calloc(nn, sizeof *seq), *rev = calloc(nn, sizeof *rev), *lane = calloc(nn * LANES, sizeof *lane);
   float *chunk = calloc(nn, sizeof *chunk), *chunks = calloc(nn, sizeof *chunks);
   int64_t *count = calloc(nn, sizeof *count);
-  int64_t *outs = malloc(sizeof *outs * (size_t)(x->count ? x->count : 1));
   double rho = -1;
-  if (!exact || !seq || !rev || !lane || !chunk || !chunks || !count || !outs)
+  if (!exact || !seq || !rev || !lane || !chunk || !chunks || !count)
     goto done;
   float a0 = (float)hlo_value_get_f64(init, 0);
-  int64_t idx[HLO_MAX_RANK] = {0};
-  for (int64_t i = 0; i < x->count; i++) {
-    int64_t o = 0;
-    for (int d = 0; d < x->rank; d++)
-      if (!red[d])
-        o = o * x->dims[d] + idx[d];
-    if (o >= n)
-      goto done;
-    outs[i] = o;
-    for (int d = x->rank - 1; d >= 0; d--) {
-      if (++idx[d] < x->dims[d])
-        break;
-      idx[d] = 0;
-    }
-  }
   for (int64_t e = 0; e < n; e++) {
     exact[e] = a0;
     seq[e] = rev[e] = chunks[e] = a0;
     lane[e * LANES] = lane[e * LANES + 2] = lane[e * LANES + 6] = a0;
   }
   for (int64_t i = 0; i < x->count; i++) {
-    int64_t o = outs[i], c = count[o]++;
+    int64_t o = kept_index(x, red, i);
+    if (o < 0 || o >= n)
+      goto done;
+    int64_t c = count[o]++;
     float t = (float)hlo_value_get_f64(x, i);
     exact[o] += t;
     seq[o] += t;
@@ -213,7 +215,7 @@ static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_v
     }
   }
   for (int64_t i = x->count - 1; i >= 0; i--)
-    rev[outs[i]] += (float)hlo_value_get_f64(x, i);
+    rev[kept_index(x, red, i)] += (float)hlo_value_get_f64(x, i);
   rho = 0;
   for (int64_t e = 0; e < n; e++) {
     const float *l = lane + e * LANES;
@@ -240,7 +242,6 @@ done:
   free(chunk);
   free(chunks);
   free(count);
-  free(outs);
   return rho;
 }
 
@@ -291,7 +292,10 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
     if (q > rho)
       rho = q;
   }
-  float *acc = v->type == HLO_F32 ? malloc(sizeof *acc * (size_t)(a->n ? a->n : 1)) : NULL;
+  /* Each lane costs one more evaluation of the dot: only up to 2^28
+   * products (a larger dot measures its sequential order alone). */
+  bool lanes = v->type == HLO_F32 && (double)a->n * (double)a->k <= 268435456.0;
+  float *acc = lanes ? malloc(sizeof *acc * (size_t)(a->n ? a->n : 1)) : NULL;
   hlo_error err;
   chk_eval ev;
   memset(&ev, 0, sizeof ev);
@@ -322,7 +326,7 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
         rho = q;
     }
   }
-  if (v->type == HLO_F32 && !acc)
+  if (lanes && !acc)
     rho = -1;
   free(acc);
   hlo_value_unref(r);

@@ -49,7 +49,8 @@
  * A dot compares the reference's own sequential sum and, for an f32
  * result, 2, 4 and 8 interleaved accumulators (each lane the reference's
  * dot of the lhs with the other lanes' contraction indices zeroed) with
- * the f64 sum of the products the device forms: the operands flushed and, at DEFAULT
+ * the f64 sum of the products the device forms (the lanes up to 2^28
+ * products, one more evaluation of the dot each): the operands flushed and, at DEFAULT
  * precision, rounded to bf16 (products exact in f32); at HIGH and HIGHEST
  * the full products, which differ from the device's pass products by at
  * most 2^-16 of each product and so can only raise rho.  Other
