@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_numerics.h"
 #include "eval_internal.h"
+#include "hlo_dtype.h"
 #include "tolerance.h"
 
 static bool in_kernel(const chk_accums *A, const hlo_instr *ins) {
@@ -21,9 +23,12 @@ static bool in_kernel(const chk_accums *A, const hlo_instr *ins) {
 
 static bool is_real_float(hlo_etype t) { return hlo_etype_is_float(t) && hlo_etype_class(t) != HLO_CLASS_COMPLEX; }
 
-/* S_e of a reduce with the add reducer, exactly in f64: every input element
- * adds its |x| to the output element its kept coordinates name. */
-static int reduce_abs_sums(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, double *s, int64_t n) {
+/* Per output element of a reduce with the add reducer, exactly in f64:
+ * the sum of its terms' |x| (S_e) or, with `signed_sum`, of the terms
+ * themselves.  Every input element adds to the output element its kept
+ * coordinates name; the init is a term of every element. */
+static int reduce_sums(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, bool signed_sum, double *s,
+                       int64_t n) {
   bool red[HLO_MAX_RANK] = {false};
   for (int i = 0; i < ins->attrs.dimensions.n; i++) {
     int64_t d = ins->attrs.dimensions.v[i];
@@ -31,9 +36,9 @@ static int reduce_abs_sums(const hlo_instr *ins, const hlo_value *x, const hlo_v
       return -1;
     red[d] = true;
   }
-  double a0 = fabs(hlo_value_get_f64(init, 0));
+  double a0 = hlo_value_get_f64(init, 0);
   for (int64_t e = 0; e < n; e++)
-    s[e] = a0;
+    s[e] = signed_sum ? a0 : fabs(a0);
   int64_t idx[HLO_MAX_RANK] = {0};
   for (int64_t i = 0; i < x->count; i++) {
     int64_t o = 0;
@@ -42,7 +47,8 @@ static int reduce_abs_sums(const hlo_instr *ins, const hlo_value *x, const hlo_v
         o = o * x->dims[d] + idx[d];
     if (o >= n)
       return -1;
-    s[o] += fabs(hlo_value_get_f64(x, i));
+    double t = hlo_value_get_f64(x, i);
+    s[o] += signed_sum ? t : fabs(t);
     for (int d = x->rank - 1; d >= 0; d--) {
       if (++idx[d] < x->dims[d])
         break;
@@ -101,6 +107,230 @@ static void uniform_abs_sums(const hlo_value *x, const hlo_value *init, int64_t 
   double a0 = fabs(hlo_value_get_f64(init, 0));
   for (int64_t e = 0; e < n; e++)
     s[e] = (double)k * m + a0;
+}
+
+/* A dot operand as the device multiplies it, in f64: flushed and, at
+ * DEFAULT precision of an f32 dot, rounded to bf16 (accum.h). */
+static hlo_value *dot_operand_f64(const hlo_value *v, bool bf16_pass) {
+  hlo_value *a = hlo_value_array_uninit(HLO_F64, v->rank, v->dims);
+  if (!a)
+    return NULL;
+  double *p = a->data;
+  for (int64_t i = 0; i < v->count; i++) {
+    double x = hlo_value_get_f64(v, i);
+    if (bf16_pass) {
+      float f = dev_ftz_f32((float)x);
+      x = isfinite(f) ? hlo_bf16_to_f32(hlo_f32_to_bf16(f)) : f;
+    }
+    p[i] = x;
+  }
+  return a;
+}
+
+/* The dot's f64 sum of the products (accum.h), n elements, or NULL. */
+static hlo_value *dot_f64(const chk_accum *a, hlo_value *const *ops) {
+  bool emulated = a->acc_type == HLO_F32;
+  bool bf16_pass = emulated && dev_dot_precision(a->ins, DEV_PREC_DEFAULT) == DEV_PREC_DEFAULT;
+  hlo_value *x = dot_operand_f64(ops[0], bf16_pass), *y = dot_operand_f64(ops[1], bf16_pass);
+  hlo_instr tmp = *a->ins;
+  tmp.shape.type = HLO_F64;
+  hlo_error err;
+  chk_eval ev;
+  memset(&ev, 0, sizeof ev);
+  ev.o.replicas = 1;
+  ev.err = &err;
+  hlo_value *xy[2] = {x, y};
+  hlo_value *r = x && y ? chk_op_dot(&ev, &tmp, xy) : NULL;
+  hlo_value_unref(x);
+  hlo_value_unref(y);
+  if (r && r->count != a->n) {
+    hlo_value_unref(r);
+    r = NULL;
+  }
+  return r;
+}
+
+
+/* The orders whose f32 sums measure a reduce's noise (accum.h): the
+ * sequential one, the reverse, 2, 4 and 8 interleaved accumulators, and
+ * chunks of 128 added in order. */
+enum { LANES = 2 + 4 + 8 };
+
+/* The output element input element i of a reduce adds to: its kept
+ * coordinates, row-major (red: the reduced dims). */
+static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i) {
+  int64_t o = 0, scale = 1;
+  for (int d = x->rank - 1; d >= 0; d--) {
+    int64_t n = x->dims[d] ? x->dims[d] : 1, c = i % n;
+    i /= n;
+    if (!red[d]) {
+      o += c * scale;
+      scale *= n;
+    }
+  }
+  return o;
+}
+
+/* rho of one evaluation of an f32 add-reduce (accum.h): the largest
+ * |s_order - s_f64| / (g S_e) over its elements and the orders above. */
+static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, const double *abs_sum,
+                           double g, int64_t n) {
+  bool red[HLO_MAX_RANK] = {false};
+  for (int i = 0; i < ins->attrs.dimensions.n; i++) {
+    int64_t d = ins->attrs.dimensions.v[i];
+    if (d < 0 || d >= x->rank)
+      return -1;
+    red[d] = true;
+  }
+  size_t nn = (size_t)(n ? n : 1);
+  double *exact = calloc(nn, sizeof *exact);
+  float *seq = calloc(nn, sizeof *seq), *rev = calloc(nn, sizeof *rev), *lane = calloc(nn * LANES, sizeof *lane);
+  float *chunk = calloc(nn, sizeof *chunk), *chunks = calloc(nn, sizeof *chunks);
+  int64_t *count = calloc(nn, sizeof *count);
+  double rho = -1;
+  if (!exact || !seq || !rev || !lane || !chunk || !chunks || !count)
+    goto done;
+  float a0 = (float)hlo_value_get_f64(init, 0);
+  for (int64_t e = 0; e < n; e++) {
+    exact[e] = a0;
+    seq[e] = rev[e] = chunks[e] = a0;
+    lane[e * LANES] = lane[e * LANES + 2] = lane[e * LANES + 6] = a0;
+  }
+  for (int64_t i = 0; i < x->count; i++) {
+    int64_t o = kept_index(x, red, i);
+    if (o < 0 || o >= n)
+      goto done;
+    int64_t c = count[o]++;
+    float t = (float)hlo_value_get_f64(x, i);
+    exact[o] += t;
+    seq[o] += t;
+    float *l = lane + o * LANES;
+    l[c % 2] += t;
+    l[2 + c % 4] += t;
+    l[6 + c % 8] += t;
+    chunk[o] += t;
+    if (c % 128 == 127) {
+      chunks[o] += chunk[o];
+      chunk[o] = 0;
+    }
+  }
+  for (int64_t i = x->count - 1; i >= 0; i--)
+    rev[kept_index(x, red, i)] += (float)hlo_value_get_f64(x, i);
+  rho = 0;
+  for (int64_t e = 0; e < n; e++) {
+    const float *l = lane + e * LANES;
+    float p2 = l[0] + l[1], p4 = 0, p8 = 0;
+    for (int j = 0; j < 4; j++)
+      p4 += l[2 + j];
+    for (int j = 0; j < 8; j++)
+      p8 += l[6 + j];
+    float sums[6] = {seq[e], rev[e], p2, p4, p8, chunks[e] + chunk[e]};
+    double w = g * abs_sum[e];
+    if (!(w > 0) || !isfinite(w) || !isfinite(exact[e]))
+      continue;
+    for (int j = 0; j < 6; j++) {
+      double r = fabs((double)sums[j] - exact[e]) / w;
+      if (isfinite(r) && r > rho)
+        rho = r;
+    }
+  }
+done:
+  free(exact);
+  free(seq);
+  free(rev);
+  free(lane);
+  free(chunk);
+  free(chunks);
+  free(count);
+  return rho;
+}
+
+/* The lhs of a dot with every element whose contraction index (row-major
+ * over the contracting dims, in their listed order) is not p mod P set to
+ * 0: the dot of it is the sum of lane p of P interleaved accumulators, in
+ * the reference's own order (adding a zero product rounds nothing). */
+static hlo_value *lane_lhs(const hlo_instr *ins, const hlo_value *x, int P, int p) {
+  hlo_value *c = hlo_value_clone(x);
+  if (!c)
+    return NULL;
+  const hlo_ints *cd = &ins->attrs.dot.lhs_contracting;
+  int64_t idx[HLO_MAX_RANK] = {0};
+  for (int64_t i = 0; i < x->count; i++) {
+    int64_t k = 0;
+    for (int j = 0; j < cd->n; j++) {
+      int64_t d = cd->v[j];
+      if (d >= 0 && d < x->rank)
+        k = k * x->dims[d] + idx[d];
+    }
+    if (k % P != p)
+      hlo_value_set_f64(c, i, 0.0);
+    for (int d = x->rank - 1; d >= 0; d--) {
+      if (++idx[d] < x->dims[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return c;
+}
+
+/* rho of one evaluation of an f32 dot (accum.h): the reference's own
+ * sequential sum v and 2, 4 and 8 interleaved accumulators (f32 result
+ * only: a narrower result would round each lane) against the f64 sum of
+ * the same products. */
+static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, const double *abs_sum,
+                        double g) {
+  hlo_value *r = dot_f64(a, ops);
+  if (!r)
+    return -1;
+  const double *x64 = r->data;
+  double rho = 0;
+  for (int64_t e = 0; e < a->n; e++) {
+    double w = g * abs_sum[e], y = hlo_value_get_f64(v, e);
+    if (!(w > 0) || !isfinite(w) || !isfinite(x64[e]) || !isfinite(y))
+      continue;
+    double q = fabs(x64[e] - y) / w;
+    if (q > rho)
+      rho = q;
+  }
+  /* Each lane costs one more evaluation of the dot: only up to 2^28
+   * products (a larger dot measures its sequential order alone). */
+  bool lanes = v->type == HLO_F32 && (double)a->n * (double)a->k <= 268435456.0;
+  float *acc = lanes ? malloc(sizeof *acc * (size_t)(a->n ? a->n : 1)) : NULL;
+  hlo_error err;
+  chk_eval ev;
+  memset(&ev, 0, sizeof ev);
+  ev.o.replicas = 1;
+  ev.o.emulate_device = 1;
+  ev.err = &err;
+  for (int P = 2; acc && P <= 8 && P <= a->k; P *= 2) {
+    for (int64_t e = 0; e < a->n; e++)
+      acc[e] = 0;
+    for (int p = 0; p < P && rho >= 0; p++) {
+      hlo_value *lhs = lane_lhs(a->ins, ops[0], P, p);
+      hlo_value *xy[2] = {lhs, ops[1]};
+      hlo_value *lane = lhs ? chk_op_dot(&ev, a->ins, xy) : NULL;
+      if (lane && lane->count == a->n && lane->type == HLO_F32)
+        for (int64_t e = 0; e < a->n; e++)
+          acc[e] += ((const float *)lane->data)[e];
+      else
+        rho = -1;
+      hlo_value_unref(lane);
+      hlo_value_unref(lhs);
+    }
+    for (int64_t e = 0; rho >= 0 && e < a->n; e++) {
+      double w = g * abs_sum[e];
+      if (!(w > 0) || !isfinite(w) || !isfinite(x64[e]) || !isfinite(acc[e]))
+        continue;
+      double q = fabs(x64[e] - acc[e]) / w;
+      if (q > rho)
+        rho = q;
+    }
+  }
+  if (lanes && !acc)
+    rho = -1;
+  free(acc);
+  hlo_value_unref(r);
+  return rho;
 }
 
 static chk_accum *find(chk_accums *A, const hlo_instr *ins) {
@@ -167,7 +397,7 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
   if (dot)
     rc = dot_abs_sums(ins, ops, s, v->count);
   else if (rop == HLO_OP_ADD)
-    rc = reduce_abs_sums(ins, ops[0], ops[1], s, v->count);
+    rc = reduce_sums(ins, ops[0], ops[1], false, s, v->count);
   else
     uniform_abs_sums(ops[0], ops[1], k, s, v->count);
   if (rc != 0) {
@@ -176,6 +406,16 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
     return;
   }
   double u_res = chk_unit_roundoff(v->type), u_acc = chk_unit_roundoff(a->acc_type);
+  /* The noise-floor measurement (accum.h): f32 accumulations only. */
+  double rho = -1;
+  if (a->acc_type == HLO_F32 && (dot || (rop == HLO_OP_ADD && ops[0]->type == HLO_F32))) {
+    double g = chk_tol_coef(CHK_TOL_NOISE_FLOOR, u_acc, k, 0, 0, 0, 0);
+    rho = dot ? dot_noise(a, ops, v, s, g) : reduce_noise(ins, ops[0], ops[1], s, g, v->count);
+  }
+  if (fresh)
+    a->noise = rho;
+  else if (a->noise >= 0) /* once unmeasured, always */
+    a->noise = rho < 0 ? -1 : rho > a->noise ? rho : a->noise;
   if (fresh) {
     a->abs_sum = s;
     if (u_res > u_acc) {

@@ -34,6 +34,29 @@
  * that is not max or min (its terms are not known as a sum: S_e = K max|x|
  * + |init|, the bound of the whole output as before).  max/min reduces
  * round nothing and are not accumulations; integer ones are exact.
+ *
+ * Noise (the noise-floor criterion of tolerance.h).  For an accumulation
+ * in f32, the probe also measures rho: how far legitimate orders of the
+ * actual terms lie from their exact sum, as a fraction of the bound
+ * g S_e of two K-deep orders (g = chk_tol_coef for depth K on both sides),
+ * the largest over the elements.  An add-reduce of an f32 array is summed
+ * in f64 (exact for up to 2^29 terms of f32 in the same binade, and within
+ * 2^-53 relative of each partial sum otherwise) and in f32 in six orders:
+ * the reference's sequential one, the reverse, 2, 4 and 8 interleaved
+ * accumulators (combined in order), and chunks of 128 added in order; the
+ * interleaved orders matter where the terms have structure (signs
+ * alternating element by element make two accumulators each sum one sign).
+ * A dot compares the reference's own sequential sum and, for an f32
+ * result, 2, 4 and 8 interleaved accumulators (each lane the reference's
+ * dot of the lhs with the other lanes' contraction indices zeroed) with
+ * the f64 sum of the products the device forms (the lanes up to 2^28
+ * products, one more evaluation of the dot each): the operands flushed and, at DEFAULT
+ * precision, rounded to bf16 (products exact in f32); at HIGH and HIGHEST
+ * the full products, which differ from the device's pass products by at
+ * most 2^-16 of each product and so can only raise rho.  Other
+ * accumulations (a bf16 or f64 one, a reducer other than add) are not
+ * measured (rho = -1).  An instruction evaluated several times (a loop)
+ * keeps the largest rho.
  */
 #ifndef TUNE_CHECK_ACCUM_H
 #define TUNE_CHECK_ACCUM_H
@@ -58,6 +81,7 @@ typedef struct chk_accum {
   double *abs_sum;     /* S_e, n of them */
   double *round;       /* R_e, or NULL when the result does not round again */
   double h;            /* the coefficient the measurement shifted by */
+  double noise;        /* rho (see above), or -1: not measured */
   double *dy[CHK_ACCUM_MAX_LEAVES]; /* dy[leaf][i], NULL: the leaf does not move */
 } chk_accum;
 

@@ -81,7 +81,7 @@ double chk_tol_g(chk_tol_criterion c, int64_t d, int64_t k, double u) {
   if (d <= 0)
     d = k;
   double g = chk_gamma(d, u);
-  if (c == CHK_TOL_PROBABILISTIC && (double)d * u <= 1.0 / 64) {
+  if (c != CHK_TOL_WORST_CASE && (double)d * u <= 1.0 / 64) {
     double p = gamma_prob(d, k, u);
     if (p < g)
       g = p;
@@ -96,8 +96,17 @@ double chk_tol_coef(chk_tol_criterion c, double u, int64_t k, int64_t d_a, int64
   return g;
 }
 
+double chk_tol_noise_scale(double rho) {
+  if (!(rho >= 0) || !isfinite(rho))
+    return 1.0;
+  double c = CHK_NOISE_K * rho;
+  if (c < CHK_NOISE_MIN)
+    c = CHK_NOISE_MIN;
+  return c < 1.0 ? c : 1.0;
+}
+
 const char *chk_tol_criterion_name(chk_tol_criterion c) {
-  return c == CHK_TOL_WORST_CASE ? "worst-case" : "probabilistic";
+  return c == CHK_TOL_WORST_CASE ? "worst-case" : c == CHK_TOL_NOISE_FLOOR ? "noise-floor" : "probabilistic";
 }
 
 int chk_tol_criterion_parse(const char *name, chk_tol_criterion *c) {
@@ -105,6 +114,8 @@ int chk_tol_criterion_parse(const char *name, chk_tol_criterion *c) {
     *c = CHK_TOL_WORST_CASE;
   else if (strcmp(name, "probabilistic") == 0)
     *c = CHK_TOL_PROBABILISTIC;
+  else if (strcmp(name, "noise-floor") == 0)
+    *c = CHK_TOL_NOISE_FLOOR;
   else
     return -1;
   return 0;

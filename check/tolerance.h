@@ -61,13 +61,13 @@
  * from chk_tol_coef.  S_e is usually far below K T: a term as large as the
  * largest is rare, and one output row's terms need not resemble another's.
  *
- * The criterion, g(d).  Two are available (tune --tolerance):
+ * The criterion, g(d).  Three are available (tune --tolerance):
  *
  *   worst-case     g(d) = gamma_d, the rigorous bound above: it holds for
  *                  every input and every rounding, and assumes every
  *                  rounding error has the largest size u and the same sign.
  *
- *   probabilistic  (the default) g(d) = min(gamma_d, gamma~_d(lambda)) with
+ *   probabilistic  g(d) = min(gamma_d, gamma~_d(lambda)) with
  *                  gamma~_d(lambda) = exp(lambda sqrt(d) u + d u^2/(1-u)) - 1
  *                  (Higham and Mary, "A new approach to probabilistic
  *                  rounding error analysis", SIAM J. Sci. Comput. 41(5),
@@ -90,7 +90,38 @@
  *                  gamma_d beyond.  Where d < lambda^2 the rigorous bound is
  *                  the smaller one and is kept: the min above.
  *
- * The bf16 pass error e(p) of an f32 dot stays rigorous in both criteria:
+ *   noise-floor    (the default) the probabilistic g(d), lowered per
+ *                  accumulation to what its actual terms show: the probe
+ *                  (accum.h) sums each f32 accumulation's terms exactly (f64)
+ *                  and in f32 in several legitimate orders, and rho is the
+ *                  largest |f32 order - exact| / (g_K,K S_e) over its
+ *                  elements, g_K,K = g(K) + g(K) the probabilistic
+ *                  coefficient of two K-deep orders.  The order part of
+ *                  every comparison's coefficient becomes
+ *                      min(g(d_a) + g(d_b), c g_K,K),
+ *                      c = min(1, max(CHK_NOISE_K rho, CHK_NOISE_MIN)).
+ *                  This is PyTorch's same() idea (an error against an f64
+ *                  value judged against the reference's own error) made
+ *                  per element: S_e carries each element's scale, rho the
+ *                  cancellation and structure of the data, which the
+ *                  a-priori bound must assume away (it takes every
+ *                  rounding error as large as u S_e, while mixed signs keep
+ *                  partial sums near sqrt(K) of that).
+ *                  CHK_NOISE_K = 8: two sides each at most the largest
+ *                  measured order's error give 2; the other factor 4 covers
+ *                  orders not measured (other chunk sizes, the tile's own
+ *                  pack).  Its false-alarm rate is measured, not derived:
+ *                  README "Comparison rules" gives the runs (every
+ *                  candidate of the datasets, the mutation harness's
+ *                  legitimate variations).
+ *                  CHK_NOISE_MIN = 1/256 keeps an allowance where the
+ *                  measured orders happen to agree with the exact sum.
+ *                  Unmeasured accumulations (bf16 or f64 ones, reducers
+ *                  other than add) keep c = 1: the probabilistic bound.
+ *                  No failure probability can be stated for it: it is
+ *                  as good as the measured orders resemble the device's.
+ *
+ * The bf16 pass error e(p) of an f32 dot stays rigorous in all criteria:
  * it is a per-product bound, and it widens by e(p) S_e per element, not
  * by e(p) K T.
  */
@@ -132,7 +163,7 @@ bool chk_tolerance_vacuous(const chk_tol_basis *b, chk_tol t);
 
 /* Which g(d) of the per-element bound (see above); the zero value is the
  * default. */
-typedef enum chk_tol_criterion { CHK_TOL_PROBABILISTIC = 0, CHK_TOL_WORST_CASE } chk_tol_criterion;
+typedef enum chk_tol_criterion { CHK_TOL_NOISE_FLOOR = 0, CHK_TOL_PROBABILISTIC, CHK_TOL_WORST_CASE } chk_tol_criterion;
 
 /* The failure probability per output element of the probabilistic bound. */
 #define CHK_TOL_FAILURE 1e-16
@@ -150,7 +181,14 @@ double chk_pass_error(int passes);
  * accumulated with unit roundoff u. */
 double chk_tol_coef(chk_tol_criterion c, double u, int64_t k, int64_t d_a, int64_t d_b, int p_a, int p_b);
 
-/* "worst-case" or "probabilistic"; chk_tol_criterion_parse returns 0 and
+/* The noise-floor scale c of one output leaf from its measured rho
+ * (accum.h: chk_accums_leaf_noise; negative when unmeasured):
+ * min(1, max(CHK_NOISE_K rho, CHK_NOISE_MIN)), and 1 when unmeasured. */
+#define CHK_NOISE_K 8.0
+#define CHK_NOISE_MIN (1.0 / 256)
+double chk_tol_noise_scale(double rho);
+
+/* "worst-case", "probabilistic" or "noise-floor"; chk_tol_criterion_parse returns 0 and
  * sets *c, or -1 for another name. */
 const char *chk_tol_criterion_name(chk_tol_criterion c);
 int chk_tol_criterion_parse(const char *name, chk_tol_criterion *c);

@@ -5,7 +5,8 @@
 # prints over how many fusions it applied (the candidate's output differs
 # from the default's), how many of those the checker detected (a divergent
 # verdict), and how many it attributed right (mismatch-candidate; for
-# default-only mismatch-default, for race nondeterministic).  For the
+# default-only mismatch-default, for race and default-race
+# nondeterministic).  For the
 # legitimate variations it prints the false alarms (a divergent verdict)
 # instead, which must be 0.
 #
@@ -19,7 +20,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 TUNE=./tune
 SO=tests/backend/mutation_backend.so
 DS="$here/datasets"
-BUGS="one-ulp ragged-zero ragged-stale nan swap bf16 scale sign-zero race default-only dropped-chunk"
+BUGS="one-ulp ragged-zero ragged-stale nan swap bf16 scale sign-zero race default-only default-race dropped-chunk"
 LEGIT="reorder f64-acc rel-1e-7"
 MUTS="$BUGS $LEGIT"
 VERBOSE=
@@ -63,7 +64,7 @@ for mut in $MUTS; do
       detected=$((detected + 1))
       case $mut in
       default-only) want=mismatch-default ;;
-      race) want=nondeterministic ;;
+      race|default-race) want=nondeterministic ;;
       *) want=mismatch-candidate ;;
       esac
       case "$v" in *"$want:"*) right=$((right + 1)) ;; esac

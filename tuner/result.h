@@ -97,6 +97,10 @@ typedef struct tn_fusion_result {
   chk_metrics default_vs_reference;
   chk_tol reference_tol;
   bool reference_unverifiable;     /* reference_tol is vacuous (see tn_cand_result) */
+  int noutputs;                    /* output leaves with a tolerance below */
+  chk_tol output_tol[256];         /* per output leaf, the default-vs-reference
+                                      tolerance (atol: the largest per-element
+                                      allowance); 0, 0 for an exact leaf */
   int64_t unverifiable;            /* candidates whose tol is vacuous */
   int64_t verdict_counts[CHK_VERDICT_COUNT];
   int nerror_maps;

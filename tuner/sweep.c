@@ -112,15 +112,29 @@ static int64_t config_depth(const shared *sh, const dev_config *c) {
 /* The coefficient G (check/tolerance.h) of each accumulation for a
  * comparison between a side with passes_a and depth_a and one with passes_b
  * and depth_b: those apply to the hero, whose order the config sets; any
- * other accumulation's order is unknown on both sides (d = K). */
-static void acc_coefs(const shared *sh, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b, double *g) {
+ * other accumulation's order is unknown on both sides (d = K).  Under the
+ * noise-floor criterion the order part of G is at most c times the bound
+ * of two K-deep orders, c from the accumulation's measured noise
+ * (check/accum.h); the bf16 pass part stays whole (no measurement sees
+ * it).  `base` leaves the noise out (for unverifiability and for the
+ * measurement's widest coefficient). */
+static void acc_coefs(const shared *sh, bool base, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b,
+                      double *g) {
+  chk_tol_criterion crit = sh->o->criterion;
   for (int j = 0; j < sh->acc.n; j++) {
     const chk_accum *a = &sh->acc.a[j];
     double u = chk_unit_roundoff(a->acc_type);
-    if (a->ins == sh->f.hero)
-      g[j] = chk_tol_coef(sh->o->criterion, u, a->k, depth_a, depth_b, passes_a, passes_b);
-    else
-      g[j] = chk_tol_coef(sh->o->criterion, u, a->k, 0, 0, 0, 0);
+    bool hero = a->ins == sh->f.hero;
+    int pa = hero ? passes_a : 0, pb = hero ? passes_b : 0;
+    int64_t da = hero ? depth_a : 0, db = hero ? depth_b : 0;
+    g[j] = chk_tol_coef(crit, u, a->k, da, db, pa, pb);
+    double c = !base && crit == CHK_TOL_NOISE_FLOOR ? chk_tol_noise_scale(a->noise) : 1.0;
+    if (c < 1.0) {
+      double order = chk_tol_coef(crit, u, a->k, da, db, 0, 0);
+      double floor = c * chk_tol_coef(crit, u, a->k, 0, 0, 0, 0);
+      if (floor < order)
+        g[j] += floor - order;
+    }
   }
 }
 
@@ -129,8 +143,9 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a,
   const hlo_computation *c = sh->f.comp;
   if (vacuous)
     *vacuous = false;
-  double g[CHK_ACCUM_MAX];
-  acc_coefs(sh, passes_a, passes_b, depth_a, depth_b, g);
+  double g[CHK_ACCUM_MAX], gbase[CHK_ACCUM_MAX];
+  acc_coefs(sh, false, passes_a, passes_b, depth_a, depth_b, g);
+  acc_coefs(sh, true, passes_a, passes_b, depth_a, depth_b, gbase);
   (void)vs_ref;
   for (int i = 0; i < sh->nleaves; i++) {
     const hlo_shape *s = hlo_shape_leaf(&sh->m->entry->root->shape, i);
@@ -166,7 +181,7 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a,
       if (chk_leaf_depends_on(c, kl, sh->acc.a[j].ins)) {
         fed = true;
         /* a bound of at least sum|t_i| admits any value of the sum */
-        if (vacuous && lc->checked && !(g[j] < 1.0))
+        if (vacuous && lc->checked && !(gbase[j] < 1.0))
           *vacuous = true;
       }
     if (!fed)
@@ -452,7 +467,7 @@ static int measure_accums(shared *sh, hlo_error *err) {
   memset(&none, 0, sizeof none);
   int wide = dot_passes(&sh->f, &none) > 0;
   int64_t kd = sh->f.k_total + 1;
-  acc_coefs(sh, wide ? 1 : 0, wide ? 6 : 0, kd, kd, g);
+  acc_coefs(sh, true, wide ? 1 : 0, wide ? 6 : 0, kd, kd, g);
   if (chk_accums_measure(&sh->acc, sh->reference, g, eval_reference_cb, sh, err) != 0)
     return -1;
   if (sh->acc.failed)
@@ -756,7 +771,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   /* The default runs first: every candidate is compared with it. */
   tn_cand_result *d = &out->cands[0];
   double t0 = now_s();
-  run_config(&sh, &d->cfg, mix(o->seed, d->fingerprint), d, &sh.dflt_out);
+  uint64_t djitter = mix(o->seed, d->fingerprint);
+  run_config(&sh, &d->cfg, djitter, d, &sh.dflt_out);
   d->wall_time = now_s() - t0;
   out->default_ran = sh.dflt_out != NULL;
   if (sh.dflt_out) {
@@ -771,6 +787,9 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
       return -1;
     }
     out->reference_tol = effective_tol(&sh, leaf, &checks[leaf]);
+    out->noutputs = sh.nleaves;
+    for (int i = 0; i < sh.nleaves; i++)
+      out->output_tol[i] = checks[i].checked ? effective_tol(&sh, i, &checks[i]) : (chk_tol){0, 0};
     free_maps(&sh, checks);
     sh.default_vs_ref_within = within;
     out->default_vs_reference_ok = within;
@@ -781,6 +800,25 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     d->unverifiable = out->reference_unverifiable;
     d->verdict = within ? (id ? CHK_VERDICT_MATCH : CHK_VERDICT_BENIGN) : CHK_VERDICT_MISMATCH_DEFAULT;
     d->speedup = 1.0;
+    /* A default that disagrees with the reference may be racy rather than
+     * wrong: before any mismatch-default it is rerun with a second jitter
+     * seed, as a divergent candidate is.  A racy default is no baseline:
+     * the candidates are then judged against the reference alone. */
+    if (!within) {
+      tn_cand_result again = *d;
+      hlo_value *out2 = NULL;
+      run_config(&sh, &d->cfg, mix(djitter, 0x5EED), &again, &out2);
+      if (!out2 || !hlo_value_equal(sh.dflt_out, out2)) {
+        d->verdict = CHK_VERDICT_NONDETERMINISTIC;
+        if (!out2)
+          snprintf(d->message, sizeof d->message, "rerun with another timing seed failed: %.400s", again.message);
+        else
+          snprintf(d->message, sizeof d->message, "rerun with another timing seed gave different output");
+        hlo_value_unref(sh.dflt_out);
+        sh.dflt_out = NULL;
+      }
+      hlo_value_unref(out2);
+    }
   }
 
   int done = 1, divergent = chk_verdict_is_divergent(d->verdict);

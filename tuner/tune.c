@@ -101,9 +101,10 @@ static void usage(FILE *f) {
         "      --atol X, --rtol X  override the derived tolerance of float outputs\n"
         "      --ops LIST          check only outputs of these opcodes (comma-separated;\n"
         "                          an unknown opcode is an error)\n"
-        "      --tolerance C       the derived bound's criterion: probabilistic (default;\n"
-        "                          fails with probability <= 1e-16 per element) or\n"
-        "                          worst-case (rigorous for every rounding)\n"
+        "      --tolerance C       the derived bound's criterion: noise-floor (default;\n"
+        "                          scaled to each sum's measured rounding noise),\n"
+        "                          probabilistic (fails with probability <= 1e-16 per\n"
+        "                          element) or worst-case (rigorous for every rounding)\n"
         "      --backend PATH.so   use another device implementation (dev_backend.h)\n"
         "      --json              print the summary as JSON\n"
         "  -q, --quiet             print only errors and divergences\n"
@@ -360,7 +361,7 @@ static int tune_main(int argc, char **argv) {
     case OPT_TOLERANCE: {
       chk_tol_criterion crit;
       if (chk_tol_criterion_parse(optarg, &crit) != 0) {
-        fprintf(stderr, "tune: --tolerance: '%s' is not probabilistic or worst-case\n", optarg);
+        fprintf(stderr, "tune: --tolerance: '%s' is not probabilistic, noise-floor or worst-case\n", optarg);
         return TN_EXIT_USAGE;
       }
       o.tolerance = (int)crit;

@@ -21,6 +21,8 @@
  *                 other run of the candidate (the output changes on a rerun)
  *   default-only  one-ulp's change, scale's and ragged-zero's, on the
  *                 default instead of the candidate
+ *   default-race  race's change on the default instead of the candidate:
+ *                 on its first run and every other one after it
  *   dropped-chunk in every add-reduce of the kernel, the first eighth of
  *                 each output's terms is left out
  *
@@ -211,6 +213,8 @@ static void mutate_leaf(hlo_value *v, uint64_t jitter, bool dflt) {
   size_t es = v->elem_size;
   char *d = v->data;
   if (dflt) {
+    if (is("default-race") && fl && (jitter & 1))
+      hlo_value_set_f64(v, n / 2, 2 * hlo_value_get_f64(v, n / 2) + 1);
     if (!is("default-only"))
       return;
     bump(v, n / 2);
@@ -283,9 +287,11 @@ static void mut_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t j
   v = c;
   /* A race: runs of the candidate alternate between two outputs whatever
    * their timing seeds. */
-  static unsigned runs;
+  static unsigned runs, default_runs;
   (void)jitter_seed;
-  uint64_t parity = k->is_default ? 0 : __atomic_fetch_add(&runs, 1, __ATOMIC_RELAXED) & 1;
+  uint64_t parity = __atomic_fetch_add(k->is_default ? &default_runs : &runs, 1, __ATOMIC_RELAXED) & 1;
+  if (k->is_default && !is("default-race"))
+    parity = 0;
   mutate_leaf(v, parity ^ 1, k->is_default);
   out->status = DEV_OK;
   out->out = v;

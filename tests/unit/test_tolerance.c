@@ -125,7 +125,7 @@ static float term(uint64_t i) {
 static float sum_order(const float *t, int n, int chunk, int pack) {
   float total = 0;
   for (int c0 = 0; c0 < n; c0 += chunk) {
-    float acc[4] = {0, 0, 0, 0};
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int i = c0; i < n && i < c0 + chunk; i++)
       acc[(i - c0) % pack] += t[i];
     float part = 0;
@@ -241,6 +241,83 @@ static void probabilistic_admits_reorderings(void **state) {
   free(t);
 }
 
+/* The noise-floor scale of tolerance.h by hand: c = min(1, max(8 rho,
+ * 1/256)), and 1 when rho was not measured. */
+static void noise_scale_by_hand(void **state) {
+  (void)state;
+  assert_true(chk_tol_noise_scale(0.01) == 0.08);
+  assert_true(chk_tol_noise_scale(0.0) == 1.0 / 256);
+  assert_true(chk_tol_noise_scale(0.2) == 1.0);
+  assert_true(chk_tol_noise_scale(-1) == 1.0);
+  assert_true(chk_tol_noise_scale(NAN) == 1.0);
+  chk_tol_criterion c;
+  assert_int_equal(chk_tol_criterion_parse("noise-floor", &c), 0);
+  assert_int_equal(c, CHK_TOL_NOISE_FLOOR);
+  assert_string_equal(chk_tol_criterion_name(CHK_TOL_NOISE_FLOOR), "noise-floor");
+  /* the default criterion is the zero value */
+  assert_int_equal(CHK_TOL_NOISE_FLOOR, 0);
+}
+
+/* The noise-floor criterion on the device's orders (sum_order): rho is
+ * measured as check/accum.h does, from the f32 sums in six orders
+ * (sequential, reverse, 2, 4 and 8 interleaved accumulators, chunks of 128)
+ * against the f64 sum; c W, W the bound of two K-deep orders, must admit
+ * every other chunk and pack order (against the reference and against
+ * each other), and must see a scale by 1 + 1e-3 and a dropped chunk.  Three
+ * kinds of terms: mixed signs, all positive, and signs alternating element
+ * by element, where two interleaved accumulators each see one sign and
+ * their partial sums grow while the sequential order's stay small (measured
+ * from the sequential order alone, rho misses that and pack 2 fails). */
+static void noise_floor_admits_reorderings(void **state) {
+  (void)state;
+  enum { N = 4096 };
+  float *t = malloc(sizeof(float) * N);
+  for (int kind = 0; kind < 3; kind++) {
+    double S = 0, exact = 0;
+    for (int i = 0; i < N; i++) {
+      t[i] = term((uint64_t)i + 7 * (uint64_t)kind) * 3.0f;
+      if (kind == 1)
+        t[i] = fabsf(t[i]);
+      if (kind == 2)
+        t[i] = (i % 2 ? -1.0f : 1.0f) * fabsf(t[i]);
+      S += fabs(t[i]);
+      exact += t[i];
+    }
+    double u = ldexp(1, -24);
+    double W = chk_tol_coef(CHK_TOL_NOISE_FLOOR, u, N, 0, 0, 0, 0) * S;
+    float ref = sum_order(t, N, N, 1), rev = 0;
+    for (int i = N - 1; i >= 0; i--)
+      rev += t[i];
+    float measured[6] = {ref, rev, sum_order(t, N, N, 2), sum_order(t, N, N, 4), sum_order(t, N, N, 8),
+                         sum_order(t, N, 128, 1)};
+    double rho = 0;
+    for (int j = 0; j < 6; j++)
+      if (fabs((double)measured[j] - exact) / W > rho)
+        rho = fabs((double)measured[j] - exact) / W;
+    double allow = chk_tol_noise_scale(rho) * W;
+    const int chunks[] = {1, 7, 128, 300, 512, 4096};
+    const int packs[] = {1, 2, 4};
+    float s[6][3];
+    for (size_t c = 0; c < 6; c++)
+      for (size_t p = 0; p < 3; p++) {
+        s[c][p] = sum_order(t, N, chunks[c], packs[p]);
+        assert_true(fabs((double)s[c][p] - ref) <= allow + 2 * u * fabs((double)ref));
+      }
+    for (size_t c = 0; c < 6; c++)
+      for (size_t p = 0; p < 3; p++)
+        assert_true(fabs((double)s[c][p] - s[5 - c][2 - p]) <= allow + 2 * u * fabs((double)ref));
+    /* The alternating sum (about -21) cancels 300-fold against sum|t_i|
+     * (about 6240), and pack 2 legitimately moves it by 0.0028: there a
+     * scale by 1 + 1e-3 (0.021) sits at the allowance (0.022), one by
+     * 1 + 1e-2 is far beyond it. */
+    double scaled = (double)ref * (kind == 2 ? 1 + 1e-2 : 1 + 1e-3);
+    assert_true(fabs(scaled - ref) > allow + 2 * u * fabs((double)ref));
+    float dropped = sum_order(t + 512, N - 512, 512, 1);
+    assert_true(fabs((double)dropped - ref) > allow + 2 * u * fabs((double)ref));
+  }
+  free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(unit_roundoffs),
@@ -250,6 +327,8 @@ int main(void) {
       cmocka_unit_test(reorderings_pass_and_bugs_fail),
       cmocka_unit_test(probabilistic_by_hand),
       cmocka_unit_test(probabilistic_admits_reorderings),
+      cmocka_unit_test(noise_scale_by_hand),
+      cmocka_unit_test(noise_floor_admits_reorderings),
   };
   return cmocka_run_group_tests_name("tolerance", tests, NULL, NULL);
 }

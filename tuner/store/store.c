@@ -58,6 +58,7 @@
 #include "h5values.h"
 #include "inputs.h"
 #include "libguard.h"
+#include "tolerance.h"
 #include "utf8.h"
 
 /* What identifies the bytes at a path: the file this store wrote last
@@ -814,6 +815,25 @@ static int set_unit_attr(hid_t g, const tn_fusion_result *r, hlo_error *err) {
   return 0;
 }
 
+/* output_tolerance: f64[noutputs, 2], each output leaf's atol and rtol
+ * against the reference (absent when the default did not run). */
+static int write_output_tolerance(hid_t g, const tn_fusion_result *r, hlo_error *err) {
+  if (r->noutputs <= 0)
+    return 0;
+  int64_t dims[2] = {r->noutputs, 2};
+  hlo_value *v = hlo_value_array_uninit(HLO_F64, 2, dims);
+  if (!v)
+    return hlo_error_set(err, 0, 0, "out of memory");
+  double *p = v->data;
+  for (int i = 0; i < r->noutputs; i++) {
+    p[2 * i] = r->output_tol[i].atol;
+    p[2 * i + 1] = r->output_tol[i].rtol;
+  }
+  int rc = tn_h5_write_array(g, "output_tolerance", v, err);
+  hlo_value_unref(v);
+  return rc;
+}
+
 static int write_fusion_attrs(hid_t g, const tn_fusion_result *r, hlo_error *err) {
   const char *dflt = r->ncands > 0 ? r->cands[0].config : "";
   bool has_best = r->best >= 0 && r->best < r->ncands;
@@ -829,6 +849,10 @@ static int write_fusion_attrs(hid_t g, const tn_fusion_result *r, hlo_error *err
       tn_h5_attr_set_str(g, "best_config", has_best ? r->cands[r->best].config : "", err) != 0 ||
       tn_h5_attr_set_f64(g, "best_speedup", has_best ? r->cands[r->best].speedup : 0.0, err) != 0 ||
       tn_h5_attr_set_f64(g, "wall_time", r->wall_time, err) != 0)
+    return -1;
+  /* Issue 13: the tolerance criterion, and each output's tolerance. */
+  if (tn_h5_attr_set_str(g, "tolerance_criterion", chk_tol_criterion_name((chk_tol_criterion)r->criterion), err) != 0 ||
+      write_output_tolerance(g, r, err) != 0)
     return -1;
   /* Issue 6: the input profile and the non-finite intent of the reference. */
   if (tn_h5_attr_set_str(g, "inputs_profile", chk_inputs_profile_name((chk_inputs_profile)r->profile), err) != 0 ||
