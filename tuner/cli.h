@@ -60,6 +60,8 @@ typedef struct tn_opts {
   const char *backend;    /* --backend PATH.so; NULL: the built-in simulator */
   int threads;            /* --threads N; 0: OpenMP's default */
   int budget;             /* --budget N candidates; 0: all */
+  uint64_t cover_seed;    /* --cover-seed: the budget's choice (cover.h) */
+  int has_cover_seed;     /* --cover-seed given; else --seed */
   double time_budget;     /* --time-budget S, per unit; 0: none */
   int has_time_budget;    /* --time-budget given (--eval has a default) */
   double run_time_budget; /* --run-time-budget S, the whole --check; 0: none */

@@ -79,7 +79,11 @@ static void usage(FILE *f) {
         "      --seed N            seed of the synthesised inputs and timing jitter (default 0)\n"
         "      --threads N         candidates checked in parallel (default: all cores;\n"
         "                          at most 4 per core, and at least 64 are allowed)\n"
-        "      --budget N          check at most N candidates (the default included)\n"
+        "      --budget N          check at most N candidates (the default included):\n"
+        "                          the default, then those covering the most knob values\n"
+        "                          and pairs of knob values not yet covered\n"
+        "      --cover-seed N      seed of that choice's tie breaks (default: --seed); a\n"
+        "                          sweep's runs record theirs, to be replayed with this\n"
         "      --time-budget S     per unit: start no new candidate after S seconds, and\n"
         "                          give up on a reference evaluation that takes longer\n"
         "      --run-time-budget S  the whole run: start no new unit after S seconds, and\n"
@@ -156,6 +160,8 @@ enum { OPT_REPRODUCE = 768, OPT_FUSION, OPT_CANDIDATE, OPT_MINIMIZE, OPT_SWEEP, 
        OPT_MERGE, OPT_RUN_ID /* issue 7 */ };
 
 enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET, OPT_INPUTS_FROM, OPT_ITERATION /* issue 12 */ };
+
+enum { OPT_COVER_SEED = 1536 /* issue 19 */ };
 
 /* --max-memory SIZE: bytes, or a number with K, M, G or T (powers of 1024). */
 static int parse_size(const char *opt, const char *s, int64_t *out) {
@@ -266,6 +272,7 @@ static int tune_main(int argc, char **argv) {
       {"defect", required_argument, NULL, OPT_DEFECT},
       {"threads", required_argument, NULL, OPT_THREADS},
       {"budget", required_argument, NULL, OPT_BUDGET},
+      {"cover-seed", required_argument, NULL, OPT_COVER_SEED},
       {"time-budget", required_argument, NULL, OPT_TIME_BUDGET},
       {"only", required_argument, NULL, OPT_ONLY},
       {"stop-on-mismatch", no_argument, NULL, OPT_STOP_ON_MISMATCH},
@@ -328,6 +335,11 @@ static int tune_main(int argc, char **argv) {
       if (parse_number("--budget", optarg, 1, 1000000, &num) != 0)
         return TN_EXIT_USAGE;
       o.budget = (int)num;
+      break;
+    case OPT_COVER_SEED:
+      if (parse_number("--cover-seed", optarg, 0, UINT64_MAX, &o.cover_seed) != 0)
+        return TN_EXIT_USAGE;
+      o.has_cover_seed = 1;
       break;
     case OPT_TIME_BUDGET:
       if (parse_real("--time-budget", optarg, &o.time_budget) != 0)
