@@ -571,9 +571,26 @@ static void t_norm(gen *g) {
     convert(g, y, BF16);
 }
 
+/* The s8 Gram matrix x^T x of a long x: diagonal sums of squares reach
+ * past 2^24, where an f32 accumulation loses units; the s32 root is
+ * compared bitwise. */
+static void s8_gram(gen *g) {
+  static const int64_t ks[] = {1001, 2049, 4099};
+  static const int64_t ns[] = {1, 2, 3, 5, 7};
+  int64_t xd[2] = {ks[below(g, 3)], ns[below(g, 5)]}, od[2] = {xd[1], xd[1]};
+  /* dynamic quantisation of f32 values: the whole s8 range, as real int8 data */
+  val f = param(g, F32, 2, xd);
+  val x = float_to_int(g, emit(g, F32, 2, xd, "multiply(%s, %s)", f.name, bcast_const(g, F32, 2, xd, "127").name), S8);
+  emit(g, S32, 2, od, "dot(%s, %s), lhs_contracting_dims={0}, rhs_contracting_dims={0}", x.name, x.name);
+}
+
 static void t_matmul(gen *g) {
-  static const char *const kinds[] = {"dot-f32", "dot-bf16", "dot-s8", "dot-f32-batch"};
-  int kind = pick(g, 4, kinds, "matmul");
+  static const char *const kinds[] = {"dot-f32", "dot-bf16", "dot-s8", "dot-f32-batch", "dot-s8-gram"};
+  int kind = pick(g, 5, kinds, "matmul");
+  if (kind == 4) {
+    s8_gram(g);
+    return;
+  }
   int batch = kind == 3 || chance(g, 4);
   int64_t b = batch ? SIZES[below(g, 8)] : 1, m, k, n;
   for (;;) {
@@ -729,8 +746,27 @@ static void t_movement(gen *g) {
 
 static void t_gather_scatter(gen *g) {
   static const char *const kinds[] = {"gather", "scatter-add", "scatter-set", "dynamic-slice",
-                                      "dynamic-update-slice"};
-  int kind = pick(g, 5, kinds, "gather-scatter");
+                                      "dynamic-update-slice", "scatter-singleton"};
+  int kind = pick(g, 6, kinds, "gather-scatter");
+  if (kind == 5) { /* one element "set" at a narrow index, as paper Listing 1's bug2 */
+    static const int its[] = {S8, U8, S32};
+    static const int64_t ns[] = {100, 255, 256, 300, 512, 1000};
+    int64_t n1[1] = {ns[below(g, 6)]}, one[1] = {1}, none[1] = {0};
+    int it = its[below(g, 3)];
+    val op = param(g, F32, 1, n1);
+    val idx = param(g, it, 0, none);
+    val r = emit(g, it, 1, one, "reshape(%s)", idx.name);
+    val up = param(g, F32, 0, none);
+    if (!g->made_set) {
+      g->made_set = true;
+      sb_printf(&g->regions, "set_f32 {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n\n");
+    }
+    emit(g, F32, 1, n1,
+         "scatter(%s, %s, %s), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+         "index_vector_dim=0, to_apply=set_f32",
+         op.name, r.name, up.name);
+    return;
+  }
   int64_t v = SIZES[4 + below(g, NSIZES - 4)], dd = SIZES[below(g, 20)];
   while (v * dd > ELEM_CAP)
     dd = dd / 2 > 0 ? dd / 2 : 1;
@@ -773,6 +809,11 @@ static void t_gather_scatter(gen *g) {
   int64_t s0 = 1 + below(g, (int)v);
   int64_t none[1] = {0};
   val pos = param(g, S32, 0, none);
+  if (chance(g, 2)) { /* a window ending at pos: the start can be negative and is clamped */
+    char back[32];
+    snprintf(back, sizeof back, "%lld", (long long)(s0 - 1));
+    pos = emit(g, S32, 0, none, "subtract(%s, %s)", pos.name, scalar_const(g, S32, back).name);
+  }
   val zero = scalar_const(g, S32, "0");
   val a = param(g, F32, 2, td);
   if (kind == 3) {
@@ -786,6 +827,32 @@ static void t_gather_scatter(gen *g) {
     val up = expr(g, F32, 2, ud, below(g, 2));
     emit(g, F32, 2, td, "dynamic-update-slice(%s, %s, %s, %s)", a.name, up.name, pos.name, zero.name);
   }
+}
+
+/* Key/value sort along a major axis mostly, an iota carried beside the
+ * keys (paper Listing 1's bug3), stable or not. */
+static void t_sort(gen *g) {
+  static const int64_t rows[] = {7, 77, 128, 256, 300, 384, 512, 1024}; /* mostly 128*M */
+  static const int64_t cols[] = {1, 2, 4, 8, 16};
+  int64_t d[2] = {rows[below(g, 8)], cols[below(g, 5)]};
+  int ax = chance(g, 8) ? 1 : 0;
+  int kt = chance(g, 3) ? S32 : F32;
+  val keys = param(g, kt, 2, d);
+  val io = emit(g, S32, 2, d, "iota(), iota_dimension=%d", ax);
+  char cmpname[32];
+  snprintf(cmpname, sizeof cmpname, "less_%s_s32", TY[kt].name);
+  sb_printf(&g->regions,
+            "%s {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  c = s32[] parameter(2)\n"
+            "  d = s32[] parameter(3)\n  ROOT lt = pred[] compare(a, b), direction=LT%s\n}\n\n",
+            cmpname, TY[kt].name, TY[kt].name, is_float(kt) ? ", type=TOTALORDER" : "");
+  char s1[160], s2[160];
+  shape_text(kt, 2, d, NULL, s1, sizeof s1);
+  shape_text(S32, 2, d, NULL, s2, sizeof s2);
+  val srt = mkval(g, S32, 2, d, "v");
+  g->root_off = g->body.n;
+  sb_printf(&g->body, "  %s = (%s, %s) sort(%s, %s), dimensions={%d}, is_stable=%s, to_apply=%s\n", srt.name, s1,
+            s2, keys.name, io.name, ax, chance(g, 4) ? "true" : "false", cmpname);
+  emit(g, S32, 2, d, "get-tuple-element(%s), index=1", srt.name);
 }
 
 static void t_window(gen *g) {
@@ -892,6 +959,9 @@ char *tn_fuzz_generate(uint64_t seed, uint64_t index, unsigned templates, const 
     break;
   case TN_FUZZ_GATHER_SCATTER:
     t_gather_scatter(&g);
+    break;
+  case TN_FUZZ_SORT:
+    t_sort(&g);
     break;
   case TN_FUZZ_WINDOW:
   default:

@@ -38,10 +38,11 @@
   X(REDUCE, "reduce")             /* reductions (variadic too) with pre/epilogue */  \
   X(SOFTMAX, "softmax")           /* row softmax, f32 or through bf16 */             \
   X(NORM, "norm")                 /* layer norm and RMS norm */                      \
-  X(MATMUL, "matmul")             /* dot (batch dims, int8) plus an epilogue */      \
+  X(MATMUL, "matmul")             /* dot (batch dims, int8, s8 Gram) and epilogue */ \
   X(QUANT, "quant")               /* quantise to s8/u8/s4/u4/f8, dequantise */       \
   X(MOVEMENT, "movement")         /* transpose, pad, concatenate, slice, iota */     \
-  X(GATHER_SCATTER, "gather-scatter") /* embedding gather, scatter-add, dyn. slice */\
+  X(GATHER_SCATTER, "gather-scatter") /* gather, scatters, dynamic slices */          \
+  X(SORT, "sort")                 /* key/value sort with an iota carried beside */   \
   X(WINDOW, "window")             /* reduce-window pooling and cumulative sums */
 
 typedef enum tn_fuzz_template {
