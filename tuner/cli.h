@@ -33,6 +33,7 @@ typedef enum tn_mode {
   TN_MODE_SWEEP,        /* --sweep (cli_sweep.c) */
   TN_MODE_MERGE,        /* --merge (cli_merge.c) */
   TN_MODE_LIST_FUSIONS, /* --list-fusions (cli_units.c) */
+  TN_MODE_FUZZ,         /* --fuzz (fuzz/cli_fuzz.c) */
 } tn_mode;
 
 #define TN_MAX_DEFECTS 32
@@ -60,6 +61,8 @@ typedef struct tn_opts {
   const char *backend;    /* --backend PATH.so; NULL: the built-in simulator */
   int threads;            /* --threads N; 0: OpenMP's default */
   int budget;             /* --budget N candidates; 0: all */
+  uint64_t cover_seed;    /* --cover-seed: the budget's choice (cover.h) */
+  int has_cover_seed;     /* --cover-seed given; else --seed */
   double time_budget;     /* --time-budget S, per unit; 0: none */
   int has_time_budget;    /* --time-budget given (--eval has a default) */
   double run_time_budget; /* --run-time-budget S, the whole --check; 0: none */
@@ -88,7 +91,15 @@ typedef struct tn_opts {
   /* --sweep */
   int shard_k, shard_n;   /* --shard K/N; shard_n 0: the whole corpus */
   const char *sweep_run_id; /* --run-id ID; NULL: expand the sweep file's run_id */
+  /* --fuzz */
+  int64_t fuzz_count;     /* --count N fusions; 0: --seconds decides */
+  double fuzz_seconds;    /* --seconds S */
+  unsigned fuzz_templates; /* --template T: bit per tn_fuzz_template; 0: all */
+  int fuzz_verbose;       /* --verbose: say why a fusion was not checkable */
 } tn_opts;
+
+/* Candidates per generated fusion when --fuzz has no --budget. */
+#define TN_FUZZ_DEFAULT_BUDGET 16
 
 /* Reads a whole file ("-" for stdin) into a malloc'd buffer the caller
  * frees.  On failure prints `tune: PATH: reason` and returns -1. */
@@ -132,5 +143,7 @@ struct tn_changes;
 void tn_changes_print(FILE *f, const struct tn_run_info *run, const struct tn_changes *ch, double threshold);
 /* Merges the runs of files[0..nfiles) into o->file. */
 int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files);
+/* Generates and checks fusions (fuzz/gen.h) for --count N or --seconds S. */
+int tn_cmd_fuzz(const tn_opts *o);
 
 #endif

@@ -104,6 +104,10 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
   fprintf(f, "fusion %s (%s) from %s: %s\n", r->name, r->hero, file, tn_unit_status_name(unit_status(r)));
   fprintf(f, "  machine %s, compiler %s, seed %llu, %d of %d candidates checked in %.2f s%s\n", mach->name, cc->name,
           (unsigned long long)r->seed, r->ncands, r->space_size, r->wall_time, cut_text(r->cut));
+  if (r->covered)
+    fprintf(f, "  cover     chosen by pairwise cover, cover seed %llu: %d of %d knob values, %lld of %lld pairs\n",
+            (unsigned long long)r->cover.seed, r->cover.values_covered, r->cover.values,
+            (long long)r->cover.pairs_covered, (long long)r->cover.pairs);
   if (r->part) {
     if (r->inputs_from[0] == 'g')
       fprintf(f, "  inputs    graph: the operands of its execution %d when the whole module is evaluated\n",
@@ -252,8 +256,12 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
     fputs(", \"reason\": ", f);
     json_str(f, r->cands[0].message);
   }
-  fprintf(f, ", \"candidates\": %d, \"space\": %d, \"cut\": \"%s\", \"default\": ", r->ncands, r->space_size,
-          cut_name(r->cut));
+  fprintf(f, ", \"candidates\": %d, \"space\": %d, \"cut\": \"%s\"", r->ncands, r->space_size, cut_name(r->cut));
+  if (r->covered)
+    fprintf(f, ", \"cover_seed\": %llu, \"cover_values\": [%d, %d], \"cover_pairs\": [%lld, %lld]",
+            (unsigned long long)r->cover.seed, r->cover.values_covered, r->cover.values,
+            (long long)r->cover.pairs_covered, (long long)r->cover.pairs);
+  fputs(", \"default\": ", f);
   json_str(f, r->cands[0].config);
   fputs(", \"default_sim_time\": ", f);
   json_num(f, r->cands[0].sim_time);
@@ -488,6 +496,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .profile = (chk_inputs_profile)o->profile,
       .threads = o->threads,
       .budget = o->budget,
+      .cover_seed = o->has_cover_seed ? o->cover_seed : o->seed,
       .time_budget = o->time_budget,
       .only = o->only,
       .stop_on_mismatch = o->stop_on_mismatch,

@@ -25,6 +25,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "cli_env.h"
+#include "cover.h"
 #include "lock.h"
 #include "mpi_sweep.h"
 #include "outpath.h"
@@ -310,6 +311,17 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
    * results file must not cost the night's sweep first. */
   if (check_report_paths(o, cfg, out, found ? run_id : want, files, nfiles, now) != 0)
     return -1;
+  /* The budget's choice rotates with the UTC date the run started on
+   * (cover.h); a resumed run keeps the seed it recorded, so that every
+   * fusion of one run was chosen alike. */
+  char rotation[40], cover_text[32];
+  struct tm day;
+  gmtime_r(&now, &day);
+  snprintf(rotation, sizeof rotation, "%04d%02d%02d", day.tm_year + 1900, day.tm_mon + 1, day.tm_mday);
+  uint64_t cover_seed = tn_cover_rotate(cfg->seed, atoi(rotation));
+  if (found && tn_sweep_run_attr(out, run_id, "cover_seed", cover_text, sizeof cover_text, &err) == 1)
+    cover_seed = strtoull(cover_text, NULL, 10);
+  snprintf(cover_text, sizeof cover_text, "%llu", (unsigned long long)cover_seed);
   done_units done = {0};
   if (found) {
     s = tn_store_reopen_run(out, run_id, &run, &err);
@@ -331,9 +343,10 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
       snprintf(shard, sizeof shard, "%d/%d", o->shard_k, o->shard_n);
     char thr[32];
     snprintf(thr, sizeof thr, "%.17g", cfg->slowdown_threshold);
-    const char *keys[] = {"sweep_identity", "sweep_config", "inputs", "shard", "slowdown_threshold"};
-    const char *vals[] = {identity, o->file, cfg->inputs, shard, thr};
-    if (s && tn_store_set_run_attrs(s, NULL, 5, keys, vals, &err) != 0) {
+    const char *keys[] = {"sweep_identity", "sweep_config", "inputs", "shard", "slowdown_threshold",
+                          "cover_rotation", "cover_seed"};
+    const char *vals[] = {identity, o->file, cfg->inputs, shard, thr, rotation, cover_text};
+    if (s && tn_store_set_run_attrs(s, NULL, 7, keys, vals, &err) != 0) {
       tn_store_close(s);
       s = NULL;
     }
@@ -355,6 +368,7 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
       .profile = profile,
       .threads = cfg->threads,
       .budget = cfg->budget,
+      .cover_seed = cover_seed,
       .time_budget = cfg->time_budget,
       .error_maps = 3,
       .max_memory = o->max_memory,

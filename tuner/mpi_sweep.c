@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "cli.h"
 #include "cli_env.h"
 #include "dev_fusion.h"
@@ -107,7 +108,9 @@ static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire
   tn_wire_reader rd = {.data = in, .len = n};
   char *machine = NULL, *compiler = NULL, *file = NULL;
   int64_t seed = 0, profile = 0, threads = 0, budget = 0, max_memory = 0, error_maps = 0, unit = 0, named = 0;
+  int64_t cover_seed = 0;
   double time_budget = 0;
+  tn_capture *caps = NULL;
   tn_wire_get_str(&rd, &machine);
   tn_wire_get_str(&rd, &compiler);
   tn_wire_get_i64(&rd, &seed);
@@ -117,6 +120,7 @@ static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire
   tn_wire_get_f64(&rd, &time_budget);
   tn_wire_get_i64(&rd, &max_memory);
   tn_wire_get_i64(&rd, &error_maps);
+  tn_wire_get_i64(&rd, &cover_seed);
   tn_wire_get_str(&rd, &file);
   tn_wire_get_i64(&rd, &unit);
   tn_wire_get_i64(&rd, &named);
@@ -167,9 +171,25 @@ static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire
       .time_budget = time_budget,
       .error_maps = (int)error_maps,
       .max_memory = max_memory,
+      .cover_seed = (uint64_t)cover_seed,
       .unit_name = named ? un->name : NULL,
   };
+  /* The same input rule as one process (capture.h): the operands that
+   * reach the unit when the whole module is evaluated. */
+  const tn_capture *cap = NULL;
+  if (un->ins && (caps = calloc((size_t)units.n, sizeof *caps))) {
+    tn_capture_opts co = {.seed = (uint64_t)seed, .profile = (chk_inputs_profile)profile, .iteration = 1,
+                          .max_flops = TN_CAPTURE_MAX_FLOPS, .max_memory = max_memory, .time_budget = time_budget};
+    tn_capture_units(m, &units, &co, caps);
+    cap = &caps[unit];
+    if (cap->args) {
+      so.args = cap->args;
+      so.nargs = cap->nargs;
+    }
+  }
   rc = tn_check_unit(um ? um : m, file, &so, &r, &why, &err);
+  if (rc == 0)
+    tn_capture_note(cap, 1, &r);
 reply:
   tn_wire_put_i64(out, rc);
   tn_wire_put_i64(out, why);
@@ -183,6 +203,8 @@ reply:
     tn_fusion_result_free(&r);
   }
   hlo_module_free(um);
+  tn_capture_free(caps, caps ? units.n : 0);
+  free(caps);
   tn_units_free(&units);
   hlo_module_free(m);
   free(machine);
@@ -365,6 +387,7 @@ static void put_job(tn_wire *w, const char *machine, const char *compiler, const
   tn_wire_put_f64(w, so->time_budget);
   tn_wire_put_i64(w, so->max_memory);
   tn_wire_put_i64(w, so->error_maps);
+  tn_wire_put_i64(w, (int64_t)so->cover_seed);
   tn_wire_put_str(w, j->file);
   tn_wire_put_i64(w, j->unit);
   tn_wire_put_i64(w, j->named);

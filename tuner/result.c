@@ -25,5 +25,6 @@ void tn_fusion_result_free(tn_fusion_result *r) {
   for (int i = 0; i < r->nerror_maps; i++)
     free(r->error_maps[i].data);
   free(r->error_maps);
+  tn_cover_free(&r->cover);
   memset(r, 0, sizeof *r);
 }

@@ -15,6 +15,7 @@
 #include "compare.h"
 #include "hlo_value.h"
 #include "dev_backend.h"
+#include "cover.h"
 #include "dev_config.h"
 #include "intent.h"
 #include "verdict.h"
@@ -109,6 +110,9 @@ typedef struct tn_fusion_result {
   int space_size;                  /* candidates in the space (the default
                                       included), before any cut */
   tn_cut cut;                      /* why ncands < space_size, if it is */
+  bool covered;                    /* a --budget cut chose the candidates
+                                      by pairwise cover (cover.h) */
+  tn_cover cover;                  /* that choice's seed and coverage */
   bool part;                       /* one unit of a larger module (units.h),
                                       named by its instruction */
   char inputs_from[16];            /* "graph" (captured, capture.h) or

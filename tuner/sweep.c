@@ -746,6 +746,16 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   free(cands);
   out->space_size = n;
   if (o->budget > 0 && n > o->budget) {
+    /* Not a prefix: the space's order clusters related configs, so the
+     * budget is spent covering knob values and their pairs. */
+    tn_cover_shape shape = {.rank = sh.f.rank, .k_total = sh.f.k_total};
+    memcpy(shape.dims, sh.f.dims, sizeof shape.dims);
+    if (tn_cover_select(list, n, o->budget, o->cover_seed, &shape, &out->cover, err) != 0) {
+      free(list);
+      teardown(&sh);
+      return -1;
+    }
+    out->covered = true;
     n = o->budget;
     out->cut = TN_CUT_BUDGET;
   }

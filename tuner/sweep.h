@@ -31,7 +31,10 @@ typedef struct tn_sweep_opts {
   uint64_t seed;
   chk_inputs_profile profile;
   int threads;            /* 0: OpenMP's default */
-  int budget;             /* at most this many candidates (default included); 0 = all */
+  int budget;             /* at most this many candidates (default included); 0 = all.
+                             Fewer than the space: chosen by pairwise cover
+                             (cover.h) */
+  uint64_t cover_seed;    /* the seed of that choice */
   double time_budget;     /* seconds; 0 = none.  Candidates not started in
                              time are left out of the result. */
   const char *only;       /* check the default and this one config text */

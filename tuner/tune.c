@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "gen.h"
 #include "inputs.h"
 #include "mpi_sweep.h"
 #include "tolerance.h"
@@ -42,6 +43,9 @@ static void usage(FILE *f) {
         "      --sweep FILE.cfg    run the sweep a config file describes (configs/daily.cfg)\n"
         "      --merge OUT.h5 IN.h5...  combine the runs of results files into OUT.h5 and,\n"
         "                          like --sweep, report what changed since the previous run\n"
+        "      --fuzz              generate well-formed fusions and check each like --check\n"
+        "                          (--count N or --seconds S); findings, minimized, go to\n"
+        "                          -o RESULTS.h5\n"
         "\n"
         "Options:\n"
         "  -o, --output FILE       write the result to FILE instead of stdout\n"
@@ -75,13 +79,25 @@ static void usage(FILE *f) {
         "                          file's run_id pattern at start: give every shard of one\n"
         "                          job the same ID so that they merge into one run\n"
         "\n"
+        "Options of --fuzz (and --seed, --budget, --compiler, --defect, --threads):\n"
+        "      --count N           generate and check N fusions\n"
+        "      --seconds S         generate and check fusions for S seconds\n"
+        "      --template T        draw only from template T (repeatable): elementwise,\n"
+        "                          reduce, softmax, norm, matmul, quant, movement,\n"
+        "                          gather-scatter, sort, window\n"
+        "      --verbose           say why a generated fusion could not be checked\n"
+        "\n"
         "Options of --check:\n"
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
         "      --defect NAME       enable one modelled defect (repeatable; --list-defects)\n"
         "      --seed N            seed of the synthesised inputs and timing jitter (default 0)\n"
         "      --threads N         candidates checked in parallel (default: all cores;\n"
         "                          at most 4 per core, and at least 64 are allowed)\n"
-        "      --budget N          check at most N candidates (the default included)\n"
+        "      --budget N          check at most N candidates (the default included):\n"
+        "                          the default, then those covering the most knob values\n"
+        "                          and pairs of knob values not yet covered\n"
+        "      --cover-seed N      seed of that choice's tie breaks (default: --seed); a\n"
+        "                          sweep's runs record theirs, to be replayed with this\n"
         "      --time-budget S     per unit: start no new candidate after S seconds, and\n"
         "                          give up on a reference evaluation that takes longer\n"
         "      --run-time-budget S  the whole run: start no new unit after S seconds, and\n"
@@ -159,6 +175,8 @@ enum { OPT_REPRODUCE = 768, OPT_FUSION, OPT_CANDIDATE, OPT_MINIMIZE, OPT_SWEEP, 
        OPT_MERGE, OPT_RUN_ID /* issue 7 */ };
 
 enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET, OPT_INPUTS_FROM, OPT_ITERATION /* issue 12 */ };
+
+enum { OPT_COVER_SEED = 1536, OPT_FUZZ, OPT_COUNT, OPT_SECONDS, OPT_TEMPLATE, OPT_VERBOSE /* issue 19 */ };
 
 /* --max-memory SIZE: bytes, or a number with K, M, G or T (powers of 1024). */
 static int parse_size(const char *opt, const char *s, int64_t *out) {
@@ -269,6 +287,12 @@ static int tune_main(int argc, char **argv) {
       {"defect", required_argument, NULL, OPT_DEFECT},
       {"threads", required_argument, NULL, OPT_THREADS},
       {"budget", required_argument, NULL, OPT_BUDGET},
+      {"cover-seed", required_argument, NULL, OPT_COVER_SEED},
+      {"fuzz", no_argument, NULL, OPT_FUZZ},
+      {"count", required_argument, NULL, OPT_COUNT},
+      {"seconds", required_argument, NULL, OPT_SECONDS},
+      {"template", required_argument, NULL, OPT_TEMPLATE},
+      {"verbose", no_argument, NULL, OPT_VERBOSE},
       {"time-budget", required_argument, NULL, OPT_TIME_BUDGET},
       {"only", required_argument, NULL, OPT_ONLY},
       {"stop-on-mismatch", no_argument, NULL, OPT_STOP_ON_MISMATCH},
@@ -331,6 +355,39 @@ static int tune_main(int argc, char **argv) {
       if (parse_number("--budget", optarg, 1, 1000000, &num) != 0)
         return TN_EXIT_USAGE;
       o.budget = (int)num;
+      break;
+    case OPT_FUZZ:
+      if (set_mode(&o, TN_MODE_FUZZ, NULL) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_COUNT:
+      if (parse_number("--count", optarg, 1, UINT64_C(1) << 40, &num) != 0)
+        return TN_EXIT_USAGE;
+      o.fuzz_count = (int64_t)num;
+      break;
+    case OPT_SECONDS:
+      if (parse_real("--seconds", optarg, &o.fuzz_seconds) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_TEMPLATE: {
+      int t = tn_fuzz_template_from_name(optarg);
+      if (t < 0) {
+        fprintf(stderr, "tune: --template: unknown template '%s' (", optarg);
+        for (int i = 0; i < TN_FUZZ_TEMPLATE_COUNT; i++)
+          fprintf(stderr, "%s%s", i ? ", " : "", tn_fuzz_template_name((tn_fuzz_template)i));
+        fputs(")\n", stderr);
+        return TN_EXIT_USAGE;
+      }
+      o.fuzz_templates |= 1u << t;
+      break;
+    }
+    case OPT_VERBOSE:
+      o.fuzz_verbose = 1;
+      break;
+    case OPT_COVER_SEED:
+      if (parse_number("--cover-seed", optarg, 0, UINT64_MAX, &o.cover_seed) != 0)
+        return TN_EXIT_USAGE;
+      o.has_cover_seed = 1;
       break;
     case OPT_TIME_BUDGET:
       if (parse_real("--time-budget", optarg, &o.time_budget) != 0)
@@ -540,6 +597,21 @@ static int tune_main(int argc, char **argv) {
     o.command_line = cmd;
     int rc = o.mode == TN_MODE_CHECK ? tn_cmd_check(&o, nfiles, files) : tn_cmd_list_fusions(&o, nfiles, files);
     free(files);
+    free(cmd);
+    return rc;
+  }
+  if (o.mode == TN_MODE_FUZZ) {
+    if (optind < argc) {
+      fprintf(stderr, "tune: unexpected argument '%s'\nTry 'tune --help' for more information.\n", argv[optind]);
+      return TN_EXIT_USAGE;
+    }
+    if (o.fuzz_count > 0 && o.fuzz_seconds > 0) {
+      fputs("tune: --fuzz takes --count N or --seconds S, not both\n", stderr);
+      return TN_EXIT_USAGE;
+    }
+    char *cmd = join_args(argc, argv);
+    o.command_line = cmd;
+    int rc = tn_cmd_fuzz(&o);
     free(cmd);
     return rc;
   }

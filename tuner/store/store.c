@@ -684,27 +684,27 @@ static int write_reference(hid_t g, const tn_fusion_result *r, hlo_error *err) {
   return write_table(g, "reference", ref_parts, NCOLS(ref_parts), sizeof row, &row, 1, 0, err);
 }
 
-/* The module text as one variable-length UTF-8 string (h5py: bytes, or
- * str through .asstr()); bytes that are not UTF-8 (in metadata, say)
- * become U+FFFD so that the declaration holds (utf8.h). */
-static int write_hlo(hid_t g, const char *text, hlo_error *err) {
+/* Text (the module's, the covered pairs) as one variable-length UTF-8
+ * string (h5py: bytes, or str through .asstr()); bytes that are not UTF-8
+ * (in metadata, say) become U+FFFD so that the declaration holds (utf8.h). */
+static int write_text(hid_t g, const char *name, const char *text, hlo_error *err) {
   const char *p = text ? text : "";
   char *fixed = NULL;
   if (!tn_utf8_valid(p)) {
     fixed = tn_utf8_fix(p);
     if (!fixed)
-      return tn_h5_fail(err, "hlo: out of memory");
+      return tn_h5_fail(err, "%s: out of memory", name);
     p = fixed;
   }
   int rc = -1;
   hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), dcpl = new_dcpl(), d = -1;
   if (t >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0 && space >= 0 &&
       dcpl >= 0)
-    d = H5Dcreate2(g, "hlo", t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    d = H5Dcreate2(g, name, t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   if (d < 0)
-    tn_h5_fail(err, "hlo: cannot create dataset");
+    tn_h5_fail(err, "%s: cannot create dataset", name);
   else if (H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &p) < 0)
-    tn_h5_fail(err, "hlo: cannot write dataset");
+    tn_h5_fail(err, "%s: cannot write dataset", name);
   else
     rc = 0;
   tn_h5_close_obj(d);
@@ -860,6 +860,16 @@ static int write_fusion_attrs(hid_t g, const tn_fusion_result *r, hlo_error *err
       tn_h5_attr_set_i64(g, "nonfinite_elements", r->nonfinite.nonfinite, err) != 0 ||
       tn_h5_attr_set_str(g, "nonfinite_origin", r->nonfinite.origin, err) != 0)
     return -1;
+  /* Issue 19: how a --budget chose the candidates it checked. */
+  if (tn_h5_attr_set_str(g, "selection", r->covered ? "pairwise-cover" : "all", err) != 0)
+    return -1;
+  if (r->covered &&
+      (tn_h5_attr_set_u64(g, "cover_seed", r->cover.seed, err) != 0 ||
+       tn_h5_attr_set_i64(g, "cover_values", r->cover.values, err) != 0 ||
+       tn_h5_attr_set_i64(g, "cover_values_covered", r->cover.values_covered, err) != 0 ||
+       tn_h5_attr_set_i64(g, "cover_pairs", r->cover.pairs, err) != 0 ||
+       tn_h5_attr_set_i64(g, "cover_pairs_covered", r->cover.pairs_covered, err) != 0))
+    return -1;
   for (int v = 0; v < CHK_VERDICT_COUNT; v++) {
     char name[48];
     count_attr_name((chk_verdict)v, name, sizeof name);
@@ -898,8 +908,9 @@ static int write_fusion(hid_t fusions, const tn_fusion_result *r, hlo_error *err
   int rc = -1;
   if (g < 0)
     return -1;
-  if (write_fusion_attrs(g, r, err) != 0 || write_hlo(g, r->hlo, err) != 0 || write_candidates(g, r, err) != 0 ||
-      write_reference(g, r, err) != 0)
+  if (write_fusion_attrs(g, r, err) != 0 || write_text(g, "hlo", r->hlo, err) != 0 || write_candidates(g, r, err) != 0 ||
+      write_reference(g, r, err) != 0 ||
+      (r->covered && write_text(g, "covered_pairs", r->cover.pairs_text, err) != 0))
     goto done;
   errors = make_group(g, "errors", err);
   if (errors < 0)
