@@ -19,6 +19,7 @@
 #include "sweep.h"
 #include "units.h"
 #include "capture.h"
+#include "store/h5values.h"
 
 /* Evaluating a whole module op by op to capture its units' inputs costs
  * about a microsecond per flop: above this, units fall back to synthesised
@@ -49,6 +50,10 @@ static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_fu
   }
   if (o->replicas > 0)
     fprintf(f, " --replicas %d", o->replicas);
+  if (o->inputs) {
+    fputs(" --inputs ", f);
+    tn_sh_quote(f, o->inputs);
+  }
   /* a unit of a larger module: only it takes the --only config */
   if (fr->part) {
     fputs(" --fusion ", f);
@@ -109,7 +114,9 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
   fprintf(f, "fusion %s (%s) from %s: %s\n", r->name, r->hero, file, tn_unit_status_name(unit_status(r)));
   fprintf(f, "  machine %s, compiler %s, seed %llu, %d of %d candidates checked in %.2f s%s\n", mach->name, cc->name,
           (unsigned long long)r->seed, r->ncands, r->space_size, r->wall_time, cut_text(r->cut));
-  if (r->part) {
+  if (strcmp(r->inputs_from, "file") == 0)
+    fprintf(f, "  inputs    file %s (/inputs/<k>)\n", o->inputs);
+  else if (r->part) {
     if (r->inputs_from[0] == 'g')
       fprintf(f, "  inputs    graph: the operands of its execution %d when the whole module is evaluated\n",
               r->iteration);
@@ -414,6 +421,11 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
     r.iteration = cap && cap->args ? (o->iteration > 0 ? o->iteration : 1) : 0;
     if (cap && !cap->args)
       snprintf(r.inputs_note, sizeof r.inputs_note, "%s", cap->note);
+    /* --inputs: the args came from a file, not from the graph */
+    if (o->inputs) {
+      r.iteration = 0;
+      snprintf(r.inputs_from, sizeof r.inputs_from, "file");
+    }
   }
   hlo_module_free(um);
   if (rc != 0) {
@@ -484,7 +496,73 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
   tn_fusion_result_free(&r);
 }
 
+/* The seed inputs are synthesised from.  TUNE_TEST_SYNTH_SALT, a test
+ * hook only, changes that rule the way another tune version might, so a
+ * test can show a reproducer that does not depend on it (README, Reproducer
+ * bundles). */
+static uint64_t synth_seed(uint64_t seed) {
+  const char *salt = getenv("TUNE_TEST_SYNTH_SALT");
+  return salt && *salt ? seed ^ strtoull(salt, NULL, 0) : seed;
+}
+
+/* --inputs IN.h5: the inputs of the one unit selected in m, read into
+ * cap (as if captured).  Prints why and returns -1 on any failure. */
+static int read_unit_inputs(const tn_opts *o, const char *file, const hlo_module *m, const tn_units *units,
+                            tn_capture *cap) {
+  int which = -1, nsel = 0;
+  for (int u = 0; u < units->n; u++)
+    if (unit_wanted(o, file, units->v[u].name)) {
+      nsel++;
+      if (which < 0)
+        which = u;
+    }
+  if (nsel != 1) {
+    fprintf(stderr, "tune: --inputs: %s holds the inputs of one unit, but %d units of %s are selected; "
+                    "choose one with --fusion NAME (tune --list-fusions %s lists them)\n",
+            o->inputs, nsel, file, file);
+    return -1;
+  }
+  hlo_error err = {0};
+  const tn_unit *u = &units->v[which];
+  hlo_module *um = u->ins ? tn_unit_module(m, u, &err) : NULL;
+  if (u->ins && !um) {
+    fprintf(stderr, "tune: %s: %s: %s\n", file, u->name, err.msg);
+    return -1;
+  }
+  const hlo_computation *entry = um ? um->entry : m->entry;
+  int rc = -1;
+  cap->nargs = entry->nparams;
+  cap->args = calloc((size_t)(cap->nargs ? cap->nargs : 1), sizeof *cap->args);
+  hid_t f = cap->args ? tn_h5_open_read(o->inputs, &err) : -1;
+  if (!cap->args)
+    fputs("tune: out of memory\n", stderr);
+  else if (f < 0)
+    fprintf(stderr, "tune: --inputs: %s\n", err.msg);
+  else if (tn_h5_read_inputs(f, "inputs", entry, cap->args, &err) != 0)
+    fprintf(stderr, "tune: --inputs: %s: %s (inputs of unit %s of %s)\n", o->inputs, err.msg, u->name, file);
+  else
+    rc = 0;
+  if (f >= 0) {
+    hlo_error cerr = {0};
+    tn_h5_close(f, &cerr);
+  }
+  hlo_module_free(um);
+  if (rc != 0) {
+    free(cap->args);
+    cap->args = NULL;
+  }
+  return rc;
+}
+
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
+  if (o->inputs && nfiles != 1) {
+    fputs("tune: --inputs: give exactly one FILE (the inputs are those of one unit)\n", stderr);
+    return TN_EXIT_USAGE;
+  }
+  if (o->inputs && o->inputs_synthetic) {
+    fputs("tune: --inputs and --inputs-from synthetic cannot be given together\n", stderr);
+    return TN_EXIT_USAGE;
+  }
   tn_check_env env; /* cli_env.h (shared with --sweep and --reproduce) */
   if (tn_check_env_load(o->machine, o->compiler, o->defects, o->ndefects, o->backend, &env) != 0)
     return TN_EXIT_USAGE;
@@ -492,7 +570,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .backend = env.backend,
       .machine = &env.machine,
       .compiler = &env.compiler,
-      .seed = o->seed,
+      .seed = synth_seed(o->seed),
       .profile = (chk_inputs_profile)o->profile,
       .threads = o->threads,
       .budget = o->budget,
@@ -571,14 +649,27 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     bool want_graph = false;
     for (int u = 0; u < units.n; u++)
       want_graph |= units.v[u].ins && unit_wanted(o, files[i], units.v[u].name);
-    if (want_graph && !o->inputs_synthetic && (caps = calloc((size_t)units.n, sizeof *caps))) {
-      tn_capture_opts co = {.seed = o->seed, .profile = (chk_inputs_profile)o->profile,
+    tn_capture from_file = {0};
+    if (o->inputs && read_unit_inputs(o, files[i], m, &units, &from_file) != 0) {
+      t.rc = TN_EXIT_USAGE;
+      tn_units_free(&units);
+      hlo_module_free(m);
+      continue;
+    }
+    if (o->inputs) {
+      for (int u = 0; u < units.n && !t.stopped; u++)
+        if (unit_wanted(o, files[i], units.v[u].name))
+          check_one(o, &so, &env, &store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins, &from_file,
+                    &t);
+      tn_capture_free(&from_file, 1);
+    } else if (want_graph && !o->inputs_synthetic && (caps = calloc((size_t)units.n, sizeof *caps))) {
+      tn_capture_opts co = {.seed = synth_seed(o->seed), .profile = (chk_inputs_profile)o->profile,
                             .iteration = o->iteration, .max_flops = TN_CAPTURE_MAX_FLOPS,
                             .max_memory = o->max_memory, .replicas = o->replicas,
                             .time_budget = o->time_budget};
       tn_capture_units(m, &units, &co, caps);
     }
-    for (int u = 0; u < units.n && !t.stopped; u++)
+    for (int u = 0; u < units.n && !t.stopped && !o->inputs; u++)
       if (unit_wanted(o, files[i], units.v[u].name))
         check_one(o, &so, &env, &store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins,
                   caps && units.v[u].ins ? &caps[u] : NULL, &t);
