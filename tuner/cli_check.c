@@ -19,6 +19,7 @@
 #include "sweep.h"
 #include "units.h"
 #include "capture.h"
+#include "progress.h"
 #include "store/h5values.h"
 
 /* Evaluating a whole module op by op to capture its units' inputs costs
@@ -158,6 +159,12 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
     if (r->verdict_counts[v])
       fprintf(f, " %s=%lld", chk_verdict_name((chk_verdict)v), (long long)r->verdict_counts[v]);
   fputc('\n', f);
+  /* --only asked for this one config: when the compiler refused it, the
+   * reason is the answer (otherwise only the results file has it). */
+  if (o->only)
+    for (int i = 1; i < r->ncands; i++)
+      if (r->cands[i].verdict == CHK_VERDICT_COMPILE_ERROR)
+        fprintf(f, "  only      %s\n            compile-error: %s\n", r->cands[i].config, r->cands[i].message);
   /* Issue 6: non-finite reference outputs, meant or not (intent.h). */
   bool artefact = r->nonfinite.kind == CHK_NONFINITE_INPUTS;
   if (r->nonfinite.kind == CHK_NONFINITE_INTENDED)
@@ -413,7 +420,9 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
   so->nargs = cap && cap->args ? cap->nargs : 0;
   tn_fusion_result r;
   tn_unit_status why;
+  tn_progress_unit(so->progress_ctx, file, u->name);
   int rc = tn_check_unit(um ? um : m, file, so, &r, &why, &err);
+  tn_progress_unit_done(so->progress_ctx);
   so->unit_name = NULL;
   so->args = NULL;
   so->nargs = 0;
@@ -466,6 +475,11 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
   } else if (!r.default_ran) {
     printf("fusion %s from %s: not verified: the default config did not run\n", r.name, file);
   }
+  if (!o->json && o->quiet && !divergent && o->only)
+    for (int c = 1; c < r.ncands; c++)
+      if (r.cands[c].verdict == CHK_VERDICT_COMPILE_ERROR)
+        printf("fusion %s from %s: --only %s: compile-error: %s\n", r.name, file, r.cands[c].config,
+               r.cands[c].message);
   /* A host that ran out of memory fails the run (exit 2); a feature the
    * simulator lacks leaves the unit unsupported (unit_status). */
   if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
@@ -581,7 +595,9 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .tol = {o->atol, o->rtol},
       .ops = o->ops,
       .criterion = (chk_tol_criterion)o->tolerance,
-      .progress = !o->quiet && !o->json && isatty(STDERR_FILENO),
+      /* On a terminal a line redrawn in place; in a log, a line every
+       * 30 s (progress.h).  -q asks for errors and divergences only. */
+      .on_progress = tn_progress_update,
       .error_maps = 3,
       .replicas = o->replicas,
       .max_memory = o->max_memory,
@@ -614,6 +630,9 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       return TN_EXIT_USAGE;
     }
   }
+  bool terminal = isatty(STDERR_FILENO);
+  if (!o->quiet && !(o->json && terminal))
+    so.progress_ctx = tn_progress_begin(terminal, tn_progress_interval());
   tn_check_tally t = {.rc = TN_EXIT_OK, .t0 = now_s()};
   if (o->json)
     fputs("[", stdout);
@@ -694,6 +713,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       t.rc = TN_EXIT_USAGE;
     }
   }
+  tn_progress_end(so.progress_ctx);
   tn_lock_release(lock);
   free(out);
   if (t.rc == TN_EXIT_USAGE)
