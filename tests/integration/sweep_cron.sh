@@ -79,11 +79,15 @@ if [ -n "$whole" ] && grep -q fused_qat_residual "$whole" && grep -q fused_softm
   ok "--merge writes the merged run's report ($whole) with both shards' fusions"
 else not_ok "no merged report with both fusions: '$whole'"; fi
 if stamped "$TMPD/err"; then ok "--merge log lines are timestamped"; else not_ok "--merge log line without timestamp"; sed 's/^/  # /' "$TMPD/err" | head -n 3; fi
-flock res/M.h5.lock sleep 3 &
+# Held long enough for a loaded machine or a sanitizer build; released
+# (flock -o: the lock is flock's own, not its child's) as soon as we know.
+flock -o res/M.h5.lock sleep 60 &
 holder=$!
 sleep 0.5
 write_cfg m.cfg stable res/M.h5 'expected_failures = "XF";'
 expect_status 2 "a sweep on a locked file exits 2" "$TUNE" --sweep m.cfg
 if grep -q 'locked' "$TMPD/err" && stamped "$TMPD/err"; then ok "the lock error is timestamped"; else not_ok "lock error: $(cat "$TMPD/err")"; fi
-wait $holder
+pkill -P "$holder" sleep 2>/dev/null
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
 finish
