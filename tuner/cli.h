@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "hlo.h"
+#include "hlo_error.h"
 
 enum { TN_EXIT_OK = 0, TN_EXIT_DIVERGED = 1, TN_EXIT_USAGE = 2, TN_EXIT_UNVERIFIED = 3 };
 
@@ -34,6 +36,7 @@ typedef enum tn_mode {
   TN_MODE_MERGE,        /* --merge (cli_merge.c) */
   TN_MODE_LIST_FUSIONS, /* --list-fusions (cli_units.c) */
   TN_MODE_FUZZ,         /* --fuzz (fuzz/cli_fuzz.c) */
+  TN_MODE_LIST_COMPILERS, /* --list-compilers (cli_compilers.c) */
 } tn_mode;
 
 #define TN_MAX_DEFECTS 32
@@ -113,6 +116,14 @@ FILE *tn_open_text_output(const char *path, const char *input);
 /* Reads, parses and (unless no_verify) verifies an HLO file.  On failure
  * prints `PATH:LINE:COL: error: MSG` and returns NULL. */
 hlo_module *tn_load_module(const char *path, int no_verify);
+/* The same, printing nothing: err holds the line tn_load_module would
+ * print ("PATH:LINE:COL: error: MSG", or "tune: PATH: reason"). */
+hlo_module *tn_load_module_err(const char *path, int no_verify, hlo_error *err);
+
+/* One log line on stderr, "2026-11-29T02:30:01Z tune: " and the message:
+ * what unattended modes (--sweep, --merge) print, so that a cron mail or
+ * the journal says when each step happened (cli_log.c). */
+void tn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The largest --threads (and sweep file threads) accepted: four per
  * online core, and at least 64 (cli_threads.c says why). */
@@ -126,6 +137,7 @@ int tn_cmd_list_machines(const tn_opts *o);
 int tn_cmd_eval(const tn_opts *o);
 int tn_cmd_space(const tn_opts *o);
 int tn_cmd_list_defects(const tn_opts *o);
+int tn_cmd_list_compilers(const tn_opts *o);
 /* Checks files[0..nfiles) (FILE is files[0]; more may follow). */
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files);
 /* Lists the tuning units of files[0..nfiles), one line each. */
@@ -141,6 +153,12 @@ int tn_cmd_sweep(const tn_opts *o);
 struct tn_run_info;
 struct tn_changes;
 void tn_changes_print(FILE *f, const struct tn_run_info *run, const struct tn_changes *ch, double threshold);
+/* Writes the reports a sweep file asks for of one run of out, their
+ * names expanded at `now` (cli_sweep.c: "-shardKofN" for a shard,
+ * shard_n 0 for a whole run).  0, or -1 after logging what failed. */
+struct tn_sweep_cfg;
+int tn_sweep_write_reports(const struct tn_sweep_cfg *cfg, const char *out, const char *run_id, int shard_k,
+                           int shard_n, time_t now);
 /* Merges the runs of files[0..nfiles) into o->file. */
 int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files);
 /* Generates and checks fusions (fuzz/gen.h) for --count N or --seconds S. */

@@ -19,6 +19,8 @@
 #include "sweep.h"
 #include "units.h"
 #include "capture.h"
+#include "progress.h"
+#include "store/h5values.h"
 
 static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *fr,
                         const tn_cand_result *r) {
@@ -44,6 +46,10 @@ static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_fu
   }
   if (o->replicas > 0)
     fprintf(f, " --replicas %d", o->replicas);
+  if (o->inputs) {
+    fputs(" --inputs ", f);
+    tn_sh_quote(f, o->inputs);
+  }
   /* a unit of a larger module: only it takes the --only config */
   if (fr->part) {
     fputs(" --fusion ", f);
@@ -108,7 +114,9 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
     fprintf(f, "  cover     chosen by pairwise cover, cover seed %llu: %d of %d knob values, %lld of %lld pairs\n",
             (unsigned long long)r->cover.seed, r->cover.values_covered, r->cover.values,
             (long long)r->cover.pairs_covered, (long long)r->cover.pairs);
-  if (r->part) {
+  if (strcmp(r->inputs_from, "file") == 0)
+    fprintf(f, "  inputs    file %s (/inputs/<k>)\n", o->inputs);
+  else if (r->part) {
     if (r->inputs_from[0] == 'g')
       fprintf(f, "  inputs    graph: the operands of its execution %d when the whole module is evaluated\n",
               r->iteration);
@@ -150,6 +158,12 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
     if (r->verdict_counts[v])
       fprintf(f, " %s=%lld", chk_verdict_name((chk_verdict)v), (long long)r->verdict_counts[v]);
   fputc('\n', f);
+  /* --only asked for this one config: when the compiler refused it, the
+   * reason is the answer (otherwise only the results file has it). */
+  if (o->only)
+    for (int i = 1; i < r->ncands; i++)
+      if (r->cands[i].verdict == CHK_VERDICT_COMPILE_ERROR)
+        fprintf(f, "  only      %s\n            compile-error: %s\n", r->cands[i].config, r->cands[i].message);
   /* Issue 6: non-finite reference outputs, meant or not (intent.h). */
   bool artefact = r->nonfinite.kind == CHK_NONFINITE_INPUTS;
   if (r->nonfinite.kind == CHK_NONFINITE_INTENDED)
@@ -409,12 +423,20 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
   so->nargs = cap && cap->args ? cap->nargs : 0;
   tn_fusion_result r;
   tn_unit_status why;
+  tn_progress_unit(so->progress_ctx, file, u->name);
   int rc = tn_check_unit(um ? um : m, file, so, &r, &why, &err);
+  tn_progress_unit_done(so->progress_ctx);
   so->unit_name = NULL;
   so->args = NULL;
   so->nargs = 0;
-  if (rc == 0)
+  if (rc == 0) {
     tn_capture_note(cap, o->iteration > 0 ? o->iteration : 1, &r);
+    /* --inputs: the args came from a file, not from the graph */
+    if (o->inputs) {
+      r.iteration = 0;
+      snprintf(r.inputs_from, sizeof r.inputs_from, "file");
+    }
+  }
   hlo_module_free(um);
   if (rc != 0) {
     if (why == TN_UNIT_BAD_INPUT) {
@@ -454,6 +476,11 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
   } else if (!r.default_ran) {
     printf("fusion %s from %s: not verified: the default config did not run\n", r.name, file);
   }
+  if (!o->json && o->quiet && !divergent && o->only)
+    for (int c = 1; c < r.ncands; c++)
+      if (r.cands[c].verdict == CHK_VERDICT_COMPILE_ERROR)
+        printf("fusion %s from %s: --only %s: compile-error: %s\n", r.name, file, r.cands[c].config,
+               r.cands[c].message);
   /* A host that ran out of memory fails the run (exit 2); a feature the
    * simulator lacks leaves the unit unsupported (unit_status). */
   if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
@@ -484,7 +511,73 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
   tn_fusion_result_free(&r);
 }
 
+/* The seed inputs are synthesised from.  TUNE_TEST_SYNTH_SALT, a test
+ * hook only, changes that rule the way another tune version might, so a
+ * test can show a reproducer that does not depend on it (README, Reproducer
+ * bundles). */
+static uint64_t synth_seed(uint64_t seed) {
+  const char *salt = getenv("TUNE_TEST_SYNTH_SALT");
+  return salt && *salt ? seed ^ strtoull(salt, NULL, 0) : seed;
+}
+
+/* --inputs IN.h5: the inputs of the one unit selected in m, read into
+ * cap (as if captured).  Prints why and returns -1 on any failure. */
+static int read_unit_inputs(const tn_opts *o, const char *file, const hlo_module *m, const tn_units *units,
+                            tn_capture *cap) {
+  int which = -1, nsel = 0;
+  for (int u = 0; u < units->n; u++)
+    if (unit_wanted(o, file, units->v[u].name)) {
+      nsel++;
+      if (which < 0)
+        which = u;
+    }
+  if (nsel != 1) {
+    fprintf(stderr, "tune: --inputs: %s holds the inputs of one unit, but %d units of %s are selected; "
+                    "choose one with --fusion NAME (tune --list-fusions %s lists them)\n",
+            o->inputs, nsel, file, file);
+    return -1;
+  }
+  hlo_error err = {0};
+  const tn_unit *u = &units->v[which];
+  hlo_module *um = u->ins ? tn_unit_module(m, u, &err) : NULL;
+  if (u->ins && !um) {
+    fprintf(stderr, "tune: %s: %s: %s\n", file, u->name, err.msg);
+    return -1;
+  }
+  const hlo_computation *entry = um ? um->entry : m->entry;
+  int rc = -1;
+  cap->nargs = entry->nparams;
+  cap->args = calloc((size_t)(cap->nargs ? cap->nargs : 1), sizeof *cap->args);
+  hid_t f = cap->args ? tn_h5_open_read(o->inputs, &err) : -1;
+  if (!cap->args)
+    fputs("tune: out of memory\n", stderr);
+  else if (f < 0)
+    fprintf(stderr, "tune: --inputs: %s\n", err.msg);
+  else if (tn_h5_read_inputs(f, "inputs", entry, cap->args, &err) != 0)
+    fprintf(stderr, "tune: --inputs: %s: %s (inputs of unit %s of %s)\n", o->inputs, err.msg, u->name, file);
+  else
+    rc = 0;
+  if (f >= 0) {
+    hlo_error cerr = {0};
+    tn_h5_close(f, &cerr);
+  }
+  hlo_module_free(um);
+  if (rc != 0) {
+    free(cap->args);
+    cap->args = NULL;
+  }
+  return rc;
+}
+
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
+  if (o->inputs && nfiles != 1) {
+    fputs("tune: --inputs: give exactly one FILE (the inputs are those of one unit)\n", stderr);
+    return TN_EXIT_USAGE;
+  }
+  if (o->inputs && o->inputs_synthetic) {
+    fputs("tune: --inputs and --inputs-from synthetic cannot be given together\n", stderr);
+    return TN_EXIT_USAGE;
+  }
   tn_check_env env; /* cli_env.h (shared with --sweep and --reproduce) */
   if (tn_check_env_load(o->machine, o->compiler, o->defects, o->ndefects, o->backend, &env) != 0)
     return TN_EXIT_USAGE;
@@ -492,7 +585,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .backend = env.backend,
       .machine = &env.machine,
       .compiler = &env.compiler,
-      .seed = o->seed,
+      .seed = synth_seed(o->seed),
       .profile = (chk_inputs_profile)o->profile,
       .threads = o->threads,
       .budget = o->budget,
@@ -504,7 +597,9 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       .tol = {o->atol, o->rtol},
       .ops = o->ops,
       .criterion = (chk_tol_criterion)o->tolerance,
-      .progress = !o->quiet && !o->json && isatty(STDERR_FILENO),
+      /* On a terminal a line redrawn in place; in a log, a line every
+       * 30 s (progress.h).  -q asks for errors and divergences only. */
+      .on_progress = tn_progress_update,
       .error_maps = 3,
       .replicas = o->replicas,
       .max_memory = o->max_memory,
@@ -537,6 +632,9 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       return TN_EXIT_USAGE;
     }
   }
+  bool terminal = isatty(STDERR_FILENO);
+  if (!o->quiet && !(o->json && terminal))
+    so.progress_ctx = tn_progress_begin(terminal, tn_progress_interval());
   tn_check_tally t = {.rc = TN_EXIT_OK, .t0 = now_s()};
   if (o->json)
     fputs("[", stdout);
@@ -572,8 +670,21 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     bool want_graph = false;
     for (int u = 0; u < units.n; u++)
       want_graph |= units.v[u].ins && unit_wanted(o, files[i], units.v[u].name);
-    if (want_graph && !o->inputs_synthetic && (caps = calloc((size_t)units.n, sizeof *caps))) {
-      tn_capture_opts co = {.seed = o->seed, .profile = (chk_inputs_profile)o->profile,
+    tn_capture from_file = {0};
+    if (o->inputs && read_unit_inputs(o, files[i], m, &units, &from_file) != 0) {
+      t.rc = TN_EXIT_USAGE;
+      tn_units_free(&units);
+      hlo_module_free(m);
+      continue;
+    }
+    if (o->inputs) {
+      for (int u = 0; u < units.n && !t.stopped; u++)
+        if (unit_wanted(o, files[i], units.v[u].name))
+          check_one(o, &so, &env, &store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins, &from_file,
+                    &t);
+      tn_capture_free(&from_file, 1);
+    } else if (want_graph && !o->inputs_synthetic && (caps = calloc((size_t)units.n, sizeof *caps))) {
+      tn_capture_opts co = {.seed = synth_seed(o->seed), .profile = (chk_inputs_profile)o->profile,
                             .iteration = o->iteration, .max_flops = TN_CAPTURE_MAX_FLOPS,
                             .max_memory = o->max_memory, .replicas = o->replicas,
                             .time_budget = o->time_budget};
@@ -581,7 +692,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     }
     /* Each unit's lines leave as soon as it is checked: a run killed by
      * its caller's time limit still tells which units it finished. */
-    for (int u = 0; u < units.n && !t.stopped; u++)
+    for (int u = 0; u < units.n && !t.stopped && !o->inputs; u++)
       if (unit_wanted(o, files[i], units.v[u].name)) {
         check_one(o, &so, &env, &store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins,
                   caps && units.v[u].ins ? &caps[u] : NULL, &t);
@@ -608,6 +719,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       t.rc = TN_EXIT_USAGE;
     }
   }
+  tn_progress_end(so.progress_ctx);
   tn_lock_release(lock);
   free(out);
   if (t.rc == TN_EXIT_USAGE)

@@ -26,15 +26,18 @@
  * leaves those of the whole run.  Exit status as for --sweep: 2 on error,
  * else 1 when a merged run has new divergences, else 0.
  */
+#define _DEFAULT_SOURCE /* timegm */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "lock.h"
 #include "outpath.h"
 #include "store/store.h"
 #include "store/store_read.h"
+#include "sweep_cfg.h"
 #include "sweep_state.h"
 
 static int holds(const tn_stored_run *run, const tn_fusion_result *r) {
@@ -92,7 +95,7 @@ static int merge_run(const char *out, const char *in, const tn_stored_run *src, 
   memset(&existing, 0, sizeof existing);
   int have = read_existing(out, src->info.id, &existing, &err);
   if (have < 0) {
-    fprintf(stderr, "tune: %s\n", err.msg);
+    tn_log("%s", err.msg);
     return -1;
   }
   char base[sizeof existing.info.status] = "complete";
@@ -130,7 +133,7 @@ static int merge_run(const char *out, const char *in, const tn_stored_run *src, 
     rc = tn_store_set_run_attrs(s, NULL, 5, keys, vals, &err);
   }
   if (rc != 0)
-    fprintf(stderr, "tune: %s\n", err.msg);
+    tn_log("%s", err.msg);
   else
     printf("%s: run %s: %d fusions added%s\n", in, src->info.id, added, have ? " to the existing run" : "");
   tn_store_close(s);
@@ -145,20 +148,53 @@ static int merged_changes(const char *out, const char *run_id, double threshold,
   hlo_error err = {0};
   tn_changes ch;
   if (tn_sweep_changes(out, run_id, threshold, &ch, &err) != 0) {
-    fprintf(stderr, "tune: %s\n", err.msg);
+    tn_log("%s", err.msg);
     return -1;
   }
   tn_run_info run;
   tn_store *s = tn_store_reopen_run(out, run_id, &run, &err);
   int rc = s ? tn_changes_store(s, &ch, threshold, &err) : -1;
   if (rc != 0)
-    fprintf(stderr, "tune: %s\n", err.msg);
+    tn_log("%s", err.msg);
   else
     tn_changes_print(stdout, &run, &ch, threshold);
   tn_store_close(s);
   *nnew += ch.nnew;
   tn_changes_free(&ch);
   return rc;
+}
+
+/* The reports the sweep file of a part asks for, of the whole merged run,
+ * under the names an unsharded sweep started at the run's start would
+ * give them.  A run no sweep made (no sweep_config) has none. */
+static int merged_reports(const char *out, const char *run_id, const char *sweep_file) {
+  if (!sweep_file[0])
+    return 0;
+  hlo_error err = {0};
+  tn_sweep_cfg cfg;
+  if (tn_sweep_cfg_load(sweep_file, &cfg, &err) != 0) {
+    tn_log("run %s: cannot write its reports: %s", run_id, err.msg);
+    return -1;
+  }
+  tn_run_info *runs = NULL;
+  int nruns = 0;
+  time_t when = time(NULL);
+  if (tn_results_list_runs(out, &runs, &nruns, NULL, 0, &err) == 0) {
+    for (int i = 0; i < nruns; i++) {
+      struct tm tm;
+      memset(&tm, 0, sizeof tm);
+      char z = 0;
+      if (strcmp(runs[i].id, run_id) == 0 &&
+          sscanf(runs[i].started, "%d-%d-%dT%d:%d:%d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                 &tm.tm_min, &tm.tm_sec, &z) == 7 && z == 'Z') {
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        when = timegm(&tm);
+      }
+    }
+    free(runs);
+  }
+  return tn_sweep_write_reports(&cfg, out, run_id, 0, 0, when);
 }
 
 int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
@@ -170,13 +206,13 @@ int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
   /* OUT as a link: the merge goes into its target (outpath.h). */
   char *out = tn_out_resolve(o->file, &err);
   if (!out || tn_out_refuse_input(out, nfiles, (const char *const *)files, &err) != 0) {
-    fprintf(stderr, "tune: %s\n", err.msg);
+    tn_log("%s", err.msg);
     free(out);
     return TN_EXIT_USAGE;
   }
   int lock = -1;
   if (tn_lock_take(out, &lock, &err) != 0) {
-    fprintf(stderr, "tune: %s\n", err.msg);
+    tn_log("%s", err.msg);
     free(out);
     return TN_EXIT_USAGE;
   }
@@ -184,20 +220,21 @@ int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
   /* The runs of OUT this merge touched, in order, each once, with the
    * threshold of the first part that brought it. */
   char (*touched)[64] = NULL;
+  char (*sweep_files)[1024] = NULL; /* the sweep file a part records, or "" */
   double *thresholds = NULL;
   int ntouched = 0;
   for (int f = 0; f < nfiles; f++) {
     tn_run_info *runs = NULL;
     int nruns = 0;
     if (tn_results_list_runs(files[f], &runs, &nruns, NULL, 0, &err) != 0) {
-      fprintf(stderr, "tune: %s\n", err.msg);
+      tn_log("%s", err.msg);
       failed = 1;
       continue;
     }
     for (int i = 0; i < nruns; i++) {
       tn_stored_run src;
       if (tn_results_read_run(files[f], runs[i].id, &src, &err) != 0) {
-        fprintf(stderr, "tune: %s\n", err.msg);
+        tn_log("%s", err.msg);
         failed = 1;
         continue;
       }
@@ -208,18 +245,25 @@ int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
       if (idx < 0) {
         char (*grown)[64] = realloc(touched, sizeof *touched * (size_t)(ntouched + 1));
         double *gt = grown ? realloc(thresholds, sizeof *thresholds * (size_t)(ntouched + 1)) : NULL;
+        char (*gs)[1024] = gt ? realloc(sweep_files, sizeof *sweep_files * (size_t)(ntouched + 1)) : NULL;
         if (grown)
           touched = grown;
         if (gt)
           thresholds = gt;
-        if (!grown || !gt) {
-          fputs("tune: out of memory\n", stderr);
+        if (gs)
+          sweep_files = gs;
+        if (!grown || !gt || !gs) {
+          tn_log("out of memory");
           failed = 1;
           tn_stored_run_free(&src);
           continue;
         }
         snprintf(touched[ntouched], sizeof touched[ntouched], "%s", src.info.id);
         thresholds[ntouched] = run_threshold(files[f], src.info.id);
+        hlo_error ignored = {0};
+        if (tn_sweep_run_attr(files[f], src.info.id, "sweep_config", sweep_files[ntouched], sizeof *sweep_files,
+                              &ignored) != 1)
+          sweep_files[ntouched][0] = '\0';
         idx = ntouched++;
       }
       if (merge_run(out, files[f], &src, thresholds[idx]) != 0)
@@ -230,9 +274,11 @@ int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files) {
   }
   int nnew = 0;
   for (int t = 0; t < ntouched; t++)
-    if (merged_changes(out, touched[t], thresholds[t], &nnew) != 0)
+    if (merged_changes(out, touched[t], thresholds[t], &nnew) != 0 ||
+        merged_reports(out, touched[t], sweep_files[t]) != 0)
       failed = 1;
   free(touched);
+  free(sweep_files);
   free(thresholds);
   tn_lock_release(lock);
   free(out);

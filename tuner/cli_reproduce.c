@@ -5,12 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include <hdf5.h>
+
 #include "cli.h"
 #include "cli_env.h"
 #include "hlo_parse.h"
 #include "minimize.h"
 #include "outpath.h"
 #include "reproduce.h"
+#include "shquote.h"
+#include "store/h5values.h"
 #include "store/store_read.h"
 #include "sweep.h"
 
@@ -51,6 +57,67 @@ static int still_diverges(const char *text, void *vctx) {
   return holds;
 }
 
+/* The inputs a stored fusion was checked on, when the store kept them
+ * (graph-captured or --inputs: fusions/<group>/inputs), read against the
+ * parameters of its module.  0 with *args NULL when there are none. */
+static int stored_inputs(const char *path, const char *run_id, const tn_stored_fusion *sf, hlo_value ***args,
+                         int *nargs, hlo_error *err) {
+  *args = NULL;
+  *nargs = 0;
+  char where[512];
+  snprintf(where, sizeof where, "runs/%s/fusions/%s", run_id, sf->group);
+  hid_t f = tn_h5_open_read(path, err);
+  if (f < 0)
+    return -1;
+  int rc = -1;
+  hlo_module *m = NULL;
+  hid_t g = H5Gopen2(f, where, H5P_DEFAULT);
+  if (g < 0) {
+    hlo_error_set(err, 0, 0, "%s: %s: not a group", path, where);
+    goto done;
+  }
+  if (H5Lexists(g, "inputs", H5P_DEFAULT) <= 0) {
+    rc = 0;
+    goto done;
+  }
+  if (!(m = hlo_parse(sf->r.hlo, strlen(sf->r.hlo), err)))
+    goto done;
+  *nargs = m->entry->nparams;
+  *args = calloc((size_t)(*nargs ? *nargs : 1), sizeof **args);
+  if (!*args) {
+    hlo_error_set(err, 0, 0, "out of memory");
+  } else if (tn_h5_read_inputs(g, "inputs", m->entry, *args, err) != 0) {
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    hlo_error_set(err, 0, 0, "%s: %s/%s", path, where, msg);
+    free(*args);
+    *args = NULL;
+  } else {
+    rc = 0;
+  }
+done:
+  if (g >= 0)
+    H5Gclose(g);
+  hlo_error cerr = {0};
+  tn_h5_close(f, &cerr);
+  hlo_module_free(m);
+  if (rc != 0)
+    *nargs = 0;
+  return rc;
+}
+
+/* The file's tool_version attribute ("" when absent). */
+static void results_version(const char *path, char *buf, size_t len) {
+  hlo_error err = {0};
+  buf[0] = '\0';
+  hid_t f = tn_h5_open_read(path, &err);
+  if (f < 0)
+    return;
+  if (tn_h5_attr_get_str(f, "tool_version", buf, len, &err) != 0)
+    buf[0] = '\0';
+  tn_h5_close(f, &err);
+}
+
 int tn_cmd_reproduce(const tn_opts *o) {
   if (!o->fusion || !o->has_candidate || !o->output) {
     fputs("tune: --reproduce needs --fusion NAME, --candidate ID and -o DIR\n"
@@ -72,6 +139,8 @@ int tn_cmd_reproduce(const tn_opts *o) {
   }
   int rc = TN_EXIT_USAGE;
   char *minimized = NULL;
+  hlo_value **inputs = NULL; /* the stored inputs of the fusion, if any */
+  int ninputs = 0;
   const tn_stored_fusion *sf = tn_stored_run_find_fusion(&run, o->fusion);
   const tn_cand_result *c = sf ? tn_fusion_result_find_cand(&sf->r, o->candidate) : NULL;
   if (!sf) {
@@ -80,6 +149,16 @@ int tn_cmd_reproduce(const tn_opts *o) {
   }
   if (!c) {
     fprintf(stderr, "tune: %s: fusion %s has no candidate %d\n", o->file, o->fusion, o->candidate);
+    goto done;
+  }
+  /* run.sh falls back to this very binary when no tune is on PATH. */
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  self[n > 0 ? n : 0] = '\0';
+  char version[64];
+  results_version(o->file, version, sizeof version);
+  if (stored_inputs(o->file, run.info.id, sf, &inputs, &ninputs, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
     goto done;
   }
   tn_repro_bundle b = {
@@ -91,6 +170,10 @@ int tn_cmd_reproduce(const tn_opts *o) {
       .hlo = sf->r.hlo,
       .instrs_before = -1,
       .instrs_after = -1,
+      .ninputs = ninputs,
+      .inputs = inputs,
+      .tool_path = n > 0 && self[0] == '/' && !tn_sh_has_control(self) ? self : NULL,
+      .run_tool_version = version,
   };
   if (o->minimize) {
     if (!chk_verdict_is_divergent(c->verdict)) {
@@ -119,6 +202,10 @@ int tn_cmd_reproduce(const tn_opts *o) {
       }
       minimized = mr.text;
       b.hlo = minimized;
+      /* The minimizer checked the smaller module on synthesised inputs
+       * (its parameters may differ from the original's): so does run.sh. */
+      b.inputs = NULL;
+      b.ninputs = 0;
       b.instrs_before = mr.instrs_before;
       b.instrs_after = mr.instrs_after;
       printf("minimized %s: %d -> %d instructions (%d checks)\n", sf->r.name, mr.instrs_before, mr.instrs_after,
@@ -134,6 +221,9 @@ int tn_cmd_reproduce(const tn_opts *o) {
            sf->r.name, c->id, chk_verdict_name(c->verdict));
   rc = TN_EXIT_OK;
 done:
+  for (int i = 0; i < ninputs; i++)
+    hlo_value_unref(inputs[i]);
+  free(inputs);
   free(minimized);
   tn_stored_run_free(&run);
   return rc;

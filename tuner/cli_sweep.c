@@ -21,34 +21,25 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "capture.h"
 #include "cli.h"
 #include "cli_env.h"
 #include "cover.h"
+#include "expected.h"
 #include "lock.h"
 #include "mpi_sweep.h"
 #include "outpath.h"
+#include "progress.h"
 #include "store/store.h"
 #include "sweep.h"
 #include "units.h"
 #include "sweep_cfg.h"
 #include "sweep_state.h"
 
-static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void logf_(const char *fmt, ...) {
-  char stamp[32] = "";
-  time_t now = time(NULL);
-  struct tm tm;
-  if (gmtime_r(&now, &tm))
-    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "%s tune: ", stamp);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
+/* Every line on stderr is timestamped (cli.h). */
+#define logf_ tn_log
 
 /* Creates the directories above path (mkdir -p of its dirname). */
 static int make_parents(const char *path) {
@@ -88,12 +79,12 @@ static bool unit_done(const done_units *d, const char *file, const tn_unit *u, i
 void tn_changes_print(FILE *f, const tn_run_info *run, const tn_changes *ch, double threshold) {
   fprintf(f, "run %s (%s, %s): ", run->id, run->machine, run->compiler);
   if (ch->previous[0])
-    fprintf(f, "since run %s: %d new divergences, %d fixed, %d default-config slowdowns over %.0f%%\n",
-            ch->previous, ch->nnew, ch->nfixed, ch->nslow, threshold * 100);
+    fprintf(f, "since run %s: %d new divergences, %d fixed, %d still open, %d default-config slowdowns over %.0f%%\n",
+            ch->previous, ch->nnew, ch->nfixed, ch->nopen, ch->nslow, threshold * 100);
   else
     fprintf(f, "no previous run: %d divergences\n", ch->nnew);
   if (ch->nnew == 0 && ch->nfixed == 0 && ch->nslow == 0)
-    fprintf(f, "  nothing new\n");
+    fprintf(f, "  nothing new; %d still open\n", ch->nopen);
   for (int i = 0; i < ch->nnew; i++)
     fprintf(f, "  new    %-18s %s  %s\n", ch->news[i].verdict, ch->news[i].fusion, ch->news[i].config);
   for (int i = 0; i < ch->nfixed; i++)
@@ -118,20 +109,27 @@ static int report_changes(tn_store *s, const tn_changes *ch, double threshold) {
 
 /* Where report i of the run goes: its pattern expanded at `now`, with
  * "-RUNID" before the extension when the sweep has several machines (one
- * file per run). */
-static int report_path(const tn_sweep_cfg *cfg, int i, const char *run_id, time_t now, char *path, size_t n,
-                       hlo_error *err) {
+ * file per run), and "-shardKofN" when the run is one shard (a shard must
+ * not replace the day's report with a part of it; --merge writes the
+ * whole run's under the plain name). */
+static int report_path(const tn_sweep_cfg *cfg, int i, const char *run_id, int shard_k, int shard_n, time_t now,
+                       char *path, size_t n, hlo_error *err) {
   if (tn_sweep_expand(cfg->reports[i].output, now, path, n, err) != 0)
     return -1;
-  if (cfg->nmachines > 1) {
+  if (cfg->nmachines > 1 || shard_n > 0) {
     char *dot = strrchr(path, '.');
     char tail[64] = "";
     if (dot && !strchr(dot, '/') && strlen(dot) < sizeof tail) {
       snprintf(tail, sizeof tail, "%s", dot);
       *dot = '\0';
     }
+    char part[96] = "";
+    if (cfg->nmachines > 1)
+      snprintf(part, sizeof part, "-%s", run_id);
+    if (shard_n > 0)
+      snprintf(part + strlen(part), sizeof part - strlen(part), "-shard%dof%d", shard_k, shard_n);
     size_t len = strlen(path);
-    if ((size_t)snprintf(path + len, n - len, "-%s%s", run_id, tail) >= n - len)
+    if ((size_t)snprintf(path + len, n - len, "%s%s", part, tail) >= n - len)
       return hlo_error_set(err, 0, 0, "'%s' expands to more than %zu bytes", cfg->reports[i].output, n - 1);
   }
   return 0;
@@ -144,7 +142,7 @@ static int check_report_paths(const tn_opts *o, const tn_sweep_cfg *cfg, const c
   for (int i = 0; i < cfg->nreports; i++) {
     char path[4096];
     hlo_error err = {0};
-    if (report_path(cfg, i, run_id, now, path, sizeof path, &err) != 0) {
+    if (report_path(cfg, i, run_id, o->shard_k, o->shard_n, now, path, sizeof path, &err) != 0) {
       logf_("%s: report %d: %s", o->file, i + 1, err.msg);
       return -1;
     }
@@ -158,12 +156,13 @@ static int check_report_paths(const tn_opts *o, const tn_sweep_cfg *cfg, const c
   return 0;
 }
 
-static int write_reports(const tn_sweep_cfg *cfg, const char *out, const char *run_id, time_t now) {
+int tn_sweep_write_reports(const tn_sweep_cfg *cfg, const char *out, const char *run_id, int shard_k, int shard_n,
+                           time_t now) {
   int rc = 0;
   for (int i = 0; i < cfg->nreports; i++) {
     char path[4096];
     hlo_error err = {0};
-    if (report_path(cfg, i, run_id, now, path, sizeof path, &err) != 0) {
+    if (report_path(cfg, i, run_id, shard_k, shard_n, now, path, sizeof path, &err) != 0) {
       logf_("report %d: %s", i + 1, err.msg);
       rc = -1;
       continue;
@@ -182,28 +181,46 @@ static int write_reports(const tn_sweep_cfg *cfg, const char *out, const char *r
   return rc;
 }
 
+/* A refusal of a corpus file (unit NULL) or of one of its units, `what`
+ * saying why: excused when the expected failures list it, logged either
+ * way.  Returns 1 when it counts against the run: always when unlisted
+ * and a list is in use (a new refusal), else `counts` (the status the
+ * refusal had before expected failures existed). */
+static int refused(tn_expected *xf, const char *file, const char *unit, const char *what, int counts) {
+  const tn_expected_entry *e = xf ? tn_expected_match(xf, file, unit) : NULL;
+  if (e) {
+    logf_("%s (expected failure: %s)", what, e->reason);
+    return 0;
+  }
+  logf_("%s%s", what, xf ? " (a new refusal: not in the expected failures)" : "");
+  return xf ? 1 : counts;
+}
+
 /* What one run did so far: the serial loop and the MPI ranks' results
  * (mpi_unit_done) go through the same two functions below. */
 typedef struct sweep_tally {
   tn_store *s;
   int errors, checked;
   const done_units *done; /* what a resumed run already holds */
+  tn_expected *xf;        /* the expected failures, or NULL */
 } sweep_tally;
 
 /* A unit tn_check_unit (or building its module) refused; `whole`: the
  * unit is the file itself, so err's position is the file's.  `where`
- * ends the line ("" in one process). */
+ * ends the line ("" in one process).  A unit cut by the time budget is
+ * not a refusal; the others count as refused() says. */
 static void unit_failed(sweep_tally *t, const char *file, const char *name, bool whole, tn_unit_status why,
                         const hlo_error *err, const char *where) {
-  if (why == TN_UNIT_BAD_INPUT || why == TN_UNIT_TOOL_ERROR) {
-    if (err->line > 0 && whole)
-      logf_("%s:%d:%d: error: %s%s", file, err->line, err->col, err->msg, where);
-    else
-      logf_("%s: %s: %s: %s%s", file, name, tn_unit_status_name(why), err->msg, where);
-    t->errors++;
-  } else {
-    logf_("%s: %s: %s: %s%s", file, name, tn_unit_status_name(why), err->msg, where);
-  }
+  bool severe = why == TN_UNIT_BAD_INPUT || why == TN_UNIT_TOOL_ERROR;
+  char what[sizeof err->msg + 1200];
+  if (err->line > 0 && whole && severe)
+    snprintf(what, sizeof what, "%s:%d:%d: error: %s%s", file, err->line, err->col, err->msg, where);
+  else
+    snprintf(what, sizeof what, "%s: %s: %s: %s%s", file, name, tn_unit_status_name(why), err->msg, where);
+  if (why == TN_UNIT_TIMED_OUT)
+    logf_("%s", what);
+  else
+    t->errors += refused(t->xf, file, name, what, severe);
 }
 
 /* Stores a checked unit and logs it. */
@@ -239,9 +256,9 @@ static void unit_store(sweep_tally *t, const char *file, const tn_fusion_result 
 static void mpi_unit_done(void *ctx, const tn_mpi_done *d) {
   sweep_tally *t = ctx;
   if (d->event == TN_MPI_FILE_ERROR) {
-    if (d->err.msg[0])
-      logf_("%s: error: %s", d->file, d->err.msg);
-    t->errors++;
+    char what[sizeof d->err.msg + 300];
+    snprintf(what, sizeof what, "%s: error: %s", d->file, d->err.msg[0] ? d->err.msg : "does not load");
+    t->errors += refused(t->xf, d->file, NULL, what, 1);
     return;
   }
   if (d->event == TN_MPI_FILE_EMPTY) {
@@ -276,7 +293,7 @@ static bool mpi_unit_skip(void *ctx, const char *file, const tn_unit *u, int n) 
 /* One run of the sweep on one machine.  *new_findings receives the number
  * of new divergences; returns 0, or -1 after logging an error. */
 static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *machine, char *const *files,
-                         int nfiles, const char *out, time_t now, int *new_findings) {
+                         int nfiles, const char *out, time_t now, tn_expected *xf, int *new_findings) {
   tn_check_env env;
   if (tn_check_env_load(machine, cfg->compiler, NULL, 0, NULL, &env) != 0)
     return -1;
@@ -372,8 +389,10 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
       .time_budget = cfg->time_budget,
       .error_maps = 3,
       .max_memory = o->max_memory,
+      .on_progress = tn_progress_update,
+      .progress_ctx = tn_progress_begin(isatty(STDERR_FILENO), tn_progress_interval()),
   };
-  sweep_tally t = {.s = s, .done = &done};
+  sweep_tally t = {.s = s, .done = &done, .xf = xf};
   if (tn_mpi_size() > 1) {
     /* Under mpirun or srun: the same files, handed out (mpi_sweep.h). */
     char **todo = malloc(sizeof *todo * (size_t)(nfiles ? nfiles : 1));
@@ -390,18 +409,20 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
   for (int i = 0; i < nfiles; i++) {
     if (o->shard_n && tn_sweep_shard_of(files[i], o->shard_n) != o->shard_k)
       continue;
-    hlo_module *m = tn_load_module(files[i], 0);
+    hlo_module *m = tn_load_module_err(files[i], 0, &err);
     if (!m) {
-      t.errors++;
+      t.errors += refused(xf, files[i], NULL, err.msg, 1);
       continue;
     }
     /* Every tuning unit of the module (units.h); one that cannot be
-     * checked is logged with its status, and is not an error of the run. */
+     * checked is logged with its status, and is not an error of the run
+     * unless an expected-failures list is in use and does not name it. */
     tn_units units;
     if (tn_units_find(m, &units, &err) != 0) {
-      logf_("%s: error: %s", files[i], err.msg);
+      char what[sizeof err.msg + 300];
+      snprintf(what, sizeof what, "%s: error: %s", files[i], err.msg);
+      t.errors += refused(xf, files[i], NULL, what, 1);
       hlo_module_free(m);
-      t.errors++;
       continue;
     }
     if (units.n == 0)
@@ -445,7 +466,9 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
       so.nargs = cap && cap->args ? cap->nargs : 0;
       tn_fusion_result r;
       tn_unit_status why;
+      tn_progress_unit(so.progress_ctx, files[i], un->name);
       int rc = tn_check_unit(um ? um : m, files[i], &so, &r, &why, &err);
+      tn_progress_unit_done(so.progress_ctx);
       so.args = NULL;
       so.nargs = 0;
       if (rc == 0)
@@ -467,6 +490,7 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
   int errors = t.errors, checked = t.checked;
   tn_sweep_files_free(done.sources, done.n);
   tn_sweep_files_free(done.names, done.n);
+  tn_progress_end(so.progress_ctx);
   char id[64];
   snprintf(id, sizeof id, "%s", tn_store_run(s)->id);
   logf_("run %s: %d fusions checked now, %d errors", id, checked, errors);
@@ -486,7 +510,7 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     logf_("%s", err.msg);
     rc = -1;
   }
-  if (write_reports(cfg, out, id, now) != 0)
+  if (tn_sweep_write_reports(cfg, out, id, o->shard_k, o->shard_n, now) != 0)
     rc = -1;
   return rc;
 }
@@ -533,7 +557,15 @@ int tn_cmd_sweep(const tn_opts *o) {
   if (!out || tn_out_refuse_input(out, 1, &o->file, &err) != 0 ||
       tn_out_refuse_input(out, nfiles, (const char *const *)files, &err) != 0 ||
       tn_lock_take(out, &lock, &err) != 0) {
-    fprintf(stderr, "tune: %s\n", err.msg);
+    logf_("%s", err.msg);
+    free(out);
+    tn_sweep_files_free(files, nfiles);
+    return TN_EXIT_USAGE;
+  }
+  tn_expected xf = {0};
+  if (cfg.expected_failures[0] && tn_expected_load(cfg.expected_failures, &xf, &err) != 0) {
+    logf_("%s", err.msg);
+    tn_lock_release(lock);
     free(out);
     tn_sweep_files_free(files, nfiles);
     return TN_EXIT_USAGE;
@@ -541,15 +573,30 @@ int tn_cmd_sweep(const tn_opts *o) {
   char shard[48] = "";
   if (o->shard_n)
     snprintf(shard, sizeof shard, ", shard %d/%d", o->shard_k, o->shard_n);
-  logf_("sweep %s%s: %d corpus files, %d machines, output %s", o->file, shard, nfiles, cfg.nmachines, out);
+  logf_("sweep %s%s: %d corpus files, %d machine%s, output %s", o->file, shard, nfiles, cfg.nmachines,
+        cfg.nmachines == 1 ? "" : "s", out);
+  if (cfg.expected_failures[0])
+    logf_("expected failures: %d entries in %s", xf.n, cfg.expected_failures);
   int failed = 0, new_findings = 0;
   for (int i = 0; i < cfg.nmachines; i++)
-    if (sweep_machine(o, &cfg, cfg.machines[i], files, nfiles, out, now, &new_findings) != 0)
+    if (sweep_machine(o, &cfg, cfg.machines[i], files, nfiles, out, now, cfg.expected_failures[0] ? &xf : NULL,
+                      &new_findings) != 0)
       failed = 1;
   tn_lock_release(lock);
   free(out);
   tn_sweep_files_free(files, nfiles);
-  logf_("sweep done: %d new divergences%s", new_findings, failed ? ", with errors" : "");
+  /* An entry that excused nothing may be fixed: say so, without failing
+   * the run (another shard may hold its file). */
+  int excused = 0;
+  for (int i = 0; i < xf.n; i++) {
+    excused += xf.v[i].hits;
+    if (xf.v[i].hits == 0 && !o->shard_n) /* a shard may not hold its file */
+      logf_("%s:%d: expected failure '%s' refused nothing in this run: remove it once it is fixed",
+            cfg.expected_failures, xf.v[i].line, xf.v[i].pattern);
+  }
+  tn_expected_free(&xf);
+  logf_("sweep done: %d new divergences%s%s", new_findings, failed ? ", with errors" : "",
+        excused ? ", expected failures excused" : "");
   if (failed)
     return TN_EXIT_USAGE;
   return new_findings ? TN_EXIT_DIVERGED : TN_EXIT_OK;

@@ -9,13 +9,12 @@
 #include "hlo_parse.h"
 #include "hlo_verify.h"
 
-int tn_read_file(const char *path, char **buf, size_t *len) {
+/* The whole file into *buf; -1 with err ("PATH: reason"). */
+static int read_all(const char *path, char **buf, size_t *len, hlo_error *err) {
   int is_stdin = strcmp(path, "-") == 0;
   FILE *f = is_stdin ? stdin : fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "tune: %s: %s\n", path, strerror(errno));
-    return -1;
-  }
+  if (!f)
+    return hlo_error_set(err, 0, 0, "%s: %s", path, strerror(errno));
   /* Read in growing blocks rather than trusting a size from stat: stdin and
    * pipes have none, and a file may change while we read it. */
   size_t cap = 1 << 16, n = 0;
@@ -39,7 +38,7 @@ int tn_read_file(const char *path, char **buf, size_t *len) {
   if (!is_stdin)
     fclose(f);
   if (failed) {
-    fprintf(stderr, "tune: %s: %s\n", path, p ? strerror(saved) : "out of memory");
+    hlo_error_set(err, 0, 0, "%s: %s", path, p ? strerror(saved) : "out of memory");
     free(p);
     return -1;
   }
@@ -48,22 +47,43 @@ int tn_read_file(const char *path, char **buf, size_t *len) {
   return 0;
 }
 
+int tn_read_file(const char *path, char **buf, size_t *len) {
+  hlo_error err = {0};
+  if (read_all(path, buf, len, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
 static const char *display_name(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
 
-hlo_module *tn_load_module(const char *path, int no_verify) {
+hlo_module *tn_load_module_err(const char *path, int no_verify, hlo_error *err) {
   char *text;
   size_t len;
-  if (tn_read_file(path, &text, &len) != 0)
+  if (read_all(path, &text, &len, err) != 0) {
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    hlo_error_set(err, 0, 0, "tune: %s", msg);
     return NULL;
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, len, &err);
+  }
+  hlo_error e = {0};
+  hlo_module *m = hlo_parse(text, len, &e);
   free(text);
-  if (m && !no_verify && hlo_verify(m, &err) != 0) {
+  if (m && !no_verify && hlo_verify(m, &e) != 0) {
     hlo_module_free(m);
     m = NULL;
   }
   if (!m)
-    fprintf(stderr, "%s:%d:%d: error: %s\n", display_name(path), err.line, err.col, err.msg);
+    hlo_error_set(err, e.line, e.col, "%s:%d:%d: error: %s", display_name(path), e.line, e.col, e.msg);
+  return m;
+}
+
+hlo_module *tn_load_module(const char *path, int no_verify) {
+  hlo_error err = {0};
+  hlo_module *m = tn_load_module_err(path, no_verify, &err);
+  if (!m && err.msg[0])
+    fprintf(stderr, "%s\n", err.msg);
   return m;
 }
 

@@ -100,6 +100,22 @@ static int put_seed(FILE *f, const tn_repro_bundle *b) {
   return 0;
 }
 
+/* The defects of the run, joined by spaces (one shell word once quoted). */
+static char *joined_defects(const tn_repro_device *d) {
+  char *joined = NULL;
+  size_t len = 0;
+  FILE *mf = open_memstream(&joined, &len);
+  if (!mf)
+    return NULL;
+  for (int i = 0; i < d->ndefects; i++)
+    fprintf(mf, "%s%s", i ? " " : "", d->defects[i]);
+  if (fclose(mf) != 0) {
+    free(joined);
+    return NULL;
+  }
+  return joined;
+}
+
 /* Every stored string goes through tn_sh_quote; tn_repro_write has
  * refused any that holds a control character. */
 static int put_run_sh(FILE *f, const tn_repro_bundle *b) {
@@ -111,29 +127,46 @@ static int put_run_sh(FILE *f, const tn_repro_bundle *b) {
   tn_sh_quote(f, b->run->id);
   fputs(".\n"
         "# Exit status: 1 while the divergence persists, 0 once it is fixed, 2 on error.\n"
-        "#   TUNE      the tune binary (default: tune from PATH)\n"
-        "#   COMPILER  the compiler profile under test (default: the run's)\n"
+        "#   TUNE      the tune binary (default: tune on PATH, else the build that\n"
+        "#             wrote this bundle)\n"
+        "#   COMPILER  the compiler profile under test (default: the run's;\n"
+        "#             COMPILER=stable has no modelled defect)\n"
         "#   DEFECTS   its extra modelled defects, space-separated (default: the run's;\n"
         "#             DEFECTS= runs without them)\n"
         "#   BACKEND   a device backend .so instead of the built-in simulator\n"
+        "# The inputs are read from inputs.h5, never synthesised again, so another\n"
+        "# tune version checks exactly the values the finding was made on.\n"
         "cd \"$(dirname \"$0\")\" || exit 2\n"
-        ": \"${TUNE:=tune}\"\n"
+        "if [ -z \"${TUNE:-}\" ]; then\n"
+        "  if command -v tune >/dev/null 2>&1; then\n"
+        "    TUNE=tune\n",
+        f);
+  if (b->tool_path) {
+    fputs("  elif [ -x ", f);
+    tn_sh_quote(f, b->tool_path);
+    fputs(" ]; then\n    TUNE=", f);
+    tn_sh_quote(f, b->tool_path);
+    fputc('\n', f);
+  }
+  fputs("  else\n"
+        "    echo \"run.sh: no tune to run: put tune on PATH or set TUNE=/path/to/tune\" >&2\n"
+        "    echo ",
+        f);
+  char note[4200];
+  snprintf(note, sizeof note, "  (this bundle was written by tune %s%s%s)", PACKAGE_VERSION,
+           b->tool_path ? " at " : "", b->tool_path ? b->tool_path : "");
+  tn_sh_quote(f, note);
+  fputs(" >&2\n"
+        "    exit 2\n"
+        "  fi\n"
+        "fi\n"
         "[ -n \"${COMPILER:-}\" ] || COMPILER=",
         f);
   tn_sh_quote(f, d.compiler[0] ? d.compiler : "stable");
   fputs("\n[ -n \"${DEFECTS+set}\" ] || DEFECTS=", f);
-  /* One word: the names joined by spaces, split again by the loop below. */
-  char *joined = NULL;
-  size_t len = 0;
-  FILE *mf = open_memstream(&joined, &len);
-  if (!mf)
+  char *joined = joined_defects(&d);
+  if (!joined)
     return -1;
-  for (int i = 0; i < d.ndefects; i++)
-    fprintf(mf, "%s%s", i ? " " : "", d.defects[i]);
-  if (fclose(mf) != 0) {
-    free(joined);
-    return -1;
-  }
   tn_sh_quote(f, joined);
   free(joined);
   fputs("\nset -f # the names are words, not patterns\n"
@@ -141,7 +174,7 @@ static int put_run_sh(FILE *f, const tn_repro_bundle *b) {
         "for d in $DEFECTS; do set -- \"$@\" --defect \"$d\"; done\n"
         "set +f\n"
         "if [ -n \"${BACKEND:-}\" ]; then set -- \"$@\" --backend \"$BACKEND\"; fi\n"
-        "exec \"$TUNE\" --check fusion.hlo --only \"$(cat config.txt)\" --seed \"$(cat seed)\" --machine ",
+        "exec \"$TUNE\" --check fusion.hlo --inputs inputs.h5 --only \"$(cat config.txt)\" --seed \"$(cat seed)\" --machine ",
         f);
   tn_sh_quote(f, d.machine[0] ? d.machine : "tpu-v5e");
   fputs(" --profile ", f);
@@ -153,6 +186,9 @@ static int put_run_sh(FILE *f, const tn_repro_bundle *b) {
 static int put_readme(FILE *f, const tn_repro_bundle *b) {
   const tn_cand_result *c = b->c;
   const chk_metrics *m = c->id == 0 ? &c->vs_reference : &c->vs_default;
+  tn_repro_device d;
+  tn_repro_device_of_run(b->run, &d);
+  const char *compiler = d.compiler[0] ? d.compiler : "stable";
   fprintf(f,
           "Reproducer: fusion %s, candidate %d\n"
           "\n"
@@ -164,24 +200,52 @@ static int put_readme(FILE *f, const tn_repro_bundle *b) {
           b->r->name, c->id, b->run->id, b->run->started, b->results_path ? b->results_path : "?",
           b->run->machine, b->run->compiler, (unsigned long long)b->r->seed, chk_verdict_name(c->verdict), c->leaf,
           (long long)m->mismatches, (long long)m->count, m->max_abs, m->max_rel, c->tol.atol, c->tol.rtol, c->config);
+  fprintf(f,
+          "Versions:\n"
+          "  bundle written by tune %s%s%s\n"
+          "  results written by tune %s, command:\n"
+          "    %s\n\n",
+          PACKAGE_VERSION, b->tool_path ? " at " : "", b->tool_path ? b->tool_path : "",
+          b->run_tool_version && b->run_tool_version[0] ? b->run_tool_version : "(unknown)",
+          b->run->command[0] ? b->run->command : "(not recorded)");
   if (b->instrs_before >= 0)
     fprintf(f,
             "fusion.hlo was minimized by delta debugging: the kernel went from %d to %d\n"
             "instructions while the divergence with this config persisted (original.hlo is\n"
-            "the fusion as checked).\n\n",
+            "the fusion as checked; the figures above are the original's).\n\n",
             b->instrs_before, b->instrs_after);
   fputs("Files:\n"
         "  fusion.hlo   the module (HLO text)\n"
         "  config.txt   the candidate's config line\n"
-        "  seed         the seed of the synthesised inputs and the timing jitter\n"
-        "  inputs.h5    /inputs/<k>: the inputs; /outputs/<k>: the reference evaluator's\n"
-        "               outputs on them (device numerics emulated, as --check compares)\n"
-        "  run.sh       checks the default and this config on the simulated device\n"
+        "  seed         the seed of the timing jitter (and of the inputs, when synthesised)\n",
+        f);
+  if (b->inputs)
+    fprintf(f, "  inputs.h5    /inputs/<k>: the inputs the finding was checked on (%s);\n",
+            strcmp(b->r->inputs_from, "file") == 0 ? "read from an --inputs file" : "captured from the whole module");
+  else
+    fputs("  inputs.h5    /inputs/<k>: the inputs, synthesised from the seed when the bundle was written;\n", f);
+  fputs("               /outputs/<k>: the reference evaluator's outputs on them (device\n"
+        "               numerics emulated, as --check compares)\n"
+        "  run.sh       checks the default and this config on the simulated device, on the\n"
+        "               inputs of inputs.h5 (never synthesised again: another tune version\n"
+        "               checks the same values)\n"
         "\n"
-        "Run:\n"
-        "  ./run.sh                 exit 1 while the divergence persists, 0 once fixed\n"
-        "  DEFECTS= ./run.sh        the same device without the modelled defects\n"
-        "  TUNE=/path/to/tune ./run.sh\n"
+        "Run (exit 1 while the divergence persists, 0 once it is fixed, 2 on error):\n",
+        f);
+  char *joined = joined_defects(&d);
+  fprintf(f, "  ./run.sh                            the finding's device: compiler %s%s%s\n", compiler,
+          d.ndefects ? ", defects " : "", d.ndefects && joined ? joined : "");
+  free(joined);
+  if (strcmp(compiler, "stable") != 0)
+    fprintf(f, "  COMPILER=stable ./run.sh            without compiler %s's modelled defects\n", compiler);
+  if (d.ndefects)
+    fputs("  DEFECTS= ./run.sh                   without the --defect defects of the run\n", f);
+  if (strcmp(compiler, "stable") != 0 || d.ndefects)
+    fputs("  COMPILER=stable DEFECTS= ./run.sh   a device with no modelled defect: exit 0 is\n"
+          "                                      what the fixed compiler must give\n",
+          f);
+  fputs("  TUNE=/path/to/tune ./run.sh         another tune (default: tune on PATH, else the\n"
+        "                                      build that wrote this bundle)\n"
         "\n"
         "Read the data with h5py:\n"
         "  import h5py; f = h5py.File('inputs.h5'); x = f['inputs/0'][()]; y = f['outputs/0'][()]\n",
@@ -208,7 +272,17 @@ static int write_values(const tn_repro_bundle *b, hlo_error *err) {
   }
   chk_inputs_opts io = {.seed = b->r->seed, .profile = (chk_inputs_profile)b->r->profile};
   chk_eval_opts eo = {.replicas = replicas, .emulate_device = 1};
-  if (chk_inputs_make(m, &io, args, err) != 0 || chk_eval_module(m, nargs, args, &eo, outs, err) != 0)
+  if (b->inputs) {
+    if (b->ninputs != nargs) {
+      hlo_error_set(err, 0, 0, "%d stored inputs for %d parameters", b->ninputs, nargs);
+      goto done;
+    }
+    for (int i = 0; i < nargs; i++)
+      args[i] = hlo_value_ref(b->inputs[i]);
+  } else if (chk_inputs_make(m, &io, args, err) != 0) {
+    goto done;
+  }
+  if (chk_eval_module(m, nargs, args, &eo, outs, err) != 0)
     goto done;
   /* Into a temporary renamed over DIR/inputs.h5, like the text files. */
   f = tn_out_create_h5_temp(path, &tmp, err);
@@ -216,6 +290,9 @@ static int write_values(const tn_repro_bundle *b, hlo_error *err) {
     goto done;
   if (tn_h5_attr_set_str(f, "tool", "tune", err) == 0 && tn_h5_attr_set_str(f, "tool_version", PACKAGE_VERSION, err) == 0 &&
       tn_h5_attr_set_u64(f, "seed", b->r->seed, err) == 0 && tn_h5_attr_set_str(f, "config", b->c->config, err) == 0 &&
+      tn_h5_attr_set_str(f, "inputs_from", b->inputs ? b->r->inputs_from : "synthetic", err) == 0 &&
+      tn_h5_attr_set_str(f, "command", b->run->command, err) == 0 &&
+      tn_h5_attr_set_str(f, "results_tool_version", b->run_tool_version ? b->run_tool_version : "", err) == 0 &&
       tn_h5_write_inputs(f, "inputs", nargs, args, err) == 0 && tn_h5_write_outputs(f, "outputs", outs[0], err) == 0)
     rc = 0;
   hlo_error cerr = {0};

@@ -7,12 +7,16 @@
  *                `hlo` dataset), or its minimized form
  *   config.txt   the candidate's config line
  *   seed         the input seed
- *   inputs.h5    /inputs/<k> the synthesised inputs and /outputs/<k> the
+ *   inputs.h5    /inputs/<k> the inputs the finding was checked on (stored
+ *                ones, or synthesised from the seed) and /outputs/<k> the
  *                reference evaluator's outputs (h5values.h layout), so the
  *                numbers can be looked at without tune
- *   run.sh       `tune --check fusion.hlo --only "$(cat config.txt)" ...` on
- *                the machine, compiler and defects of the run: exit 1 while
- *                the divergence persists, 0 once it is fixed, 2 on error
+ *   run.sh       `tune --check fusion.hlo --inputs inputs.h5 --only
+ *                "$(cat config.txt)" ...` on the machine, compiler and
+ *                defects of the run: exit 1 while the divergence persists,
+ *                0 once it is fixed, 2 on error.  Reading the inputs rather
+ *                than synthesising them again keeps the bundle valid for a
+ *                tune whose input synthesis differs.
  *   README       what the files are and how to run them
  *
  * The check that run.sh performs is deterministic (seeded inputs, seeded
@@ -48,11 +52,19 @@ typedef struct tn_repro_bundle {
   const tn_cand_result *c;
   const char *hlo;             /* the text to ship (r->hlo, or minimized) */
   int instrs_before, instrs_after; /* kernel sizes when minimized, else -1 */
+  /* The inputs the finding was checked on when they cannot be synthesised
+   * again from the seed (graph-captured or --inputs): one per parameter of
+   * hlo's entry, borrowed.  NULL: synthesise them from the seed. */
+  int ninputs;
+  hlo_value *const *inputs;
+  const char *tool_path;       /* absolute path of the tune writing the
+                                  bundle (run.sh falls back to it), or NULL */
+  const char *run_tool_version; /* tool_version of the results file, or NULL */
 } tn_repro_bundle;
 
-/* Writes every file of the bundle.  The inputs are synthesised from the
- * seed and the reference evaluated on them here, so inputs.h5 describes
- * exactly the module in fusion.hlo. */
+/* Writes every file of the bundle.  The inputs (b->inputs, or synthesised
+ * from the seed) and the reference evaluated on them are written here, so
+ * inputs.h5 describes exactly the module in fusion.hlo. */
 int tn_repro_write(const tn_repro_bundle *b, hlo_error *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* sweep.c — the driver behind `tune --check`. */
 #include "sweep.h"
+#include "only.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -356,13 +357,9 @@ static void judge(shared *sh, tn_cand_result *r) {
   r->wall_time = now_s() - t0;
 }
 
-static void progress(const tn_sweep_opts *o, int done, int total, int divergent) {
-  if (!o->progress)
-    return;
-  fprintf(stderr, "\r  checking candidates %4d/%-4d  divergent: %d ", done, total, divergent);
-  if (done == total)
-    fputs("\r\033[K", stderr);
-  fflush(stderr);
+static void progress(const tn_sweep_opts *o, const char *phase, int done, int total, int divergent) {
+  if (o->on_progress)
+    o->on_progress(o->progress_ctx, phase, done, total, divergent);
 }
 
 /* The group size an all-gather or reduce-scatter over every replica
@@ -499,6 +496,7 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
     }
   } else {
     chk_inputs_opts io = {.seed = o->seed, .profile = o->profile};
+    progress(o, "inputs", 0, 0, 0);
     if (chk_inputs_make(m, &io, sh->args, err) != 0)
       return -1;
   }
@@ -511,6 +509,7 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   sh->replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
   sh->f.replicas = sh->replicas;
   sh->acc.kernel = sh->f.comp;
+  progress(o, "reference", 0, 0, 0);
   if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
     return -1;
   sh->structured = o->backend && o->backend->name && strcmp(o->backend->name, "sim") == 0;
@@ -725,12 +724,23 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   list[n++] = dflt;
   if (o->only) {
     dev_config only;
-    if (dev_config_parse(o->only, &only, err) != 0) {
+    /* Knobs --only leaves out come from the default (only.h). */
+    char dtext[DEV_CONFIG_TEXT_MAX], full[DEV_CONFIG_TEXT_MAX];
+    dev_config_print(&dflt, dtext, sizeof dtext);
+    int partial = -1;
+    if ((partial = tn_only_complete(o->only, dtext, full, sizeof full, err)) != 0 ||
+        dev_config_parse(full, &only, err) != 0) {
       *why = TN_UNIT_BAD_INPUT;
       /* The position is in the config text, not in the module. */
       char msg[sizeof err->msg];
       snprintf(msg, sizeof msg, "%s", err->msg);
-      hlo_error_set(err, 0, 0, "--only '%.200s': column %d: %.200s", o->only, err->col, msg);
+      if (partial != 0)
+        hlo_error_set(err, 0, 0, "--only '%.200s': %.200s", o->only, msg + (strncmp(msg, "--only: ", 8) ? 0 : 8));
+      else if (strcmp(full, o->only) == 0)
+        hlo_error_set(err, 0, 0, "--only '%.200s': column %d: %.200s", o->only, err->col, msg);
+      else
+        hlo_error_set(err, 0, 0, "--only '%.200s' (completed from the default: '%.250s'): column %d: %.200s", o->only,
+                      full, err->col, msg);
       free(cands);
       free(list);
       teardown(&sh);
@@ -781,6 +791,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   /* The default runs first: every candidate is compared with it. */
   tn_cand_result *d = &out->cands[0];
   double t0 = now_s();
+  progress(o, "default", 0, n, 0);
   uint64_t djitter = mix(o->seed, d->fingerprint);
   run_config(&sh, &d->cfg, djitter, d, &sh.dflt_out);
   d->wall_time = now_s() - t0;
@@ -838,7 +849,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     return hlo_error_set(err, 0, 0, "out of memory");
   }
   ran[0] = true;
-  progress(o, done, n, divergent);
+  progress(o, "candidates", done, n, divergent);
   int timed_out = 0;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -862,17 +873,16 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
         if (o->stop_on_mismatch)
           sh.stop = 1;
       }
-      progress(o, done, n, divergent);
+      progress(o, "candidates", done, n, divergent);
     }
   }
-  if (o->progress && done != n)
-    fputs("\r\033[K", stderr);
 
   /* A candidate the host could not run while the other threads held their
    * memory gets one more try alone, so whether it ran does not depend on
    * --threads; one that fails alone too stays a tool-error. */
   for (int i = 1; i < n; i++)
     if (ran[i] && out->cands[i].verdict == CHK_VERDICT_TOOL_ERROR) {
+      progress(o, "reruns", done, n, divergent);
       tn_cand_result *r = &out->cands[i];
       dev_config cfg = r->cfg;
       fill_cand(r, i, &cfg);

@@ -43,7 +43,11 @@ typedef struct tn_sweep_opts {
   chk_tol tol;
   chk_tol_criterion criterion; /* g(d) of the derived bound (check/tolerance.h) */
   const char *ops;        /* comma-separated opcode names to check, or NULL */
-  bool progress;          /* draw a progress line on stderr */
+  /* Told at each phase ("inputs", "reference", "default", "candidates",
+   * "reruns") and after each candidate, from whichever thread ran it (one
+   * at a time); NULL: nobody listens.  progress.h draws or logs it. */
+  void (*on_progress)(void *ctx, const char *phase, int done, int total, int divergent);
+  void *progress_ctx;
   int error_maps;         /* keep error maps of this many worst divergent candidates */
   int replicas;           /* --replicas: replicas the collectives run across;
                              0 = the module's own (replica_count, or the

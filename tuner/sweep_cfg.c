@@ -14,7 +14,7 @@ const char *const tn_sweep_input_profiles[] = {"naive", "constrained", "edge", "
 
 static const char *const known_keys[] = {"corpus", "machines", "compiler", "inputs", "output", "budget",
                                          "time_budget", "threads", "seed", "run_id", "slowdown_threshold",
-                                         "reports", NULL};
+                                         "reports", "expected_failures", NULL};
 static const char *const required_keys[] = {"corpus", "machines", "compiler", "inputs", "output", NULL};
 
 static bool in_list(const char *const *list, const char *s) {
@@ -184,6 +184,9 @@ static int read_sweep(const char *file, config_setting_t *g, tn_sweep_cfg *out, 
       get_real(file, s, "sweep.slowdown_threshold", &out->slowdown_threshold, err) != 0)
     return -1;
   if ((s = config_setting_get_member(g, "reports")) && get_reports(file, s, out, err) != 0)
+    return -1;
+  if ((s = config_setting_get_member(g, "expected_failures")) &&
+      get_str(file, s, "sweep.expected_failures", out->expected_failures, sizeof out->expected_failures, err) != 0)
     return -1;
   return 0;
 }

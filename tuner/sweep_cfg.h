@@ -16,6 +16,7 @@
  *     run_id = "%Y%m%d";           # strftime pattern; "-<machine>" is added
  *     slowdown_threshold = 0.10;   # default-config slowdown worth reporting
  *     reports = ( { format = "html"; output = "sweeps/tune-%Y-%m-%d.html"; } );
+ *     expected_failures = "datasets/EXPECTED-failures"; # expected.h
  *   };
  *
  * Every key is checked: an unknown key, a missing required key or a value
@@ -56,6 +57,7 @@ typedef struct tn_sweep_cfg {
   double slowdown_threshold;
   int nreports;
   tn_sweep_report reports[TN_SWEEP_MAX_REPORTS];
+  char expected_failures[1024]; /* "" when none (expected.h) */
 } tn_sweep_cfg;
 
 /* The input profiles a sweep file may name. */

@@ -119,7 +119,7 @@ static int push(tn_change **list, int *n, const tn_fusion_result *r, const tn_ca
   *list = grown;
   tn_change *e = &grown[(*n)++];
   memset(e, 0, sizeof *e);
-  snprintf(e->fusion, sizeof e->fusion, "%s", r->name);
+  snprintf(e->fusion, sizeof e->fusion, "%s:%s", r->source, r->name);
   e->fingerprint = r->fingerprint;
   if (c) {
     snprintf(e->config, sizeof e->config, "%s", c->config);
@@ -170,6 +170,8 @@ int tn_sweep_changes(const char *path, const char *run_id, double threshold, tn_
       const tn_cand_result *old = before ? find_config(&before->r, c->config) : NULL;
       if (!old || !chk_verdict_is_divergent(old->verdict))
         rc = push(&out->news, &out->nnew, r, c);
+      else
+        out->nopen++;
     }
     if (!before)
       continue;
@@ -229,14 +231,15 @@ int tn_changes_store(tn_store *s, const tn_changes *ch, double threshold, hlo_er
       rc = hlo_error_set(err, 0, 0, "out of memory");
   }
   if (rc == 0) {
-    char num[3][24], thr[32];
+    char num[4][24], thr[32];
     for (int k = 0; k < 3; k++)
       snprintf(num[k], sizeof num[k], "%d", counts[k]);
+    snprintf(num[3], sizeof num[3], "%d", ch->nopen);
     snprintf(thr, sizeof thr, "%.17g", threshold);
     const char *keys[] = {"previous_run", "slowdown_threshold", "count_new", "count_fixed", "count_slowdowns",
-                          "new", "fixed", "slowdowns"};
-    const char *vals[] = {ch->previous, thr, num[0], num[1], num[2], lists[0], lists[1], lists[2]};
-    rc = tn_store_set_run_attrs(s, "changes", 8, keys, vals, err);
+                          "count_open", "new", "fixed", "slowdowns"};
+    const char *vals[] = {ch->previous, thr, num[0], num[1], num[2], num[3], lists[0], lists[1], lists[2]};
+    rc = tn_store_set_run_attrs(s, "changes", 9, keys, vals, err);
   }
   for (int k = 0; k < 3; k++)
     free(lists[k]);
@@ -248,5 +251,5 @@ void tn_changes_free(tn_changes *c) {
   free(c->fixed);
   free(c->slow);
   c->news = c->fixed = c->slow = NULL;
-  c->nnew = c->nfixed = c->nslow = 0;
+  c->nnew = c->nfixed = c->nslow = c->nopen = 0;
 }

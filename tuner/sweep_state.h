@@ -26,7 +26,8 @@
  * Fixed: a finding of the previous run whose fusion and config this run
  * checked again without a divergence.  Slowdown: a fusion in both runs
  * whose default config's simulated time grew by more than the threshold
- * (0.10 = 10%).  Without a previous run every finding is new.
+ * (0.10 = 10%).  Still open: a finding of this run that the previous run
+ * had too.  Without a previous run every finding is new.
  */
 #ifndef TUNE_SWEEP_STATE_H
 #define TUNE_SWEEP_STATE_H
@@ -56,7 +57,9 @@ int tn_sweep_done_units(const char *path, const char *run_id, char ***sources, c
                         hlo_error *err);
 
 typedef struct tn_change {
-  char fusion[128];
+  char fusion[1280];       /* FILE:FUSION: the corpus path as the run saw it
+                              and the fusion's name (names alone collide
+                              across modules: every module has a "main") */
   uint64_t fingerprint;
   char config[DEV_CONFIG_TEXT_MAX];
   char verdict[32];        /* new: this run's verdict; fixed: the previous one */
@@ -66,6 +69,8 @@ typedef struct tn_change {
 typedef struct tn_changes {
   char previous[64];       /* "" when there is no previous run */
   int nnew, nfixed, nslow;
+  int nopen;               /* findings of this run the previous run had too
+                              (still open); without a previous run, 0 */
   tn_change *news, *fixed, *slow; /* malloc'd */
 } tn_changes;
 
@@ -75,7 +80,7 @@ void tn_changes_free(tn_changes *c);
 
 /* Stores the changes in the open run's subgroup "changes" (README, "What
  * changed"): string attributes previous_run, slowdown_threshold,
- * count_new, count_fixed, count_slowdowns, and new, fixed, slowdowns with
+ * count_new, count_fixed, count_slowdowns, count_open, and new, fixed, slowdowns with
  * one tab-separated line per change (fingerprint, fusion, config, then the
  * verdict, or for slowdowns the default's sim_time before and after).
  * Replaces what an earlier call stored, so a run merged shard by shard

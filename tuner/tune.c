@@ -12,6 +12,7 @@
 #include "gen.h"
 #include "inputs.h"
 #include "mpi_sweep.h"
+#include "suggest.h"
 #include "tolerance.h"
 #include "libguard.h"
 
@@ -30,6 +31,8 @@ static void usage(FILE *f) {
         "                          first, then one CONFIG per line (the default first)\n"
         "      --list-defects      list the modelled miscompilations, one per line:\n"
         "                          NAME, trigger and symptom, tab-separated\n"
+        "      --list-compilers    list the compiler profiles, one per line: NAME and\n"
+        "                          the modelled defects it carries\n"
         "  -c, --check FILE...     sweep every candidate of each tuning unit (every fusion,\n"
         "                          and every heavy op outside one) on the simulated\n"
         "                          device and check it against the default and the\n"
@@ -51,7 +54,8 @@ static void usage(FILE *f) {
         "  -o, --output FILE       write the result to FILE instead of stdout\n"
         "      --no-verify         with --print: skip the verifier\n"
         "      --seed N            with --eval: seed of the synthesised inputs (default 0)\n"
-        "      --inputs IN.h5      with --eval: read the inputs from IN.h5 (/inputs/<k>)\n"
+        "      --inputs IN.h5      with --eval: read the inputs from IN.h5 (/inputs/<k>);\n"
+        "                          with --check: check the one selected unit on them\n"
         "      --profile NAME      with --eval and --check: how inputs are synthesised:\n"
         "                          constrained (default; ranges kept inside every op's\n"
         "                          domain), naive (uniform), edge (adds +-0, subnormals,\n"
@@ -112,7 +116,9 @@ static void usage(FILE *f) {
         "      --max-memory SIZE   refuse a unit whose estimated memory exceeds SIZE\n"
         "                          (bytes, or with K, M, G; default half the RAM);\n"
         "                          threads are reduced first (unit status too-large)\n"
-        "      --only 'CONFIG'     check the default and this one config\n"
+        "      --only 'KNOBS'      check the default and this one config: any of\n"
+        "                          tile= k= buf= order= pack= prec= flags=, the\n"
+        "                          others from the default; a compile error says why\n"
         "      --stop-on-mismatch  stop at the first divergent candidate\n"
         "      --atol X, --rtol X  override the derived tolerance of float outputs\n"
         "      --ops LIST          check only outputs of these opcodes (comma-separated;\n"
@@ -126,6 +132,8 @@ static void usage(FILE *f) {
         "  -q, --quiet             print only errors and divergences\n"
         "  -h, --help              display this help and exit\n"
         "  -V, --version           output version information and exit\n"
+        "\n"
+        "An option that does not apply to the mode given is an error (exit status 2).\n"
         "\n"
         "Exit status: 0 success (--check: at least one unit verified, none diverged),\n"
         "1 a divergence was found, 2 bad usage, bad input or a tool error, 3 (--check)\n"
@@ -177,6 +185,7 @@ enum { OPT_REPRODUCE = 768, OPT_FUSION, OPT_CANDIDATE, OPT_MINIMIZE, OPT_SWEEP, 
 enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET, OPT_INPUTS_FROM, OPT_ITERATION /* issue 12 */ };
 
 enum { OPT_COVER_SEED = 1536, OPT_FUZZ, OPT_COUNT, OPT_SECONDS, OPT_TEMPLATE, OPT_VERBOSE /* issue 19 */ };
+enum { OPT_LIST_COMPILERS = 1792 /* issue 18 */ };
 
 /* --max-memory SIZE: bytes, or a number with K, M, G or T (powers of 1024). */
 static int parse_size(const char *opt, const char *s, int64_t *out) {
@@ -252,6 +261,129 @@ static int parse_real(const char *opt, const char *s, double *out) {
   return 0;
 }
 
+#define M(x) (1u << TN_MODE_##x)
+/* Which modes each option applies to: any other mode refuses it (exit 2)
+ * rather than silently ignoring it.  Options not listed are modes, or
+ * apply everywhere (-h, -V). */
+static const struct {
+  int opt;
+  unsigned modes;
+} applies[] = {
+    {'o', M(PRINT) | M(EVAL) | M(SPACE) | M(CHECK) | M(REPORT) | M(REPRODUCE) | M(SWEEP) | M(FUZZ)},
+    {'q', M(SPACE) | M(CHECK) | M(REPRODUCE) | M(FUZZ)},
+    {OPT_NO_VERIFY, M(PRINT) | M(EVAL)},
+    {OPT_SEED, M(EVAL) | M(CHECK) | M(FUZZ)},
+    {OPT_INPUTS, M(EVAL) | M(CHECK)},
+    {OPT_REPLICAS, M(EVAL) | M(CHECK)},
+    {OPT_PROFILE, M(EVAL) | M(CHECK)},
+    {OPT_TIME_BUDGET, M(EVAL) | M(CHECK)},
+    {OPT_MACHINE, M(SPACE) | M(CHECK) | M(FUZZ)},
+    {OPT_COMPILER, M(CHECK) | M(FUZZ)},
+    {OPT_DEFECT, M(CHECK) | M(FUZZ)},
+    {OPT_THREADS, M(CHECK) | M(REPRODUCE) | M(FUZZ)},
+    {OPT_BUDGET, M(CHECK) | M(FUZZ)},
+    {OPT_ONLY, M(CHECK)},
+    {OPT_STOP_ON_MISMATCH, M(CHECK) | M(FUZZ)},
+    {OPT_ATOL, M(CHECK)},
+    {OPT_RTOL, M(CHECK)},
+    {OPT_OPS, M(CHECK)},
+    {OPT_TOLERANCE, M(CHECK)},
+    {OPT_BACKEND, M(CHECK) | M(REPRODUCE) | M(FUZZ)},
+    {OPT_JSON, M(CHECK)},
+    {OPT_FORMAT, M(REPORT)},
+    {OPT_RUN, M(REPORT) | M(REPRODUCE)},
+    {OPT_FUSION, M(CHECK) | M(LIST_FUSIONS) | M(REPRODUCE)},
+    {OPT_MAX_MEMORY, M(CHECK) | M(SWEEP) | M(FUZZ)},
+    {OPT_RUN_TIME_BUDGET, M(CHECK)},
+    {OPT_INPUTS_FROM, M(CHECK)},
+    {OPT_ITERATION, M(CHECK)},
+    {OPT_CANDIDATE, M(REPRODUCE)},
+    {OPT_MINIMIZE, M(REPRODUCE)},
+    {OPT_SHARD, M(SWEEP)},
+    {OPT_RUN_ID, M(SWEEP)},
+    {OPT_COVER_SEED, M(CHECK) | M(FUZZ)},
+    {OPT_COUNT, M(FUZZ)},
+    {OPT_SECONDS, M(FUZZ)},
+    {OPT_TEMPLATE, M(FUZZ)},
+    {OPT_VERBOSE, M(FUZZ)},
+};
+#undef M
+
+static const char *mode_option(tn_mode m) {
+  switch (m) {
+  case TN_MODE_PRINT: return "--print";
+  case TN_MODE_LIST_MACHINES: return "--list-machines";
+  case TN_MODE_EVAL: return "--eval";
+  case TN_MODE_SPACE: return "--space";
+  case TN_MODE_LIST_DEFECTS: return "--list-defects";
+  case TN_MODE_CHECK: return "--check";
+  case TN_MODE_REPORT: return "--report";
+  case TN_MODE_REPRODUCE: return "--reproduce";
+  case TN_MODE_SWEEP: return "--sweep";
+  case TN_MODE_MERGE: return "--merge";
+  case TN_MODE_LIST_FUSIONS: return "--list-fusions";
+  case TN_MODE_FUZZ: return "--fuzz";
+  case TN_MODE_LIST_COMPILERS: return "--list-compilers";
+  default: return "?";
+  }
+}
+
+/* The option as the user would write it. */
+static void option_text(const struct option *longopts, int opt, char *buf, size_t n) {
+  if (opt < 256) {
+    for (int i = 0; longopts[i].name; i++)
+      if (longopts[i].val == opt) {
+        snprintf(buf, n, "-%c/--%s", opt, longopts[i].name);
+        return;
+      }
+    snprintf(buf, n, "-%c", opt);
+    return;
+  }
+  for (int i = 0; longopts[i].name; i++)
+    if (longopts[i].val == opt) {
+      snprintf(buf, n, "--%s", longopts[i].name);
+      return;
+    }
+  snprintf(buf, n, "an option");
+}
+
+/* Refuses each option in seen[0..nseen) that does not apply to the mode. */
+static int check_applies(const struct option *longopts, tn_mode mode, const int *seen, int nseen) {
+  for (int k = 0; k < nseen; k++)
+    for (size_t i = 0; i < sizeof applies / sizeof applies[0]; i++) {
+      if (applies[i].opt != seen[k] || (applies[i].modes >> mode) & 1u)
+        continue;
+      char what[64];
+      option_text(longopts, seen[k], what, sizeof what);
+      fprintf(stderr, "tune: %s does not apply to %s (it is an option of", what, mode_option(mode));
+      int first = 1;
+      for (int m = 1; m <= TN_MODE_LIST_COMPILERS; m++)
+        if ((applies[i].modes >> m) & 1u) {
+          fprintf(stderr, "%s%s", first ? " " : ", ", mode_option((tn_mode)m));
+          first = 0;
+        }
+      fputs(")\nTry 'tune --help' for more information.\n", stderr);
+      return -1;
+    }
+  return 0;
+}
+
+/* After getopt refused argv[optind - 1]: suggest the closest long option. */
+static void suggest_option(const struct option *longopts, const char *arg) {
+  if (!arg || strncmp(arg, "--", 2) != 0)
+    return;
+  char word[64];
+  snprintf(word, sizeof word, "%s", arg + 2);
+  word[strcspn(word, "=")] = '\0';
+  const char *names[96];
+  int n = 0;
+  for (int i = 0; longopts[i].name && n < 96; i++)
+    names[n++] = longopts[i].name;
+  const char *s = tn_suggest(word, names, n);
+  if (s)
+    fprintf(stderr, "tune: did you mean '--%s'?\n", s);
+}
+
 /* The command line as one string, for the results file. */
 static char *join_args(int argc, char **argv) {
   size_t n = 1;
@@ -319,6 +451,7 @@ static int tune_main(int argc, char **argv) {
       {"merge", required_argument, NULL, OPT_MERGE},
       {"run-id", required_argument, NULL, OPT_RUN_ID},
       {"profile", required_argument, NULL, OPT_PROFILE},
+      {"list-compilers", no_argument, NULL, OPT_LIST_COMPILERS},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -327,8 +460,12 @@ static int tune_main(int argc, char **argv) {
   tn_opts o = {0};
   o.profile = CHK_INPUTS_CONSTRAINED; /* inputs inside every op's domain unless told */
   int c;
+  int seen[64], nseen = 0; /* options given, for check_applies */
+  opterr = 1;
   while ((c = getopt_long(argc, argv, "p:c:o:qhV", longopts, NULL)) != -1) {
     uint64_t num;
+    if (nseen < 64)
+      seen[nseen++] = c;
     switch (c) {
     case 'c':
       if (set_mode(&o, TN_MODE_CHECK, optarg) != 0)
@@ -505,10 +642,19 @@ static int tune_main(int argc, char **argv) {
         return TN_EXIT_USAGE;
       o.sweep_run_id = optarg;
       break;
+    case OPT_LIST_COMPILERS:
+      if (set_mode(&o, TN_MODE_LIST_COMPILERS, NULL) != 0)
+        return TN_EXIT_USAGE;
+      break;
     case OPT_PROFILE: {
       chk_inputs_profile p;
       if (chk_inputs_profile_from_name(optarg, &p) != 0) {
-        fprintf(stderr, "tune: --profile: '%s' is not one of constrained, naive, edge, oob-indices\n", optarg);
+        const char **names = NULL;
+        int k = tn_names_profiles(&names);
+        const char *hint = tn_suggest(optarg, names, k);
+        fprintf(stderr, "tune: --profile: '%s' is not one of constrained, naive, edge, oob-indices%s%s%s\n", optarg,
+                hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+        free(names);
         return TN_EXIT_USAGE;
       }
       o.profile = (int)p;
@@ -568,10 +714,13 @@ static int tune_main(int argc, char **argv) {
       version();
       return TN_EXIT_OK;
     default:
+      suggest_option(longopts, optind > 1 ? argv[optind - 1] : NULL);
       fputs("Try 'tune --help' for more information.\n", stderr);
       return TN_EXIT_USAGE;
     }
   }
+  if (o.mode != TN_MODE_NONE && check_applies(longopts, o.mode, seen, nseen) != 0)
+    return TN_EXIT_USAGE;
   if (o.max_memory == 0)
     o.max_memory = half_ram();
   /* Under mpirun or srun: only --sweep is shared out (mpi_sweep.h); the
@@ -641,6 +790,8 @@ static int tune_main(int argc, char **argv) {
     return tn_cmd_space(&o);
   case TN_MODE_LIST_DEFECTS:
     return tn_cmd_list_defects(&o);
+  case TN_MODE_LIST_COMPILERS:
+    return tn_cmd_list_compilers(&o);
   case TN_MODE_REPORT:
     return tn_cmd_report(&o);
   case TN_MODE_REPRODUCE:

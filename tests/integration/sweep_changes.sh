@@ -82,16 +82,16 @@ if [ "$(attr U.h5 "$r2" previous_run)" = "$r1" ]; then ok "day 2's previous run 
 attr U.h5 "$r2" fixed >fixed
 attr U.h5 "$r2" new >new
 attr U.h5 "$r2" slowdowns >slow
-if [ -s fixed ] && awk -F'\t' '$2 != "fused_qat_residual" || $3 !~ /flags=[a-z,-]*fuse-converts/ { bad = 1 } END { exit bad }' fixed; then
+if [ -s fixed ] && awk -F'\t' '{ sub(/.*:/, "", $2) } $2 != "fused_qat_residual" || $3 !~ /flags=[a-z,-]*fuse-converts/ { bad = 1 } END { exit bad }' fixed; then
   ok "fixed: $(wc -l <fixed) elide-convert findings of qat_residual_f16, all with fuse-converts"
 else not_ok "fixed list unexpected"; sed 's/^/  # /' fixed | head -n 5; fi
-attr U.h5 "$r1" new | awk -F'\t' '$2 == "fused_qat_residual" { print $3 }' | sort >day1.qat
+attr U.h5 "$r1" new | awk -F'\t' '{ sub(/.*:/, "", $2) } $2 == "fused_qat_residual" { print $3 }' | sort >day1.qat
 if [ -s day1.qat ] && awk -F'\t' '{ print $3 }' fixed | sort | cmp -s - day1.qat; then
   ok "fixed: exactly the configs day 1 found divergent on qat_residual_f16"
 else not_ok "fixed configs differ from day 1's qat findings"; fi
 # k of a config line, and the reduction length of each fusion (its HLO).
 if [ -s new ] && awk -F'\t' '
-  { k = $3; sub(/.* k=/, "", k); sub(/ .*/, "", k); k += 0
+  { sub(/.*:/, "", $2); k = $3; sub(/.* k=/, "", k); sub(/ .*/, "", k); k += 0
     len = $2 == "fused_softmax" ? 256 : $2 == "fused_reduce" ? 1000 : 0
     if (len == 0 || k == 0 || len % k == 0) bad = 1 }
   END { exit bad }' new; then
@@ -99,8 +99,8 @@ if [ -s new ] && awk -F'\t' '
 else not_ok "new list unexpected"; sed 's/^/  # /' new | head -n 5; fi
 grep -q 'fused_softmax' new && grep -q 'fused_reduce' new && ok "new findings on both reductions" ||
   not_ok "new findings missing on softmax or row_sum_sq_ragged"
-if grep -q 'fused_qat_residual' slow && awk -F'\t' '$2 == "fused_qat_residual" { r = $5 / $4; if (r > 1.10 && r <= 10) ok = 1 } END { exit !ok }' slow; then
-  ok "slowdown of qat_residual_f16 stored: $(awk -F'\t' '$2 == "fused_qat_residual" { printf "%.3g us -> %.3g us", $4 * 1e6, $5 * 1e6 }' slow)"
+if grep -q 'fused_qat_residual' slow && awk -F'\t' '{ sub(/.*:/, "", $2) } $2 == "fused_qat_residual" { r = $5 / $4; if (r > 1.10 && r <= 10) ok = 1 } END { exit !ok }' slow; then
+  ok "slowdown of qat_residual_f16 stored: $(awk -F'\t' '{ sub(/.*:/, "", $2) } $2 == "fused_qat_residual" { printf "%.3g us -> %.3g us", $4 * 1e6, $5 * 1e6 }' slow)"
 else not_ok "no qat_residual_f16 slowdown within (10%, x10]"; sed 's/^/  # /' slow | head -n 5; fi
 if awk -F'\t' '{ if (!($5 > $4 * 1.10)) bad = 1 } END { exit bad }' slow; then ok "every stored slowdown exceeds the 10% threshold"; else
   not_ok "a stored slowdown is under the threshold"; fi
@@ -109,12 +109,12 @@ for k in new fixed slowdowns; do
   case $k in new) f=new ;; fixed) f=fixed ;; *) f=slow ;; esac
   if [ "$n" = "$(wc -l <$f | tr -d ' ')" ]; then ok "count_$k = $n matches the list"; else not_ok "count_$k = $n, list has $(wc -l <$f)"; fi
 done
-expect_grep "since run $r1: $(wc -l <new | tr -d ' ') new divergences, $(wc -l <fixed | tr -d ' ') fixed, $(wc -l <slow | tr -d ' ') default-config slowdowns over 10%" u2.out "the sweep prints the counts"
-expect_grep "^  slower fused_qat_residual: default" u2.out "and the slowdown"
+expect_grep "since run $r1: $(wc -l <new | tr -d ' ') new divergences, $(wc -l <fixed | tr -d ' ') fixed, [0-9]* still open, $(wc -l <slow | tr -d ' ') default-config slowdowns over 10%" u2.out "the sweep prints the counts"
+expect_grep "^  slower .*/qat_residual_f16.hlo:fused_qat_residual: default" u2.out "and the slowdown, named FILE:FUSION"
 expect_grep "^  fixed  " u2.out "and the fixed findings"
 
 # ---- the threshold -------------------------------------------------------------
-ratio=$(awk -F'\t' '$2 == "fused_qat_residual" { printf "%.17g", $5 / $4 }' slow)
+ratio=$(awk -F'\t' '{ sub(/.*:/, "", $2) } $2 == "fused_qat_residual" { printf "%.17g", $5 / $4 }' slow)
 qat="\"$ds/qat_residual_f16.hlo\""
 day t9.cfg c2.cfg "$TMPD/slow.cfg" V.h5 9.0 "$qat" 1
 "$TUNE" --sweep t9.cfg >t9.out 2>t9.err
@@ -127,7 +127,7 @@ above=$(awk -v r="$ratio" 'BEGIN { printf "%.6f", (r - 1) * 1.02 }')
 day tb.cfg c2.cfg "$TMPD/slow.cfg" W.h5 "$below" "$qat" 1
 "$TUNE" --sweep tb.cfg >tb.out 2>tb.err
 rw=$(runs W.h5 | tail -n 1)
-if [ "$(attr W.h5 "$rw" count_slowdowns)" = 1 ] && grep -q "slower fused_qat_residual" tb.out; then
+if [ "$(attr W.h5 "$rw" count_slowdowns)" = 1 ] && grep -q "slower .*:fused_qat_residual" tb.out; then
   ok "threshold $below, just under the slowdown: reported"
 else not_ok "threshold $below: $(attr W.h5 "$rw" count_slowdowns) slowdowns"; fi
 day ta.cfg c2.cfg "$TMPD/slow.cfg" Y.h5 "$above" "$qat" 1

@@ -499,10 +499,16 @@ static void test_html_ranks(void **state) {
   make_clean(&r);
   snprintf(r.name, sizeof r.name, "ranks");
   free(r.cands);
-  r.ncands = 4;
-  r.cands = calloc(4, sizeof *r.cands);
+  r.ncands = 5;
+  r.cands = calloc(5, sizeof *r.cands);
   assert_non_null(r.cands);
   set_cand(&r.cands[0], 0, RFX_DEFAULT_CONFIG, CHK_VERDICT_MATCH, 2e-6);
+  /* A matching candidate that shares every knob of the three divergent
+   * ones but the tile: each divergent tile is then a group of its own
+   * (knob attribution), so each keeps its error map in the page. */
+  set_cand(&r.cands[4], 4, RFX_DEFAULT_CONFIG, CHK_VERDICT_MATCH, 3e-6);
+  snprintf(r.cands[4].config, sizeof r.cands[4].config, "tile=32 k=0 buf=1 order=0 pack=1 prec=default flags=none");
+  assert_int_equal(dev_config_parse(r.cands[4].config, &r.cands[4].cfg, &(hlo_error){0}), 0);
   static const int64_t dims[3][3] = {{0}, {1000}, {4, 50, 60}};
   static const int ranks[3] = {0, 1, 3};
   r.nerror_maps = 3;
@@ -533,7 +539,7 @@ static void test_html_ranks(void **state) {
     for (size_t i = 0; i < n; i++)
       e->data[i] = (float)(i % 13) * 1e-3f;
   }
-  r.verdict_counts[CHK_VERDICT_MATCH] = 1;
+  r.verdict_counts[CHK_VERDICT_MATCH] = 2;
   r.verdict_counts[CHK_VERDICT_MISMATCH_BOTH] = 3;
   r.best = 0;
 

@@ -46,9 +46,15 @@ static const char *const STYLE =
     "border-bottom:1px solid var(--line);white-space:nowrap}"
     "table.grid td{padding:3px 8px;border-bottom:1px solid #edf0f2;vertical-align:top}"
     "table.grid td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-    "table.grid tr.div td{background:#fff2f1}table.grid td.cfg,table.grid td.mono{white-space:nowrap}"
-    "table.grid td.note{min-width:220px}"
-    ".scroll{max-height:520px;overflow:auto;border:1px solid var(--line);border-radius:6px}"
+    "table.grid tr.div td{background:#fff2f1}table.grid td.cfg,table.grid td.mono{overflow-wrap:anywhere}"
+    "table.grid td.note{min-width:160px}"
+    /* No scroll box: the whole table prints and screenshots (issue 18). */
+    ".scroll{border:1px solid var(--line);border-radius:6px}"
+    "pre.hlo,pre.cmd{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:8px 10px;"
+    "font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0}"
+    "pre.hlo .root{background:#fde2e1;font-weight:600}pre.hlo .hero{background:#fff3c4}"
+    "ul.groups li{margin:0 0 10px}"
+    "@media print{body{background:#fff}.card{break-inside:avoid-page}table.grid th{position:static}}"
     ".chip{display:inline-block;padding:0 8px;border-radius:10px;font-size:12px;margin:0 4px 3px 0;"
     "border:1px solid;white-space:nowrap}"
     ".v-match{color:#1b5e20;border-color:#a5d6a7;background:#f1f8f1}"
@@ -538,6 +544,98 @@ static void verdict_table(FILE *f, const tn_fusion_result *r, int *order) {
   fputs("</tbody></table></div>\n", f);
 }
 
+/* ---- the HLO, knob attribution ------------------------------------------------------------- */
+
+/* The opcode the hero kind names, to mark it in the HLO ("reduce(" in a
+ * reduction fusion); NULL when the kind names none. */
+static const char *hero_opcode(const char *hero) {
+  static const char *const ops[][2] = {{"reduc", " reduce("}, {"dot", " dot("},     {"matmul", " dot("},
+                                       {"conv", " convolution("}, {"sort", " sort("}, {"scatter", " scatter("},
+                                       {"gather", " gather("}, {"window", " reduce-window("}};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strstr(hero, ops[i][0]))
+      return ops[i][1];
+  return NULL;
+}
+
+/* The module's HLO text, its ROOT lines (the outputs that diverge) and the
+ * hero's lines highlighted. */
+static void hlo_block(FILE *f, const tn_fusion_result *r) {
+  if (!r->hlo || !r->hlo[0])
+    return;
+  const char *hero = hero_opcode(r->hero);
+  fputs("<h3>HLO</h3>\n<p class=\"note\">The outputs (<span class=\"root\">ROOT</span> lines) are where the "
+        "divergence shows",
+        f);
+  if (hero)
+    fputs("; the hero op is marked", f);
+  fputs(".</p>\n<pre class=\"hlo\">", f);
+  const char *p = r->hlo;
+  while (*p) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    char line[4096];
+    snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+    const char *cls = strstr(line, "ROOT ") ? "root" : hero && strstr(line, hero) ? "hero" : NULL;
+    if (cls)
+      fprintf(f, "<span class=\"%s\">", cls);
+    x(f, line);
+    fputs(cls ? "</span>\n" : "\n", f);
+    p += len + (e ? 1 : 0);
+  }
+  fputs("</pre>\n", f);
+}
+
+/* The groups of divergent candidates (report_internal.h) with a
+ * representative each: its diff against the default and its commands.
+ * mark[i] is set for the representatives, whose error maps are shown. */
+static void groups_block(FILE *f, const tn_report_input *in, const tn_fusion_result *r, bool *mark) {
+  tn_rep_group *g = NULL;
+  int ng = tn_rep_attribute(r, &g);
+  if (ng <= 0) {
+    free(g);
+    return;
+  }
+  fputs("<h3>Knob attribution</h3>\n<p class=\"note\">The divergent candidates, grouped by the smallest set of "
+        "knob values that separates them from the matching ones; one representative (the worst) per group."
+        "</p>\n<ul class=\"groups\">\n",
+        f);
+  char diff[512], cmd[4096];
+  for (int i = 0; i < ng; i++) {
+    const tn_cand_result *c = &r->cands[g[i].rep];
+    mark[g[i].rep] = true;
+    fputs("<li>", f);
+    if (g[i].separates) {
+      fprintf(f, "<b>%d</b> divergent candidate%s ha%s ", g[i].count, g[i].count == 1 ? "" : "s",
+              g[i].count == 1 ? "s" : "ve");
+      for (int k = 0; k < g[i].nkeys; k++) {
+        fputs(k ? " and <code>" : "<code>", f);
+        x(f, g[i].keys[k]);
+        fputs("</code>", f);
+      }
+      fputs("; no matching candidate does.", f);
+    } else {
+      fputs("<b>1</b> divergent candidate that no set of up to three knob values separates from the matching "
+            "ones.",
+            f);
+    }
+    tn_rep_config_diff(diff, sizeof diff, c->config, r->ncands > 0 ? r->cands[0].config : "");
+    fprintf(f, "<br>Representative: candidate %d, ", c->id);
+    chip(f, c->verdict, -1);
+    fputs(" differs from the default in <code>", f);
+    x(f, diff);
+    fputs("</code>\n<pre class=\"cmd\">", f);
+    tn_rep_check_cmd(cmd, sizeof cmd, in, r, c);
+    x(f, cmd);
+    fputc('\n', f);
+    tn_rep_reproduce_cmd(cmd, sizeof cmd, in, r, c);
+    x(f, cmd);
+    fputs("</pre></li>\n", f);
+  }
+  fputs("</ul>\n", f);
+  free(g);
+}
+
 /* ---- one fusion ------------------------------------------------------------------------- */
 
 static void fusion_section(FILE *f, const tn_report_input *in, const tn_stored_fusion *sf, int *order) {
@@ -589,13 +687,24 @@ static void fusion_section(FILE *f, const tn_report_input *in, const tn_stored_f
       chip(f, (chk_verdict)v, r->verdict_counts[v]);
   fprintf(f, " <span class=\"note\">(%d candidates, %.2f s)</span></td></tr>\n</table>\n", r->ncands, r->wall_time);
 
+  bool *mark = calloc((size_t)(r->ncands > 0 ? r->ncands : 1), sizeof *mark);
+  hlo_block(f, r);
+  if (mark)
+    groups_block(f, in, r, mark);
   fputs("<h3>Simulated time per candidate</h3>\n", f);
   time_chart(f, r);
-  if (r->nerror_maps > 0) {
-    fputs("<h3>Error maps of the worst candidates</h3>\n", f);
-    for (int i = 0; i < r->nerror_maps; i++)
-      heatmap(f, r, &r->error_maps[i]);
+  /* One map per group: the others repeat their representative's. */
+  int shown = 0;
+  for (int i = 0; i < r->nerror_maps; i++) {
+    const tn_cand_result *c = tn_fusion_result_find_cand(r, r->error_maps[i].cand_id);
+    int idx = c ? (int)(c - r->cands) : -1;
+    if (mark && idx >= 0 && !mark[idx])
+      continue;
+    if (shown++ == 0)
+      fputs("<h3>Error maps of the groups' representatives</h3>\n", f);
+    heatmap(f, r, &r->error_maps[i]);
   }
+  free(mark);
   fputs("<h3 id=\"v-", f);
   x(f, sf->group);
   fputs("\">Verdicts</h3>\n", f);

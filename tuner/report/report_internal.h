@@ -49,6 +49,24 @@ void tn_rep_reproduce_cmd(char *buf, size_t n, const tn_report_input *in, const 
 /* The bundle folder tn_rep_reproduce_cmd names: "repro-NAME-ID". */
 void tn_rep_bundle_dir(char *buf, size_t n, const tn_fusion_result *r, const tn_cand_result *c);
 
+/* Knob attribution (report_attr.c): the divergent candidates of a fusion
+ * in groups, each named by the smallest set of knob values ("flags=fuse-
+ * converts") that its candidates share and no matching candidate has in
+ * full.  rep is the group's worst candidate (an index into r->cands);
+ * separates is 0 for a candidate no set of up to three knobs separates,
+ * alone in its group.  Returns the number of groups (*groups malloc'd),
+ * -1 when out of memory. */
+typedef struct tn_rep_group {
+  int nkeys;
+  char keys[3][96];
+  int count;
+  int rep;
+  int separates;
+} tn_rep_group;
+int tn_rep_attribute(const tn_fusion_result *r, tn_rep_group **groups);
+/* The knob words of config that differ from dflt, space-separated. */
+void tn_rep_config_diff(char *buf, size_t n, const char *config, const char *dflt);
+
 /* 0, or -1 with err when f has seen a write error. */
 int tn_rep_check_stream(FILE *f, hlo_error *err);
 

@@ -225,6 +225,46 @@ static void finding(FILE *f, const tn_report_input *in, const tn_stored_fusion *
   fputs(" — the reproducer bundle written by the `tune --reproduce` command above (zip it)\n\n", f);
 }
 
+/* Knob attribution (report_internal.h): one line per group of divergent
+ * candidates, with a representative and its reproducer. */
+static void attribution(FILE *f, const tn_report_input *in, const tn_fusion_result *r) {
+  tn_rep_group *g = NULL;
+  int ng = tn_rep_attribute(r, &g);
+  if (ng <= 0) {
+    free(g);
+    return;
+  }
+  fputs("\n\n**Knob attribution** (the smallest set of knob values that separates the divergent candidates "
+        "from the matching ones):\n\n",
+        f);
+  char diff[512], cmd[4096];
+  for (int i = 0; i < ng; i++) {
+    const tn_cand_result *c = &r->cands[g[i].rep];
+    if (g[i].separates) {
+      fprintf(f, "- **%d** divergent candidate%s ha%s ", g[i].count, g[i].count == 1 ? "" : "s",
+              g[i].count == 1 ? "s" : "ve");
+      for (int k = 0; k < g[i].nkeys; k++) {
+        fputs(k ? " and " : "", f);
+        md_code(f, g[i].keys[k]);
+      }
+      fputs("; no matching candidate does.", f);
+    } else {
+      fputs("- **1** divergent candidate that no set of up to three knob values separates from the matching "
+            "ones.",
+            f);
+    }
+    tn_rep_config_diff(diff, sizeof diff, c->config, r->ncands > 0 ? r->cands[0].config : "");
+    fprintf(f, " Representative: candidate %d (%s), which differs from the default in ", c->id,
+            chk_verdict_name(c->verdict));
+    md_code(f, diff);
+    tn_rep_check_cmd(cmd, sizeof cmd, in, r, c);
+    fputs(".\n  Reproduce: ", f);
+    md_code(f, cmd);
+    fputc('\n', f);
+  }
+  free(g);
+}
+
 static void divergent_fusion(FILE *f, const tn_report_input *in, const tn_stored_fusion *sf, int *order) {
   const tn_fusion_result *r = &sf->r;
   int nd = tn_rep_ndivergent(r);
@@ -257,6 +297,7 @@ static void divergent_fusion(FILE *f, const tn_report_input *in, const tn_stored
   }
   fputs("- **All verdicts:** ", f);
   verdict_summary(f, r, false);
+  attribution(f, in, r);
   fputs("\n\n| id | config | verdict | mismatches | max abs | max rel | max ULP | peak | bounding box |\n"
         "|---:|---|---|---:|---:|---:|---:|---|---|\n",
         f);
