@@ -183,6 +183,7 @@ void tn_wire_put_result(tn_wire *w, const tn_fusion_result *r) {
   plain.cands = NULL;
   plain.error_maps = NULL;
   plain.inputs = NULL;
+  plain.cover.pairs_text = NULL;
   tn_wire_put(w, &plain, sizeof plain);
   tn_wire_put_str(w, r->hlo);
   tn_wire_put_i64(w, r->ncands);
@@ -197,6 +198,7 @@ void tn_wire_put_result(tn_wire *w, const tn_fusion_result *r) {
   tn_wire_put_i64(w, r->inputs ? r->ninputs : 0);
   for (int i = 0; r->inputs && i < r->ninputs; i++)
     put_value(w, r->inputs[i]);
+  tn_wire_put_str(w, r->cover.pairs_text);
 }
 
 int tn_wire_get_result(tn_wire_reader *rd, tn_fusion_result *out, hlo_error *err) {
@@ -213,6 +215,7 @@ int tn_wire_get_result(tn_wire_reader *rd, tn_fusion_result *out, hlo_error *err
   r.cands = NULL;
   r.error_maps = NULL;
   r.inputs = NULL;
+  r.cover.pairs_text = NULL;
   int64_t ncands = r.ncands, nmaps = r.nerror_maps, ninputs = r.ninputs;
   r.ncands = r.nerror_maps = r.ninputs = 0; /* so a partial r frees cleanly */
   int64_t n;
@@ -259,6 +262,8 @@ int tn_wire_get_result(tn_wire_reader *rd, tn_fusion_result *out, hlo_error *err
   } else {
     r.ninputs = (int)ninputs;
   }
+  if (tn_wire_get_str(rd, &r.cover.pairs_text) != 0)
+    goto bad_free;
   *out = r;
   return 0;
 bad_free:
