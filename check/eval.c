@@ -168,6 +168,17 @@ static bool is_structural(hlo_opcode op) {
 static bool op_supported(const hlo_module *m, const hlo_instr *ins) {
   if (ins->op == HLO_OP_CUSTOM_CALL)
     return chk_custom_call_known(m, ins);
+  /* Forms the op functions refuse, refused here too so they count as
+   * unsupported rather than as evaluation errors. */
+  if (ins->op == HLO_OP_RNG && ins->noperands != 2)
+    return false;
+  if (ins->op == HLO_OP_RNG_BIT_GENERATOR && !chk_rng_algorithm_known(ins))
+    return false;
+  if ((ins->op == HLO_OP_COLLECTIVE_PERMUTE || ins->op == HLO_OP_COLLECTIVE_PERMUTE_START) && ins->noperands != 1)
+    return false;
+  if (ins->op == HLO_OP_SEND && (ins->noperands != 2 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 3 ||
+                                 !hlo_shape_equal(&ins->operands[0]->shape, &ins->shape.elems[0], false)))
+    return false;
   hlo_opcode op = ins->op;
   hlo_opcode sync = chk_async_sync_op(ins);
   if (sync != HLO_OP_INVALID)
@@ -538,6 +549,11 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
       break;
     }
     for (int r = 0; r < nrep && rc == 0; r++) {
+      if (!hlo_value_matches(opv[r], &ins->shape.elems[0])) {
+        chk_fail(ev, ins, "the data operand does not have the shape the result names");
+        rc = -1;
+        break;
+      }
       hlo_value *e[3] = {hlo_value_ref(opv[r]), chk_zero_value(&ins->shape.elems[1]),
                          chk_zero_value(&ins->shape.elems[2])};
       if (!e[1] || !e[2] || !(out[r] = hlo_value_tuple(3, e))) {

@@ -146,6 +146,8 @@ chk_op_fn chk_op_gather;       /* eval_gather.c: gather, scatter */
 chk_op_fn chk_op_sort;         /* eval_sort.c: sort */
 chk_op_fn chk_op_topk;         /* eval_topk.c: topk */
 chk_op_fn chk_op_rng;          /* eval_rng.c: rng, rng-bit-generator */
+/* Whether a rng-bit-generator names an algorithm with defined bits. */
+bool chk_rng_algorithm_known(const hlo_instr *ins);
 chk_op_fn chk_op_fft;          /* eval_fft.c: fft (FFTW) */
 chk_op_fn chk_op_custom_call;  /* eval_custom.c: custom-calls of known targets */
 

@@ -263,6 +263,11 @@ static hlo_value *rng(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
   return r;
 }
 
+bool chk_rng_algorithm_known(const hlo_instr *ins) {
+  const char *alg = raw_value(ins, "algorithm");
+  return alg && (strcmp(alg, "rng_three_fry") == 0 || strcmp(alg, "rng_philox") == 0);
+}
+
 hlo_value *chk_op_rng(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
   if (ins->op == HLO_OP_RNG_BIT_GENERATOR) {
     if (ins->noperands != 1)
