@@ -9,7 +9,8 @@
 D="$TUNE_SRCDIR/tests/reliability_eval"
 
 # expect_deadline DESC MODE FILE [STATUS]: tune MODE FILE --time-budget 1
-# exits STATUS (default 2) within 20 s, saying the evaluation ran out of
+# exits STATUS (default 2) within 120 s (a hang guard on a shared, loaded
+# machine, not a timing), saying the evaluation ran out of
 # its budget.
 expect_deadline() {
   desc=$1; mode=$2; file=$3; want=${4:-2}
@@ -25,7 +26,7 @@ expect_deadline() {
     not_ok "$desc: exit $got, wanted $want"; sed 's/^/  # /' "$TMPD/err" | head -n 5; fi
   cat "$TMPD/out" "$TMPD/err" >"$TMPD/both"
   expect_grep "evaluation exceeded the time budget of 1 s" "$TMPD/both" "$desc: says the budget ran out"
-  if [ "$t" -lt 20 ]; then ok "$desc: stopped after ${t}s"; else not_ok "$desc: took ${t}s"; fi
+  if [ "$t" -lt 120 ]; then ok "$desc: stopped after ${t}s"; else not_ok "$desc: took ${t}s"; fi
 }
 
 # Loops: a scalar while(true) (it used to run 1e8 iterations, 200 s) and
@@ -88,7 +89,7 @@ got=$?
 t=$(($(date +%s) - t0))
 if [ "$got" -eq 0 ]; then ok "--space huge leading dim: exit 0"; else not_ok "--space huge leading dim: exit $got"; fi
 expect_grep "^default tile=1x8x128 " "$TMPD/space" "--space huge leading dim: default tile 1x8x128"
-if [ "$t" -lt 20 ]; then ok "--space huge leading dim: done in ${t}s"; else not_ok "--space huge leading dim: took ${t}s"; fi
+if [ "$t" -lt 120 ]; then ok "--space huge leading dim: done in ${t}s"; else not_ok "--space huge leading dim: took ${t}s"; fi
 # A kernel whose bytes, reduction length or flops overflow int64 is refused.
 expect_status 2 "--space f32[2^32,2^32,128]" "$TUNE" --space "$D/fusion_bytes_overflow.hlo"
 expect_grep "fusion_bytes_overflow.hlo:3:3: error: p0: the kernel is too large (input bytes beyond 2^63)" "$TMPD/err" \
