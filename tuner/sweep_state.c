@@ -128,13 +128,18 @@ static int push(tn_change **list, int *n, const tn_fusion_result *r, const tn_ca
   return 0;
 }
 
-/* The previous run of `cur` (see the header), or -1. */
+/* The previous run of `cur` (see the header), or -1.  Runs are listed
+ * oldest first by their start time, which has one-second resolution; a
+ * run that started in the same second as cur counts as earlier (ties
+ * in the listing fall back to the ids' order, which says nothing about
+ * time: a sweep run "new" right after a run "old" would otherwise find
+ * no previous run). */
 static int previous_run(const tn_run_info *runs, int nruns, const tn_run_info *cur) {
   int prev = -1;
   for (int i = 0; i < nruns; i++) {
     const tn_run_info *r = &runs[i];
-    if (strcmp(r->id, cur->id) == 0)
-      break; /* runs are oldest first: only earlier ones count */
+    if (strcmp(r->id, cur->id) == 0 || strcmp(r->started, cur->started) > 0)
+      continue;
     if (strcmp(r->machine, cur->machine) == 0 && strcmp(r->compiler, cur->compiler) == 0)
       prev = i;
   }
