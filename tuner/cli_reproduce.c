@@ -20,43 +20,6 @@
 #include "store/store_read.h"
 #include "sweep.h"
 
-/* What the minimizer's test needs: the device of the run and the finding. */
-typedef struct {
-  const tn_check_env *env;
-  const char *config;
-  uint64_t seed;
-  int threads;
-  int profile; /* the run's input profile (chk_inputs_profile) */
-} min_ctx;
-
-/* Does the candidate with this config still diverge on this module? */
-static int still_diverges(const char *text, void *vctx) {
-  const min_ctx *c = vctx;
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, strlen(text), &err);
-  if (!m)
-    return 0;
-  tn_sweep_opts so = {
-      .backend = c->env->backend,
-      .machine = &c->env->machine,
-      .compiler = &c->env->compiler,
-      .seed = c->seed,
-      .profile = (chk_inputs_profile)c->profile,
-      .threads = c->threads,
-      .only = c->config,
-  };
-  tn_fusion_result r;
-  int holds = 0;
-  if (tn_check_fusion(m, "minimize", &so, &r, &err) == 0) {
-    for (int i = 0; i < r.ncands; i++)
-      if (strcmp(r.cands[i].config, c->config) == 0 && chk_verdict_is_divergent(r.cands[i].verdict))
-        holds = 1;
-    tn_fusion_result_free(&r);
-  }
-  hlo_module_free(m);
-  return holds;
-}
-
 /* The inputs a stored fusion was checked on, when the store kept them
  * (graph-captured or --inputs: fusions/<group>/inputs), read against the
  * parameters of its module.  0 with *args NULL when there are none. */
@@ -190,13 +153,19 @@ int tn_cmd_reproduce(const tn_opts *o) {
     if (tn_check_env_load(d.machine[0] ? d.machine : NULL, d.compiler[0] ? d.compiler : NULL, defects, d.ndefects,
                           o->backend, &env) != 0)
       goto done;
-    min_ctx mc = {&env, c->config, sf->r.seed, o->threads, sf->r.profile};
-    if (!still_diverges(sf->r.hlo, &mc)) {
+    tn_min_config mc = {.so = {.backend = env.backend,
+                               .machine = &env.machine,
+                               .compiler = &env.compiler,
+                               .seed = sf->r.seed,
+                               .profile = (chk_inputs_profile)sf->r.profile,
+                               .threads = o->threads,
+                               .only = c->config}};
+    if (!tn_min_config_diverges(sf->r.hlo, &mc)) {
       fprintf(stderr, "tune: --minimize: candidate %d of %s does not diverge when checked again; "
                       "writing the bundle unminimized\n", c->id, o->fusion);
     } else {
       tn_min_result mr;
-      if (tn_minimize(sf->r.hlo, still_diverges, &mc, &mr, &err) != 0) {
+      if (tn_minimize(sf->r.hlo, tn_min_config_diverges, &mc, &mr, &err) != 0) {
         fprintf(stderr, "tune: --minimize: %s\n", err.msg);
         goto done;
       }

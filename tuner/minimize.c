@@ -279,3 +279,21 @@ int tn_minimize(const char *text, tn_min_test test, void *ctx, tn_min_result *re
   res->instrs_after = tn_min_count(cur, err);
   return 0;
 }
+
+int tn_min_config_diverges(const char *hlo_text, void *ctx) {
+  const tn_min_config *c = ctx;
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(hlo_text, strlen(hlo_text), &err);
+  if (!m)
+    return 0;
+  tn_fusion_result r;
+  int holds = 0;
+  if ((!c->verify || hlo_verify(m, &err) == 0) && tn_check_fusion(m, "minimize", &c->so, &r, &err) == 0) {
+    for (int i = 0; i < r.ncands; i++)
+      if (strcmp(r.cands[i].config, c->so.only) == 0 && chk_verdict_is_divergent(r.cands[i].verdict))
+        holds = 1;
+    tn_fusion_result_free(&r);
+  }
+  hlo_module_free(m);
+  return holds;
+}

@@ -21,7 +21,10 @@
 #ifndef TUNE_MINIMIZE_H
 #define TUNE_MINIMIZE_H
 
+#include <stdbool.h>
+
 #include "hlo_error.h"
+#include "sweep.h"
 
 /* 1 when the property holds for the module text, 0 when it does not (or
  * the module is not checkable). */
@@ -38,6 +41,18 @@ typedef struct tn_min_result {
  * cut), or -1 with err when the input itself does not parse or has no
  * kernel. */
 int tn_minimize(const char *text, tn_min_test test, void *ctx, tn_min_result *out, hlo_error *err);
+
+/* The property --reproduce --minimize and --fuzz minimize under: the
+ * candidate with config so.only still diverges when the module is checked
+ * with so's device and inputs.  `verify`: a module the verifier refuses
+ * does not hold (generated findings); otherwise the check alone decides. */
+typedef struct tn_min_config {
+  tn_sweep_opts so;
+  bool verify;
+} tn_min_config;
+
+/* A tn_min_test; ctx is a tn_min_config. */
+int tn_min_config_diverges(const char *hlo_text, void *ctx);
 
 /* Instructions of the kernel computation of text; -1 with err. */
 int tn_min_count(const char *text, hlo_error *err);

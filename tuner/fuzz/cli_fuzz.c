@@ -33,41 +33,6 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* What the minimizer's test needs to re-check one config. */
-typedef struct {
-  const tn_check_env *env;
-  const char *config;
-  uint64_t seed;
-  int threads;
-} min_ctx;
-
-static int still_diverges(const char *text, void *vctx) {
-  const min_ctx *c = vctx;
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, strlen(text), &err);
-  if (!m)
-    return 0;
-  tn_sweep_opts so = {
-      .backend = c->env->backend,
-      .machine = &c->env->machine,
-      .compiler = &c->env->compiler,
-      .seed = c->seed,
-      .profile = CHK_INPUTS_CONSTRAINED,
-      .threads = c->threads,
-      .only = c->config,
-  };
-  tn_fusion_result r;
-  int holds = 0;
-  if (hlo_verify(m, &err) == 0 && tn_check_fusion(m, "minimize", &so, &r, &err) == 0) {
-    for (int i = 0; i < r.ncands; i++)
-      if (strcmp(r.cands[i].config, c->config) == 0 && chk_verdict_is_divergent(r.cands[i].verdict))
-        holds = 1;
-    tn_fusion_result_free(&r);
-  }
-  hlo_module_free(m);
-  return holds;
-}
-
 /* Coverage keys of one generated module: each instruction's op and type. */
 static void cover_module(tn_covmap *cov, const hlo_module *m) {
   for (int c = 0; c < m->ncomps; c++) {
@@ -129,11 +94,18 @@ static void progress(const tn_opts *o, const fuzz_stats *st, const tn_covmap *co
 static int keep_finding(const tn_opts *o, const tn_check_env *env, tn_store *s, const tn_fusion_result *r, int ci,
                         uint64_t index, const char *tmpl, fuzz_stats *st) {
   const tn_cand_result *c = &r->cands[ci];
-  min_ctx mc = {env, c->config, o->seed, o->threads};
+  tn_min_config mc = {.so = {.backend = env->backend,
+                             .machine = &env->machine,
+                             .compiler = &env->compiler,
+                             .seed = o->seed,
+                             .profile = CHK_INPUTS_CONSTRAINED,
+                             .threads = o->threads,
+                             .only = c->config},
+                      .verify = true};
   tn_min_result mr = {0};
   hlo_error err = {0};
   int before = tn_min_count(r->hlo, &err), after = before;
-  if (tn_minimize(r->hlo, still_diverges, &mc, &mr, &err) == 0) {
+  if (tn_minimize(r->hlo, tn_min_config_diverges, &mc, &mr, &err) == 0) {
     before = mr.instrs_before;
     after = mr.instrs_after;
   }
