@@ -111,7 +111,8 @@ else
 fi
 mpirun_ -n 2 "$TUNE" --sweep k.cfg -o kill.h5 --run-id t >resume.out 2>resume.err
 st=$?
-if [ "$st" -eq 1 ]; then ok "the rerun completes (exit 1)"; else not_ok "the rerun exited $st"; sed 's/^/  # /' resume.err | tail -n 5; fi
+if [ "$st" -eq 1 ]; then ok "the rerun completes (exit 1)"; else
+  not_ok "the rerun exited $st"; grep -v -e '^-*$' -e 'mpirun\|MPI_\|Process name\|Exit code' resume.err | tail -n 12 | sed 's/^/  # /'; fi
 expect_grep "resuming run t-tpu-v5e of .*: $stored fusions already checked" resume.err "the rerun resumes the killed run"
 now=$(sed -n 's/.*run t-tpu-v5e: \([0-9]*\) fusions checked now.*/\1/p' resume.err)
 if [ "$now" = "$((nunits - stored))" ]; then ok "and checks only the $now units not stored"; else

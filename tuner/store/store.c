@@ -1197,10 +1197,20 @@ void tn_store_close(tn_store *s) {
 /* ---- sweeps (issue 7) ---------------------------------------------------------------- */
 
 tn_store *tn_store_reopen_run(const char *path, const char *run_id, tn_run_info *run, hlo_error *err) {
+  /* Listing the runs checks the file in a forked child (h5probe.h).  The
+   * file's identity around that check is kept, so that the edits that
+   * follow skip the check for as long as the file stays as it was: they
+   * may run while the caller has other threads (under MPI, rank 0's own
+   * worker checks a unit while a result is stored), and a child forked
+   * while another thread holds an allocator lock can hang until its
+   * alarm, failing the store. */
+  struct stat before, after;
+  bool known = stat(path, &before) == 0;
   tn_run_info *runs = NULL;
   int nruns = 0;
   if (tn_results_list_runs(path, &runs, &nruns, NULL, 0, err) != 0)
     return NULL;
+  known = known && stat(path, &after) == 0;
   int found = -1;
   for (int i = 0; i < nruns; i++)
     if (strcmp(runs[i].id, run_id) == 0)
@@ -1221,6 +1231,11 @@ tn_store *tn_store_reopen_run(const char *path, const char *run_id, tn_run_info 
     return NULL;
   }
   s->run = *run;
+  if (known) {
+    set_id(&s->last, &before);
+    if (!same_id(&s->last, &after))
+      s->last.valid = false; /* changed meanwhile: the first edit checks it */
+  }
   return s;
 }
 

@@ -1,0 +1,142 @@
+/* test_store_reopen.c — a resumed run's results file is checked once, up
+ * front (tn_store_reopen_run).
+ *
+ * Checking a file someone else wrote forks a child that reads it
+ * (h5probe.h).  A resumed sweep under MPI stores its first result while
+ * rank 0's worker thread is checking a unit, and a child forked at that
+ * moment could inherit a held allocator lock and hang until its alarm,
+ * failing the store (CI saw the resumed run end with "errors").  So the
+ * probe belongs to the reopen, while the caller is one thread, and the
+ * adds that follow do not fork as long as the file is what was probed.
+ * fork is wrapped (-Wl,--wrap=fork) to count the children.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <hdf5.h>
+
+#include "result_fixture.h"
+#include "store.h"
+#include "tmpdir_fixture.h"
+
+static int g_forks;
+
+pid_t __real_fork(void);
+pid_t __wrap_fork(void);
+pid_t __wrap_fork(void) {
+  g_forks++;
+  return __real_fork();
+}
+
+static int setup_all(void **state) {
+  (void)state;
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  return tdf_make("test_store_reopen");
+}
+
+static void one_result(tn_fusion_result *r, const char *name) {
+  rfx_result(r, name, "datasets/thing.hlo", "reduce", RFX_THING_HLO, 0x5, 1);
+  rfx_cand(&r->cands[0], 0, RFX_DEFAULT_CONFIG, CHK_VERDICT_MATCH);
+}
+
+/* A run left "running" with one fusion, as a killed sweep leaves it. */
+static void killed_run(const char *path) {
+  hlo_error err = {0};
+  tn_run_info run;
+  memset(&run, 0, sizeof run);
+  snprintf(run.id, sizeof run.id, "t-tpu-v5e");
+  snprintf(run.command, sizeof run.command, "tune --sweep s.cfg");
+  snprintf(run.machine, sizeof run.machine, "tpu-v5e");
+  snprintf(run.compiler, sizeof run.compiler, "stable");
+  unlink(path);
+  tn_store *s = tn_store_begin_run(path, &run, &err);
+  if (!s)
+    fail_msg("begin_run: %s", err.msg);
+  tn_fusion_result r;
+  one_result(&r, "first");
+  assert_int_equal(tn_store_add_fusion(s, &r, &err), 0);
+  tn_fusion_result_free(&r);
+  tn_store_close(s);
+}
+
+static void test_probed_at_reopen_not_at_add(void **state) {
+  (void)state;
+  const char *path = tdf_path("resumed.h5");
+  killed_run(path);
+  hlo_error err = {0};
+  tn_run_info run;
+  g_forks = 0;
+  tn_store *s = tn_store_reopen_run(path, "t-tpu-v5e", &run, &err);
+  assert_non_null(s);
+  assert_true(g_forks >= 1); /* the file was checked here */
+  g_forks = 0;
+  tn_fusion_result r;
+  one_result(&r, "second");
+  assert_int_equal(tn_store_add_fusion(s, &r, &err), 0);
+  tn_fusion_result_free(&r);
+  one_result(&r, "third");
+  assert_int_equal(tn_store_add_fusion(s, &r, &err), 0);
+  tn_fusion_result_free(&r);
+  assert_int_equal(tn_store_end_run(s, "complete", &err), 0); /* frees s */
+  assert_int_equal(g_forks, 0);
+}
+
+/* A file changed by someone else after the reopen is checked again. */
+static void test_changed_after_reopen_is_probed_again(void **state) {
+  (void)state;
+  const char *path = tdf_path("changed.h5");
+  killed_run(path);
+  hlo_error err = {0};
+  tn_run_info run;
+  tn_store *s = tn_store_reopen_run(path, "t-tpu-v5e", &run, &err);
+  assert_non_null(s);
+  FILE *f = fopen(path, "ab"); /* a byte appended: another identity */
+  assert_non_null(f);
+  fputc(0, f);
+  fclose(f);
+  g_forks = 0;
+  tn_fusion_result r;
+  one_result(&r, "second");
+  (void)tn_store_add_fusion(s, &r, &err);
+  tn_fusion_result_free(&r);
+  assert_int_equal(g_forks, 1);
+  tn_store_close(s);
+}
+
+/* A damaged file is refused by the reopen itself, with the reason. */
+static void test_damaged_file_refused_at_reopen(void **state) {
+  (void)state;
+  const char *path = tdf_path("damaged.h5");
+  killed_run(path);
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  /* Zero everything after the superblock's first 512 bytes. */
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  long size = ftell(f);
+  assert_true(size > 1024);
+  assert_int_equal(fseek(f, 512, SEEK_SET), 0);
+  for (long i = 512; i < size; i++)
+    fputc(0, f);
+  fclose(f);
+  hlo_error err = {0};
+  tn_run_info run;
+  tn_store *s = tn_store_reopen_run(path, "t-tpu-v5e", &run, &err);
+  assert_null(s);
+  assert_non_null(strstr(err.msg, "damaged.h5"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_probed_at_reopen_not_at_add),
+      cmocka_unit_test(test_changed_after_reopen_is_probed_again),
+      cmocka_unit_test(test_damaged_file_refused_at_reopen),
+  };
+  return cmocka_run_group_tests(tests, setup_all, tdf_teardown);
+}
