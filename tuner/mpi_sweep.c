@@ -29,6 +29,12 @@
 enum { TAG_JOB = 1, TAG_RESULT = 2, TAG_STOP = 3 };
 
 static int g_on, g_rank, g_size = 1;
+/* Every rank's host name, gathered at the start, so that a rank that
+ * never answers can still be named with its host. */
+static char (*g_hosts)[64];
+/* Set on rank 0 when a rank was given up as hung: MPI_Finalize would
+ * wait for it, so the job ends with MPI_Abort once all is written. */
+static int g_lost;
 
 static double now_s(void) {
   struct timespec ts;
@@ -64,15 +70,35 @@ int tn_mpi_start(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  char me[64];
+  if (gethostname(me, sizeof me) != 0)
+    snprintf(me, sizeof me, "?");
+  me[sizeof me - 1] = '\0';
+  g_hosts = calloc((size_t)g_size, sizeof *g_hosts);
+  if (g_hosts && MPI_Allgather(me, (int)sizeof me, MPI_CHAR, g_hosts, (int)sizeof me, MPI_CHAR, MPI_COMM_WORLD) !=
+                     MPI_SUCCESS) {
+    free(g_hosts);
+    g_hosts = NULL;
+  }
   return 0;
 }
+
+static const char *host_of(int rank) { return g_hosts && rank >= 0 && rank < g_size ? g_hosts[rank] : "?"; }
 
 int tn_mpi_rank(void) { return g_rank; }
 int tn_mpi_size(void) { return g_size; }
 
-void tn_mpi_finish(void) {
+void tn_mpi_finish(int status) {
   if (!g_on)
     return;
+  free(g_hosts);
+  g_hosts = NULL;
+  if (g_rank == 0 && g_lost) {
+    /* A hung rank would never reach MPI_Finalize; everything is written,
+     * so end the job here, with the status the command would have had. */
+    fflush(NULL);
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
   if (g_rank == 0)
     for (int w = 1; w < g_size; w++)
       MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, MPI_COMM_WORLD);
@@ -136,6 +162,12 @@ static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire
     hlo_error_set(&err, 0, 0, "a damaged job message");
     goto reply;
   }
+  /* A test hook only: this rank hangs on its first unit, the way a worker
+   * stuck in a loop or a dead file system would (tests/integration). */
+  const char *hang = getenv("TUNE_TEST_MPI_HANG_RANK");
+  if (hang && *hang && atoi(hang) == g_rank && g_rank > 0)
+    for (;;)
+      sleep(60);
   if (!ws->env_ok || strcmp(ws->machine, machine) != 0 || strcmp(ws->compiler, compiler) != 0) {
     ws->env_ok = tn_check_env_load(machine, compiler, NULL, 0, NULL, &ws->env) == 0;
     snprintf(ws->machine, sizeof ws->machine, "%s", machine);
@@ -473,6 +505,46 @@ static void deliver(const unsigned char *buf, size_t n, int rank, const tn_mpi_j
   free(host);
 }
 
+/* How long rank 0 waits for a unit before it takes the rank for hung:
+ * well past the unit's time budget (which the checker keeps between
+ * candidates, so one long candidate may overrun it), with room for a
+ * loaded node.  No budget, no limit: a unit may rightly take hours. */
+static double hang_limit(double time_budget) { return time_budget > 0 ? 3 * time_budget + 30 : 0; }
+
+/* Gives up the first rank whose unit has run past limit: its unit is
+ * reported as timed out, with the rank and host, and the rank gets no
+ * more work (its late answer, if any, is dropped).  d is filled for the
+ * report; true when a rank was given up. */
+static bool give_up_hung(int *inflight, const double *since, char *lost, double limit, const tn_mpi_job *jobs,
+                         tn_mpi_done_fn done, void *ctx, tn_mpi_done *d) {
+  double now = now_s();
+  for (int w = 1; w < g_size; w++) {
+    if (inflight[w] < 0 || now - since[w] <= limit)
+      continue;
+    const tn_mpi_job *j = &jobs[inflight[w]];
+    inflight[w] = -1;
+    lost[w] = 1;
+    g_lost = 1;
+    d->event = TN_MPI_UNIT;
+    d->file = j->file;
+    d->job = j;
+    d->rank = w;
+    snprintf(d->host, sizeof d->host, "%s", host_of(w));
+    d->elapsed = now - since[w];
+    d->rc = -1;
+    d->why = TN_UNIT_TIMED_OUT;
+    d->r = NULL;
+    d->eta = -1;
+    hlo_error_set(&d->err, 0, 0,
+                  "rank %d on %s gave no answer in %.0f s (3 times the time budget and 30 s): taken for hung, "
+                  "it gets no more units and the job ends with MPI_Abort once everything is written",
+                  w, host_of(w), d->elapsed);
+    done(ctx, d);
+    return true;
+  }
+  return false;
+}
+
 int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *mach, const tn_sweep_opts *so,
                  char *const *files, int nfiles, tn_mpi_done_fn done, tn_mpi_skip_fn skip, void *ctx,
                  hlo_error *err) {
@@ -484,9 +556,13 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
   for (int i = 0; i < njobs; i++)
     total += jobs[i].cost;
   int *inflight = malloc(sizeof *inflight * (size_t)g_size);
+  double *since = malloc(sizeof *since * (size_t)g_size);
+  char *lost = calloc((size_t)g_size, 1);
   local_worker *lw = calloc(1, sizeof *lw);
-  if (!inflight || !lw) {
+  if (!inflight || !since || !lost || !lw) {
     free(inflight);
+    free(since);
+    free(lost);
     free(lw);
     free(jobs);
     return hlo_error_set(err, 0, 0, "out of memory starting the sweep");
@@ -507,9 +583,11 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
       if (code != MPI_SUCCESS)
         give_up("sending to", w, code);
       inflight[w] = next++;
+      since[w] = now_s();
       outstanding++;
     }
   }
+  double limit = hang_limit(so->time_budget);
   while (outstanding > 0 || local_job >= 0 || next < njobs) {
     tn_mpi_done d;
     memset(&d, 0, sizeof d);
@@ -536,6 +614,17 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
         code = receive(&st, &buf, &n);
       if (code != MPI_SUCCESS)
         give_up("receiving from", flag ? st.MPI_SOURCE : -1, code);
+    }
+    if (flag && lost[st.MPI_SOURCE]) {
+      /* The late answer of a rank given up as hung: already recorded. */
+      free(buf);
+      continue;
+    }
+    d.ndone = ndone + 1;
+    if (!flag && limit > 0 && give_up_hung(inflight, since, lost, limit, jobs, done, ctx, &d)) {
+      outstanding--;
+      ndone++;
+      continue;
     }
     if (flag) {
       from = st.MPI_SOURCE;
@@ -583,6 +672,7 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
       if (code != MPI_SUCCESS)
         give_up("sending to", from, code);
       inflight[from] = next++;
+      since[from] = now_s();
       outstanding++;
     }
     finished += jobs[jid].cost;
@@ -609,6 +699,8 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
   tn_wire_free(&lw->result);
   free(lw);
   free(inflight);
+  free(since);
+  free(lost);
   free(jobs);
   return 0;
 }

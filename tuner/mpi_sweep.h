@@ -85,8 +85,11 @@ typedef bool (*tn_mpi_skip_fn)(void *ctx, const char *file, const tn_unit *u, in
 int tn_mpi_start(int *argc, char ***argv);
 int tn_mpi_rank(void);
 int tn_mpi_size(void);
-/* Rank 0 releases the other ranks; every rank shuts MPI down. */
-void tn_mpi_finish(void);
+/* Rank 0 releases the other ranks; every rank shuts MPI down.  status is
+ * the command's exit status: when a rank was given up as hung, rank 0
+ * ends the whole job with it (MPI_Abort), since MPI_Finalize would wait
+ * for the hung rank forever. */
+void tn_mpi_finish(int status);
 /* A rank other than 0: checks the units rank 0 sends until it says stop.
  * Returns the exit status. */
 int tn_mpi_worker(void);
@@ -101,7 +104,7 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
 static inline int tn_mpi_start(int *argc, char ***argv) { (void)argc, (void)argv; return 0; }
 static inline int tn_mpi_rank(void) { return 0; }
 static inline int tn_mpi_size(void) { return 1; }
-static inline void tn_mpi_finish(void) {}
+static inline void tn_mpi_finish(int status) { (void)status; }
 static inline int tn_mpi_worker(void) { return 0; }
 static inline int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *mach,
                                const tn_sweep_opts *so, char *const *files, int nfiles, tn_mpi_done_fn done,

@@ -830,7 +830,7 @@ int main(int argc, char **argv) {
   if (tn_mpi_start(&argc, &argv) != 0)
     return TN_EXIT_USAGE;
   int status = tune_main(argc, argv);
-  tn_mpi_finish();
+  tn_mpi_finish(status);
   main_returned = true;
   tn_libguard_main_returned(status);
   return status;

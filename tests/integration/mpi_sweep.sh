@@ -121,4 +121,20 @@ canon kref.h5 >kref.canon
 canon kill.h5 >kill.canon
 if [ -s kref.canon ] && cmp -s kref.canon kill.canon; then ok "killed and resumed: results identical to one process"; else
   not_ok "killed and resumed: results differ"; diff kref.canon kill.canon | head -n 10 | sed 's/^/  # /'; fi
+
+# A worker that hangs (a test hook stops rank 2 on its first unit): with a
+# time budget of 1 s, rank 0 gives it up after 3 x 1 + 30 s, logs its unit
+# as timed out with the rank and host, stores every other unit, and ends
+# the job instead of waiting for the hung rank forever.
+sed -e 's/budget = 40;/budget = 6;/' -e 's/threads = 1;/threads = 1; time_budget = 1.0;/' k.cfg >h.cfg
+TUNE_TEST_MPI_HANG_RANK=2 timeout 600 "$TUNE_MPIRUN" --oversubscribe --bind-to none -x TUNE_TEST_MPI_HANG_RANK \
+  -x ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" -n 3 "$TUNE" --sweep h.cfg -o hang.h5 --run-id t \
+  >hang.out 2>hang.err
+st=$?
+if [ "$st" -eq 0 ] || [ "$st" -eq 1 ]; then ok "a hung worker: the job ends by itself (exit $st)"; else
+  not_ok "a hung worker: exit $st (124: still running after 600 s)"; grep 'tune:' hang.err | tail -n 5 | sed 's/^/  # /'; fi
+expect_grep ": timed out: rank 2 on [^ ]* gave no answer in [0-9]* s" hang.err "the hung rank's unit is logged as timed out, with its rank and host"
+stored=$(h5ls "hang.h5/runs/t-tpu-v5e/fusions" 2>/dev/null | grep -c Group)
+if [ "$stored" = "$((nunits - 1))" ]; then ok "every other unit is stored ($stored)"; else
+  not_ok "$stored units stored, wanted $((nunits - 1))"; fi
 finish
