@@ -23,7 +23,10 @@
  * (mpirun ends every rank).  Whatever was stored stays stored and the run
  * stays "running", so rerunning the same command resumes it without
  * redoing a stored fusion.  An MPI error that reaches rank 0 instead ends
- * the job the same way, with a message naming the rank.
+ * the job the same way, with a message naming the rank.  A worker that
+ * stays silent for 3 x the time budget + 30 s is taken for hung: its unit
+ * is reported timed out, it gets no more units, and tn_mpi_finish ends
+ * the job with MPI_Abort once the rest is written.
  *
  * MPI starts only when the process was launched by an MPI launcher (its
  * environment says so): `tune` run by hand never initialises MPI, and one
