@@ -137,6 +137,8 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_fft;
   case HLO_OP_CUSTOM_CALL:
     return chk_op_custom_call;
+  case HLO_OP_SELECT_AND_SCATTER:
+    return chk_op_select_and_scatter;
   default:
     return NULL;
   }
@@ -227,6 +229,12 @@ static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_err
     for (int j = 0; j < k->nbranches; j++)
       if (k->branches[j] && supported_comp(m, k->branches[j], err, depth + 1) != 0)
         return -1;
+    if (ins->op == HLO_OP_SELECT_AND_SCATTER)
+      for (int j = 0; j < 2; j++) {
+        const hlo_computation *raw = chk_raw_computation(m, ins, j ? "scatter" : "select");
+        if (raw && supported_comp(m, raw, err, depth + 1) != 0)
+          return -1;
+      }
   }
   return 0;
 }

@@ -150,6 +150,11 @@ chk_op_fn chk_op_rng;          /* eval_rng.c: rng, rng-bit-generator */
 bool chk_rng_algorithm_known(const hlo_instr *ins);
 chk_op_fn chk_op_fft;          /* eval_fft.c: fft (FFTW) */
 chk_op_fn chk_op_custom_call;  /* eval_custom.c: custom-calls of known targets */
+chk_op_fn chk_op_select_and_scatter; /* eval_select_scatter.c */
+
+/* The computation a raw attribute names (`select=%f`), NULL when the
+ * attribute is absent or names none (eval_select_scatter.c). */
+const hlo_computation *chk_raw_computation(const hlo_module *m, const hlo_instr *ins, const char *attr);
 
 /* The top-k kernel of topk and __gpu$TopK (eval_topk.c): ins's shape is
  * (values, s32 indices) with k elements in the last dimension. */
