@@ -139,6 +139,8 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_custom_call;
   case HLO_OP_SELECT_AND_SCATTER:
     return chk_op_select_and_scatter;
+  case HLO_OP_RAGGED_DOT:
+    return chk_op_ragged_dot;
   default:
     return NULL;
   }

@@ -151,6 +151,7 @@ bool chk_rng_algorithm_known(const hlo_instr *ins);
 chk_op_fn chk_op_fft;          /* eval_fft.c: fft (FFTW) */
 chk_op_fn chk_op_custom_call;  /* eval_custom.c: custom-calls of known targets */
 chk_op_fn chk_op_select_and_scatter; /* eval_select_scatter.c */
+chk_op_fn chk_op_ragged_dot;   /* eval_ragged_dot.c */
 
 /* The computation a raw attribute names (`select=%f`), NULL when the
  * attribute is absent or names none (eval_select_scatter.c). */
