@@ -141,6 +141,8 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_select_and_scatter;
   case HLO_OP_RAGGED_DOT:
     return chk_op_ragged_dot;
+  case HLO_OP_SCALED_DOT:
+    return chk_op_scaled_dot;
   default:
     return NULL;
   }
