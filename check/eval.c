@@ -143,6 +143,8 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_ragged_dot;
   case HLO_OP_SCALED_DOT:
     return chk_op_scaled_dot;
+  case HLO_OP_SET_DIMENSION_SIZE: case HLO_OP_GET_DIMENSION_SIZE:
+    return chk_op_dynamic;
   default:
     return NULL;
   }
@@ -192,6 +194,44 @@ static bool op_supported(const hlo_module *m, const hlo_instr *ins) {
   return is_structural(op) || is_collective(op) || chk_op_lookup(op);
 }
 
+static bool dim_dynamic(const hlo_shape *s, int64_t d) {
+  return s->type != HLO_TUPLE && s->dynamic && d >= 0 && d < s->rank && s->dynamic[d] != HLO_DIM_STATIC;
+}
+
+/* Why ins cannot be evaluated on dynamic dimensions padded with zeros
+ * (eval_dynamic.c), or NULL: a reduction over such a dimension needs its
+ * reducer's identity as padding, which zero is only for add; a sort would
+ * sort the padding in; the runtime size itself is not tracked. */
+static const char *dynamic_refusal(const hlo_instr *ins) {
+  if (ins->noperands < 1)
+    return NULL;
+  const hlo_shape *x = &ins->operands[0]->shape;
+  switch (ins->op) {
+  case HLO_OP_GET_DIMENSION_SIZE:
+    if (ins->attrs.dimensions.n == 1 && dim_dynamic(x, ins->attrs.dimensions.v[0]))
+      return "get-dimension-size of a dynamic dimension (its runtime size is not tracked)";
+    return NULL;
+  case HLO_OP_REDUCE:
+    for (int i = 0; i < ins->attrs.dimensions.n; i++)
+      if (dim_dynamic(x, ins->attrs.dimensions.v[i]) && chk_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD)
+        return "a reduce other than a sum over a dynamic dimension";
+    return NULL;
+  case HLO_OP_REDUCE_WINDOW:
+    for (int d = 0; d < ins->attrs.window.rank; d++)
+      if (ins->attrs.window.dims[d].size > 1 && dim_dynamic(x, d) &&
+          chk_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD)
+        return "a reduce-window other than a sum over a dynamic dimension";
+    return NULL;
+  case HLO_OP_SORT:
+    for (int i = 0; i < ins->attrs.dimensions.n; i++)
+      if (dim_dynamic(x, ins->attrs.dimensions.v[i]))
+        return "a sort along a dynamic dimension";
+    return NULL;
+  default:
+    return NULL;
+  }
+}
+
 static bool literal_elided(const hlo_literal *l) {
   if (!l)
     return false;
@@ -212,6 +252,9 @@ static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_err
       return hlo_error_set(err, ins->line, ins->col,
                            "%s: op 'custom-call' with target \"%s\" is not supported by the evaluator", ins->name,
                            ins->attrs.custom_call_target ? ins->attrs.custom_call_target : "");
+    const char *dyn = dynamic_refusal(ins);
+    if (dyn)
+      return hlo_error_set(err, ins->line, ins->col, "%s: %s is not supported by the evaluator", ins->name, dyn);
     if (!op_supported(m, ins))
       return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator",
                            ins->name, hlo_opcode_name(ins->async_wrapped ? ins->async_wrapped : ins->op));

@@ -153,6 +153,8 @@ chk_op_fn chk_op_custom_call;  /* eval_custom.c: custom-calls of known targets *
 chk_op_fn chk_op_select_and_scatter; /* eval_select_scatter.c */
 chk_op_fn chk_op_ragged_dot;   /* eval_ragged_dot.c */
 chk_op_fn chk_op_scaled_dot;   /* eval_scaled_dot.c */
+chk_op_fn chk_op_dynamic;      /* eval_dynamic.c: set-dimension-size,
+                                  get-dimension-size */
 
 /* The computation a raw attribute names (`select=%f`), NULL when the
  * attribute is absent or names none (eval_select_scatter.c). */

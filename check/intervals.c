@@ -887,6 +887,13 @@ static void backward_one(frame *fr, const hlo_instr *u) {
     backward_inf_factor(fr, b, fa, true);
     break;
   }
+  case HLO_OP_SET_DIMENSION_SIZE:
+    /* The data passes through; the size lies within the bound. */
+    ask(fr, a, d);
+    if (u->noperands == 2 && u->attrs.dimensions.n == 1 && u->attrs.dimensions.v[0] >= 0 &&
+        u->attrs.dimensions.v[0] < a->shape.rank)
+      ask(fr, b, between(0, (double)a->shape.dims[u->attrs.dimensions.v[0]]));
+    break;
   case HLO_OP_RAGGED_DOT: {
     /* As a dot for the factors; group sizes are counts that together
      * cover at most the ragged dimension: each in [0, rows / groups]. */

@@ -701,6 +701,26 @@ static void test_ragged_group_sizes_are_counts(void **state) {
   hlo_value_unref(v);
 }
 
+/* set-dimension-size's size lies within the dimension's bound: [0, 32]
+ * (met with the naive s32 range [-8, 8]: [0, 8]). */
+static const char *dynsize_module = "HloModule d\n"
+                                    "ENTRY e {\n"
+                                    "  x = s32[32,20] parameter(0)\n"
+                                    "  n = s32[] parameter(1)\n"
+                                    "  ROOT d = s32[<=32,20] set-dimension-size(x, n), dimensions={0}\n"
+                                    "}\n";
+
+static void test_dynamic_size_within_bound(void **state) {
+  (void)state;
+  chk_range r = range_of(dynsize_module, 1);
+  assert_true(r.lo == 0 && r.hi == 32);
+  for (uint64_t seed = 0; seed < 20; seed++) {
+    hlo_value *v = make_one(dynsize_module, 1, CHK_INPUTS_CONSTRAINED, seed);
+    assert_true(hlo_value_get_i64(v, 0) >= 0 && hlo_value_get_i64(v, 0) <= 8);
+    hlo_value_unref(v);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_log_argument_positive),
@@ -720,6 +740,7 @@ int main(void) {
       cmocka_unit_test(test_integer_sort_keys_with_and_without_ties),
       cmocka_unit_test(test_variadic_and_integer_inits),
       cmocka_unit_test(test_ragged_group_sizes_are_counts),
+      cmocka_unit_test(test_dynamic_size_within_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
