@@ -187,6 +187,9 @@ static bool op_supported(const hlo_module *m, const hlo_instr *ins) {
   if (ins->op == HLO_OP_SEND && (ins->noperands != 2 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 3 ||
                                  !hlo_shape_equal(&ins->operands[0]->shape, &ins->shape.elems[0], false)))
     return false;
+  if (ins->op == HLO_OP_INFEED || ins->op == HLO_OP_OUTFEED || ins->op == HLO_OP_RECV ||
+      ins->op == HLO_OP_RECV_DONE)
+    return chk_feed_supported(ins);
   hlo_opcode op = ins->op;
   hlo_opcode sync = chk_async_sync_op(ins);
   if (sync != HLO_OP_INVALID)
@@ -252,6 +255,11 @@ static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_err
       return hlo_error_set(err, ins->line, ins->col,
                            "%s: op 'custom-call' with target \"%s\" is not supported by the evaluator", ins->name,
                            ins->attrs.custom_call_target ? ins->attrs.custom_call_target : "");
+    if (ins->op == HLO_OP_RECV && !chk_feed_supported(ins))
+      return hlo_error_set(err, ins->line, ins->col,
+                           "%s: op 'recv' from a peer device is not supported by the evaluator (only "
+                           "is_host_transfer=true)",
+                           ins->name);
     const char *dyn = dynamic_refusal(ins);
     if (dyn)
       return hlo_error_set(err, ins->line, ins->col, "%s: %s is not supported by the evaluator", ins->name, dyn);
@@ -618,6 +626,27 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
         rc = -1;
       }
     }
+    break;
+  case HLO_OP_INFEED:
+  case HLO_OP_OUTFEED:
+  case HLO_OP_RECV: {
+    hlo_value *v = chk_feed_value(ev, ins);
+    if (!v) {
+      rc = -1;
+      break;
+    }
+    for (int r = 0; r < nrep; r++)
+      out[r] = r ? hlo_value_ref(v) : v;
+    break;
+  }
+  case HLO_OP_RECV_DONE:
+    if (n != 1) {
+      chk_fail(ev, ins, "recv-done takes one operand");
+      rc = -1;
+    }
+    for (int r = 0; r < nrep && rc == 0; r++)
+      if (!(out[r] = chk_recv_done(ev, ins, opv[r])))
+        rc = -1;
     break;
   case HLO_OP_SEND_DONE:
   case HLO_OP_AFTER_ALL:
