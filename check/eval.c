@@ -137,6 +137,14 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_fft;
   case HLO_OP_CUSTOM_CALL:
     return chk_op_custom_call;
+  case HLO_OP_SELECT_AND_SCATTER:
+    return chk_op_select_and_scatter;
+  case HLO_OP_RAGGED_DOT:
+    return chk_op_ragged_dot;
+  case HLO_OP_SCALED_DOT:
+    return chk_op_scaled_dot;
+  case HLO_OP_SET_DIMENSION_SIZE: case HLO_OP_GET_DIMENSION_SIZE:
+    return chk_op_dynamic;
   default:
     return NULL;
   }
@@ -179,11 +187,52 @@ static bool op_supported(const hlo_module *m, const hlo_instr *ins) {
   if (ins->op == HLO_OP_SEND && (ins->noperands != 2 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 3 ||
                                  !hlo_shape_equal(&ins->operands[0]->shape, &ins->shape.elems[0], false)))
     return false;
+  if (ins->op == HLO_OP_INFEED || ins->op == HLO_OP_OUTFEED || ins->op == HLO_OP_RECV ||
+      ins->op == HLO_OP_RECV_DONE)
+    return chk_feed_supported(ins);
   hlo_opcode op = ins->op;
   hlo_opcode sync = chk_async_sync_op(ins);
   if (sync != HLO_OP_INVALID)
     op = sync;
   return is_structural(op) || is_collective(op) || chk_op_lookup(op);
+}
+
+static bool dim_dynamic(const hlo_shape *s, int64_t d) {
+  return s->type != HLO_TUPLE && s->dynamic && d >= 0 && d < s->rank && s->dynamic[d] != HLO_DIM_STATIC;
+}
+
+/* Why ins cannot be evaluated on dynamic dimensions padded with zeros
+ * (eval_dynamic.c), or NULL: a reduction over such a dimension needs its
+ * reducer's identity as padding, which zero is only for add; a sort would
+ * sort the padding in; the runtime size itself is not tracked. */
+static const char *dynamic_refusal(const hlo_instr *ins) {
+  if (ins->noperands < 1)
+    return NULL;
+  const hlo_shape *x = &ins->operands[0]->shape;
+  switch (ins->op) {
+  case HLO_OP_GET_DIMENSION_SIZE:
+    if (ins->attrs.dimensions.n == 1 && dim_dynamic(x, ins->attrs.dimensions.v[0]))
+      return "get-dimension-size of a dynamic dimension (its runtime size is not tracked)";
+    return NULL;
+  case HLO_OP_REDUCE:
+    for (int i = 0; i < ins->attrs.dimensions.n; i++)
+      if (dim_dynamic(x, ins->attrs.dimensions.v[i]) && chk_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD)
+        return "a reduce other than a sum over a dynamic dimension";
+    return NULL;
+  case HLO_OP_REDUCE_WINDOW:
+    for (int d = 0; d < ins->attrs.window.rank; d++)
+      if (ins->attrs.window.dims[d].size > 1 && dim_dynamic(x, d) &&
+          chk_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD)
+        return "a reduce-window other than a sum over a dynamic dimension";
+    return NULL;
+  case HLO_OP_SORT:
+    for (int i = 0; i < ins->attrs.dimensions.n; i++)
+      if (dim_dynamic(x, ins->attrs.dimensions.v[i]))
+        return "a sort along a dynamic dimension";
+    return NULL;
+  default:
+    return NULL;
+  }
 }
 
 static bool literal_elided(const hlo_literal *l) {
@@ -206,6 +255,14 @@ static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_err
       return hlo_error_set(err, ins->line, ins->col,
                            "%s: op 'custom-call' with target \"%s\" is not supported by the evaluator", ins->name,
                            ins->attrs.custom_call_target ? ins->attrs.custom_call_target : "");
+    if (ins->op == HLO_OP_RECV && !chk_feed_supported(ins))
+      return hlo_error_set(err, ins->line, ins->col,
+                           "%s: op 'recv' from a peer device is not supported by the evaluator (only "
+                           "is_host_transfer=true)",
+                           ins->name);
+    const char *dyn = dynamic_refusal(ins);
+    if (dyn)
+      return hlo_error_set(err, ins->line, ins->col, "%s: %s is not supported by the evaluator", ins->name, dyn);
     if (!op_supported(m, ins))
       return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator",
                            ins->name, hlo_opcode_name(ins->async_wrapped ? ins->async_wrapped : ins->op));
@@ -227,6 +284,12 @@ static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_err
     for (int j = 0; j < k->nbranches; j++)
       if (k->branches[j] && supported_comp(m, k->branches[j], err, depth + 1) != 0)
         return -1;
+    if (ins->op == HLO_OP_SELECT_AND_SCATTER)
+      for (int j = 0; j < 2; j++) {
+        const hlo_computation *raw = chk_raw_computation(m, ins, j ? "scatter" : "select");
+        if (raw && supported_comp(m, raw, err, depth + 1) != 0)
+          return -1;
+      }
   }
   return 0;
 }
@@ -563,6 +626,27 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
         rc = -1;
       }
     }
+    break;
+  case HLO_OP_INFEED:
+  case HLO_OP_OUTFEED:
+  case HLO_OP_RECV: {
+    hlo_value *v = chk_feed_value(ev, ins);
+    if (!v) {
+      rc = -1;
+      break;
+    }
+    for (int r = 0; r < nrep; r++)
+      out[r] = r ? hlo_value_ref(v) : v;
+    break;
+  }
+  case HLO_OP_RECV_DONE:
+    if (n != 1) {
+      chk_fail(ev, ins, "recv-done takes one operand");
+      rc = -1;
+    }
+    for (int r = 0; r < nrep && rc == 0; r++)
+      if (!(out[r] = chk_recv_done(ev, ins, opv[r])))
+        rc = -1;
     break;
   case HLO_OP_SEND_DONE:
   case HLO_OP_AFTER_ALL:

@@ -22,6 +22,7 @@ typedef struct chk_eval {
   int failed;
   double deadline; /* CLOCK_MONOTONIC seconds; 0: none (o.time_budget) */
   int64_t work;    /* units of work since the clock was last read */
+  int64_t transfers; /* host transfers (infeed, host recv) so far */
   const hlo_instr *unhooked; /* a start op's stand-in: the hook sees the
                                 start, and everything the stand-in calls,
                                 but not the stand-in itself */
@@ -150,6 +151,24 @@ chk_op_fn chk_op_rng;          /* eval_rng.c: rng, rng-bit-generator */
 bool chk_rng_algorithm_known(const hlo_instr *ins);
 chk_op_fn chk_op_fft;          /* eval_fft.c: fft (FFTW) */
 chk_op_fn chk_op_custom_call;  /* eval_custom.c: custom-calls of known targets */
+chk_op_fn chk_op_select_and_scatter; /* eval_select_scatter.c */
+chk_op_fn chk_op_ragged_dot;   /* eval_ragged_dot.c */
+chk_op_fn chk_op_scaled_dot;   /* eval_scaled_dot.c */
+chk_op_fn chk_op_dynamic;      /* eval_dynamic.c: set-dimension-size,
+                                  get-dimension-size */
+
+/* Host transfers (eval_feed.c).  Whether ins is an infeed, an outfeed, a
+ * recv from the host or the recv-done of one; the value of one execution
+ * of an infeed or host recv (synthesised data, the same for every replica)
+ * or of an outfeed (a token); recv-done's (data, token) from its recv's
+ * value. */
+bool chk_feed_supported(const hlo_instr *ins);
+hlo_value *chk_feed_value(chk_eval *ev, const hlo_instr *ins);
+hlo_value *chk_recv_done(chk_eval *ev, const hlo_instr *ins, const hlo_value *recv);
+
+/* The computation a raw attribute names (`select=%f`), NULL when the
+ * attribute is absent or names none (eval_select_scatter.c). */
+const hlo_computation *chk_raw_computation(const hlo_module *m, const hlo_instr *ins, const char *attr);
 
 /* The top-k kernel of topk and __gpu$TopK (eval_topk.c): ins's shape is
  * (values, s32 indices) with k elements in the last dimension. */

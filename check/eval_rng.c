@@ -16,7 +16,9 @@
  *     2h (low) and 2h+1 of block j.  The new counter is counter + blocks.
  *   8- and 16-bit data: the 32-bit stream of as many elements, each
  *     truncated to its low bits (XLA converts u32 to the narrow type).
- * rng_default is the backend's choice and is refused.
+ * rng_default is the backend's choice; XLA's CPU and GPU compilers expand
+ * it as philox (their RngBitGeneratorExpander's default algorithm), and so
+ * does the reference: rng_default gives rng_philox's bits.
  *
  * rng(a, b), distribution=rng_uniform | rng_normal, has no defined bits in
  * XLA.  The reference draws from Philox-4x32-10 keyed by the run's seed
@@ -180,11 +182,11 @@ static hlo_value *rng_bit_generator(chk_eval *ev, const hlo_instr *ins, hlo_valu
   chk_rng_alg a;
   if (alg && strcmp(alg, "rng_three_fry") == 0)
     a = CHK_RNG_THREE_FRY;
-  else if (alg && strcmp(alg, "rng_philox") == 0)
+  else if (!alg || strcmp(alg, "rng_philox") == 0 || strcmp(alg, "rng_default") == 0)
     a = CHK_RNG_PHILOX;
   else
-    return chk_fail(ev, ins, "algorithm %s: only rng_three_fry and rng_philox have defined bits "
-                    "(rng_default is the backend's choice)", alg ? alg : "rng_default");
+    return chk_fail(ev, ins, "algorithm %s: only rng_three_fry, rng_philox and rng_default (as philox) "
+                    "have defined bits", alg);
   const hlo_shape *s = &ins->shape;
   const hlo_value *st = ops[0];
   if (s->type != HLO_TUPLE || s->ntuple != 2 || s->elems[1].type == HLO_TUPLE || !chk_is_array(st) ||
@@ -265,7 +267,8 @@ static hlo_value *rng(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
 
 bool chk_rng_algorithm_known(const hlo_instr *ins) {
   const char *alg = raw_value(ins, "algorithm");
-  return alg && (strcmp(alg, "rng_three_fry") == 0 || strcmp(alg, "rng_philox") == 0);
+  return !alg || strcmp(alg, "rng_three_fry") == 0 || strcmp(alg, "rng_philox") == 0 ||
+         strcmp(alg, "rng_default") == 0;
 }
 
 hlo_value *chk_op_rng(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {

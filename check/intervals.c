@@ -887,6 +887,29 @@ static void backward_one(frame *fr, const hlo_instr *u) {
     backward_inf_factor(fr, b, fa, true);
     break;
   }
+  case HLO_OP_SET_DIMENSION_SIZE:
+    /* The data passes through; the size lies within the bound. */
+    ask(fr, a, d);
+    if (u->noperands == 2 && u->attrs.dimensions.n == 1 && u->attrs.dimensions.v[0] >= 0 &&
+        u->attrs.dimensions.v[0] < a->shape.rank)
+      ask(fr, b, between(0, (double)a->shape.dims[u->attrs.dimensions.v[0]]));
+    break;
+  case HLO_OP_RAGGED_DOT: {
+    /* As a dot for the factors; group sizes are counts that together
+     * cover at most the ragged dimension: each in [0, rows / groups]. */
+    double k = (double)dot_len(u);
+    chk_range f = factor_demand(d, k);
+    ask(fr, a, f);
+    ask(fr, b, f);
+    const hlo_shape *gs = u->noperands == 3 ? &u->operands[2]->shape : NULL;
+    long lr = -1;
+    for (int j = 0; j < u->nraw; j++)
+      if (strcmp(u->raw[j].name, "lhs_ragged_dims") == 0 && u->raw[j].value && u->raw[j].value[0] == '{')
+        lr = strtol(u->raw[j].value + 1, NULL, 10);
+    if (gs && gs->rank >= 1 && gs->dims[gs->rank - 1] > 0 && lr >= 0 && lr < a->shape.rank)
+      ask(fr, u->operands[2], between(0, floor((double)a->shape.dims[lr] / (double)gs->dims[gs->rank - 1])));
+    break;
+  }
   case HLO_OP_SORT: {
     chk_range key = chk_range_any();
     key.sort_key = true;

@@ -150,14 +150,15 @@ int tn_cmd_eval(const tn_opts *o) {
     return TN_EXIT_USAGE;
   }
   /* replicas 0 is "not given" (tune.c refuses an explicit 0): take the
-   * module's replica_count, or more when its replica groups name more
-   * (as --check does), so a module written for N replicas runs as N
-   * without being told. */
+   * module's replica_count, or more when its replica groups name more or
+   * an all-gather's or reduce-scatter's shapes imply more (as --check
+   * does), so a module written for N replicas runs as N without being
+   * told. */
   tn_opts eff = *o;
   if (eff.replicas < 1) {
     eff.replicas = m->replica_count > 1 && m->replica_count <= 4096 ? (int)m->replica_count : 1;
-    if (tn_replicas_named(m) > eff.replicas)
-      eff.replicas = tn_replicas_named(m);
+    if (tn_replicas_needed(m) > eff.replicas)
+      eff.replicas = tn_replicas_needed(m);
   }
   o = &eff;
   const char *shown = strcmp(o->file, "-") == 0 ? "<stdin>" : o->file;

@@ -247,6 +247,34 @@ ENTRY main {
 EOF
 expect_status 0 "replicas counted inside a while body" "$TUNE" --eval "$TMPD/loop.hlo" -o "$TMPD/loop.h5"
 
+# Without replica_count or replica groups, a reduce-scatter over every
+# replica from u16[2] to u16[1] implies 2 replicas (as --check infers).
+# Replica r holds [10 + r, 15 + r]; the sum over both is [21, 31], and
+# replica 0 keeps [21], replica 1 [31].
+cat > "$TMPD/implied.hlo" <<'EOF'
+HloModule implied
+sum {
+  a = u16[] parameter(0)
+  b = u16[] parameter(1)
+  ROOT s = u16[] add(a, b)
+}
+ENTRY main {
+  id32 = u32[] replica-id()
+  id = u16[] convert(id32)
+  id2 = u16[2] broadcast(id), dimensions={}
+  a0 = u16[2] constant({10, 15})
+  a1 = u16[2] add(id2, a0)
+  ROOT rs = u16[1] reduce-scatter(a1), dimensions={0}, replica_groups={}, to_apply=sum
+}
+EOF
+expect_status 0 "replicas implied by a reduce-scatter's shapes" "$TUNE" --eval "$TMPD/implied.hlo" -o "$TMPD/implied.h5"
+if command -v h5dump >/dev/null 2>&1; then
+  h5dump -d /outputs/0 "$TMPD/implied.h5" >"$TMPD/d0" 2>&1
+  h5dump -d /replicas/1/outputs/0 "$TMPD/implied.h5" >"$TMPD/d1" 2>&1
+  expect_grep '(0): 21$' "$TMPD/d0" "replica 0 keeps the first half of the sum (21)"
+  expect_grep '(0): 31$' "$TMPD/d1" "replica 1 keeps the second half of the sum (31)"
+fi
+
 # A failure inside evaluation (elided constant data) also keeps OUT.
 cat > "$TMPD/elided.hlo" <<'EOF'
 HloModule el

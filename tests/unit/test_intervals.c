@@ -677,6 +677,50 @@ static void test_profile_names(void **state) {
   assert_string_equal(chk_inputs_profile_name(CHK_INPUTS_OOB_INDICES), "oob-indices");
 }
 
+/* ragged-dot's group sizes are counts: with 11 rows in 3 groups each is
+ * asked to lie in [0, floor(11/3)] = [0, 3], so the groups never cover more
+ * than the ragged dimension and none is negative. */
+static const char *ragged_module = "HloModule r\n"
+                                   "ENTRY e {\n"
+                                   "  a = f32[19,11,5] parameter(0)\n"
+                                   "  b = f32[3,5,7] parameter(1)\n"
+                                   "  g = s64[19,3] parameter(2)\n"
+                                   "  ROOT r = f32[19,11,7] ragged-dot(a, b, g), lhs_contracting_dims={2},"
+                                   " rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}\n"
+                                   "}\n";
+
+static void test_ragged_group_sizes_are_counts(void **state) {
+  (void)state;
+  chk_range r = range_of(ragged_module, 2);
+  assert_true(r.lo == 0 && r.hi == 3);
+  hlo_value *v = make_one(ragged_module, 2, CHK_INPUTS_CONSTRAINED, 5);
+  for (int64_t i = 0; i < v->count; i++) {
+    int64_t x = hlo_value_get_i64(v, i);
+    assert_true(x >= 0 && x <= 3);
+  }
+  hlo_value_unref(v);
+}
+
+/* set-dimension-size's size lies within the dimension's bound: [0, 32]
+ * (met with the naive s32 range [-8, 8]: [0, 8]). */
+static const char *dynsize_module = "HloModule d\n"
+                                    "ENTRY e {\n"
+                                    "  x = s32[32,20] parameter(0)\n"
+                                    "  n = s32[] parameter(1)\n"
+                                    "  ROOT d = s32[<=32,20] set-dimension-size(x, n), dimensions={0}\n"
+                                    "}\n";
+
+static void test_dynamic_size_within_bound(void **state) {
+  (void)state;
+  chk_range r = range_of(dynsize_module, 1);
+  assert_true(r.lo == 0 && r.hi == 32);
+  for (uint64_t seed = 0; seed < 20; seed++) {
+    hlo_value *v = make_one(dynsize_module, 1, CHK_INPUTS_CONSTRAINED, seed);
+    assert_true(hlo_value_get_i64(v, 0) >= 0 && hlo_value_get_i64(v, 0) <= 8);
+    hlo_value_unref(v);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_log_argument_positive),
@@ -695,6 +739,8 @@ int main(void) {
       cmocka_unit_test(test_unreachable_infinity_asks_nothing),
       cmocka_unit_test(test_integer_sort_keys_with_and_without_ties),
       cmocka_unit_test(test_variadic_and_integer_inits),
+      cmocka_unit_test(test_ragged_group_sizes_are_counts),
+      cmocka_unit_test(test_dynamic_size_within_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
