@@ -1126,15 +1126,17 @@ static float dot_operand(dev_slot v, hlo_eclass cls) {
   return (float)dv;
 }
 
-/* fold_dot_fast's f32 case with one pack slot (P == 1), rows of the region
- * at a time through dev_dot_f32_lanes, which gives each output element the
- * scalar loop's bits (see dev_dot_kernel.h).  The operands are split once
+/* fold_dot_fast's f32 case, rows of the region at a time through
+ * dev_dot_f32_lanes, which gives each output element the scalar loop's
+ * bits (see dev_dot_kernel.h).  With P pack slots, slot q of an output
+ * element takes positions r0 + r with (label0 + r) mod P == q in order: a
+ * line of its own, P elements apart.  The operands are split once
  * per chunk as fold_dot_fast does, into one plane per bf16 part.  Returns
  * 1 when done, 0 when an operand part is a NaN (then the scalar loop must
  * run, see the header), -1 on failure. */
 static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, const int64_t *cd,
-                        const int64_t *stride, dev_precision prec, int64_t r0, int64_t len, dev_slot *acc,
-                        uint8_t *valid, uint8_t *poison) {
+                        const int64_t *stride, dev_precision prec, int64_t r0, int64_t len, int64_t label0,
+                        dev_slot *acc, uint8_t *valid, uint8_t *poison) {
   const hlo_instr *h = x->f->hero;
   int np = prec == DEV_PREC_HIGHEST ? 3 : prec == DEV_PREC_HIGH ? 2 : 1;
   int R = x->region.rank;
@@ -1171,7 +1173,8 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
     rc = fail(x, "out of memory");
     goto done;
   }
-  dev_dot_planes pl = {.sa = stride[0], .sb = stride[1], .prec = prec};
+  int64_t P = x->P;
+  dev_dot_planes pl = {.sa = stride[0] * P, .sb = stride[1] * P, .prec = prec};
   for (int p = 0; p < np; p++) {
     pl.a[p] = planes[0] + p * bx[0].count;
     pl.b[p] = planes[1] + p * bx[1].count;
@@ -1203,23 +1206,33 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
       }
       base[side] = off;
     }
-    bool nan_acc = false;
-    for (int64_t q = 0; q < nl; q++) {
-      row[q] = (float)acc[ro + q].f;
-      nan_acc = nan_acc || row[q] != row[q];
+    for (int64_t q = 0; q < P; q++) {
+      int64_t first = ((q - label0 % P) % P + P) % P; /* the slot's first position */
+      if (first >= len)
+        continue; /* no product reaches this slot: it stays as it was */
+      int64_t cnt = (len - first + P - 1) / P;
+      int64_t a0 = base[0] + first * stride[0], b0 = base[1] + first * stride[1];
+      bool nan_acc = false;
+      for (int64_t j = 0; j < nl; j++) {
+        row[j] = (float)acc[(ro + j) * P + q].f;
+        nan_acc = nan_acc || row[j] != row[j];
+      }
+      if (nan_acc) /* see dev_dot_kernel.h: NaN payloads need the scalar order */
+        for (int64_t j = 0; j < nl; j++)
+          row[j] = dev_dot_f32_line(&pl, row[j], a0 + j * step[0], b0 + j * step[1], cnt);
+      else
+        dev_dot_f32_lanes(&pl, row, nl, a0, step[0], b0, step[1], cnt);
+      for (int64_t j = 0; j < nl; j++) {
+        acc[(ro + j) * P + q].f = row[j];
+        valid[(ro + j) * P + q] = 1;
+      }
     }
-    if (nan_acc) /* see dev_dot_kernel.h: NaN payloads need the scalar order */
-      for (int64_t q = 0; q < nl; q++)
-        row[q] = dev_dot_f32_line(&pl, row[q], base[0] + q * step[0], base[1] + q * step[1], len);
-    else
-      dev_dot_f32_lanes(&pl, row, nl, base[0], step[0], base[1], step[1], len);
-    for (int64_t q = 0; q < nl; q++) {
-      acc[ro + q].f = row[q];
-      valid[ro + q] = 1;
-      if (lines[0])
-        poison[ro + q] |= lines[0][base[0] + q * step[0]];
-      if (lines[1])
-        poison[ro + q] |= lines[1][base[1] + q * step[1]];
+    /* Every slot of an element gets the poison of its whole line. */
+    for (int64_t j = 0; j < nl; j++) {
+      uint8_t pz = (uint8_t)((lines[0] ? lines[0][base[0] + j * step[0]] : 0) |
+                             (lines[1] ? lines[1][base[1] + j * step[1]] : 0));
+      for (int64_t q = 0; q < P; q++)
+        poison[(ro + j) * P + q] |= pz;
     }
     for (int d = R - 2; d >= 0; d--) {
       if (++idx[d] < x->region.lo[d] + x->region.n[d])
@@ -1255,8 +1268,8 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
     for (int d = (int)cd[side] + 1; d < bx[side].rank; d++)
       stride[side] *= bx[side].n[d];
   }
-  if (ct == HLO_F32 && x->P == 1) {
-    int done = dot_rows_f32(x, bx, sh, cd, stride, prec, r0, len, acc, valid, poison);
+  if (ct == HLO_F32) {
+    int done = dot_rows_f32(x, bx, sh, cd, stride, prec, r0, len, label0, acc, valid, poison);
     if (done != 0)
       return done < 0 ? -1 : 0;
   }
