@@ -1,7 +1,7 @@
 /* bench_device.c — what simulating one candidate costs, next to evaluating
  * the same fusion with the reference evaluator.
  *
- * Usage: bench_device REPS FILE.hlo...
+ * Usage: bench_device REPS {FILE.hlo | --dot N}...
  *
  * For each fusion: parse and verify it, synthesise the seeded inputs the
  * sweep would (seed 0), then time
@@ -21,11 +21,25 @@
  * outputs are compared bitwise-or-within-tolerance by the sweep, not here:
  * this only checks that the run succeeded, so the time is of real work.
  *
+ * Besides, plain1 is one plain reference evaluation (no device emulation)
+ * on one thread: issue 15's yardstick, what checking would cost if the
+ * simulator ran at evaluator speed.  Both sides of that ratio run on the
+ * calling thread, so it is taken from that thread's CPU time (best of
+ * REPS), which neighbours on a loaded machine distort far less than wall
+ * time.
+ *
  * Output, one line per fusion, `key=value` for tests/bench/run.sh:
  *   device NAME hero=H elements=N compile_s=... sim_s=... eval_s=... eval1_s=...
- *          ratio=... ratio1=...
- * where ratio = sim_s / eval_s and ratio1 = sim_s / eval1_s (issue 4's
- * target: at most 3).
+ *          plain1_s=... ratio=... ratio1=... ratio_plain=...
+ * where ratio = sim_s / eval_s, ratio1 = sim_s / eval1_s (issue 4's
+ * target: at most 3) and ratio_plain = sim_s / plain1_s (issue 15's: at
+ * most 2, from CPU times).
+ *
+ * With `--dot N` as the file, an f32 dot [N,N]x[N,N] built here is timed
+ * the same way and the line is
+ *   dotflops N=N sim_gflops=... plain1_gflops=... frac=...
+ * with 2N^3 flops per run (rates from CPU times) and frac = sim / plain
+ * (issue 15's target: at least 0.5).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,12 +51,14 @@
 #include "bench_util.h"
 #include "dev_backend.h"
 #include "eval.h"
+#include "hlo_parse.h"
+#include "hlo_verify.h"
 #include "inputs.h"
 
 /* Best of reps reference evaluations (after one warm-up) with `threads`
  * OpenMP threads (0: the default); -1 with err on failure. */
-static double best_eval(const hlo_module *m, int nargs, hlo_value *const *args, int reps, int threads,
-                        hlo_error *err) {
+static double best_eval(const hlo_module *m, int nargs, hlo_value *const *args, int reps, int threads, int emulate,
+                        double *cpu_best, hlo_error *err) {
 #ifdef _OPENMP
   int saved = omp_get_max_threads();
   if (threads > 0)
@@ -50,13 +66,15 @@ static double best_eval(const hlo_module *m, int nargs, hlo_value *const *args, 
 #else
   (void)threads;
 #endif
-  chk_eval_opts eo = {.replicas = 1, .emulate_device = 1};
-  double best = 1e30;
+  chk_eval_opts eo = {.replicas = 1, .emulate_device = emulate};
+  double best = 1e30, cbest = 1e30;
   for (int r = 0; r < reps + 1; r++) {
     hlo_value *out = NULL;
-    double t0 = bench_now();
+    double t0 = bench_now(), c0 = bench_thread_cpu_now();
     int rc = chk_eval_module(m, nargs, args, &eo, &out, err);
-    double t = bench_now() - t0;
+    double t = bench_now() - t0, c = bench_thread_cpu_now() - c0;
+    if (r > 0 && c < cbest)
+      cbest = c;
     hlo_value_unref(out);
     if (rc != 0) {
       best = -1;
@@ -68,15 +86,44 @@ static double best_eval(const hlo_module *m, int nargs, hlo_value *const *args, 
 #ifdef _OPENMP
   omp_set_num_threads(saved);
 #endif
+  if (cpu_best)
+    *cpu_best = cbest;
   return best;
 }
 
-static int bench_one(const char *path, int reps, const dev_machine *mach) {
-  hlo_module *m = bench_load(path);
+/* An f32 dot [n,n] x [n,n] as a module, parsed and verified; NULL after
+ * printing the error. */
+static hlo_module *dot_module(int n) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "HloModule bench_dot\n\n"
+           "ENTRY main {\n"
+           "  a = f32[%d,%d]{1,0} parameter(0)\n"
+           "  b = f32[%d,%d]{1,0} parameter(1)\n"
+           "  ROOT d = f32[%d,%d]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+           "}\n",
+           n, n, n, n, n, n);
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  if (m && hlo_verify(m, &err) != 0) {
+    hlo_module_free(m);
+    m = NULL;
+  }
+  if (!m)
+    fprintf(stderr, "bench_device: --dot %d: %d:%d: %s\n", n, err.line, err.col, err.msg);
+  return m;
+}
+
+/* path is a file, or "--dot" with the size in dot_n (> 0). */
+static int bench_one(const char *path, int dot_n, int reps, const dev_machine *mach) {
+  hlo_module *m = dot_n > 0 ? dot_module(dot_n) : bench_load(path);
   if (!m)
     return -1;
   char name[128];
-  bench_short_name(path, name, sizeof name);
+  if (dot_n > 0)
+    snprintf(name, sizeof name, "dot%d", dot_n);
+  else
+    bench_short_name(path, name, sizeof name);
   int rc = -1;
   hlo_error err = {0};
   dev_fusion f;
@@ -101,13 +148,16 @@ static int bench_one(const char *path, int reps, const dev_machine *mach) {
   }
   double compile_s = bench_now() - t0;
 
-  double sim = 1e30;
+  double sim = 1e30, sim_cpu = 1e30;
   for (int r = 0; r < reps + 1; r++) {
     dev_run run;
     memset(&run, 0, sizeof run);
     t0 = bench_now();
+    double c0 = bench_thread_cpu_now();
     be->run(k, args, nargs, (uint64_t)r, &run);
-    double t = bench_now() - t0;
+    double t = bench_now() - t0, c = bench_thread_cpu_now() - c0;
+    if (r > 0 && c < sim_cpu)
+      sim_cpu = c;
     hlo_value_unref(run.out);
     if (run.status != DEV_OK) {
       fprintf(stderr, "bench_device: %s: the default fails: %s\n", name, run.message);
@@ -117,10 +167,21 @@ static int bench_one(const char *path, int reps, const dev_machine *mach) {
       sim = t;
   }
 
-  double eval = best_eval(m, nargs, args, reps, 0, &err), eval1 = -1;
+  double plain1_cpu = 0, eval = -1, eval1 = -1, plain1 = best_eval(m, nargs, args, reps, 1, 0, &plain1_cpu, &err);
+  if (plain1 >= 0 && dot_n > 0) {
+    double flops = 2.0 * dot_n * (double)dot_n * dot_n;
+    printf("dotflops N=%d sim_s=%.6f plain1_s=%.6f sim_cpu_s=%.6f plain1_cpu_s=%.6f sim_gflops=%.3f plain1_gflops=%.3f "
+           "frac=%.3f\n",
+           dot_n, sim, plain1, sim_cpu, plain1_cpu, flops / sim_cpu / 1e9, flops / plain1_cpu / 1e9, plain1_cpu / sim_cpu);
+    fflush(stdout);
+    rc = 0;
+    goto done;
+  }
+  if (plain1 >= 0)
+    eval = best_eval(m, nargs, args, reps, 0, 1, NULL, &err);
   if (eval >= 0)
-    eval1 = best_eval(m, nargs, args, reps, 1, &err);
-  if (eval < 0 || eval1 < 0) {
+    eval1 = best_eval(m, nargs, args, reps, 1, 1, NULL, &err);
+  if (plain1 < 0 || eval < 0 || eval1 < 0) {
     fprintf(stderr, "bench_device: %s: %d:%d: %s\n", name, err.line, err.col, err.msg);
     goto done;
   }
@@ -130,9 +191,10 @@ static int bench_one(const char *path, int reps, const dev_machine *mach) {
     elems *= f.dims[d];
   char cfg[DEV_CONFIG_TEXT_MAX];
   dev_config_print(&dflt, cfg, sizeof cfg);
-  printf("device %-20s hero=%-6s elements=%-7lld compile_s=%.6f sim_s=%.6f eval_s=%.6f eval1_s=%.6f ratio=%.2f "
-         "ratio1=%.2f  (default %s)\n",
-         name, dev_hero_name(f.kind), (long long)elems, compile_s, sim, eval, eval1, sim / eval, sim / eval1, cfg);
+  printf("device %-20s hero=%-6s elements=%-7lld compile_s=%.6f sim_s=%.6f eval_s=%.6f eval1_s=%.6f plain1_s=%.6f "
+         "sim_cpu_s=%.6f plain1_cpu_s=%.6f ratio=%.2f ratio1=%.2f ratio_plain=%.2f  (default %s)\n",
+         name, dev_hero_name(f.kind), (long long)elems, compile_s, sim, eval, eval1, plain1, sim_cpu, plain1_cpu,
+         sim / eval, sim / eval1, sim_cpu / plain1_cpu, cfg);
   fflush(stdout);
   rc = 0;
 done:
@@ -148,7 +210,7 @@ done:
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: bench_device REPS FILE.hlo...\n");
+    fprintf(stderr, "usage: bench_device REPS {FILE.hlo | --dot N}...\n");
     return 2;
   }
   int reps = atoi(argv[1]);
@@ -162,8 +224,17 @@ int main(int argc, char **argv) {
   }
   hlo_opcode_from_name("add", 3); /* build the opcode table once, outside the timings */
   int status = 0;
-  for (int i = 2; i < argc; i++)
-    if (bench_one(argv[i], reps, &mach) != 0)
+  for (int i = 2; i < argc; i++) {
+    int dot_n = 0;
+    if (strcmp(argv[i], "--dot") == 0) {
+      dot_n = i + 1 < argc ? atoi(argv[++i]) : 0;
+      if (dot_n <= 0) {
+        fprintf(stderr, "bench_device: --dot wants a size\n");
+        return 2;
+      }
+    }
+    if (bench_one(argv[i], dot_n, reps, &mach) != 0)
       status = 1;
+  }
   return status;
 }

@@ -1,5 +1,5 @@
 /* bench_util.c — shared helpers of the benchmark programs. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_PROCESS_CPUTIME_ID */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID */
 
 #include "bench_util.h"
 
@@ -20,6 +20,8 @@ static double seconds(clockid_t c) {
 double bench_now(void) { return seconds(CLOCK_MONOTONIC); }
 
 double bench_cpu_now(void) { return seconds(CLOCK_PROCESS_CPUTIME_ID); }
+
+double bench_thread_cpu_now(void) { return seconds(CLOCK_THREAD_CPUTIME_ID); }
 
 hlo_module *bench_load(const char *path) {
   FILE *f = fopen(path, "rb");

@@ -11,6 +11,8 @@
 double bench_now(void);
 /* CPU seconds used by the whole process (every thread). */
 double bench_cpu_now(void);
+/* CPU seconds used by the calling thread. */
+double bench_thread_cpu_now(void);
 /* Parses and verifies the HLO text file at path; NULL after printing
  * "path:line:col: error: ..." (or the open error) to stderr. */
 hlo_module *bench_load(const char *path);

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_dot_kernel.h"
 #include "dev_elemental.h"
 #include "dev_exec_fold.h"
 #include "dev_exec_variadic.h"
@@ -1100,6 +1101,154 @@ static int64_t int8_dot_f32_step(int64_t acc, int64_t prod) {
   return (int64_t)f;
 }
 
+/* The OR of each contracting line's poison flags, at the line's first
+ * element (its contracting coordinate 0): one pass over the box, instead
+ * of one per output element that reads the line.  The box is
+ * [outer][contracting ncon][inner stride]; lines[off] for other offsets is
+ * the OR of the line's rest. */
+static void line_poison(const dev_box *b, int cd, int64_t stride, uint8_t *lines) {
+  int64_t ncon = b->n[cd], outer = ncon * stride > 0 ? b->count / (ncon * stride) : 0;
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t base = o * ncon * stride;
+    memcpy(lines + base + (ncon - 1) * stride, b->poison + base + (ncon - 1) * stride, (size_t)stride);
+    for (int64_t c = ncon - 2; c >= 0; c--)
+      for (int64_t i = 0; i < stride; i++) {
+        int64_t off = base + c * stride + i;
+        lines[off] = (uint8_t)(b->poison[off] | lines[off + stride]);
+      }
+  }
+}
+
+/* The f32 dot operand value of a box slot of type t, as fold_dot_fast
+ * converts it. */
+static float dot_operand(dev_slot v, hlo_eclass cls) {
+  double dv = cls == HLO_CLASS_FLOAT ? v.f : cls == HLO_CLASS_UINT ? (double)(uint64_t)v.i : (double)v.i;
+  return (float)dv;
+}
+
+/* fold_dot_fast's f32 case, rows of the region at a time through
+ * dev_dot_f32_lanes, which gives each output element the scalar loop's
+ * bits (see dev_dot_kernel.h).  With P pack slots, slot q of an output
+ * element takes positions r0 + r with (label0 + r) mod P == q in order: a
+ * line of its own, P elements apart.  The operands are split once
+ * per chunk as fold_dot_fast does, into one plane per bf16 part.  Returns
+ * 1 when done, 0 when an operand part is a NaN (then the scalar loop must
+ * run, see the header), -1 on failure. */
+static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, const int64_t *cd,
+                        const int64_t *stride, dev_precision prec, int64_t r0, int64_t len, int64_t label0,
+                        dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+  const hlo_instr *h = x->f->hero;
+  int np = prec == DEV_PREC_HIGHEST ? 3 : prec == DEV_PREC_HIGH ? 2 : 1;
+  int R = x->region.rank;
+  int64_t nl = R > 0 ? x->region.n[R - 1] : 1;
+  float *planes[2] = {NULL, NULL}, *row = malloc(sizeof(float) * (size_t)nl);
+  uint8_t *lines[2] = {NULL, NULL};
+  int rc = row ? 1 : -1;
+  for (int side = 0; rc == 1 && side < 2; side++) {
+    int64_t n = bx[side].count;
+    planes[side] = malloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)np);
+    lines[side] = bx[side].poison ? malloc((size_t)(n ? n : 1)) : NULL;
+    if (!planes[side] || (bx[side].poison && !lines[side])) {
+      rc = -1;
+      break;
+    }
+    hlo_eclass cls = hlo_etype_class(sh[side]->type);
+    bool nan = false;
+    for (int64_t i = 0; i < n; i++) {
+      float t[3];
+      dev_dot_split(dot_operand(bx[side].v[i], cls), prec, t);
+      for (int p = 0; p < np; p++) {
+        planes[side][p * n + i] = t[p];
+        nan = nan || t[p] != t[p];
+      }
+    }
+    if (nan) {
+      rc = 0;
+      goto done;
+    }
+    if (lines[side])
+      line_poison(&bx[side], (int)cd[side], stride[side], lines[side]);
+  }
+  if (rc != 1) {
+    rc = fail(x, "out of memory");
+    goto done;
+  }
+  int64_t P = x->P;
+  dev_dot_planes pl = {.sa = stride[0] * P, .sb = stride[1] * P, .prec = prec};
+  for (int p = 0; p < np; p++) {
+    pl.a[p] = planes[0] + p * bx[0].count;
+    pl.b[p] = planes[1] + p * bx[1].count;
+  }
+  /* How far one step along the region's last dimension moves each side. */
+  int64_t step[2] = {0, 0};
+  for (int side = 0; R > 0 && side < 2; side++) {
+    int64_t s = 1;
+    for (int d = sh[side]->rank - 1; d >= 0; d--) {
+      bool c;
+      int rd = dot_rdim(h, side, d, &c);
+      if (!c && rd == R - 1)
+        step[side] += s;
+      s *= bx[side].n[d];
+    }
+  }
+  int64_t idx[HLO_MAX_RANK], oi[HLO_MAX_RANK];
+  for (int d = 0; d < R; d++)
+    idx[d] = x->region.lo[d];
+  for (int64_t ro = 0; ro < x->region.count; ro += nl) {
+    int64_t base[2];
+    for (int side = 0; side < 2; side++) {
+      int64_t off = 0;
+      for (int d = 0; d < sh[side]->rank; d++) {
+        bool c;
+        int rd = dot_rdim(h, side, d, &c);
+        oi[d] = c ? r0 : idx[rd];
+        off = off * bx[side].n[d] + (oi[d] - bx[side].lo[d]);
+      }
+      base[side] = off;
+    }
+    for (int64_t q = 0; q < P; q++) {
+      int64_t first = ((q - label0 % P) % P + P) % P; /* the slot's first position */
+      if (first >= len)
+        continue; /* no product reaches this slot: it stays as it was */
+      int64_t cnt = (len - first + P - 1) / P;
+      int64_t a0 = base[0] + first * stride[0], b0 = base[1] + first * stride[1];
+      bool nan_acc = false;
+      for (int64_t j = 0; j < nl; j++) {
+        row[j] = (float)acc[(ro + j) * P + q].f;
+        nan_acc = nan_acc || row[j] != row[j];
+      }
+      if (nan_acc) /* see dev_dot_kernel.h: NaN payloads need the scalar order */
+        for (int64_t j = 0; j < nl; j++)
+          row[j] = dev_dot_f32_line(&pl, row[j], a0 + j * step[0], b0 + j * step[1], cnt);
+      else
+        dev_dot_f32_lanes(&pl, row, nl, a0, step[0], b0, step[1], cnt);
+      for (int64_t j = 0; j < nl; j++) {
+        acc[(ro + j) * P + q].f = row[j];
+        valid[(ro + j) * P + q] = 1;
+      }
+    }
+    /* Every slot of an element gets the poison of its whole line. */
+    for (int64_t j = 0; j < nl; j++) {
+      uint8_t pz = (uint8_t)((lines[0] ? lines[0][base[0] + j * step[0]] : 0) |
+                             (lines[1] ? lines[1][base[1] + j * step[1]] : 0));
+      for (int64_t q = 0; q < P; q++)
+        poison[(ro + j) * P + q] |= pz;
+    }
+    for (int d = R - 2; d >= 0; d--) {
+      if (++idx[d] < x->region.lo[d] + x->region.n[d])
+        break;
+      idx[d] = x->region.lo[d];
+    }
+  }
+done:
+  free(row);
+  for (int side = 0; side < 2; side++) {
+    free(planes[side]);
+    free(lines[side]);
+  }
+  return rc;
+}
+
 /* The common case of fold_dot — one contracting dimension, f32 or integer
  * compute — with each operand converted once per chunk (split into its bf16
  * parts, or widened to the integer compute type) instead of once per
@@ -1118,6 +1267,13 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
     stride[side] = 1;
     for (int d = (int)cd[side] + 1; d < bx[side].rank; d++)
       stride[side] *= bx[side].n[d];
+  }
+  if (ct == HLO_F32) {
+    int done = dot_rows_f32(x, bx, sh, cd, stride, prec, r0, len, label0, acc, valid, poison);
+    if (done != 0)
+      return done < 0 ? -1 : 0;
+  }
+  for (int side = 0; side < 2; side++) {
     size_t n = (size_t)(bx[side].count ? bx[side].count : 1);
     if (ct == HLO_F32) {
       parts[side] = malloc(n * 3 * sizeof(float));
