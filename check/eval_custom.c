@@ -11,11 +11,14 @@
  * Semantics, per evaluator:
  *   identity     the annotation targets: the operand, unchanged; refused
  *                when the result's shape differs (a real reshard).
- *   poison       AllocateBuffer: an uninitialised buffer, filled with NaN
+ *   poison       AllocateBuffer and __custom_kernel_fusion$workspace (a
+ *                custom kernel's scratch): an uninitialised buffer, filled with NaN
  *                (every bit set for f16, bf16, f32, f64 and complex; the
  *                type's NaN, or what NaN converts to, for f8/f4), -1 or the
  *                maximum for integers and true for pred, so a read of it
  *                that reaches an output shows.
+ *   dynamic_gte  DynamicGte(tuple, index), as the while-loop unroller emits
+ *                it: element `index` of the tuple, which must be in range.
  *   slice_to_dynamic  operand 0 with its dynamic sizes as further operands:
  *                dynamic dimensions are kept padded to their bound, so the
  *                data is operand 0.
@@ -206,6 +209,19 @@ static hlo_value *slice_to_dynamic(chk_eval *ev, const hlo_instr *ins, hlo_value
   return hlo_value_ref(ops[0]);
 }
 
+static hlo_value *dynamic_gte(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
+  if (ins->noperands != 2 || ops[0]->type != HLO_TUPLE || !chk_is_array(ops[1]) || ops[1]->count != 1 ||
+      !hlo_etype_is_int(ops[1]->type))
+    return chk_fail(ev, ins, "DynamicGte takes a tuple and an integer index");
+  int64_t i = hlo_value_get_i64(ops[1], 0);
+  if (i < 0 || i >= ops[0]->ntuple)
+    return chk_fail(ev, ins, "DynamicGte index %lld is not an element of a %d-tuple", (long long)i,
+                    ops[0]->ntuple);
+  if (!hlo_value_matches(ops[0]->elems[i], &ins->shape))
+    return chk_fail(ev, ins, "DynamicGte's element %lld does not have the result's shape", (long long)i);
+  return hlo_value_ref(ops[0]->elems[i]);
+}
+
 static double relu(double x) { return x > 0 ? x : (x == x ? 0 : x); }
 
 static hlo_value *gemm(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
@@ -312,6 +328,8 @@ static const struct {
     {"ShardBarrierFrom", identity},
     {"ShardBarrierTo", identity},
     {"AllocateBuffer", poison},
+    {"__custom_kernel_fusion$workspace", poison},
+    {"DynamicGte", dynamic_gte},
     {"SliceToDynamic", slice_to_dynamic},
     {"__cublas$gemm", gemm},
     {"__cublas$lt$matmul", gemm},

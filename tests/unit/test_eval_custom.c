@@ -55,6 +55,28 @@ static void allocate_buffer_is_poisoned(void **state) {
   hlo_value_unref(v);
 }
 
+static void kernel_workspace_is_poisoned(void **state) {
+  (void)state;
+  fx_expect(fx_eval("ENTRY e {\n ROOT w = u8[3] custom-call(), custom_call_target=\"__custom_kernel_fusion$workspace\"\n}\n",
+                    0, NULL),
+            HLO_U8, 1, DIMS(3), VALS(255, 255, 255));
+}
+
+/* DynamicGte(t, i) is element i of t: with t = ([1,2], [3,4], [5,6]) and
+ * i = 2 it is [5,6]; i = 3 is out of the tuple. */
+static void dynamic_gte_takes_the_indexed_element(void **state) {
+  (void)state;
+  const char *t = "ENTRY e {\n a = f32[2] parameter(0)\n b = f32[2] parameter(1)\n c = f32[2] parameter(2)\n"
+                  " i = s32[] parameter(3)\n t = (f32[2], f32[2], f32[2]) tuple(a, b, c)\n"
+                  " ROOT g = f32[2] custom-call(t, i), custom_call_target=\"DynamicGte\"\n}\n";
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(2), VALS(1, 2)), fx_array(HLO_F32, 1, DIMS(2), VALS(3, 4)),
+                    fx_array(HLO_F32, 1, DIMS(2), VALS(5, 6)), fx_scalar(HLO_S32, 2)};
+  fx_expect(fx_eval(t, 4, a), HLO_F32, 1, DIMS(2), VALS(5, 6));
+  hlo_value *b[] = {fx_array(HLO_F32, 1, DIMS(2), NULL), fx_array(HLO_F32, 1, DIMS(2), NULL),
+                    fx_array(HLO_F32, 1, DIMS(2), NULL), fx_scalar(HLO_S32, 3)};
+  fx_eval_fails(t, 4, b, "not an element");
+}
+
 static void slice_to_dynamic_keeps_data(void **state) {
   (void)state;
   const char *t = "ENTRY e {\n x = f32[4] parameter(0)\n n = s32[] parameter(1)\n"
@@ -201,6 +223,8 @@ int main(void) {
       cmocka_unit_test(annotations_are_identity),
       cmocka_unit_test(annotation_that_reshards_is_refused),
       cmocka_unit_test(allocate_buffer_is_poisoned),
+      cmocka_unit_test(kernel_workspace_is_poisoned),
+      cmocka_unit_test(dynamic_gte_takes_the_indexed_element),
       cmocka_unit_test(slice_to_dynamic_keeps_data),
       cmocka_unit_test(gemm_alpha_beta_quoted_config),
       cmocka_unit_test(gemm_contracting_dim0),
