@@ -6,7 +6,11 @@
  * (annotations of the partitioner and of host offloading, buffer
  * allocation, cuBLAS gemms, the GPU TopK, composites that carry their own
  * decomposition).  Any other target is refused by name: guessing would turn
- * the reference into a source of false findings.
+ * the reference into a source of false findings.  Except when nothing can
+ * see what it computes: a call of an unknown target that is not its
+ * computation's root, has no users and aliases no operand
+ * (output_to_operand_aliasing) changes no value of the module, whatever
+ * its side effects, so it is skipped (its value, never read, is zeros).
  *
  * Semantics, per evaluator:
  *   identity     the annotation targets: the operand, unchanged; refused
@@ -48,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval_async.h"
 #include "eval_internal.h"
 
 /* ---- backend_config fields ----------------------------------------------- */
@@ -400,8 +405,23 @@ const hlo_computation *chk_custom_call_computation(const hlo_module *m, const hl
   return c;
 }
 
+/* Whether no value of the module can depend on ins's result. */
+static bool unobserved(const hlo_instr *ins) {
+  const hlo_computation *c = ins->parent;
+  if (!c || c->root == ins)
+    return false;
+  for (int i = 0; i < ins->nraw; i++)
+    if (strcmp(ins->raw[i].name, "output_to_operand_aliasing") == 0)
+      return false;
+  for (int i = 0; i < c->ninstrs; i++)
+    for (int k = 0; k < c->instrs[i]->noperands; k++)
+      if (c->instrs[i]->operands[k] == ins)
+        return false;
+  return true;
+}
+
 bool chk_custom_call_known(const hlo_module *m, const hlo_instr *ins) {
-  return lookup(ins->attrs.custom_call_target) || chk_custom_call_computation(m, ins);
+  return lookup(ins->attrs.custom_call_target) || chk_custom_call_computation(m, ins) || unobserved(ins);
 }
 
 hlo_value *chk_op_custom_call(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
@@ -411,6 +431,10 @@ hlo_value *chk_op_custom_call(chk_eval *ev, const hlo_instr *ins, hlo_value *con
   const hlo_computation *c = chk_custom_call_computation(ev->m, ins);
   if (c)
     return chk_call(ev, ins, c, ins->noperands, ops);
+  if (unobserved(ins)) {
+    hlo_value *z = chk_zero_value(&ins->shape);
+    return z ? z : chk_fail(ev, ins, "out of memory");
+  }
   return chk_fail(ev, ins, "custom-call target \"%s\" is not supported by the evaluator",
                   ins->attrs.custom_call_target ? ins->attrs.custom_call_target : "");
 }

@@ -218,6 +218,27 @@ static void unknown_target_refused_by_name(void **state) {
   hlo_module_free(m);
 }
 
+/* An unknown target nothing reads (not the root, no users, no aliasing)
+ * cannot change a value: the module evaluates (x + x = [2, 4]).  Used, or
+ * the root, it is refused by name. */
+static void unobserved_unknown_target_is_skipped(void **state) {
+  (void)state;
+  const char *t = "ENTRY e {\n x = f32[2] parameter(0)\n"
+                  " p = f32[2] custom-call(x), custom_call_target=\"my_kernel\", custom_call_has_side_effect=true\n"
+                  " ROOT y = f32[2] add(x, x)\n}\n";
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(2), VALS(1, 2))};
+  fx_expect(fx_eval(t, 1, a), HLO_F32, 1, DIMS(2), VALS(2, 4));
+  const char *used = "ENTRY e {\n x = f32[2] parameter(0)\n"
+                     " p = f32[2] custom-call(x), custom_call_target=\"my_kernel\"\n"
+                     " ROOT y = f32[2] add(p, x)\n}\n";
+  hlo_error err;
+  hlo_module *m = hlo_parse(used, strlen(used), &err);
+  assert_non_null(m);
+  assert_int_equal(chk_eval_supported(m, &err), -1);
+  assert_non_null(strstr(err.msg, "\"my_kernel\""));
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(annotations_are_identity),
@@ -235,6 +256,7 @@ int main(void) {
       cmocka_unit_test(composite_evaluates_its_computation),
       cmocka_unit_test(helper_computation_is_not_a_composite),
       cmocka_unit_test(unknown_target_refused_by_name),
+      cmocka_unit_test(unobserved_unknown_target_is_skipped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
