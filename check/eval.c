@@ -180,8 +180,10 @@ static bool op_supported(const hlo_module *m, const hlo_instr *ins) {
    * unsupported rather than as evaluation errors. */
   if (ins->op == HLO_OP_RNG && ins->noperands != 2)
     return false;
-  if (ins->op == HLO_OP_RNG_BIT_GENERATOR && !chk_rng_algorithm_known(ins))
-    return false;
+  if (ins->op == HLO_OP_RNG_BIT_GENERATOR &&
+      (!chk_rng_algorithm_known(ins) || ins->noperands != 1 || ins->operands[0]->shape.type != HLO_U64 ||
+       ins->operands[0]->shape.rank != 1 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 2))
+    return false; /* a state that is no u64[N], or no (state, data) result */
   if ((ins->op == HLO_OP_COLLECTIVE_PERMUTE || ins->op == HLO_OP_COLLECTIVE_PERMUTE_START) && ins->noperands != 1)
     return false;
   if (ins->op == HLO_OP_SEND && (ins->noperands != 2 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 3 ||

@@ -6,16 +6,23 @@
  * (annotations of the partitioner and of host offloading, buffer
  * allocation, cuBLAS gemms, the GPU TopK, composites that carry their own
  * decomposition).  Any other target is refused by name: guessing would turn
- * the reference into a source of false findings.
+ * the reference into a source of false findings.  Except when nothing can
+ * see what it computes: a call of an unknown target that is not its
+ * computation's root, has no users and aliases no operand
+ * (output_to_operand_aliasing) changes no value of the module, whatever
+ * its side effects, so it is skipped (its value, never read, is zeros).
  *
  * Semantics, per evaluator:
  *   identity     the annotation targets: the operand, unchanged; refused
  *                when the result's shape differs (a real reshard).
- *   poison       AllocateBuffer: an uninitialised buffer, filled with NaN
+ *   poison       AllocateBuffer and __custom_kernel_fusion$workspace (a
+ *                custom kernel's scratch): an uninitialised buffer, filled with NaN
  *                (every bit set for f16, bf16, f32, f64 and complex; the
  *                type's NaN, or what NaN converts to, for f8/f4), -1 or the
  *                maximum for integers and true for pred, so a read of it
  *                that reaches an output shows.
+ *   dynamic_gte  DynamicGte(tuple, index), as the while-loop unroller emits
+ *                it: element `index` of the tuple, which must be in range.
  *   slice_to_dynamic  operand 0 with its dynamic sizes as further operands:
  *                dynamic dimensions are kept padded to their bound, so the
  *                data is operand 0.
@@ -45,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval_async.h"
 #include "eval_internal.h"
 
 /* ---- backend_config fields ----------------------------------------------- */
@@ -206,6 +214,19 @@ static hlo_value *slice_to_dynamic(chk_eval *ev, const hlo_instr *ins, hlo_value
   return hlo_value_ref(ops[0]);
 }
 
+static hlo_value *dynamic_gte(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
+  if (ins->noperands != 2 || ops[0]->type != HLO_TUPLE || !chk_is_array(ops[1]) || ops[1]->count != 1 ||
+      !hlo_etype_is_int(ops[1]->type))
+    return chk_fail(ev, ins, "DynamicGte takes a tuple and an integer index");
+  int64_t i = hlo_value_get_i64(ops[1], 0);
+  if (i < 0 || i >= ops[0]->ntuple)
+    return chk_fail(ev, ins, "DynamicGte index %lld is not an element of a %d-tuple", (long long)i,
+                    ops[0]->ntuple);
+  if (!hlo_value_matches(ops[0]->elems[i], &ins->shape))
+    return chk_fail(ev, ins, "DynamicGte's element %lld does not have the result's shape", (long long)i);
+  return hlo_value_ref(ops[0]->elems[i]);
+}
+
 static double relu(double x) { return x > 0 ? x : (x == x ? 0 : x); }
 
 static hlo_value *gemm(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
@@ -312,6 +333,8 @@ static const struct {
     {"ShardBarrierFrom", identity},
     {"ShardBarrierTo", identity},
     {"AllocateBuffer", poison},
+    {"__custom_kernel_fusion$workspace", poison},
+    {"DynamicGte", dynamic_gte},
     {"SliceToDynamic", slice_to_dynamic},
     {"__cublas$gemm", gemm},
     {"__cublas$lt$matmul", gemm},
@@ -382,8 +405,23 @@ const hlo_computation *chk_custom_call_computation(const hlo_module *m, const hl
   return c;
 }
 
+/* Whether no value of the module can depend on ins's result. */
+static bool unobserved(const hlo_instr *ins) {
+  const hlo_computation *c = ins->parent;
+  if (!c || c->root == ins)
+    return false;
+  for (int i = 0; i < ins->nraw; i++)
+    if (strcmp(ins->raw[i].name, "output_to_operand_aliasing") == 0)
+      return false;
+  for (int i = 0; i < c->ninstrs; i++)
+    for (int k = 0; k < c->instrs[i]->noperands; k++)
+      if (c->instrs[i]->operands[k] == ins)
+        return false;
+  return true;
+}
+
 bool chk_custom_call_known(const hlo_module *m, const hlo_instr *ins) {
-  return lookup(ins->attrs.custom_call_target) || chk_custom_call_computation(m, ins);
+  return lookup(ins->attrs.custom_call_target) || chk_custom_call_computation(m, ins) || unobserved(ins);
 }
 
 hlo_value *chk_op_custom_call(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
@@ -393,6 +431,10 @@ hlo_value *chk_op_custom_call(chk_eval *ev, const hlo_instr *ins, hlo_value *con
   const hlo_computation *c = chk_custom_call_computation(ev->m, ins);
   if (c)
     return chk_call(ev, ins, c, ins->noperands, ops);
+  if (unobserved(ins)) {
+    hlo_value *z = chk_zero_value(&ins->shape);
+    return z ? z : chk_fail(ev, ins, "out of memory");
+  }
   return chk_fail(ev, ins, "custom-call target \"%s\" is not supported by the evaluator",
                   ins->attrs.custom_call_target ? ins->attrs.custom_call_target : "");
 }

@@ -7,8 +7,9 @@
  * undefined, and zero is the padding that keeps a sum or a dot over the
  * dimension what it would be over the first size elements.  Reductions with
  * another reducer over such a dimension are refused (eval.c), since their
- * padding would need that reducer's identity.  A size outside [0, bound] is
- * an error.
+ * padding would need that reducer's identity.  XLA leaves a size outside
+ * [0, bound] undefined; here it is clamped into that range, so that any
+ * input (the naive and edge profiles draw negative integers) evaluates.
  *
  * get-dimension-size returns the size of a static dimension.  The runtime
  * size of a dynamic one is not tracked through the ops that carry it, so
@@ -33,9 +34,7 @@ static hlo_value *set_dimension_size(chk_eval *ev, const hlo_instr *ins, hlo_val
   if (!chk_is_array(sz) || sz->count != 1 || hlo_etype_class(sz->type) != HLO_CLASS_SINT)
     return chk_fail(ev, ins, "the size must be a signed integer scalar");
   int64_t size = hlo_value_get_i64(sz, 0);
-  if (size < 0 || size > x->dims[d])
-    return chk_fail(ev, ins, "size %lld is outside [0, %lld], the bound of dimension %d", (long long)size,
-                    (long long)x->dims[d], d);
+  size = size < 0 ? 0 : size > x->dims[d] ? x->dims[d] : size;
   hlo_value *out = chk_result_uninit(ev, ins);
   if (!out)
     return NULL;

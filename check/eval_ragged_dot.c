@@ -15,8 +15,9 @@
  *     evaluated here.
  *   batch (mode 3) is refused.
  * Groups are consecutive from index 0: group i covers
- * [sizes[0] + .. + sizes[i-1], + sizes[i]), clipped to the dimension.  A
- * negative size is an error.
+ * [sizes[0] + .. + sizes[i-1], + sizes[i]), clipped to the dimension.  XLA
+ * leaves a negative size undefined; here it is an empty group, so that any
+ * input (the naive and edge profiles draw negative integers) evaluates.
  *
  * Numerics are the reference dot's (eval_dot.c): each group is computed by
  * chk_op_dot on the group's operands and its elements are copied into the
@@ -114,10 +115,19 @@ static hlo_value *group_dot(chk_eval *ev, const hlo_instr *ins, const hlo_value 
 
 /* Which group holds row r under the g sizes at sizes[0..g-1]: its index,
  * or -1 for a row past every group. */
+/* Group size i at base, as a count: negative is empty, and a size past
+ * limit (a row count) is limit, so sums of sizes cannot overflow. */
+static int64_t group_size(const hlo_value *gs, int64_t i, int64_t limit) {
+  int64_t n = hlo_value_get_i64(gs, i);
+  if (hlo_etype_class(gs->type) == HLO_CLASS_UINT && hlo_value_get_u64(gs, i) > (uint64_t)limit)
+    return limit;
+  return n < 0 ? 0 : n > limit ? limit : n;
+}
+
 static int64_t group_of(const hlo_value *gs, int64_t base, int64_t g, int64_t r) {
   int64_t start = 0;
   for (int64_t i = 0; i < g; i++) {
-    int64_t n = hlo_value_get_i64(gs, base + i);
+    int64_t n = group_size(gs, base + i, r + 1);
     if (r < start + n)
       return i;
     start += n;
@@ -148,9 +158,6 @@ static hlo_value *non_contracting(chk_eval *ev, const hlo_instr *ins, hlo_value 
   for (int d = 0; d + 1 < gs->rank; d++)
     if (gs->dims[d] != out->dims[d])
       return chk_fail_unref(ev, ins, out, "group_sizes dimension %d differs from the result's", d);
-  for (int64_t i = 0; i < gs->count; i++)
-    if (hlo_value_get_i64(gs, i) < 0)
-      return chk_fail_unref(ev, ins, out, "group size %lld is negative", (long long)hlo_value_get_i64(gs, i));
   /* Elements per step of the ragged dimension and of the outer prefix. */
   int64_t after = 1;
   for (int d = outer + 1; d < out->rank; d++)
@@ -200,9 +207,7 @@ static hlo_value *contracting(chk_eval *ev, const hlo_instr *ins, hlo_value *con
   int64_t n = lhs->dims[lr], start = 0;
   size_t part = (size_t)(g ? out->count / g : 0) * out->elem_size;
   for (int64_t i = 0; i < g; i++) {
-    int64_t size = hlo_value_get_i64(gs, i);
-    if (size < 0)
-      return chk_fail_unref(ev, ins, out, "group size %lld is negative", (long long)size);
+    int64_t size = group_size(gs, i, n);
     int64_t lo = start < n ? start : n, hi = start + size < n ? start + size : n;
     start += size;
     hlo_value *a = take(lhs, (int)lr, lo, hi - lo, false), *b = take(rhs, (int)rr, lo, hi - lo, false);

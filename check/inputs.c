@@ -789,6 +789,8 @@ static int fill_leaves(hlo_value *v, const chk_inputs_opts *o, uint64_t k, uint6
         return -1;
     return 0;
   }
+  if (v->type == HLO_TOKEN)
+    return 0; /* a token orders side effects and holds no data */
   if (v->elem_size == 0)
     return hlo_error_set(err, line, col, "%s: cannot make inputs of type %s", pname, hlo_etype_name(v->type));
   /* Leaf j of parameter k: stream (j + 1) * 2^32 + k, apart from every
@@ -832,6 +834,8 @@ int chk_inputs_make(const hlo_module *m, const chk_inputs_opts *o, hlo_value **a
       uint64_t leaf = 0;
       if (fill_leaves(made[k], o, (uint64_t)k, &leaf, p->name, err, p->line, p->col) != 0)
         break;
+    } else if (made[k]->type == HLO_TOKEN) {
+      continue; /* a token orders side effects and holds no data */
     } else if (made[k]->elem_size == 0) {
       hlo_error_set(err, p->line, p->col, "%s: cannot make inputs of type %s", p->name,
                     hlo_etype_name(p->shape.type));

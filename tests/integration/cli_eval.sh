@@ -275,6 +275,27 @@ if command -v h5dump >/dev/null 2>&1; then
   expect_grep '(0): 31$' "$TMPD/d1" "replica 1 keeps the second half of the sum (31)"
 fi
 
+# A token holds no data: a token parameter and a token in the root tuple
+# get no dataset, and the file replays through --inputs.
+cat > "$TMPD/token.hlo" <<'EOF'
+HloModule tok
+ENTRY main {
+  p = f32[2] parameter(0)
+  t = token[] parameter(1)
+  s = f32[2] add(p, p)
+  ROOT r = (f32[2], token[]) tuple(s, t)
+}
+EOF
+expect_status 0 "--eval a module with a token parameter and result" "$TUNE" --eval "$TMPD/token.hlo" -o "$TMPD/token.h5"
+expect_status 0 "--inputs replays a file without the token's dataset" \
+  "$TUNE" --eval "$TMPD/token.hlo" --inputs "$TMPD/token.h5" -o "$TMPD/token2.h5"
+if command -v h5ls >/dev/null 2>&1; then
+  h5ls -r "$TMPD/token.h5" >"$TMPD/ls" 2>&1
+  expect_grep '^/inputs/0 *Dataset {2}' "$TMPD/ls" "the f32 parameter is /inputs/0"
+  expect_grep '^/outputs/0 *Dataset {2}' "$TMPD/ls" "the f32 result is /outputs/0"
+  if grep -q -e '^/inputs/1' -e '^/outputs/1' "$TMPD/ls"; then not_ok "a token got a dataset"; else ok "no dataset for a token"; fi
+fi
+
 # A failure inside evaluation (elided constant data) also keeps OUT.
 cat > "$TMPD/elided.hlo" <<'EOF'
 HloModule el

@@ -55,6 +55,28 @@ static void allocate_buffer_is_poisoned(void **state) {
   hlo_value_unref(v);
 }
 
+static void kernel_workspace_is_poisoned(void **state) {
+  (void)state;
+  fx_expect(fx_eval("ENTRY e {\n ROOT w = u8[3] custom-call(), custom_call_target=\"__custom_kernel_fusion$workspace\"\n}\n",
+                    0, NULL),
+            HLO_U8, 1, DIMS(3), VALS(255, 255, 255));
+}
+
+/* DynamicGte(t, i) is element i of t: with t = ([1,2], [3,4], [5,6]) and
+ * i = 2 it is [5,6]; i = 3 is out of the tuple. */
+static void dynamic_gte_takes_the_indexed_element(void **state) {
+  (void)state;
+  const char *t = "ENTRY e {\n a = f32[2] parameter(0)\n b = f32[2] parameter(1)\n c = f32[2] parameter(2)\n"
+                  " i = s32[] parameter(3)\n t = (f32[2], f32[2], f32[2]) tuple(a, b, c)\n"
+                  " ROOT g = f32[2] custom-call(t, i), custom_call_target=\"DynamicGte\"\n}\n";
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(2), VALS(1, 2)), fx_array(HLO_F32, 1, DIMS(2), VALS(3, 4)),
+                    fx_array(HLO_F32, 1, DIMS(2), VALS(5, 6)), fx_scalar(HLO_S32, 2)};
+  fx_expect(fx_eval(t, 4, a), HLO_F32, 1, DIMS(2), VALS(5, 6));
+  hlo_value *b[] = {fx_array(HLO_F32, 1, DIMS(2), NULL), fx_array(HLO_F32, 1, DIMS(2), NULL),
+                    fx_array(HLO_F32, 1, DIMS(2), NULL), fx_scalar(HLO_S32, 3)};
+  fx_eval_fails(t, 4, b, "not an element");
+}
+
 static void slice_to_dynamic_keeps_data(void **state) {
   (void)state;
   const char *t = "ENTRY e {\n x = f32[4] parameter(0)\n n = s32[] parameter(1)\n"
@@ -196,11 +218,34 @@ static void unknown_target_refused_by_name(void **state) {
   hlo_module_free(m);
 }
 
+/* An unknown target nothing reads (not the root, no users, no aliasing)
+ * cannot change a value: the module evaluates (x + x = [2, 4]).  Used, or
+ * the root, it is refused by name. */
+static void unobserved_unknown_target_is_skipped(void **state) {
+  (void)state;
+  const char *t = "ENTRY e {\n x = f32[2] parameter(0)\n"
+                  " p = f32[2] custom-call(x), custom_call_target=\"my_kernel\", custom_call_has_side_effect=true\n"
+                  " ROOT y = f32[2] add(x, x)\n}\n";
+  hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(2), VALS(1, 2))};
+  fx_expect(fx_eval(t, 1, a), HLO_F32, 1, DIMS(2), VALS(2, 4));
+  const char *used = "ENTRY e {\n x = f32[2] parameter(0)\n"
+                     " p = f32[2] custom-call(x), custom_call_target=\"my_kernel\"\n"
+                     " ROOT y = f32[2] add(p, x)\n}\n";
+  hlo_error err;
+  hlo_module *m = hlo_parse(used, strlen(used), &err);
+  assert_non_null(m);
+  assert_int_equal(chk_eval_supported(m, &err), -1);
+  assert_non_null(strstr(err.msg, "\"my_kernel\""));
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(annotations_are_identity),
       cmocka_unit_test(annotation_that_reshards_is_refused),
       cmocka_unit_test(allocate_buffer_is_poisoned),
+      cmocka_unit_test(kernel_workspace_is_poisoned),
+      cmocka_unit_test(dynamic_gte_takes_the_indexed_element),
       cmocka_unit_test(slice_to_dynamic_keeps_data),
       cmocka_unit_test(gemm_alpha_beta_quoted_config),
       cmocka_unit_test(gemm_contracting_dim0),
@@ -211,6 +256,7 @@ int main(void) {
       cmocka_unit_test(composite_evaluates_its_computation),
       cmocka_unit_test(helper_computation_is_not_a_composite),
       cmocka_unit_test(unknown_target_refused_by_name),
+      cmocka_unit_test(unobserved_unknown_target_is_skipped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,8 +25,11 @@ static void set_dimension_size_masks_past_the_size(void **state) {
                      " ROOT r = f32[2,<=3] set-dimension-size(x, n), dimensions={1}\n}\n";
   hlo_value *b[] = {fx_array(HLO_F32, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6)), fx_scalar(HLO_S32, 1)};
   fx_expect(fx_eval(cols, 2, b), HLO_F32, 2, DIMS(2, 3), VALS(1, 0, 0, 4, 0, 0));
-  hlo_value *c[] = {fx_array(HLO_F32, 2, DIMS(4, 2), NULL), fx_scalar(HLO_S32, 5)};
-  fx_eval_fails(rows, 2, c, "outside [0, 4]");
+  /* Out of [0, 4] the size is clamped: 5 keeps all, -1 none. */
+  hlo_value *c[] = {fx_array(HLO_F32, 2, DIMS(4, 2), VALS(1, 2, 3, 4, 5, 6, 7, 8)), fx_scalar(HLO_S32, 5)};
+  fx_expect(fx_eval(rows, 2, c), HLO_F32, 2, DIMS(4, 2), VALS(1, 2, 3, 4, 5, 6, 7, 8));
+  hlo_value *n[] = {fx_array(HLO_F32, 2, DIMS(4, 2), VALS(1, 2, 3, 4, 5, 6, 7, 8)), fx_scalar(HLO_S32, -1)};
+  fx_expect(fx_eval(rows, 2, n), HLO_F32, 2, DIMS(4, 2), VALS(0, 0, 0, 0, 0, 0, 0, 0));
 }
 
 /* A sum over the dynamic dimension sees only the first size elements:

@@ -706,6 +706,8 @@ static int make_group(hid_t loc, const char *path, hlo_error *err) {
 
 /* Writes the array leaves of v, depth first, as group/<*next>, ... */
 static int write_leaves(hid_t loc, const char *group, const hlo_value *v, int *next, hlo_error *err) {
+  if (v->type == HLO_TOKEN)
+    return 0; /* no data: not a leaf */
   if (v->type == HLO_TUPLE) {
     for (int i = 0; i < v->ntuple; i++)
       if (write_leaves(loc, group, v->elems[i], next, err) != 0)
@@ -725,6 +727,8 @@ static int write_inputs(hid_t loc, const char *group, int n, hlo_value *const *a
     char path[PATH_MAX_LEN];
     if (join(path, group, k, err) != 0)
       return -1;
+    if (args[k]->type == HLO_TOKEN)
+      continue; /* a token parameter holds no data: no dataset */
     if (args[k]->type == HLO_TUPLE) {
       int next = 0;
       if (make_group(loc, path, err) != 0 || write_leaves(loc, path, args[k], &next, err) != 0)
@@ -757,6 +761,12 @@ int tn_h5_write_outputs(hid_t loc, const char *group, const hlo_value *root, hlo
 /* Reads a value of shape s whose leaves are group/<*next>, ... */
 static hlo_value *read_leaves(hid_t loc, const char *group, const hlo_shape *s, const char *what, int *next,
                               hlo_error *err) {
+  if (s->type == HLO_TOKEN) {
+    hlo_value *t = hlo_value_from_shape(s); /* no data: not a leaf */
+    if (!t)
+      tn_h5_fail(err, "out of memory");
+    return t;
+  }
   if (s->type != HLO_TUPLE) {
     char path[PATH_MAX_LEN];
     hlo_value *v = NULL;
@@ -819,7 +829,12 @@ static int read_inputs(hid_t loc, const char *group, const hlo_computation *c, h
     if (join(path, group, k, err) != 0)
       break;
     int next = 0;
-    if (p->shape.type == HLO_TUPLE) {
+    if (p->shape.type == HLO_TOKEN) {
+      /* No data, so no dataset: the token is made, not read. */
+      args[k] = hlo_value_from_shape(&p->shape);
+      if (!args[k])
+        tn_h5_fail(err, "out of memory");
+    } else if (p->shape.type == HLO_TUPLE) {
       /* A tuple parameter is a group of its leaves. */
       if (group_size(loc, path, err) < 0)
         break;

@@ -22,7 +22,9 @@
  *
  * A scalar is a dataset of shape () (an HDF5 scalar dataspace).  A tuple-
  * shaped entry parameter (rare) becomes a group /inputs/<k> whose datasets
- * 0, 1, ... are its leaves, depth first.
+ * 0, 1, ... are its leaves, depth first.  A token holds no data and is no
+ * leaf: a token parameter or a token in a tuple has no dataset (and takes
+ * no number); it is written as nothing and read as a new token.
  *
  * Reading accepts the same layout and also what numpy writes through h5py
  * without our help: when the `dtype` attribute is absent the HLO type is
