@@ -16,7 +16,8 @@
 
 /* ---- profiles ----------------------------------------------------------- */
 
-static const char *const profile_names[CHK_INPUTS_PROFILE_COUNT] = {"naive", "constrained", "edge", "oob-indices"};
+static const char *const profile_names[CHK_INPUTS_PROFILE_COUNT] = {"naive", "constrained", "edge", "oob-indices",
+                                                                    "special"};
 
 const char *chk_inputs_profile_name(chk_inputs_profile p) {
   return (unsigned)p < CHK_INPUTS_PROFILE_COUNT ? profile_names[p] : "?";
@@ -292,6 +293,133 @@ void chk_inputs_find_index_params(const hlo_module *m, chk_inputs_index *idx) {
     if (idx[k].set && idx[k].axis >= p->shape.rank)
       bound_collapse(&idx[k]);
   }
+}
+
+/* ---- special-value analysis -------------------------------------------- */
+
+/* What the uses of a value allow (special_uses). */
+enum {
+  SP_ORDER = 1,   /* some use orders or picks values: max, min, clamp, ... */
+  SP_BAD = 2,     /* some use computes with them, or is not understood */
+  SP_ROOT = 4,    /* the value reaches its computation's root unchanged */
+  SP_NO_NAN = 8,  /* a sort compares it with a FLOAT compare: NaN breaks the
+                     comparator's strict weak order, and so the sort itself */
+};
+
+/* A sort's comparator as a single compare: its comparison type, or
+ * HLO_CMPT_NONE when the comparator is anything else. */
+static hlo_cmp_type sort_cmp_type(const hlo_instr *u) {
+  const hlo_computation *c = u->attrs.calls.to_apply;
+  if (!c || !c->root || c->root->op != HLO_OP_COMPARE)
+    return HLO_CMPT_NONE;
+  return c->root->attrs.cmp_type;
+}
+
+/* Or of SP_* over every use of x, followed through ops that only move
+ * values, into called computations and, from a called computation's root,
+ * back out to the uses of its call.  An ordering use ends the walk: what
+ * the program does with the maximum of a NaN is its own semantics.  A
+ * reduction whose reducer is anything but maximum or minimum (argmax's
+ * compare-and-select) does not qualify: with two NaNs in a row, which
+ * index it returns depends on the order it combines them in. */
+static int special_uses(const hlo_instr *x, int depth, int *budget) {
+  const hlo_computation *c = x->parent;
+  if (!c || depth > MAX_DEPTH || --*budget < 0)
+    return SP_BAD;
+  int f = c->root == x ? SP_ROOT : 0;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *u = c->instrs[i];
+    for (int j = 0; j < u->noperands; j++) {
+      if (u->operands[j] != x)
+        continue;
+      bool same = false;
+      const hlo_computation *callee = NULL;
+      switch (u->op) {
+      case HLO_OP_MAXIMUM:
+      case HLO_OP_MINIMUM:
+      case HLO_OP_CLAMP:
+      case HLO_OP_COMPARE:
+        f |= SP_ORDER;
+        break;
+      case HLO_OP_SELECT:
+        f |= j >= 1 ? SP_ORDER : SP_BAD;
+        break;
+      case HLO_OP_SORT:
+        f |= SP_ORDER | (sort_cmp_type(u) == HLO_CMPT_TOTALORDER ? 0 : SP_NO_NAN);
+        break;
+      case HLO_OP_REDUCE:
+      case HLO_OP_REDUCE_WINDOW: {
+        /* The reduced operands of a max or min reduction, not its inits. */
+        const hlo_computation *r = u->attrs.calls.to_apply;
+        bool picks = r && r->root && (r->root->op == HLO_OP_MAXIMUM || r->root->op == HLO_OP_MINIMUM);
+        f |= picks && j < u->noperands / 2 ? SP_ORDER : SP_BAD;
+        break;
+      }
+      case HLO_OP_FUSION:
+        callee = u->attrs.calls.calls;
+        break;
+      case HLO_OP_CALL:
+        callee = u->attrs.calls.to_apply ? u->attrs.calls.to_apply : u->attrs.calls.calls;
+        break;
+      case HLO_OP_ABS:
+      case HLO_OP_NEGATE:
+        /* Exact, and NaN stays NaN, an infinity infinite, a zero zero. */
+        f |= special_uses(u, depth + 1, budget);
+        break;
+      case HLO_OP_CONVERT:
+        /* Between floats a NaN stays NaN and an infinity infinite; into an
+         * integer type both become ordinary numbers. */
+        if (hlo_etype_class(u->shape.type) != HLO_CLASS_FLOAT) {
+          f |= SP_BAD;
+          break;
+        }
+        /* fall through */
+      default:
+        if (moves_values(u->op, &same)) {
+          int g = special_uses(u, depth + 1, budget);
+          f |= g;
+        } else {
+          f |= SP_BAD;
+        }
+        break;
+      }
+      if (callee) {
+        if (j >= callee->nparams || !callee->params[j]) {
+          f |= SP_BAD;
+          continue;
+        }
+        int g = special_uses(callee->params[j], depth + 1, budget);
+        f |= g & ~SP_ROOT;
+        if (g & SP_ROOT)
+          f |= special_uses(u, depth + 1, budget);
+      }
+    }
+  }
+  return f;
+}
+
+/* Types whose NaN, infinities and subnormals are all encodable. */
+static bool has_specials(hlo_etype t) { return t == HLO_F16 || t == HLO_BF16 || t == HLO_F32 || t == HLO_F64; }
+
+/* SPECIAL: 0 for a parameter that gets no special values, otherwise
+ * SP_ORDER, with SP_NO_NAN when NaN must be left out.  A parameter
+ * qualifies when it is a float type that has them, nothing is demanded of
+ * its range beyond the headroom cap (no log, divide or exp downstream
+ * cares about its magnitude), and every use orders or picks
+ * values, directly or after moving them. */
+static int special_param(const hlo_instr *p, const chk_range *r) {
+  if (!p || p->shape.type == HLO_TUPLE || !has_specials(p->shape.type))
+    return 0;
+  /* Every float value is asked to stay under the headroom cap; anything
+   * tighter is a real demand. */
+  double cap = chk_intervals_cap(p->shape.type);
+  if (r->lo > -cap || r->hi < cap || r->min_mag != 0)
+    return 0;
+  int budget = WALK_BUDGET;
+  int f = special_uses(p, 0, &budget);
+  if ((f & SP_BAD) || !(f & SP_ORDER))
+    return 0;
+  return f & (SP_ORDER | SP_NO_NAN);
 }
 
 /* ---- filling ------------------------------------------------------------ */
@@ -780,6 +908,31 @@ void chk_inputs_fill(hlo_value *v, const chk_inputs_opts *o, uint64_t stream, co
   }
 }
 
+/* Salt of SPECIAL's draw, apart from EDGE's. */
+#define SPECIAL_SALT 0x2F8B3C1D5A7E9064ull
+
+/* SPECIAL: one element in four of a qualifying parameter (special_param)
+ * is overwritten with a signed zero or the smallest subnormal of either
+ * sign, each equally likely.  NaN, +inf and -inf are rarer, about
+ * max(4, n/4096) each of the n elements: they win every maximum or
+ * minimum they meet, so at one in 12 every column of a 1000-row max
+ * reduction would be inf or NaN and nothing else in it would be seen.
+ * `flags` may leave NaN out. */
+static void place_specials(hlo_value *v, uint64_t seed, uint64_t stream, int flags) {
+  double tiny = hlo_float_decode(v->type, 1);
+  const double rare[3] = {NAN, INFINITY, -INFINITY}, common[4] = {0.0, -0.0, tiny, -tiny};
+  uint64_t n = (uint64_t)v->count, nrare = n / 4096 > 4 ? n / 4096 : 4;
+  int first = flags & SP_NO_NAN ? 1 : 0;
+  for (int64_t i = 0; i < v->count; i++) {
+    uint64_t h = chk_inputs_bits(seed ^ SPECIAL_SALT, stream, (uint64_t)i);
+    uint64_t r = below(h, n);
+    if (r < 3 * nrare && (int)(r / nrare) >= first)
+      hlo_value_set_f64(v, i, rare[r / nrare]);
+    else if ((h & 3) == 0)
+      hlo_value_set_f64(v, i, common[below(h << 16, 4)]);
+  }
+}
+
 /* Fills the array leaves of a tuple parameter, each on its own stream. */
 static int fill_leaves(hlo_value *v, const chk_inputs_opts *o, uint64_t k, uint64_t *leaf, const char *pname,
                        hlo_error *err, int line, int col) {
@@ -842,6 +995,9 @@ int chk_inputs_make(const hlo_module *m, const chk_inputs_opts *o, hlo_value **a
       break;
     } else {
       chk_inputs_fill_range(made[k], o, (uint64_t)k, &idx[k], &ranges[k]);
+      int sp = o && o->profile == CHK_INPUTS_SPECIAL && !idx[k].set ? special_param(p, &ranges[k]) : 0;
+      if (sp)
+        place_specials(made[k], o->seed, (uint64_t)k, sp);
     }
   }
   free(idx);

@@ -34,6 +34,21 @@
  * OOB_INDICES is CONSTRAINED except that index parameters are drawn in
  * [-2, max start + 2], so dynamic-slice clamping and gather/scatter
  * out-of-bounds handling are exercised instead of avoided.
+ * SPECIAL is CONSTRAINED except that one element in four of some float
+ * parameters is +0, -0 or the smallest subnormal of either sign, and about
+ * max(4, n/4096) of its n elements each are NaN, +inf and -inf (f16, bf16,
+ * f32, f64: the types that have them all).  A
+ * parameter gets them when nothing is demanded of its range and every use
+ * of it, followed through ops that only move values and into called
+ * computations, is an operand of maximum, minimum, clamp, compare, select
+ * (the picked operands), a max or min reduction, or a sort: the ops whose
+ * treatment of NaN and signed zeros is part of their semantics (NaN
+ * propagates through maximum and minimum, -0 < +0 for them; sort under
+ * TOTALORDER orders -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN).  A
+ * sort whose comparator is not a TOTALORDER compare gets no NaN: NaN
+ * breaks a FLOAT compare's strict weak order, and the sort's result is
+ * then not defined.  Non-finite values these inputs carry to the outputs
+ * are deliberate, and the intent analysis (intent.h) is told so.
  *
  * Index parameters: an integer parameter that feeds a gather or scatter
  * index operand, or a dynamic-slice / dynamic-update-slice start, is drawn
@@ -63,10 +78,11 @@ typedef enum chk_inputs_profile {
   CHK_INPUTS_CONSTRAINED,
   CHK_INPUTS_EDGE,
   CHK_INPUTS_OOB_INDICES,
+  CHK_INPUTS_SPECIAL,
   CHK_INPUTS_PROFILE_COUNT
 } chk_inputs_profile;
 
-/* "naive", "constrained", "edge", "oob-indices". */
+/* "naive", "constrained", "edge", "oob-indices", "special". */
 const char *chk_inputs_profile_name(chk_inputs_profile p);
 /* 0 with *p set, or -1 for a name that is no profile. */
 int chk_inputs_profile_from_name(const char *name, chk_inputs_profile *p);

@@ -48,6 +48,7 @@ typedef struct state {
   int *nsites;
   bool *dataflow;            /* computations whose ops carry values (not reducers) */
   bool *stale;               /* a call of the computation ended: reset its records */
+  bool deliberate;           /* the inputs' own NaN and Inf are meant */
   const hlo_instr *last;     /* the instruction of the previous hook call */
   int rep;                   /* its replica (hook calls run r = 0 .. nrep-1) */
 } state;
@@ -261,7 +262,7 @@ static void hook(void *ctx, const hlo_instr *u, hlo_value *const *ops, int n, hl
   if (u->op == HLO_OP_PARAMETER) {
     if (c == s->m->entry) {
       me->varies = true;
-      if (k && !me->tainted) { /* an entry input holding NaN or Inf */
+      if (k && !me->tainted && !s->deliberate) { /* an entry input holding NaN or Inf */
         me->tainted = true;
         me->origin = u;
       }
@@ -401,13 +402,14 @@ static int state_init(state *s, const hlo_module *m, int nrep) {
 }
 
 int chk_intent_classify(const hlo_module *m, int nargs, hlo_value *const *args, const chk_eval_opts *base,
-                        const hlo_value *outs, chk_intent_result *r, hlo_error *err) {
+                        bool deliberate, const hlo_value *outs, chk_intent_result *r, hlo_error *err) {
   memset(r, 0, sizeof *r);
   chk_intent_count(outs, &r->nonfinite, &r->count);
   if (r->nonfinite == 0)
     return 0;
   state s = {0};
   int nrep = base->replicas > 0 ? base->replicas : 1;
+  s.deliberate = deliberate;
   if (state_init(&s, m, nrep) != 0) {
     state_free(&s);
     return hlo_error_set(err, 0, 0, "out of memory");

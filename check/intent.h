@@ -45,6 +45,7 @@
 #ifndef TUNE_CHECK_INTENT_H
 #define TUNE_CHECK_INTENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "eval.h"
@@ -75,8 +76,11 @@ void chk_intent_count(const hlo_value *v, int64_t *nonfinite, int64_t *count);
 /* Classifies the outputs `outs` (replica 0's root value) of m evaluated on
  * args.  Finite outputs cost one scan; otherwise m is evaluated once more
  * with the analysis hook, with base's replicas and numerics.  0, or -1 with
- * err when that evaluation fails or memory runs out. */
+ * err when that evaluation fails or memory runs out.  `deliberate`: the
+ * args' own NaN and Inf were put there on purpose (the SPECIAL input
+ * profile, inputs.h), so they are sources like the module's constants, not
+ * artefacts; what arithmetic creates from them is still judged as above. */
 int chk_intent_classify(const hlo_module *m, int nargs, hlo_value *const *args, const chk_eval_opts *base,
-                        const hlo_value *outs, chk_intent_result *r, hlo_error *err);
+                        bool deliberate, const hlo_value *outs, chk_intent_result *r, hlo_error *err);
 
 #endif

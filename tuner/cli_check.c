@@ -167,8 +167,9 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
   /* Issue 6: non-finite reference outputs, meant or not (intent.h). */
   bool artefact = r->nonfinite.kind == CHK_NONFINITE_INPUTS;
   if (r->nonfinite.kind == CHK_NONFINITE_INTENDED)
-    fprintf(f, "  non-finite %lld of %lld reference output elements, from the module's own constants (expected)\n",
-            (long long)r->nonfinite.nonfinite, (long long)r->nonfinite.count);
+    fprintf(f, "  non-finite %lld of %lld reference output elements, from the module's own constants%s (expected)\n",
+            (long long)r->nonfinite.nonfinite, (long long)r->nonfinite.count,
+            r->profile == CHK_INPUTS_SPECIAL ? " or the special profile's inputs" : "");
   else if (artefact)
     fprintf(f,
             "  non-finite %lld of %lld reference output elements: inputs produced non-finite values (first made "

@@ -197,13 +197,14 @@ int tn_cmd_eval(const tn_opts *o) {
   }
   /* Say when outputs are non-finite, and whether that was meant. */
   chk_intent_result nf;
-  if (chk_intent_classify(m, nargs, args, &eo, outs[0], &nf, &err) != 0) {
+  bool deliberate = o->profile == CHK_INPUTS_SPECIAL && !o->inputs;
+  if (chk_intent_classify(m, nargs, args, &eo, deliberate, outs[0], &nf, &err) != 0) {
     report_module_error(shown, &err);
     goto done;
   }
   if (nf.kind == CHK_NONFINITE_INTENDED)
-    fprintf(stderr, "tune: note: %lld of %lld output elements are NaN or Inf, from the module's own constants\n",
-            (long long)nf.nonfinite, (long long)nf.count);
+    fprintf(stderr, "tune: note: %lld of %lld output elements are NaN or Inf, from the module's own constants%s\n",
+            (long long)nf.nonfinite, (long long)nf.count, deliberate ? " or the special profile's inputs" : "");
   else if (nf.kind == CHK_NONFINITE_INPUTS)
     fprintf(stderr,
             "tune: warning: inputs produced non-finite values: %lld of %lld output elements are NaN or Inf "

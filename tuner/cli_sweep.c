@@ -529,7 +529,7 @@ int tn_cmd_sweep(const tn_opts *o) {
   }
   chk_inputs_profile profile;
   if (chk_inputs_profile_from_name(cfg.inputs, &profile) != 0) {
-    fprintf(stderr, "%s: unknown input profile '%s' (naive, constrained, edge, oob-indices)\n", o->file,
+    fprintf(stderr, "%s: unknown input profile '%s' (naive, constrained, edge, oob-indices, special)\n", o->file,
             cfg.inputs);
     return TN_EXIT_USAGE;
   }

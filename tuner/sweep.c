@@ -702,7 +702,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   out->profile = (int)o->profile;
   out->criterion = (int)o->criterion;
   chk_eval_opts intent_eo = {.replicas = sh.replicas, .emulate_device = 1, .time_budget = o->time_budget};
-  if (chk_intent_classify(m, sh.nargs, sh.args, &intent_eo, sh.reference, &out->nonfinite, err) != 0) {
+  if (chk_intent_classify(m, sh.nargs, sh.args, &intent_eo, o->profile == CHK_INPUTS_SPECIAL, sh.reference,
+                          &out->nonfinite, err) != 0) {
     teardown(&sh);
     return -1;
   }

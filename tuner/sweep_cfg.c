@@ -10,7 +10,7 @@
 
 #include "dev_cfgfile.h"
 
-const char *const tn_sweep_input_profiles[] = {"naive", "constrained", "edge", "oob-indices", NULL};
+const char *const tn_sweep_input_profiles[] = {"naive", "constrained", "edge", "oob-indices", "special", NULL};
 
 static const char *const known_keys[] = {"corpus", "machines", "compiler", "inputs", "output", "budget",
                                          "time_budget", "threads", "seed", "run_id", "slowdown_threshold",
@@ -151,7 +151,7 @@ static int read_sweep(const char *file, config_setting_t *g, tn_sweep_cfg *out, 
     return -1;
   if (!in_list(tn_sweep_input_profiles, out->inputs)) {
     int line = config_setting_source_line(s);
-    return hlo_error_set(err, line, 0, "%s:%d: 'sweep.inputs' must be an input profile (naive, constrained, edge, oob-indices), not '%s'",
+    return hlo_error_set(err, line, 0, "%s:%d: 'sweep.inputs' must be an input profile (naive, constrained, edge, oob-indices, special), not '%s'",
                          file, line, out->inputs);
   }
   if ((s = config_setting_get_member(g, "budget"))) {

@@ -59,7 +59,9 @@ static void usage(FILE *f) {
         "      --profile NAME      with --eval and --check: how inputs are synthesised:\n"
         "                          constrained (default; ranges kept inside every op's\n"
         "                          domain), naive (uniform), edge (adds +-0, subnormals,\n"
-        "                          near-overflow values, ties), oob-indices\n"
+        "                          near-overflow values, ties), oob-indices, special\n"
+        "                          (NaN, +-inf, +-0, subnormals where only max, min,\n"
+        "                          clamp, select, compare or sort use them)\n"
         "      --replicas N        with --eval and --check: simulate N replicas (default:\n"
         "                          the module's replica_count, or the replicas its\n"
         "                          replica groups name when more)\n"
@@ -652,7 +654,7 @@ static int tune_main(int argc, char **argv) {
         const char **names = NULL;
         int k = tn_names_profiles(&names);
         const char *hint = tn_suggest(optarg, names, k);
-        fprintf(stderr, "tune: --profile: '%s' is not one of constrained, naive, edge, oob-indices%s%s%s\n", optarg,
+        fprintf(stderr, "tune: --profile: '%s' is not one of constrained, naive, edge, oob-indices, special%s%s%s\n", optarg,
                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
         free(names);
         return TN_EXIT_USAGE;

@@ -25,6 +25,15 @@
  *                 on its first run and every other one after it
  *   dropped-chunk in every add-reduce of the kernel, the first eighth of
  *                 each output's terms is left out
+ *   max-nan       every float maximum and minimum of the candidate (the
+ *                 reducers' included) returns the other operand when one
+ *                 is NaN (C's fmax and fmin), instead of propagating NaN
+ *   max-zero      every float maximum and minimum of the candidate returns
+ *                 its first operand when the two compare equal, so
+ *                 max(-0, +0) is -0 and min(+0, -0) is +0 (a >= b ? a : b)
+ * These two change nothing unless the inputs hold NaN or a zero of each
+ * sign in one maximum or minimum: under the constrained profile they do
+ * not apply, under `--profile special` they must be caught.
  *
  * Legitimate variations, applied to the candidate's accumulations (every
  * add-reduce of an f32 array with an f32 result; a dot is left as the
@@ -167,8 +176,38 @@ static bool add_reducer(const hlo_instr *ins) {
          c->root->operands[0]->op == HLO_OP_PARAMETER && c->root->operands[1]->op == HLO_OP_PARAMETER;
 }
 
+/* max-nan and max-zero: maximum and minimum of two float operands of one
+ * shape recomputed the defective way. */
+static void minmax_hook(const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
+  hlo_value *v = *value;
+  if ((ins->op != HLO_OP_MAXIMUM && ins->op != HLO_OP_MINIMUM) || nops != 2 || !v || v->type == HLO_TUPLE ||
+      !hlo_etype_is_float(v->type) || hlo_etype_class(v->type) == HLO_CLASS_COMPLEX || ops[0]->count != v->count ||
+      ops[1]->count != v->count)
+    return;
+  hlo_value *c = hlo_value_clone(v);
+  if (!c)
+    return;
+  bool mx = ins->op == HLO_OP_MAXIMUM;
+  for (int64_t i = 0; i < c->count; i++) {
+    double a = hlo_value_get_f64(ops[0], i), b = hlo_value_get_f64(ops[1], i), r;
+    if (is("max-nan"))
+      r = mx ? fmax(a, b) : fmin(a, b);
+    else
+      r = a == b ? a : mx ? (a > b ? a : b) : (a < b ? a : b);
+    if (is("max-nan") && !isnan(a) && !isnan(b))
+      continue; /* only the NaN handling is defective */
+    hlo_value_set_f64(c, i, r);
+  }
+  hlo_value_unref(v);
+  *value = c;
+}
+
 static void accum_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
   const hlo_computation *kernel = ctx;
+  if (is("max-nan") || is("max-zero")) {
+    minmax_hook(ins, ops, nops, value);
+    return;
+  }
   hlo_value *v = *value;
   if (!in_kernel(kernel, ins) || ins->op != HLO_OP_REDUCE || nops != 2 || !v || v->type != HLO_F32 ||
       ops[0]->type != HLO_F32 || !add_reducer(ins))
@@ -263,7 +302,8 @@ static void mutate_leaf(hlo_value *v, uint64_t jitter, bool dflt) {
 
 static void mut_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t jitter_seed, dev_run *out) {
   *out = (dev_run){0};
-  bool variation = is("reorder") || is("f64-acc") || is("rel-1e-7") || is("dropped-chunk");
+  bool variation =
+      is("reorder") || is("f64-acc") || is("rel-1e-7") || is("dropped-chunk") || is("max-nan") || is("max-zero");
   chk_eval_opts eo = {.replicas = 1, .emulate_device = 1};
   if (variation && !k->is_default) {
     eo.hook = accum_hook;

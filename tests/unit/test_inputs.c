@@ -6,7 +6,9 @@
  * Index parameters are tested on small modules whose correct bounds are
  * worked out by hand in the comments.
  */
+#include <math.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -341,6 +343,161 @@ static void test_tuple_parameter_and_errors(void **state) {
   hlo_module_free(m);
 }
 
+/* ---- the special profile (inputs.h) ------------------------------------ */
+
+static void make_profile(const hlo_module *m, chk_inputs_profile prof, hlo_value **args) {
+  hlo_error err = {0};
+  chk_inputs_opts o = {.seed = 0, .profile = prof};
+  if (chk_inputs_make(m, &o, args, &err) != 0)
+    fail_msg("chk_inputs_make: %s", err.msg);
+}
+
+typedef struct special_count {
+  int64_t nan, pinf, ninf, pzero, nzero, tiny, other, changed;
+} special_count;
+
+/* Counts the special values of s (a SPECIAL draw) and checks that every
+ * other element is the CONSTRAINED draw c's, bit for bit. */
+static special_count count_specials(const hlo_value *s, const hlo_value *c) {
+  special_count k = {0};
+  double tiny = hlo_float_decode(s->type, 1);
+  for (int64_t i = 0; i < s->count; i++) {
+    double x = hlo_value_get_f64(s, i);
+    bool same = memcmp((const char *)s->data + i * (int64_t)s->elem_size,
+                       (const char *)c->data + i * (int64_t)c->elem_size, s->elem_size) == 0;
+    if (isnan(x))
+      k.nan++;
+    else if (x == INFINITY)
+      k.pinf++;
+    else if (x == -INFINITY)
+      k.ninf++;
+    else if (x == 0 && !same)
+      signbit(x) ? k.nzero++ : k.pzero++;
+    else if (fabs(x) == tiny)
+      k.tiny++;
+    else {
+      k.other++;
+      assert_true(same);
+    }
+    k.changed += !same;
+  }
+  return k;
+}
+
+/* maximum(p0, p1): both parameters only feed a maximum, so both get the
+ * specials.  Of 4096 elements, one in four is a zero of either sign or a
+ * +-subnormal (1024 expected, binomial standard deviation 28: the test
+ * allows 900..1150), and max(4, 4096/4096) = 4 each, in expectation, are
+ * NaN, +inf and -inf. */
+static void test_special_max_operands(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule mx\n"
+                        "ENTRY main {\n"
+                        "  p0 = f32[4096] parameter(0)\n"
+                        "  p1 = f32[4096] parameter(1)\n"
+                        "  ROOT m = f32[4096] maximum(p0, p1)\n"
+                        "}\n");
+  hlo_value *s[2], *c[2];
+  make_profile(m, CHK_INPUTS_SPECIAL, s);
+  make_profile(m, CHK_INPUTS_CONSTRAINED, c);
+  for (int k = 0; k < 2; k++) {
+    special_count n = count_specials(s[k], c[k]);
+    int64_t common = n.pzero + n.nzero + n.tiny;
+    assert_true(common >= 900 && common <= 1150);
+    assert_true(n.pzero > 0 && n.nzero > 0 && n.tiny > 0);
+    assert_true(n.nan >= 1 && n.nan <= 16);
+    assert_true(n.pinf >= 1 && n.pinf <= 16);
+    assert_true(n.ninf >= 1 && n.ninf <= 16);
+    assert_int_equal(n.other + common + n.nan + n.pinf + n.ninf, 4096);
+  }
+  unref_all(s, 2);
+  unref_all(c, 2);
+  hlo_module_free(m);
+}
+
+/* Parameters that arithmetic uses get none: add's operands, and a maximum
+ * whose result feeds exp (the interval analysis bounds the operands of
+ * the maximum from above, so a +inf would overflow exp where the program
+ * never could); so do integer operands of a maximum, which have no NaN. */
+static void test_special_only_where_allowed(void **state) {
+  (void)state;
+  const char *texts[] = {
+      "HloModule add\nENTRY main {\n  p0 = f32[512] parameter(0)\n  p1 = f32[512] parameter(1)\n"
+      "  ROOT a = f32[512] add(p0, p1)\n}\n",
+      "HloModule mexp\nENTRY main {\n  p0 = f32[512] parameter(0)\n  p1 = f32[512] parameter(1)\n"
+      "  m = f32[512] maximum(p0, p1)\n  ROOT e = f32[512] exponential(m)\n}\n",
+      "HloModule imax\nENTRY main {\n  p0 = s32[512] parameter(0)\n  p1 = s32[512] parameter(1)\n"
+      "  ROOT m = s32[512] maximum(p0, p1)\n}\n",
+      /* p0 feeds the maximum and, besides, a multiply */
+      "HloModule both\nENTRY main {\n  p0 = f32[512] parameter(0)\n  p1 = f32[512] parameter(1)\n"
+      "  m = f32[512] maximum(p0, p1)\n  x = f32[512] multiply(p0, p1)\n"
+      "  ROOT t = (f32[512], f32[512]) tuple(m, x)\n}\n",
+  };
+  for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+    hlo_module *m = parse(texts[t]);
+    hlo_value *s[2], *c[2];
+    make_profile(m, CHK_INPUTS_SPECIAL, s);
+    make_profile(m, CHK_INPUTS_CONSTRAINED, c);
+    assert_true(hlo_value_equal(s[0], c[0]));
+    assert_true(hlo_value_equal(s[1], c[1]));
+    unref_all(s, 2);
+    unref_all(c, 2);
+    hlo_module_free(m);
+  }
+}
+
+/* Through moves and abs into a fusion's max reduction, the specials
+ * arrive; a sort key gets NaN only under a TOTALORDER comparator (a FLOAT
+ * compare with NaN is no strict weak order), the infinities either way. */
+static void test_special_reductions_and_sort_keys(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule colmax\n"
+                        "mx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                        "  ROOT m = f32[] maximum(a, b)\n}\n"
+                        "fused {\n  p = f32[64,128] parameter(0)\n  t = f32[128,64] transpose(p), dimensions={1,0}\n"
+                        "  b = f32[128,64] abs(t)\n  i = f32[] constant(-inf)\n"
+                        "  ROOT r = f32[128] reduce(b, i), dimensions={1}, to_apply=mx\n}\n"
+                        "ENTRY main {\n  x = f32[64,128] parameter(0)\n"
+                        "  ROOT f = f32[128] fusion(x), kind=kInput, calls=fused\n}\n");
+  hlo_value *s[1], *c[1];
+  make_profile(m, CHK_INPUTS_SPECIAL, s);
+  make_profile(m, CHK_INPUTS_CONSTRAINED, c);
+  special_count n = count_specials(s[0], c[0]);
+  assert_true(n.nan > 0 && n.pinf + n.ninf > 0 && n.nzero > 0);
+  unref_all(s, 1);
+  unref_all(c, 1);
+  hlo_module_free(m);
+
+  const char *types[2] = {"FLOAT", "TOTALORDER"};
+  for (int t = 0; t < 2; t++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "HloModule srt\n"
+             "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+             "  ROOT c = pred[] compare(a, b), direction=LT, type=%s\n}\n"
+             "ENTRY main {\n  k = f32[16384] parameter(0)\n"
+             "  ROOT s = f32[16384] sort(k), dimensions={0}, to_apply=lt\n}\n",
+             types[t]);
+    m = parse(text);
+    make_profile(m, CHK_INPUTS_SPECIAL, s);
+    make_profile(m, CHK_INPUTS_CONSTRAINED, c);
+    n = count_specials(s[0], c[0]);
+    /* 16384 / 4096 = 4 of each rare kind expected */
+    if (t == 0)
+      assert_int_equal(n.nan, 0);
+    else
+      assert_true(n.nan > 0);
+    assert_true(n.pinf > 0 && n.ninf > 0);
+    unref_all(s, 1);
+    unref_all(c, 1);
+    hlo_module_free(m);
+  }
+  chk_inputs_profile p;
+  assert_int_equal(chk_inputs_profile_from_name("special", &p), 0);
+  assert_int_equal(p, CHK_INPUTS_SPECIAL);
+  assert_string_equal(chk_inputs_profile_name(CHK_INPUTS_SPECIAL), "special");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_seed_same_bits),
@@ -349,6 +506,9 @@ int main(void) {
       cmocka_unit_test(test_gather_and_scatter_indices),
       cmocka_unit_test(test_dynamic_slice_through_fusion),
       cmocka_unit_test(test_tuple_parameter_and_errors),
+      cmocka_unit_test(test_special_max_operands),
+      cmocka_unit_test(test_special_only_where_allowed),
+      cmocka_unit_test(test_special_reductions_and_sort_keys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

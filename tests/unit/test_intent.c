@@ -7,6 +7,7 @@
  * doing.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +20,7 @@
 #include "inputs.h"
 #include "intent.h"
 
-static chk_intent_result classify(const char *text, chk_inputs_profile p) {
+static chk_intent_result classify_as(const char *text, chk_inputs_profile p, bool deliberate) {
   hlo_error err = {0};
   hlo_module *m = hlo_parse(text, strlen(text), &err);
   if (!m)
@@ -33,13 +34,18 @@ static chk_intent_result classify(const char *text, chk_inputs_profile p) {
   if (chk_eval_module(m, m->entry->nparams, args, &eo, &out, &err) != 0)
     fail_msg("eval: %s", err.msg);
   chk_intent_result r;
-  if (chk_intent_classify(m, m->entry->nparams, args, &eo, out, &r, &err) != 0)
+  if (chk_intent_classify(m, m->entry->nparams, args, &eo, deliberate, out, &r, &err) != 0)
     fail_msg("classify: %s", err.msg);
   hlo_value_unref(out);
   for (int i = 0; i < m->entry->nparams; i++)
     hlo_value_unref(args[i]);
   hlo_module_free(m);
   return r;
+}
+
+/* As the tuner calls it: the special profile's NaN and Inf are deliberate. */
+static chk_intent_result classify(const char *text, chk_inputs_profile p) {
+  return classify_as(text, p, p == CHK_INPUTS_SPECIAL);
 }
 
 /* A causal mask: -inf above the diagonal through select, inside a fusion
@@ -266,6 +272,27 @@ static void test_names(void **state) {
   assert_string_equal(chk_nonfinite_name(CHK_NONFINITE_INPUTS), "inputs");
 }
 
+/* The special profile puts NaN and infinities into the operands of a
+ * maximum on purpose: they are sources like the module's constants, and
+ * the outputs they reach are intended.  The same inputs, not declared
+ * deliberate, are the inputs' doing. */
+static void test_special_inputs_are_deliberate(void **state) {
+  (void)state;
+  const char *mx = "HloModule mx\n"
+                   "ENTRY main {\n"
+                   "  p0 = f32[4096] parameter(0)\n"
+                   "  p1 = f32[4096] parameter(1)\n"
+                   "  ROOT m = f32[4096] maximum(p0, p1)\n"
+                   "}\n";
+  chk_intent_result r = classify(mx, CHK_INPUTS_SPECIAL);
+  assert_int_equal(r.kind, CHK_NONFINITE_INTENDED);
+  assert_true(r.nonfinite > 0);
+  r = classify_as(mx, CHK_INPUTS_SPECIAL, false);
+  assert_int_equal(r.kind, CHK_NONFINITE_INPUTS);
+  r = classify(mx, CHK_INPUTS_CONSTRAINED);
+  assert_int_equal(r.kind, CHK_NONFINITE_NONE);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mask_through_select_is_intended),
@@ -277,6 +304,7 @@ int main(void) {
       cmocka_unit_test(test_every_call_site_counts),
       cmocka_unit_test(test_overflow_is_flagged_and_constrained_away),
       cmocka_unit_test(test_names),
+      cmocka_unit_test(test_special_inputs_are_deliberate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
