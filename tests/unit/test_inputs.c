@@ -337,9 +337,12 @@ static void test_tuple_parameter_and_errors(void **state) {
   hlo_error err = {0};
   hlo_value *z[1] = {NULL};
   chk_inputs_opts o = {0};
-  assert_int_equal(chk_inputs_make(m, &o, z, &err), -1);
-  assert_non_null(strstr(err.msg, "token"));
-  assert_null(z[0]);
+  /* A token orders side effects and holds no data: it is made, empty
+   * (a host recv module takes one as its entry parameter). */
+  assert_int_equal(chk_inputs_make(m, &o, z, &err), 0);
+  assert_non_null(z[0]);
+  assert_int_equal(z[0]->type, HLO_TOKEN);
+  unref_all(z, 1);
   hlo_module_free(m);
 }
 
