@@ -1,5 +1,5 @@
 #!/bin/sh
-# walk.sh — the malloc-failure walk (issue 11): run tune --print, --eval -o,
+# walk.sh — the malloc-failure walk (issue 11): run tune --print -o, --eval -o,
 # --check -o and --sweep on a small fusion once for each allocation N with
 # tests/fault/failmalloc.so failing the Nth, and require at every N:
 #   - no crash: the exit status is 0, 1 or 2, never a signal or an abort;
@@ -130,20 +130,21 @@ cd "$W" || exit 1
 # Each command: its arguments, its output file, and how that file starts.
 args_of() {
   case $1 in
-    print) echo "--print small.hlo" ;;
+    print) echo "--print small.hlo -o out.txt" ;;
     eval) echo "--eval small.hlo -o out.h5" ;;
     check) echo "--check small.hlo --budget 1 --threads 1 -o out.h5" ;;
     sweep) echo "--sweep s.cfg --run-id new" ;;
   esac
 }
 out_of() {
-  case $1 in print) echo "" ;; sweep) echo sw.h5 ;; *) echo out.h5 ;; esac
+  case $1 in print) echo out.txt ;; sweep) echo sw.h5 ;; *) echo out.h5 ;; esac
 }
 # The state before each run: an earlier file of the same kind, so that
 # "untouched" and "earlier run intact" mean something.
 make_pre() {
   rm -rf pre && mkdir pre && cp small.hlo s.cfg pre/
   case $1 in
+    print) echo 'an earlier text' > pre/out.txt ;;
     eval) (cd pre && "$TUNE" --eval small.hlo --seed 1 -o out.h5) ;;
     check) (cd pre && "$TUNE" --check small.hlo --budget 1 --threads 1 --seed 1 -o out.h5 >/dev/null) ;;
     sweep) (cd pre && "$TUNE" --sweep s.cfg --run-id old >/dev/null 2>&1 && rm -f sw.md) ;;
@@ -186,7 +187,7 @@ walk_one() { # CMD
   out=$(out_of "$c")
   make_pre "$c" || { not_ok "$c: could not make the starting file"; return; }
   old_ids=
-  if [ -n "$out" ] && [ "$c" != eval ]; then
+  if [ -n "$out" ] && [ "$c" != eval ] && [ "$c" != print ]; then
     old_ids=$(run_ids "pre/$out")
     [ -n "$old_ids" ] || { not_ok "$c: the starting file has no run"; return; }
     old_reports "pre/$out" > old.json
@@ -203,6 +204,7 @@ walk_one() { # CMD
   normalize clean.out > clean.norm
   if [ -n "$out" ]; then
     case $c in
+      print) cp "run/$out" clean.dump ;;
       eval) h5dump -d /inputs/0 -d /outputs/0 "run/$out" 2>/dev/null | tail -n +2 > clean.dump ;;
       *) "$TUNE" --report "run/$out" --format json 2>/dev/null | sed -n '/"run": {/,$p' \
            | grep -v '"\(id\|started\|finished\|command\|host\|wall_time\)"' > clean.dump ;;
@@ -256,7 +258,7 @@ walk_one() { # CMD
       elif [ -z "$why" ] && [ "$by" = "$tune_name" ]; then why="tune's own allocation failed, and the message does not say out of memory"; fi
       if [ -z "$why" ] && [ -n "$out" ] && ! cmp -s "pre/$out" "run/$out"; then
         case $c in
-          eval) why="exit 2 but $out was changed" ;;
+          print|eval) why="exit 2 but $out was changed" ;;
           *) old_reports "run/$out" > got.json
              cmp -s old.json got.json || why="exit 2 and the earlier runs of $out do not read back the same" ;;
         esac
@@ -268,6 +270,7 @@ walk_one() { # CMD
       if [ -z "$why" ] && ! cmp -s clean.norm got.norm; then why="exit $st with other output than the clean run"; fi
       if [ -z "$why" ] && [ -n "$out" ]; then
         case $c in
+          print) cp "run/$out" got.dump ;;
           eval) h5dump -d /inputs/0 -d /outputs/0 "run/$out" 2>/dev/null | tail -n +2 > got.dump ;;
           *) "$TUNE" --report "run/$out" --format json 2>/dev/null | sed -n '/"run": {/,$p' \
                | grep -v '"\(id\|started\|finished\|command\|host\|wall_time\)"' > got.dump
