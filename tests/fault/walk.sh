@@ -26,6 +26,8 @@
 #   tests/fault/walk.sh --samples K     about K values of N per command
 #   tests/fault/walk.sh --strict        HDF5's own leaks (ASan) fail the walk too
 #   tests/fault/walk.sh --last K        only the last K allocations
+#   tests/fault/walk.sh --range A-B     only N from A to B (a chunk of a
+#                                       long walk; B past the end is the end)
 #   tests/fault/walk.sh --in LIB        count and fail only LIB's allocations
 #                                       (TUNE_FAILMALLOC_IN: libhdf5, libconfig)
 #   tests/fault/walk.sh --step K        every Kth N (1, K+1, 2K+1...)
@@ -45,6 +47,8 @@ strict=0
 samples=${TUNE_WALK_SAMPLES:-}
 fixed_step=
 last_only=
+range_from=
+range_to=
 jobs=1
 part=0
 parts=1
@@ -58,10 +62,11 @@ while [ $# -gt 0 ]; do
     --step) shift; fixed_step=$1 ;;
     --in) shift; TUNE_FAILMALLOC_IN=$1; export TUNE_FAILMALLOC_IN ;;
     --last) shift; last_only=$1 ;;
+    --range) shift; range_from=${1%-*}; range_to=${1#*-} ;;
     -j) shift; jobs=$1 ;;
     --part) shift; part=${1%/*}; parts=${1#*/} ;;
     print|eval|check|sweep) cmds="$cmds $1" ;;
-    *) echo "usage: walk.sh [--full] [--strict] [--samples K] [--step K] [--last K] [--in LIB] [-j J] [print] [eval] [check] [sweep]" >&2; exit 2 ;;
+    *) echo "usage: walk.sh [--full] [--strict] [--samples K] [--step K] [--last K] [--range A-B] [--in LIB] [-j J] [print] [eval] [check] [sweep]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -217,9 +222,11 @@ walk_one() { # CMD
   elif [ "$full" -eq 1 ] || [ "$total" -le 100 ]; then step=1; else step=$(( (total + samples - 1) / samples )); fi
   first=1
   [ -z "$last_only" ] || [ "$last_only" -ge "$total" ] || first=$((total - last_only + 1))
+  [ -z "$range_from" ] || first=$range_from
   n=$((first + part * step)); tried=0; hit=0; oom_msg=0; recovered=0; bad=0; gave=0; gave_list=
   # A few allocations past the clean count: the count may vary slightly.
   last=$((total + 2))
+  [ -z "$range_to" ] || [ "$range_to" -ge "$last" ] || last=$range_to
   while [ "$n" -le "$last" ]; do
     reset
     rm -f log
