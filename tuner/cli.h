@@ -108,10 +108,27 @@ typedef struct tn_opts {
  * frees.  On failure prints `tune: PATH: reason` and returns -1. */
 int tn_read_file(const char *path, char **buf, size_t *len);
 
-/* Opens -o PATH of a text output (--print, --space) for writing, after the
- * checks every output gets (outpath.h): refused when it names `input`,
- * followed when it is a link.  On failure prints why and returns NULL. */
-FILE *tn_open_text_output(const char *path, const char *input);
+/* A text output (--print, --space, --report -o PATH).  A regular file is
+ * written to a temporary beside it (outpath.h), fsynced and renamed over
+ * it only once complete, so a failed or interrupted write never leaves a
+ * truncated file where the old one was.  A path that exists and is no
+ * regular file (/dev/null, a FIFO) is written straight, as there is
+ * nothing to rename over; NULL or "-" is standard output. */
+typedef struct {
+  FILE *f;
+  char *path; /* what the text replaces; NULL for standard output */
+  char *tmp;  /* the temporary being written; NULL when written straight */
+} tn_text_output;
+
+/* Opens o for path after the checks every output gets (outpath.h):
+ * refused when it names one of inputs[0..n), followed when it is a link.
+ * On failure prints why and returns -1, with nothing to close. */
+int tn_text_output_open(tn_text_output *o, const char *path, int n, const char *const *inputs);
+
+/* Ends o.  keep: flushes and, for a temporary, fsyncs it and renames it
+ * into place; -1 (printed) when any of that fails, the temporary removed
+ * and the old file untouched.  !keep: discards what was written. */
+int tn_text_output_close(tn_text_output *o, int keep);
 
 /* Reads, parses and (unless no_verify) verifies an HLO file.  On failure
  * prints `PATH:LINE:COL: error: MSG` and returns NULL. */

@@ -10,34 +10,21 @@ int tn_cmd_print(const tn_opts *o) {
   hlo_module *m = tn_load_module(o->file, o->no_verify);
   if (!m)
     return TN_EXIT_USAGE;
-  FILE *out = stdout;
-  if (o->output && strcmp(o->output, "-") != 0) {
-    out = tn_open_text_output(o->output, o->file);
-    if (!out) {
-      hlo_module_free(m);
-      return TN_EXIT_USAGE;
-    }
-  }
-  errno = 0;
-  int rc = hlo_print_module_to(m, out);
-  /* Out of memory (the print buffer) or the write's own error, e.g. ENOSPC. */
-  int why = rc != 0 ? errno : 0;
-  if (out != stdout) {
-    if (fclose(out) != 0 && rc == 0) {
-      rc = -1;
-      why = errno;
-    }
-  } else if (fflush(out) != 0 && rc == 0) {
-    rc = -1;
-    why = errno;
-  }
-  hlo_module_free(m);
-  if (rc != 0) {
-    if (why)
-      fprintf(stderr, "tune: cannot print the module: %s\n", strerror(why));
-    else
-      fprintf(stderr, "tune: write error\n");
+  tn_text_output out;
+  if (tn_text_output_open(&out, o->output, 1, &o->file) != 0) {
+    hlo_module_free(m);
     return TN_EXIT_USAGE;
   }
-  return TN_EXIT_OK;
+  errno = 0;
+  int rc = hlo_print_module_to(m, out.f);
+  hlo_module_free(m);
+  if (rc != 0) {
+    /* Out of memory (the print buffer) or the write's own error, e.g.
+     * ENOSPC: what was written so far is thrown away. */
+    int why = errno;
+    tn_text_output_close(&out, 0);
+    fprintf(stderr, "tune: cannot print the module: %s\n", why ? strerror(why) : "write error");
+    return TN_EXIT_USAGE;
+  }
+  return tn_text_output_close(&out, 1) == 0 ? TN_EXIT_OK : TN_EXIT_USAGE;
 }

@@ -1,7 +1,5 @@
 /* cli_report.c — `tune --report RESULTS.h5 [--run ID] --format FMT [-o FILE]`:
  * one run of a results file as an html, md, json or junit report. */
-#define _POSIX_C_SOURCE 200809L /* fdopen */
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,39 +12,20 @@
 #include "store/store_read.h"
 
 /* Writes the report to path through a temporary beside it, renamed into
- * place once complete: a failed or interrupted report never leaves a
- * half-written file where a CI job or a browser would pick it up. */
+ * place once complete (tn_text_output): a failed or interrupted report
+ * never leaves a half-written file where a CI job or a browser would pick
+ * it up. */
 static int write_to_file(const char *path, tn_report_format fmt, const tn_report_input *in) {
+  tn_text_output out;
+  if (tn_text_output_open(&out, path, 0, NULL) != 0)
+    return -1;
   hlo_error err = {0};
-  char *tmp = NULL;
-  int fd = tn_out_open_temp(path, &tmp, &err);
-  if (fd < 0) {
-    fprintf(stderr, "tune: %s\n", err.msg);
-    return -1;
-  }
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    fprintf(stderr, "tune: %s: %s\n", tmp, strerror(errno));
-    close(fd);
-    unlink(tmp);
-    free(tmp);
-    return -1;
-  }
-  int rc = tn_report_write(f, fmt, in, &err);
-  if (rc != 0)
+  if (tn_report_write(out.f, fmt, in, &err) != 0) {
     fprintf(stderr, "tune: %s: %s\n", path, err.msg);
-  if (fclose(f) != 0 && rc == 0) {
-    fprintf(stderr, "tune: %s: %s\n", path, strerror(errno));
-    rc = -1;
+    tn_text_output_close(&out, 0);
+    return -1;
   }
-  if (rc == 0 && rename(tmp, path) != 0) {
-    fprintf(stderr, "tune: %s: cannot rename %s over it: %s\n", path, tmp, strerror(errno));
-    rc = -1;
-  }
-  if (rc != 0)
-    unlink(tmp);
-  free(tmp);
-  return rc;
+  return tn_text_output_close(&out, 1);
 }
 
 int tn_cmd_report(const tn_opts *o) {

@@ -35,12 +35,13 @@ int tn_cmd_space(const tn_opts *o) {
     hlo_module_free(mod);
     return TN_EXIT_USAGE;
   }
-  FILE *out = stdout;
-  if (o->output && !(out = tn_open_text_output(o->output, o->file))) {
+  tn_text_output to;
+  if (tn_text_output_open(&to, o->output, 1, &o->file) != 0) {
     free(cands);
     hlo_module_free(mod);
     return TN_EXIT_USAGE;
   }
+  FILE *out = to.f;
   char text[DEV_CONFIG_TEXT_MAX];
   dev_config_print(&dflt, text, sizeof text);
   fprintf(out, "default %s\n", text);
@@ -51,13 +52,7 @@ int tn_cmd_space(const tn_opts *o) {
   if (!o->quiet)
     fprintf(stderr, "tune: %s: %s fusion %s, %d candidate%s on %s\n", o->file, dev_hero_name(f.kind),
             f.name ? f.name : "?", n, n == 1 ? "" : "s", m.name);
-  int rc = TN_EXIT_OK;
-  if (fflush(out) != 0 || ferror(out)) {
-    fprintf(stderr, "tune: %s: write error\n", o->output ? o->output : "stdout");
-    rc = TN_EXIT_USAGE;
-  }
-  if (out != stdout)
-    fclose(out);
+  int rc = tn_text_output_close(&to, 1) == 0 ? TN_EXIT_OK : TN_EXIT_USAGE;
   free(cands);
   hlo_module_free(mod);
   return rc;

@@ -1,8 +1,12 @@
-/* cli_util.c — file reading and module loading shared by every mode. */
+/* cli_util.c — file reading, module loading and text outputs shared by
+ * every mode. */
+#define _POSIX_C_SOURCE 200809L /* fdopen, fileno, fsync */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "outpath.h"
@@ -87,18 +91,86 @@ hlo_module *tn_load_module(const char *path, int no_verify) {
   return m;
 }
 
-FILE *tn_open_text_output(const char *path, const char *input) {
+int tn_text_output_open(tn_text_output *o, const char *path, int n, const char *const *inputs) {
+  o->f = NULL;
+  o->path = NULL;
+  o->tmp = NULL;
+  if (!path || strcmp(path, "-") == 0) {
+    o->f = stdout;
+    return 0;
+  }
   hlo_error err = {0};
-  const char *inputs[1] = {input};
   char *out = tn_out_resolve(path, &err);
-  if (!out || tn_out_refuse_input(out, 1, inputs, &err) != 0) {
+  if (!out || tn_out_refuse_input(out, n, inputs, &err) != 0) {
     fprintf(stderr, "tune: %s\n", err.msg);
     free(out);
-    return NULL;
+    return -1;
   }
-  FILE *f = fopen(out, "w");
-  if (!f)
+  struct stat st;
+  if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+    o->f = fopen(out, "w");
+    if (!o->f) {
+      fprintf(stderr, "tune: %s: %s\n", path, strerror(errno));
+      free(out);
+      return -1;
+    }
+    o->path = out;
+    return 0;
+  }
+  int fd = tn_out_open_temp(out, &o->tmp, &err);
+  if (fd < 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    free(out);
+    return -1;
+  }
+  o->f = fdopen(fd, "w");
+  if (!o->f) {
     fprintf(stderr, "tune: %s: %s\n", path, strerror(errno));
-  free(out);
-  return f;
+    close(fd);
+    unlink(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    free(out);
+    return -1;
+  }
+  o->path = out;
+  return 0;
+}
+
+int tn_text_output_close(tn_text_output *o, int keep) {
+  if (!o->f)
+    return -1;
+  const char *name = o->path ? o->path : "standard output";
+  int rc = 0, why = 0;
+  if (fflush(o->f) != 0 || ferror(o->f)) {
+    rc = -1;
+    why = errno;
+  }
+  /* Once renamed, the file must also survive a power cut: its bytes
+   * reach the disk before the name does.  EINVAL: a file system that
+   * cannot sync, which has nothing to lose. */
+  if (rc == 0 && keep && o->tmp && fsync(fileno(o->f)) != 0 && errno != EINVAL) {
+    rc = -1;
+    why = errno;
+  }
+  if (o->f != stdout) {
+    if (fclose(o->f) != 0 && rc == 0) {
+      rc = -1;
+      why = errno;
+    }
+  }
+  if (rc == 0 && keep && o->tmp && rename(o->tmp, o->path) != 0) {
+    fprintf(stderr, "tune: %s: cannot rename %s over it: %s\n", name, o->tmp, strerror(errno));
+    rc = -1;
+  } else if (rc != 0 && keep) {
+    fprintf(stderr, "tune: %s: write error%s%s\n", name, why ? ": " : "", why ? strerror(why) : "");
+  }
+  if (o->tmp && (rc != 0 || !keep))
+    unlink(o->tmp);
+  free(o->tmp);
+  free(o->path);
+  o->f = NULL;
+  o->tmp = NULL;
+  o->path = NULL;
+  return keep ? rc : 0;
 }

@@ -681,7 +681,14 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   }
   out->part = o->unit_name != NULL;
   snprintf(out->inputs_from, sizeof out->inputs_from, "%s", o->args ? "graph" : "synthetic");
-  if (o->args && sh.nargs > 0 && (out->inputs = calloc((size_t)sh.nargs, sizeof *out->inputs))) {
+  if (o->args && sh.nargs > 0) {
+    /* The stored result needs its inputs and module text: without them
+     * it would be stored incomplete, so a failed allocation fails the
+     * check (a tool error) instead. */
+    if (!(out->inputs = calloc((size_t)sh.nargs, sizeof *out->inputs))) {
+      teardown(&sh);
+      return hlo_error_set(err, 0, 0, "out of memory");
+    }
     out->ninputs = sh.nargs;
     for (int i = 0; i < sh.nargs; i++)
       out->inputs[i] = hlo_value_ref(sh.args[i]);
@@ -694,7 +701,11 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   snprintf(out->hero, sizeof out->hero, "%s", dev_hero_name(sh.f.kind));
   size_t hlen = 0;
   out->hlo = hlo_print_module(m, &hlen);
-  out->fingerprint = out->hlo ? fnv1a(out->hlo, hlen) : 0;
+  if (!out->hlo) {
+    teardown(&sh);
+    return hlo_error_set(err, 0, 0, "out of memory");
+  }
+  out->fingerprint = fnv1a(out->hlo, hlen);
   out->seed = o->seed;
   /* Issue 6: a NaN or Inf in the reference is either the module's own
    * (a -inf mask) or the inputs' doing; the latter is not a compiler bug,

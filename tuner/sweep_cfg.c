@@ -265,7 +265,8 @@ int tn_sweep_corpus(const tn_sweep_cfg *c, char ***files, int *nfiles, hlo_error
     }
     if (rc != 0) {
       tn_sweep_files_free(all, (int)n);
-      return hlo_error_set(err, 0, 0, "corpus glob '%s': cannot expand it", c->corpus[i]);
+      return hlo_error_set(err, 0, 0, "corpus glob '%s': %s", c->corpus[i],
+                           rc == GLOB_NOSPACE ? "out of memory" : "cannot expand it");
     }
     char **grown = realloc(all, sizeof *all * (n + g.gl_pathc + 1));
     if (!grown) {

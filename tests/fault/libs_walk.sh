@@ -18,6 +18,17 @@ sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in libhdf5 --samples 16 check || exit 1
 # said "could not be run by the host" without "out of memory", or took an
 # input it could not allocate for an unsupported unit (exit 3).
 sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --last 100 --step 4 check || exit 1
+# Every one of the first 100 allocations tune itself makes for --check -o
+# (options, the machine and compiler profiles, the module, the fusion's
+# setup): fopen's failing to allocate when looking for the machine's file
+# once said "unknown machine 'tpu-v5e' (did you mean 'tpu-v5e'?)", and the
+# same for the compiler profile; the module's text failing to print was
+# stored as no text with fingerprint 0, and tune exited 0.
+sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --step 1 --range 1-100 check || exit 1
+# Every one of the first 20 allocations tune itself makes for --sweep (the
+# sweep file, the corpus glob): glob() out of memory once said "corpus
+# glob 'small.hlo': cannot expand it".
+sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --step 1 --range 1-20 sweep || exit 1
 # Not a library's: every 4th of the last 100 allocations tune itself makes
 # for --sweep, which include the simulated device's buffers.  A candidate
 # that could not get them was stored as tool-error while the sweep exited

@@ -1,5 +1,5 @@
 #!/bin/sh
-# walk.sh — the malloc-failure walk (issue 11): run tune --print, --eval -o,
+# walk.sh — the malloc-failure walk (issue 11): run tune --print -o, --eval -o,
 # --check -o and --sweep on a small fusion once for each allocation N with
 # tests/fault/failmalloc.so failing the Nth, and require at every N:
 #   - no crash: the exit status is 0, 1 or 2, never a signal or an abort;
@@ -26,6 +26,8 @@
 #   tests/fault/walk.sh --samples K     about K values of N per command
 #   tests/fault/walk.sh --strict        HDF5's own leaks (ASan) fail the walk too
 #   tests/fault/walk.sh --last K        only the last K allocations
+#   tests/fault/walk.sh --range A-B     only N from A to B (a chunk of a
+#                                       long walk; B past the end is the end)
 #   tests/fault/walk.sh --in LIB        count and fail only LIB's allocations
 #                                       (TUNE_FAILMALLOC_IN: libhdf5, libconfig)
 #   tests/fault/walk.sh --step K        every Kth N (1, K+1, 2K+1...)
@@ -45,6 +47,8 @@ strict=0
 samples=${TUNE_WALK_SAMPLES:-}
 fixed_step=
 last_only=
+range_from=
+range_to=
 jobs=1
 part=0
 parts=1
@@ -58,10 +62,11 @@ while [ $# -gt 0 ]; do
     --step) shift; fixed_step=$1 ;;
     --in) shift; TUNE_FAILMALLOC_IN=$1; export TUNE_FAILMALLOC_IN ;;
     --last) shift; last_only=$1 ;;
+    --range) shift; range_from=${1%-*}; range_to=${1#*-} ;;
     -j) shift; jobs=$1 ;;
     --part) shift; part=${1%/*}; parts=${1#*/} ;;
     print|eval|check|sweep) cmds="$cmds $1" ;;
-    *) echo "usage: walk.sh [--full] [--strict] [--samples K] [--step K] [--last K] [--in LIB] [-j J] [print] [eval] [check] [sweep]" >&2; exit 2 ;;
+    *) echo "usage: walk.sh [--full] [--strict] [--samples K] [--step K] [--last K] [--range A-B] [--in LIB] [-j J] [print] [eval] [check] [sweep]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -130,20 +135,21 @@ cd "$W" || exit 1
 # Each command: its arguments, its output file, and how that file starts.
 args_of() {
   case $1 in
-    print) echo "--print small.hlo" ;;
+    print) echo "--print small.hlo -o out.txt" ;;
     eval) echo "--eval small.hlo -o out.h5" ;;
     check) echo "--check small.hlo --budget 1 --threads 1 -o out.h5" ;;
     sweep) echo "--sweep s.cfg --run-id new" ;;
   esac
 }
 out_of() {
-  case $1 in print) echo "" ;; sweep) echo sw.h5 ;; *) echo out.h5 ;; esac
+  case $1 in print) echo out.txt ;; sweep) echo sw.h5 ;; *) echo out.h5 ;; esac
 }
 # The state before each run: an earlier file of the same kind, so that
 # "untouched" and "earlier run intact" mean something.
 make_pre() {
   rm -rf pre && mkdir pre && cp small.hlo s.cfg pre/
   case $1 in
+    print) echo 'an earlier text' > pre/out.txt ;;
     eval) (cd pre && "$TUNE" --eval small.hlo --seed 1 -o out.h5) ;;
     check) (cd pre && "$TUNE" --check small.hlo --budget 1 --threads 1 --seed 1 -o out.h5 >/dev/null) ;;
     sweep) (cd pre && "$TUNE" --sweep s.cfg --run-id old >/dev/null 2>&1 && rm -f sw.md) ;;
@@ -186,7 +192,7 @@ walk_one() { # CMD
   out=$(out_of "$c")
   make_pre "$c" || { not_ok "$c: could not make the starting file"; return; }
   old_ids=
-  if [ -n "$out" ] && [ "$c" != eval ]; then
+  if [ -n "$out" ] && [ "$c" != eval ] && [ "$c" != print ]; then
     old_ids=$(run_ids "pre/$out")
     [ -n "$old_ids" ] || { not_ok "$c: the starting file has no run"; return; }
     old_reports "pre/$out" > old.json
@@ -203,6 +209,7 @@ walk_one() { # CMD
   normalize clean.out > clean.norm
   if [ -n "$out" ]; then
     case $c in
+      print) cp "run/$out" clean.dump ;;
       eval) h5dump -d /inputs/0 -d /outputs/0 "run/$out" 2>/dev/null | tail -n +2 > clean.dump ;;
       *) "$TUNE" --report "run/$out" --format json 2>/dev/null | sed -n '/"run": {/,$p' \
            | grep -v '"\(id\|started\|finished\|command\|host\|wall_time\)"' > clean.dump ;;
@@ -215,9 +222,11 @@ walk_one() { # CMD
   elif [ "$full" -eq 1 ] || [ "$total" -le 100 ]; then step=1; else step=$(( (total + samples - 1) / samples )); fi
   first=1
   [ -z "$last_only" ] || [ "$last_only" -ge "$total" ] || first=$((total - last_only + 1))
+  [ -z "$range_from" ] || first=$range_from
   n=$((first + part * step)); tried=0; hit=0; oom_msg=0; recovered=0; bad=0; gave=0; gave_list=
   # A few allocations past the clean count: the count may vary slightly.
   last=$((total + 2))
+  [ -z "$range_to" ] || [ "$range_to" -ge "$last" ] || last=$range_to
   while [ "$n" -le "$last" ]; do
     reset
     rm -f log
@@ -256,7 +265,7 @@ walk_one() { # CMD
       elif [ -z "$why" ] && [ "$by" = "$tune_name" ]; then why="tune's own allocation failed, and the message does not say out of memory"; fi
       if [ -z "$why" ] && [ -n "$out" ] && ! cmp -s "pre/$out" "run/$out"; then
         case $c in
-          eval) why="exit 2 but $out was changed" ;;
+          print|eval) why="exit 2 but $out was changed" ;;
           *) old_reports "run/$out" > got.json
              cmp -s old.json got.json || why="exit 2 and the earlier runs of $out do not read back the same" ;;
         esac
@@ -268,6 +277,7 @@ walk_one() { # CMD
       if [ -z "$why" ] && ! cmp -s clean.norm got.norm; then why="exit $st with other output than the clean run"; fi
       if [ -z "$why" ] && [ -n "$out" ]; then
         case $c in
+          print) cp "run/$out" got.dump ;;
           eval) h5dump -d /inputs/0 -d /outputs/0 "run/$out" 2>/dev/null | tail -n +2 > got.dump ;;
           *) "$TUNE" --report "run/$out" --format json 2>/dev/null | sed -n '/"run": {/,$p' \
                | grep -v '"\(id\|started\|finished\|command\|host\|wall_time\)"' > got.dump

@@ -1,7 +1,7 @@
 #!/bin/sh
 # write_walk.sh — the HDF5 write-failure walk (issue 11, harness).
 #
-# Runs `--eval -o`, `--check -o` and `--sweep` on a tiny fusion under a
+# Runs `--print -o`, `--eval -o`, `--check -o` and `--sweep` on a tiny fusion under a
 # file size limit (RLIMIT_FSIZE, SIGXFSZ ignored so write() fails with
 # EFBIG) stepped from 0 up past the size of every file the command
 # writes, so that each write of each file fails in turn, at every offset
@@ -10,7 +10,7 @@
 #     die of a signal or exit with anything else;
 #   - leave the results file byte-identical to before, or complete: it
 #     opens (tune --report reads it) and the new run's status is
-#     "complete".  A sweep keeps what it finished by design, so for
+#     "complete" (for --print -o: the whole printed text).  A sweep keeps what it finished by design, so for
 #     --sweep a run left "running" (stopped) or "errors" (a fusion could
 #     not be stored) is also accepted, provided that rerunning the sweep
 #     without the limit ends with a complete run;
@@ -52,8 +52,8 @@ latest_status() {
 
 points=0
 bad=0
-# judge WHAT STATUS FILE BEFORE MODE: one step's outcome; MODE is eval,
-# check or sweep.
+# judge WHAT STATUS FILE BEFORE MODE: one step's outcome; MODE is print,
+# eval, check or sweep.
 judge() {
   what=$1; st=$2; file=$3; before=$4; mode=$5
   if [ "$st" -ne 0 ] && [ "$st" -ne 2 ]; then
@@ -65,6 +65,11 @@ judge() {
   fi
   if ls | grep -q '\.tmp\.'; then bad=$((bad + 1)); not_ok "$what: temporary file left"; rm -f ./*.tmp.*; return; fi
   if same "$file" "$before"; then return; fi
+  if [ "$mode" = print ]; then
+    # A failed print once truncated the old text where it stood.
+    if [ "$st" -eq 0 ] && cmp -s "$file" full.out; then return; fi
+    bad=$((bad + 1)); not_ok "$what: exit $st and $file is neither untouched nor the whole text"; return
+  fi
   if [ "$mode" = eval ]; then
     if [ "$st" -eq 0 ] && h5ls "$file/outputs/0" >/dev/null 2>&1; then return; fi
     bad=$((bad + 1)); not_ok "$what: e.h5 changed but is not a complete file"; return
@@ -86,6 +91,7 @@ walk() {
   name=$1; file=$2; mode=$3; shift 3
   cp "$file" before.h5 2>/dev/null || rm -f before.h5
   "$@" >/dev/null 2>&1
+  cp "$file" full.out
   size=$(wc -c <"$file")
   [ -f before.h5 ] && cp before.h5 "$file" || rm -f "$file"
   top=$((size / 512 + 2))
@@ -102,6 +108,21 @@ walk() {
   if [ "$bad" -eq "$start_bad" ] && [ "$n" -gt 0 ]; then ok "$name: $n failure points, each clean"
   elif [ "$n" -eq 0 ]; then not_ok "$name: no write ever failed (the walk did not reach the writes)"; fi
 }
+
+# --print -o of a module whose text (about 5 KB) takes more than one
+# stdio buffer, over no file, then over an earlier text.
+{
+  echo 'HloModule long'
+  echo 'ENTRY e {'
+  echo '  v0 = f32[8,128] parameter(0)'
+  i=1
+  while [ "$i" -le 100 ]; do echo "  v$i = f32[8,128] negate(v$((i - 1)))"; i=$((i + 1)); done
+  echo '  ROOT r = f32[8,128] negate(v100)'
+  echo '}'
+} >long.hlo
+walk "--print -o (new file)" p.txt print "$TUNE" --print long.hlo -o p.txt
+echo 'an earlier text' >p.txt
+walk "--print -o (over a file)" p.txt print "$TUNE" --print long.hlo -o p.txt
 
 # --eval -o over no file, then over an existing one.
 walk "--eval -o (new file)" e.h5 eval "$TUNE" --eval tiny.hlo -o e.h5

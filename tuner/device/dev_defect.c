@@ -1,9 +1,11 @@
 /* dev_defect.c — defect names and compiler profile files. */
 #include "dev_defect.h"
 
+#include <errno.h>
 #include <libconfig.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dev_cfgfile.h"
 #include "dev_machine.h"
@@ -83,9 +85,9 @@ int dev_compiler_find(const char *name, dev_compiler *out, hlo_error *err) {
     return dev_compiler_load(name, out, err);
   char path[4096];
   snprintf(path, sizeof path, "%s/compilers/%s.cfg", dev_configs_dir(), name);
-  FILE *f = fopen(path, "r");
-  if (!f)
+  /* access(), not fopen(): fopen allocates, and a host out of memory
+   * must not pass for a mistyped name. */
+  if (access(path, F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR))
     return hlo_error_set(err, 0, 0, "unknown compiler profile '%s' (no %s)", name, path);
-  fclose(f);
   return dev_compiler_load(path, out, err);
 }

@@ -4,12 +4,14 @@
 #include "dev_cfgfile.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <libconfig.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef TUNE_DATADIR
 #define TUNE_DATADIR "/usr/local/share/tune"
@@ -168,10 +170,10 @@ int dev_machine_find(const char *name, dev_machine *out, hlo_error *err) {
     return dev_machine_load(name, out, err);
   char path[4096];
   snprintf(path, sizeof path, "%s/machines/%s.cfg", dev_configs_dir(), name);
-  FILE *f = fopen(path, "r");
-  if (!f)
+  /* access(), not fopen(): fopen allocates, and a host out of memory
+   * must not pass for a mistyped name. */
+  if (access(path, F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR))
     return hlo_error_set(err, 0, 0, "unknown machine '%s' (no %s; see tune --list-machines)", name, path);
-  fclose(f);
   return dev_machine_load(path, out, err);
 }
 
