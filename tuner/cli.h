@@ -37,6 +37,7 @@ typedef enum tn_mode {
   TN_MODE_LIST_FUSIONS, /* --list-fusions (cli_units.c) */
   TN_MODE_FUZZ,         /* --fuzz (fuzz/cli_fuzz.c) */
   TN_MODE_LIST_COMPILERS, /* --list-compilers (cli_compilers.c) */
+  TN_MODE_ISOLATE,      /* --isolate (cli_isolate.c) */
 } tn_mode;
 
 #define TN_MAX_DEFECTS 32
@@ -99,6 +100,12 @@ typedef struct tn_opts {
   double fuzz_seconds;    /* --seconds S */
   unsigned fuzz_templates; /* --template T: bit per tn_fuzz_template; 0: all */
   int fuzz_verbose;       /* --verbose: say why a fusion was not checkable */
+  /* --isolate */
+  const char *config_units[TN_MAX_FUSIONS]; /* --config UNIT=KNOBS: UNIT is the
+                             first config_unit_len bytes of config_units[i] */
+  int config_unit_len[TN_MAX_FUSIONS];
+  const char *config_texts[TN_MAX_FUSIONS];
+  int nconfigs;
 } tn_opts;
 
 /* Candidates per generated fusion when --fuzz has no --budget. */
@@ -180,5 +187,7 @@ int tn_sweep_write_reports(const struct tn_sweep_cfg *cfg, const char *out, cons
 int tn_cmd_merge(const tn_opts *o, int nfiles, char *const *files);
 /* Generates and checks fusions (fuzz/gen.h) for --count N or --seconds S. */
 int tn_cmd_fuzz(const tn_opts *o);
+/* Isolates the culprit fusions of module o->file (isolate.h). */
+int tn_cmd_isolate(const tn_opts *o);
 
 #endif

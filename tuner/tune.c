@@ -46,6 +46,10 @@ static void usage(FILE *f) {
         "      --sweep FILE.cfg    run the sweep a config file describes (configs/daily.cfg)\n"
         "      --merge OUT.h5 IN.h5...  combine the runs of results files into OUT.h5 and,\n"
         "                          like --sweep, report what changed since the previous run\n"
+        "      --isolate FILE      run a module of many fusions fused, unfused (one kernel\n"
+        "                          per instruction) and on the reference, each fusion on\n"
+        "                          the reference's own operands, and name the culprit\n"
+        "                          fusions: fusion-bug, lowering-bug, reference-disagrees\n"
         "      --fuzz              generate well-formed fusions and check each like --check\n"
         "                          (--count N or --seconds S); findings, minimized, go to\n"
         "                          -o RESULTS.h5\n"
@@ -93,6 +97,11 @@ static void usage(FILE *f) {
         "                          gather-scatter, sort, window\n"
         "      --verbose           say why a generated fusion could not be checked\n"
         "\n"
+        "Options of --isolate (also --compiler, --defect, --machine, --seed, --profile,\n"
+        "--replicas, --max-memory, --time-budget as for --check):\n"
+        "      --config UNIT='KNOBS'  run fusion UNIT fused with this config instead of its\n"
+        "                          default (knobs as for --only; repeatable)\n"
+        "\n"
         "Options of --check:\n"
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
         "      --defect NAME       enable one modelled defect (repeatable; --list-defects)\n"
@@ -137,8 +146,8 @@ static void usage(FILE *f) {
         "\n"
         "An option that does not apply to the mode given is an error (exit status 2).\n"
         "\n"
-        "Exit status: 0 success (--check: at least one unit verified, none diverged),\n"
-        "1 a divergence was found, 2 bad usage, bad input or a tool error, 3 (--check)\n"
+        "Exit status: 0 success (--check: at least one unit verified, none diverged;\n"
+        "--isolate: no culprit), 1 a divergence (a culprit) was found, 2 bad usage, bad input or a tool error, 3 (--check)\n"
         "nothing could be verified.\n"
         "Errors in input files are reported as FILE:LINE:COL: error: MESSAGE.\n",
         f);
@@ -188,6 +197,7 @@ enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET, OPT_INPUTS_
 
 enum { OPT_COVER_SEED = 1536, OPT_FUZZ, OPT_COUNT, OPT_SECONDS, OPT_TEMPLATE, OPT_VERBOSE /* issue 19 */ };
 enum { OPT_LIST_COMPILERS = 1792 /* issue 18 */ };
+enum { OPT_ISOLATE = 2048, OPT_CONFIG /* issue 16 */ };
 
 /* --max-memory SIZE: bytes, or a number with K, M, G or T (powers of 1024). */
 static int parse_size(const char *opt, const char *s, int64_t *out) {
@@ -274,14 +284,14 @@ static const struct {
     {'o', M(PRINT) | M(EVAL) | M(SPACE) | M(CHECK) | M(REPORT) | M(REPRODUCE) | M(SWEEP) | M(FUZZ)},
     {'q', M(SPACE) | M(CHECK) | M(REPRODUCE) | M(FUZZ)},
     {OPT_NO_VERIFY, M(PRINT) | M(EVAL)},
-    {OPT_SEED, M(EVAL) | M(CHECK) | M(FUZZ)},
+    {OPT_SEED, M(EVAL) | M(CHECK) | M(FUZZ) | M(ISOLATE)},
     {OPT_INPUTS, M(EVAL) | M(CHECK)},
-    {OPT_REPLICAS, M(EVAL) | M(CHECK)},
-    {OPT_PROFILE, M(EVAL) | M(CHECK)},
-    {OPT_TIME_BUDGET, M(EVAL) | M(CHECK)},
-    {OPT_MACHINE, M(SPACE) | M(CHECK) | M(FUZZ)},
-    {OPT_COMPILER, M(CHECK) | M(FUZZ)},
-    {OPT_DEFECT, M(CHECK) | M(FUZZ)},
+    {OPT_REPLICAS, M(EVAL) | M(CHECK) | M(ISOLATE)},
+    {OPT_PROFILE, M(EVAL) | M(CHECK) | M(ISOLATE)},
+    {OPT_TIME_BUDGET, M(EVAL) | M(CHECK) | M(ISOLATE)},
+    {OPT_MACHINE, M(SPACE) | M(CHECK) | M(FUZZ) | M(ISOLATE)},
+    {OPT_COMPILER, M(CHECK) | M(FUZZ) | M(ISOLATE)},
+    {OPT_DEFECT, M(CHECK) | M(FUZZ) | M(ISOLATE)},
     {OPT_THREADS, M(CHECK) | M(REPRODUCE) | M(FUZZ)},
     {OPT_BUDGET, M(CHECK) | M(FUZZ)},
     {OPT_ONLY, M(CHECK)},
@@ -295,7 +305,7 @@ static const struct {
     {OPT_FORMAT, M(REPORT)},
     {OPT_RUN, M(REPORT) | M(REPRODUCE)},
     {OPT_FUSION, M(CHECK) | M(LIST_FUSIONS) | M(REPRODUCE)},
-    {OPT_MAX_MEMORY, M(CHECK) | M(SWEEP) | M(FUZZ)},
+    {OPT_MAX_MEMORY, M(CHECK) | M(SWEEP) | M(FUZZ) | M(ISOLATE)},
     {OPT_RUN_TIME_BUDGET, M(CHECK)},
     {OPT_INPUTS_FROM, M(CHECK)},
     {OPT_ITERATION, M(CHECK)},
@@ -308,6 +318,7 @@ static const struct {
     {OPT_SECONDS, M(FUZZ)},
     {OPT_TEMPLATE, M(FUZZ)},
     {OPT_VERBOSE, M(FUZZ)},
+    {OPT_CONFIG, M(ISOLATE)},
 };
 #undef M
 
@@ -326,6 +337,7 @@ static const char *mode_option(tn_mode m) {
   case TN_MODE_LIST_FUSIONS: return "--list-fusions";
   case TN_MODE_FUZZ: return "--fuzz";
   case TN_MODE_LIST_COMPILERS: return "--list-compilers";
+  case TN_MODE_ISOLATE: return "--isolate";
   default: return "?";
   }
 }
@@ -359,7 +371,7 @@ static int check_applies(const struct option *longopts, tn_mode mode, const int 
       option_text(longopts, seen[k], what, sizeof what);
       fprintf(stderr, "tune: %s does not apply to %s (it is an option of", what, mode_option(mode));
       int first = 1;
-      for (int m = 1; m <= TN_MODE_LIST_COMPILERS; m++)
+      for (int m = 1; m <= TN_MODE_ISOLATE; m++)
         if ((applies[i].modes >> m) & 1u) {
           fprintf(stderr, "%s%s", first ? " " : ", ", mode_option((tn_mode)m));
           first = 0;
@@ -454,6 +466,8 @@ static int tune_main(int argc, char **argv) {
       {"run-id", required_argument, NULL, OPT_RUN_ID},
       {"profile", required_argument, NULL, OPT_PROFILE},
       {"list-compilers", no_argument, NULL, OPT_LIST_COMPILERS},
+      {"isolate", required_argument, NULL, OPT_ISOLATE},
+      {"config", required_argument, NULL, OPT_CONFIG},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -648,6 +662,27 @@ static int tune_main(int argc, char **argv) {
       if (set_mode(&o, TN_MODE_LIST_COMPILERS, NULL) != 0)
         return TN_EXIT_USAGE;
       break;
+    case OPT_ISOLATE:
+      if (set_mode(&o, TN_MODE_ISOLATE, optarg) != 0)
+        return TN_EXIT_USAGE;
+      break;
+    case OPT_CONFIG: {
+      /* UNIT=KNOBS: the unit's name cannot hold '=', the knobs do */
+      const char *eq = strchr(optarg, '=');
+      if (!eq || eq == optarg || !eq[1]) {
+        fprintf(stderr, "tune: --config '%s': expected UNIT='KNOBS', e.g. --config fused_reduce='tile=128 k=512'\n",
+                optarg);
+        return TN_EXIT_USAGE;
+      }
+      if (o.nconfigs == TN_MAX_FUSIONS) {
+        fprintf(stderr, "tune: --config: at most %d may be given\n", TN_MAX_FUSIONS);
+        return TN_EXIT_USAGE;
+      }
+      o.config_units[o.nconfigs] = optarg;
+      o.config_unit_len[o.nconfigs] = (int)(eq - optarg);
+      o.config_texts[o.nconfigs++] = eq + 1;
+      break;
+    }
     case OPT_PROFILE: {
       chk_inputs_profile p;
       if (chk_inputs_profile_from_name(optarg, &p) != 0) {
@@ -798,6 +833,8 @@ static int tune_main(int argc, char **argv) {
     return tn_cmd_report(&o);
   case TN_MODE_REPRODUCE:
     return tn_cmd_reproduce(&o);
+  case TN_MODE_ISOLATE:
+    return tn_cmd_isolate(&o);
   case TN_MODE_NONE:
   default:
     fputs("tune: no mode given\nTry 'tune --help' for more information.\n", stderr);

@@ -1,0 +1,124 @@
+#!/bin/sh
+# isolate.sh — `tune --isolate` (issue 16 item 2) names the culprit fusion
+# of a module and its class, for every defect of the catalog, on the
+# multi-fusion modules of datasets/ (MANIFEST column 5 "module").
+#
+# Each case: module, unit, defect, the --config that meets the defect's
+# trigger (tuner/device/dev_defect.h) for that unit's fused kernel, and a
+# pattern its culprit line must show.  No unit's default config meets any
+# of these triggers (the clean runs below show every unit ok), and every
+# single-op kernel of the unfused run uses its own default, so the fused
+# kernel alone is wrong: the class is fusion-bug, and no other unit is
+# blamed because every unit is fed the reference's own operands.  The
+# patterns follow from each defect's documented symptom:
+#   packed-reduce-init0  grad_norm_sq f32[256] with tile=128: two output
+#     windows; the first finds the packed accumulators cleared, so only
+#     rows 128..255 are wrong (peak in the second window);
+#   scatter-s8-iota-wrap  a set at u8 slot i also lands at i + 256 of the
+#     512-slot history: exactly one element is wrong, at an index >= 256;
+#   sort-lane-index  the keys stay right, the carried indices do not: the
+#     worst output is output 1 (the indices);
+#   elide-convert  x - f32(f16(x)) evaluates to 0: relative error exactly 1;
+#   ragged-store-mask  o_proj_residual has 300 rows and tile 8x256: the
+#     ragged last row-tile holds rows 296..299 and its last valid row, 299,
+#     is never written (peak in row 299);
+#   dynslice-clamp-lost  the window starts at 5 - 127 = -122, which the
+#     reference clamps to 0 and the defect wraps to 902: rows of another
+#     part of the cache, so every element of the 128x128 window differs;
+#   dma-race  two timing seeds give different fused outputs.
+# For the others (revisit-no-reinit, ragged-chunk-pad, int8-dot-f32-acc,
+# unsigned-cmp-signed) the unit, the class and the single culprit are the
+# assertion.
+. "$TUNE_SRCDIR/tests/integration/lib.sh"
+ds="$TUNE_SRCDIR/datasets"
+if [ ! -f "$ds/train_step.hlo" ]; then echo "skip: no multi-fusion datasets"; exit 77; fi
+cd "$TMPD" || exit 1
+
+cat >cases <<'EOF2'
+train_step|grad_norm_sq|packed-reduce-init0|tile=128 k=512 buf=2 order=0k pack=4|output 0 peak at (\(12[89]\|1[3-9][0-9]\|2[0-4][0-9]\|25[0-5]\))
+train_step|grad_norm_sq|ragged-chunk-pad|tile=256 k=128 buf=2 order=0k pack=1|max rel
+conv_net|global_pool|revisit-no-reinit|tile=8x128 k=32 buf=3 order=k01 pack=2|max rel
+train_step|loss_history|scatter-s8-iota-wrap|flags=vec-scatter|output 0 peak at (\(25[6-9]\|2[6-9][0-9]\|[34][0-9][0-9]\|50[0-9]\|51[01]\))
+conv_net|topk_rows|sort-lane-index|flags=two-stage-sort|output 1 peak at
+train_step|qat_residual|elide-convert|flags=fuse-converts|max rel 1,
+transformer_block|o_proj_residual|ragged-store-mask|tile=8x256|output 0 peak at (299,
+conv_net|bilinear_gram|int8-dot-f32-acc|k=250|max rel
+transformer_block|window_keys|dynslice-clamp-lost|tile=8x128|max rel
+train_step|clip_dropout|unsigned-cmp-signed|flags=fuse-converts|max rel
+train_step|qat_residual|dma-race|tile=8x1000 buf=2|max rel
+EOF2
+
+# Every defect of the catalog has a case.
+"$TUNE" --list-defects | awk '{print $1}' | sort >catalog
+cut -d'|' -f3 cases | sort -u >covered
+missing=$(comm -23 catalog covered)
+if [ -z "$missing" ] && [ -s catalog ]; then ok "every defect of --list-defects has an --isolate case"; else
+  not_ok "defects without an --isolate case: $(echo $missing)"; fi
+
+while IFS='|' read -r mod unit defect cfg pat; do
+  expect_status 1 "$defect: --isolate $mod.hlo exits 1" \
+    "$TUNE" --isolate "$ds/$mod.hlo" --defect "$defect" --config "$unit=$cfg"
+  cp "$TMPD/out" "$defect.out"
+  expect_grep "^  $unit: fusion-bug; " "$defect.out" "$defect: $unit is a fusion-bug"
+  expect_grep "unfused vs reference identical" "$defect.out" "$defect: its unfused run matches the reference"
+  expect_grep "^  1\. $unit: fusion-bug, " "$defect.out" "$defect: $unit is the first culprit"
+  if grep -q '^  2\. ' "$defect.out"; then not_ok "$defect: a second culprit is named"; grep '^  2\. ' "$defect.out" | sed 's/^/  # /'
+  else ok "$defect: no other culprit"; fi
+  expect_grep "1 fusion-bug, 0 lowering-bug, 0 reference-disagrees, 0 not isolated" "$defect.out" \
+    "$defect: the summary counts one culprit"
+  expect_grep "^  1\. $unit: .*$pat" "$defect.out" "$defect: the symptom shows ($pat)"
+done <cases
+
+expect_grep "window_keys: fusion-bug; fused vs unfused differs (16384 of 16384," dynslice-clamp-lost.out \
+  "dynslice-clamp-lost: every element of the window differs"
+expect_grep "o_proj_residual: fusion-bug; fused vs unfused differs (256 of 76800," ragged-store-mask.out \
+  "ragged-store-mask: exactly one row (256 elements) is wrong"
+expect_grep "loss_history: fusion-bug; fused vs unfused differs (1 of 512," scatter-s8-iota-wrap.out \
+  "scatter-s8-iota-wrap: exactly one slot is wrong"
+expect_grep "qat_residual: fusion-bug; .*nondeterministic" dma-race.out "dma-race: the race is named nondeterministic"
+expect_grep "reproduce: tune --check .*--fusion 'grad_norm_sq' --only 'tile=128 k=512 buf=2 order=0k pack=4 .*--defect 'packed-reduce-init0'" \
+  packed-reduce-init0.out "the culprit's reproducer names its config and defect"
+
+# The other two classes, on tests/isolate/int8_gram_s32.hlo: its s8 dot
+# reduces 4099 rows, and the default chunk of a dot is the whole
+# reduction, so with int8-dot-f32-acc the trigger (chunk not a multiple of
+# 4) holds for the fused kernel's default and for the dot's own kernel in
+# the unfused run alike.  Both lose the same low bits of the diagonal sums
+# above 2^24 (the 128 diagonal elements; the off-diagonal sums of
+# random-signed products stay far below): fused and unfused agree and the
+# reference does not (reference-disagrees).  With --config gram='k=128' (a multiple of 4) the
+# fused kernel is right and only the unfused dot is wrong: lowering-bug.
+# The rescale is fed the reference's own s32 values, so it stays ok.
+g="$TUNE_SRCDIR/tests/isolate/int8_gram_s32.hlo"
+expect_status 1 "int8-dot-f32-acc at the default chunk: exit 1" "$TUNE" --isolate "$g" --defect int8-dot-f32-acc
+cp "$TMPD/out" refdis.out
+expect_grep "^  gram: reference-disagrees; fused vs unfused identical; fused vs reference differs (128 of 16384," refdis.out \
+  "the dot both ways wrong alike: reference-disagrees"
+expect_grep "^  rescale: ok;" refdis.out "the fusion after it, on the reference's operands, is ok"
+expect_status 1 "int8-dot-f32-acc, fused at k=128: exit 1" \
+  "$TUNE" --isolate "$g" --defect int8-dot-f32-acc --config gram='k=128'
+cp "$TMPD/out" lowering.out
+expect_grep "^  gram: lowering-bug; fused vs unfused differs.*; fused vs reference \\(within\\|identical\\); unfused vs reference differs (128 of 16384," \
+  lowering.out "only the single-op dot wrong: lowering-bug"
+expect_status 0 "the clean compiler on the same module: exit 0" "$TUNE" --isolate "$g"
+expect_grep "summary: 2 units: 2 ok," "$TMPD/out" "clean: both units ok"
+
+# The clean compiler: every unit of every module is ok (0 false culprits).
+for spec in transformer_block:14 train_step:12 conv_net:11; do
+  mod=${spec%%:*}; n=${spec#*:}
+  expect_status 0 "clean: --isolate $mod.hlo exits 0" "$TUNE" --isolate "$ds/$mod.hlo"
+  expect_grep "summary: $n units: $n ok, 0 fusion-bug" "$TMPD/out" "clean: all $n units of $mod.hlo are ok"
+done
+
+# Bad usage and bad input: exit 2 with a clear message.
+expect_status 2 "--config naming no unit" "$TUNE" --isolate "$ds/train_step.hlo" --config nosuch='tile=8'
+expect_grep "nosuch: no such unit" "$TMPD/err" "the unknown unit is named"
+expect_status 2 "--config without UNIT=" "$TUNE" --isolate "$ds/train_step.hlo" --config 'tile=8'
+expect_status 2 "--config with a bad knob" "$TUNE" --isolate "$ds/train_step.hlo" --config 'loss_history=bogus=1'
+expect_grep "loss_history='bogus=1'" "$TMPD/err" "the bad config is quoted"
+expect_status 2 "--config applies only to --isolate" "$TUNE" --check "$ds/softmax.hlo" --config 'x=tile=8'
+expect_status 2 "--isolate does not take --budget" "$TUNE" --isolate "$ds/train_step.hlo" --budget 4
+printf 'HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] bogus(p)\n}\n' >bad.hlo
+expect_status 2 "a parse error" "$TUNE" --isolate bad.hlo
+expect_grep "bad.hlo:4:.*: error: " "$TMPD/err" "the parse error is FILE:LINE:COL: error:"
+finish

@@ -1,0 +1,127 @@
+/* cli_isolate.c — `tune --isolate FILE.hlo`: which fusion of a module is
+ * wrong, and how (isolate.h).  Prints one line per unit, then the culprits
+ * worst first, then a summary. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_env.h"
+#include "isolate.h"
+#include "shquote.h"
+#include "sweep.h"
+
+static void print_cmp(FILE *f, const char *what, const tn_iso_cmp *c) {
+  if (!c->done) {
+    fprintf(f, "; %s -", what);
+    return;
+  }
+  if (c->identical)
+    fprintf(f, "; %s identical", what);
+  else if (c->within)
+    fprintf(f, "; %s within", what);
+  else
+    fprintf(f, "; %s differs (%lld of %lld, max abs %.3g, max rel %.3g)", what, (long long)c->m.mismatches,
+            (long long)c->m.count, c->m.max_abs, c->m.max_rel);
+}
+
+static void print_peak(FILE *f, const tn_iso_cmp *c) {
+  if (!c->done || c->within || c->m.peak_index < 0)
+    return;
+  fprintf(f, ", output %d peak at (", c->leaf);
+  for (int d = 0; d < c->m.rank; d++)
+    fprintf(f, "%s%lld", d ? "," : "", (long long)c->m.peak[d]);
+  fputs(")", f);
+}
+
+int tn_cmd_isolate(const tn_opts *o) {
+  tn_check_env env;
+  if (tn_check_env_load(o->machine, o->compiler, o->defects, o->ndefects, NULL, &env) != 0)
+    return TN_EXIT_USAGE;
+  char units[TN_MAX_FUSIONS][128];
+  const char *unit_ptrs[TN_MAX_FUSIONS];
+  for (int i = 0; i < o->nconfigs; i++) {
+    snprintf(units[i], sizeof units[i], "%.*s", o->config_unit_len[i], o->config_units[i]);
+    unit_ptrs[i] = units[i];
+  }
+  hlo_module *m = tn_load_module(o->file, 0);
+  if (!m)
+    return TN_EXIT_USAGE;
+  int named = tn_replicas_named(m);
+  if (o->replicas > 0 && o->replicas < named) {
+    fprintf(stderr, "tune: %s: --replicas %d: a replica group names replica %d\n", o->file, o->replicas, named - 1);
+    hlo_module_free(m);
+    return TN_EXIT_USAGE;
+  }
+  tn_iso_opts io = {.backend = env.backend, .machine = &env.machine, .compiler = &env.compiler, .seed = o->seed,
+                    .profile = (chk_inputs_profile)o->profile, .replicas = o->replicas,
+                    .max_memory = o->max_memory, .time_budget = o->time_budget, .noverrides = o->nconfigs,
+                    .override_units = unit_ptrs, .override_configs = o->config_texts};
+  tn_iso_result r;
+  hlo_error err = {0};
+  if (tn_isolate(m, o->file, &io, &r, &err) != 0) {
+    fprintf(stderr, "tune: %s: error: %s\n", o->file, err.msg);
+    hlo_module_free(m);
+    return TN_EXIT_USAGE;
+  }
+  int counts[TN_ISO_CLASS_COUNT] = {0};
+  printf("isolate %s: %d units, machine %s, compiler %s, seed %llu\n", o->file, r.n, env.machine.name,
+         env.compiler.name, (unsigned long long)o->seed);
+  for (int i = 0; i < r.n; i++) {
+    const tn_iso_unit *u = &r.v[i];
+    counts[u->cls]++;
+    printf("  %s: %s", u->name, tn_iso_class_name(u->cls));
+    if (u->cls != TN_ISO_NOT_ISOLATED) {
+      print_cmp(stdout, "fused vs unfused", &u->fused_unfused);
+      print_cmp(stdout, "fused vs reference", &u->fused_ref);
+      print_cmp(stdout, "unfused vs reference", &u->unfused_ref);
+      printf("; config %s%s", u->config, u->overridden ? " (--config)" : "");
+      if (u->nkernels)
+        printf("; %d single-op kernels", u->nkernels);
+    }
+    if (u->note[0])
+      printf("; %s", u->note);
+    putchar('\n');
+  }
+  if (r.nculprits) {
+    puts("culprits, worst first (max relative error against the reference):");
+    for (int k = 0; k < r.nculprits; k++) {
+      const tn_iso_unit *u = &r.v[r.ranked[k]];
+      const tn_iso_cmp *c = u->fused_ref.within ? &u->unfused_ref : &u->fused_ref;
+      printf("  %d. %s: %s, max rel %.3g", k + 1, u->name, tn_iso_class_name(u->cls), u->max_rel);
+      print_peak(stdout, c);
+      fputs("\n     reproduce: tune --check ", stdout);
+      tn_sh_quote(stdout, o->file);
+      fputs(" --fusion ", stdout);
+      tn_sh_quote(stdout, u->name);
+      fputs(" --only ", stdout);
+      tn_sh_quote(stdout, u->config);
+      printf(" --seed %llu", (unsigned long long)o->seed);
+      if (o->machine) {
+        fputs(" --machine ", stdout);
+        tn_sh_quote(stdout, o->machine);
+      }
+      if (o->compiler) {
+        fputs(" --compiler ", stdout);
+        tn_sh_quote(stdout, o->compiler);
+      }
+      for (int d = 0; d < o->ndefects; d++) {
+        fputs(" --defect ", stdout);
+        tn_sh_quote(stdout, o->defects[d]);
+      }
+      putchar('\n');
+    }
+  }
+  printf("summary: %d units: %d ok, %d fusion-bug, %d lowering-bug, %d reference-disagrees, %d not isolated\n", r.n,
+         counts[TN_ISO_OK], counts[TN_ISO_FUSION_BUG], counts[TN_ISO_LOWERING_BUG], counts[TN_ISO_REFERENCE_DISAGREES],
+         counts[TN_ISO_NOT_ISOLATED]);
+  int rc = r.nculprits ? TN_EXIT_DIVERGED : TN_EXIT_OK;
+  if (counts[TN_ISO_NOT_ISOLATED] == r.n) {
+    fprintf(stderr, "tune: %s: no unit could be isolated\n", o->file);
+    rc = TN_EXIT_USAGE;
+  }
+  tn_iso_result_free(&r);
+  hlo_module_free(m);
+  return rc;
+}

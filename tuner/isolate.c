@@ -1,0 +1,496 @@
+/* isolate.c — macro isolation of a module (isolate.h says what and why). */
+#include "isolate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "cascade.h"
+#include "dev_fusion.h"
+#include "eval.h"
+#include "hlo_value.h"
+#include "only.h"
+#include "result.h"
+#include "sweep.h"
+#include "units.h"
+
+static const char *const class_names[] = {
+#define X(e, name) name,
+    TN_ISO_CLASS_LIST(X)
+#undef X
+};
+
+const char *tn_iso_class_name(tn_iso_class c) {
+  return (unsigned)c < TN_ISO_CLASS_COUNT ? class_names[c] : "?";
+}
+
+bool tn_iso_class_is_culprit(tn_iso_class c) {
+  return c == TN_ISO_FUSION_BUG || c == TN_ISO_LOWERING_BUG || c == TN_ISO_REFERENCE_DISAGREES;
+}
+
+/* splitmix64: timing-jitter seeds that depend only on the run's seed and
+ * which run this is, so an isolation is reproducible. */
+static uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t z = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* What every unit's runs share. */
+typedef struct {
+  const tn_iso_opts *o;
+  const char *source;
+} iso_ctx;
+
+/* The default config of analysed fusion f, or -1 with why. */
+static int default_config(const iso_ctx *c, const dev_fusion *f, dev_config *dflt, char *why, size_t n) {
+  dev_config *cands = NULL;
+  int ncands = 0;
+  hlo_error err = {0};
+  int rc = c->o->backend->space(f, c->o->machine, &cands, &ncands, dflt, &err);
+  free(cands);
+  if (rc != 0)
+    snprintf(why, n, "no candidate space: %.400s", err.msg);
+  return rc;
+}
+
+/* Compiles and runs module um (analysed as f) with cfg on args.  The
+ * output (one reference), or NULL with why. */
+static hlo_value *run_kernel(const iso_ctx *c, const dev_fusion *f, const dev_config *cfg, hlo_value *const *args,
+                             int nargs, uint64_t jitter, char *why, size_t n) {
+  dev_kernel *k = NULL;
+  char msg[512] = "";
+  dev_status st = c->o->backend->compile(f, cfg, c->o->machine, c->o->compiler, &k, msg, sizeof msg);
+  if (st != DEV_OK) {
+    snprintf(why, n, "compile error: %.400s", msg);
+    return NULL;
+  }
+  dev_run run;
+  memset(&run, 0, sizeof run);
+  c->o->backend->run(k, args, nargs, jitter, &run);
+  c->o->backend->release(k);
+  if (run.status != DEV_OK) {
+    snprintf(why, n, "%s: %.400s", run.status == DEV_TIMEOUT ? "timeout" : "runtime error", run.message);
+    hlo_value_unref(run.out);
+    return NULL;
+  }
+  return run.out;
+}
+
+/* The value a fusion parameter stands for: the operand of the unit
+ * module's root (the fusion) at that position, an entry parameter or a
+ * constant kept in the cut-out module (units.h). */
+static hlo_value *fusion_operand(const hlo_module *um, hlo_value *const *args, int nargs, int64_t pos, char *why,
+                                 size_t n) {
+  const hlo_instr *root = um->entry->root;
+  if (pos < 0 || pos >= root->noperands) {
+    snprintf(why, n, "fusion parameter %lld has no operand", (long long)pos);
+    return NULL;
+  }
+  const hlo_instr *op = root->operands[pos];
+  if (op->op == HLO_OP_PARAMETER && op->parameter_number < nargs)
+    return hlo_value_ref(args[op->parameter_number]);
+  if (op->op == HLO_OP_CONSTANT) {
+    char e[256] = "";
+    hlo_value *v = hlo_value_from_literal(&op->shape, op->literal, e, sizeof e);
+    if (!v)
+      snprintf(why, n, "constant operand %s: %.200s", op->name, e);
+    return v;
+  }
+  snprintf(why, n, "fusion operand %s is neither a parameter nor a constant", op->name);
+  return NULL;
+}
+
+/* One instruction of a fusion as its own kernel: cut it out like a unit
+ * (units.h keeps constant operands inline), run it with its default
+ * config on the values its operands took in this unfused run. */
+static hlo_value *run_single_op(const iso_ctx *c, const hlo_module *um, const hlo_computation *fc,
+                                const hlo_instr *ins, hlo_value **vals, uint64_t jitter, char *why, size_t n) {
+  tn_unit t = {.name = ins->name, .ins = ins, .where = fc};
+  hlo_error err = {0};
+  hlo_module *om = tn_unit_module(um, &t, &err);
+  if (!om) {
+    snprintf(why, n, "%s cannot stand alone: %.400s", ins->name, err.msg);
+    return NULL;
+  }
+  int *pos = calloc((size_t)ins->noperands + 1, sizeof *pos);
+  hlo_value **args = calloc((size_t)ins->noperands + 1, sizeof *args);
+  hlo_value *out = NULL;
+  if (!pos || !args) {
+    snprintf(why, n, "out of memory");
+    goto done;
+  }
+  int np = tn_unit_param_operands(&t, pos);
+  for (int k = 0; k < np; k++) {
+    args[k] = vals[ins->operands[pos[k]]->index];
+    if (!args[k]) {
+      snprintf(why, n, "%s: operand %s has no value", ins->name, ins->operands[pos[k]]->name);
+      goto done;
+    }
+  }
+  dev_fusion f;
+  dev_config dflt;
+  char msg[448] = "";
+  if (dev_fusion_analyze(om, &f, &err) != 0) {
+    snprintf(why, n, "%s alone: %.400s", ins->name, err.msg);
+    goto done;
+  }
+  if (default_config(c, &f, &dflt, msg, sizeof msg) != 0 ||
+      !(out = run_kernel(c, &f, &dflt, args, np, jitter, msg, sizeof msg)))
+    snprintf(why, n, "%s alone: %s", ins->name, msg);
+done:
+  free(pos);
+  free(args);
+  hlo_module_free(om);
+  return out;
+}
+
+/* The unfused run of fusion unit um: every instruction of the fused
+ * computation in order, parameters and constants as values, tuples and
+ * get-tuple-elements as the host's bookkeeping (they move no data), every
+ * other op a kernel.  The root's value, or NULL with why. */
+static hlo_value *run_unfused(const iso_ctx *c, const hlo_module *um, hlo_value *const *args, int nargs,
+                              int *nkernels, char *why, size_t n) {
+  const hlo_computation *fc = um->entry->root->attrs.calls.calls;
+  *nkernels = 0;
+  if (!fc) {
+    snprintf(why, n, "the fusion calls no computation");
+    return NULL;
+  }
+  hlo_value **vals = calloc((size_t)fc->ninstrs + 1, sizeof *vals);
+  if (!vals) {
+    snprintf(why, n, "out of memory");
+    return NULL;
+  }
+  hlo_value *out = NULL;
+  bool failed = false;
+  for (int i = 0; i < fc->ninstrs && !failed; i++) {
+    const hlo_instr *ins = fc->instrs[i];
+    hlo_value *v = NULL;
+    switch (ins->op) {
+    case HLO_OP_PARAMETER:
+      v = fusion_operand(um, args, nargs, ins->parameter_number, why, n);
+      break;
+    case HLO_OP_CONSTANT: {
+      char e[256] = "";
+      if (!(v = hlo_value_from_literal(&ins->shape, ins->literal, e, sizeof e)))
+        snprintf(why, n, "constant %s: %.200s", ins->name, e);
+      break;
+    }
+    case HLO_OP_TUPLE: {
+      hlo_value **el = calloc((size_t)ins->noperands + 1, sizeof *el);
+      bool ok = el != NULL;
+      for (int k = 0; ok && k < ins->noperands; k++)
+        ok = (el[k] = vals[ins->operands[k]->index]) != NULL;
+      if (ok) {
+        for (int k = 0; k < ins->noperands; k++)
+          hlo_value_ref(el[k]);
+        v = hlo_value_tuple(ins->noperands, el);
+      }
+      if (!v)
+        snprintf(why, n, "tuple %s: no value", ins->name);
+      free(el);
+      break;
+    }
+    case HLO_OP_GET_TUPLE_ELEMENT: {
+      hlo_value *t = vals[ins->operands[0]->index];
+      if (t && t->type == HLO_TUPLE && ins->attrs.index >= 0 && ins->attrs.index < t->ntuple)
+        v = hlo_value_ref(t->elems[ins->attrs.index]);
+      else
+        snprintf(why, n, "get-tuple-element %s: no value", ins->name);
+      break;
+    }
+    default:
+      v = run_single_op(c, um, fc, ins, vals, mix(c->o->seed, (uint64_t)i + 1), why, n);
+      if (v)
+        (*nkernels)++;
+      break;
+    }
+    if (!v)
+      failed = true;
+    vals[i] = v;
+  }
+  if (!failed && fc->root)
+    out = hlo_value_ref(vals[fc->root->index]);
+  for (int i = 0; i < fc->ninstrs; i++)
+    hlo_value_unref(vals[i]);
+  free(vals);
+  return out;
+}
+
+/* Compares a (actual) with b (expected) under checks; fills *cmp. */
+static void compare(const hlo_value *a, const hlo_value *b, const chk_leaf_check *checks, int nchecks, tn_iso_cmp *cmp) {
+  memset(cmp, 0, sizeof *cmp);
+  if (!a || !b)
+    return;
+  hlo_error err = {0};
+  int leaf = chk_compare_values(a, b, checks, nchecks, &cmp->m, &cmp->identical, &cmp->within, &err);
+  if (leaf < 0)
+    return;
+  cmp->done = true;
+  cmp->leaf = leaf;
+}
+
+static double rel_key(const tn_iso_cmp *c) {
+  if (!c->done)
+    return 0;
+  if (c->m.nan_mismatches > 0 || c->m.inf_mismatches > 0)
+    return INFINITY;
+  return c->m.max_rel;
+}
+
+/* Attribution (isolate.h's table). */
+static void classify(tn_iso_unit *r, bool fusion, bool have_unfused) {
+  bool fr = r->fused_ref.within;
+  bool ur = r->unfused_ref.within;
+  if (!fusion) {
+    r->cls = fr ? TN_ISO_OK : TN_ISO_LOWERING_BUG;
+  } else if (!have_unfused) {
+    r->cls = fr ? TN_ISO_OK : TN_ISO_FUSION_BUG;
+  } else if (fr && ur) {
+    r->cls = TN_ISO_OK;
+  } else if (!fr && ur) {
+    r->cls = TN_ISO_FUSION_BUG;
+  } else if (!fr) {
+    r->cls = r->fused_unfused.within ? TN_ISO_REFERENCE_DISAGREES : TN_ISO_LOWERING_BUG;
+  } else {
+    r->cls = TN_ISO_LOWERING_BUG;
+  }
+  double kf = rel_key(&r->fused_ref), ku = rel_key(&r->unfused_ref);
+  r->max_rel = !fr ? kf : ku;
+}
+
+/* Which --config applies to unit name (the last one given wins). */
+static const char *override_for(const tn_iso_opts *o, const char *name) {
+  const char *cfg = NULL;
+  for (int i = 0; i < o->noverrides; i++)
+    if (strcmp(o->override_units[i], name) == 0)
+      cfg = o->override_configs[i];
+  return cfg;
+}
+
+/* Isolates one unit.  0, or -1 with err for bad input (a bad --config);
+ * every other failure makes the unit NOT_ISOLATED with the reason. */
+static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u, const tn_capture *cap,
+                        tn_iso_unit *r, hlo_error *err) {
+  const tn_iso_opts *o = c->o;
+  r->cls = TN_ISO_NOT_ISOLATED;
+  if (!u->ins) {
+    snprintf(r->note, sizeof r->note, "the file is one kernel, not a module of fusions: use tune --check");
+    return 0;
+  }
+  if (!cap->args) {
+    snprintf(r->note, sizeof r->note, "no operands from the reference's evaluation of the module: %.400s", cap->note);
+    return 0;
+  }
+  hlo_error uerr = {0};
+  hlo_module *um = tn_unit_module(m, u, &uerr);
+  if (!um) {
+    snprintf(r->note, sizeof r->note, "%.500s", uerr.msg);
+    return 0;
+  }
+  int rc = 0;
+  tn_fusion_result fr;
+  memset(&fr, 0, sizeof fr);
+  bool have_fr = false;
+  hlo_value *ref = NULL, *fused = NULL, *fused2 = NULL, *unfused = NULL;
+  hlo_value *outs[64] = {0};
+  dev_fusion f;
+  dev_config cfg;
+  char why[448] = "";
+  if (dev_fusion_analyze(um, &f, &uerr) != 0) {
+    snprintf(r->note, sizeof r->note, "%.500s", uerr.msg);
+    goto done;
+  }
+  if (default_config(c, &f, &cfg, why, sizeof why) != 0) {
+    snprintf(r->note, sizeof r->note, "%s", why);
+    goto done;
+  }
+  const char *ov = override_for(o, u->name);
+  if (ov) {
+    char dtext[DEV_CONFIG_TEXT_MAX], full[DEV_CONFIG_TEXT_MAX];
+    dev_config_print(&cfg, dtext, sizeof dtext);
+    hlo_error cerr = {0};
+    if (tn_only_complete(ov, dtext, full, sizeof full, &cerr) != 0 || dev_config_parse(full, &cfg, &cerr) != 0) {
+      hlo_error_set(err, 0, 0, "--config %s='%.200s': %.300s", u->name, ov, cerr.msg);
+      rc = -1;
+      goto done;
+    }
+    r->overridden = true;
+  }
+  dev_config_print(&cfg, r->config, sizeof r->config);
+
+  /* The tolerance --check derives for this unit on these operands (its
+   * default against the reference). */
+  tn_sweep_opts so = {.backend = o->backend, .machine = o->machine, .compiler = o->compiler, .seed = o->seed,
+                      .profile = o->profile, .threads = 1, .budget = 1, .error_maps = 0, .replicas = o->replicas,
+                      .unit_name = u->name, .args = cap->args, .nargs = cap->nargs, .max_memory = o->max_memory,
+                      .time_budget = o->time_budget};
+  hlo_error serr = {0};
+  if (tn_check_fusion(um, c->source, &so, &fr, &serr) != 0) {
+    snprintf(r->note, sizeof r->note, "%.500s", serr.msg);
+    goto done;
+  }
+  have_fr = true;
+
+  int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(um);
+  if (replicas < 1)
+    replicas = 1;
+  if (replicas > 64) {
+    snprintf(r->note, sizeof r->note, "%d replicas: more than isolation simulates", replicas);
+    goto done;
+  }
+  chk_eval_opts eo = {.replicas = replicas, .emulate_device = 1, .rng_seed = o->seed,
+                      .time_budget = o->time_budget > 0 ? o->time_budget : TN_CAPTURE_TIME_BUDGET};
+  if (chk_eval_module(um, cap->nargs, cap->args, &eo, outs, &serr) != 0) {
+    snprintf(r->note, sizeof r->note, "reference: %.480s", serr.msg);
+    goto done;
+  }
+  ref = outs[0];
+  for (int k = 1; k < replicas; k++)
+    hlo_value_unref(outs[k]);
+
+  /* Two timing seeds: a race (dma-race) may show under either. */
+  uint64_t jitter = mix(o->seed, dev_config_fingerprint(&cfg));
+  fused = run_kernel(c, &f, &cfg, cap->args, cap->nargs, jitter, why, sizeof why);
+  if (!fused) {
+    snprintf(r->note, sizeof r->note, "fused: %s", why);
+    goto done;
+  }
+  fused2 = run_kernel(c, &f, &cfg, cap->args, cap->nargs, mix(jitter, 0x5EED), why, sizeof why);
+  if (fused2 && !hlo_value_equal(fused, fused2))
+    r->nondeterministic = true;
+
+  bool fusion = u->ins->op == HLO_OP_FUSION;
+  char uwhy[448] = "";
+  if (fusion)
+    unfused = run_unfused(c, um, cap->args, cap->nargs, &r->nkernels, uwhy, sizeof uwhy);
+
+  int nleaves = hlo_shape_leaf_count(&um->entry->root->shape);
+  if (nleaves > 256) {
+    snprintf(r->note, sizeof r->note, "%d output leaves: more than isolation compares", nleaves);
+    goto done;
+  }
+  chk_leaf_check checks[256];
+  memset(checks, 0, sizeof checks);
+  for (int l = 0; l < nleaves; l++) {
+    checks[l].rule = chk_leaf_rule(f.comp, l);
+    checks[l].checked = true;
+    if (l < fr.noutputs)
+      checks[l].tol = fr.output_tol[l];
+    if (checks[l].tol.atol > r->tol.atol)
+      r->tol.atol = checks[l].tol.atol;
+    if (checks[l].tol.rtol > r->tol.rtol)
+      r->tol.rtol = checks[l].tol.rtol;
+  }
+  compare(fused, ref, checks, nleaves, &r->fused_ref);
+  if (r->nondeterministic && r->fused_ref.done && r->fused_ref.within) {
+    /* the other timing seed's output is the one that shows the race */
+    tn_iso_cmp again;
+    compare(fused2, ref, checks, nleaves, &again);
+    if (again.done && !again.within) {
+      hlo_value_unref(fused);
+      fused = hlo_value_ref(fused2);
+      r->fused_ref = again;
+    }
+  }
+  if (!r->fused_ref.done) {
+    snprintf(r->note, sizeof r->note, "the fused output cannot be compared with the reference");
+    goto done;
+  }
+  compare(fused, unfused, checks, nleaves, &r->fused_unfused);
+  compare(unfused, ref, checks, nleaves, &r->unfused_ref);
+  classify(r, fusion, unfused != NULL && r->unfused_ref.done);
+  if (fusion && !unfused)
+    snprintf(r->note, sizeof r->note, "no unfused run: %s", uwhy);
+  else if (r->nondeterministic)
+    snprintf(r->note, sizeof r->note, "nondeterministic: two timing seeds gave different fused outputs");
+
+done:
+  if (have_fr)
+    tn_fusion_result_free(&fr);
+  hlo_value_unref(ref);
+  hlo_value_unref(fused);
+  hlo_value_unref(fused2);
+  hlo_value_unref(unfused);
+  hlo_module_free(um);
+  return rc;
+}
+
+/* Is unit a worse than unit b: larger max relative error, ties in
+ * program order? */
+static bool worse(const tn_iso_unit *a, const tn_iso_unit *b) {
+  if (a->max_rel != b->max_rel)
+    return a->max_rel > b->max_rel;
+  return a->index < b->index;
+}
+
+/* Insertion sort of the culprits, worst first: a module has few. */
+static void rank_culprits(tn_iso_result *r) {
+  for (int i = 1; i < r->nculprits; i++) {
+    int k = r->ranked[i], j = i;
+    for (; j > 0 && worse(&r->v[k], &r->v[r->ranked[j - 1]]); j--)
+      r->ranked[j] = r->ranked[j - 1];
+    r->ranked[j] = k;
+  }
+}
+
+int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn_iso_result *out, hlo_error *err) {
+  memset(out, 0, sizeof *out);
+  tn_units units;
+  if (tn_units_find(m, &units, err) != 0)
+    return -1;
+  if (units.n == 0) {
+    tn_units_free(&units);
+    return hlo_error_set(err, 0, 0, "no fusion or heavy op to isolate");
+  }
+  for (int i = 0; i < o->noverrides; i++) {
+    bool found = false;
+    for (int k = 0; k < units.n && !found; k++)
+      found = strcmp(units.v[k].name, o->override_units[i]) == 0;
+    if (!found) {
+      tn_units_free(&units);
+      return hlo_error_set(err, 0, 0, "--config %s: no such unit (tune --list-fusions lists them)",
+                           o->override_units[i]);
+    }
+  }
+  tn_capture *caps = calloc((size_t)units.n, sizeof *caps);
+  out->v = calloc((size_t)units.n, sizeof *out->v);
+  out->ranked = calloc((size_t)units.n, sizeof *out->ranked);
+  if (!caps || !out->v || !out->ranked) {
+    free(caps);
+    tn_units_free(&units);
+    tn_iso_result_free(out);
+    return hlo_error_set(err, 0, 0, "out of memory");
+  }
+  out->n = units.n;
+  tn_capture_opts co = {.seed = o->seed, .profile = o->profile, .iteration = 1, .max_flops = TN_CAPTURE_MAX_FLOPS,
+                        .max_memory = o->max_memory, .replicas = o->replicas, .time_budget = o->time_budget};
+  tn_capture_units(m, &units, &co, caps);
+  iso_ctx c = {.o = o, .source = source};
+  int rc = 0;
+  for (int i = 0; i < units.n && rc == 0; i++) {
+    tn_iso_unit *r = &out->v[i];
+    snprintf(r->name, sizeof r->name, "%s", units.v[i].name);
+    r->index = i;
+    rc = isolate_unit(&c, m, &units.v[i], &caps[i], r, err);
+    if (tn_iso_class_is_culprit(r->cls))
+      out->ranked[out->nculprits++] = i;
+  }
+  rank_culprits(out);
+  tn_capture_free(caps, units.n);
+  free(caps);
+  tn_units_free(&units);
+  if (rc != 0)
+    tn_iso_result_free(out);
+  return rc;
+}
+
+void tn_iso_result_free(tn_iso_result *r) {
+  free(r->v);
+  free(r->ranked);
+  memset(r, 0, sizeof *r);
+}
