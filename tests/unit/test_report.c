@@ -84,6 +84,14 @@ static void make_thing(tn_fusion_result *r) {
       e->data[i * 400 + j] = 1e-4f * (float)(i + j);
   e->data[1 * 400 + 1] = 0.25f;
   e->data[3 * 400 + 5] = NAN;
+  /* The values around the peak (1,1): a 3x5 window from (0,0) of k/2,
+   * except the peak itself, which came out 0.25 too high. */
+  e->peak.rows = 3;
+  e->peak.cols = 5;
+  e->peak.peak[0] = e->peak.peak[1] = 1;
+  for (int k = 0; k < 15; k++)
+    e->peak.expected[k] = e->peak.actual[k] = k * 0.5;
+  e->peak.actual[1 * 5 + 1] = 3.25;
   r->wall_time = 0.5;
 }
 
@@ -223,6 +231,15 @@ static void test_read_roundtrip(void **state) {
     if (!(e->data[i] == want.error_maps[0].data[i] || (isnan(e->data[i]) && isnan(want.error_maps[0].data[i]))))
       fail_msg("error map element %d: %g, stored %g", i, e->data[i], want.error_maps[0].data[i]);
   assert_null(tn_fusion_result_find_map(r, 0));
+  /* Its window of expected and actual values around the peak. */
+  assert_int_equal(e->peak.rows, 3);
+  assert_int_equal(e->peak.cols, 5);
+  assert_int_equal(e->peak.peak[0], 1);
+  assert_int_equal(e->peak.peak[1], 1);
+  assert_int_equal(e->peak.origin[0], 0);
+  assert_int_equal(e->peak.origin[1], 0);
+  for (int k = 0; k < 15; k++)
+    assert_true(e->peak.expected[k] == k * 0.5 && e->peak.actual[k] == (k == 6 ? 3.25 : k * 0.5));
   assert_non_null(tn_fusion_result_find_cand(r, 3));
   assert_null(tn_fusion_result_find_cand(r, 99));
   tn_fusion_result_free(&want);
@@ -376,6 +393,11 @@ static void test_md(void **state) {
   HAS(s, "`(1,1)` (flat 401)");
   HAS(s, "`[1:8, 0:400]`");
   HAS(s, "mismatch-candidate");
+  /* The values around the peak: equal cells once, the peak as expected
+   * -> actual, in bold. */
+  HAS(s, "**Expected → actual around the peak** `[1,1]` (rows: dim 0, columns: dim 1):");
+  HAS(s, "  | | 0 | 1 | 2 | 3 | 4 |\n  |---:|---:|---:|---:|---:|---:|\n  | 0 | 0 | 0.5 | 1 | 1.5 | 2 |\n"
+         "  | 1 | 2.5 | **3 → 3.25** | 3.5 | 4 | 4.5 |\n  | 2 | 5 | 5.5 | 6 | 6.5 | 7 |\n");
   /* The files to attach. */
   HAS(s, "`datasets/thing.hlo` — the fusion's HLO");
   HAS(s, "/runs/20260101T000001Z-2/fusions/0123456789abcdef/hlo");
@@ -473,6 +495,8 @@ static void test_html(void **state) {
   HAS(s, "NaN/Inf on one side (1)");                 /* the NaN cell, counted */
   HAS(s, "<title>[1,0:5] max 0.25</title>");        /* the peak cell: a 1x5 block */
   HAS(s, "mismatch box [1:8, 0:400], peak (1,1)");
+  HAS(s, "Candidate 1: expected &#8594; actual around the peak [1,1] (rows: dim 0, columns: dim 1)");
+  HAS(s, "<tr><th>1</th><td class=\"\">2.5</td><td class=\"d pk\">3 &#8594; 3.25</td><td class=\"\">3.5</td>");
   HAS(s, "&lt;available&gt;");
   /* Nothing fetched: no URL at all, no script, no external style sheet. */
   assert_null(strstr(s, "http://"));

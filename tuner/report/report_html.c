@@ -54,6 +54,11 @@ static const char *const STYLE =
     "font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0}"
     "pre.hlo .root{background:#fde2e1;font-weight:600}pre.hlo .hero{background:#fff3c4}"
     "ul.groups li{margin:0 0 10px}"
+    "table.peak{font-size:12px;margin:0 0 14px}table.peak td,table.peak th{padding:2px 8px;"
+    "border:1px solid #edf0f2;text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "table.peak th{background:#eef1f4}table.peak td.d{background:#fff2f1}"
+    "table.peak td.pk{outline:2px solid #000;font-weight:600}table.peak caption{text-align:left;"
+    "font-size:12.5px;color:#374151;padding:0 0 4px}"
     "@media print{body{background:#fff}.card{break-inside:avoid-page}table.grid th{position:static}}"
     ".chip{display:inline-block;padding:0 8px;border-radius:10px;font-size:12px;margin:0 4px 3px 0;"
     "border:1px solid;white-space:nowrap}"
@@ -493,6 +498,43 @@ static void heatmap(FILE *f, const tn_fusion_result *r, const tn_error_map *e) {
   free(vals);
 }
 
+/* The expected and actual values around the peak of c's map: a cell
+ * that differs shows both, one that agrees shows the value once. */
+static void peak_table(FILE *f, const tn_fusion_result *r, const tn_cand_result *c) {
+  const tn_error_map *e = NULL;
+  const tn_peak_window *w = tn_rep_window(r, c, &e);
+  if (!w)
+    return;
+  char axes[96], ev[40], av[40];
+  tn_rep_window_axes(axes, sizeof axes, e);
+  fprintf(f, "<table class=\"peak\"><caption>Candidate %d: expected &#8594; actual around the peak [", c->id);
+  for (int d = 0; d < e->rank; d++)
+    fprintf(f, "%s%" PRId64, d ? "," : "", w->peak[d]);
+  fprintf(f, "] (%s)</caption>\n<tr><th></th>", axes);
+  for (int j = 0; j < w->cols; j++)
+    fprintf(f, "<th>%" PRId64 "</th>", tn_rep_window_col(e, j));
+  fputs("</tr>\n", f);
+  for (int i = 0; i < w->rows; i++) {
+    int64_t row = tn_rep_window_row(e, i);
+    fprintf(f, "<tr><th>%" PRId64 "</th>", row);
+    for (int j = 0; j < w->cols; j++) {
+      tn_rep_window_cell(ev, av, sizeof ev, w, i, j);
+      bool differs = strcmp(ev, av) != 0;
+      bool peak = (e->rank < 2 || row == w->peak[e->rank - 2]) &&
+                  (e->rank < 1 || tn_rep_window_col(e, j) == w->peak[e->rank - 1]);
+      fprintf(f, "<td class=\"%s%s\">", differs ? "d" : "", peak ? " pk" : "");
+      x(f, ev);
+      if (differs) {
+        fputs(" &#8594; ", f);
+        x(f, av);
+      }
+      fputs("</td>", f);
+    }
+    fputs("</tr>\n", f);
+  }
+  fputs("</table>\n", f);
+}
+
 /* ---- the verdict table ----------------------------------------------------------------- */
 
 static void verdict_table(FILE *f, const tn_fusion_result *r, int *order) {
@@ -703,6 +745,8 @@ static void fusion_section(FILE *f, const tn_report_input *in, const tn_stored_f
     if (shown++ == 0)
       fputs("<h3>Error maps of the groups' representatives</h3>\n", f);
     heatmap(f, r, &r->error_maps[i]);
+    if (c)
+      peak_table(f, r, c);
   }
   free(mark);
   fputs("<h3 id=\"v-", f);

@@ -40,6 +40,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -787,6 +788,57 @@ done:
   return rc;
 }
 
+/* The values around each error map's peak (result.h), one row per map,
+ * in the fusion group beside `errors`: a table rather than attributes
+ * so that h5py reads all of a fusion's windows in one go.  Element
+ * [i * cols + j] of expected and actual is window row i, column j; the
+ * elements past rows * cols are NaN. */
+typedef struct peak_row {
+  int32_t candidate, rank, rows, cols;
+  int64_t peak[HLO_MAX_RANK], origin[HLO_MAX_RANK];
+  double expected[TN_PEAK_SIDE * TN_PEAK_SIDE], actual[TN_PEAK_SIDE * TN_PEAK_SIDE];
+} peak_row;
+
+static const column peak_cols[] = {
+    NUM(peak_row, candidate, COL_I32), NUM(peak_row, rank, COL_I32),  NUM(peak_row, rows, COL_I32),
+    NUM(peak_row, cols, COL_I32),      ARR(peak_row, peak, COL_I64),  ARR(peak_row, origin, COL_I64),
+    ARR(peak_row, expected, COL_F64),  ARR(peak_row, actual, COL_F64),
+};
+static const col_part peak_parts[] = {{peak_cols, NCOLS(peak_cols), "", 0}};
+
+static int write_peak_windows(hid_t g, const tn_fusion_result *r, hlo_error *err) {
+  size_t n = 0;
+  for (int i = 0; i < r->nerror_maps; i++)
+    n += r->error_maps[i].peak.rows > 0;
+  if (n == 0)
+    return 0;
+  peak_row *rows = calloc(n, sizeof *rows);
+  if (!rows)
+    return tn_h5_fail(err, "peak_windows: out of memory");
+  size_t k = 0;
+  for (int i = 0; i < r->nerror_maps; i++) {
+    const tn_error_map *e = &r->error_maps[i];
+    const tn_peak_window *w = &e->peak;
+    if (w->rows <= 0)
+      continue;
+    peak_row *o = &rows[k++];
+    o->candidate = e->cand_id;
+    o->rank = e->rank;
+    o->rows = w->rows;
+    o->cols = w->cols;
+    memcpy(o->peak, w->peak, sizeof o->peak);
+    memcpy(o->origin, w->origin, sizeof o->origin);
+    for (int j = 0; j < TN_PEAK_SIDE * TN_PEAK_SIDE; j++) {
+      bool used = j < w->rows * w->cols;
+      o->expected[j] = used ? w->expected[j] : NAN;
+      o->actual[j] = used ? w->actual[j] : NAN;
+    }
+  }
+  int rc = write_table(g, "peak_windows", peak_parts, NCOLS(peak_parts), sizeof *rows, rows, n, 0, err);
+  free(rows);
+  return rc;
+}
+
 /* "count_mismatch_candidate": the verdict name, dashes made underscores so
  * the name is also a Python identifier. */
 static void count_attr_name(chk_verdict v, char *buf, size_t n) {
@@ -918,6 +970,8 @@ static int write_fusion(hid_t fusions, const tn_fusion_result *r, hlo_error *err
   for (int i = 0; i < r->nerror_maps; i++)
     if (write_error_map(errors, r, &r->error_maps[i], err) != 0)
       goto done;
+  if (write_peak_windows(g, r, err) != 0)
+    goto done;
   rc = 0;
 done:
   tn_h5_close_obj(errors);
