@@ -493,7 +493,7 @@ static void test_html(void **state) {
   HAS(s, "clean&lt;&amp;&quot;&#39;&gt;");
   HAS(s, "aria-label=\"error heatmap\"");
   HAS(s, "NaN/Inf on one side (1)");                 /* the NaN cell, counted */
-  HAS(s, "<title>[1,0:5] max 0.25</title>");        /* the peak cell: a 1x5 block */
+  HAS(s, "<title>[1,0:7] max 0.25</title>");        /* the peak cell: a 1x7 block (400 columns in at most 64 cells) */
   HAS(s, "mismatch box [1:8, 0:400], peak (1,1)");
   HAS(s, "Candidate 1: expected &#8594; actual around the peak [1,1] (rows: dim 0, columns: dim 1)");
   HAS(s, "<tr><th>1</th><td class=\"\">2.5</td><td class=\"d pk\">3 &#8594; 3.25</td><td class=\"\">3.5</td>");
@@ -614,6 +614,71 @@ static void test_html_ranks(void **state) {
   free(runs);
 }
 
+/* Two groups whose representatives have the same error map, element for
+ * element: the page draws it once and says so for the second (issue 18:
+ * three identical heatmaps in one fusion).  Built in memory: the store
+ * adds nothing to what is tested here. */
+static void test_html_same_map_once(void **state) {
+  (void)state;
+  tn_stored_run run;
+  memset(&run, 0, sizeof run);
+  snprintf(run.info.id, sizeof run.info.id, "dedup");
+  run.nfusions = 1;
+  run.fusions = calloc(1, sizeof *run.fusions);
+  assert_non_null(run.fusions);
+  tn_fusion_result *r = &run.fusions[0].r;
+  make_clean(r);
+  /* default (match), pack=2 and buf=3 (divergent): no matching candidate
+   * has pack=2 or buf=3, so each is a group of its own. */
+  set_cand(&r->cands[1], 1, "tile=8x256 k=512 buf=2 order=01k pack=2 prec=default flags=fuse-converts",
+           CHK_VERDICT_MISMATCH_CANDIDATE, 1e-6);
+  tn_cand_result *c2 = realloc(r->cands, 3 * sizeof *r->cands);
+  assert_non_null(c2);
+  r->cands = c2;
+  r->ncands = 3;
+  memset(&r->cands[2], 0, sizeof r->cands[2]);
+  set_cand(&r->cands[2], 2, "tile=8x256 k=512 buf=3 order=01k pack=1 prec=default flags=fuse-converts",
+           CHK_VERDICT_MISMATCH_CANDIDATE, 1e-6);
+  for (int i = 1; i <= 2; i++) {
+    assert_int_equal(dev_config_parse(r->cands[i].config, &r->cands[i].cfg, &(hlo_error){0}), 0);
+    r->cands[i].vs_default.mismatches = 3 - i; /* candidate 1 is the worse */
+    r->cands[i].vs_default.count = 8;
+    r->cands[i].vs_default.rank = 1;
+  }
+  r->nerror_maps = 2;
+  r->error_maps = calloc(2, sizeof *r->error_maps);
+  assert_non_null(r->error_maps);
+  for (int k = 0; k < 2; k++) {
+    tn_error_map *e = &r->error_maps[k];
+    e->cand_id = k + 1;
+    e->rank = 1;
+    e->dims[0] = 8;
+    e->data = calloc(8, sizeof *e->data);
+    assert_non_null(e->data);
+    e->data[3] = 0.5f;
+  }
+  tn_report_input in = {.results_path = "d.h5", .run = &run};
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  hlo_error err = {0};
+  assert_int_equal(tn_report_html(f, &in, &err), 0);
+  fclose(f);
+  assert_int_equal(count_of(buf, "aria-label=\"error heatmap\""), 1);
+  HAS(buf, "Candidate 2: the same error map as candidate 1 above, element for element.");
+  /* One map changed in one element: both are drawn. */
+  free(buf);
+  r->error_maps[1].data[4] = 0.25f;
+  f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  assert_int_equal(tn_report_html(f, &in, &err), 0);
+  fclose(f);
+  assert_int_equal(count_of(buf, "aria-label=\"error heatmap\""), 2);
+  free(buf);
+  tn_stored_run_free(&run);
+}
+
 static void test_formats_and_errors(void **state) {
   (void)state;
   assert_int_equal(tn_report_format_from_name("html"), TN_REPORT_HTML);
@@ -649,6 +714,7 @@ int main(void) {
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_html),
       cmocka_unit_test(test_html_ranks),
+      cmocka_unit_test(test_html_same_map_once),
       cmocka_unit_test(test_formats_and_errors),
   };
   return cmocka_run_group_tests(tests, setup_all, tdf_teardown);

@@ -266,7 +266,7 @@ static void finding(FILE *f, const tn_report_input *in, const tn_stored_fusion *
  * candidates, with a representative and its reproducer. */
 static void attribution(FILE *f, const tn_report_input *in, const tn_fusion_result *r) {
   tn_rep_group *g = NULL;
-  int ng = tn_rep_attribute(r, &g);
+  int ng = tn_rep_attribute(r, &g, NULL);
   if (ng <= 0) {
     free(g);
     return;
