@@ -47,6 +47,7 @@ static const char *const STYLE =
     "table.grid td{padding:3px 8px;border-bottom:1px solid #edf0f2;vertical-align:top}"
     "table.grid td.n,table.verdicts td:nth-child(n+4):nth-child(-n+9){text-align:right;"
     "font-variant-numeric:tabular-nums;white-space:nowrap}table.verdicts td:first-child{text-align:right}"
+    "table.verdicts td[colspan]{text-align:left}"
     "table.grid tr.div td{background:#fff2f1}table.grid td.cfg,table.grid td.mono{overflow-wrap:anywhere}"
     "table.grid td.note{min-width:160px}"
     "pre.hlo,pre.cmd{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:8px 10px;"
