@@ -17,6 +17,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +245,74 @@ static void test_read_roundtrip(void **state) {
   assert_null(tn_fusion_result_find_cand(r, 99));
   tn_fusion_result_free(&want);
   tn_stored_run_free(&run);
+}
+
+/* Every column of the stored tables is described in the file: the
+ * attribute `columns` of each table has one row per compound member, in
+ * order, with a unit and a one-line meaning (issue 18, item 6). */
+typedef struct doc_in {
+  char name[32], unit[16], what[160];
+} doc_in;
+
+static void check_described(hid_t g, const char *table, const char *col, const char *unit, const char *what_has) {
+  hid_t d = H5Dopen2(g, table, H5P_DEFAULT);
+  assert_true(d >= 0);
+  hid_t ft = H5Dget_type(d), a = H5Aopen(d, "columns", H5P_DEFAULT);
+  assert_true(a >= 0);
+  hid_t as = H5Aget_space(a);
+  int nmem = H5Tget_nmembers(ft);
+  assert_int_equal(H5Sget_simple_extent_npoints(as), nmem);
+  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(doc_in));
+  const char *names[3] = {"name", "unit", "what"};
+  size_t offs[3] = {offsetof(doc_in, name), offsetof(doc_in, unit), offsetof(doc_in, what)};
+  size_t sizes[3] = {32, 16, 160};
+  for (int i = 0; i < 3; i++) {
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, sizes[i]);
+    H5Tset_strpad(st, H5T_STR_NULLTERM);
+    H5Tinsert(mt, names[i], offs[i], st);
+    H5Tclose(st);
+  }
+  doc_in *rows = calloc((size_t)nmem, sizeof *rows);
+  assert_non_null(rows);
+  assert_true(H5Aread(a, mt, rows) >= 0);
+  bool seen = false;
+  for (int i = 0; i < nmem; i++) {
+    char *m = H5Tget_member_name(ft, (unsigned)i);
+    if (strcmp(rows[i].name, m) != 0)
+      fail_msg("%s: row %d describes '%s', the column is '%s'", table, i, rows[i].name, m);
+    H5free_memory(m);
+    if (strlen(rows[i].what) < 8)
+      fail_msg("%s: column '%s' has no description", table, rows[i].name);
+    if (strcmp(rows[i].name, col) == 0) {
+      seen = true;
+      assert_string_equal(rows[i].unit, unit);
+      if (!strstr(rows[i].what, what_has))
+        fail_msg("%s.%s: '%s' lacks '%s'", table, col, rows[i].what, what_has);
+    }
+  }
+  assert_true(seen);
+  free(rows);
+  H5Tclose(mt);
+  H5Sclose(as);
+  H5Aclose(a);
+  H5Tclose(ft);
+  H5Dclose(d);
+}
+
+static void test_columns_described(void **state) {
+  (void)state;
+  hid_t f = H5Fopen(results, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t g = H5Gopen2(f, "runs/20260101T000001Z-2/fusions/0123456789abcdef", H5P_DEFAULT);
+  assert_true(g >= 0);
+  check_described(g, "candidates", "sim_time", "s", "simulated time");
+  check_described(g, "candidates", "d_max_abs", "output units", "against the default");
+  check_described(g, "candidates", "r_max_ulp", "ULP", "against the reference");
+  check_described(g, "reference", "max_rel", "ratio", "relative error");
+  check_described(g, "peak_windows", "expected", "output units", "i * cols + j");
+  H5Gclose(g);
+  H5Fclose(f);
 }
 
 static void test_runs_and_selection(void **state) {
@@ -707,6 +776,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_read_roundtrip),
       cmocka_unit_test(test_runs_and_selection),
+      cmocka_unit_test(test_columns_described),
       cmocka_unit_test(test_schema_refused),
       cmocka_unit_test(test_md),
       cmocka_unit_test(test_md_escapes_run_fields),

@@ -569,6 +569,163 @@ done:
   return rc;
 }
 
+/* ---- what each column means ---------------------------------------------------- */
+
+/* A table's columns described in the file itself (issue 18: "nothing in
+ * the file gives units or column meanings"): the attribute `columns` of
+ * the table, one row per column in the table's order, with its name, its
+ * unit ("" for a count, a flag or text) and one line of meaning.  h5py
+ * reads it as a structured array. */
+typedef struct col_doc {
+  const char *name, *unit, *what;
+} col_doc;
+
+static const col_doc cand_docs[] = {
+    {"id", "", "index in the candidate space; row 0 is the default config"},
+    {"config", "", "canonical config text"},
+    {"fingerprint", "", "FNV-1a of config"},
+    {"tile", "elements", "output tile per tiled dimension, outermost first; 0 past tile_rank"},
+    {"tile_rank", "", "number of tiled output dimensions"},
+    {"k", "elements", "reduction chunk; 0 when there is no reduction"},
+    {"buf", "buffers", "VMEM buffers per operand window"},
+    {"order", "", "grid loop order, outermost first; - when empty"},
+    {"pack", "accumulators", "interleaved accumulators"},
+    {"prec", "", "dot precision: default, high or highest"},
+    {"flags", "", "comma-joined lowering flags, or none"},
+    {"status", "", "ok, compile-error, runtime-error or timeout"},
+    {"verdict", "", "the candidate's verdict (README: verdicts)"},
+    {"message", "", "the compile or runtime error, else empty"},
+    {"sim_time", "s", "simulated time on the modelled device; 0 when it did not run"},
+    {"wall_time", "s", "host time to compile, run and compare"},
+    {"speedup", "ratio", "default sim_time / this sim_time"},
+    {"atol", "output units", "absolute tolerance the verdict used"},
+    {"rtol", "ratio", "relative tolerance the verdict used"},
+    {"leaf", "", "the output leaf the metrics describe"},
+    {"has_ref", "", "1 when the candidate was also compared with the reference"},
+};
+
+static const col_doc metric_docs[] = {
+    {"count", "elements", "elements compared"},
+    {"excluded", "elements", "NaN/NaN and same-signed Inf pairs left out"},
+    {"mismatches", "elements", "elements outside the rule (bitwise or tolerance)"},
+    {"max_abs", "output units", "largest absolute error over finite pairs"},
+    {"max_rel", "ratio", "largest relative error over finite pairs"},
+    {"max_ulp", "ULP", "largest distance in units in the last place of the element type"},
+    {"rms", "output units", "root mean square error over finite pairs"},
+    {"nan_mismatches", "elements", "NaN on one side only"},
+    {"inf_mismatches", "elements", "Inf on one side only or of opposite signs"},
+    {"peak_index", "", "flat row-major index of the largest error; -1 when none"},
+    {"rank", "", "rank of the compared output"},
+    {"peak", "", "peak_index as a multi-index (first rank entries)"},
+    {"bbox_lo", "", "inclusive lower corner of the mismatches' bounding box"},
+    {"bbox_hi", "", "inclusive upper corner of the mismatches' bounding box"},
+    {"hist", "elements", "error histogram: [0] exact, [i] |a-b| in [1e(i-14), 1e(i-13)), [16] >= 1e2 and NaN/Inf"},
+    {"a_min", "output units", "smallest finite element of the candidate's side"},
+    {"a_max", "output units", "largest finite element of the candidate's side"},
+    {"a_mean", "output units", "mean of the candidate's side over finite elements"},
+    {"a_std", "output units", "standard deviation of the candidate's side over finite elements"},
+    {"b_min", "output units", "smallest finite element of the expected side"},
+    {"b_max", "output units", "largest finite element of the expected side"},
+    {"b_mean", "output units", "mean of the expected side over finite elements"},
+    {"b_std", "output units", "standard deviation of the expected side over finite elements"},
+};
+
+static const col_doc ref_docs[] = {
+    {"ran", "", "1 when the default ran"},
+    {"ok", "", "1 when the default agrees with the reference"},
+    {"atol", "output units", "absolute tolerance of the default-vs-reference comparison"},
+    {"rtol", "ratio", "relative tolerance of the default-vs-reference comparison"},
+};
+
+static const col_doc peak_docs[] = {
+    {"candidate", "", "the candidate whose error map this window is of"},
+    {"rank", "", "rank of the map"},
+    {"rows", "elements", "window rows (along dim rank-2)"},
+    {"cols", "elements", "window columns (along dim rank-1)"},
+    {"peak", "", "multi-index of the map's largest element"},
+    {"origin", "", "multi-index of window element (0, 0)"},
+    {"expected", "output units", "expected values, element (i, j) at i * cols + j; NaN past rows * cols"},
+    {"actual", "output units", "the candidate's values, laid out as expected"},
+};
+
+enum { DOC_NAME = 32, DOC_UNIT = 16, DOC_WHAT = 160 };
+typedef struct doc_row {
+  char name[DOC_NAME], unit[DOC_UNIT], what[DOC_WHAT];
+} doc_row;
+
+static const col_doc *find_doc(const col_doc *docs, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(docs[i].name, name) == 0)
+      return &docs[i];
+  return NULL;
+}
+
+/* The `columns` attribute of a table written from parts: each column's
+ * description comes from docs, or from metric_docs (with "against the
+ * default" or "against the reference" for a d_ or r_ prefix). */
+static int write_col_docs(hid_t dset, const col_part *parts, size_t nparts, const col_doc *docs, size_t ndocs,
+                          hlo_error *err) {
+  size_t n = 0;
+  for (size_t p = 0; p < nparts; p++)
+    n += parts[p].ncols;
+  doc_row *rows = calloc(n ? n : 1, sizeof *rows);
+  if (!rows)
+    return tn_h5_fail(err, "columns: out of memory");
+  int rc = -1;
+  size_t k = 0;
+  hid_t t = -1, file_t = -1, space = -1, a = -1;
+  for (size_t p = 0; p < nparts; p++)
+    for (size_t i = 0; i < parts[p].ncols; i++, k++) {
+      const char *name = parts[p].cols[i].name;
+      const col_doc *d = parts[p].cols == metric_cols ? find_doc(metric_docs, NCOLS(metric_docs), name)
+                                                      : find_doc(docs, ndocs, name);
+      if (!d) {
+        tn_h5_fail(err, "column '%s' has no description", name);
+        goto done;
+      }
+      const char *side = strcmp(parts[p].prefix, "d_") == 0   ? ", against the default"
+                         : strcmp(parts[p].prefix, "r_") == 0 ? ", against the reference"
+                                                              : "";
+      snprintf(rows[k].name, sizeof rows[k].name, "%s%s", parts[p].prefix, name);
+      snprintf(rows[k].unit, sizeof rows[k].unit, "%s", d->unit);
+      snprintf(rows[k].what, sizeof rows[k].what, "%s%s", d->what, side);
+    }
+  {
+    static const column doc_cols[] = {STR(doc_row, name), STR(doc_row, unit), STR(doc_row, what)};
+    static const col_part doc_parts[] = {{doc_cols, NCOLS(doc_cols), "", 0}};
+    hsize_t dims = n;
+    if (make_table_types(doc_parts, 1, sizeof(doc_row), &t, &file_t) != 0 ||
+        (space = H5Screate_simple(1, &dims, NULL)) < 0 ||
+        (a = H5Acreate2(dset, "columns", file_t, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        H5Awrite(a, t, rows) < 0) {
+      tn_h5_fail(err, "cannot write the attribute 'columns'");
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  if (a >= 0)
+    H5Aclose(a);
+  tn_h5_close_space(space);
+  tn_h5_close_type(t);
+  tn_h5_close_type(file_t);
+  free(rows);
+  return rc;
+}
+
+/* Describes the columns of the table `name` in g (write_table wrote it). */
+static int describe_table(hid_t g, const char *name, const col_part *parts, size_t nparts, const col_doc *docs,
+                          size_t ndocs, hlo_error *err) {
+  hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+  if (d < 0)
+    return tn_h5_fail(err, "%s: cannot open to describe it", name);
+  int rc = write_col_docs(d, parts, nparts, docs, ndocs, err);
+  tn_h5_close_obj(d);
+  if (rc != 0)
+    tn_h5_prefix_error(err, name);
+  return rc;
+}
+
 /* ---- rows --------------------------------------------------------------------- */
 
 static void fill_metrics(metrics_row *o, const chk_metrics *m) {
@@ -671,6 +828,8 @@ static int write_candidates(hid_t g, const tn_fusion_result *r, hlo_error *err) 
     fill_cand(&rows[i], &r->cands[i]);
   int rc = write_table(g, "candidates", cand_parts, NCOLS(cand_parts), sizeof *rows, rows, n, 128, err);
   free(rows);
+  if (rc == 0)
+    rc = describe_table(g, "candidates", cand_parts, NCOLS(cand_parts), cand_docs, NCOLS(cand_docs), err);
   return rc;
 }
 
@@ -682,7 +841,9 @@ static int write_reference(hid_t g, const tn_fusion_result *r, hlo_error *err) {
   row.atol = r->reference_tol.atol;
   row.rtol = r->reference_tol.rtol;
   fill_metrics(&row.m, &r->default_vs_reference);
-  return write_table(g, "reference", ref_parts, NCOLS(ref_parts), sizeof row, &row, 1, 0, err);
+  if (write_table(g, "reference", ref_parts, NCOLS(ref_parts), sizeof row, &row, 1, 0, err) != 0)
+    return -1;
+  return describe_table(g, "reference", ref_parts, NCOLS(ref_parts), ref_docs, NCOLS(ref_docs), err);
 }
 
 /* Text (the module's, the covered pairs) as one variable-length UTF-8
@@ -836,6 +997,8 @@ static int write_peak_windows(hid_t g, const tn_fusion_result *r, hlo_error *err
   }
   int rc = write_table(g, "peak_windows", peak_parts, NCOLS(peak_parts), sizeof *rows, rows, n, 0, err);
   free(rows);
+  if (rc == 0)
+    rc = describe_table(g, "peak_windows", peak_parts, NCOLS(peak_parts), peak_docs, NCOLS(peak_docs), err);
   return rc;
 }
 
