@@ -300,6 +300,56 @@ static void check_described(hid_t g, const char *table, const char *col, const c
   H5Dclose(d);
 }
 
+/* Every attribute of a fusion group has a row in its `attributes`
+ * attribute with a meaning; a few units checked by name. */
+static void test_fusion_attrs_described(void **state) {
+  (void)state;
+  hid_t f = H5Fopen(results, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t g = H5Gopen2(f, "runs/20260101T000001Z-2/fusions/0123456789abcdef", H5P_DEFAULT);
+  assert_true(g >= 0);
+  hid_t a = H5Aopen(g, "attributes", H5P_DEFAULT);
+  assert_true(a >= 0);
+  hid_t as = H5Aget_space(a);
+  H5O_info_t oi;
+  assert_true(H5Oget_info(g, &oi) >= 0);
+  int n = (int)H5Sget_simple_extent_npoints(as);
+  assert_int_equal(n, (int)oi.num_attrs - 1); /* all but itself */
+  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(doc_in));
+  const char *names[3] = {"name", "unit", "what"};
+  size_t offs[3] = {offsetof(doc_in, name), offsetof(doc_in, unit), offsetof(doc_in, what)};
+  size_t sizes[3] = {32, 16, 160};
+  for (int i = 0; i < 3; i++) {
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, sizes[i]);
+    H5Tset_strpad(st, H5T_STR_NULLTERM);
+    H5Tinsert(mt, names[i], offs[i], st);
+    H5Tclose(st);
+  }
+  doc_in *rows = calloc((size_t)n, sizeof *rows);
+  assert_non_null(rows);
+  assert_true(H5Aread(a, mt, rows) >= 0);
+  int seen = 0;
+  for (int i = 0; i < n; i++) {
+    if (strlen(rows[i].what) < 8)
+      fail_msg("fusion attribute '%s' has no description", rows[i].name);
+    assert_true(H5Aexists(g, rows[i].name) > 0);
+    if (strcmp(rows[i].name, "wall_time") == 0 && strcmp(rows[i].unit, "s") == 0)
+      seen++;
+    if (strcmp(rows[i].name, "count_mismatch_candidate") == 0 && strcmp(rows[i].unit, "candidates") == 0)
+      seen++;
+    if (strcmp(rows[i].name, "best_speedup") == 0 && strcmp(rows[i].unit, "ratio") == 0)
+      seen++;
+  }
+  assert_int_equal(seen, 3);
+  free(rows);
+  H5Tclose(mt);
+  H5Sclose(as);
+  H5Aclose(a);
+  H5Gclose(g);
+  H5Fclose(f);
+}
+
 static void test_columns_described(void **state) {
   (void)state;
   hid_t f = H5Fopen(results, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -777,6 +827,7 @@ int main(void) {
       cmocka_unit_test(test_read_roundtrip),
       cmocka_unit_test(test_runs_and_selection),
       cmocka_unit_test(test_columns_described),
+      cmocka_unit_test(test_fusion_attrs_described),
       cmocka_unit_test(test_schema_refused),
       cmocka_unit_test(test_md),
       cmocka_unit_test(test_md_escapes_run_fields),

@@ -713,6 +713,115 @@ done:
   return rc;
 }
 
+static const col_doc fusion_attr_docs[] = {
+    {"name", "", "the kernel computation's name"},
+    {"source", "", "the file it came from"},
+    {"hero", "", "the fusion's hero op kind"},
+    {"seed", "", "input synthesis seed"},
+    {"fingerprint", "", "FNV-1a of the canonical HLO (the group's name)"},
+    {"unit", "", "SOURCE:NAME, unique across the files of a run"},
+    {"space_candidates", "candidates", "size of the candidate space, the default included"},
+    {"cut", "", "what left candidates unchecked: none, budget, time-budget or stop"},
+    {"inputs_from", "", "graph (captured from the module) or synthetic"},
+    {"ncandidates", "candidates", "rows of the candidates table"},
+    {"wall_time", "s", "host time for the whole fusion"},
+    {"selection", "", "all, or pairwise-cover when a --budget chose the candidates"},
+    {"cover_seed", "", "seed of the pairwise cover"},
+    {"cover_values", "knob values", "distinct knob values in the space"},
+    {"cover_values_covered", "knob values", "of them, held by a checked candidate"},
+    {"cover_pairs", "knob-value pairs", "distinct pairs of knob values in the space"},
+    {"cover_pairs_covered", "knob-value pairs", "of them, held by a checked candidate"},
+    {"default_config", "", "config text of row 0"},
+    {"default_ran", "", "1 when the default config ran"},
+    {"default_vs_reference_ok", "", "1 when the default agrees with the reference"},
+    {"tolerance_criterion", "", "noise-floor, probabilistic or worst-case (--tolerance)"},
+    {"inputs_profile", "", "input profile: constrained, naive, edge or oob-indices"},
+    {"nonfinite", "", "none, intended or inputs: where the reference's non-finite outputs come from"},
+    {"nonfinite_elements", "elements", "non-finite elements in the reference's outputs"},
+    {"nonfinite_origin", "", "the instruction that first made a tainted value"},
+    {"best_config", "", "fastest correct config that ran; empty when none"},
+    {"best_speedup", "ratio", "default sim_time / best sim_time; 0 when there is no best"},
+};
+
+/* The attribute `attributes` of a fusion group: one row per other
+ * attribute of the group (name, unit, meaning), so that the file says
+ * what each one is.  An attribute without an entry above gets an empty
+ * row rather than failing the write: a results file matters more than its
+ * documentation (tests check that every one has an entry). */
+typedef struct attr_names {
+  char (*names)[DOC_NAME];
+  size_t n, cap;
+} attr_names;
+
+static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, void *vctx) {
+  (void)loc;
+  (void)info;
+  attr_names *c = vctx;
+  if (strcmp(name, "attributes") == 0)
+    return 0;
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 64;
+    void *p = realloc(c->names, cap * sizeof *c->names);
+    if (!p)
+      return -1;
+    c->names = p;
+    c->cap = cap;
+  }
+  snprintf(c->names[c->n++], DOC_NAME, "%s", name);
+  return 0;
+}
+
+static int describe_attrs(hid_t g, const col_doc *docs, size_t ndocs, hlo_error *err) {
+  attr_names c = {0};
+  hsize_t idx = 0;
+  int rc = -1;
+  doc_row *rows = NULL;
+  hid_t t = -1, file_t = -1, space = -1, a = -1;
+  if (H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &c) < 0) {
+    tn_h5_fail(err, "cannot list the attributes to describe them");
+    goto done;
+  }
+  rows = calloc(c.n ? c.n : 1, sizeof *rows);
+  if (!rows) {
+    tn_h5_fail(err, "attributes: out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < c.n; i++) {
+    const char *name = c.names[i];
+    snprintf(rows[i].name, sizeof rows[i].name, "%s", name);
+    const col_doc *d = find_doc(docs, ndocs, name);
+    if (d) {
+      snprintf(rows[i].unit, sizeof rows[i].unit, "%s", d->unit);
+      snprintf(rows[i].what, sizeof rows[i].what, "%s", d->what);
+    } else if (strncmp(name, "count_", 6) == 0) {
+      snprintf(rows[i].unit, sizeof rows[i].unit, "candidates");
+      snprintf(rows[i].what, sizeof rows[i].what, "candidates with the verdict %s (underscores for dashes)", name + 6);
+    }
+  }
+  {
+    static const column doc_cols[] = {STR(doc_row, name), STR(doc_row, unit), STR(doc_row, what)};
+    static const col_part doc_parts[] = {{doc_cols, NCOLS(doc_cols), "", 0}};
+    hsize_t dims = c.n;
+    if (make_table_types(doc_parts, 1, sizeof(doc_row), &t, &file_t) != 0 ||
+        (space = H5Screate_simple(1, &dims, NULL)) < 0 ||
+        (a = H5Acreate2(g, "attributes", file_t, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        (c.n > 0 && H5Awrite(a, t, rows) < 0)) {
+      tn_h5_fail(err, "cannot write the attribute 'attributes'");
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  if (a >= 0)
+    H5Aclose(a);
+  tn_h5_close_space(space);
+  tn_h5_close_type(t);
+  tn_h5_close_type(file_t);
+  free(rows);
+  free(c.names);
+  return rc;
+}
+
 /* Describes the columns of the table `name` in g (write_table wrote it). */
 static int describe_table(hid_t g, const char *name, const col_part *parts, size_t nparts, const col_doc *docs,
                           size_t ndocs, hlo_error *err) {
@@ -1123,7 +1232,8 @@ static int write_fusion(hid_t fusions, const tn_fusion_result *r, hlo_error *err
   int rc = -1;
   if (g < 0)
     return -1;
-  if (write_fusion_attrs(g, r, err) != 0 || write_text(g, "hlo", r->hlo, err) != 0 || write_candidates(g, r, err) != 0 ||
+  if (write_fusion_attrs(g, r, err) != 0 || describe_attrs(g, fusion_attr_docs, NCOLS(fusion_attr_docs), err) != 0 ||
+      write_text(g, "hlo", r->hlo, err) != 0 || write_candidates(g, r, err) != 0 ||
       write_reference(g, r, err) != 0 ||
       (r->covered && write_text(g, "covered_pairs", r->cover.pairs_text, err) != 0))
     goto done;
