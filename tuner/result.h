@@ -41,6 +41,22 @@ typedef struct tn_cand_result {
   int leaf;                        /* the output leaf the metrics describe */
 } tn_cand_result;
 
+/* The values themselves around an error map's largest element: the map
+ * says where and how much, a compiler engineer also needs to see what was
+ * expected and what came out (is it a zero, a neighbour's value, garbage?).
+ * A window of at most TN_PEAK_SIDE x TN_PEAK_SIDE over the map's last two
+ * dimensions (one row for a rank-1 map, one element for a scalar), the
+ * other dimensions fixed at the peak.  Inline, so that it travels with the
+ * map wherever the map is copied (unit_wire.c). */
+#define TN_PEAK_SIDE 5
+typedef struct tn_peak_window {
+  int rows, cols;                  /* 0, 0: none (a file from before) */
+  int64_t peak[HLO_MAX_RANK];      /* the map's largest element */
+  int64_t origin[HLO_MAX_RANK];    /* the index of window element (0, 0) */
+  double expected[TN_PEAK_SIDE * TN_PEAK_SIDE]; /* row-major, rows x cols */
+  double actual[TN_PEAK_SIDE * TN_PEAK_SIDE];
+} tn_peak_window;
+
 /* An error map: |candidate - expected| over the whole first differing output
  * leaf, as f32 (NaN where exactly one side is NaN/Inf). */
 typedef struct tn_error_map {
@@ -48,6 +64,7 @@ typedef struct tn_error_map {
   int rank;
   int64_t dims[HLO_MAX_RANK];
   float *data;                     /* malloc'd, prod(dims) floats */
+  tn_peak_window peak;             /* the values around its largest element */
 } tn_error_map;
 
 /* What became of one tuning unit (units.h) as a whole. */

@@ -1,5 +1,7 @@
 /* sweep.c — the driver behind `tune --check`. */
 #include "sweep.h"
+
+#include "peak.h"
 #include "only.h"
 
 #include <math.h>
@@ -581,6 +583,7 @@ static int error_map(const hlo_value *a, const hlo_value *b, int leaf, tn_error_
     else
       em->data[i] = 0;
   }
+  tn_peak_window_fill(em, la, lb);
   return 0;
 }
 

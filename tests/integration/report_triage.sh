@@ -34,7 +34,7 @@ expect_grep '^tune --reproduce .*--candidate' r.html "HTML: a copyable --reprodu
 if grep -q 'max-height' r.html; then not_ok "HTML: a scroll box clips a table"; else ok "HTML: no height-limited scroll box"; fi
 maps=$(grep -c '<figure' r.html)
 echo "# $maps figures"
-if [ "$(grep -c 'Error maps of the groups' r.html)" -le 1 ]; then ok "HTML: error maps only of representatives"; else not_ok "error map sections"; fi
+if [ "$(grep -c 'Error maps, one per group' r.html)" -le 1 ]; then ok "HTML: error maps only of representatives"; else not_ok "error map sections"; fi
 # Rendered in headless Chromium when it is installed.
 for b in chromium chromium-browser google-chrome; do
   if command -v "$b" >/dev/null 2>&1; then

@@ -17,6 +17,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,14 @@ static void make_thing(tn_fusion_result *r) {
       e->data[i * 400 + j] = 1e-4f * (float)(i + j);
   e->data[1 * 400 + 1] = 0.25f;
   e->data[3 * 400 + 5] = NAN;
+  /* The values around the peak (1,1): a 3x5 window from (0,0) of k/2,
+   * except the peak itself, which came out 0.25 too high. */
+  e->peak.rows = 3;
+  e->peak.cols = 5;
+  e->peak.peak[0] = e->peak.peak[1] = 1;
+  for (int k = 0; k < 15; k++)
+    e->peak.expected[k] = e->peak.actual[k] = k * 0.5;
+  e->peak.actual[1 * 5 + 1] = 3.25;
   r->wall_time = 0.5;
 }
 
@@ -223,10 +232,137 @@ static void test_read_roundtrip(void **state) {
     if (!(e->data[i] == want.error_maps[0].data[i] || (isnan(e->data[i]) && isnan(want.error_maps[0].data[i]))))
       fail_msg("error map element %d: %g, stored %g", i, e->data[i], want.error_maps[0].data[i]);
   assert_null(tn_fusion_result_find_map(r, 0));
+  /* Its window of expected and actual values around the peak. */
+  assert_int_equal(e->peak.rows, 3);
+  assert_int_equal(e->peak.cols, 5);
+  assert_int_equal(e->peak.peak[0], 1);
+  assert_int_equal(e->peak.peak[1], 1);
+  assert_int_equal(e->peak.origin[0], 0);
+  assert_int_equal(e->peak.origin[1], 0);
+  for (int k = 0; k < 15; k++)
+    assert_true(e->peak.expected[k] == k * 0.5 && e->peak.actual[k] == (k == 6 ? 3.25 : k * 0.5));
   assert_non_null(tn_fusion_result_find_cand(r, 3));
   assert_null(tn_fusion_result_find_cand(r, 99));
   tn_fusion_result_free(&want);
   tn_stored_run_free(&run);
+}
+
+/* Every column of the stored tables is described in the file: the
+ * attribute `columns` of each table has one row per compound member, in
+ * order, with a unit and a one-line meaning (issue 18, item 6). */
+typedef struct doc_in {
+  char name[32], unit[16], what[160];
+} doc_in;
+
+static void check_described(hid_t g, const char *table, const char *col, const char *unit, const char *what_has) {
+  hid_t d = H5Dopen2(g, table, H5P_DEFAULT);
+  assert_true(d >= 0);
+  hid_t ft = H5Dget_type(d), a = H5Aopen(d, "columns", H5P_DEFAULT);
+  assert_true(a >= 0);
+  hid_t as = H5Aget_space(a);
+  int nmem = H5Tget_nmembers(ft);
+  assert_int_equal(H5Sget_simple_extent_npoints(as), nmem);
+  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(doc_in));
+  const char *names[3] = {"name", "unit", "what"};
+  size_t offs[3] = {offsetof(doc_in, name), offsetof(doc_in, unit), offsetof(doc_in, what)};
+  size_t sizes[3] = {32, 16, 160};
+  for (int i = 0; i < 3; i++) {
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, sizes[i]);
+    H5Tset_strpad(st, H5T_STR_NULLTERM);
+    H5Tinsert(mt, names[i], offs[i], st);
+    H5Tclose(st);
+  }
+  doc_in *rows = calloc((size_t)nmem, sizeof *rows);
+  assert_non_null(rows);
+  assert_true(H5Aread(a, mt, rows) >= 0);
+  bool seen = false;
+  for (int i = 0; i < nmem; i++) {
+    char *m = H5Tget_member_name(ft, (unsigned)i);
+    if (strcmp(rows[i].name, m) != 0)
+      fail_msg("%s: row %d describes '%s', the column is '%s'", table, i, rows[i].name, m);
+    H5free_memory(m);
+    if (strlen(rows[i].what) < 8)
+      fail_msg("%s: column '%s' has no description", table, rows[i].name);
+    if (strcmp(rows[i].name, col) == 0) {
+      seen = true;
+      assert_string_equal(rows[i].unit, unit);
+      if (!strstr(rows[i].what, what_has))
+        fail_msg("%s.%s: '%s' lacks '%s'", table, col, rows[i].what, what_has);
+    }
+  }
+  assert_true(seen);
+  free(rows);
+  H5Tclose(mt);
+  H5Sclose(as);
+  H5Aclose(a);
+  H5Tclose(ft);
+  H5Dclose(d);
+}
+
+/* Every attribute of a fusion group has a row in its `attributes`
+ * attribute with a meaning; a few units checked by name. */
+static void test_fusion_attrs_described(void **state) {
+  (void)state;
+  hid_t f = H5Fopen(results, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t g = H5Gopen2(f, "runs/20260101T000001Z-2/fusions/0123456789abcdef", H5P_DEFAULT);
+  assert_true(g >= 0);
+  hid_t a = H5Aopen(g, "attributes", H5P_DEFAULT);
+  assert_true(a >= 0);
+  hid_t as = H5Aget_space(a);
+  H5O_info_t oi;
+  assert_true(H5Oget_info(g, &oi) >= 0);
+  int n = (int)H5Sget_simple_extent_npoints(as);
+  assert_int_equal(n, (int)oi.num_attrs - 1); /* all but itself */
+  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(doc_in));
+  const char *names[3] = {"name", "unit", "what"};
+  size_t offs[3] = {offsetof(doc_in, name), offsetof(doc_in, unit), offsetof(doc_in, what)};
+  size_t sizes[3] = {32, 16, 160};
+  for (int i = 0; i < 3; i++) {
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, sizes[i]);
+    H5Tset_strpad(st, H5T_STR_NULLTERM);
+    H5Tinsert(mt, names[i], offs[i], st);
+    H5Tclose(st);
+  }
+  doc_in *rows = calloc((size_t)n, sizeof *rows);
+  assert_non_null(rows);
+  assert_true(H5Aread(a, mt, rows) >= 0);
+  int seen = 0;
+  for (int i = 0; i < n; i++) {
+    if (strlen(rows[i].what) < 8)
+      fail_msg("fusion attribute '%s' has no description", rows[i].name);
+    assert_true(H5Aexists(g, rows[i].name) > 0);
+    if (strcmp(rows[i].name, "wall_time") == 0 && strcmp(rows[i].unit, "s") == 0)
+      seen++;
+    if (strcmp(rows[i].name, "count_mismatch_candidate") == 0 && strcmp(rows[i].unit, "candidates") == 0)
+      seen++;
+    if (strcmp(rows[i].name, "best_speedup") == 0 && strcmp(rows[i].unit, "ratio") == 0)
+      seen++;
+  }
+  assert_int_equal(seen, 3);
+  free(rows);
+  H5Tclose(mt);
+  H5Sclose(as);
+  H5Aclose(a);
+  H5Gclose(g);
+  H5Fclose(f);
+}
+
+static void test_columns_described(void **state) {
+  (void)state;
+  hid_t f = H5Fopen(results, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t g = H5Gopen2(f, "runs/20260101T000001Z-2/fusions/0123456789abcdef", H5P_DEFAULT);
+  assert_true(g >= 0);
+  check_described(g, "candidates", "sim_time", "s", "simulated time");
+  check_described(g, "candidates", "d_max_abs", "output units", "against the default");
+  check_described(g, "candidates", "r_max_ulp", "ULP", "against the reference");
+  check_described(g, "reference", "max_rel", "ratio", "relative error");
+  check_described(g, "peak_windows", "expected", "output units", "i * cols + j");
+  H5Gclose(g);
+  H5Fclose(f);
 }
 
 static void test_runs_and_selection(void **state) {
@@ -376,6 +512,11 @@ static void test_md(void **state) {
   HAS(s, "`(1,1)` (flat 401)");
   HAS(s, "`[1:8, 0:400]`");
   HAS(s, "mismatch-candidate");
+  /* The values around the peak: equal cells once, the peak as expected
+   * -> actual, in bold. */
+  HAS(s, "**Expected → actual around the peak** `[1,1]` (rows: dim 0, columns: dim 1):");
+  HAS(s, "  | | 0 | 1 | 2 | 3 | 4 |\n  |---:|---:|---:|---:|---:|---:|\n  | 0 | 0 | 0.5 | 1 | 1.5 | 2 |\n"
+         "  | 1 | 2.5 | **3 → 3.25** | 3.5 | 4 | 4.5 |\n  | 2 | 5 | 5.5 | 6 | 6.5 | 7 |\n");
   /* The files to attach. */
   HAS(s, "`datasets/thing.hlo` — the fusion's HLO");
   HAS(s, "/runs/20260101T000001Z-2/fusions/0123456789abcdef/hlo");
@@ -471,8 +612,10 @@ static void test_html(void **state) {
   HAS(s, "clean&lt;&amp;&quot;&#39;&gt;");
   HAS(s, "aria-label=\"error heatmap\"");
   HAS(s, "NaN/Inf on one side (1)");                 /* the NaN cell, counted */
-  HAS(s, "<title>[1,0:5] max 0.25</title>");        /* the peak cell: a 1x5 block */
+  HAS(s, "<title>[1,0:7] max 0.25</title>");        /* the peak cell: a 1x7 block (400 columns in at most 64 cells) */
   HAS(s, "mismatch box [1:8, 0:400], peak (1,1)");
+  HAS(s, "Candidate 1: expected &#8594; actual around the peak [1,1] (rows: dim 0, columns: dim 1)");
+  HAS(s, "<tr><th>1</th><td class=\"\">2.5</td><td class=\"d pk\">3 &#8594; 3.25</td><td class=\"\">3.5</td>");
   HAS(s, "&lt;available&gt;");
   /* Nothing fetched: no URL at all, no script, no external style sheet. */
   assert_null(strstr(s, "http://"));
@@ -590,6 +733,71 @@ static void test_html_ranks(void **state) {
   free(runs);
 }
 
+/* Two groups whose representatives have the same error map, element for
+ * element: the page draws it once and says so for the second (issue 18:
+ * three identical heatmaps in one fusion).  Built in memory: the store
+ * adds nothing to what is tested here. */
+static void test_html_same_map_once(void **state) {
+  (void)state;
+  tn_stored_run run;
+  memset(&run, 0, sizeof run);
+  snprintf(run.info.id, sizeof run.info.id, "dedup");
+  run.nfusions = 1;
+  run.fusions = calloc(1, sizeof *run.fusions);
+  assert_non_null(run.fusions);
+  tn_fusion_result *r = &run.fusions[0].r;
+  make_clean(r);
+  /* default (match), pack=2 and buf=3 (divergent): no matching candidate
+   * has pack=2 or buf=3, so each is a group of its own. */
+  set_cand(&r->cands[1], 1, "tile=8x256 k=512 buf=2 order=01k pack=2 prec=default flags=fuse-converts",
+           CHK_VERDICT_MISMATCH_CANDIDATE, 1e-6);
+  tn_cand_result *c2 = realloc(r->cands, 3 * sizeof *r->cands);
+  assert_non_null(c2);
+  r->cands = c2;
+  r->ncands = 3;
+  memset(&r->cands[2], 0, sizeof r->cands[2]);
+  set_cand(&r->cands[2], 2, "tile=8x256 k=512 buf=3 order=01k pack=1 prec=default flags=fuse-converts",
+           CHK_VERDICT_MISMATCH_CANDIDATE, 1e-6);
+  for (int i = 1; i <= 2; i++) {
+    assert_int_equal(dev_config_parse(r->cands[i].config, &r->cands[i].cfg, &(hlo_error){0}), 0);
+    r->cands[i].vs_default.mismatches = 3 - i; /* candidate 1 is the worse */
+    r->cands[i].vs_default.count = 8;
+    r->cands[i].vs_default.rank = 1;
+  }
+  r->nerror_maps = 2;
+  r->error_maps = calloc(2, sizeof *r->error_maps);
+  assert_non_null(r->error_maps);
+  for (int k = 0; k < 2; k++) {
+    tn_error_map *e = &r->error_maps[k];
+    e->cand_id = k + 1;
+    e->rank = 1;
+    e->dims[0] = 8;
+    e->data = calloc(8, sizeof *e->data);
+    assert_non_null(e->data);
+    e->data[3] = 0.5f;
+  }
+  tn_report_input in = {.results_path = "d.h5", .run = &run};
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  hlo_error err = {0};
+  assert_int_equal(tn_report_html(f, &in, &err), 0);
+  fclose(f);
+  assert_int_equal(count_of(buf, "aria-label=\"error heatmap\""), 1);
+  HAS(buf, "Candidate 2: the same error map as candidate 1 above, element for element.");
+  /* One map changed in one element: both are drawn. */
+  free(buf);
+  r->error_maps[1].data[4] = 0.25f;
+  f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  assert_int_equal(tn_report_html(f, &in, &err), 0);
+  fclose(f);
+  assert_int_equal(count_of(buf, "aria-label=\"error heatmap\""), 2);
+  free(buf);
+  tn_stored_run_free(&run);
+}
+
 static void test_formats_and_errors(void **state) {
   (void)state;
   assert_int_equal(tn_report_format_from_name("html"), TN_REPORT_HTML);
@@ -618,6 +826,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_read_roundtrip),
       cmocka_unit_test(test_runs_and_selection),
+      cmocka_unit_test(test_columns_described),
+      cmocka_unit_test(test_fusion_attrs_described),
       cmocka_unit_test(test_schema_refused),
       cmocka_unit_test(test_md),
       cmocka_unit_test(test_md_escapes_run_fields),
@@ -625,6 +835,7 @@ int main(void) {
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_html),
       cmocka_unit_test(test_html_ranks),
+      cmocka_unit_test(test_html_same_map_once),
       cmocka_unit_test(test_formats_and_errors),
   };
   return cmocka_run_group_tests(tests, setup_all, tdf_teardown);

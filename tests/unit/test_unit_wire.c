@@ -39,6 +39,14 @@ static void make_result(tn_fusion_result *r) {
   tn_error_map *e = rfx_error_map(r, 1);
   e->data[0] = 0.25f;
   e->data[300 * 400 - 1] = -3.0f;
+  e->peak.rows = 2;
+  e->peak.cols = 3;
+  e->peak.peak[0] = 299;
+  e->peak.peak[1] = 399;
+  e->peak.origin[0] = 298;
+  e->peak.origin[1] = 397;
+  e->peak.expected[5] = 1.5;
+  e->peak.actual[5] = -1.5;
   int64_t d23[2] = {2, 3}, d2[1] = {2};
   hlo_value *a = hlo_value_array(HLO_F32, 2, d23);
   for (int i = 0; i < 6; i++)
@@ -90,6 +98,12 @@ static void round_trip_keeps_every_value(void **state) {
   assert_true(back.error_maps[0].data[0] == 0.25f);
   assert_true(back.error_maps[0].data[1] == 0.0f);
   assert_true(back.error_maps[0].data[300 * 400 - 1] == -3.0f);
+  /* The values around the peak travel with the map. */
+  assert_int_equal(back.error_maps[0].peak.rows, 2);
+  assert_int_equal(back.error_maps[0].peak.cols, 3);
+  assert_int_equal(back.error_maps[0].peak.peak[1], 399);
+  assert_int_equal(back.error_maps[0].peak.origin[0], 298);
+  assert_true(back.error_maps[0].peak.expected[5] == 1.5 && back.error_maps[0].peak.actual[5] == -1.5);
   assert_int_equal(back.ninputs, 2);
   const hlo_value *a = back.inputs[0], *t = back.inputs[1];
   assert_int_equal(a->type, HLO_F32);

@@ -376,3 +376,44 @@ void tn_rep_reproduce_cmd(char *buf, size_t n, const tn_report_input *in, const 
   tn_rep_bundle_dir(dir, sizeof dir, r, c);
   append_word(buf, n, &at, dir);
 }
+
+/* ---- the values around the peak --------------------------------------------------- */
+
+const tn_peak_window *tn_rep_window(const tn_fusion_result *r, const tn_cand_result *c, const tn_error_map **map) {
+  const tn_error_map *e = tn_fusion_result_find_map(r, c->id);
+  if (map)
+    *map = e;
+  return e && e->peak.rows > 0 && e->peak.cols > 0 ? &e->peak : NULL;
+}
+
+/* Two values that differ get the fewest significant digits (at least 7,
+ * an f32's) that print them differently, so a last-bit difference shows
+ * without every other cell carrying 17 digits. */
+void tn_rep_window_cell(char *e, char *a, size_t n, const tn_peak_window *w, int i, int j) {
+  double x = w->expected[i * w->cols + j], y = w->actual[i * w->cols + j];
+  bool same = x == y || (isnan(x) && isnan(y));
+  for (int p = 7; p <= 17; p++) {
+    snprintf(e, n, "%.*g", p, x);
+    snprintf(a, n, "%.*g", p, y);
+    if (same || strcmp(e, a) != 0)
+      break;
+  }
+}
+
+void tn_rep_window_axes(char *buf, size_t n, const tn_error_map *map) {
+  if (map->rank >= 2)
+    snprintf(buf, n, "rows: dim %d, columns: dim %d%s", map->rank - 2, map->rank - 1,
+             map->rank > 2 ? ", the other dims at the peak" : "");
+  else if (map->rank == 1)
+    snprintf(buf, n, "columns: dim 0");
+  else
+    snprintf(buf, n, "a scalar output");
+}
+
+int64_t tn_rep_window_row(const tn_error_map *map, int i) {
+  return map->rank >= 2 ? map->peak.origin[map->rank - 2] + i : 0;
+}
+
+int64_t tn_rep_window_col(const tn_error_map *map, int j) {
+  return map->rank >= 1 ? map->peak.origin[map->rank - 1] + j : 0;
+}

@@ -78,8 +78,10 @@ static bool matching(const tn_cand_result *c) {
   return c->verdict == CHK_VERDICT_MATCH || c->verdict == CHK_VERDICT_BENIGN;
 }
 
-int tn_rep_attribute(const tn_fusion_result *r, tn_rep_group **groups) {
+int tn_rep_attribute(const tn_fusion_result *r, tn_rep_group **groups, int *group_of) {
   *groups = NULL;
+  for (int i = 0; group_of && i < r->ncands; i++)
+    group_of[i] = -1;
   int n = r->ncands, ng = 0;
   int *order = malloc(sizeof *order * (size_t)(n ? n : 1));
   words *w = malloc(sizeof *w * (size_t)(n ? n : 1));
@@ -137,6 +139,8 @@ int tn_rep_attribute(const tn_fusion_result *r, tn_rep_group **groups) {
       if (left[i] && (i == worst || (best_n > 0 && has_all(&w[i], best, best_n)))) {
         left[i] = false;
         x->count++;
+        if (group_of)
+          group_of[i] = ng - 1;
       }
   }
   free(order);

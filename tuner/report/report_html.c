@@ -45,15 +45,20 @@ static const char *const STYLE =
     "table.grid th{background:#eef1f4;text-align:left;padding:5px 8px;position:sticky;top:0;"
     "border-bottom:1px solid var(--line);white-space:nowrap}"
     "table.grid td{padding:3px 8px;border-bottom:1px solid #edf0f2;vertical-align:top}"
-    "table.grid td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "table.grid td.n,table.verdicts td:nth-child(n+4):nth-child(-n+9){text-align:right;"
+    "font-variant-numeric:tabular-nums;white-space:nowrap}table.verdicts td:first-child{text-align:right}"
+    "table.verdicts td[colspan]{text-align:left}"
     "table.grid tr.div td{background:#fff2f1}table.grid td.cfg,table.grid td.mono{overflow-wrap:anywhere}"
     "table.grid td.note{min-width:160px}"
-    /* No scroll box: the whole table prints and screenshots (issue 18). */
-    ".scroll{border:1px solid var(--line);border-radius:6px}"
     "pre.hlo,pre.cmd{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:8px 10px;"
     "font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0}"
     "pre.hlo .root{background:#fde2e1;font-weight:600}pre.hlo .hero{background:#fff3c4}"
-    "ul.groups li{margin:0 0 10px}"
+    "ul.groups li{margin:0 0 10px}ul.groups li.brief{margin:0 0 2px}"
+    "table.peak{font-size:12px;margin:0 0 14px}table.peak td,table.peak th{padding:2px 8px;"
+    "border:1px solid #edf0f2;text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "table.peak th{background:#eef1f4}table.peak td.d{background:#fff2f1}"
+    "table.peak td.pk{outline:2px solid #000;font-weight:600}table.peak caption{text-align:left;"
+    "font-size:12.5px;color:#374151;padding:0 0 4px}"
     "@media print{body{background:#fff}.card{break-inside:avoid-page}table.grid th{position:static}}"
     ".chip{display:inline-block;padding:0 8px;border-radius:10px;font-size:12px;margin:0 4px 3px 0;"
     "border:1px solid;white-space:nowrap}"
@@ -179,16 +184,24 @@ static void time_chart(FILE *f, const tn_fusion_result *r) {
               CL, CW - CR, y, y, k ? "#eef0f3" : "#d5dae0", CL - 6, y + 4, t);
     }
   }
-  double gap = bw > 4 ? 1 : 0;
-  for (int k = 0; k < n; k++) {
-    const tn_cand_result *c = &r->cands[ran[k]];
-    double y = chart_y(c->sim_time, lo, hi), bx = CL + k * bw;
-    char t[32];
-    tn_rep_time(t, sizeof t, c->sim_time);
-    fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"><title>#%d ", bx, y,
-            bw - gap > 0.6 ? bw - gap : 0.6, bottom - y, bar_colour(r, ran[k]), c->id);
-    x(f, c->config);
-    fprintf(f, " | %s | %s | %.2fx</title></rect>\n", chk_verdict_name(c->verdict), t, c->speedup);
+  /* The bars as one path per colour: a bar with its own element and hover
+   * text cost ~200 bytes, a tenth of the page for ten fusions; the
+   * verdict table has each candidate's numbers. */
+  double gap = bw > 4 ? 1 : 0, w = bw - gap > 0.6 ? bw - gap : 0.6;
+  static const char *const colours[] = {"#4c78a8", "#d62728", "#222222", "#2ca02c"};
+  for (size_t ci = 0; ci < sizeof colours / sizeof colours[0]; ci++) {
+    bool open = false;
+    for (int k = 0; k < n; k++) {
+      if (strcmp(bar_colour(r, ran[k]), colours[ci]) != 0)
+        continue;
+      double y = chart_y(r->cands[ran[k]].sim_time, lo, hi);
+      if (!open)
+        fprintf(f, "<path fill=\"%s\" d=\"", colours[ci]);
+      open = true;
+      fprintf(f, "M%.1f %.1fh%.2fV%.1fh-%.2fz", CL + k * bw, y, w, bottom, w);
+    }
+    if (open)
+      fputs("\"/>\n", f);
   }
   for (int k = 0; k < n; k++) {
     double cx = CL + (k + 0.5) * bw, top = chart_y(r->cands[ran[k]].sim_time, lo, hi);
@@ -214,7 +227,10 @@ static void time_chart(FILE *f, const tn_fusion_result *r) {
 
 /* ---- heatmaps of error maps ------------------------------------------------------------ */
 
-enum { HM_MAX_ROWS = 48, HM_MAX_COLS = 96 };
+/* At most this many cells (a larger map is downsampled into blocks, each
+ * drawn as its largest error), and per-cell hover texts only up to
+ * HM_MAX_TITLES nonzero cells. */
+enum { HM_MAX_ROWS = 32, HM_MAX_COLS = 64, HM_MAX_TITLES = 256 };
 
 /* The colour of t in [0, 1] on a light-yellow to dark-purple ramp (small
  * errors pale, large ones dark), interpolated in RGB between five stops. */
@@ -419,28 +435,49 @@ static void heatmap(FILE *f, const tn_fusion_result *r, const tn_error_map *e) {
 
   fprintf(f, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"error heatmap\">\n", W,
           H, W, H);
+  /* The cells as one image, a pixel each, scaled up without smoothing: as
+   * SVG elements a 2000-cell map of scattered errors cost 30 KB, as a PNG
+   * it costs 8 KB whatever the errors (issue 18: ten fusions under
+   * 500 KB).  Hover texts are kept while there are few nonzero cells. */
   char colour[16], where[200];
-  for (int i = 0; i < v.rows; i++)
-    for (int j = 0; j < v.cols; j++) {
-      double a = vals[i * v.cols + j];
-      const char *fill = colour;
-      if (isnan(a))
-        fill = HM_NAN;
-      else if (a == 0)
-        fill = HM_ZERO;
-      else
-        ramp(hi > lo ? (log10(a) - lo) / (hi - lo) : 1.0, colour, sizeof colour);
-      fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"", L + j * s, T + i * s, s, s, fill);
-      if (a == 0) {
-        fputs("/>\n", f);
-        continue;
+  unsigned char *rgb = malloc((size_t)v.rows * (size_t)v.cols * 3);
+  int nonzero = 0;
+  for (int k = 0; rgb && k < v.rows * v.cols; k++) {
+    double a = vals[k];
+    if (isnan(a))
+      snprintf(colour, sizeof colour, "%s", HM_NAN);
+    else if (a == 0)
+      snprintf(colour, sizeof colour, "%s", HM_ZERO);
+    else
+      ramp(hi > lo ? (log10(a) - lo) / (hi - lo) : 1.0, colour, sizeof colour);
+    unsigned int cr = 0, cg = 0, cb = 0;
+    sscanf(colour, "#%2x%2x%2x", &cr, &cg, &cb);
+    rgb[3 * k] = (unsigned char)cr;
+    rgb[3 * k + 1] = (unsigned char)cg;
+    rgb[3 * k + 2] = (unsigned char)cb;
+    nonzero += a != 0;
+  }
+  fprintf(f, "<image x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" preserveAspectRatio=\"none\" "
+             "style=\"image-rendering:pixelated\" href=\"",
+          L, T, gw, gh);
+  if (!rgb || tn_rep_png_uri(f, rgb, v.cols, v.rows) != 0)
+    fputs("data:,", f);
+  fputs("\"/>\n", f);
+  free(rgb);
+  if (nonzero <= HM_MAX_TITLES)
+    for (int i = 0; i < v.rows; i++)
+      for (int j = 0; j < v.cols; j++) {
+        double a = vals[i * v.cols + j];
+        if (a == 0)
+          continue;
+        cell_text(where, sizeof where, &v, e->rank, i, j);
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill-opacity=\"0\">", L + j * s,
+                T + i * s, s, s);
+        if (isnan(a))
+          fprintf(f, "<title>[%s] NaN/Inf on one side</title></rect>\n", where);
+        else
+          fprintf(f, "<title>[%s] %s%.4g</title></rect>\n", where, v.br * v.bc > 1 ? "max " : "", a);
       }
-      cell_text(where, sizeof where, &v, e->rank, i, j);
-      if (isnan(a))
-        fprintf(f, "><title>[%s] NaN/Inf on one side</title></rect>\n", where);
-      else
-        fprintf(f, "><title>[%s] %s%.4g</title></rect>\n", where, v.br * v.bc > 1 ? "max " : "", a);
-    }
   /* The peak cell, outlined. */
   if (m && m->peak_index >= 0) {
     int64_t pr = v.rd >= 0 ? m->peak[v.rd] : 0, pc = v.cd >= 0 ? m->peak[v.cd] : 0;
@@ -493,55 +530,202 @@ static void heatmap(FILE *f, const tn_fusion_result *r, const tn_error_map *e) {
   free(vals);
 }
 
+/* The expected and actual values around the peak of c's map: a cell
+ * that differs shows both, one that agrees shows the value once. */
+static void peak_table(FILE *f, const tn_fusion_result *r, const tn_cand_result *c) {
+  const tn_error_map *e = NULL;
+  const tn_peak_window *w = tn_rep_window(r, c, &e);
+  if (!w)
+    return;
+  char axes[96], ev[40], av[40];
+  tn_rep_window_axes(axes, sizeof axes, e);
+  fprintf(f, "<table class=\"peak\"><caption>Candidate %d: expected &#8594; actual around the peak [", c->id);
+  for (int d = 0; d < e->rank; d++)
+    fprintf(f, "%s%" PRId64, d ? "," : "", w->peak[d]);
+  fprintf(f, "] (%s)</caption>\n<tr><th></th>", axes);
+  for (int j = 0; j < w->cols; j++)
+    fprintf(f, "<th>%" PRId64 "</th>", tn_rep_window_col(e, j));
+  fputs("</tr>\n", f);
+  for (int i = 0; i < w->rows; i++) {
+    int64_t row = tn_rep_window_row(e, i);
+    fprintf(f, "<tr><th>%" PRId64 "</th>", row);
+    for (int j = 0; j < w->cols; j++) {
+      tn_rep_window_cell(ev, av, sizeof ev, w, i, j);
+      bool differs = strcmp(ev, av) != 0;
+      bool peak = (e->rank < 2 || row == w->peak[e->rank - 2]) &&
+                  (e->rank < 1 || tn_rep_window_col(e, j) == w->peak[e->rank - 1]);
+      fprintf(f, "<td class=\"%s%s\">", differs ? "d" : "", peak ? " pk" : "");
+      x(f, ev);
+      if (differs) {
+        fputs(" &#8594; ", f);
+        x(f, av);
+      }
+      fputs("</td>", f);
+    }
+    fputs("</tr>\n", f);
+  }
+  fputs("</table>\n", f);
+}
+
+/* Two maps with the same shape and the same bytes: drawing the second
+ * would repeat the first (issue 18 saw three identical heatmaps). */
+static bool same_map(const tn_error_map *a, const tn_error_map *b) {
+  if (a->rank != b->rank || !a->data || !b->data)
+    return false;
+  int64_t n = 1;
+  for (int d = 0; d < a->rank; d++) {
+    if (a->dims[d] != b->dims[d])
+      return false;
+    n *= a->dims[d];
+  }
+  return memcmp(a->data, b->data, sizeof(float) * (size_t)n) == 0;
+}
+
 /* ---- the verdict table ----------------------------------------------------------------- */
 
-static void verdict_table(FILE *f, const tn_fusion_result *r, int *order) {
+/* Rows kept in full: the divergent ones with distinct errors, then the
+ * fastest correct ones.  The rest are named by id in one line each, so a
+ * 256-candidate fusion costs tens of kilobytes, not hundreds; every row
+ * stays in the results file and in the json report. */
+enum { VT_MAX_DIVERGENT = 20, VT_MAX_CORRECT = 8 };
+
+/* Two candidates whose errors are the same in every number the table
+ * shows: one row, the other's id in its note. */
+static bool same_errors(const tn_cand_result *a, const tn_cand_result *b) {
+  const chk_metrics *x = tn_rep_metrics(a), *y = tn_rep_metrics(b);
+  return a->verdict == b->verdict && x->count == y->count && x->mismatches == y->mismatches &&
+         x->max_abs == y->max_abs && x->max_rel == y->max_rel && x->max_ulp == y->max_ulp &&
+         x->peak_index == y->peak_index && x->rank == y->rank &&
+         memcmp(x->bbox_lo, y->bbox_lo, sizeof x->bbox_lo) == 0 && memcmp(x->bbox_hi, y->bbox_hi, sizeof x->bbox_hi) == 0;
+}
+
+static void verdict_row(FILE *f, const tn_fusion_result *r, int i, const int *same, int nsame) {
   char t[32], peak[160], box[160];
+  const tn_cand_result *c = &r->cands[i];
+  const chk_metrics *m = tn_rep_metrics(c);
+  bool div = chk_verdict_is_divergent(c->verdict);
+  fprintf(f, "<tr%s><td>%d</td><td class=\"cfg\"><code>", div ? " class=\"div\"" : "", c->id);
+  x(f, c->config);
+  fputs("</code>", f);
+  if (i == 0)
+    fputs("<span class=\"tag default\">default</span>", f);
+  if (i == r->best)
+    fputs("<span class=\"tag best\">best</span>", f);
+  fputs("</td><td>", f);
+  chip(f, c->verdict, -1);
+  tn_rep_time(t, sizeof t, c->sim_time);
+  fprintf(f, "</td><td>%s</td>", t);
+  if (c->sim_time > 0)
+    fprintf(f, "<td>%.3gx</td>", c->speedup);
+  else
+    fputs("<td>-</td>", f);
+  if (m->count > 0) {
+    tn_rep_peak(peak, sizeof peak, m);
+    tn_rep_bbox(box, sizeof box, m);
+    fprintf(f,
+            "<td>%" PRId64 " / %" PRId64 "</td><td>%.3g</td><td>%.3g</td><td>%" PRIu64 "</td><td class=\"mono\">%s</td>"
+            "<td class=\"mono\">%s</td>",
+            m->mismatches, m->count, m->max_abs, m->max_rel, m->max_ulp, peak, box);
+  } else {
+    fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>", f);
+  }
+  fputs("<td class=\"note\">", f);
+  if (m == &c->vs_reference)
+    fputs("vs the reference. ", f);
+  x(f, c->message);
+  if (nsame > 0) {
+    fprintf(f, "%sThe same errors: %d more candidate%s, #", c->message[0] ? " " : "", nsame, nsame == 1 ? "" : "s");
+    for (int k = 0; k < nsame; k++)
+      fprintf(f, "%s%d", k ? ", " : "", r->cands[same[k]].id);
+    fputc('.', f);
+  }
+  fputs("</td></tr>\n", f);
+}
+
+/* One full-width row naming candidates by id. */
+static void ids_row(FILE *f, const tn_fusion_result *r, const int *idx, int n, const char *what) {
+  if (n <= 0)
+    return;
+  fprintf(f, "<tr><td colspan=\"12\" class=\"note\">%d %s: #", n, what);
+  for (int k = 0; k < n; k++)
+    fprintf(f, "%s%d", k ? ", " : "", r->cands[idx[k]].id);
+  fputs("</td></tr>\n", f);
+}
+
+static void verdict_table(FILE *f, const tn_fusion_result *r, int *order) {
   tn_rep_order(r, order);
-  fputs("<div class=\"scroll\"><table class=\"grid verdicts\">\n<thead><tr><th>id</th><th>config</th>"
+  int n = r->ncands;
+  /* kind[i] of order position k: 1 shown, 2 folded into an earlier row,
+   * 0 left for a line of ids. */
+  int *rest = malloc(sizeof *rest * (size_t)(n ? n : 1) * 2);
+  if (!rest)
+    return;
+  int *same = rest + n;
+  fputs("<table class=\"grid verdicts\">\n<thead><tr><th>id</th><th>config</th>"
         "<th>verdict</th><th>sim time</th><th>speedup</th><th>mismatches</th><th>max abs</th>"
         "<th>max rel</th><th>max ULP</th><th>peak</th><th>bounding box</th><th>note</th></tr></thead>\n<tbody>\n",
         f);
-  for (int k = 0; k < r->ncands; k++) {
-    int i = order[k];
-    const tn_cand_result *c = &r->cands[i];
-    const chk_metrics *m = tn_rep_metrics(c);
-    bool div = chk_verdict_is_divergent(c->verdict);
-    fprintf(f, "<tr%s><td class=\"n\">%d</td><td class=\"cfg\"><code>", div ? " class=\"div\"" : "", c->id);
-    x(f, c->config);
-    fputs("</code>", f);
-    if (i == 0)
-      fputs("<span class=\"tag default\">default</span>", f);
-    if (i == r->best)
-      fputs("<span class=\"tag best\">best</span>", f);
-    fputs("</td><td>", f);
-    chip(f, c->verdict, -1);
-    tn_rep_time(t, sizeof t, c->sim_time);
-    fprintf(f, "</td><td class=\"n\">%s</td>", t);
-    if (c->sim_time > 0)
-      fprintf(f, "<td class=\"n\">%.3gx</td>", c->speedup);
-    else
-      fputs("<td class=\"n\">-</td>", f);
-    if (m->count > 0) {
-      tn_rep_peak(peak, sizeof peak, m);
-      tn_rep_bbox(box, sizeof box, m);
-      fprintf(f,
-              "<td class=\"n\" title=\"atol %.3g, rtol %.3g\">%" PRId64 " / %" PRId64 "</td><td class=\"n\">%.3g</td>"
-              "<td class=\"n\">%.3g</td><td class=\"n\">%" PRIu64 "</td><td class=\"mono\">%s</td>"
-              "<td class=\"mono\">%s</td>",
-              c->tol.atol, c->tol.rtol, m->mismatches, m->count, m->max_abs, m->max_rel, m->max_ulp, peak, box);
-    } else {
-      fputs("<td class=\"n\">-</td><td class=\"n\">-</td><td class=\"n\">-</td><td class=\"n\">-</td>"
-            "<td>-</td><td>-</td>",
-            f);
-    }
-    fputs("<td class=\"note\">", f);
-    if (m == &c->vs_reference)
-      fputs("vs the reference. ", f);
-    x(f, c->message);
-    fputs("</td></tr>\n", f);
+  /* Divergent, worst first, identical errors folded together. */
+  int k = 0, shown = 0, nrest = 0;
+  unsigned char *done = calloc((size_t)(n ? n : 1), 1);
+  if (!done) {
+    free(rest);
+    return;
   }
-  fputs("</tbody></table></div>\n", f);
+  for (; k < n && chk_verdict_is_divergent(r->cands[order[k]].verdict); k++) {
+    int i = order[k];
+    if (done[k])
+      continue;
+    if (shown >= VT_MAX_DIVERGENT) {
+      rest[nrest++] = i;
+      continue;
+    }
+    int nsame = 0;
+    for (int j = k + 1; j < n && chk_verdict_is_divergent(r->cands[order[j]].verdict); j++)
+      if (!done[j] && same_errors(&r->cands[i], &r->cands[order[j]])) {
+        same[nsame++] = order[j];
+        done[j] = 1;
+      }
+    verdict_row(f, r, i, same, nsame);
+    shown++;
+  }
+  ids_row(f, r, rest, nrest, "more divergent candidates, with other errors (every row is in the json report)");
+  /* The rest: the default, the best and the fastest few correct ones;
+   * the others, and those that did not run, by id. */
+  nrest = 0;
+  int correct = 0;
+  for (; k < n && r->cands[order[k]].sim_time > 0; k++) {
+    int i = order[k];
+    if (i == 0 || i == r->best || correct < VT_MAX_CORRECT) {
+      correct += i != 0 && i != r->best;
+      verdict_row(f, r, i, NULL, 0);
+    } else {
+      rest[nrest++] = i;
+    }
+  }
+  ids_row(f, r, rest, nrest, "more candidates that ran without diverging, slower");
+  /* Those that did not run, one row per reason. */
+  for (int a = k; a < n; a++) {
+    int i = order[a];
+    if (done[a])
+      continue;
+    if (i == 0) {
+      verdict_row(f, r, i, NULL, 0);
+      continue;
+    }
+    int nsame = 0;
+    for (int j = a + 1; j < n; j++) {
+      const tn_cand_result *p = &r->cands[i], *q = &r->cands[order[j]];
+      if (!done[j] && order[j] != 0 && p->verdict == q->verdict && strcmp(p->message, q->message) == 0) {
+        same[nsame++] = order[j];
+        done[j] = 1;
+      }
+    }
+    verdict_row(f, r, i, same, nsame);
+  }
+  fputs("</tbody></table>\n", f);
+  free(done);
+  free(rest);
 }
 
 /* ---- the HLO, knob attribution ------------------------------------------------------------- */
@@ -586,12 +770,16 @@ static void hlo_block(FILE *f, const tn_fusion_result *r) {
   fputs("</pre>\n", f);
 }
 
+/* Groups shown with their representative's diff and commands; the rest
+ * get a line each (groups come in the order of their worst candidate). */
+enum { GROUPS_DETAILED = 6 };
+
 /* The groups of divergent candidates (report_internal.h) with a
  * representative each: its diff against the default and its commands.
- * mark[i] is set for the representatives, whose error maps are shown. */
-static void groups_block(FILE *f, const tn_report_input *in, const tn_fusion_result *r, bool *mark) {
+ * group_of[i] receives candidate i's group (-1: not divergent). */
+static void groups_block(FILE *f, const tn_report_input *in, const tn_fusion_result *r, int *group_of) {
   tn_rep_group *g = NULL;
-  int ng = tn_rep_attribute(r, &g);
+  int ng = tn_rep_attribute(r, &g, group_of);
   if (ng <= 0) {
     free(g);
     return;
@@ -603,7 +791,20 @@ static void groups_block(FILE *f, const tn_report_input *in, const tn_fusion_res
   char diff[512], cmd[4096];
   for (int i = 0; i < ng; i++) {
     const tn_cand_result *c = &r->cands[g[i].rep];
-    mark[g[i].rep] = true;
+    if (i >= GROUPS_DETAILED) {
+      /* Past the largest few, one line each: the commands of a group
+       * differ from those above only in the config and the id. */
+      fprintf(f, "<li class=\"brief\"><b>%d</b> ", g[i].count);
+      for (int k = 0; k < g[i].nkeys && g[i].separates; k++) {
+        fputs(k ? " and <code>" : "<code>", f);
+        x(f, g[i].keys[k]);
+        fputs("</code>", f);
+      }
+      if (!g[i].separates)
+        fputs("not separated by up to three knob values", f);
+      fprintf(f, "; representative #%d</li>\n", c->id);
+      continue;
+    }
     fputs("<li>", f);
     if (g[i].separates) {
       fprintf(f, "<b>%d</b> divergent candidate%s ha%s ", g[i].count, g[i].count == 1 ? "" : "s",
@@ -687,24 +888,46 @@ static void fusion_section(FILE *f, const tn_report_input *in, const tn_stored_f
       chip(f, (chk_verdict)v, r->verdict_counts[v]);
   fprintf(f, " <span class=\"note\">(%d candidates, %.2f s)</span></td></tr>\n</table>\n", r->ncands, r->wall_time);
 
-  bool *mark = calloc((size_t)(r->ncands > 0 ? r->ncands : 1), sizeof *mark);
+  int n = r->ncands > 0 ? r->ncands : 1;
+  int *group_of = malloc(sizeof *group_of * (size_t)n);
+  bool *group_drawn = calloc((size_t)n, sizeof *group_drawn);
   hlo_block(f, r);
-  if (mark)
-    groups_block(f, in, r, mark);
+  if (group_of)
+    groups_block(f, in, r, group_of);
   fputs("<h3>Simulated time per candidate</h3>\n", f);
   time_chart(f, r);
-  /* One map per group: the others repeat their representative's. */
+  /* One map per group, the worst stored one (its representative's when
+   * that is stored): the others would repeat it. */
   int shown = 0;
+  bool *drawn = calloc((size_t)(r->nerror_maps > 0 ? r->nerror_maps : 1), sizeof *drawn);
   for (int i = 0; i < r->nerror_maps; i++) {
     const tn_cand_result *c = tn_fusion_result_find_cand(r, r->error_maps[i].cand_id);
     int idx = c ? (int)(c - r->cands) : -1;
-    if (mark && idx >= 0 && !mark[idx])
+    int gi = idx >= 0 && group_of ? group_of[idx] : -1;
+    if (gi >= 0 && group_drawn && group_drawn[gi])
       continue;
+    if (gi >= 0 && group_drawn)
+      group_drawn[gi] = true;
     if (shown++ == 0)
-      fputs("<h3>Error maps of the groups' representatives</h3>\n", f);
-    heatmap(f, r, &r->error_maps[i]);
+      fputs("<h3>Error maps, one per group</h3>\n", f);
+    const tn_error_map *same = NULL;
+    for (int k = 0; k < i && !same; k++)
+      if (drawn && drawn[k] && same_map(&r->error_maps[k], &r->error_maps[i]))
+        same = &r->error_maps[k];
+    if (same) {
+      fprintf(f, "<p class=\"note\">Candidate %d: the same error map as candidate %d above, element for element.</p>\n",
+              r->error_maps[i].cand_id, same->cand_id);
+    } else {
+      heatmap(f, r, &r->error_maps[i]);
+      if (drawn)
+        drawn[i] = true;
+    }
+    if (c)
+      peak_table(f, r, c);
   }
-  free(mark);
+  free(group_of);
+  free(group_drawn);
+  free(drawn);
   fputs("<h3 id=\"v-", f);
   x(f, sf->group);
   fputs("\">Verdicts</h3>\n", f);

@@ -55,7 +55,8 @@ void tn_rep_bundle_dir(char *buf, size_t n, const tn_fusion_result *r, const tn_
  * full.  rep is the group's worst candidate (an index into r->cands);
  * separates is 0 for a candidate no set of up to three knobs separates,
  * alone in its group.  Returns the number of groups (*groups malloc'd),
- * -1 when out of memory. */
+ * -1 when out of memory.  group_of (NULL, or r->ncands entries) receives
+ * each candidate's group, -1 for one that does not diverge. */
 typedef struct tn_rep_group {
   int nkeys;
   char keys[3][96];
@@ -63,9 +64,28 @@ typedef struct tn_rep_group {
   int rep;
   int separates;
 } tn_rep_group;
-int tn_rep_attribute(const tn_fusion_result *r, tn_rep_group **groups);
+int tn_rep_attribute(const tn_fusion_result *r, tn_rep_group **groups, int *group_of);
 /* The knob words of config that differ from dflt, space-separated. */
 void tn_rep_config_diff(char *buf, size_t n, const char *config, const char *dflt);
+
+/* The values around the peak of candidate c's error map (result.h), or
+ * NULL when none is stored; *map gets the map. */
+const tn_peak_window *tn_rep_window(const tn_fusion_result *r, const tn_cand_result *c, const tn_error_map **map);
+/* Window element (i, j) as text: "2.5" when expected and actual are the
+ * same number, else the expected and the actual value each with as many
+ * digits as it takes to tell them apart; both written in e and a. */
+void tn_rep_window_cell(char *e, char *a, size_t n, const tn_peak_window *w, int i, int j);
+/* "rows: dim 0, columns: dim 1, the others at the peak": which
+ * dimensions the window spans, for a caption. */
+void tn_rep_window_axes(char *buf, size_t n, const tn_error_map *map);
+/* The index of window row i (dim rank-2) or column j (dim rank-1). */
+int64_t tn_rep_window_row(const tn_error_map *map, int i);
+int64_t tn_rep_window_col(const tn_error_map *map, int j);
+
+/* Writes a w x h RGB image (3 bytes a pixel, rows top first) as a
+ * "data:image/png;base64,..." URI (report_png.c); -1, writing nothing,
+ * when out of memory. */
+int tn_rep_png_uri(FILE *f, const unsigned char *rgb, int w, int h);
 
 /* 0, or -1 with err when f has seen a write error. */
 int tn_rep_check_stream(FILE *f, hlo_error *err);

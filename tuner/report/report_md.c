@@ -175,6 +175,42 @@ static void metrics_table(FILE *f, const tn_cand_result *c) {
   fputs("\n\n", f);
 }
 
+/* Expected and actual values around the peak of c's error map, when the
+ * results file has them: equal cells once, differing ones as
+ * "expected → actual", the peak in bold. */
+static void peak_values(FILE *f, const tn_fusion_result *r, const tn_cand_result *c) {
+  const tn_error_map *e = NULL;
+  const tn_peak_window *w = tn_rep_window(r, c, &e);
+  if (!w)
+    return;
+  char axes[96], ev[40], av[40];
+  tn_rep_window_axes(axes, sizeof axes, e);
+  fputs("- **Expected → actual around the peak** `[", f);
+  for (int d = 0; d < e->rank; d++)
+    fprintf(f, "%s%" PRId64, d ? "," : "", w->peak[d]);
+  fprintf(f, "]` (%s):\n\n  | |", axes);
+  for (int j = 0; j < w->cols; j++)
+    fprintf(f, " %" PRId64 " |", tn_rep_window_col(e, j));
+  fputs("\n  |---:|", f);
+  for (int j = 0; j < w->cols; j++)
+    fputs("---:|", f);
+  for (int i = 0; i < w->rows; i++) {
+    int64_t row = tn_rep_window_row(e, i);
+    fprintf(f, "\n  | %" PRId64 " |", row);
+    for (int j = 0; j < w->cols; j++) {
+      tn_rep_window_cell(ev, av, sizeof ev, w, i, j);
+      bool peak = (e->rank < 2 || row == w->peak[e->rank - 2]) &&
+                  (e->rank < 1 || tn_rep_window_col(e, j) == w->peak[e->rank - 1]);
+      const char *b = peak ? "**" : "";
+      if (strcmp(ev, av) != 0)
+        fprintf(f, " %s%s → %s%s |", b, ev, av, b);
+      else
+        fprintf(f, " %s%s%s |", b, ev, b);
+    }
+  }
+  fputs("\n\n", f);
+}
+
 static void finding(FILE *f, const tn_report_input *in, const tn_stored_fusion *sf, const tn_cand_result *c) {
   const tn_fusion_result *r = &sf->r;
   char cmd[4096], dir[256], t[32];
@@ -202,6 +238,7 @@ static void finding(FILE *f, const tn_report_input *in, const tn_stored_fusion *
           c->tol.atol, c->tol.rtol);
   fputs("- **Metrics:**\n\n", f);
   metrics_table(f, c);
+  peak_values(f, r, c);
   fputs("- **Reproduce** (the first command checks just this config; the second writes a hermetic bundle):\n\n"
         "  ```sh\n  ",
         f);
@@ -229,7 +266,7 @@ static void finding(FILE *f, const tn_report_input *in, const tn_stored_fusion *
  * candidates, with a representative and its reproducer. */
 static void attribution(FILE *f, const tn_report_input *in, const tn_fusion_result *r) {
   tn_rep_group *g = NULL;
-  int ng = tn_rep_attribute(r, &g);
+  int ng = tn_rep_attribute(r, &g, NULL);
   if (ng <= 0) {
     free(g);
     return;

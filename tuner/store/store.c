@@ -40,6 +40,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -568,6 +569,272 @@ done:
   return rc;
 }
 
+/* ---- what each column means ---------------------------------------------------- */
+
+/* A table's columns described in the file itself (issue 18: "nothing in
+ * the file gives units or column meanings"): the attribute `columns` of
+ * the table, one row per column in the table's order, with its name, its
+ * unit ("" for a count, a flag or text) and one line of meaning.  h5py
+ * reads it as a structured array. */
+typedef struct col_doc {
+  const char *name, *unit, *what;
+} col_doc;
+
+static const col_doc cand_docs[] = {
+    {"id", "", "index in the candidate space; row 0 is the default config"},
+    {"config", "", "canonical config text"},
+    {"fingerprint", "", "FNV-1a of config"},
+    {"tile", "elements", "output tile per tiled dimension, outermost first; 0 past tile_rank"},
+    {"tile_rank", "", "number of tiled output dimensions"},
+    {"k", "elements", "reduction chunk; 0 when there is no reduction"},
+    {"buf", "buffers", "VMEM buffers per operand window"},
+    {"order", "", "grid loop order, outermost first; - when empty"},
+    {"pack", "accumulators", "interleaved accumulators"},
+    {"prec", "", "dot precision: default, high or highest"},
+    {"flags", "", "comma-joined lowering flags, or none"},
+    {"status", "", "ok, compile-error, runtime-error or timeout"},
+    {"verdict", "", "the candidate's verdict (README: verdicts)"},
+    {"message", "", "the compile or runtime error, else empty"},
+    {"sim_time", "s", "simulated time on the modelled device; 0 when it did not run"},
+    {"wall_time", "s", "host time to compile, run and compare"},
+    {"speedup", "ratio", "default sim_time / this sim_time"},
+    {"atol", "output units", "absolute tolerance the verdict used"},
+    {"rtol", "ratio", "relative tolerance the verdict used"},
+    {"leaf", "", "the output leaf the metrics describe"},
+    {"has_ref", "", "1 when the candidate was also compared with the reference"},
+};
+
+static const col_doc metric_docs[] = {
+    {"count", "elements", "elements compared"},
+    {"excluded", "elements", "NaN/NaN and same-signed Inf pairs left out"},
+    {"mismatches", "elements", "elements outside the rule (bitwise or tolerance)"},
+    {"max_abs", "output units", "largest absolute error over finite pairs"},
+    {"max_rel", "ratio", "largest relative error over finite pairs"},
+    {"max_ulp", "ULP", "largest distance in units in the last place of the element type"},
+    {"rms", "output units", "root mean square error over finite pairs"},
+    {"nan_mismatches", "elements", "NaN on one side only"},
+    {"inf_mismatches", "elements", "Inf on one side only or of opposite signs"},
+    {"peak_index", "", "flat row-major index of the largest error; -1 when none"},
+    {"rank", "", "rank of the compared output"},
+    {"peak", "", "peak_index as a multi-index (first rank entries)"},
+    {"bbox_lo", "", "inclusive lower corner of the mismatches' bounding box"},
+    {"bbox_hi", "", "inclusive upper corner of the mismatches' bounding box"},
+    {"hist", "elements", "error histogram: [0] exact, [i] |a-b| in [1e(i-14), 1e(i-13)), [16] >= 1e2 and NaN/Inf"},
+    {"a_min", "output units", "smallest finite element of the candidate's side"},
+    {"a_max", "output units", "largest finite element of the candidate's side"},
+    {"a_mean", "output units", "mean of the candidate's side over finite elements"},
+    {"a_std", "output units", "standard deviation of the candidate's side over finite elements"},
+    {"b_min", "output units", "smallest finite element of the expected side"},
+    {"b_max", "output units", "largest finite element of the expected side"},
+    {"b_mean", "output units", "mean of the expected side over finite elements"},
+    {"b_std", "output units", "standard deviation of the expected side over finite elements"},
+};
+
+static const col_doc ref_docs[] = {
+    {"ran", "", "1 when the default ran"},
+    {"ok", "", "1 when the default agrees with the reference"},
+    {"atol", "output units", "absolute tolerance of the default-vs-reference comparison"},
+    {"rtol", "ratio", "relative tolerance of the default-vs-reference comparison"},
+};
+
+static const col_doc peak_docs[] = {
+    {"candidate", "", "the candidate whose error map this window is of"},
+    {"rank", "", "rank of the map"},
+    {"rows", "elements", "window rows (along dim rank-2)"},
+    {"cols", "elements", "window columns (along dim rank-1)"},
+    {"peak", "", "multi-index of the map's largest element"},
+    {"origin", "", "multi-index of window element (0, 0)"},
+    {"expected", "output units", "expected values, element (i, j) at i * cols + j; NaN past rows * cols"},
+    {"actual", "output units", "the candidate's values, laid out as expected"},
+};
+
+enum { DOC_NAME = 32, DOC_UNIT = 16, DOC_WHAT = 160 };
+typedef struct doc_row {
+  char name[DOC_NAME], unit[DOC_UNIT], what[DOC_WHAT];
+} doc_row;
+
+static const col_doc *find_doc(const col_doc *docs, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(docs[i].name, name) == 0)
+      return &docs[i];
+  return NULL;
+}
+
+/* The `columns` attribute of a table written from parts: each column's
+ * description comes from docs, or from metric_docs (with "against the
+ * default" or "against the reference" for a d_ or r_ prefix). */
+static int write_col_docs(hid_t dset, const col_part *parts, size_t nparts, const col_doc *docs, size_t ndocs,
+                          hlo_error *err) {
+  size_t n = 0;
+  for (size_t p = 0; p < nparts; p++)
+    n += parts[p].ncols;
+  doc_row *rows = calloc(n ? n : 1, sizeof *rows);
+  if (!rows)
+    return tn_h5_fail(err, "columns: out of memory");
+  int rc = -1;
+  size_t k = 0;
+  hid_t t = -1, file_t = -1, space = -1, a = -1;
+  for (size_t p = 0; p < nparts; p++)
+    for (size_t i = 0; i < parts[p].ncols; i++, k++) {
+      const char *name = parts[p].cols[i].name;
+      const col_doc *d = parts[p].cols == metric_cols ? find_doc(metric_docs, NCOLS(metric_docs), name)
+                                                      : find_doc(docs, ndocs, name);
+      if (!d) {
+        tn_h5_fail(err, "column '%s' has no description", name);
+        goto done;
+      }
+      const char *side = strcmp(parts[p].prefix, "d_") == 0   ? ", against the default"
+                         : strcmp(parts[p].prefix, "r_") == 0 ? ", against the reference"
+                                                              : "";
+      snprintf(rows[k].name, sizeof rows[k].name, "%s%s", parts[p].prefix, name);
+      snprintf(rows[k].unit, sizeof rows[k].unit, "%s", d->unit);
+      snprintf(rows[k].what, sizeof rows[k].what, "%s%s", d->what, side);
+    }
+  {
+    static const column doc_cols[] = {STR(doc_row, name), STR(doc_row, unit), STR(doc_row, what)};
+    static const col_part doc_parts[] = {{doc_cols, NCOLS(doc_cols), "", 0}};
+    hsize_t dims = n;
+    if (make_table_types(doc_parts, 1, sizeof(doc_row), &t, &file_t) != 0 ||
+        (space = H5Screate_simple(1, &dims, NULL)) < 0 ||
+        (a = H5Acreate2(dset, "columns", file_t, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        H5Awrite(a, t, rows) < 0) {
+      tn_h5_fail(err, "cannot write the attribute 'columns'");
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  if (a >= 0)
+    H5Aclose(a);
+  tn_h5_close_space(space);
+  tn_h5_close_type(t);
+  tn_h5_close_type(file_t);
+  free(rows);
+  return rc;
+}
+
+static const col_doc fusion_attr_docs[] = {
+    {"name", "", "the kernel computation's name"},
+    {"source", "", "the file it came from"},
+    {"hero", "", "the fusion's hero op kind"},
+    {"seed", "", "input synthesis seed"},
+    {"fingerprint", "", "FNV-1a of the canonical HLO (the group's name)"},
+    {"unit", "", "SOURCE:NAME, unique across the files of a run"},
+    {"space_candidates", "candidates", "size of the candidate space, the default included"},
+    {"cut", "", "what left candidates unchecked: none, budget, time-budget or stop"},
+    {"inputs_from", "", "graph (captured from the module) or synthetic"},
+    {"ncandidates", "candidates", "rows of the candidates table"},
+    {"wall_time", "s", "host time for the whole fusion"},
+    {"selection", "", "all, or pairwise-cover when a --budget chose the candidates"},
+    {"cover_seed", "", "seed of the pairwise cover"},
+    {"cover_values", "knob values", "distinct knob values in the space"},
+    {"cover_values_covered", "knob values", "of them, held by a checked candidate"},
+    {"cover_pairs", "knob-value pairs", "distinct pairs of knob values in the space"},
+    {"cover_pairs_covered", "knob-value pairs", "of them, held by a checked candidate"},
+    {"default_config", "", "config text of row 0"},
+    {"default_ran", "", "1 when the default config ran"},
+    {"default_vs_reference_ok", "", "1 when the default agrees with the reference"},
+    {"tolerance_criterion", "", "noise-floor, probabilistic or worst-case (--tolerance)"},
+    {"inputs_profile", "", "input profile: constrained, naive, edge or oob-indices"},
+    {"nonfinite", "", "none, intended or inputs: where the reference's non-finite outputs come from"},
+    {"nonfinite_elements", "elements", "non-finite elements in the reference's outputs"},
+    {"nonfinite_origin", "", "the instruction that first made a tainted value"},
+    {"best_config", "", "fastest correct config that ran; empty when none"},
+    {"best_speedup", "ratio", "default sim_time / best sim_time; 0 when there is no best"},
+};
+
+/* The attribute `attributes` of a fusion group: one row per other
+ * attribute of the group (name, unit, meaning), so that the file says
+ * what each one is.  An attribute without an entry above gets an empty
+ * row rather than failing the write: a results file matters more than its
+ * documentation (tests check that every one has an entry). */
+typedef struct attr_names {
+  char (*names)[DOC_NAME];
+  size_t n, cap;
+} attr_names;
+
+static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, void *vctx) {
+  (void)loc;
+  (void)info;
+  attr_names *c = vctx;
+  if (strcmp(name, "attributes") == 0)
+    return 0;
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 64;
+    void *p = realloc(c->names, cap * sizeof *c->names);
+    if (!p)
+      return -1;
+    c->names = p;
+    c->cap = cap;
+  }
+  snprintf(c->names[c->n++], DOC_NAME, "%s", name);
+  return 0;
+}
+
+static int describe_attrs(hid_t g, const col_doc *docs, size_t ndocs, hlo_error *err) {
+  attr_names c = {0};
+  hsize_t idx = 0;
+  int rc = -1;
+  doc_row *rows = NULL;
+  hid_t t = -1, file_t = -1, space = -1, a = -1;
+  if (H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &c) < 0) {
+    tn_h5_fail(err, "cannot list the attributes to describe them");
+    goto done;
+  }
+  rows = calloc(c.n ? c.n : 1, sizeof *rows);
+  if (!rows) {
+    tn_h5_fail(err, "attributes: out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < c.n; i++) {
+    const char *name = c.names[i];
+    snprintf(rows[i].name, sizeof rows[i].name, "%s", name);
+    const col_doc *d = find_doc(docs, ndocs, name);
+    if (d) {
+      snprintf(rows[i].unit, sizeof rows[i].unit, "%s", d->unit);
+      snprintf(rows[i].what, sizeof rows[i].what, "%s", d->what);
+    } else if (strncmp(name, "count_", 6) == 0) {
+      snprintf(rows[i].unit, sizeof rows[i].unit, "candidates");
+      snprintf(rows[i].what, sizeof rows[i].what, "candidates with the verdict %s (underscores for dashes)", name + 6);
+    }
+  }
+  {
+    static const column doc_cols[] = {STR(doc_row, name), STR(doc_row, unit), STR(doc_row, what)};
+    static const col_part doc_parts[] = {{doc_cols, NCOLS(doc_cols), "", 0}};
+    hsize_t dims = c.n;
+    if (make_table_types(doc_parts, 1, sizeof(doc_row), &t, &file_t) != 0 ||
+        (space = H5Screate_simple(1, &dims, NULL)) < 0 ||
+        (a = H5Acreate2(g, "attributes", file_t, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        (c.n > 0 && H5Awrite(a, t, rows) < 0)) {
+      tn_h5_fail(err, "cannot write the attribute 'attributes'");
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  if (a >= 0)
+    H5Aclose(a);
+  tn_h5_close_space(space);
+  tn_h5_close_type(t);
+  tn_h5_close_type(file_t);
+  free(rows);
+  free(c.names);
+  return rc;
+}
+
+/* Describes the columns of the table `name` in g (write_table wrote it). */
+static int describe_table(hid_t g, const char *name, const col_part *parts, size_t nparts, const col_doc *docs,
+                          size_t ndocs, hlo_error *err) {
+  hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+  if (d < 0)
+    return tn_h5_fail(err, "%s: cannot open to describe it", name);
+  int rc = write_col_docs(d, parts, nparts, docs, ndocs, err);
+  tn_h5_close_obj(d);
+  if (rc != 0)
+    tn_h5_prefix_error(err, name);
+  return rc;
+}
+
 /* ---- rows --------------------------------------------------------------------- */
 
 static void fill_metrics(metrics_row *o, const chk_metrics *m) {
@@ -670,6 +937,8 @@ static int write_candidates(hid_t g, const tn_fusion_result *r, hlo_error *err) 
     fill_cand(&rows[i], &r->cands[i]);
   int rc = write_table(g, "candidates", cand_parts, NCOLS(cand_parts), sizeof *rows, rows, n, 128, err);
   free(rows);
+  if (rc == 0)
+    rc = describe_table(g, "candidates", cand_parts, NCOLS(cand_parts), cand_docs, NCOLS(cand_docs), err);
   return rc;
 }
 
@@ -681,7 +950,9 @@ static int write_reference(hid_t g, const tn_fusion_result *r, hlo_error *err) {
   row.atol = r->reference_tol.atol;
   row.rtol = r->reference_tol.rtol;
   fill_metrics(&row.m, &r->default_vs_reference);
-  return write_table(g, "reference", ref_parts, NCOLS(ref_parts), sizeof row, &row, 1, 0, err);
+  if (write_table(g, "reference", ref_parts, NCOLS(ref_parts), sizeof row, &row, 1, 0, err) != 0)
+    return -1;
+  return describe_table(g, "reference", ref_parts, NCOLS(ref_parts), ref_docs, NCOLS(ref_docs), err);
 }
 
 /* Text (the module's, the covered pairs) as one variable-length UTF-8
@@ -784,6 +1055,59 @@ done:
   tn_h5_close_obj(d);
   tn_h5_close_plist(dcpl);
   tn_h5_close_space(space);
+  return rc;
+}
+
+/* The values around each error map's peak (result.h), one row per map,
+ * in the fusion group beside `errors`: a table rather than attributes
+ * so that h5py reads all of a fusion's windows in one go.  Element
+ * [i * cols + j] of expected and actual is window row i, column j; the
+ * elements past rows * cols are NaN. */
+typedef struct peak_row {
+  int32_t candidate, rank, rows, cols;
+  int64_t peak[HLO_MAX_RANK], origin[HLO_MAX_RANK];
+  double expected[TN_PEAK_SIDE * TN_PEAK_SIDE], actual[TN_PEAK_SIDE * TN_PEAK_SIDE];
+} peak_row;
+
+static const column peak_cols[] = {
+    NUM(peak_row, candidate, COL_I32), NUM(peak_row, rank, COL_I32),  NUM(peak_row, rows, COL_I32),
+    NUM(peak_row, cols, COL_I32),      ARR(peak_row, peak, COL_I64),  ARR(peak_row, origin, COL_I64),
+    ARR(peak_row, expected, COL_F64),  ARR(peak_row, actual, COL_F64),
+};
+static const col_part peak_parts[] = {{peak_cols, NCOLS(peak_cols), "", 0}};
+
+static int write_peak_windows(hid_t g, const tn_fusion_result *r, hlo_error *err) {
+  size_t n = 0;
+  for (int i = 0; i < r->nerror_maps; i++)
+    n += r->error_maps[i].peak.rows > 0;
+  if (n == 0)
+    return 0;
+  peak_row *rows = calloc(n, sizeof *rows);
+  if (!rows)
+    return tn_h5_fail(err, "peak_windows: out of memory");
+  size_t k = 0;
+  for (int i = 0; i < r->nerror_maps; i++) {
+    const tn_error_map *e = &r->error_maps[i];
+    const tn_peak_window *w = &e->peak;
+    if (w->rows <= 0)
+      continue;
+    peak_row *o = &rows[k++];
+    o->candidate = e->cand_id;
+    o->rank = e->rank;
+    o->rows = w->rows;
+    o->cols = w->cols;
+    memcpy(o->peak, w->peak, sizeof o->peak);
+    memcpy(o->origin, w->origin, sizeof o->origin);
+    for (int j = 0; j < TN_PEAK_SIDE * TN_PEAK_SIDE; j++) {
+      bool used = j < w->rows * w->cols;
+      o->expected[j] = used ? w->expected[j] : NAN;
+      o->actual[j] = used ? w->actual[j] : NAN;
+    }
+  }
+  int rc = write_table(g, "peak_windows", peak_parts, NCOLS(peak_parts), sizeof *rows, rows, n, 0, err);
+  free(rows);
+  if (rc == 0)
+    rc = describe_table(g, "peak_windows", peak_parts, NCOLS(peak_parts), peak_docs, NCOLS(peak_docs), err);
   return rc;
 }
 
@@ -908,7 +1232,8 @@ static int write_fusion(hid_t fusions, const tn_fusion_result *r, hlo_error *err
   int rc = -1;
   if (g < 0)
     return -1;
-  if (write_fusion_attrs(g, r, err) != 0 || write_text(g, "hlo", r->hlo, err) != 0 || write_candidates(g, r, err) != 0 ||
+  if (write_fusion_attrs(g, r, err) != 0 || describe_attrs(g, fusion_attr_docs, NCOLS(fusion_attr_docs), err) != 0 ||
+      write_text(g, "hlo", r->hlo, err) != 0 || write_candidates(g, r, err) != 0 ||
       write_reference(g, r, err) != 0 ||
       (r->covered && write_text(g, "covered_pairs", r->cover.pairs_text, err) != 0))
     goto done;
@@ -918,6 +1243,8 @@ static int write_fusion(hid_t fusions, const tn_fusion_result *r, hlo_error *err
   for (int i = 0; i < r->nerror_maps; i++)
     if (write_error_map(errors, r, &r->error_maps[i], err) != 0)
       goto done;
+  if (write_peak_windows(g, r, err) != 0)
+    goto done;
   rc = 0;
 done:
   tn_h5_close_obj(errors);

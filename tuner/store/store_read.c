@@ -189,7 +189,7 @@ done:
 
 /* ---- tables ---------------------------------------------------------------------------- */
 
-typedef enum col_kind { COL_INT, COL_I64, COL_U64, COL_U8, COL_F64, COL_STR, COL_I64_ARR } col_kind;
+typedef enum col_kind { COL_INT, COL_I64, COL_U64, COL_U8, COL_F64, COL_STR, COL_I64_ARR, COL_F64_ARR } col_kind;
 
 /* One stored column and where it lands in memory.  n: the string size in
  * bytes, or the array length. */
@@ -300,6 +300,10 @@ static hid_t member_type(const rcol *c) {
     hsize_t n = c->n;
     return H5Tarray_create2(H5T_NATIVE_INT64, 1, &n);
   }
+  case COL_F64_ARR: {
+    hsize_t n = c->n;
+    return H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &n);
+  }
   }
   return -1;
 }
@@ -323,7 +327,7 @@ static hid_t make_mem_type(hid_t ftype, const rpart *parts, size_t nparts, size_
         tn_h5_fail(err, "no column '%s'", name);
         return -1;
       }
-      if (c->kind == COL_I64_ARR) {
+      if (c->kind == COL_I64_ARR || c->kind == COL_F64_ARR) {
         hid_t ft = H5Tget_member_type(ftype, (unsigned)idx);
         hsize_t n = 0;
         bool same = ft >= 0 && H5Tget_class(ft) == H5T_ARRAY && H5Tget_array_ndims(ft) == 1 &&
@@ -615,6 +619,69 @@ done:
   return rc;
 }
 
+/* ---- the values around each map's peak ----------------------------------------------- */
+
+typedef struct peak_in {
+  int candidate, rank, rows, cols;
+  int64_t peak[HLO_MAX_RANK], origin[HLO_MAX_RANK];
+  double expected[TN_PEAK_SIDE * TN_PEAK_SIDE], actual[TN_PEAK_SIDE * TN_PEAK_SIDE];
+} peak_in;
+
+#define P_NUM(f) {#f, COL_INT, offsetof(peak_in, f), 1}
+#define P_ARR(f, kind, T) {#f, kind, offsetof(peak_in, f), sizeof(((peak_in *)0)->f) / sizeof(T)}
+
+static const rcol peak_cols[] = {
+    P_NUM(candidate), P_NUM(rank), P_NUM(rows), P_NUM(cols),
+    P_ARR(peak, COL_I64_ARR, int64_t), P_ARR(origin, COL_I64_ARR, int64_t),
+    P_ARR(expected, COL_F64_ARR, double), P_ARR(actual, COL_F64_ARR, double),
+};
+static const rpart peak_parts[] = {{peak_cols, NCOLS(peak_cols), "", 0}};
+
+/* A window that fits its map: the reports index the map with it. */
+static bool peak_fits(const peak_in *p, const tn_error_map *e) {
+  if (p->rank != e->rank || p->rows < 1 || p->rows > TN_PEAK_SIDE || p->cols < 1 || p->cols > TN_PEAK_SIDE)
+    return false;
+  for (int d = 0; d < e->rank; d++) {
+    int64_t len = d == e->rank - 1 ? p->cols : d == e->rank - 2 ? p->rows : 1;
+    if (p->peak[d] < 0 || p->peak[d] >= e->dims[d] || p->origin[d] < 0 || p->origin[d] + len > e->dims[d] ||
+        p->peak[d] < p->origin[d] || p->peak[d] >= p->origin[d] + len)
+      return false;
+  }
+  return e->rank >= 2 || p->rows == 1;
+}
+
+/* The table `peak_windows` (absent in files written before it was added,
+ * whose maps then have no window). */
+static int read_peak_windows(hid_t g, tn_fusion_result *r, hlo_error *err) {
+  if (H5Lexists(g, "peak_windows", H5P_DEFAULT) <= 0)
+    return 0;
+  void *rows = NULL;
+  size_t n = 0;
+  if (read_table(g, "peak_windows", peak_parts, NCOLS(peak_parts), sizeof(peak_in), &rows, &n, err) != 0)
+    return -1;
+  const peak_in *in = rows;
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    tn_error_map *e = NULL;
+    for (int k = 0; k < r->nerror_maps && !e; k++)
+      if (r->error_maps[k].cand_id == in[i].candidate)
+        e = &r->error_maps[k];
+    if (!e || !peak_fits(&in[i], e)) {
+      rc = tn_h5_fail(err, "peak_windows row %zu: %s", i, e ? "does not fit its error map" : "no error map of its candidate");
+      break;
+    }
+    tn_peak_window *w = &e->peak;
+    w->rows = in[i].rows;
+    w->cols = in[i].cols;
+    memcpy(w->peak, in[i].peak, sizeof w->peak);
+    memcpy(w->origin, in[i].origin, sizeof w->origin);
+    memcpy(w->expected, in[i].expected, sizeof w->expected);
+    memcpy(w->actual, in[i].actual, sizeof w->actual);
+  }
+  free(rows);
+  return rc;
+}
+
 static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, size_t best_len, hlo_error *err) {
   int64_t ncand = 0, ran = 0, ok = 0;
   if (get_str(g, "name", r->name, sizeof r->name, err) != 0 ||
@@ -669,7 +736,7 @@ static int read_fusion(hid_t fusions, const char *group, tn_stored_fusion *out, 
   want = r->ncands;
   r->ncands = 0;
   if (read_hlo(g, r, err) != 0 || read_candidates(g, r, err) != 0 || read_reference(g, r, err) != 0 ||
-      read_error_maps(g, r, err) != 0)
+      read_error_maps(g, r, err) != 0 || read_peak_windows(g, r, err) != 0)
     goto done;
   if (want != r->ncands) {
     tn_h5_fail(err, "attribute ncandidates is %d but the table has %d rows", want, r->ncands);
