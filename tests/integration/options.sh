@@ -28,10 +28,10 @@ expect_grep "completed from the default" "$TMPD/err" "and shows the completed co
 # ---- a compile error under --only prints its reason --------------------------
 # f32[512,256]: a 100-wide tile is neither a multiple of 128 nor the whole
 # dimension (DESIGN.md, legality), so the compiler must refuse it.
-"$TUNE" --check "$qat" --only 'tile=8x100' >ce.out 2>&1
-expect_grep "compile-error: .*100" ce.out "the refused config's reason is printed"
-"$TUNE" --check "$qat" --only 'tile=8x100' -q >ceq.out 2>&1
-expect_grep "compile-error: .*100" ceq.out "also with -q"
+"$TUNE" --check "$qat" --only 'tile=8x100' >"$TMPD/ce.out" 2>&1
+expect_grep "compile-error: .*100" "$TMPD/ce.out" "the refused config's reason is printed"
+"$TUNE" --check "$qat" --only 'tile=8x100' -q >"$TMPD/ceq.out" 2>&1
+expect_grep "compile-error: .*100" "$TMPD/ceq.out" "also with -q"
 
 # ---- --list-compilers --------------------------------------------------------------
 expect_status 0 "--list-compilers" "$TUNE" --list-compilers
