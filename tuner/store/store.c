@@ -751,6 +751,7 @@ static const col_doc fusion_attr_docs[] = {
 typedef struct attr_names {
   char (*names)[DOC_NAME];
   size_t n, cap;
+  bool nomem; /* the list could not grow: the iteration stopped for that */
 } attr_names;
 
 static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, void *vctx) {
@@ -762,8 +763,10 @@ static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, 
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 64;
     void *p = realloc(c->names, cap * sizeof *c->names);
-    if (!p)
+    if (!p) {
+      c->nomem = true;
       return -1;
+    }
     c->names = p;
     c->cap = cap;
   }
@@ -778,7 +781,7 @@ static int describe_attrs(hid_t g, const col_doc *docs, size_t ndocs, hlo_error 
   doc_row *rows = NULL;
   hid_t t = -1, file_t = -1, space = -1, a = -1;
   if (H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &c) < 0) {
-    tn_h5_fail(err, "cannot list the attributes to describe them");
+    tn_h5_fail(err, c.nomem ? "attributes: out of memory" : "cannot list the attributes to describe them");
     goto done;
   }
   rows = calloc(c.n ? c.n : 1, sizeof *rows);
