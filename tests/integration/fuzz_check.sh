@@ -23,6 +23,18 @@ strip two.out >two.s
 if cmp -s one.s two.s; then ok "the same summary with 1 and 2 threads"; else
   not_ok "the run depends on the thread count"; diff one.s two.s | sed 's/^/  # /' | head -5; fi
 
+# Convolutions (strides, padding, dilations, groups, NHWC and NCHW): the
+# device's own convolution agrees with the reference on every candidate,
+# and a store-mask defect on its ragged output tiles is seen.
+expect_status 0 "25 generated convolutions on the clean compiler: no finding" \
+  "$TUNE" --fuzz --count 25 --seed 5 --template conv
+expect_grep "25 fusions generated, 0 rejected by the verifier, 0 failed the print round trip, 0 not checkable, [0-9]* candidates checked, 0 findings" \
+  "$TMPD/out" "the convolutions are all checkable and none is a finding"
+expect_status 1 "--defect ragged-store-mask --template conv: a finding, exit 1" \
+  "$TUNE" --fuzz --count 100 --seed 5 --template conv --defect ragged-store-mask --stop-on-mismatch
+expect_grep "^finding 1: draw [0-9]* (conv, fuzz_[0-9]*): mismatch-candidate" "$TMPD/out" \
+  "the finding is a convolution draw"
+
 # packed-reduce-init0 on reductions: found, minimized, stored.
 expect_status 1 "--defect packed-reduce-init0 --template reduce: a finding, exit 1" \
   "$TUNE" --fuzz --count 200 --seed 5 --template reduce --defect packed-reduce-init0 --stop-on-mismatch \

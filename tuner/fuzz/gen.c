@@ -888,6 +888,120 @@ static void t_window(gen *g) {
        size, stride, pad, region(g, op, t));
 }
 
+typedef struct {
+  int ns; /* spatial dimensions */
+  int64_t n, groups, cin, cout;
+  int64_t in[2], win[2], stride[2], lo[2], hi[2], ld[2], rdl[2], out[2];
+} conv_geom;
+
+/* One draw of a convolution's sizes; false when its arrays or its
+ * multiply-adds exceed the caps, and the caller draws again. */
+static bool draw_conv(gen *g, conv_geom *c) {
+  /* input features up to 64, so that a contraction of 9 taps can span
+   * more than one chunk of 128 or 256 */
+  static const int64_t feats[] = {1, 2, 3, 4, 8, 16, 32, 64};
+  static const int64_t spat[] = {1, 2, 3, 5, 7, 8, 9, 13, 16, 17};
+  c->n = SIZES[below(g, 5)];
+  c->cin = feats[below(g, 8)];
+  c->cout = feats[below(g, 6)];
+  c->groups = 1;
+  if (chance(g, 3)) { /* grouped: both feature counts a multiple of the groups */
+    c->groups = feats[below(g, 4)];
+    c->cin *= c->groups;
+    c->cout *= c->groups;
+  }
+  if (c->cin > 64 || c->cout > 64)
+    return false;
+  int64_t x_el = c->n * c->cin, o_el = c->n * c->cout, taps = 1;
+  for (int i = 0; i < c->ns; i++) {
+    c->in[i] = spat[below(g, 10)];
+    c->win[i] = 1 + below(g, 3);
+    c->stride[i] = chance(g, 3) ? 2 : 1;
+    c->ld[i] = chance(g, 6) ? 2 : 1;  /* input dilation: a transposed conv */
+    c->rdl[i] = c->win[i] > 1 && chance(g, 6) ? 2 : 1; /* window dilation: atrous */
+    c->lo[i] = below(g, (int)c->win[i]);
+    c->hi[i] = below(g, (int)c->win[i]);
+    int64_t padded = (c->in[i] - 1) * c->ld[i] + 1 + c->lo[i] + c->hi[i];
+    int64_t span = (c->win[i] - 1) * c->rdl[i] + 1;
+    if (span > padded) { /* the window must fit once */
+      c->win[i] = 1;
+      c->rdl[i] = 1;
+      span = 1;
+    }
+    c->out[i] = (padded - span) / c->stride[i] + 1;
+    x_el *= c->in[i];
+    o_el *= c->out[i];
+    taps *= c->win[i];
+  }
+  return x_el <= ELEM_CAP && o_el <= ELEM_CAP && o_el * (c->cin / c->groups) * taps <= DOT_CAP;
+}
+
+/* A convolution: 1-D or 2-D, NHWC or NCHW, with strides, padding, input and
+ * window dilation, and feature groups (depthwise among them) now and then. */
+static void t_conv(gen *g) {
+  conv_geom c;
+  memset(&c, 0, sizeof c);
+  c.ns = chance(g, 3) ? 1 : 2;
+  bool nchw = chance(g, 3);
+  int t = FLOATS[below(g, 4)];
+  while (!draw_conv(g, &c))
+    ;
+  int ns = c.ns;
+  int64_t groups = c.groups, cin = c.cin, cout = c.cout, n = c.n;
+  const int64_t *in = c.in, *win = c.win, *stride = c.stride, *lo = c.lo, *hi = c.hi, *ld = c.ld, *rdl = c.rdl,
+                *out = c.out;
+  /* The text names each dimension: b batch, f feature, 0/1 spatial; the
+   * kernel is [spatial..., i, o] for NHWC and [o, i, spatial...] for NCHW. */
+  int rank = ns + 2;
+  int64_t xd[MAX_RANK], kd[MAX_RANK], od[MAX_RANK];
+  int s0 = nchw ? 2 : 1;
+  xd[0] = od[0] = n;
+  xd[nchw ? 1 : rank - 1] = cin;
+  od[nchw ? 1 : rank - 1] = cout;
+  for (int i = 0; i < ns; i++) {
+    xd[s0 + i] = in[i];
+    od[s0 + i] = out[i];
+    kd[nchw ? 2 + i : i] = win[i];
+  }
+  kd[nchw ? 1 : ns] = cin / groups;
+  kd[nchw ? 0 : ns + 1] = cout;
+  const char *labels = nchw ? (ns == 1 ? "bf0_oi0->bf0" : "bf01_oi01->bf01")
+                            : (ns == 1 ? "b0f_0io->b0f" : "b01f_01io->b01f");
+  char size[32], str[32], pad[48], lhsd[32], rhsd[32];
+  int a = 0, b = 0, pc = 0, e = 0, f = 0;
+  bool any_ld = false, any_rd = false;
+  for (int i = 0; i < ns; i++) {
+    const char *x = i ? "x" : "";
+    a += snprintf(size + a, sizeof size - (size_t)a, "%s%lld", x, (long long)win[i]);
+    b += snprintf(str + b, sizeof str - (size_t)b, "%s%lld", x, (long long)stride[i]);
+    pc += snprintf(pad + pc, sizeof pad - (size_t)pc, "%s%lld_%lld", x, (long long)lo[i], (long long)hi[i]);
+    e += snprintf(lhsd + e, sizeof lhsd - (size_t)e, "%s%lld", x, (long long)ld[i]);
+    f += snprintf(rhsd + f, sizeof rhsd - (size_t)f, "%s%lld", x, (long long)rdl[i]);
+    any_ld |= ld[i] > 1;
+    any_rd |= rdl[i] > 1;
+  }
+  char window[256];
+  snprintf(window, sizeof window, "size=%s stride=%s pad=%s%s%s%s%s", size, str, pad, any_ld ? " lhs_dilate=" : "",
+           any_ld ? lhsd : "", any_rd ? " rhs_dilate=" : "", any_rd ? rhsd : "");
+  char fgc[48] = "";
+  if (groups > 1)
+    snprintf(fgc, sizeof fgc, ", feature_group_count=%lld", (long long)groups);
+  val x = expr(g, t, rank, xd, below(g, 2));
+  val k = param(g, t, rank, kd);
+  val y = emit(g, t, rank, od, "convolution(%s, %s), window={%s}, dim_labels=%s%s", x.name, k.name, window, labels,
+               fgc);
+  static const char *const acts[] = {"none", "relu", "bias-relu"};
+  int act = pick(g, 3, acts, "conv-epilogue");
+  if (act == 2) {
+    int64_t fd[1] = {cout};
+    val bias = param(g, t, 1, fd);
+    y = emit(g, t, rank, od, "add(%s, %s)", y.name,
+             emit(g, t, rank, od, "broadcast(%s), dimensions={%d}", bias.name, nchw ? 1 : rank - 1).name);
+  }
+  if (act >= 1)
+    emit(g, t, rank, od, "maximum(%s, %s)", y.name, bcast_const(g, t, rank, od, "0").name);
+}
+
 /* ---- the module --------------------------------------------------------------- */
 
 static const char *const TNAMES[] = {
@@ -962,6 +1076,9 @@ char *tn_fuzz_generate(uint64_t seed, uint64_t index, unsigned templates, const 
     break;
   case TN_FUZZ_SORT:
     t_sort(&g);
+    break;
+  case TN_FUZZ_CONV:
+    t_conv(&g);
     break;
   case TN_FUZZ_WINDOW:
   default:

@@ -43,7 +43,8 @@
   X(MOVEMENT, "movement")         /* transpose, pad, concatenate, slice, iota */     \
   X(GATHER_SCATTER, "gather-scatter") /* gather, scatters, dynamic slices */          \
   X(SORT, "sort")                 /* key/value sort with an iota carried beside */   \
-  X(WINDOW, "window")             /* reduce-window pooling and cumulative sums */
+  X(WINDOW, "window")             /* reduce-window pooling and cumulative sums */ \
+  X(CONV, "conv")                 /* convolution: strides, padding, dilation, groups */
 
 typedef enum tn_fuzz_template {
 #define X(e, name) TN_FUZZ_##e,
