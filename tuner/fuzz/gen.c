@@ -744,10 +744,31 @@ static void t_movement(gen *g) {
   }
 }
 
+/* A gather with batch dimensions (operand_batching_dims): per batch b, the
+ * rows of table[b] that ids[b] names, as attention over a paged cache does. */
+static void batched_gather(gen *g) {
+  int64_t b = SIZES[1 + below(g, 8)], v = SIZES[4 + below(g, 16)], n = SIZES[below(g, 12)], dd = SIZES[below(g, 16)];
+  while (b * v * dd > ELEM_CAP || b * n * dd > ELEM_CAP)
+    dd = dd / 2 > 0 ? dd / 2 : 1, v = v / 2 > 1 ? v / 2 : 1;
+  int64_t td[3] = {b, v, dd}, id2[2] = {b, n}, id3[3] = {b, n, 1}, od[3] = {b, n, dd};
+  static const int its[] = {S32, S32, S8, U8};
+  val table = param(g, F32, 3, td);
+  val ids = param(g, its[below(g, 4)], 2, id2);
+  val r = emit(g, ids.t, 3, id3, "reshape(%s)", ids.name);
+  emit(g, F32, 3, od,
+       "gather(%s, %s), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, "
+       "start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,%lld}",
+       table.name, r.name, (long long)dd);
+}
+
 static void t_gather_scatter(gen *g) {
   static const char *const kinds[] = {"gather", "scatter-add", "scatter-set", "dynamic-slice",
-                                      "dynamic-update-slice", "scatter-singleton"};
-  int kind = pick(g, 6, kinds, "gather-scatter");
+                                      "dynamic-update-slice", "scatter-singleton", "gather-batched"};
+  int kind = pick(g, 7, kinds, "gather-scatter");
+  if (kind == 6) {
+    batched_gather(g);
+    return;
+  }
   if (kind == 5) { /* one element "set" at a narrow index, as paper Listing 1's bug2 */
     static const int its[] = {S8, U8, S32};
     static const int64_t ns[] = {100, 255, 256, 300, 512, 1000};
