@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_dot_kernel.h"
 #include "dev_numerics.h"
 #include "eval_internal.h"
 #include "hlo_dtype.h"
@@ -439,31 +440,50 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
     dev_precision p = dev_dot_precision(ins, DEV_PREC_DEFAULT);
     const float *Af = A, *Bf = Bm;
     float *Cf = C;
-    /* split each operand once; B transposed so both run along k */
-    float *as = malloc(sizeof(float) * 3 * (size_t)(B * M * K > 0 ? B * M * K : 1));
-    float *bs = malloc(sizeof(float) * 3 * (size_t)(B * K * N > 0 ? B * K * N : 1));
+    /* Split each operand once, one plane per bf16 part, both in their own
+     * layout ([b][m][k] and [b][k][n]); a row of C is then N lanes that
+     * each run k ascending, which dev_dot_f32_lanes does eight at a time
+     * with the scalar loop's bits.  It leaves NaN payloads to the compiler's
+     * operand order, so a NaN anywhere takes the scalar loop. */
+    int np = p == DEV_PREC_HIGHEST ? 3 : p == DEV_PREC_HIGH ? 2 : 1;
+    size_t na = (size_t)(B * M * K > 0 ? B * M * K : 1), nbs = (size_t)(B * K * N > 0 ? B * K * N : 1);
+    float *as = malloc(sizeof(float) * (size_t)np * na), *bs = malloc(sizeof(float) * (size_t)np * nbs);
     if (!as || !bs) {
       rc = -1;
     } else {
-      for (int64_t i = 0; i < B * M * K; i++)
-        dev_dot_split(Af[i], p, as + 3 * i);
-      for (int64_t b = 0; b < B; b++)
-        for (int64_t k = 0; k < K; k++)
-          for (int64_t j = 0; j < N; j++)
-            dev_dot_split(Bf[(b * K + k) * N + j], p, bs + 3 * ((b * N + j) * K + k));
+      bool nan = false;
+      float parts[3];
+      for (int64_t i = 0; i < B * M * K; i++) {
+        dev_dot_split(Af[i], p, parts);
+        for (int q = 0; q < np; q++) {
+          as[(size_t)q * na + (size_t)i] = parts[q];
+          nan |= parts[q] != parts[q];
+        }
+      }
+      for (int64_t i = 0; i < B * K * N; i++) {
+        dev_dot_split(Bf[i], p, parts);
+        for (int q = 0; q < np; q++) {
+          bs[(size_t)q * nbs + (size_t)i] = parts[q];
+          nan |= parts[q] != parts[q];
+        }
+      }
+      dev_dot_planes pl = {.sa = 1, .sb = N, .prec = p};
+      for (int q = 0; q < np; q++) {
+        pl.a[q] = as + (size_t)q * na;
+        pl.b[q] = bs + (size_t)q * nbs;
+      }
       int64_t step = slice_rows(N * K);
       for (int64_t r0 = 0; r0 < B * M && !timed_out; r0 += step) {
         int64_t r1 = B * M - r0 < step ? B * M : r0 + step;
 #pragma omp parallel for schedule(static) if ((r1 - r0) * N * K >= (1 << 18))
         for (int64_t bi = r0; bi < r1; bi++) {
           int64_t b = bi / M;
-          for (int64_t j = 0; j < N; j++) {
-            const float *x = as + 3 * bi * K, *y = bs + 3 * (b * N + j) * K;
-            float acc = 0.0f;
-            for (int64_t k = 0; k < K; k++)
-              acc = dev_ftz_f32(acc + dev_dot_parts_product(x + 3 * k, y + 3 * k, p));
-            Cf[bi * N + j] = acc;
+          if (!nan) {
+            dev_dot_f32_lanes(&pl, Cf + bi * N, N, bi * K, 0, b * K * N, 1, K);
+            continue;
           }
+          for (int64_t j = 0; j < N; j++)
+            Cf[bi * N + j] = dev_dot_f32_line(&pl, 0.0f, bi * K, b * K * N + j, K);
         }
         timed_out = chk_time_up(ev, ins);
       }

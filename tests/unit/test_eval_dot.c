@@ -13,10 +13,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "eval_fixture.h"
+#include "dev_numerics.h"
 #include "hlo_dtype.h"
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -157,6 +159,73 @@ static void test_dot_blocked_matches_naive(void **state) {
   hlo_value *o = fx_eval(t, 2, args);
   fx_expect_f32(o, B * M * N, want);
   hlo_value_unref(o);
+}
+
+/* With emulate_device an f32 dot follows the device's numerics (the bf16
+ * passes its precision asks for, FTZ of every product and partial sum), k
+ * ascending from 0: c = dev_dot_acc(c, a, b, p).  That definition is written
+ * out here as the plain loop; the evaluator's vectorised rows must give its
+ * bits at each precision, for a width that is not a multiple of 8, for
+ * operands whose products are subnormal, and with a NaN among them (which
+ * takes the scalar path). */
+static void emulated_case(const char *prec, dev_precision p, bool with_nan) {
+  enum { B = 2, M = 5, K = 37, N = 19 };
+  static float a[B * M * K], bm[B * K * N], want[B * M * N];
+  uint32_t s = 11;
+  for (int i = 0; i < B * M * K; i++)
+    a[i] = rnd(&s) * (i % 7 == 0 ? 1e-20f : 1.0f);
+  for (int i = 0; i < B * K * N; i++)
+    bm[i] = rnd(&s) * (i % 5 == 0 ? 1e-19f : 1.0f);
+  if (with_nan)
+    a[3 * K + 4] = NAN;
+  for (int b = 0; b < B; b++)
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        float c = 0.0f;
+        for (int k = 0; k < K; k++)
+          c = dev_dot_acc(c, a[(b * M + i) * K + k], bm[(b * K + k) * N + j], p);
+        want[(b * M + i) * N + j] = c;
+      }
+  char t[512];
+  snprintf(t, sizeof t,
+           "HloModule m\nENTRY e { a = f32[2,5,37] parameter(0)\n b = f32[2,37,19] parameter(1)\n"
+           " ROOT d = f32[2,5,19] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2},"
+           " rhs_batch_dims={0}, rhs_contracting_dims={1}%s%s%s }\n",
+           prec ? ", operand_precision={" : "", prec ? prec : "", prec ? "}" : "");
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(t, strlen(t), &err);
+  assert_non_null(m);
+  int64_t da[3] = {B, M, K}, db[3] = {B, K, N};
+  hlo_value *args[2] = {fx_f32_array(3, da, a), fx_f32_array(3, db, bm)};
+  chk_eval_opts o = {.replicas = 1, .emulate_device = 1};
+  hlo_value *out = NULL;
+  assert_int_equal(chk_eval_module(m, 2, args, &o, &out, &err), 0);
+  fx_expect_f32(out, B * M * N, want);
+  /* the case can tell: the plain f32 loop (no passes, no FTZ) differs */
+  int differ = 0;
+  for (int b = 0; b < B; b++)
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        float c = 0.0f;
+        for (int k = 0; k < K; k++)
+          c = c + a[(b * M + i) * K + k] * bm[(b * K + k) * N + j];
+        differ += memcmp(&c, &want[(b * M + i) * N + j], sizeof c) != 0;
+      }
+  if (!with_nan || p != DEV_PREC_HIGHEST)
+    assert_true(differ > 0);
+  hlo_value_unref(out);
+  hlo_value_unref(args[0]);
+  hlo_value_unref(args[1]);
+  hlo_module_free(m);
+}
+
+static void test_dot_emulated_device_numerics(void **state) {
+  (void)state;
+  emulated_case(NULL, DEV_PREC_DEFAULT, false);
+  emulated_case("high,high", DEV_PREC_HIGH, false);
+  emulated_case("highest,highest", DEV_PREC_HIGHEST, false);
+  emulated_case(NULL, DEV_PREC_DEFAULT, true);
+  emulated_case("highest,highest", DEV_PREC_HIGHEST, true);
 }
 
 static void test_dot_f64_and_shape_errors(void **state) {
@@ -319,6 +388,7 @@ int main(void) {
       cmocka_unit_test(test_dot_int8),
       cmocka_unit_test(test_dot_bf16),
       cmocka_unit_test(test_dot_blocked_matches_naive),
+      cmocka_unit_test(test_dot_emulated_device_numerics),
       cmocka_unit_test(test_dot_f64_and_shape_errors),
       cmocka_unit_test(test_conv_1d),
       cmocka_unit_test(test_conv_2d),
