@@ -65,3 +65,9 @@ int tn_only_complete(const char *only, const char *dflt, char *out, size_t n, hl
   }
   return 0;
 }
+
+int tn_only_check(const char *only, hlo_error *err) {
+  const char *val[NKEYS] = {0};
+  size_t len[NKEYS] = {0};
+  return split(only, "--only", val, len, err) != 0 ? -1 : 0;
+}

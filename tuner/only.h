@@ -19,4 +19,9 @@
  * that is not KEY=VALUE, an unknown key or one given twice. */
 int tn_only_complete(const char *only, const char *dflt, char *out, size_t n, hlo_error *err);
 
+/* The checks of tn_only_complete that need no default: every word is
+ * KEY=VALUE with a known key, none given twice.  So that bad usage is
+ * refused before any work, not after a whole module's reference. */
+int tn_only_check(const char *only, hlo_error *err);
+
 #endif

@@ -12,6 +12,7 @@
 #include "gen.h"
 #include "inputs.h"
 #include "mpi_sweep.h"
+#include "only.h"
 #include "suggest.h"
 #include "tolerance.h"
 #include "libguard.h"
@@ -547,9 +548,15 @@ static int tune_main(int argc, char **argv) {
         return TN_EXIT_USAGE;
       o.has_time_budget = 1;
       break;
-    case OPT_ONLY:
+    case OPT_ONLY: {
+      hlo_error oerr = {0};
+      if (tn_only_check(optarg, &oerr) != 0) {
+        fprintf(stderr, "tune: %s\n", oerr.msg);
+        return TN_EXIT_USAGE;
+      }
       o.only = optarg;
       break;
+    }
     case OPT_STOP_ON_MISMATCH:
       o.stop_on_mismatch = 1;
       break;

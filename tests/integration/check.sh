@@ -101,6 +101,10 @@ expect_grep "no-such-defect" "$TMPD/err" "the unknown defect is named"
 expect_status 2 "unknown compiler profile" "$TUNE" --check "$D/softmax.hlo" --compiler nope
 expect_status 2 "malformed --only config" "$TUNE" --check "$D/softmax.hlo" --only 'tile=8 buf=2'
 expect_grep "error: " "$TMPD/err" "the bad config is reported as an error"
+# A word that is not KEY=VALUE is bad usage, refused before any file is
+# read (it used to surface after the whole reference evaluation).
+expect_status 2 "--only DEFAULT is bad usage" "$TUNE" --check "$TMPD/no-such-file.hlo" --only DEFAULT
+expect_grep "^tune: --only: column 1: 'DEFAULT' is not KEY=VALUE" "$TMPD/err" "--only is refused before the file is opened"
 expect_status 2 "bad --budget" "$TUNE" --check "$D/softmax.hlo" --budget zero
 expect_status 2 "bad --atol" "$TUNE" --check "$D/softmax.hlo" --atol -1
 printf 'ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(p), custom_call_target="foo"\n}\n' > "$TMPD/cc.hlo"
