@@ -18,7 +18,7 @@
  *     bits and narrowing at the end equals wrapping at every step.
  *   - operand_precision is ignored: the reference always computes at full
  *     precision.  With chk_eval_opts emulate_device an f32-compute dot
- *     instead accumulates dev_dot_acc (dev_numerics.h: bf16 passes chosen by
+ *     instead accumulates hlo_num_dot_acc (hlo_numerics.h: bf16 passes chosen by
  *     operand_precision, f32 sums, flushed subnormals) in the same order.
  * The blocked f32 kernel below tiles over i, j and k, but a k block only
  * ever continues the running sum of the previous block in memory, so every
@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 #include "eval_internal.h"
 #include "hlo_dtype.h"
 
@@ -436,7 +436,7 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
   if (emulated) {
     /* --emulate-device: the device's bf16 MXU passes and flushing, same
      * per-element order (k ascending) as below */
-    dev_precision p = dev_dot_precision(ins, DEV_PREC_DEFAULT);
+    hlo_num_precision p = hlo_num_dot_precision(ins, HLO_NUM_PREC_DEFAULT);
     const float *Af = A, *Bf = Bm;
     float *Cf = C;
     /* split each operand once; B transposed so both run along k */
@@ -446,11 +446,11 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
       rc = -1;
     } else {
       for (int64_t i = 0; i < B * M * K; i++)
-        dev_dot_split(Af[i], p, as + 3 * i);
+        hlo_num_dot_split(Af[i], p, as + 3 * i);
       for (int64_t b = 0; b < B; b++)
         for (int64_t k = 0; k < K; k++)
           for (int64_t j = 0; j < N; j++)
-            dev_dot_split(Bf[(b * K + k) * N + j], p, bs + 3 * ((b * N + j) * K + k));
+            hlo_num_dot_split(Bf[(b * K + k) * N + j], p, bs + 3 * ((b * N + j) * K + k));
       int64_t step = slice_rows(N * K);
       for (int64_t r0 = 0; r0 < B * M && !timed_out; r0 += step) {
         int64_t r1 = B * M - r0 < step ? B * M : r0 + step;
@@ -461,7 +461,7 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
             const float *x = as + 3 * bi * K, *y = bs + 3 * (b * N + j) * K;
             float acc = 0.0f;
             for (int64_t k = 0; k < K; k++)
-              acc = dev_ftz_f32(acc + dev_dot_parts_product(x + 3 * k, y + 3 * k, p));
+              acc = hlo_num_ftz_f32(acc + hlo_num_dot_parts_product(x + 3 * k, y + 3 * k, p));
             Cf[bi * N + j] = acc;
           }
         }

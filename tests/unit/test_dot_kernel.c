@@ -2,7 +2,7 @@
  * (tuner/device/dev_dot_kernel.h) against a plain sequential loop written
  * here from the documented semantics: per lane, acc = ftz(acc + product)
  * for the contracting positions in order, the product being
- * dev_dot_parts_product of the operands' bf16 parts (dev_numerics.h).
+ * hlo_num_dot_parts_product of the operands' bf16 parts (hlo_numerics.h).
  * Values include subnormals (flushed), infinities (inf - inf gives the
  * default NaN inside a lane) and large magnitudes that overflow; every
  * lane must equal the sequential loop bit for bit.  Lane counts cover the
@@ -54,7 +54,7 @@ static uint32_t bits(float f) {
   return u;
 }
 
-/* The sequential definition, from the header and dev_numerics.h. */
+/* The sequential definition, from the header and hlo_numerics.h. */
 static float line(float *const *a, float *const *b, int64_t sa, int64_t sb, dev_precision p, float acc, int64_t a0,
                   int64_t b0, int64_t len) {
   for (int64_t r = 0; r < len; r++) {
@@ -63,13 +63,13 @@ static float line(float *const *a, float *const *b, int64_t sa, int64_t sb, dev_
       x[q] = a[q][a0 + r * sa];
       y[q] = b[q][b0 + r * sb];
     }
-    acc = dev_ftz_f32(acc + dev_dot_parts_product(x, y, p));
+    acc = hlo_num_ftz_f32(acc + hlo_num_dot_parts_product(x, y, p));
   }
   return acc;
 }
 
 /* m lanes, len positions, steps (da, db) between lanes and (sa, sb) along
- * the line; operands split as the executor does (dev_dot_split). */
+ * the line; operands split as the executor does (hlo_num_dot_split). */
 static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t sa, int64_t sb, dev_precision p) {
   int64_t na = 1 + (m > 0 ? (m - 1) * da : 0) + (len > 0 ? (len - 1) * sa : 0);
   int64_t nb = 1 + (m > 0 ? (m - 1) * db : 0) + (len > 0 ? (len - 1) * sb : 0);
@@ -82,13 +82,13 @@ static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t s
   }
   for (int64_t i = 0; i < na; i++) {
     float s[3];
-    dev_dot_split(value(), p, s);
+    hlo_num_dot_split(value(), p, s);
     for (int q = 0; q < 3; q++)
       pa[q][i] = s[q];
   }
   for (int64_t i = 0; i < nb; i++) {
     float s[3];
-    dev_dot_split(value(), p, s);
+    hlo_num_dot_split(value(), p, s);
     for (int q = 0; q < 3; q++)
       pb[q][i] = s[q];
   }
@@ -151,8 +151,8 @@ static void test_line(void **state) {
   }
   for (int i = 0; i < 64; i++) {
     float s[3], t[3];
-    dev_dot_split(value(), DEV_PREC_HIGHEST, s);
-    dev_dot_split(value(), DEV_PREC_HIGHEST, t);
+    hlo_num_dot_split(value(), DEV_PREC_HIGHEST, s);
+    hlo_num_dot_split(value(), DEV_PREC_HIGHEST, t);
     for (int q = 0; q < 3; q++)
       pa[q][i] = s[q], pb[q][i] = t[q];
   }

@@ -20,7 +20,7 @@ float dev_dot_f32_line(const dev_dot_planes *pl, float acc, int64_t a0, int64_t 
       x[p] = pl->a[p][a0 + r * pl->sa];
       y[p] = pl->b[p][b0 + r * pl->sb];
     }
-    acc = dev_ftz_f32(acc + dev_dot_parts_product(x, y, pl->prec));
+    acc = hlo_num_ftz_f32(acc + hlo_num_dot_parts_product(x, y, pl->prec));
   }
   return acc;
 }
@@ -43,7 +43,7 @@ float dev_dot_f32_line(const dev_dot_planes *pl, float acc, int64_t a0, int64_t 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 
-/* dev_ftz_f32 on 8 lanes: a zero or subnormal keeps only its sign. */
+/* hlo_num_ftz_f32 on 8 lanes: a zero or subnormal keeps only its sign. */
 INLINE v8f v_ftz(v8f x) {
   v8i b = (v8i)x;
   v8i tiny = (b & 0x7F800000) == 0;
@@ -51,7 +51,7 @@ INLINE v8f v_ftz(v8f x) {
                                   INT32_MIN}));
 }
 
-/* dev_dot_parts_product on 8 lanes, term for term. */
+/* hlo_num_dot_parts_product on 8 lanes, term for term. */
 INLINE v8f v_prod(dev_precision p, const v8f *x, const v8f *y) {
   v8f t;
   switch (p) {

@@ -2,9 +2,9 @@
  * side by side.
  *
  * The executor splits each f32 dot operand once per chunk into its bf16
- * parts (dev_dot_split) and then, for every output element, accumulates
+ * parts (hlo_num_dot_split) and then, for every output element, accumulates
  * the products of its contracting line strictly in contracting order:
- *   acc = ftz(acc + dev_dot_parts_product(a[r], b[r], prec)),  r = 0..len-1.
+ *   acc = ftz(acc + hlo_num_dot_parts_product(a[r], b[r], prec)),  r = 0..len-1.
  * One running sum waits on each add, so this kernel runs many output
  * elements (lanes) at once, each lane exactly the scalar sequence above:
  * the same products in the same order with the same roundings, no fused
@@ -23,7 +23,8 @@
 
 #include <stdint.h>
 
-#include "dev_numerics.h"
+#include "dev_config.h"
+#include "hlo_numerics.h"
 
 /* The split operands, one plane per bf16 part: part p of operand element
  * i is a[p][i] (b[p][i]).  Planes past the precision's part count are not
