@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 #include "eval_internal.h"
 #include "hlo_dtype.h"
 #include "tolerance.h"
@@ -119,7 +119,7 @@ static hlo_value *dot_operand_f64(const hlo_value *v, bool bf16_pass) {
   for (int64_t i = 0; i < v->count; i++) {
     double x = hlo_value_get_f64(v, i);
     if (bf16_pass) {
-      float f = dev_ftz_f32((float)x);
+      float f = hlo_num_ftz_f32((float)x);
       x = isfinite(f) ? hlo_bf16_to_f32(hlo_f32_to_bf16(f)) : f;
     }
     p[i] = x;
@@ -130,7 +130,7 @@ static hlo_value *dot_operand_f64(const hlo_value *v, bool bf16_pass) {
 /* The dot's f64 sum of the products (accum.h), n elements, or NULL. */
 static hlo_value *dot_f64(const chk_accum *a, hlo_value *const *ops) {
   bool emulated = a->acc_type == HLO_F32;
-  bool bf16_pass = emulated && dev_dot_precision(a->ins, DEV_PREC_DEFAULT) == DEV_PREC_DEFAULT;
+  bool bf16_pass = emulated && hlo_num_dot_precision(a->ins, HLO_NUM_PREC_DEFAULT) == HLO_NUM_PREC_DEFAULT;
   hlo_value *x = dot_operand_f64(ops[0], bf16_pass), *y = dot_operand_f64(ops[1], bf16_pass);
   hlo_instr tmp = *a->ins;
   tmp.shape.type = HLO_F64;

@@ -18,7 +18,7 @@
  *     bits and narrowing at the end equals wrapping at every step.
  *   - operand_precision is ignored: the reference always computes at full
  *     precision.  With chk_eval_opts emulate_device an f32-compute dot
- *     instead accumulates dev_dot_acc (dev_numerics.h: bf16 passes chosen by
+ *     instead accumulates hlo_num_dot_acc (hlo_numerics.h: bf16 passes chosen by
  *     operand_precision, f32 sums, flushed subnormals) in the same order.
  * The blocked f32 kernel below tiles over i, j and k, but a k block only
  * ever continues the running sum of the previous block in memory, so every
@@ -37,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_dot_kernel.h"
-#include "dev_numerics.h"
+#include "hlo_num_dot.h"
+#include "hlo_numerics.h"
 #include "eval_internal.h"
 #include "hlo_dtype.h"
 
@@ -437,15 +437,15 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
   if (emulated) {
     /* --emulate-device: the device's bf16 MXU passes and flushing, same
      * per-element order (k ascending) as below */
-    dev_precision p = dev_dot_precision(ins, DEV_PREC_DEFAULT);
+    hlo_num_precision p = hlo_num_dot_precision(ins, HLO_NUM_PREC_DEFAULT);
     const float *Af = A, *Bf = Bm;
     float *Cf = C;
     /* Split each operand once, one plane per bf16 part, both in their own
      * layout ([b][m][k] and [b][k][n]); a row of C is then N lanes that
-     * each run k ascending, which dev_dot_f32_lanes does eight at a time
+     * each run k ascending, which hlo_num_dot_f32_lanes does eight at a time
      * with the scalar loop's bits.  It leaves NaN payloads to the compiler's
      * operand order, so a NaN anywhere takes the scalar loop. */
-    int np = p == DEV_PREC_HIGHEST ? 3 : p == DEV_PREC_HIGH ? 2 : 1;
+    int np = p == HLO_NUM_PREC_HIGHEST ? 3 : p == HLO_NUM_PREC_HIGH ? 2 : 1;
     size_t na = (size_t)(B * M * K > 0 ? B * M * K : 1), nbs = (size_t)(B * K * N > 0 ? B * K * N : 1);
     float *as = malloc(sizeof(float) * (size_t)np * na), *bs = malloc(sizeof(float) * (size_t)np * nbs);
     if (!as || !bs) {
@@ -454,20 +454,20 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
       bool nan = false;
       float parts[3];
       for (int64_t i = 0; i < B * M * K; i++) {
-        dev_dot_split(Af[i], p, parts);
+        hlo_num_dot_split(Af[i], p, parts);
         for (int q = 0; q < np; q++) {
           as[(size_t)q * na + (size_t)i] = parts[q];
           nan |= parts[q] != parts[q];
         }
       }
       for (int64_t i = 0; i < B * K * N; i++) {
-        dev_dot_split(Bf[i], p, parts);
+        hlo_num_dot_split(Bf[i], p, parts);
         for (int q = 0; q < np; q++) {
           bs[(size_t)q * nbs + (size_t)i] = parts[q];
           nan |= parts[q] != parts[q];
         }
       }
-      dev_dot_planes pl = {.sa = 1, .sb = N, .prec = p};
+      hlo_num_dot_planes pl = {.sa = 1, .sb = N, .prec = p};
       for (int q = 0; q < np; q++) {
         pl.a[q] = as + (size_t)q * na;
         pl.b[q] = bs + (size_t)q * nbs;
@@ -479,11 +479,11 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
         for (int64_t bi = r0; bi < r1; bi++) {
           int64_t b = bi / M;
           if (!nan) {
-            dev_dot_f32_lanes(&pl, Cf + bi * N, N, bi * K, 0, b * K * N, 1, K);
+            hlo_num_dot_f32_lanes(&pl, Cf + bi * N, N, bi * K, 0, b * K * N, 1, K);
             continue;
           }
           for (int64_t j = 0; j < N; j++)
-            Cf[bi * N + j] = dev_dot_f32_line(&pl, 0.0f, bi * K, b * K * N + j, K);
+            Cf[bi * N + j] = hlo_num_dot_f32_line(&pl, 0.0f, bi * K, b * K * N + j, K);
         }
         timed_out = chk_time_up(ev, ins);
       }

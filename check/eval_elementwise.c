@@ -61,7 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 #include "eval_fuse.h"
 #include "hlo_dtype.h"
 
@@ -411,7 +411,7 @@ static void float_unary(const hlo_instr *ins, hlo_etype ct, const void *const *i
   hlo_opcode op = ins->op;
   /* --emulate-device: the device's approximations and flushing, for the
    * ops the device computes in f32 arithmetic. */
-  if (ct == HLO_F32 && emulate && dev_unary_f32_block(op, in[0], out, n))
+  if (ct == HLO_F32 && emulate && hlo_num_unary_f32_block(op, in[0], out, n))
     return;
   if (ct == HLO_F32)
     FLOAT_UNARY(float, f, hlo_reduce_precision_f32);
@@ -422,7 +422,7 @@ static void float_unary(const hlo_instr *ins, hlo_etype ct, const void *const *i
 CHK_EW_CLONES
 static void float_binary(hlo_opcode op, hlo_etype ct, const void *const *in, void *out, int64_t n,
                          int emulate) {
-  if (ct == HLO_F32 && emulate && dev_binary_f32_block(op, in[0], in[1], out, n))
+  if (ct == HLO_F32 && emulate && hlo_num_binary_f32_block(op, in[0], in[1], out, n))
     return;
   if (ct == HLO_F32)
     FLOAT_BINARY(float, f, max_f, min_f);

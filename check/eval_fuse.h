@@ -126,7 +126,7 @@ const char *chk_ew_unsupported(const hlo_instr *ins);
  * already rounded (narrow floats) or wrapped (sub-byte integers) to the
  * result type.  Never fails on a node that passed chk_ew_unsupported(). */
 /* With emulate set, f32 arithmetic (and bf16/f16, which compute in f32) goes
- * through the device's own numerics (dev_numerics.h: approximated
+ * through the device's own numerics (hlo_numerics.h: approximated
  * transcendentals, flushed subnormals), for `--emulate-device`. */
 void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_t n, int emulate);
 

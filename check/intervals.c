@@ -763,7 +763,7 @@ static void backward_one(frame *fr, const hlo_instr *u) {
   case HLO_OP_SINE:
   case HLO_OP_COSINE:
     /* Within the range the device's argument reduction holds (|x| < 2^24,
-     * dev_numerics.c; past it an f32 angle's ulp exceeds pi/2 and sin is
+     * hlo_numerics.c; past it an f32 angle's ulp exceeds pi/2 and sin is
      * noise anyway): beyond, its polynomial returns values far outside
      * [-1, 1], which the forward range assumes (an edge angle near the
      * cap made rotary_embedding's products overflow). */

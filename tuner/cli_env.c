@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend_host.h"
 #include "cli.h"
 #include "suggest.h"
 
@@ -49,7 +50,7 @@ int tn_check_env_load(const char *machine, const char *compiler, const char *con
   if (ndefects > 0 && strlen(e->compiler.name) + 2 < sizeof e->compiler.name)
     strcat(e->compiler.name, "+d");
   if (backend) {
-    if (dev_backend_load(backend, &e->backend, &err) != 0) {
+    if (dev_backend_load(backend, tn_backend_host(), &e->backend, &err) != 0) {
       fprintf(stderr, "tune: %s\n", err.msg);
       return -1;
     }

@@ -3,10 +3,11 @@
  *
  * It exists to prove the interface: everything a backend must do is here,
  * and nothing of the built-in simulator is used.  It is a "reference
- * backend": its kernels compute the module with the reference evaluator
- * (chk_eval_module, which the tune executable exports because it is linked
- * with --export-dynamic), so a sweep on it must find every candidate
- * bit-identical to the reference.  Its pieces:
+ * backend": its kernels compute the module with the host's evaluator, which
+ * tune hands it through tune_backend_attach_v1 (dev_host, dev_backend.h),
+ * so a sweep on it must find every candidate bit-identical to the
+ * reference.  It includes only the interface and the HLO layer: a backend
+ * needs nothing of tune's checker.  Its pieces:
  *
  *   space    three candidates that differ only in the buffer count: the
  *            whole output as one tile, the whole reduction as one chunk,
@@ -15,7 +16,7 @@
  *            buf=3 (an odd ring this "hardware" cannot address), which it
  *            refuses with a compile-error message: the sweep must report
  *            that as compile-error and carry on.
- *   run      the reference evaluator on the module's entry arguments; a
+ *   run      the host's evaluator on the module's entry arguments; a
  *            fresh output each call, so candidates never share buffers.
  *            It simulates one replica: enough for the example, not for
  *            fusions whose collectives need their peers.
@@ -27,11 +28,16 @@
 #include <stdlib.h>
 
 #include "dev_backend.h"
-#include "eval.h"
 
-/* The one exported symbol; declared first so the definition below has a
+/* The exported symbols; declared first so the definitions below have a
  * prototype in sight like every other external of the project. */
 extern const dev_backend tune_backend_v1;
+dev_backend_attach_fn tune_backend_attach_v1;
+
+/* What tune offers; set once when tune loads this object. */
+static const dev_host *host;
+
+void tune_backend_attach_v1(const dev_host *h) { host = h; }
 
 struct dev_kernel {
   const hlo_module *m; /* the caller's module: it outlives the kernel */
@@ -93,10 +99,15 @@ static void example_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64
   *out = (dev_run){0};
   /* emulate_device follows what the sweep's reference does, so that the
    * two agree bit for bit and the example shows a clean sweep. */
-  chk_eval_opts eo = {.replicas = 1, .emulate_device = 1};
+  dev_host_opts eo = {.replicas = 1, .emulate_device = 1};
   hlo_error err = {0};
   hlo_value *v = NULL;
-  if (chk_eval_module(k->m, nargs, args, &eo, &v, &err) != 0) {
+  if (!host) {
+    out->status = DEV_RUNTIME_ERROR;
+    snprintf(out->message, sizeof out->message, "example backend: loaded by a host that offers no evaluator");
+    return;
+  }
+  if (host->evaluate(k->m, nargs, args, &eo, &v, &err) != 0) {
     out->status = DEV_RUNTIME_ERROR;
     snprintf(out->message, sizeof out->message, "example backend: %d:%d: %.400s", err.line, err.col, err.msg);
     return;

@@ -42,8 +42,8 @@
  *   f64-acc       the terms summed in f64, rounded once
  *   rel-1e-7      the sum times (1 + 1e-7) where it has at least 256 terms
  *
- * The reference evaluator is reached through the tune executable's exported
- * chk_eval_module, as in example_backend.c.
+ * The reference evaluator is the host's (dev_host, handed over through
+ * tune_backend_attach_v1), as in example_backend.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,10 +51,15 @@
 #include <string.h>
 
 #include "dev_backend.h"
-#include "eval.h"
 #include "hlo_dtype.h"
 
 extern const dev_backend tune_backend_v1;
+dev_backend_attach_fn tune_backend_attach_v1;
+
+/* What tune offers; set once when tune loads this object. */
+static const dev_host *host;
+
+void tune_backend_attach_v1(const dev_host *h) { host = h; }
 
 struct dev_kernel {
   const hlo_module *m;
@@ -304,14 +309,19 @@ static void mut_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t j
   *out = (dev_run){0};
   bool variation =
       is("reorder") || is("f64-acc") || is("rel-1e-7") || is("dropped-chunk") || is("max-nan") || is("max-zero");
-  chk_eval_opts eo = {.replicas = 1, .emulate_device = 1};
+  dev_host_opts eo = {.replicas = 1, .emulate_device = 1};
   if (variation && !k->is_default) {
     eo.hook = accum_hook;
     eo.hook_ctx = (void *)k->kernel;
   }
   hlo_error err = {0};
   hlo_value *v = NULL;
-  if (chk_eval_module(k->m, nargs, args, &eo, &v, &err) != 0) {
+  if (!host) {
+    out->status = DEV_RUNTIME_ERROR;
+    snprintf(out->message, sizeof out->message, "mutation backend: loaded by a host that offers no evaluator");
+    return;
+  }
+  if (host->evaluate(k->m, nargs, args, &eo, &v, &err) != 0) {
     out->status = DEV_RUNTIME_ERROR;
     snprintf(out->message, sizeof out->message, "mutation backend: %d:%d: %.400s", err.line, err.col, err.msg);
     return;

@@ -40,7 +40,7 @@
 
 #include "dev_backend.h"
 #include "dev_fusion.h"
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 #include "dev_space.h"
 #include "eval.h"
 #include "hlo_parse.h"
@@ -86,7 +86,7 @@ static int order_preserving(const dev_fusion *f, const dev_config *c) {
     return 0;
   for (int i = 0; i < f->comp->ninstrs; i++) {
     const hlo_instr *ins = f->comp->instrs[i];
-    if (ins->op == HLO_OP_DOT && dev_dot_precision(ins, c->prec) != dev_dot_precision(ins, DEV_PREC_DEFAULT))
+    if (ins->op == HLO_OP_DOT && hlo_num_dot_precision(ins, c->prec) != hlo_num_dot_precision(ins, DEV_PREC_DEFAULT))
       return 0;
   }
   return 1;

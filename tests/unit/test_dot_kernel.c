@@ -1,8 +1,8 @@
 /* test_dot_kernel.c — the device's side-by-side f32 dot loop
- * (tuner/device/dev_dot_kernel.h) against a plain sequential loop written
+ * (tuner/device/hlo_num_dot.h) against a plain sequential loop written
  * here from the documented semantics: per lane, acc = ftz(acc + product)
  * for the contracting positions in order, the product being
- * dev_dot_parts_product of the operands' bf16 parts (dev_numerics.h).
+ * hlo_num_dot_parts_product of the operands' bf16 parts (hlo_numerics.h).
  * Values include subnormals (flushed), infinities (inf - inf gives the
  * default NaN inside a lane) and large magnitudes that overflow; every
  * lane must equal the sequential loop bit for bit.  Lane counts cover the
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_dot_kernel.h"
+#include "hlo_num_dot.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 
@@ -54,8 +54,8 @@ static uint32_t bits(float f) {
   return u;
 }
 
-/* The sequential definition, from the header and dev_numerics.h. */
-static float line(float *const *a, float *const *b, int64_t sa, int64_t sb, dev_precision p, float acc, int64_t a0,
+/* The sequential definition, from the header and hlo_numerics.h. */
+static float line(float *const *a, float *const *b, int64_t sa, int64_t sb, hlo_num_precision p, float acc, int64_t a0,
                   int64_t b0, int64_t len) {
   for (int64_t r = 0; r < len; r++) {
     float x[3], y[3];
@@ -63,14 +63,14 @@ static float line(float *const *a, float *const *b, int64_t sa, int64_t sb, dev_
       x[q] = a[q][a0 + r * sa];
       y[q] = b[q][b0 + r * sb];
     }
-    acc = dev_ftz_f32(acc + dev_dot_parts_product(x, y, p));
+    acc = hlo_num_ftz_f32(acc + hlo_num_dot_parts_product(x, y, p));
   }
   return acc;
 }
 
 /* m lanes, len positions, steps (da, db) between lanes and (sa, sb) along
- * the line; operands split as the executor does (dev_dot_split). */
-static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t sa, int64_t sb, dev_precision p) {
+ * the line; operands split as the executor does (hlo_num_dot_split). */
+static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t sa, int64_t sb, hlo_num_precision p) {
   int64_t na = 1 + (m > 0 ? (m - 1) * da : 0) + (len > 0 ? (len - 1) * sa : 0);
   int64_t nb = 1 + (m > 0 ? (m - 1) * db : 0) + (len > 0 ? (len - 1) * sb : 0);
   float *pa[3], *pb[3];
@@ -82,13 +82,13 @@ static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t s
   }
   for (int64_t i = 0; i < na; i++) {
     float s[3];
-    dev_dot_split(value(), p, s);
+    hlo_num_dot_split(value(), p, s);
     for (int q = 0; q < 3; q++)
       pa[q][i] = s[q];
   }
   for (int64_t i = 0; i < nb; i++) {
     float s[3];
-    dev_dot_split(value(), p, s);
+    hlo_num_dot_split(value(), p, s);
     for (int q = 0; q < 3; q++)
       pb[q][i] = s[q];
   }
@@ -99,8 +99,8 @@ static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t s
     acc[q] = q % 5 == 0 ? 0.0f : value();
   for (int64_t q = 0; q < m; q++)
     want[q] = line(pa, pb, sa, sb, p, acc[q], q * da, q * db, len);
-  dev_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = sa, .sb = sb, .prec = p};
-  dev_dot_f32_lanes(&pl, acc, m, 0, da, 0, db, len);
+  hlo_num_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = sa, .sb = sb, .prec = p};
+  hlo_num_dot_f32_lanes(&pl, acc, m, 0, da, 0, db, len);
   for (int64_t q = 0; q < m; q++)
     if (bits(acc[q]) != bits(want[q]))
       fail_msg("m=%lld len=%lld da=%lld db=%lld prec=%d lane %lld: %a (0x%08x), want %a (0x%08x)", (long long)m,
@@ -116,7 +116,7 @@ static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t s
 
 static const int64_t lanes[] = {1, 3, 4, 7, 8, 9, 31, 32, 33, 45, 70, 96};
 static const int64_t lens[] = {0, 1, 5, 17, 64};
-static const dev_precision precs[] = {DEV_PREC_DEFAULT, DEV_PREC_HIGH, DEV_PREC_HIGHEST};
+static const hlo_num_precision precs[] = {HLO_NUM_PREC_DEFAULT, HLO_NUM_PREC_HIGH, HLO_NUM_PREC_HIGHEST};
 
 /* A row of a row-major result: the lhs element shared, the rhs contiguous,
  * lines n apart along the contraction. */
@@ -151,21 +151,21 @@ static void test_line(void **state) {
   }
   for (int i = 0; i < 64; i++) {
     float s[3], t[3];
-    dev_dot_split(value(), DEV_PREC_HIGHEST, s);
-    dev_dot_split(value(), DEV_PREC_HIGHEST, t);
+    hlo_num_dot_split(value(), HLO_NUM_PREC_HIGHEST, s);
+    hlo_num_dot_split(value(), HLO_NUM_PREC_HIGHEST, t);
     for (int q = 0; q < 3; q++)
       pa[q][i] = s[q], pb[q][i] = t[q];
   }
   for (size_t k = 0; k < 3; k++) {
-    dev_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = 1, .sb = 1, .prec = precs[k]};
-    assert_int_equal(bits(dev_dot_f32_line(&pl, 0.5f, 0, 0, 64)), bits(line(pa, pb, 1, 1, precs[k], 0.5f, 0, 0, 64)));
+    hlo_num_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = 1, .sb = 1, .prec = precs[k]};
+    assert_int_equal(bits(hlo_num_dot_f32_line(&pl, 0.5f, 0, 0, 64)), bits(line(pa, pb, 1, 1, precs[k], 0.5f, 0, 0, 64)));
   }
   /* By hand: 1.5 * 2 + 0.25 * 4 = 4 at DEFAULT (both exact in bf16). */
   float a0[2] = {1.5f, 0.25f}, b0[2] = {2.0f, 4.0f}, z[2] = {0, 0};
-  dev_dot_planes hand = {.a = {a0, z, z}, .b = {b0, z, z}, .sa = 1, .sb = 1, .prec = DEV_PREC_DEFAULT};
-  assert_true(dev_dot_f32_line(&hand, 0.0f, 0, 0, 2) == 4.0f);
+  hlo_num_dot_planes hand = {.a = {a0, z, z}, .b = {b0, z, z}, .sa = 1, .sb = 1, .prec = HLO_NUM_PREC_DEFAULT};
+  assert_true(hlo_num_dot_f32_line(&hand, 0.0f, 0, 0, 2) == 4.0f);
   float acc = 1.0f;
-  dev_dot_f32_lanes(&hand, &acc, 1, 0, 0, 0, 0, 2);
+  hlo_num_dot_f32_lanes(&hand, &acc, 1, 0, 0, 0, 0, 2);
   assert_true(acc == 5.0f);
   for (int q = 0; q < 3; q++) {
     free(pa[q]);

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "eval_fixture.h"
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 #include "hlo_dtype.h"
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -163,12 +163,12 @@ static void test_dot_blocked_matches_naive(void **state) {
 
 /* With emulate_device an f32 dot follows the device's numerics (the bf16
  * passes its precision asks for, FTZ of every product and partial sum), k
- * ascending from 0: c = dev_dot_acc(c, a, b, p).  That definition is written
+ * ascending from 0: c = hlo_num_dot_acc(c, a, b, p).  That definition is written
  * out here as the plain loop; the evaluator's vectorised rows must give its
  * bits at each precision, for a width that is not a multiple of 8, for
  * operands whose products are subnormal, and with a NaN among them (which
  * takes the scalar path). */
-static void emulated_case(const char *prec, dev_precision p, bool with_nan) {
+static void emulated_case(const char *prec, hlo_num_precision p, bool with_nan) {
   enum { B = 2, M = 5, K = 37, N = 19 };
   static float a[B * M * K], bm[B * K * N], want[B * M * N];
   uint32_t s = 11;
@@ -183,7 +183,7 @@ static void emulated_case(const char *prec, dev_precision p, bool with_nan) {
       for (int j = 0; j < N; j++) {
         float c = 0.0f;
         for (int k = 0; k < K; k++)
-          c = dev_dot_acc(c, a[(b * M + i) * K + k], bm[(b * K + k) * N + j], p);
+          c = hlo_num_dot_acc(c, a[(b * M + i) * K + k], bm[(b * K + k) * N + j], p);
         want[(b * M + i) * N + j] = c;
       }
   char t[512];
@@ -211,7 +211,7 @@ static void emulated_case(const char *prec, dev_precision p, bool with_nan) {
           c = c + a[(b * M + i) * K + k] * bm[(b * K + k) * N + j];
         differ += memcmp(&c, &want[(b * M + i) * N + j], sizeof c) != 0;
       }
-  if (!with_nan || p != DEV_PREC_HIGHEST)
+  if (!with_nan || p != HLO_NUM_PREC_HIGHEST)
     assert_true(differ > 0);
   hlo_value_unref(out);
   hlo_value_unref(args[0]);
@@ -221,11 +221,11 @@ static void emulated_case(const char *prec, dev_precision p, bool with_nan) {
 
 static void test_dot_emulated_device_numerics(void **state) {
   (void)state;
-  emulated_case(NULL, DEV_PREC_DEFAULT, false);
-  emulated_case("high,high", DEV_PREC_HIGH, false);
-  emulated_case("highest,highest", DEV_PREC_HIGHEST, false);
-  emulated_case(NULL, DEV_PREC_DEFAULT, true);
-  emulated_case("highest,highest", DEV_PREC_HIGHEST, true);
+  emulated_case(NULL, HLO_NUM_PREC_DEFAULT, false);
+  emulated_case("high,high", HLO_NUM_PREC_HIGH, false);
+  emulated_case("highest,highest", HLO_NUM_PREC_HIGHEST, false);
+  emulated_case(NULL, HLO_NUM_PREC_DEFAULT, true);
+  emulated_case("highest,highest", HLO_NUM_PREC_HIGHEST, true);
 }
 
 static void test_dot_f64_and_shape_errors(void **state) {

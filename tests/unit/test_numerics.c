@@ -1,5 +1,5 @@
 /* test_numerics.c — the device's arithmetic: the approximations stay within
- * the error bounds documented in dev_numerics.h over a dense sweep, FTZ
+ * the error bounds documented in hlo_numerics.h over a dense sweep, FTZ
  * flushes where documented, and the bf16 dot passes behave as specified. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 #include "hlo_dtype.h"
 
 static double ulp_err(float got, double exact) {
@@ -60,21 +60,21 @@ static double rsqrt64(double x) { return 1 / sqrt(x); }
 
 static void approximations_within_documented_bounds(void **state) {
   (void)state;
-  assert_true(sweep(dev_exp_f32, exp, -87.3f, 88.7f, 0) <= DEV_ULP_EXP);
-  assert_true(sweep(dev_expm1_f32, expm1, -87.3f, 88.7f, 0) <= DEV_ULP_EXPM1);
-  assert_true(sweep(dev_log_f32, log, FLT_MIN, FLT_MAX, 0) <= DEV_ULP_LOG);
-  assert_true(sweep(dev_log1p_f32, log1p, -0.99999f, 1e30f, 0) <= DEV_ULP_LOG1P);
-  assert_true(sweep(dev_tanh_f32, tanh, -FLT_MAX, FLT_MAX, 0) <= DEV_ULP_TANH);
-  assert_true(sweep(dev_logistic_f32, logistic64, -87.0f, 87.0f, 0) <= DEV_ULP_LOGISTIC);
-  assert_true(sweep(dev_sqrt_f32, sqrt, 0, FLT_MAX, 0) <= DEV_ULP_SQRT);
-  assert_true(sweep(dev_rsqrt_f32, rsqrt64, FLT_MIN, FLT_MAX, 0) <= DEV_ULP_RSQRT);
-  assert_true(sweep(dev_sin_f32, sin, -1e4f, 1e4f, 1) <= DEV_ULP_SINCOS);
-  assert_true(sweep(dev_cos_f32, cos, -1e4f, 1e4f, 1) <= DEV_ULP_SINCOS);
-  assert_true(sweep(dev_erf_f32, erf, -FLT_MAX, FLT_MAX, 0) <= DEV_ULP_ERF);
+  assert_true(sweep(hlo_num_exp_f32, exp, -87.3f, 88.7f, 0) <= HLO_NUM_ULP_EXP);
+  assert_true(sweep(hlo_num_expm1_f32, expm1, -87.3f, 88.7f, 0) <= HLO_NUM_ULP_EXPM1);
+  assert_true(sweep(hlo_num_log_f32, log, FLT_MIN, FLT_MAX, 0) <= HLO_NUM_ULP_LOG);
+  assert_true(sweep(hlo_num_log1p_f32, log1p, -0.99999f, 1e30f, 0) <= HLO_NUM_ULP_LOG1P);
+  assert_true(sweep(hlo_num_tanh_f32, tanh, -FLT_MAX, FLT_MAX, 0) <= HLO_NUM_ULP_TANH);
+  assert_true(sweep(hlo_num_logistic_f32, logistic64, -87.0f, 87.0f, 0) <= HLO_NUM_ULP_LOGISTIC);
+  assert_true(sweep(hlo_num_sqrt_f32, sqrt, 0, FLT_MAX, 0) <= HLO_NUM_ULP_SQRT);
+  assert_true(sweep(hlo_num_rsqrt_f32, rsqrt64, FLT_MIN, FLT_MAX, 0) <= HLO_NUM_ULP_RSQRT);
+  assert_true(sweep(hlo_num_sin_f32, sin, -1e4f, 1e4f, 1) <= HLO_NUM_ULP_SINCOS);
+  assert_true(sweep(hlo_num_cos_f32, cos, -1e4f, 1e4f, 1) <= HLO_NUM_ULP_SINCOS);
+  assert_true(sweep(hlo_num_erf_f32, erf, -FLT_MAX, FLT_MAX, 0) <= HLO_NUM_ULP_ERF);
   /* and they are the device's own: not bit-identical to libm everywhere */
   int differs = 0;
   for (float x = -10; x < 10; x += 0.001f)
-    differs += dev_exp_f32(x) != expf(x);
+    differs += hlo_num_exp_f32(x) != expf(x);
   assert_true(differs > 0);
 }
 
@@ -82,26 +82,26 @@ static void subnormals_flush_to_zero(void **state) {
   (void)state;
   float sub = 1e-40f, out;
   assert_true(sub != 0 && fabsf(sub) < FLT_MIN);
-  assert_true(dev_ftz_f32(sub) == 0 && !signbit(dev_ftz_f32(sub)));
-  assert_true(dev_ftz_f32(-sub) == 0 && signbit(dev_ftz_f32(-sub)));
-  assert_true(dev_ftz_f32(FLT_MIN) == FLT_MIN);
+  assert_true(hlo_num_ftz_f32(sub) == 0 && !signbit(hlo_num_ftz_f32(sub)));
+  assert_true(hlo_num_ftz_f32(-sub) == 0 && signbit(hlo_num_ftz_f32(-sub)));
+  assert_true(hlo_num_ftz_f32(FLT_MIN) == FLT_MIN);
   /* input flushed: 1e-40 + 0 is 0, not 1e-40 */
-  assert_int_equal(dev_binary_f32(HLO_OP_ADD, sub, 0.0f, &out), 1);
+  assert_int_equal(hlo_num_binary_f32(HLO_OP_ADD, sub, 0.0f, &out), 1);
   assert_true(out == 0);
   /* result flushed: 1e-20 * 1e-20 = 1e-40 would be subnormal */
-  assert_int_equal(dev_binary_f32(HLO_OP_MULTIPLY, 1e-20f, 1e-20f, &out), 1);
+  assert_int_equal(hlo_num_binary_f32(HLO_OP_MULTIPLY, 1e-20f, 1e-20f, &out), 1);
   assert_true(out == 0);
   /* max/min and compare are not arithmetic: not handled here */
-  assert_int_equal(dev_binary_f32(HLO_OP_MAXIMUM, 1.0f, 2.0f, &out), 0);
+  assert_int_equal(hlo_num_binary_f32(HLO_OP_MAXIMUM, 1.0f, 2.0f, &out), 0);
 }
 
 static void dot_passes(void **state) {
   (void)state;
   /* 1 + 2^-10 rounds to 1 in bf16 (7 fraction bits): one pass loses it */
   float a = 1.0f + 0x1p-10f;
-  assert_true(dev_dot_product(a, 1.0f, DEV_PREC_DEFAULT) == 1.0f);
-  assert_true(dev_dot_product(a, 1.0f, DEV_PREC_HIGH) == a);
-  assert_true(dev_dot_product(a, 1.0f, DEV_PREC_HIGHEST) == a);
+  assert_true(hlo_num_dot_product(a, 1.0f, HLO_NUM_PREC_DEFAULT) == 1.0f);
+  assert_true(hlo_num_dot_product(a, 1.0f, HLO_NUM_PREC_HIGH) == a);
+  assert_true(hlo_num_dot_product(a, 1.0f, HLO_NUM_PREC_HIGHEST) == a);
   /* 3 and 6 passes are closer to the f64 dot than 1 pass */
   uint32_t s = 12345;
   double e1 = 0, e3 = 0, e6 = 0;
@@ -114,9 +114,9 @@ static void dot_passes(void **state) {
       s = s * 1664525u + 1013904223u;
       float y = (float)(s >> 8) / 16777216.0f - 0.5f;
       exact += (double)x * y;
-      acc1 = dev_dot_acc(acc1, x, y, DEV_PREC_DEFAULT);
-      acc3 = dev_dot_acc(acc3, x, y, DEV_PREC_HIGH);
-      acc6 = dev_dot_acc(acc6, x, y, DEV_PREC_HIGHEST);
+      acc1 = hlo_num_dot_acc(acc1, x, y, HLO_NUM_PREC_DEFAULT);
+      acc3 = hlo_num_dot_acc(acc3, x, y, HLO_NUM_PREC_HIGH);
+      acc6 = hlo_num_dot_acc(acc6, x, y, HLO_NUM_PREC_HIGHEST);
     }
     e1 += fabs(acc1 - exact), e3 += fabs(acc3 - exact), e6 += fabs(acc6 - exact);
   }
@@ -124,7 +124,7 @@ static void dot_passes(void **state) {
   assert_true(e6 <= e3);
   /* the split of highest recovers x exactly: hi + mid + lo == x */
   float parts[3];
-  dev_dot_split(0.1f, DEV_PREC_HIGHEST, parts);
+  hlo_num_dot_split(0.1f, HLO_NUM_PREC_HIGHEST, parts);
   assert_true(parts[0] + parts[1] + parts[2] == 0.1f);
 }
 
@@ -140,7 +140,7 @@ static float bitsf(uint32_t u) {
   return f;
 }
 
-/* dev_round_f16_block / dev_round_bf16_block against the conversions of
+/* hlo_num_round_f16_block / hlo_num_round_bf16_block against the conversions of
  * hlo_dtype.h (an independent, branchy implementation of the same
  * rounding), on every f32 high half with low halves around the rounding
  * boundaries of both types (ties, just below and above), and on a
@@ -164,8 +164,8 @@ static void f16_bf16_rounding_blocks(void **state) {
       }
       x[hi] = bitsf(hi << 16 | lo);
     }
-    dev_round_f16_block(x, r16, 65536);
-    dev_round_bf16_block(x, rb, 65536);
+    hlo_num_round_f16_block(x, r16, 65536);
+    hlo_num_round_bf16_block(x, rb, 65536);
     for (int i = 0; i < 65536; i++) {
       uint32_t w16 = fbits(hlo_f16_to_f32(hlo_f32_to_f16(x[i])));
       uint32_t wb = fbits(hlo_bf16_to_f32(hlo_f32_to_bf16(x[i])));
@@ -177,14 +177,14 @@ static void f16_bf16_rounding_blocks(void **state) {
   }
   /* a few by hand: the f16 tie 1 + 2^-11 goes to even 1; 65520 overflows */
   float h[4] = {1.0f + 0x1p-11f, 65520.0f, 0x1p-25f, 0x1.8p-25f}, o[4];
-  dev_round_f16_block(h, o, 4);
+  hlo_num_round_f16_block(h, o, 4);
   assert_true(o[0] == 1.0f);
   assert_true(isinf(o[1]));
   assert_true(o[2] == 0.0f);        /* half the smallest subnormal: tie to 0 */
   assert_true(o[3] == 0x1p-24f);    /* above the tie: the smallest subnormal */
 }
 
-/* dev_binary_f32_block is dev_binary_f32 element by element, NaN operands
+/* hlo_num_binary_f32_block is hlo_num_binary_f32 element by element, NaN operands
  * included: add and multiply keep the first operand's NaN (quieted) when
  * both are NaN, whatever order a vector loop computes in. */
 static void binary_block_matches_scalar(void **state) {
@@ -201,10 +201,10 @@ static void binary_block_matches_scalar(void **state) {
     for (int j = 0; j < NS; j++, n++)
       x[n] = bitsf(special[i]), y[n] = bitsf(special[j]);
   for (int k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++) {
-    assert_int_equal(dev_binary_f32_block(ops[k], x, y, o, n), 1);
+    assert_int_equal(hlo_num_binary_f32_block(ops[k], x, y, o, n), 1);
     for (int i = 0; i < n; i++) {
       float want;
-      assert_int_equal(dev_binary_f32(ops[k], x[i], y[i], &want), 1);
+      assert_int_equal(hlo_num_binary_f32(ops[k], x[i], y[i], &want), 1);
       if (fbits(o[i]) != fbits(want))
         fail_msg("op %d on 0x%08x, 0x%08x: got 0x%08x, want 0x%08x", (int)ops[k], fbits(x[i]), fbits(y[i]),
                  fbits(o[i]), fbits(want));
@@ -212,9 +212,9 @@ static void binary_block_matches_scalar(void **state) {
   }
   /* both NaN: the first operand's payload, quieted */
   float a = bitsf(0x7FA5A5A5), b = bitsf(0xFFC00000), r;
-  dev_binary_f32_block(HLO_OP_ADD, &a, &b, &r, 1);
+  hlo_num_binary_f32_block(HLO_OP_ADD, &a, &b, &r, 1);
   assert_int_equal(fbits(r), 0x7FE5A5A5);
-  dev_binary_f32_block(HLO_OP_MULTIPLY, &b, &a, &r, 1);
+  hlo_num_binary_f32_block(HLO_OP_MULTIPLY, &b, &a, &r, 1);
   assert_int_equal(fbits(r), 0xFFC00000);
 }
 

@@ -2,7 +2,8 @@
  *
  * The object exports `tune_backend_v1`, a dev_backend whose abi field must
  * be DEV_BACKEND_ABI and whose every function pointer is set; anything else
- * is refused with a message naming the file.  The handle is never closed:
+ * is refused with a message naming the file.  An optional
+ * `tune_backend_attach_v1` receives the host's services (dev_host).  The handle is never closed:
  * the backend's functions stay in use until the process exits.
  *
  * A path without a slash names a file in the current folder, as every
@@ -16,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dev_backend_load(const char *path, const dev_backend **out, hlo_error *err) {
+int dev_backend_load(const char *path, const dev_host *host, const dev_backend **out, hlo_error *err) {
   *out = NULL;
   char *local = NULL;
   const char *open_path = path;
@@ -58,6 +59,13 @@ int dev_backend_load(const char *path, const dev_backend **out, hlo_error *err) 
     snprintf(name, sizeof name, "%s", b->name ? b->name : "?");
     dlclose(h);
     return hlo_error_set(err, 0, 0, "%s: backend '%s' leaves %s unset", path, name, unset);
+  }
+  /* Optional: a backend that uses the host's services asks for them. */
+  void *sym = dlsym(h, "tune_backend_attach_v1");
+  if (sym) {
+    dev_backend_attach_fn *attach;
+    memcpy(&attach, &sym, sizeof attach); /* object to function pointer, as POSIX dlsym allows */
+    attach(host);
   }
   *out = b;
   return 0;

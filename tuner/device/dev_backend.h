@@ -7,6 +7,13 @@
  * kernel (or refuses with a compile error), runs a kernel on arguments, and
  * reports the kernel's simulated cost.  Kernels are owned by the backend and
  * released with release().  Values follow hlo_value.h.
+ *
+ * A backend that wants the host's HLO semantics (a reference backend, a
+ * backend that checks itself, a test double) also exports
+ * `tune_backend_attach_v1`, a dev_backend_attach_fn: tune calls it once,
+ * right after loading, with a dev_host whose functions stay valid until the
+ * process exits.  So a backend needs only this header and the HLO layer's
+ * (hlo.h, hlo_value.h, hlo_error.h), never tune's checker.
  */
 #ifndef TUNE_DEV_BACKEND_H
 #define TUNE_DEV_BACKEND_H
@@ -58,11 +65,40 @@ typedef struct dev_backend {
   void (*release)(dev_kernel *k);
 } dev_backend;
 
+/* Called on every instruction the host evaluates, after its value is
+ * computed: operands[0..noperands) are its operands' values, and the hook
+ * may replace *value (unref the old one). */
+typedef void dev_host_hook(void *ctx, const hlo_instr *ins, hlo_value *const *operands, int noperands,
+                           hlo_value **value);
+
+typedef struct dev_host_opts {
+  int replicas;       /* simulated replicas, >= 1; *out is replica 0's */
+  int emulate_device; /* the device numerics of hlo_numerics.h (bf16 dot
+                         passes, approximations, FTZ), as tune's reference
+                         applies them when it judges a candidate */
+  dev_host_hook *hook; /* optional; every instruction then runs op by op */
+  void *hook_ctx;
+} dev_host_opts;
+
+/* What tune offers a loaded backend. */
+typedef struct dev_host {
+  /* Evaluates m's entry computation with the host's reference semantics on
+   * args (one per entry parameter, in order; the caller keeps its
+   * references).  0 with *out set (one reference), or -1 with err naming the
+   * instruction and what went wrong. */
+  int (*evaluate)(const hlo_module *m, int nargs, hlo_value *const *args, const dev_host_opts *o,
+                  hlo_value **out, hlo_error *err);
+} dev_host;
+
+typedef void dev_backend_attach_fn(const dev_host *host);
+
 /* The built-in simulated device. */
 const dev_backend *dev_sim_backend(void);
 
 /* Loads PATH.so and returns its tune_backend_v1; -1 with err when the file,
- * the symbol or the ABI version is wrong. */
-int dev_backend_load(const char *path, const dev_backend **out, hlo_error *err);
+ * the symbol or the ABI version is wrong.  When the object exports
+ * tune_backend_attach_v1 it is called with host (which may be NULL for a
+ * caller that offers nothing; the backend must then not need it). */
+int dev_backend_load(const char *path, const dev_host *host, const dev_backend **out, hlo_error *err);
 
 #endif

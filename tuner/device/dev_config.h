@@ -27,14 +27,16 @@
 #include <stdint.h>
 
 #include "hlo_error.h"
+#include "hlo_numerics.h"
 
 #define DEV_MAX_RANK 8
 
-typedef enum dev_precision {
-  DEV_PREC_DEFAULT = 0, /* f32 dot operands rounded to bf16, one pass */
-  DEV_PREC_HIGH,        /* 3 bf16 passes */
-  DEV_PREC_HIGHEST      /* 6 bf16 passes */
-} dev_precision;
+/* The passes are numerics the reference emulates too, so their enum lives
+ * in the HLO layer (hlo_numerics.h); these are the device's names for it. */
+typedef hlo_num_precision dev_precision;
+#define DEV_PREC_DEFAULT HLO_NUM_PREC_DEFAULT /* f32 dot operands rounded to bf16, one pass */
+#define DEV_PREC_HIGH HLO_NUM_PREC_HIGH       /* 3 bf16 passes */
+#define DEV_PREC_HIGHEST HLO_NUM_PREC_HIGHEST /* 6 bf16 passes */
 
 /* Lowering flags.  Text names in this order: */
 #define DEV_FLAG_LIST(X)                                 \

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "dev_defect.h"
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 #include "dev_whole.h"
 #include "eval.h"
 #include "hlo_dtype.h"
@@ -222,7 +222,7 @@ static dev_slot wrap(hlo_etype t, uint64_t v) { return islot((int64_t)hlo_int_wr
 
 /* ---- scalar elementwise semantics ---------------------------------------------
  * The reference's rules (check/eval_elementwise.c header), with the device's
- * f32 arithmetic (dev_unary_f32 / dev_binary_f32: approximations and FTZ)
+ * f32 arithmetic (hlo_num_unary_f32 / hlo_num_binary_f32: approximations and FTZ)
  * for every type that computes in f32. */
 
 static float maxf_(float a, float b) {
@@ -380,9 +380,9 @@ static dev_slot float_op(const hlo_instr *ins, hlo_etype t, hlo_etype rt, const 
     return fslot(r);
   }
   float a = (float)x[0].f, b = ins->noperands > 1 ? (float)x[1].f : 0.0f, r;
-  if (ins->noperands == 1 && dev_unary_f32(op, a, &r))
+  if (ins->noperands == 1 && hlo_num_unary_f32(op, a, &r))
     return fslot(round_to(rt, r));
-  if (ins->noperands == 2 && dev_binary_f32(op, a, b, &r))
+  if (ins->noperands == 2 && hlo_num_binary_f32(op, a, b, &r))
     return fslot(round_to(rt, r));
   switch (op) {
   case HLO_OP_REAL: r = a; break;
@@ -620,7 +620,7 @@ static uint64_t as_int(hlo_etype t, hlo_etype rt, dev_slot v) {
 dev_slot dev_elem_dot_step(hlo_etype ct, hlo_etype rt, dev_slot acc, dev_slot a, hlo_etype at, dev_slot b,
                            hlo_etype bt, dev_precision p) {
   if (ct == HLO_F32)
-    return fslot(dev_dot_acc((float)acc.f, (float)as_double(at, a), (float)as_double(bt, b), p));
+    return fslot(hlo_num_dot_acc((float)acc.f, (float)as_double(at, a), (float)as_double(bt, b), p));
   if (ct == HLO_F64)
     return fslot(acc.f + as_double(at, a) * as_double(bt, b));
   return islot((int64_t)((uint64_t)acc.i + as_int(at, rt, a) * as_int(bt, rt, b)));
@@ -628,7 +628,7 @@ dev_slot dev_elem_dot_step(hlo_etype ct, hlo_etype rt, dev_slot acc, dev_slot a,
 
 dev_slot dev_elem_dot_combine(hlo_etype ct, dev_slot x, dev_slot y) {
   if (ct == HLO_F32)
-    return fslot(dev_ftz_f32((float)x.f + (float)y.f));
+    return fslot(hlo_num_ftz_f32((float)x.f + (float)y.f));
   if (ct == HLO_F64)
     return fslot(x.f + y.f);
   return islot((int64_t)((uint64_t)x.i + (uint64_t)y.i));
@@ -994,7 +994,7 @@ static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   const hlo_instr *l = ins->operands[0], *r = ins->operands[1];
   const hlo_shape *ls = leaf0(l), *rs = leaf0(r);
   hlo_etype rt = ins->shape.type, ct = dev_elem_dot_ctype(rt);
-  dev_precision prec = dev_dot_precision(ins, e->prec);
+  dev_precision prec = hlo_num_dot_precision(ins, e->prec);
   int nc = dn->lhs_contracting.n;
   int64_t csz[HLO_MAX_RANK], total = 1;
   for (int j = 0; j < nc; j++) {
@@ -1073,7 +1073,7 @@ static bool ew_f32_block_op(const hlo_instr *ins) {
     if (leaf0(ins->operands[j])->type != HLO_F32)
       return false;
   float r;
-  return ins->noperands == 1 ? dev_unary_f32(ins->op, 0.0f, &r) != 0 : dev_binary_f32(ins->op, 1.0f, 1.0f, &r) != 0;
+  return ins->noperands == 1 ? hlo_num_unary_f32(ins->op, 0.0f, &r) != 0 : hlo_num_binary_f32(ins->op, 1.0f, 1.0f, &r) != 0;
 }
 
 static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
@@ -1133,7 +1133,7 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     /* f32 <-> f16/bf16, either way: dev_slot_to_host, hlo_convert_array
      * (its fast path) and dev_slot_from_host per element come to
      * hlo_f16_to_f32(hlo_f32_to_f16(x)) (bf16 alike) of the f32 value,
-     * which dev_round_f16_block computes for a whole row */
+     * which hlo_num_round_f16_block computes for a whole row */
     bool f16 = (st == HLO_F32 && dt == HLO_F16) || (st == HLO_F16 && dt == HLO_F32);
     bool bf16 = (st == HLO_F32 && dt == HLO_BF16) || (st == HLO_BF16 && dt == HLO_F32);
     if (f16 || bf16) {
@@ -1144,9 +1144,9 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
         for (int64_t k = 0; k < n; k++)
           xr[k] = (float)sv[k * src[0].step].f;
         if (f16)
-          dev_round_f16_block(xr, rr, n);
+          hlo_num_round_f16_block(xr, rr, n);
         else
-          dev_round_bf16_block(xr, rr, n);
+          hlo_num_round_bf16_block(xr, rr, n);
         for (int64_t k = 0; k < n; k++)
           b->v[i0 + k].f = rr[k];
       }
@@ -1185,11 +1185,11 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
       for (int64_t k = 0; k < n; k++)
         xa[k] = (float)src[0].v[(i0 + k) * src[0].step].f;
       if (nop == 1) {
-        dev_unary_f32_block(ins->op, xa, r, n);
+        hlo_num_unary_f32_block(ins->op, xa, r, n);
       } else {
         for (int64_t k = 0; k < n; k++)
           xb[k] = (float)src[1].v[(i0 + k) * src[1].step].f;
-        dev_binary_f32_block(ins->op, xa, xb, r, n);
+        hlo_num_binary_f32_block(ins->op, xa, xb, r, n);
       }
       for (int64_t k = 0; k < n; k++)
         b->v[i0 + k].f = r[k];

@@ -157,7 +157,7 @@ dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot
 
 /* Dot arithmetic: the compute type of a dot with result type rt (f32 for
  * float results other than f64, f64, s64/u64 for integers), one
- * multiply-accumulate step with the device's numerics (dev_dot_acc for f32)
+ * multiply-accumulate step with the device's numerics (hlo_num_dot_acc for f32)
  * on operand values of types at and bt, and the final rounding to rt. */
 hlo_etype dev_elem_dot_ctype(hlo_etype rt);
 dev_slot dev_elem_dot_step(hlo_etype ct, hlo_etype rt, dev_slot acc, dev_slot a, hlo_etype at, dev_slot b,

@@ -27,7 +27,7 @@
  * real chip would leave undefined is modelled as a finite stale value).
  */
 #if defined(__GNUC__) && !defined(__clang__)
-/* the dot fold must round exactly as dev_numerics.c does */
+/* the dot fold must round exactly as hlo_numerics.c does */
 #pragma GCC optimize("fp-contract=off")
 #endif
 #ifdef __clang__
@@ -41,12 +41,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_dot_kernel.h"
+#include "hlo_num_dot.h"
 #include "dev_elemental.h"
 #include "dev_exec_fold.h"
 #include "dev_exec_variadic.h"
 #include "dev_hbm.h"
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 #include "hlo_dtype.h"
 
 void dev_exec_hooks_none(dev_exec_hooks *h) {
@@ -1127,8 +1127,8 @@ static float dot_operand(dev_slot v, hlo_eclass cls) {
 }
 
 /* fold_dot_fast's f32 case, rows of the region at a time through
- * dev_dot_f32_lanes, which gives each output element the scalar loop's
- * bits (see dev_dot_kernel.h).  With P pack slots, slot q of an output
+ * hlo_num_dot_f32_lanes, which gives each output element the scalar loop's
+ * bits (see hlo_num_dot.h).  With P pack slots, slot q of an output
  * element takes positions r0 + r with (label0 + r) mod P == q in order: a
  * line of its own, P elements apart.  The operands are split once
  * per chunk as fold_dot_fast does, into one plane per bf16 part.  Returns
@@ -1156,7 +1156,7 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
     bool nan = false;
     for (int64_t i = 0; i < n; i++) {
       float t[3];
-      dev_dot_split(dot_operand(bx[side].v[i], cls), prec, t);
+      hlo_num_dot_split(dot_operand(bx[side].v[i], cls), prec, t);
       for (int p = 0; p < np; p++) {
         planes[side][p * n + i] = t[p];
         nan = nan || t[p] != t[p];
@@ -1174,7 +1174,7 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
     goto done;
   }
   int64_t P = x->P;
-  dev_dot_planes pl = {.sa = stride[0] * P, .sb = stride[1] * P, .prec = prec};
+  hlo_num_dot_planes pl = {.sa = stride[0] * P, .sb = stride[1] * P, .prec = prec};
   for (int p = 0; p < np; p++) {
     pl.a[p] = planes[0] + p * bx[0].count;
     pl.b[p] = planes[1] + p * bx[1].count;
@@ -1217,11 +1217,11 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
         row[j] = (float)acc[(ro + j) * P + q].f;
         nan_acc = nan_acc || row[j] != row[j];
       }
-      if (nan_acc) /* see dev_dot_kernel.h: NaN payloads need the scalar order */
+      if (nan_acc) /* see hlo_num_dot.h: NaN payloads need the scalar order */
         for (int64_t j = 0; j < nl; j++)
-          row[j] = dev_dot_f32_line(&pl, row[j], a0 + j * step[0], b0 + j * step[1], cnt);
+          row[j] = hlo_num_dot_f32_line(&pl, row[j], a0 + j * step[0], b0 + j * step[1], cnt);
       else
-        dev_dot_f32_lanes(&pl, row, nl, a0, step[0], b0, step[1], cnt);
+        hlo_num_dot_f32_lanes(&pl, row, nl, a0, step[0], b0, step[1], cnt);
       for (int64_t j = 0; j < nl; j++) {
         acc[(ro + j) * P + q].f = row[j];
         valid[(ro + j) * P + q] = 1;
@@ -1286,7 +1286,7 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
         double dv = hlo_etype_class(sh[side]->type) == HLO_CLASS_FLOAT ? v.f
                     : hlo_etype_class(sh[side]->type) == HLO_CLASS_UINT ? (double)(uint64_t)v.i
                                                                          : (double)v.i;
-        dev_dot_split((float)dv, prec, parts[side] + 3 * i);
+        hlo_num_dot_split((float)dv, prec, parts[side] + 3 * i);
       }
     } else {
       ints[side] = malloc(n * sizeof(uint64_t));
@@ -1330,10 +1330,10 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
       int64_t sa = 3 * stride[0], sb = 3 * stride[1];
       if (prec == DEV_PREC_DEFAULT)
         for (int64_t r = 0; r < len; r++)
-          f = dev_ftz_f32(f + dev_ftz_f32(pa[r * sa] * pb[r * sb]));
+          f = hlo_num_ftz_f32(f + hlo_num_ftz_f32(pa[r * sa] * pb[r * sb]));
       else
         for (int64_t r = 0; r < len; r++)
-          f = dev_ftz_f32(f + dev_dot_parts_product(pa + r * sa, pb + r * sb, prec));
+          f = hlo_num_ftz_f32(f + hlo_num_dot_parts_product(pa + r * sa, pb + r * sb, prec));
       acc[ro].f = f;
       valid[ro] = 1;
     } else {
@@ -1341,7 +1341,7 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
         int64_t a = base[0] + r * stride[0], b = base[1] + r * stride[1];
         int64_t k = ro * x->P + (label0 + r) % x->P;
         if (ct == HLO_F32)
-          acc[k].f = dev_ftz_f32((float)acc[k].f + dev_dot_parts_product(parts[0] + 3 * a, parts[1] + 3 * b, prec));
+          acc[k].f = hlo_num_ftz_f32((float)acc[k].f + hlo_num_dot_parts_product(parts[0] + 3 * a, parts[1] + 3 * b, prec));
         else if (f32_int_acc)
           acc[k].i = int8_dot_f32_step(acc[k].i, (int64_t)(ints[0][a] * ints[1][b]));
         else
@@ -1398,7 +1398,7 @@ static int fold_dot_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poiso
     }
   }
   hlo_etype ct = x->acc_t;
-  dev_precision prec = dev_dot_precision(h, x->s->cfg.prec);
+  dev_precision prec = hlo_num_dot_precision(h, x->s->cfg.prec);
   if (nc == 1 && ct != HLO_F64) {
     int rc = fold_dot_fast(x, bx, sh, prec, r0, len, label0, acc, valid, poison);
     dev_elem_box_release(x->el, &bx[0]);

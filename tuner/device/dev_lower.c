@@ -36,7 +36,7 @@
 #include "dev_elemental.h"
 #include "dev_exec.h"
 #include "dev_exec_variadic.h"
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 
 __attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t n, const char *fmt, ...) {
   if (why && n) {
@@ -470,7 +470,7 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     }
     int ps = 1;
     if (l && l->type == HLO_F32)
-      ps = passes(ins->op == HLO_OP_DOT ? dev_dot_precision(ins, cfg->prec) : cfg->prec);
+      ps = passes(ins->op == HLO_OP_DOT ? hlo_num_dot_precision(ins, cfg->prec) : cfg->prec);
     mac_flops += 2 * n * kk;
     mxu += 2 * n * kk * ps;
   }

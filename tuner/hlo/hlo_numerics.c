@@ -1,5 +1,5 @@
-/* dev_numerics.c — device arithmetic: flush-to-zero, bf16 MXU passes and
- * the transcendental approximations.  See dev_numerics.h for the contract.
+/* hlo_numerics.c — device arithmetic: flush-to-zero, bf16 MXU passes and
+ * the transcendental approximations.  See hlo_numerics.h for the contract.
  *
  * Every approximation is written out here (range reduction + polynomial in
  * f32) rather than calling libm, because a real accelerator's EUP has its own
@@ -16,7 +16,7 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 
 #include <float.h>
 #include <math.h>
@@ -38,28 +38,28 @@ static float bf16(float x) { return hlo_bf16_to_f32(hlo_f32_to_bf16(x)); }
 
 /* ---- dot --------------------------------------------------------------- */
 
-void dev_dot_split(float x, dev_precision p, float parts[3]) {
-  x = dev_ftz_f32(x);
+void hlo_num_dot_split(float x, hlo_num_precision p, float parts[3]) {
+  x = hlo_num_ftz_f32(x);
   float hi = bf16(x);
   parts[0] = hi;
   parts[1] = parts[2] = 0.0f;
-  if (p == DEV_PREC_DEFAULT || !isfinite(x))
+  if (p == HLO_NUM_PREC_DEFAULT || !isfinite(x))
     return;
   float r = x - hi; /* exact: hi has the leading 8 bits of x */
   parts[1] = bf16(r);
-  if (p == DEV_PREC_HIGHEST)
+  if (p == HLO_NUM_PREC_HIGHEST)
     parts[2] = bf16(r - parts[1]);
 }
 
-float dev_dot_parts_product(const float x[3], const float y[3], dev_precision p) {
+float hlo_num_dot_parts_product(const float x[3], const float y[3], hlo_num_precision p) {
   float t;
   switch (p) {
-  case DEV_PREC_HIGH:
+  case HLO_NUM_PREC_HIGH:
     t = x[1] * y[0];
     t = t + x[0] * y[1];
     t = t + x[0] * y[0];
     break;
-  case DEV_PREC_HIGHEST:
+  case HLO_NUM_PREC_HIGHEST:
     t = x[2] * y[0];
     t = t + x[0] * y[2];
     t = t + x[1] * y[1];
@@ -71,26 +71,26 @@ float dev_dot_parts_product(const float x[3], const float y[3], dev_precision p)
     t = x[0] * y[0];
     break;
   }
-  return dev_ftz_f32(t);
+  return hlo_num_ftz_f32(t);
 }
 
-float dev_dot_product(float a, float b, dev_precision p) {
+float hlo_num_dot_product(float a, float b, hlo_num_precision p) {
   float x[3], y[3];
-  dev_dot_split(a, p, x);
-  dev_dot_split(b, p, y);
-  return dev_dot_parts_product(x, y, p);
+  hlo_num_dot_split(a, p, x);
+  hlo_num_dot_split(b, p, y);
+  return hlo_num_dot_parts_product(x, y, p);
 }
 
-float dev_dot_acc(float acc, float a, float b, dev_precision p) {
-  return dev_ftz_f32(acc + dev_dot_product(a, b, p));
+float hlo_num_dot_acc(float acc, float a, float b, hlo_num_precision p) {
+  return hlo_num_ftz_f32(acc + hlo_num_dot_product(a, b, p));
 }
 
-dev_precision dev_dot_precision(const hlo_instr *dot, dev_precision cfg_prec) {
-  dev_precision p = cfg_prec;
+hlo_num_precision hlo_num_dot_precision(const hlo_instr *dot, hlo_num_precision cfg_prec) {
+  hlo_num_precision p = cfg_prec;
   for (int i = 0; dot && i < dot->attrs.nprecision; i++) {
-    dev_precision q = dot->attrs.precision[i] == HLO_PREC_HIGHEST ? DEV_PREC_HIGHEST
-                      : dot->attrs.precision[i] == HLO_PREC_HIGH  ? DEV_PREC_HIGH
-                                                                   : DEV_PREC_DEFAULT;
+    hlo_num_precision q = dot->attrs.precision[i] == HLO_PREC_HIGHEST ? HLO_NUM_PREC_HIGHEST
+                      : dot->attrs.precision[i] == HLO_PREC_HIGH  ? HLO_NUM_PREC_HIGH
+                                                                   : HLO_NUM_PREC_DEFAULT;
     if (q > p)
       p = q;
   }
@@ -117,8 +117,8 @@ static float exp_poly(float r) {
   return 1.0f + r * p;
 }
 
-float dev_exp_f32(float x) {
-  x = dev_ftz_f32(x);
+float hlo_num_exp_f32(float x) {
+  x = hlo_num_ftz_f32(x);
   if (isnan(x))
     return x;
   if (x > 88.72283935546875f)
@@ -127,11 +127,11 @@ float dev_exp_f32(float x) {
     return 0.0f;
   float n = nearbyintf(x * LOG2E);
   float r = (x - n * LN2_HI) - n * LN2_LO;
-  return dev_ftz_f32(ldexpf(exp_poly(r), (int)n));
+  return hlo_num_ftz_f32(ldexpf(exp_poly(r), (int)n));
 }
 
-float dev_expm1_f32(float x) {
-  x = dev_ftz_f32(x);
+float hlo_num_expm1_f32(float x) {
+  x = hlo_num_ftz_f32(x);
   if (isnan(x))
     return x;
   if (fabsf(x) < 0.5f) {
@@ -145,22 +145,22 @@ float dev_expm1_f32(float x) {
     p = 1.0f / 24.0f + x * p;
     p = 1.0f / 6.0f + x * p;
     p = 0.5f + x * p;
-    return dev_ftz_f32(x + x * (x * p));
+    return hlo_num_ftz_f32(x + x * (x * p));
   }
   if (x < -20.0f)
     return -1.0f;
-  return dev_exp_f32(x) - 1.0f;
+  return hlo_num_exp_f32(x) - 1.0f;
 }
 
-float dev_logistic_f32(float x) {
-  x = dev_ftz_f32(x);
+float hlo_num_logistic_f32(float x) {
+  x = hlo_num_ftz_f32(x);
   if (isnan(x))
     return x;
-  return dev_ftz_f32(1.0f / (1.0f + dev_exp_f32(-x)));
+  return hlo_num_ftz_f32(1.0f / (1.0f + hlo_num_exp_f32(-x)));
 }
 
-float dev_tanh_f32(float x) {
-  x = dev_ftz_f32(x);
+float hlo_num_tanh_f32(float x) {
+  x = hlo_num_ftz_f32(x);
   if (isnan(x))
     return x;
   float a = fabsf(x);
@@ -170,7 +170,7 @@ float dev_tanh_f32(float x) {
   if (a > 9.1f) {
     t = 1.0f;
   } else {
-    float e = dev_expm1_f32(2.0f * a);
+    float e = hlo_num_expm1_f32(2.0f * a);
     t = e / (e + 2.0f);
   }
   return copysignf(t, x);
@@ -178,8 +178,8 @@ float dev_tanh_f32(float x) {
 
 /* ---- log family -------------------------------------------------------- */
 
-float dev_log_f32(float x) {
-  x = dev_ftz_f32(x);
+float hlo_num_log_f32(float x) {
+  x = hlo_num_ftz_f32(x);
   if (isnan(x) || x < 0.0f)
     return x < 0.0f ? NAN : x;
   if (x == 0.0f)
@@ -209,8 +209,8 @@ float dev_log_f32(float x) {
   return fe * LN2_HI + (fe * LN2_LO + lg);
 }
 
-float dev_log1p_f32(float x) {
-  x = dev_ftz_f32(x);
+float hlo_num_log1p_f32(float x) {
+  x = hlo_num_ftz_f32(x);
   if (isnan(x))
     return x;
   float u = 1.0f + x;
@@ -219,15 +219,15 @@ float dev_log1p_f32(float x) {
   if (isinf(u))
     return u;
   /* log(u) * x / (u - 1): the factor corrects the rounding of 1 + x. */
-  float l = dev_log_f32(u);
-  return dev_ftz_f32(l * (x / (u - 1.0f)));
+  float l = hlo_num_log_f32(u);
+  return hlo_num_ftz_f32(l * (x / (u - 1.0f)));
 }
 
 /* ---- roots --------------------------------------------------------------- */
 
-float dev_sqrt_f32(float x) { return dev_ftz_f32(sqrtf(dev_ftz_f32(x))); }
+float hlo_num_sqrt_f32(float x) { return hlo_num_ftz_f32(sqrtf(hlo_num_ftz_f32(x))); }
 
-float dev_rsqrt_f32(float x) { return dev_ftz_f32(1.0f / sqrtf(dev_ftz_f32(x))); }
+float hlo_num_rsqrt_f32(float x) { return hlo_num_ftz_f32(1.0f / sqrtf(hlo_num_ftz_f32(x))); }
 
 /* ---- sin, cos ----------------------------------------------------------------- */
 
@@ -259,8 +259,8 @@ static float reduce_pio2(float x, int *quadrant) {
   return (float)((double)x - k * 1.5707963267948966 - k * 6.123233995736766e-17);
 }
 
-float dev_sin_f32(float x) {
-  x = dev_ftz_f32(x);
+float hlo_num_sin_f32(float x) {
+  x = hlo_num_ftz_f32(x);
   if (!isfinite(x))
     return NAN;
   if (fabsf(x) < 0x1p-12f)
@@ -268,17 +268,17 @@ float dev_sin_f32(float x) {
   int q;
   float r = reduce_pio2(x, &q);
   float v = (q & 1) ? cos_poly(r) : sin_poly(r);
-  return dev_ftz_f32((q & 2) ? -v : v);
+  return hlo_num_ftz_f32((q & 2) ? -v : v);
 }
 
-float dev_cos_f32(float x) {
-  x = dev_ftz_f32(x);
+float hlo_num_cos_f32(float x) {
+  x = hlo_num_ftz_f32(x);
   if (!isfinite(x))
     return NAN;
   int q;
   float r = reduce_pio2(x, &q);
   float v = (q & 1) ? sin_poly(r) : cos_poly(r);
-  return dev_ftz_f32((q == 1 || q == 2) ? -v : v);
+  return hlo_num_ftz_f32((q == 1 || q == 2) ? -v : v);
 }
 
 /* ---- erf ----------------------------------------------------------------------- */
@@ -288,14 +288,14 @@ float dev_cos_f32(float x) {
 static float exp_neg_sq(float a) {
   float ah = hlo_bits_f32_(hlo_f32_bits_(a) & 0xFFFFF000u);
   float al = a - ah;
-  return dev_exp_f32(-ah * ah) * dev_exp_f32(-(al * (a + ah)));
+  return hlo_num_exp_f32(-ah * ah) * hlo_num_exp_f32(-(al * (a + ah)));
 }
 
 /* |x| < 1: erf(x) = 2/sqrt(pi) e^(-x^2) sum 2^n x^(2n+1) / (1*3*...*(2n+1)),
  * a series of positive terms (no cancellation).  |x| >= 1: 1 - erfc(x)
  * with erfc from its continued fraction.  |x| >= 4: erf rounds to +-1. */
-float dev_erf_f32(float x) {
-  x = dev_ftz_f32(x);
+float hlo_num_erf_f32(float x) {
+  x = hlo_num_ftz_f32(x);
   if (isnan(x))
     return x;
   float a = fabsf(x), v;
@@ -323,14 +323,14 @@ float dev_erf_f32(float x) {
       cf = a + (0.5f * (float)n) / cf;
     v = 1.0f - 0.5641895835477563f * exp_neg_sq(a) / cf;
   }
-  return dev_ftz_f32(copysignf(v, x));
+  return hlo_num_ftz_f32(copysignf(v, x));
 }
 
 /* ---- elementwise dispatch ------------------------------------------------------ */
 
-int dev_unary_f32(hlo_opcode op, float x, float *out) {
+int hlo_num_unary_f32(hlo_opcode op, float x, float *out) {
   float r;
-  float fx = dev_ftz_f32(x);
+  float fx = hlo_num_ftz_f32(x);
   switch (op) {
   case HLO_OP_ABS: r = fabsf(fx); break;
   case HLO_OP_NEGATE: r = -fx; break;
@@ -339,22 +339,22 @@ int dev_unary_f32(hlo_opcode op, float x, float *out) {
   case HLO_OP_CEIL: r = ceilf(fx); break;
   case HLO_OP_ROUND_AFZ: r = roundf(fx); break;
   case HLO_OP_ROUND_EVEN: r = nearbyintf(fx); break;
-  case HLO_OP_EXP: r = dev_exp_f32(fx); break;
-  case HLO_OP_EXPM1: r = dev_expm1_f32(fx); break;
-  case HLO_OP_LOG: r = dev_log_f32(fx); break;
-  case HLO_OP_LOG1P: r = dev_log1p_f32(fx); break;
-  case HLO_OP_LOGISTIC: r = dev_logistic_f32(fx); break;
-  case HLO_OP_TANH: r = dev_tanh_f32(fx); break;
-  case HLO_OP_SQRT: r = dev_sqrt_f32(fx); break;
-  case HLO_OP_RSQRT: r = dev_rsqrt_f32(fx); break;
+  case HLO_OP_EXP: r = hlo_num_exp_f32(fx); break;
+  case HLO_OP_EXPM1: r = hlo_num_expm1_f32(fx); break;
+  case HLO_OP_LOG: r = hlo_num_log_f32(fx); break;
+  case HLO_OP_LOG1P: r = hlo_num_log1p_f32(fx); break;
+  case HLO_OP_LOGISTIC: r = hlo_num_logistic_f32(fx); break;
+  case HLO_OP_TANH: r = hlo_num_tanh_f32(fx); break;
+  case HLO_OP_SQRT: r = hlo_num_sqrt_f32(fx); break;
+  case HLO_OP_RSQRT: r = hlo_num_rsqrt_f32(fx); break;
   case HLO_OP_CBRT: r = cbrtf(fx); break;
-  case HLO_OP_SINE: r = dev_sin_f32(fx); break;
-  case HLO_OP_COSINE: r = dev_cos_f32(fx); break;
+  case HLO_OP_SINE: r = hlo_num_sin_f32(fx); break;
+  case HLO_OP_COSINE: r = hlo_num_cos_f32(fx); break;
   case HLO_OP_TAN: r = tanf(fx); break;
-  case HLO_OP_ERF: r = dev_erf_f32(fx); break;
+  case HLO_OP_ERF: r = hlo_num_erf_f32(fx); break;
   default: return 0;
   }
-  *out = dev_ftz_f32(r);
+  *out = hlo_num_ftz_f32(r);
   return 1;
 }
 
@@ -366,9 +366,9 @@ static inline float quiet_nan(float a) {
   return a;
 }
 
-int dev_binary_f32(hlo_opcode op, float x, float y, float *out) {
+int hlo_num_binary_f32(hlo_opcode op, float x, float y, float *out) {
   float r;
-  float a = dev_ftz_f32(x), b = dev_ftz_f32(y);
+  float a = hlo_num_ftz_f32(x), b = hlo_num_ftz_f32(y);
   /* add and multiply of two NaNs give the first operand's NaN, quieted
    * (x86's rule for the first source): written out, because a compiler
    * may put either operand of a commutative op first, and -O1 and -O2
@@ -383,32 +383,32 @@ int dev_binary_f32(hlo_opcode op, float x, float y, float *out) {
   case HLO_OP_ATAN2: r = atan2f(a, b); break;
   default: return 0;
   }
-  *out = dev_ftz_f32(r);
+  *out = hlo_num_ftz_f32(r);
   return 1;
 }
 
-int dev_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) {
+int hlo_num_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) {
   float probe;
-  if (!dev_unary_f32(op, 0.0f, &probe))
+  if (!hlo_num_unary_f32(op, 0.0f, &probe))
     return 0;
   for (int64_t i = 0; i < n; i++)
-    dev_unary_f32(op, x[i], &o[i]);
+    hlo_num_unary_f32(op, x[i], &o[i]);
   return 1;
 }
 
-int dev_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
+int hlo_num_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
   float probe;
-  if (!dev_binary_f32(op, 1.0f, 1.0f, &probe))
+  if (!hlo_num_binary_f32(op, 1.0f, 1.0f, &probe))
     return 0;
-  /* the four arithmetic ops as typed loops: dev_binary_f32 per element,
+  /* the four arithmetic ops as typed loops: hlo_num_binary_f32 per element,
    * without its switch */
 #define FTZ_LOOP(EXPR)                                                       \
   SIMD for (int64_t i = 0; i < n; i++) {                                     \
-    float a = dev_ftz_f32(x[i]), b = dev_ftz_f32(y[i]);                      \
-    o[i] = dev_ftz_f32(EXPR);                                                \
+    float a = hlo_num_ftz_f32(x[i]), b = hlo_num_ftz_f32(y[i]);                      \
+    o[i] = hlo_num_ftz_f32(EXPR);                                                \
   }
   /* add and multiply with two NaN operands: x86 returns the first
-   * source's NaN, and dev_binary_f32's scalar code puts x first; a vector
+   * source's NaN, and hlo_num_binary_f32's scalar code puts x first; a vector
    * loop may put either operand first (the op commutes for the compiler),
    * so x's NaN is carried explicitly, quieted as the hardware does */
   switch (op) {
@@ -420,7 +420,7 @@ int dev_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o
   }
 #undef FTZ_LOOP
   for (int64_t i = 0; i < n; i++)
-    dev_binary_f32(op, x[i], y[i], &o[i]);
+    hlo_num_binary_f32(op, x[i], y[i], &o[i]);
   return 1;
 }
 
@@ -450,7 +450,7 @@ static inline float bits_f32(uint32_t u) {
   return f;
 }
 
-void dev_round_f16_block(const float *x, float *o, int64_t n) {
+void hlo_num_round_f16_block(const float *x, float *o, int64_t n) {
   SIMD
   for (int64_t i = 0; i < n; i++) {
     uint32_t b = f32_bits(x[i]), s = b & 0x80000000u, a = b & 0x7FFFFFFFu;
@@ -466,7 +466,7 @@ void dev_round_f16_block(const float *x, float *o, int64_t n) {
   }
 }
 
-void dev_round_bf16_block(const float *x, float *o, int64_t n) {
+void hlo_num_round_bf16_block(const float *x, float *o, int64_t n) {
   SIMD
   for (int64_t i = 0; i < n; i++) {
     uint32_t b = f32_bits(x[i]);

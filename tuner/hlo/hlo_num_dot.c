@@ -1,5 +1,5 @@
-/* dev_dot_kernel.c — the f32 dot inner loop, lanes side by side (see
- * dev_dot_kernel.h). */
+/* hlo_num_dot.c — the f32 dot inner loop, lanes side by side (see
+ * hlo_num_dot.h). */
 #if defined(__GNUC__) && !defined(__clang__)
 /* nothing here may be contracted: each lane is the scalar loop */
 #pragma GCC optimize("fp-contract=off")
@@ -8,19 +8,19 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-#include "dev_dot_kernel.h"
+#include "hlo_num_dot.h"
 
 #include <string.h>
 
-float dev_dot_f32_line(const dev_dot_planes *pl, float acc, int64_t a0, int64_t b0, int64_t len) {
+float hlo_num_dot_f32_line(const hlo_num_dot_planes *pl, float acc, int64_t a0, int64_t b0, int64_t len) {
   float x[3] = {0, 0, 0}, y[3] = {0, 0, 0};
-  int np = pl->prec == DEV_PREC_HIGHEST ? 3 : pl->prec == DEV_PREC_HIGH ? 2 : 1;
+  int np = pl->prec == HLO_NUM_PREC_HIGHEST ? 3 : pl->prec == HLO_NUM_PREC_HIGH ? 2 : 1;
   for (int64_t r = 0; r < len; r++) {
     for (int p = 0; p < np; p++) {
       x[p] = pl->a[p][a0 + r * pl->sa];
       y[p] = pl->b[p][b0 + r * pl->sb];
     }
-    acc = dev_ftz_f32(acc + dev_dot_parts_product(x, y, pl->prec));
+    acc = hlo_num_ftz_f32(acc + hlo_num_dot_parts_product(x, y, pl->prec));
   }
   return acc;
 }
@@ -43,7 +43,7 @@ float dev_dot_f32_line(const dev_dot_planes *pl, float acc, int64_t a0, int64_t 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 
-/* dev_ftz_f32 on 8 lanes: a zero or subnormal keeps only its sign. */
+/* hlo_num_ftz_f32 on 8 lanes: a zero or subnormal keeps only its sign. */
 INLINE v8f v_ftz(v8f x) {
   v8i b = (v8i)x;
   v8i tiny = (b & 0x7F800000) == 0;
@@ -51,16 +51,16 @@ INLINE v8f v_ftz(v8f x) {
                                   INT32_MIN}));
 }
 
-/* dev_dot_parts_product on 8 lanes, term for term. */
-INLINE v8f v_prod(dev_precision p, const v8f *x, const v8f *y) {
+/* hlo_num_dot_parts_product on 8 lanes, term for term. */
+INLINE v8f v_prod(hlo_num_precision p, const v8f *x, const v8f *y) {
   v8f t;
   switch (p) {
-  case DEV_PREC_HIGH:
+  case HLO_NUM_PREC_HIGH:
     t = x[1] * y[0];
     t = t + x[0] * y[1];
     t = t + x[0] * y[0];
     break;
-  case DEV_PREC_HIGHEST:
+  case HLO_NUM_PREC_HIGHEST:
     t = x[2] * y[0];
     t = t + x[0] * y[2];
     t = t + x[1] * y[1];
@@ -75,12 +75,12 @@ INLINE v8f v_prod(dev_precision p, const v8f *x, const v8f *y) {
   return v_ftz(t);
 }
 
-INLINE int parts_of(dev_precision p) { return p == DEV_PREC_HIGHEST ? 3 : p == DEV_PREC_HIGH ? 2 : 1; }
+INLINE int parts_of(hlo_num_precision p) { return p == HLO_NUM_PREC_HIGHEST ? 3 : p == HLO_NUM_PREC_HIGH ? 2 : 1; }
 
 /* NV * 8 lanes of one result row: the lhs element is shared (broadcast),
  * the rhs elements are contiguous.  NV independent sums hide the add
  * latency. */
-INLINE void row_lanes(const dev_dot_planes *pl, dev_precision prec, int nv, float *acc, int64_t a0, int64_t b0,
+INLINE void row_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int nv, float *acc, int64_t a0, int64_t b0,
                       int64_t len) {
   v8f s[4];
   memcpy(s, acc, sizeof(v8f) * (size_t)nv);
@@ -102,7 +102,7 @@ INLINE void row_lanes(const dev_dot_planes *pl, dev_precision prec, int nv, floa
 }
 
 /* 32 lanes at arbitrary element offsets (oa[q], ob[q]), loaded one by one. */
-INLINE void gather_lanes(const dev_dot_planes *pl, dev_precision prec, float *acc, const int64_t *oa,
+INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, float *acc, const int64_t *oa,
                          const int64_t *ob, int64_t len) {
   v8f s[4];
   memcpy(s, acc, sizeof s);
@@ -124,47 +124,47 @@ INLINE void gather_lanes(const dev_dot_planes *pl, dev_precision prec, float *ac
 }
 
 #define DEF_PREC(SUFFIX, PREC)                                                                              \
-  DOT_CLONES static void row32_##SUFFIX(const dev_dot_planes *pl, float *acc, int64_t a0, int64_t b0,      \
+  DOT_CLONES static void row32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,      \
                                         int64_t len) {                                                     \
     row_lanes(pl, PREC, 4, acc, a0, b0, len);                                                              \
   }                                                                                                        \
-  DOT_CLONES static void row8_##SUFFIX(const dev_dot_planes *pl, float *acc, int64_t a0, int64_t b0,       \
+  DOT_CLONES static void row8_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,       \
                                        int64_t len) {                                                      \
     row_lanes(pl, PREC, 1, acc, a0, b0, len);                                                              \
   }                                                                                                        \
-  DOT_CLONES static void gather32_##SUFFIX(const dev_dot_planes *pl, float *acc, const int64_t *oa,        \
+  DOT_CLONES static void gather32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa,        \
                                            const int64_t *ob, int64_t len) {                               \
     gather_lanes(pl, PREC, acc, oa, ob, len);                                                              \
   }
-DEF_PREC(default, DEV_PREC_DEFAULT)
-DEF_PREC(high, DEV_PREC_HIGH)
-DEF_PREC(highest, DEV_PREC_HIGHEST)
+DEF_PREC(default, HLO_NUM_PREC_DEFAULT)
+DEF_PREC(high, HLO_NUM_PREC_HIGH)
+DEF_PREC(highest, HLO_NUM_PREC_HIGHEST)
 
-static void row32(const dev_dot_planes *pl, float *acc, int64_t a0, int64_t b0, int64_t len) {
+static void row32(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0, int64_t len) {
   switch (pl->prec) {
-  case DEV_PREC_HIGH: row32_high(pl, acc, a0, b0, len); break;
-  case DEV_PREC_HIGHEST: row32_highest(pl, acc, a0, b0, len); break;
+  case HLO_NUM_PREC_HIGH: row32_high(pl, acc, a0, b0, len); break;
+  case HLO_NUM_PREC_HIGHEST: row32_highest(pl, acc, a0, b0, len); break;
   default: row32_default(pl, acc, a0, b0, len); break;
   }
 }
 
-static void row8(const dev_dot_planes *pl, float *acc, int64_t a0, int64_t b0, int64_t len) {
+static void row8(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0, int64_t len) {
   switch (pl->prec) {
-  case DEV_PREC_HIGH: row8_high(pl, acc, a0, b0, len); break;
-  case DEV_PREC_HIGHEST: row8_highest(pl, acc, a0, b0, len); break;
+  case HLO_NUM_PREC_HIGH: row8_high(pl, acc, a0, b0, len); break;
+  case HLO_NUM_PREC_HIGHEST: row8_highest(pl, acc, a0, b0, len); break;
   default: row8_default(pl, acc, a0, b0, len); break;
   }
 }
 
-static void gather32(const dev_dot_planes *pl, float *acc, const int64_t *oa, const int64_t *ob, int64_t len) {
+static void gather32(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa, const int64_t *ob, int64_t len) {
   switch (pl->prec) {
-  case DEV_PREC_HIGH: gather32_high(pl, acc, oa, ob, len); break;
-  case DEV_PREC_HIGHEST: gather32_highest(pl, acc, oa, ob, len); break;
+  case HLO_NUM_PREC_HIGH: gather32_high(pl, acc, oa, ob, len); break;
+  case HLO_NUM_PREC_HIGHEST: gather32_highest(pl, acc, oa, ob, len); break;
   default: gather32_default(pl, acc, oa, ob, len); break;
   }
 }
 
-void dev_dot_f32_lanes(const dev_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
+void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
                        int64_t len) {
   int64_t q = 0;
   if (da == 0 && db == 1) {
@@ -187,7 +187,7 @@ void dev_dot_f32_lanes(const dev_dot_planes *pl, float *acc, int64_t m, int64_t 
     }
     if (g < 4) { /* too few lanes to pay for the gather */
       for (int64_t j = 0; j < g; j++)
-        acc[q + j] = dev_dot_f32_line(pl, acc[q + j], oa[j], ob[j], len);
+        acc[q + j] = hlo_num_dot_f32_line(pl, acc[q + j], oa[j], ob[j], len);
       continue;
     }
     gather32(pl, s, oa, ob, len);
@@ -197,10 +197,10 @@ void dev_dot_f32_lanes(const dev_dot_planes *pl, float *acc, int64_t m, int64_t 
 
 #else /* no vector extensions: the scalar loop per lane */
 
-void dev_dot_f32_lanes(const dev_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
+void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
                        int64_t len) {
   for (int64_t q = 0; q < m; q++)
-    acc[q] = dev_dot_f32_line(pl, acc[q], a0 + q * da, b0 + q * db, len);
+    acc[q] = hlo_num_dot_f32_line(pl, acc[q], a0 + q * da, b0 + q * db, len);
 }
 
 #endif

@@ -1,10 +1,12 @@
-/* dev_dot_kernel.h — the device's f32 dot inner loop, many output elements
- * side by side.
+/* hlo_num_dot.h — the f32 dot inner loop of the device's numerics, many
+ * output elements side by side.  It sits with the numerics below both
+ * layers because both run it: the device's executor for its chunks, and
+ * the reference evaluator when it emulates the device (emulate_device).
  *
- * The executor splits each f32 dot operand once per chunk into its bf16
- * parts (dev_dot_split) and then, for every output element, accumulates
+ * The caller splits each f32 dot operand once per chunk into its bf16
+ * parts (hlo_num_dot_split) and then, for every output element, accumulates
  * the products of its contracting line strictly in contracting order:
- *   acc = ftz(acc + dev_dot_parts_product(a[r], b[r], prec)),  r = 0..len-1.
+ *   acc = ftz(acc + hlo_num_dot_parts_product(a[r], b[r], prec)),  r = 0..len-1.
  * One running sum waits on each add, so this kernel runs many output
  * elements (lanes) at once, each lane exactly the scalar sequence above:
  * the same products in the same order with the same roundings, no fused
@@ -18,30 +20,30 @@
  * NaN that can arise is the machine's one default NaN, and the order no
  * longer matters.
  */
-#ifndef TUNE_DEV_DOT_KERNEL_H
-#define TUNE_DEV_DOT_KERNEL_H
+#ifndef TUNE_HLO_NUM_DOT_H
+#define TUNE_HLO_NUM_DOT_H
 
 #include <stdint.h>
 
-#include "dev_numerics.h"
+#include "hlo_numerics.h"
 
 /* The split operands, one plane per bf16 part: part p of operand element
  * i is a[p][i] (b[p][i]).  Planes past the precision's part count are not
  * read.  sa and sb are the element steps along the contraction. */
-typedef struct dev_dot_planes {
+typedef struct hlo_num_dot_planes {
   const float *a[3], *b[3];
   int64_t sa, sb;
-  dev_precision prec;
-} dev_dot_planes;
+  hlo_num_precision prec;
+} hlo_num_dot_planes;
 
 /* Lanes q = 0..m-1: lane q's line starts at element a0 + q * da of the lhs
  * planes and b0 + q * db of the rhs planes; acc[q] takes len products in
  * order as above.  da == 0 and db == 1 (a row of a row-major result) is the
  * fast case; any other steps work too. */
-void dev_dot_f32_lanes(const dev_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
+void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
                        int64_t len);
 
 /* One lane, the plain scalar loop: the definition the lanes above follow. */
-float dev_dot_f32_line(const dev_dot_planes *pl, float acc, int64_t a0, int64_t b0, int64_t len);
+float hlo_num_dot_f32_line(const hlo_num_dot_planes *pl, float acc, int64_t a0, int64_t b0, int64_t len);
 
 #endif
