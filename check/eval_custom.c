@@ -39,6 +39,13 @@
  *   topk         __gpu$TopK: the k largest of each row of the last
  *                dimension, descending, ties in index order, NaN above
  *                +inf; (values, s32 indices).
+ *   math         xla_builder.math.IgammaGradA, .Polygamma and
+ *                .RegularizedIncompleteBeta: the special functions, in
+ *                double (eval_math.c documents domains and methods).
+ *   tridiagonal  xla_builder.tridiagonal.TridiagonalSolver: XLA's Thomas
+ *                solve of [..., K, M] right-hand sides (eval_tridiagonal.c).
+ *                These xla_builder.* calls come with no computation: their
+ *                meaning is the library function the target names.
  *   composite    a call marked as a composite (target xla_builder.*,
  *                is_composite=true, or a composite.name frontend
  *                attribute) with called_computations={c} (or to_apply=c)
@@ -339,6 +346,10 @@ static const struct {
     {"__cublas$gemm", gemm},
     {"__cublas$lt$matmul", gemm},
     {"__gpu$TopK", gpu_topk},
+    {"xla_builder.math.IgammaGradA", chk_custom_igamma_grad_a},
+    {"xla_builder.math.Polygamma", chk_custom_polygamma},
+    {"xla_builder.math.RegularizedIncompleteBeta", chk_custom_betainc},
+    {"xla_builder.tridiagonal.TridiagonalSolver", chk_custom_tridiagonal_solve},
 };
 
 static custom_fn *lookup(const char *target) {
