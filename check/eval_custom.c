@@ -46,6 +46,10 @@
  *                solve of [..., K, M] right-hand sides (eval_tridiagonal.c).
  *                These xla_builder.* calls come with no computation: their
  *                meaning is the library function the target names.
+ *   partial_reduce  PartialReduce, approximate top-k's first stage: the
+ *                exact top of each line by its comparator
+ *                (eval_partial_reduce.c says why that is a legitimate
+ *                answer of an approximate op).
  *   composite    a call marked as a composite (target xla_builder.*,
  *                is_composite=true, or a composite.name frontend
  *                attribute) with called_computations={c} (or to_apply=c)
@@ -248,7 +252,10 @@ static const struct {
     {"xla_builder.math.Polygamma", chk_custom_polygamma},
     {"xla_builder.math.RegularizedIncompleteBeta", chk_custom_betainc},
     {"xla_builder.tridiagonal.TridiagonalSolver", chk_custom_tridiagonal_solve},
+    {"PartialReduce", chk_custom_partial_reduce},
 };
+
+static const hlo_computation *named_computation(const hlo_module *m, const hlo_instr *ins);
 
 static custom_fn *lookup(const char *target) {
   if (!target)
@@ -284,6 +291,10 @@ static const hlo_computation *named_computation(const hlo_module *m, const hlo_i
     return hlo_module_find(m, name);
   }
   return NULL;
+}
+
+const hlo_computation *chk_custom_call_named(const hlo_module *m, const hlo_instr *ins) {
+  return named_computation(m, ins);
 }
 
 static bool marked_composite(const hlo_instr *ins) {

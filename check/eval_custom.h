@@ -17,12 +17,17 @@ bool chk_custom_call_known(const hlo_module *m, const hlo_instr *ins);
  * called_computations={c}; NULL when it names none. */
 const hlo_computation *chk_custom_call_computation(const hlo_module *m, const hlo_instr *ins);
 
+/* The one computation a custom-call names (to_apply=, calls= or
+ * called_computations={c}), composite or not; NULL when none. */
+const hlo_computation *chk_custom_call_named(const hlo_module *m, const hlo_instr *ins);
+
 /* Targets whose evaluator lives in a file of its own (the table in
  * eval_custom.c names them). */
 struct chk_eval;
 hlo_value *chk_custom_igamma_grad_a(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
 hlo_value *chk_custom_polygamma(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
 hlo_value *chk_custom_betainc(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
+hlo_value *chk_custom_partial_reduce(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
 hlo_value *chk_custom_tridiagonal_solve(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
 
 /* The special functions behind them (eval_math.c), in double, for tests. */
