@@ -146,6 +146,8 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_scaled_dot;
   case HLO_OP_SET_DIMENSION_SIZE: case HLO_OP_GET_DIMENSION_SIZE:
     return chk_op_dynamic;
+  case HLO_OP_TRIANGULAR_SOLVE:
+    return chk_op_triangular_solve;
   default:
     return NULL;
   }

@@ -46,6 +46,8 @@
  *                solve of [..., K, M] right-hand sides (eval_tridiagonal.c).
  *                These xla_builder.* calls come with no computation: their
  *                meaning is the library function the target names.
+ *   qr           Qr and ProductOfElementaryHouseholderReflectors: XLA's
+ *                Householder QR (LAPACK geqrf/orgqr layout; eval_qr.c).
  *   partial_reduce  PartialReduce, approximate top-k's first stage: the
  *                exact top of each line by its comparator
  *                (eval_partial_reduce.c says why that is a legitimate
@@ -253,6 +255,8 @@ static const struct {
     {"xla_builder.math.RegularizedIncompleteBeta", chk_custom_betainc},
     {"xla_builder.tridiagonal.TridiagonalSolver", chk_custom_tridiagonal_solve},
     {"PartialReduce", chk_custom_partial_reduce},
+    {"Qr", chk_custom_qr},
+    {"ProductOfElementaryHouseholderReflectors", chk_custom_householder_product},
 };
 
 static const hlo_computation *named_computation(const hlo_module *m, const hlo_instr *ins);

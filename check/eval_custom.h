@@ -28,6 +28,8 @@ hlo_value *chk_custom_igamma_grad_a(struct chk_eval *ev, const hlo_instr *ins, h
 hlo_value *chk_custom_polygamma(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
 hlo_value *chk_custom_betainc(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
 hlo_value *chk_custom_partial_reduce(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
+hlo_value *chk_custom_qr(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
+hlo_value *chk_custom_householder_product(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
 hlo_value *chk_custom_tridiagonal_solve(struct chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops);
 
 /* The special functions behind them (eval_math.c), in double, for tests. */
