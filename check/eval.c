@@ -206,6 +206,30 @@ static bool op_supported(const hlo_module *m, const hlo_instr *ins) {
   return is_structural(op) || is_collective(op) || chk_op_lookup(op);
 }
 
+/* Why op_supported refuses a form of an op it otherwise runs, for the
+ * message; NULL when the op itself is the reason.  These forms are ones
+ * XLA's own verifier rejects or that need attributes the module lacks. */
+static const char *form_refusal(const hlo_instr *ins) {
+  switch (ins->op) {
+  case HLO_OP_RNG:
+    return ins->noperands != 2 ? "rng takes two operands (the distribution's parameters a and b)" : NULL;
+  case HLO_OP_RNG_BIT_GENERATOR:
+    if (!chk_rng_algorithm_known(ins))
+      return NULL;
+    return "rng-bit-generator takes one u64[N] state and returns a (state, data) tuple";
+  case HLO_OP_COLLECTIVE_PERMUTE:
+  case HLO_OP_COLLECTIVE_PERMUTE_START:
+    if (ins->noperands == 4)
+      return "4 operands are XLA's in-place collective-permute (input, output buffer, input and output start "
+             "indices); only the one-operand form is evaluated";
+    return ins->noperands != 1 ? "only the one-operand form is evaluated" : NULL;
+  case HLO_OP_SEND:
+    return "send takes (data, token) and returns (data, u32[], token[]) whose data has the operand's shape";
+  default:
+    return NULL;
+  }
+}
+
 static bool dim_dynamic(const hlo_shape *s, int64_t d) {
   return s->type != HLO_TUPLE && s->dynamic && d >= 0 && d < s->rank && s->dynamic[d] != HLO_DIM_STATIC;
 }
@@ -273,9 +297,12 @@ static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_err
     const char *dyn = dynamic_refusal(ins);
     if (dyn)
       return hlo_error_set(err, ins->line, ins->col, "%s: %s is not supported by the evaluator", ins->name, dyn);
-    if (!op_supported(m, ins))
-      return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator",
-                           ins->name, hlo_opcode_name(ins->async_wrapped ? ins->async_wrapped : ins->op));
+    if (!op_supported(m, ins)) {
+      const char *why = form_refusal(ins);
+      return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator%s%s",
+                           ins->name, hlo_opcode_name(ins->async_wrapped ? ins->async_wrapped : ins->op),
+                           why ? " in this form: " : "", why ? why : "");
+    }
     if (ins->op == HLO_OP_CUSTOM_CALL) {
       const hlo_computation *cc = chk_custom_call_computation(m, ins);
       if (cc && cc != ins->attrs.calls.to_apply && cc != ins->attrs.calls.calls &&
