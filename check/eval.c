@@ -18,6 +18,7 @@
 #include "eval_custom.h"
 #include "eval_fuse.h"
 #include "eval_internal.h"
+#include "eval_sendrecv.h"
 
 enum { MAX_DEPTH = 64 };
 
@@ -145,6 +146,8 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
     return chk_op_scaled_dot;
   case HLO_OP_SET_DIMENSION_SIZE: case HLO_OP_GET_DIMENSION_SIZE:
     return chk_op_dynamic;
+  case HLO_OP_TRIANGULAR_SOLVE:
+    return chk_op_triangular_solve;
   default:
     return NULL;
   }
@@ -186,17 +189,45 @@ static bool op_supported(const hlo_module *m, const hlo_instr *ins) {
     return false; /* a state that is no u64[N], or no (state, data) result */
   if ((ins->op == HLO_OP_COLLECTIVE_PERMUTE || ins->op == HLO_OP_COLLECTIVE_PERMUTE_START) && ins->noperands != 1)
     return false;
-  if (ins->op == HLO_OP_SEND && (ins->noperands != 2 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 3 ||
-                                 !hlo_shape_equal(&ins->operands[0]->shape, &ins->shape.elems[0], false)))
+  if (ins->op == HLO_OP_SEND &&
+      (chk_send_data_operand(ins) < 0 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 3 ||
+       !hlo_shape_equal(&ins->operands[chk_send_data_operand(ins)]->shape, &ins->shape.elems[0], false)))
     return false;
-  if (ins->op == HLO_OP_INFEED || ins->op == HLO_OP_OUTFEED || ins->op == HLO_OP_RECV ||
-      ins->op == HLO_OP_RECV_DONE)
+  if (ins->op == HLO_OP_RECV)
+    return chk_feed_supported(ins) || chk_peer_recv_supported(ins);
+  if (ins->op == HLO_OP_RECV_DONE)
+    return chk_feed_supported(ins) || (ins->noperands == 1 && chk_peer_recv_supported(ins->operands[0]));
+  if (ins->op == HLO_OP_INFEED || ins->op == HLO_OP_OUTFEED)
     return chk_feed_supported(ins);
   hlo_opcode op = ins->op;
   hlo_opcode sync = chk_async_sync_op(ins);
   if (sync != HLO_OP_INVALID)
     op = sync;
   return is_structural(op) || is_collective(op) || chk_op_lookup(op);
+}
+
+/* Why op_supported refuses a form of an op it otherwise runs, for the
+ * message; NULL when the op itself is the reason.  These forms are ones
+ * XLA's own verifier rejects or that need attributes the module lacks. */
+static const char *form_refusal(const hlo_instr *ins) {
+  switch (ins->op) {
+  case HLO_OP_RNG:
+    return ins->noperands != 2 ? "rng takes two operands (the distribution's parameters a and b)" : NULL;
+  case HLO_OP_RNG_BIT_GENERATOR:
+    if (!chk_rng_algorithm_known(ins))
+      return NULL;
+    return "rng-bit-generator takes one u64[N] state and returns a (state, data) tuple";
+  case HLO_OP_COLLECTIVE_PERMUTE:
+  case HLO_OP_COLLECTIVE_PERMUTE_START:
+    if (ins->noperands == 4)
+      return "4 operands are XLA's in-place collective-permute (input, output buffer, input and output start "
+             "indices); only the one-operand form is evaluated";
+    return ins->noperands != 1 ? "only the one-operand form is evaluated" : NULL;
+  case HLO_OP_SEND:
+    return "send takes (data, token) and returns (data, u32[], token[]) whose data has the operand's shape";
+  default:
+    return NULL;
+  }
 }
 
 static bool dim_dynamic(const hlo_shape *s, int64_t d) {
@@ -257,17 +288,21 @@ static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_err
       return hlo_error_set(err, ins->line, ins->col,
                            "%s: op 'custom-call' with target \"%s\" is not supported by the evaluator", ins->name,
                            ins->attrs.custom_call_target ? ins->attrs.custom_call_target : "");
-    if (ins->op == HLO_OP_RECV && !chk_feed_supported(ins))
+    if (ins->op == HLO_OP_RECV && !chk_feed_supported(ins) && !chk_peer_recv_supported(ins))
       return hlo_error_set(err, ins->line, ins->col,
                            "%s: op 'recv' from a peer device is not supported by the evaluator (only "
-                           "is_host_transfer=true)",
+                           "is_host_transfer=true, or a send in the same computation with the same "
+                           "_xla_send_recv_source_target_pairs whose data comes before the recv)",
                            ins->name);
     const char *dyn = dynamic_refusal(ins);
     if (dyn)
       return hlo_error_set(err, ins->line, ins->col, "%s: %s is not supported by the evaluator", ins->name, dyn);
-    if (!op_supported(m, ins))
-      return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator",
-                           ins->name, hlo_opcode_name(ins->async_wrapped ? ins->async_wrapped : ins->op));
+    if (!op_supported(m, ins)) {
+      const char *why = form_refusal(ins);
+      return hlo_error_set(err, ins->line, ins->col, "%s: op '%s' is not supported by the evaluator%s%s",
+                           ins->name, hlo_opcode_name(ins->async_wrapped ? ins->async_wrapped : ins->op),
+                           why ? " in this form: " : "", why ? why : "");
+    }
     if (ins->op == HLO_OP_CUSTOM_CALL) {
       const hlo_computation *cc = chk_custom_call_computation(m, ins);
       if (cc && cc != ins->attrs.calls.to_apply && cc != ins->attrs.calls.calls &&
@@ -608,18 +643,19 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
   case HLO_OP_SEND:
     /* A send changes no value of the module: its result is (data,
      * context, token), and send-done's is a token. */
-    if (n != 2 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 3) {
+    if (chk_send_data_operand(ins) < 0 || ins->shape.type != HLO_TUPLE || ins->shape.ntuple != 3) {
       chk_fail(ev, ins, "send takes (data, token) and returns (data, u32[], token[])");
       rc = -1;
       break;
     }
     for (int r = 0; r < nrep && rc == 0; r++) {
-      if (!hlo_value_matches(opv[r], &ins->shape.elems[0])) {
+      hlo_value *data = opv[chk_send_data_operand(ins) * nrep + r];
+      if (!hlo_value_matches(data, &ins->shape.elems[0])) {
         chk_fail(ev, ins, "the data operand does not have the shape the result names");
         rc = -1;
         break;
       }
-      hlo_value *e[3] = {hlo_value_ref(opv[r]), chk_zero_value(&ins->shape.elems[1]),
+      hlo_value *e[3] = {hlo_value_ref(data), chk_zero_value(&ins->shape.elems[1]),
                          chk_zero_value(&ins->shape.elems[2])};
       if (!e[1] || !e[2] || !(out[r] = hlo_value_tuple(3, e))) {
         for (int k = 0; k < 3; k++)
@@ -632,6 +668,17 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
   case HLO_OP_INFEED:
   case HLO_OP_OUTFEED:
   case HLO_OP_RECV: {
+    if (ins->op == HLO_OP_RECV && !chk_feed_supported(ins)) { /* a peer's, eval_sendrecv.c */
+      const hlo_instr *s = chk_peer_send(ins);
+      if (!s) {
+        chk_fail(ev, ins, "a recv from a peer device needs its send in the same computation");
+        rc = -1;
+      } else {
+        const hlo_instr *data = s->operands[chk_send_data_operand(s)];
+        rc = chk_peer_recv(ev, ins, nrep, base, &vals[(size_t)data->index * nrep], out);
+      }
+      break;
+    }
     hlo_value *v = chk_feed_value(ev, ins);
     if (!v) {
       rc = -1;
@@ -807,6 +854,15 @@ static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
     }
   }
   last_use[c->root->index] = ni;
+  /* A peer recv reads its send's data (eval_sendrecv.c), which must live
+   * until then. */
+  for (int i = 0; i < ni; i++) {
+    const hlo_instr *s = c->instrs[i]->op == HLO_OP_RECV ? chk_peer_send(c->instrs[i]) : NULL;
+    int at = fp ? chk_fuse_eval_pos(fp, c->instrs[i]) : i;
+    int k = s ? chk_send_data_operand(s) : -1;
+    if (k >= 0 && last_use[s->operands[k]->index] < at)
+      last_use[s->operands[k]->index] = at;
+  }
 
   ev->depth++;
   int rc = 0;

@@ -39,6 +39,19 @@
  *   topk         __gpu$TopK: the k largest of each row of the last
  *                dimension, descending, ties in index order, NaN above
  *                +inf; (values, s32 indices).
+ *   math         xla_builder.math.IgammaGradA, .Polygamma and
+ *                .RegularizedIncompleteBeta: the special functions, in
+ *                double (eval_math.c documents domains and methods).
+ *   tridiagonal  xla_builder.tridiagonal.TridiagonalSolver: XLA's Thomas
+ *                solve of [..., K, M] right-hand sides (eval_tridiagonal.c).
+ *                These xla_builder.* calls come with no computation: their
+ *                meaning is the library function the target names.
+ *   qr           Qr and ProductOfElementaryHouseholderReflectors: XLA's
+ *                Householder QR (LAPACK geqrf/orgqr layout; eval_qr.c).
+ *   partial_reduce  PartialReduce, approximate top-k's first stage: the
+ *                exact top of each line by its comparator
+ *                (eval_partial_reduce.c says why that is a legitimate
+ *                answer of an approximate op).
  *   composite    a call marked as a composite (target xla_builder.*,
  *                is_composite=true, or a composite.name frontend
  *                attribute) with called_computations={c} (or to_apply=c)
@@ -53,110 +66,8 @@
 #include <string.h>
 
 #include "eval_async.h"
+#include "eval_attr.h"
 #include "eval_internal.h"
-
-/* ---- backend_config fields ----------------------------------------------- */
-
-/* The raw attribute's text, unquoted and unescaped when it was written as
- * a string; NULL when absent (the caller frees). */
-static char *raw_attr(const hlo_instr *ins, const char *name) {
-  for (int i = 0; i < ins->nraw; i++) {
-    if (strcmp(ins->raw[i].name, name) != 0 || !ins->raw[i].value)
-      continue;
-    const char *v = ins->raw[i].value;
-    size_t n = strlen(v);
-    char *out = malloc(n + 1);
-    if (!out)
-      return NULL;
-    if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
-      size_t k = 0;
-      for (size_t j = 1; j + 1 < n; j++) {
-        if (v[j] == '\\' && j + 2 < n)
-          j++;
-        out[k++] = v[j];
-      }
-      out[k] = '\0';
-    } else {
-      memcpy(out, v, n + 1);
-    }
-    return out;
-  }
-  return NULL;
-}
-
-/* The text after `"key":` in a JSON object, blanks skipped; NULL when the
- * key does not occur.  Keys of the gemm config are unique in it. */
-static const char *json_value(const char *json, const char *key) {
-  if (!json)
-    return NULL;
-  size_t kl = strlen(key);
-  for (const char *p = strchr(json, '"'); p; p = strchr(p + 1, '"')) {
-    if (strncmp(p + 1, key, kl) != 0 || p[1 + kl] != '"')
-      continue;
-    const char *q = p + 2 + kl;
-    while (*q == ' ' || *q == '\t' || *q == '\n')
-      q++;
-    if (*q != ':')
-      continue;
-    q++;
-    while (*q == ' ' || *q == '\t' || *q == '\n')
-      q++;
-    return q;
-  }
-  return NULL;
-}
-
-/* A number (proto JSON may quote it); def when the key is absent. */
-static bool json_number(const char *json, const char *key, double def, double *out) {
-  const char *v = json_value(json, key);
-  *out = def;
-  if (!v)
-    return true;
-  if (*v == '"')
-    v++;
-  char *end;
-  double x = strtod(v, &end);
-  if (end == v)
-    return false;
-  *out = x;
-  return true;
-}
-
-/* A list of integers `["1", 2]`; count, or -1 when malformed.  Absent is
- * the empty list. */
-static int json_ints(const char *json, const char *key, int64_t *out, int max) {
-  const char *v = json_value(json, key);
-  if (!v)
-    return 0;
-  if (*v != '[')
-    return -1;
-  int n = 0;
-  v++;
-  for (;;) {
-    while (*v == ' ' || *v == ',' || *v == '"' || *v == '\n')
-      v++;
-    if (*v == ']')
-      return n;
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    if (end == v || n == max)
-      return -1;
-    out[n++] = x;
-    v = end;
-  }
-}
-
-static bool json_string(const char *json, const char *key, char *out, size_t n) {
-  const char *v = json_value(json, key);
-  if (!v || *v != '"')
-    return false;
-  v++;
-  size_t k = 0;
-  while (*v && *v != '"' && k + 1 < n)
-    out[k++] = *v++;
-  out[k] = '\0';
-  return true;
-}
 
 /* ---- evaluators ----------------------------------------------------------- */
 
@@ -235,21 +146,21 @@ static hlo_value *gemm(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops
     return chk_fail(ev, ins, "gemm with an empty tuple shape");
   if (ins->noperands < 2 || rs->type == HLO_TUPLE)
     return chk_fail(ev, ins, "gemm needs two operands and an array result");
-  char *cfg = raw_attr(ins, "backend_config");
+  char *cfg = chk_raw_attr(ins, "backend_config");
   if (!cfg)
     return chk_fail(ev, ins, "gemm without a backend_config");
   int64_t lb[HLO_MAX_RANK], rb[HLO_MAX_RANK], lc[HLO_MAX_RANK], rc[HLO_MAX_RANK];
   double alpha, alpha_im, beta;
   char epi[32] = "DEFAULT";
-  int nlb = json_ints(cfg, "lhs_batch_dimensions", lb, HLO_MAX_RANK);
-  int nrb = json_ints(cfg, "rhs_batch_dimensions", rb, HLO_MAX_RANK);
-  int nlc = json_ints(cfg, "lhs_contracting_dimensions", lc, HLO_MAX_RANK);
-  int nrc = json_ints(cfg, "rhs_contracting_dimensions", rc, HLO_MAX_RANK);
-  bool ok = nlb >= 0 && nrb >= 0 && nlc >= 0 && nrc >= 0 && json_value(cfg, "dot_dimension_numbers") &&
-            json_number(cfg, "alpha_real", 1, &alpha) && json_number(cfg, "alpha_imag", 0, &alpha_im) &&
-            json_number(cfg, "beta", 0, &beta);
-  if (json_value(cfg, "epilogue"))
-    ok = ok && json_string(cfg, "epilogue", epi, sizeof epi);
+  int nlb = chk_json_ints(cfg, "lhs_batch_dimensions", lb, HLO_MAX_RANK);
+  int nrb = chk_json_ints(cfg, "rhs_batch_dimensions", rb, HLO_MAX_RANK);
+  int nlc = chk_json_ints(cfg, "lhs_contracting_dimensions", lc, HLO_MAX_RANK);
+  int nrc = chk_json_ints(cfg, "rhs_contracting_dimensions", rc, HLO_MAX_RANK);
+  bool ok = nlb >= 0 && nrb >= 0 && nlc >= 0 && nrc >= 0 && chk_json_value(cfg, "dot_dimension_numbers") &&
+            chk_json_number(cfg, "alpha_real", 1, &alpha) && chk_json_number(cfg, "alpha_imag", 0, &alpha_im) &&
+            chk_json_number(cfg, "beta", 0, &beta);
+  if (chk_json_value(cfg, "epilogue"))
+    ok = ok && chk_json_string(cfg, "epilogue", epi, sizeof epi);
   free(cfg);
   if (!ok)
     return chk_fail(ev, ins, "backend_config has no readable dot_dimension_numbers, alpha or beta");
@@ -339,7 +250,16 @@ static const struct {
     {"__cublas$gemm", gemm},
     {"__cublas$lt$matmul", gemm},
     {"__gpu$TopK", gpu_topk},
+    {"xla_builder.math.IgammaGradA", chk_custom_igamma_grad_a},
+    {"xla_builder.math.Polygamma", chk_custom_polygamma},
+    {"xla_builder.math.RegularizedIncompleteBeta", chk_custom_betainc},
+    {"xla_builder.tridiagonal.TridiagonalSolver", chk_custom_tridiagonal_solve},
+    {"PartialReduce", chk_custom_partial_reduce},
+    {"Qr", chk_custom_qr},
+    {"ProductOfElementaryHouseholderReflectors", chk_custom_householder_product},
 };
+
+static const hlo_computation *named_computation(const hlo_module *m, const hlo_instr *ins);
 
 static custom_fn *lookup(const char *target) {
   if (!target)
@@ -375,6 +295,10 @@ static const hlo_computation *named_computation(const hlo_module *m, const hlo_i
     return hlo_module_find(m, name);
   }
   return NULL;
+}
+
+const hlo_computation *chk_custom_call_named(const hlo_module *m, const hlo_instr *ins) {
+  return named_computation(m, ins);
 }
 
 static bool marked_composite(const hlo_instr *ins) {

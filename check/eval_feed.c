@@ -14,8 +14,8 @@
  * data, as it receives the same parameters.
  *
  * A recv from a peer device (no is_host_transfer) is not data from
- * outside: it is what the peer's send holds, which this evaluator does not
- * pair, so it stays refused.
+ * outside: it is what the peer's send holds (eval_sendrecv.c pairs them
+ * when the module holds both), never synthesised.
  */
 #include <string.h>
 

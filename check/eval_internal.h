@@ -154,6 +154,7 @@ chk_op_fn chk_op_custom_call;  /* eval_custom.c: custom-calls of known targets *
 chk_op_fn chk_op_select_and_scatter; /* eval_select_scatter.c */
 chk_op_fn chk_op_ragged_dot;   /* eval_ragged_dot.c */
 chk_op_fn chk_op_scaled_dot;   /* eval_scaled_dot.c */
+chk_op_fn chk_op_triangular_solve; /* eval_triangular_solve.c */
 chk_op_fn chk_op_dynamic;      /* eval_dynamic.c: set-dimension-size,
                                   get-dimension-size */
 

@@ -29,33 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval_attr.h"
 #include "eval_internal.h"
-
-/* A raw attribute `{1}` or `{}` as a list of at most max integers; count,
- * or -1 when absent or malformed. */
-static int raw_ints(const hlo_instr *ins, const char *name, int64_t *out, int max) {
-  for (int i = 0; i < ins->nraw; i++) {
-    if (strcmp(ins->raw[i].name, name) != 0 || !ins->raw[i].value)
-      continue;
-    const char *v = ins->raw[i].value;
-    if (*v++ != '{')
-      return -1;
-    int n = 0;
-    for (;;) {
-      while (*v == ' ' || *v == ',')
-        v++;
-      if (*v == '}')
-        return n;
-      char *end;
-      long long x = strtoll(v, &end, 10);
-      if (end == v || n == max)
-        return -1;
-      out[n++] = x;
-      v = end;
-    }
-  }
-  return -1;
-}
 
 static bool has(const hlo_ints *l, int64_t d) {
   for (int i = 0; i < l->n; i++)
@@ -234,7 +209,7 @@ hlo_value *chk_op_ragged_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   if ((gc != HLO_CLASS_SINT && gc != HLO_CLASS_UINT) || ops[2]->rank < 1)
     return chk_fail(ev, ins, "group_sizes must be an integer array");
   int64_t lr[2], rg[2];
-  int nlr = raw_ints(ins, "lhs_ragged_dims", lr, 2), nrg = raw_ints(ins, "rhs_group_dims", rg, 2);
+  int nlr = chk_raw_ints(ins, "lhs_ragged_dims", lr, 2), nrg = chk_raw_ints(ins, "rhs_group_dims", rg, 2);
   if (nlr != 1 || lr[0] < 0 || lr[0] >= ops[0]->rank)
     return chk_fail(ev, ins, "lhs_ragged_dims must name one lhs dimension");
   if (nrg < 0)

@@ -227,7 +227,12 @@ static inline float f32_mul_acc(float a, float b) { return a != a ? f32_quiet(a)
 #define V_MIN(A, B) V_SEL((A) != (A), (A), V_SEL((B) != (B), (B), V_SEL((B) < (A), (B), (A))))
 
 /* c0..c7 = columns of the 8x8 block r0..r7 (r_i: 8 elements of row i). */
+/* GCC and clang both have vector shuffles, under different names. */
+#if defined(__clang__)
+#define V_SHUF(A, B, ...) __builtin_shufflevector((A), (B), __VA_ARGS__)
+#else
 #define V_SHUF(A, B, ...) __builtin_shuffle((A), (B), (v8i){__VA_ARGS__})
+#endif
 #define V_TRANSPOSE8(r0, r1, r2, r3, r4, r5, r6, r7)                                        \
   v8f t0 = V_SHUF(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13), t1 = V_SHUF(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15); \
   v8f t2 = V_SHUF(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13), t3 = V_SHUF(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15); \

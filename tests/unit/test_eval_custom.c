@@ -196,14 +196,15 @@ static void composite_evaluates_its_computation(void **state) {
 
 static void helper_computation_is_not_a_composite(void **state) {
   (void)state;
-  /* PartialReduce's called computation is its comparator, not its meaning. */
+  /* A called computation may be a helper (a comparator), not the call's
+   * meaning: an unknown target that is no composite is refused. */
   const char *t = "gt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
                   " ROOT r = pred[] compare(a, b), direction=GT\n}\n"
                   "ENTRY e {\n x = f32[2] parameter(0)\n y = f32[2] parameter(1)\n"
-                  " ROOT c = f32[2] custom-call(x, y), custom_call_target=\"PartialReduce\", "
+                  " ROOT c = f32[2] custom-call(x, y), custom_call_target=\"MyTopK\", "
                   "called_computations={gt}\n}\n";
   hlo_value *a[] = {fx_array(HLO_F32, 1, DIMS(2), NULL), fx_array(HLO_F32, 1, DIMS(2), NULL)};
-  fx_eval_fails(t, 2, a, "custom-call target \"PartialReduce\" is not supported");
+  fx_eval_fails(t, 2, a, "custom-call target \"MyTopK\" is not supported");
 }
 
 static void unknown_target_refused_by_name(void **state) {
@@ -239,6 +240,36 @@ static void unobserved_unknown_target_is_skipped(void **state) {
   hlo_module_free(m);
 }
 
+/* PartialReduce keeps the m elements of each line that the comparator
+ * ranks first (GT: largest), ties in index order, with their s32 indices:
+ * row 0 [3, 9, 1, 7, 9, 5] -> [9, 9, 7] at [1, 4, 3];
+ * row 1 [0, -1, 2, 2, 8, 4] -> [8, 4, 2] at [4, 5, 2]. */
+#define PARTIAL_REDUCE(CFG)                                                                                     \
+  "gt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n i = s32[] parameter(2)\n j = s32[] parameter(3)\n" \
+  " ROOT c = pred[] compare(a, b), direction=GT\n}\n"                                                         \
+  "ENTRY e {\n x = f32[2,6] parameter(0)\n i = s32[2,6] iota(), iota_dimension=1\n"                           \
+  " ninf = f32[] constant(-inf)\n z = s32[] constant(0)\n"                                                   \
+  " ROOT p = (f32[2,3], s32[2,3]) custom-call(x, i, ninf, z), custom_call_target=\"PartialReduce\","          \
+  " called_computations={gt}, backend_config=" CFG "\n}\n"
+
+static void partial_reduce_keeps_the_exact_top(void **state) {
+  (void)state;
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(2, 6), VALS(3, 9, 1, 7, 9, 5, 0, -1, 2, 2, 8, 4))};
+  hlo_value *v = fx_eval(PARTIAL_REDUCE("{\"log2_reduction\": 1, \"reduction_dim\": 1, \"to_apply_type\": "
+                                        "\"comparator\", \"top_k\": 2, \"recall_target\": 0.9}"),
+                         1, a);
+  assert_int_equal(v->type, HLO_TUPLE);
+  fx_expect(hlo_value_ref(v->elems[0]), HLO_F32, 2, DIMS(2, 3), VALS(9, 9, 7, 8, 4, 2));
+  fx_expect(hlo_value_ref(v->elems[1]), HLO_S32, 2, DIMS(2, 3), VALS(1, 4, 3, 4, 5, 2));
+  hlo_value_unref(v);
+}
+
+static void partial_reduce_without_reduction_dim_refused(void **state) {
+  (void)state;
+  hlo_value *a[] = {fx_array(HLO_F32, 2, DIMS(2, 6), NULL)};
+  fx_eval_fails(PARTIAL_REDUCE("{\"top_k\": 2}"), 1, a, "no reduction_dim");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(annotations_are_identity),
@@ -253,6 +284,8 @@ int main(void) {
       cmocka_unit_test(gemm_unknown_epilogue_refused),
       cmocka_unit_test(gpu_topk),
       cmocka_unit_test(topk_op_smallest),
+      cmocka_unit_test(partial_reduce_keeps_the_exact_top),
+      cmocka_unit_test(partial_reduce_without_reduction_dim_refused),
       cmocka_unit_test(composite_evaluates_its_computation),
       cmocka_unit_test(helper_computation_is_not_a_composite),
       cmocka_unit_test(unknown_target_refused_by_name),
