@@ -760,11 +760,11 @@ static int tune_main(int argc, char **argv) {
     return TN_EXIT_USAGE;
   if (o.max_memory == 0)
     o.max_memory = half_ram();
-  /* Under mpirun or srun: only --sweep is shared out (mpi_sweep.h); the
-   * other ranks check what rank 0 sends them, and any other mode runs
-   * once, on rank 0. */
+  /* Under mpirun or srun: --sweep and --check are shared out
+   * (mpi_sweep.h); the other ranks check what rank 0 sends them, and any
+   * other mode runs once, on rank 0. */
   if (tn_mpi_rank() > 0)
-    return o.mode == TN_MODE_SWEEP ? tn_mpi_worker() : TN_EXIT_OK;
+    return o.mode == TN_MODE_SWEEP || o.mode == TN_MODE_CHECK ? tn_mpi_worker() : TN_EXIT_OK;
   if (o.mode == TN_MODE_CHECK || o.mode == TN_MODE_LIST_FUSIONS) {
     /* --check and --list-fusions take one or more files: FILE, then any
      * further operands. */
