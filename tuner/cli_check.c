@@ -923,6 +923,8 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     }
   }
   bool shared = check_shared(o, nfiles, files);
+  if (shared)
+    tn_threads_warn(o->threads, tn_mpi_local_size());
   bool terminal = isatty(STDERR_FILENO);
   if (!o->quiet && !(o->json && terminal) && !shared)
     so.progress_ctx = tn_progress_begin(terminal, tn_progress_interval());

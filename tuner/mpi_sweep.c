@@ -29,7 +29,7 @@
 
 enum { TAG_JOB = 1, TAG_RESULT = 2, TAG_STOP = 3 };
 
-static int g_on, g_rank, g_size = 1;
+static int g_on, g_rank, g_size = 1, g_local_size = 1;
 /* Every rank's host name, gathered at the start, so that a rank that
  * never answers can still be named with its host. */
 static char (*g_hosts)[64];
@@ -71,6 +71,12 @@ int tn_mpi_start(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  /* The ranks sharing this node's cores (cli_threads.c divides them). */
+  MPI_Comm node;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &g_local_size);
+    MPI_Comm_free(&node);
+  }
   char me[64];
   if (gethostname(me, sizeof me) != 0)
     snprintf(me, sizeof me, "?");
@@ -88,6 +94,7 @@ static const char *host_of(int rank) { return g_hosts && rank >= 0 && rank < g_s
 
 int tn_mpi_rank(void) { return g_rank; }
 int tn_mpi_size(void) { return g_size; }
+int tn_mpi_local_size(void) { return g_local_size; }
 
 void tn_mpi_finish(int status) {
   if (!g_on)

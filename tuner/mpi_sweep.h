@@ -127,6 +127,8 @@ double tn_mpi_unit_cost(const hlo_module *m, const tn_unit *u, const dev_machine
 int tn_mpi_start(int *argc, char ***argv);
 int tn_mpi_rank(void);
 int tn_mpi_size(void);
+/* The ranks of the job on this node (1 without MPI). */
+int tn_mpi_local_size(void);
 /* Rank 0 releases the other ranks; every rank shuts MPI down.  status is
  * the command's exit status: when a rank was given up as hung, rank 0
  * ends the whole job with it (MPI_Abort), since MPI_Finalize would wait
@@ -157,6 +159,7 @@ static inline double tn_mpi_unit_cost(const hlo_module *m, const tn_unit *u, con
 static inline int tn_mpi_start(int *argc, char ***argv) { (void)argc, (void)argv; return 0; }
 static inline int tn_mpi_rank(void) { return 0; }
 static inline int tn_mpi_size(void) { return 1; }
+static inline int tn_mpi_local_size(void) { return 1; }
 static inline void tn_mpi_finish(int status) { (void)status; }
 static inline int tn_mpi_worker(void) { return 0; }
 static inline int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mpi_done_fn done,

@@ -106,7 +106,8 @@ static void usage(FILE *f) {
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
         "      --defect NAME       enable one modelled defect (repeatable; --list-defects)\n"
         "      --seed N            seed of the synthesised inputs and timing jitter (default 0)\n"
-        "      --threads N         candidates checked in parallel (default: all cores;\n"
+        "      --threads N         candidates checked in parallel (default: OMP_NUM_THREADS,\n"
+        "                          else the cores, shared by the MPI ranks of a node;\n"
         "                          at most 4 per core, and at least 64 are allowed)\n"
         "      --budget N          check at most N candidates (the default included):\n"
         "                          the default, then those covering the most knob values\n"
@@ -868,6 +869,7 @@ int main(int argc, char **argv) {
   tn_libguard_install();
   if (tn_mpi_start(&argc, &argv) != 0)
     return TN_EXIT_USAGE;
+  tn_threads_setup(tn_mpi_local_size(), tn_mpi_rank() == 0);
   int status = tune_main(argc, argv);
   tn_mpi_finish(status);
   main_returned = true;
