@@ -13,6 +13,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,20 @@ static int launched_by_mpi(void) {
   return 0;
 }
 
+/* When a rank dies, Open MPI cannot carry on without it and ends every
+ * other rank with SIGTERM (so does a cancelled job).  Rank 0 says what
+ * that means for the results before it goes: each unit is stored as it
+ * arrives, so everything logged as checked is in the file. */
+static void on_term(int sig) {
+  static const char msg[] =
+      "tune: MPI: the job is being ended (a rank died, or the job was cancelled): every unit logged as checked "
+      "is stored and stays; the run stays 'running' (a --sweep run again resumes it)\n";
+  ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)w;
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 int tn_mpi_start(int *argc, char ***argv) {
   if (!launched_by_mpi())
     return 0;
@@ -71,6 +86,8 @@ int tn_mpi_start(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (g_rank == 0 && g_size > 1)
+    signal(SIGTERM, on_term);
   /* The ranks sharing this node's cores (cli_threads.c divides them). */
   MPI_Comm node;
   if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {

@@ -45,8 +45,11 @@ canon() {
 }
 # What --check prints, its wall times aside.
 untimed() { sed 's/ checked in [0-9.]* s/ checked in T s/' "$1"; }
-# tune's own error lines on stderr (not its per-unit log, not mpirun's).
-errors() { grep -e '^tune: ' -e ': error: ' "$1" | grep -v ': rank [0-9]* on [^,]*, [0-9.]* s; unit '; }
+# tune's own error lines on stderr (not its per-unit log, nor the warning
+# that 3 ranks x 1 thread exceed the cores of a small machine, nor mpirun's).
+errors() {
+  grep -e '^tune: ' -e ': error: ' "$1" | grep -v -e ': rank [0-9]* on [^,]*, [0-9.]* s; unit ' -e ' ranks on this node x '
+}
 
 mkdir ref
 # shellcheck disable=SC2086
@@ -125,4 +128,75 @@ if grep -q "^bad.hlo:4:19: error: unknown opcode 'parameterx'" a && cmp -s a b; 
 mpirun_ -n 3 "$TUNE" --check $mixed "$@" --json >j3.out 2>/dev/null
 if grep -q '"status": "nothing to tune"' j1.out && cmp -s j1.out j3.out; then ok "--json: the same document"; else
   not_ok "--json differs"; diff j1.out j3.out | head -n 6 | sed 's/^/  # /'; fi
+
+# A worker killed mid-check: rank 2 is stopped on its first unit (the test
+# hook of mpi_sweep.sh's hung worker), and killed with kill -9 once rank 0
+# has stored a unit, so the kill lands mid-unit with results written.  Open
+# MPI cannot carry on without a rank: the job ends, rank 0 says what that
+# means, and nothing already written is lost: every unit rank 0 logged as
+# checked is stored, each exactly as one process stores it, and stdout holds
+# one process's first lines.
+kfiles="$files $ds/column_max.hlo $ds/row_sum_sq_ragged.hlo $ds/pad_negative_interior.hlo"
+set -- --compiler nightly --budget 40 --threads 1
+mkdir kref kill
+# shellcheck disable=SC2086
+(cd kref && "$TUNE" --check $kfiles "$@" -o out.h5 >out 2>err)
+# shellcheck disable=SC2086
+(cd kill && TUNE_TEST_MPI_HANG_RANK=2 mpirun_ -x TUNE_TEST_MPI_HANG_RANK -n 3 "$TUNE" --check $kfiles "$@" \
+  -o out.h5 >out 2>err) &
+job=$!
+victim=""
+i=0
+while [ $i -lt 1200 ] && [ -z "$victim" ]; do
+  if grep -q '; unit 1 of' kill/err 2>/dev/null; then
+    for p in $(pgrep -f -- "--check .*--budget 40 --threads 1 -o out.h5"); do
+      if { tr '\0' '\n' <"/proc/$p/environ" | grep -qx 'OMPI_COMM_WORLD_RANK=2'; } 2>/dev/null; then victim=$p; fi
+    done
+  fi
+  [ -n "$victim" ] || { sleep 0.1; i=$((i + 1)); }
+done
+[ -n "$victim" ] && kill -9 "$victim"
+wait $job
+st=$?
+run=$(h5ls kill/out.h5/runs 2>/dev/null | awk '{ print $1 }')
+stored=$(h5ls "kill/out.h5/runs/$run/fusions" 2>/dev/null | grep -c Group)
+logged=$(grep -c ': rank [0-9]* on [^,]*, [0-9.]* s; unit ' kill/err)
+total=$(grep -c '^fusion ' kref/out)
+if [ -n "$victim" ] && [ "$st" -ne 0 ] && [ "$st" -ne 1 ] && [ "$stored" -lt "$total" ]; then
+  ok "rank 2 killed mid-check: the job ends (exit $st) with $stored of $total units stored"
+else
+  not_ok "the kill did not land mid-check (victim '$victim', exit $st, $stored of $total stored)"
+fi
+expect_grep "^tune: MPI: the job is being ended (a rank died, or the job was cancelled): every unit logged as checked is stored" \
+  kill/err "rank 0 says the job is being ended and what was kept"
+if [ "$stored" = "$logged" ]; then ok "every unit logged as checked ($logged) is stored"; else
+  not_ok "$logged units logged, $stored stored"; fi
+status=$(h5dump -a "/runs/$run/status" kill/out.h5 2>/dev/null | sed -n 's/^ *(0): "\(.*\)"$/\1/p')
+if [ "$status" = "running" ]; then ok "the run stays 'running'"; else not_ok "the run's status is '$status'"; fi
+# canon_group DUMP: h5dump -g of one fusion group, the run id and wall times left out.
+canon_group() { sed -e 1d "$1" | awk '
+  skip { if ($0 == skip) skip = ""; next }
+  /^ *ATTRIBUTE "wall_time" \{$/ { match($0, /^ */); skip = substr($0, 1, RLENGTH) "}"; next }
+  /DATATYPE *H5T_COMPOUND/ { incomp = 1; nm = 0; wt = 0 }
+  incomp && /"[a-z_0-9]*";$/ { nm++; if ($0 ~ /"wall_time";$/) wt = nm }
+  /^ *DATASPACE/ { incomp = 0 }
+  /^ *(\([0-9]*\): )?\{$/ || /^ *\}, \{$/ { inrow = 1; field = 0; print; next }
+  inrow && /^ *\}[,]?$/ { inrow = 0; print; next }
+  inrow { field++; if (wt && field == wt) { print "WALL_TIME"; next } }
+  { sub(/"\/runs\/[^\/]*\//, "\"/runs/RUN/"); print }'; }
+same=0
+for fp in $(h5ls "kill/out.h5/runs/$run/fusions" 2>/dev/null | awk '{ print $1 }'); do
+  kr=$(h5ls kref/out.h5/runs | awk '{ print $1 }')
+  h5dump -w0 -g "/runs/$kr/fusions/$fp" kref/out.h5 >g1 2>/dev/null
+  h5dump -w0 -g "/runs/$run/fusions/$fp" kill/out.h5 >g2 2>/dev/null
+  if grep -q 'GROUP' g1 && canon_group g1 >c1 && canon_group g2 >c2 && cmp -s c1 c2; then same=$((same + 1)); else
+    diff c1 c2 | head -n 4 | sed 's/^/  # /'; fi
+done
+if [ "$stored" -gt 0 ] && [ "$same" = "$stored" ]; then ok "each stored unit is exactly one process's ($same)"; else
+  not_ok "$same of $stored stored units are one process's"; fi
+untimed kref/out >a
+untimed kill/out >b
+# (Lines wait for every unit before them: it may be empty.)
+if [ -s a ] && [ "$(head -c "$(wc -c <b)" a)" = "$(cat b)" ]; then ok "stdout is the start of one process's ($(grep -c '^fusion ' b) units)"
+else not_ok "stdout is not the start of one process's"; diff a b | head -n 4 | sed 's/^/  # /'; fi
 finish
