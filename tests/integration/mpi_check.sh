@@ -199,4 +199,24 @@ untimed kill/out >b
 # (Lines wait for every unit before them: it may be empty.)
 if [ -s a ] && [ "$(head -c "$(wc -c <b)" a)" = "$(cat b)" ]; then ok "stdout is the start of one process's ($(grep -c '^fusion ' b) units)"
 else not_ok "stdout is not the start of one process's"; diff a b | head -n 4 | sed 's/^/  # /'; fi
+
+# A worker that hangs (the hook stops rank 2 on its first unit): with a
+# time budget of 1 s rank 0 gives it up after 3 x 1 + 30 s, prints its
+# unit as timed out with the rank and host in one process's place for it,
+# stores the others, and ends the job with the status one process has.
+set -- --compiler nightly --budget 6 --threads 1 --time-budget 1
+hfiles="$ds/complex_tan_tanh_bug1.hlo $ds/cumsum_cast_bug4.hlo $ds/transpose_heads.hlo $ds/row_sum_long.hlo"
+# shellcheck disable=SC2086
+TUNE_TEST_MPI_HANG_RANK=2 timeout 600 "$TUNE_MPIRUN" --oversubscribe --bind-to none -x TUNE_TEST_MPI_HANG_RANK \
+  -x ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" -n 3 "$TUNE" --check $hfiles "$@" -o hang.h5 \
+  >hang.out 2>hang.err
+st=$?
+if [ "$st" -eq 1 ]; then ok "a hung worker: the job ends by itself, exit 1 (row_sum_long diverged)"; else
+  not_ok "a hung worker: exit $st (124: still running after 600 s)"; grep 'tune:' hang.err | tail -n 5 | sed 's/^/  # /'; fi
+grep "^fusion " hang.out | sed -n 3p >h3
+if grep -q "^fusion fused_transpose from .*/transpose_heads.hlo: timed out: rank 2 on [^ ]* gave no answer in [0-9]* s" h3
+then ok "the hung rank's unit: timed out, with its rank and host, in its place"; else
+  not_ok "no timed-out line for the hung rank's unit"; grep '^fusion' hang.out | sed 's/^/  # /'; fi
+stored=$(h5ls -r hang.h5 2>/dev/null | grep -c '/fusions/[0-9a-f]* Group')
+if [ "$stored" = 3 ]; then ok "the other 3 units are stored"; else not_ok "$stored units stored, wanted 3"; fi
 finish
