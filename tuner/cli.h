@@ -9,6 +9,7 @@
 #ifndef TUNE_CLI_H
 #define TUNE_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -152,6 +153,15 @@ void tn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The largest --threads (and sweep file threads) accepted: four per
  * online core, and at least 64 (cli_threads.c says why). */
 int tn_threads_max(void);
+/* Sets OpenMP's default thread count, for when neither --threads nor a
+ * sweep file's threads gives one: OMP_NUM_THREADS, at most
+ * tn_threads_max() (beyond it capped, saying so when speak); without it,
+ * under MPI, the node's cores shared among its local_ranks ranks.  Called
+ * once, at the start. */
+void tn_threads_setup(int local_ranks, bool speak);
+/* Warns on stderr when `threads` (given explicitly; 0: the default)
+ * times the ranks on this node exceed its cores. */
+void tn_threads_warn(int threads, int local_ranks);
 /* Checks that every comma-separated name of an --ops LIST is an opcode;
  * -1 after printing `tune: --ops: unknown opcode 'NAME'` otherwise. */
 int tn_ops_validate(const char *list);

@@ -21,6 +21,7 @@
 #include "capture.h"
 #include "progress.h"
 #include "store/h5values.h"
+#include "mpi_sweep.h"
 
 static void print_repro(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *fr,
                         const tn_cand_result *r) {
@@ -345,6 +346,11 @@ typedef struct {
   int stopped;     /* --stop-on-mismatch fired */
   int printed;     /* JSON objects written so far */
   double t0;       /* when the run started (--run-time-budget) */
+  FILE *out, *err; /* where a unit's lines go: stdout and stderr, or under
+                      MPI the buffers that keep them until their turn */
+  int deferred;    /* JSON objects written to `out` without their
+                      separator (under MPI: given when flushed in order) */
+  bool defer;
 } tn_check_tally;
 
 static double now_s(void) {
@@ -362,16 +368,21 @@ static bool unit_wanted(const tn_opts *o, const char *file, const char *name) {
   return false;
 }
 
-static void json_sep(tn_check_tally *t) { fputs(t->printed++ ? ",\n" : "\n", stdout); }
+static void json_sep(tn_check_tally *t) {
+  if (t->defer)
+    t->deferred++;
+  else
+    fputs(t->printed++ ? ",\n" : "\n", t->out);
+}
 
 static void print_nothing(const tn_opts *o, const char *file, tn_check_tally *t) {
   if (o->json) {
     json_sep(t);
-    fputs("  {\"file\": ", stdout);
-    json_str(stdout, file);
-    fputs(", \"status\": \"nothing to tune\"}", stdout);
+    fputs("  {\"file\": ", t->out);
+    json_str(t->out, file);
+    fputs(", \"status\": \"nothing to tune\"}", t->out);
   } else {
-    printf("%s: nothing to tune (no fusion and no op that runs as a kernel of its own)\n", file);
+    fprintf(t->out, "%s: nothing to tune (no fusion and no op that runs as a kernel of its own)\n", file);
   }
 }
 
@@ -380,17 +391,21 @@ static void print_unchecked(const tn_opts *o, const char *file, const char *name
                             const char *why, tn_check_tally *t) {
   if (o->json) {
     json_sep(t);
-    fputs("  {\"file\": ", stdout);
-    json_str(stdout, file);
-    fputs(", \"fusion\": ", stdout);
-    json_str(stdout, name);
-    fprintf(stdout, ", \"status\": \"%s\", \"reason\": ", tn_unit_status_name(st));
-    json_str(stdout, why);
-    fputs("}", stdout);
+    fputs("  {\"file\": ", t->out);
+    json_str(t->out, file);
+    fputs(", \"fusion\": ", t->out);
+    json_str(t->out, name);
+    fprintf(t->out, ", \"status\": \"%s\", \"reason\": ", tn_unit_status_name(st));
+    json_str(t->out, why);
+    fputs("}", t->out);
   } else {
-    printf("fusion %s from %s: %s: %s\n", name, file, tn_unit_status_name(st), why);
+    fprintf(t->out, "fusion %s from %s: %s: %s\n", name, file, tn_unit_status_name(st), why);
   }
 }
+
+static void unit_outcome(const tn_opts *o, const tn_check_env *env, tn_store **store, const char *file,
+                         const char *name, bool part, int rc, tn_unit_status why, const hlo_error *uerr,
+                         const tn_fusion_result *r, tn_check_tally *t);
 
 /* Checks one unit of module m (the whole of m when u->ins is NULL). */
 static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *env, tn_store **store,
@@ -439,77 +454,88 @@ static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *e
     }
   }
   hlo_module_free(um);
+  unit_outcome(o, env, store, file, u->name, u->ins != NULL, rc, why, &err, rc == 0 ? &r : NULL, t);
+  if (rc == 0)
+    tn_fusion_result_free(&r);
+}
+
+/* What one unit came to (rc, why and err as tn_check_unit's; r its
+ * results when rc is 0, which the caller frees): printed to t->out and t->err,
+ * counted in t, stored.  part: the unit is cut out of its file. */
+static void unit_outcome(const tn_opts *o, const tn_check_env *env, tn_store **store, const char *file,
+                         const char *name, bool part, int rc, tn_unit_status why, const hlo_error *uerr,
+                         const tn_fusion_result *r, tn_check_tally *t) {
+  hlo_error err = *uerr;
   if (rc != 0) {
     if (why == TN_UNIT_BAD_INPUT) {
       /* positions are the file's only when the unit is the file itself */
-      if (err.line > 0 && !u->ins)
-        fprintf(stderr, "%s:%d:%d: error: %s\n", file, err.line, err.col, err.msg);
+      if (err.line > 0 && !part)
+        fprintf(t->err, "%s:%d:%d: error: %s\n", file, err.line, err.col, err.msg);
       else
-        fprintf(stderr, "tune: %s: error: %s\n", file, err.msg);
+        fprintf(t->err, "tune: %s: error: %s\n", file, err.msg);
       t->rc = TN_EXIT_USAGE;
       return;
     }
     if (why == TN_UNIT_TOOL_ERROR) {
-      fprintf(stderr, "tune: %s: %s: the host failed (tool-error): %s\n", file, u->name, err.msg);
+      fprintf(t->err, "tune: %s: %s: the host failed (tool-error): %s\n", file, name, err.msg);
       t->rc = TN_EXIT_USAGE;
     }
-    print_unchecked(o, file, u->name, why, err.msg, t);
+    print_unchecked(o, file, name, why, err.msg, t);
     return;
   }
   int divergent = 0;
   for (int v = 0; v < CHK_VERDICT_COUNT; v++)
     if (chk_verdict_is_divergent((chk_verdict)v))
-      divergent += (int)r.verdict_counts[v];
+      divergent += (int)r->verdict_counts[v];
   /* Issue 6: divergences of a fusion whose inputs drove the reference to
    * NaN or Inf are the inputs' artefacts: shown with that flag, stored
    * with their verdicts, but they do not fail the run. */
-  if (r.nonfinite.kind == CHK_NONFINITE_INPUTS)
+  if (r->nonfinite.kind == CHK_NONFINITE_INPUTS)
     divergent = 0;
   if (divergent)
     t->diverged++;
-  else if (r.default_ran)
+  else if (r->default_ran)
     t->verified++;
   if (o->json) {
     json_sep(t);
-    print_json(stdout, o, file, &r);
+    print_json(t->out, o, file, r);
   } else if (!o->quiet || divergent) {
-    print_summary(stdout, o, file, &r, &env->machine, &env->compiler);
-  } else if (!r.default_ran) {
-    printf("fusion %s from %s: not verified: the default config did not run\n", r.name, file);
+    print_summary(t->out, o, file, r, &env->machine, &env->compiler);
+  } else if (!r->default_ran) {
+    fprintf(t->out, "fusion %s from %s: not verified: the default config did not run\n", r->name, file);
   }
   if (!o->json && o->quiet && !divergent && o->only)
-    for (int c = 1; c < r.ncands; c++)
-      if (r.cands[c].verdict == CHK_VERDICT_COMPILE_ERROR)
-        printf("fusion %s from %s: --only %s: compile-error: %s\n", r.name, file, r.cands[c].config,
-               r.cands[c].message);
+    for (int c = 1; c < r->ncands; c++)
+      if (r->cands[c].verdict == CHK_VERDICT_COMPILE_ERROR)
+        fprintf(t->out, "fusion %s from %s: --only %s: compile-error: %s\n", r->name, file, r->cands[c].config,
+               r->cands[c].message);
   /* A host that ran out of memory fails the run (exit 2); a feature the
    * simulator lacks leaves the unit unsupported (unit_status). */
-  if (r.verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
-    for (int c = 0; c < r.ncands; c++)
-      if (r.cands[c].verdict == CHK_VERDICT_TOOL_ERROR && host_oom(r.cands[c].message)) {
-        fprintf(stderr, "tune: %s: %s: %lld candidates could not be run: the host ran out of memory (tool-error)\n", file, r.name,
-                (long long)r.verdict_counts[CHK_VERDICT_TOOL_ERROR]);
+  if (r->verdict_counts[CHK_VERDICT_TOOL_ERROR] > 0)
+    for (int c = 0; c < r->ncands; c++)
+      if (r->cands[c].verdict == CHK_VERDICT_TOOL_ERROR && host_oom(r->cands[c].message)) {
+        fprintf(t->err, "tune: %s: %s: %lld candidates could not be run: the host ran out of memory (tool-error)\n", file, r->name,
+                (long long)r->verdict_counts[CHK_VERDICT_TOOL_ERROR]);
         t->rc = TN_EXIT_USAGE;
         break;
       }
-  if (*store && tn_store_add_fusion(*store, &r, &err) != 0) {
-    fprintf(stderr, "tune: %s\n", err.msg);
+  if (*store && tn_store_add_fusion(*store, r, &err) != 0) {
+    fprintf(t->err, "tune: %s\n", err.msg);
     t->rc = TN_EXIT_USAGE;
     /* A write that failed (a full disk) leaves the file as it was. */
     if (tn_store_undo(*store, &err) != 0)
-      fprintf(stderr, "tune: %s\n", err.msg);
+      fprintf(t->err, "tune: %s\n", err.msg);
     *store = NULL;
   }
   if (o->stop_on_mismatch && divergent) {
-    for (int c = 0; c < r.ncands; c++)
-      if (chk_verdict_is_divergent(r.cands[c].verdict)) {
-        fprintf(stderr, "tune: stopping at the first divergence: %s candidate '%s' of %s (%s)\n",
-                chk_verdict_name(r.cands[c].verdict), r.cands[c].config, file, r.name);
+    for (int c = 0; c < r->ncands; c++)
+      if (chk_verdict_is_divergent(r->cands[c].verdict)) {
+        fprintf(t->err, "tune: stopping at the first divergence: %s candidate '%s' of %s (%s)\n",
+                chk_verdict_name(r->cands[c].verdict), r->cands[c].config, file, r->name);
         break;
       }
     t->stopped = 1;
   }
-  tn_fusion_result_free(&r);
 }
 
 /* The seed inputs are synthesised from.  TUNE_TEST_SYNTH_SALT, a test
@@ -568,6 +594,269 @@ static int read_unit_inputs(const tn_opts *o, const char *file, const hlo_module
     cap->args = NULL;
   }
   return rc;
+}
+
+/* ---- under mpirun or srun: the units shared out (mpi_sweep.h) ------------- */
+
+/* What one process would print for one unit, or for a file that yields
+ * none, in its place in that process's order.  Units come back from the
+ * ranks in any order; each one's lines wait in its slot until every
+ * earlier slot has been printed, so the output is one process's.  Results
+ * are stored as they arrive (a job that dies keeps what it stored), which
+ * changes only the order in which fusion groups were added to the file. */
+typedef struct check_slot {
+  char *name;        /* the unit's (malloc'd); NULL for a file's slot */
+  bool part;         /* the unit is cut out of its file */
+  bool ready;
+  char *out, *err;   /* its stdout and stderr text (malloc'd, or NULL) */
+  size_t outlen, errlen;
+  int objects;       /* JSON objects in out, their separators not yet given */
+} check_slot;
+
+typedef struct mpi_check {
+  const tn_opts *o;
+  const tn_check_env *env;
+  tn_store **store;
+  tn_check_tally *t;
+  check_slot *slots;
+  int nslots, cap;
+  int next;          /* the first slot not printed yet */
+} mpi_check;
+
+/* A new slot, or -1 when out of memory. */
+static int slot_add(mpi_check *mc) {
+  if (mc->nslots == mc->cap) {
+    int cap = mc->cap ? 2 * mc->cap : 64;
+    check_slot *v = realloc(mc->slots, sizeof *v * (size_t)cap);
+    if (!v)
+      return -1;
+    mc->slots = v;
+    mc->cap = cap;
+  }
+  memset(&mc->slots[mc->nslots], 0, sizeof *mc->slots);
+  return mc->nslots++;
+}
+
+/* Sends what the tally prints into slot k's text, until slot_end.  When
+ * no buffer can be had it is printed now: out of order, but not lost. */
+static void slot_begin(mpi_check *mc, int k, FILE **out, FILE **err) {
+  check_slot *sl = &mc->slots[k];
+  *out = open_memstream(&sl->out, &sl->outlen);
+  *err = *out ? open_memstream(&sl->err, &sl->errlen) : NULL;
+  if (!*out || !*err) {
+    if (*out)
+      fclose(*out);
+    free(sl->out);
+    sl->out = NULL;
+    *out = *err = NULL;
+    return;
+  }
+  mc->t->out = *out;
+  mc->t->err = *err;
+  mc->t->defer = true;
+  mc->t->deferred = 0;
+}
+
+static void slot_end(mpi_check *mc, int k, FILE *out, FILE *err) {
+  check_slot *sl = &mc->slots[k];
+  if (out) {
+    fclose(out);
+    fclose(err);
+    sl->objects = mc->t->deferred;
+  }
+  mc->t->out = stdout;
+  mc->t->err = stderr;
+  mc->t->defer = false;
+  sl->ready = true;
+}
+
+/* Prints every ready slot that no unready one precedes. */
+static void slots_flush(mpi_check *mc) {
+  for (; mc->next < mc->nslots && mc->slots[mc->next].ready; mc->next++) {
+    check_slot *sl = &mc->slots[mc->next];
+    if (sl->err)
+      fwrite(sl->err, 1, sl->errlen, stderr);
+    for (int i = 0; i < sl->objects; i++)
+      json_sep(mc->t);
+    if (sl->out)
+      fwrite(sl->out, 1, sl->outlen, stdout);
+    fflush(stdout);
+    free(sl->out), free(sl->err), free(sl->name);
+    sl->out = sl->err = sl->name = NULL;
+  }
+}
+
+/* A unit came back from some rank (tn_mpi_done_fn). */
+static void mpi_check_done(void *ctx, const tn_mpi_done *d) {
+  mpi_check *mc = ctx;
+  if (d->event != TN_MPI_UNIT || !d->job || d->job->tag < 0 || d->job->tag >= mc->nslots)
+    return; /* --check plans its own files: only units come back */
+  int k = d->job->tag;
+  FILE *out, *err;
+  slot_begin(mc, k, &out, &err);
+  unit_outcome(mc->o, mc->env, mc->store, d->file, mc->slots[k].name, mc->slots[k].part, d->rc, d->why, &d->err,
+               d->rc == 0 ? d->r : NULL, mc->t);
+  slot_end(mc, k, out, err);
+  /* The output waits for its turn; this says the run is alive. */
+  if (!mc->o->quiet) {
+    fprintf(stderr, "tune: %s: %s: rank %d on %s, %.2f s; unit %d of %d", d->file, mc->slots[k].name, d->rank,
+            d->host, d->elapsed, d->ndone, d->njobs);
+    if (d->eta >= 0)
+      fprintf(stderr, ", ETA %.0f s", d->eta);
+    fputc('\n', stderr);
+  }
+  slots_flush(mc);
+}
+
+/* A slot for a file that yields no unit: the line one process prints
+ * to stderr for it (what, and then why when why is not NULL). */
+static void file_slot(mpi_check *mc, const char *what, const char *why) {
+  int k = slot_add(mc);
+  FILE *out = NULL, *err = NULL;
+  if (k >= 0)
+    slot_begin(mc, k, &out, &err);
+  fprintf(mc->t->err, "%s%s%s\n", what, why ? ": " : "", why ? why : "");
+  if (k >= 0)
+    slot_end(mc, k, out, err);
+}
+
+/* --check's units checked by every rank (mpi_sweep.h): planned here in
+ * one process's order, handed out by the sweep's dispatcher largest
+ * first, printed back in that order and stored by this rank alone. */
+static void check_mpi(const tn_opts *o, const tn_check_env *env, tn_store **store, int nfiles, char *const *files,
+                      tn_check_tally *t) {
+  mpi_check mc = {.o = o, .env = env, .store = store, .t = t};
+  tn_mpi_job *jobs = NULL;
+  int njobs = 0, jcap = 0;
+  bool oom = false;
+  for (int i = 0; i < nfiles && !oom; i++) {
+    hlo_error err = {0};
+    hlo_module *m = tn_load_module_err(files[i], 0, &err);
+    if (!m) {
+      if (err.msg[0])
+        file_slot(&mc, err.msg, NULL);
+      t->rc = TN_EXIT_USAGE;
+      continue;
+    }
+    int named = tn_replicas_named(m);
+    if (o->replicas > 0 && o->replicas < named) {
+      char what[4096];
+      snprintf(what, sizeof what, "tune: %s: --replicas %d: a replica group names replica %d but only %d replicas "
+               "would be simulated", files[i], o->replicas, named - 1, o->replicas);
+      file_slot(&mc, what, NULL);
+      t->rc = TN_EXIT_USAGE;
+      hlo_module_free(m);
+      continue;
+    }
+    tn_units units;
+    if (tn_units_find(m, &units, &err) != 0) {
+      char what[4096];
+      snprintf(what, sizeof what, "tune: %s: error", files[i]);
+      file_slot(&mc, what, err.msg);
+      t->rc = TN_EXIT_USAGE;
+      hlo_module_free(m);
+      continue;
+    }
+    if (units.n == 0) {
+      int k = slot_add(&mc);
+      FILE *out = NULL, *ferr = NULL;
+      if (k >= 0)
+        slot_begin(&mc, k, &out, &ferr);
+      print_nothing(o, files[i], t);
+      if (k >= 0)
+        slot_end(&mc, k, out, ferr);
+      oom |= k < 0;
+    }
+    for (int u = 0; u < units.n && !oom; u++) {
+      const tn_unit *un = &units.v[u];
+      if (!unit_wanted(o, files[i], un->name))
+        continue;
+      t->selected++;
+      int k = slot_add(&mc);
+      if (k >= 0 && njobs == jcap) {
+        jcap = jcap ? 2 * jcap : 64;
+        tn_mpi_job *v = realloc(jobs, sizeof *v * (size_t)jcap);
+        if (v)
+          jobs = v;
+        else
+          k = -1;
+      }
+      if (k < 0 || !(mc.slots[k].name = strdup(un->name))) {
+        oom = true;
+        break;
+      }
+      mc.slots[k].part = un->ins != NULL;
+      tn_mpi_job *j = &jobs[njobs++];
+      memset(j, 0, sizeof *j);
+      j->file = files[i];
+      j->unit = u;
+      snprintf(j->name, sizeof j->name, "%s", un->name);
+      j->named = units.n > 1 || un->ins;
+      j->cost = tn_mpi_unit_cost(m, un, &env->machine, o->budget);
+      j->tag = k;
+    }
+    tn_units_free(&units);
+    hlo_module_free(m);
+  }
+  if (oom) {
+    fputs("tune: out of memory planning the check\n", stderr);
+    t->rc = TN_EXIT_USAGE;
+    njobs = 0;
+  }
+  /* Every rank checks a unit with exactly what this one would. */
+  tn_mpi_settings s = {
+      .machine = o->machine,
+      .compiler = o->compiler,
+      .defects = o->defects,
+      .ndefects = o->ndefects,
+      .backend = o->backend,
+      .seed = synth_seed(o->seed),
+      .profile = o->profile,
+      .threads = o->threads,
+      .budget = o->budget,
+      .cover_seed = o->has_cover_seed ? o->cover_seed : o->seed,
+      .time_budget = o->time_budget,
+      .max_memory = o->max_memory,
+      .error_maps = 3,
+      .only = o->only,
+      .tol_override = o->has_atol || o->has_rtol,
+      .atol = o->atol,
+      .rtol = o->rtol,
+      .criterion = o->tolerance,
+      .ops = o->ops,
+      .replicas = o->replicas,
+      .iteration = o->iteration,
+      .graph_inputs = !o->inputs_synthetic,
+  };
+  hlo_error err = {0};
+  if (njobs > 0 && tn_mpi_dispatch(&s, jobs, njobs, mpi_check_done, &mc, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    t->rc = TN_EXIT_USAGE;
+  }
+  /* Slots whose unit never came back (none, unless planning failed). */
+  for (int k = mc.next; k < mc.nslots; k++)
+    mc.slots[k].ready = true;
+  slots_flush(&mc);
+  free(mc.slots);
+  free(jobs);
+}
+
+/* Whether --check shares its units out: under mpirun or srun with more
+ * than one rank, unless an option ties the run to one process's order or
+ * to rank 0's own input (said once, then rank 0 checks alone). */
+static bool check_shared(const tn_opts *o, int nfiles, char *const *files) {
+  if (tn_mpi_size() <= 1)
+    return false;
+  const char *why = o->inputs ? "--inputs"
+                    : o->stop_on_mismatch ? "--stop-on-mismatch"
+                    : o->run_time_budget > 0 ? "--run-time-budget" : NULL;
+  for (int i = 0; !why && i < nfiles; i++)
+    if (strcmp(files[i], "-") == 0)
+      why = "standard input ('-')";
+  if (why)
+    fprintf(stderr, "tune: %s: rank 0 checks every unit alone; the other %d ranks stay idle\n", why,
+            tn_mpi_size() - 1);
+  return !why;
 }
 
 int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
@@ -633,13 +922,18 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
       return TN_EXIT_USAGE;
     }
   }
+  bool shared = check_shared(o, nfiles, files);
+  if (shared)
+    tn_threads_warn(o->threads, tn_mpi_local_size());
   bool terminal = isatty(STDERR_FILENO);
-  if (!o->quiet && !(o->json && terminal))
+  if (!o->quiet && !(o->json && terminal) && !shared)
     so.progress_ctx = tn_progress_begin(terminal, tn_progress_interval());
-  tn_check_tally t = {.rc = TN_EXIT_OK, .t0 = now_s()};
+  tn_check_tally t = {.rc = TN_EXIT_OK, .t0 = now_s(), .out = stdout, .err = stderr};
   if (o->json)
     fputs("[", stdout);
-  for (int i = 0; i < nfiles && !t.stopped; i++) {
+  if (shared)
+    check_mpi(o, &env, &store, nfiles, files, &t);
+  for (int i = 0; !shared && i < nfiles && !t.stopped; i++) {
     hlo_module *m = tn_load_module(files[i], 0);
     if (!m) {
       t.rc = TN_EXIT_USAGE;

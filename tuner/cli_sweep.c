@@ -527,6 +527,8 @@ int tn_cmd_sweep(const tn_opts *o) {
             o->file, cfg.threads, tn_threads_max());
     return TN_EXIT_USAGE;
   }
+  if (tn_mpi_size() > 1)
+    tn_threads_warn(cfg.threads, tn_mpi_local_size());
   chk_inputs_profile profile;
   if (chk_inputs_profile_from_name(cfg.inputs, &profile) != 0) {
     fprintf(stderr, "%s: unknown input profile '%s' (naive, constrained, edge, oob-indices, special)\n", o->file,

@@ -1,4 +1,5 @@
-/* mpi_sweep.c — a sweep's units handed out to MPI ranks (mpi_sweep.h).
+/* mpi_sweep.c — the units of a sweep or a --check handed out to MPI ranks
+ * (mpi_sweep.h).
  *
  * Messages are byte buffers (unit_wire.h) with three tags: a job (rank 0
  * to a rank: the unit and every setting it is checked with, so a rank
@@ -12,6 +13,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,7 @@
 
 enum { TAG_JOB = 1, TAG_RESULT = 2, TAG_STOP = 3 };
 
-static int g_on, g_rank, g_size = 1;
+static int g_on, g_rank, g_size = 1, g_local_size = 1;
 /* Every rank's host name, gathered at the start, so that a rank that
  * never answers can still be named with its host. */
 static char (*g_hosts)[64];
@@ -57,6 +59,20 @@ static int launched_by_mpi(void) {
   return 0;
 }
 
+/* When a rank dies, Open MPI cannot carry on without it and ends every
+ * other rank with SIGTERM (so does a cancelled job).  Rank 0 says what
+ * that means for the results before it goes: each unit is stored as it
+ * arrives, so everything logged as checked is in the file. */
+static void on_term(int sig) {
+  static const char msg[] =
+      "tune: MPI: the job is being ended (a rank died, or the job was cancelled): every unit logged as checked "
+      "is stored and stays; the run stays 'running' (a --sweep run again resumes it)\n";
+  ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)w;
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 int tn_mpi_start(int *argc, char ***argv) {
   if (!launched_by_mpi())
     return 0;
@@ -70,6 +86,14 @@ int tn_mpi_start(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (g_rank == 0 && g_size > 1)
+    signal(SIGTERM, on_term);
+  /* The ranks sharing this node's cores (cli_threads.c divides them). */
+  MPI_Comm node;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &g_local_size);
+    MPI_Comm_free(&node);
+  }
   char me[64];
   if (gethostname(me, sizeof me) != 0)
     snprintf(me, sizeof me, "?");
@@ -87,6 +111,7 @@ static const char *host_of(int rank) { return g_hosts && rank >= 0 && rank < g_s
 
 int tn_mpi_rank(void) { return g_rank; }
 int tn_mpi_size(void) { return g_size; }
+int tn_mpi_local_size(void) { return g_local_size; }
 
 void tn_mpi_finish(int status) {
   if (!g_on)
@@ -120,37 +145,128 @@ static void give_up(const char *what, int rank, int code) {
 
 /* ---- checking one unit (any rank) ---------------------------------------- */
 
-/* The environment of the last job, kept because a run's jobs share it. */
+/* The environment of the last job, kept because a run's jobs share it:
+ * key names the machine, compiler, defects and backend it was loaded for. */
 typedef struct worker_state {
-  char machine[256], compiler[256];
+  char *key;
   int env_ok;
   tn_check_env env;
   char host[64];
 } worker_state;
 
+/* A job's settings as read back from its message (strings malloc'd). */
+typedef struct job_in {
+  char *machine, *compiler, *backend, *only, *ops, *file;
+  char *defects[TN_MAX_DEFECTS];
+  int64_t ndefects, seed, profile, threads, budget, cover_seed, max_memory, error_maps, tol_override, criterion,
+      replicas, iteration, graph_inputs, unit, named;
+  double time_budget, atol, rtol;
+} job_in;
+
+static void job_in_free(job_in *j) {
+  free(j->machine), free(j->compiler), free(j->backend), free(j->only), free(j->ops), free(j->file);
+  for (int i = 0; i < TN_MAX_DEFECTS; i++)
+    free(j->defects[i]);
+}
+
+/* Reads what put_job wrote; -1 when the bytes are not a job. */
+static int get_job(tn_wire_reader *rd, job_in *j) {
+  memset(j, 0, sizeof *j);
+  tn_wire_get_str(rd, &j->machine);
+  tn_wire_get_str(rd, &j->compiler);
+  tn_wire_get_i64(rd, &j->ndefects);
+  if (j->ndefects < 0 || j->ndefects > TN_MAX_DEFECTS)
+    return -1;
+  for (int i = 0; i < j->ndefects; i++)
+    tn_wire_get_str(rd, &j->defects[i]);
+  tn_wire_get_str(rd, &j->backend);
+  tn_wire_get_i64(rd, &j->seed);
+  tn_wire_get_i64(rd, &j->profile);
+  tn_wire_get_i64(rd, &j->threads);
+  tn_wire_get_i64(rd, &j->budget);
+  tn_wire_get_i64(rd, &j->cover_seed);
+  tn_wire_get_f64(rd, &j->time_budget);
+  tn_wire_get_i64(rd, &j->max_memory);
+  tn_wire_get_i64(rd, &j->error_maps);
+  tn_wire_get_str(rd, &j->only);
+  tn_wire_get_i64(rd, &j->tol_override);
+  tn_wire_get_f64(rd, &j->atol);
+  tn_wire_get_f64(rd, &j->rtol);
+  tn_wire_get_i64(rd, &j->criterion);
+  tn_wire_get_str(rd, &j->ops);
+  tn_wire_get_i64(rd, &j->replicas);
+  tn_wire_get_i64(rd, &j->iteration);
+  tn_wire_get_i64(rd, &j->graph_inputs);
+  tn_wire_get_str(rd, &j->file);
+  tn_wire_get_i64(rd, &j->unit);
+  tn_wire_get_i64(rd, &j->named);
+  for (int i = 0; i < j->ndefects; i++)
+    if (!j->defects[i])
+      return -1;
+  return rd->failed || !j->file ? -1 : 0;
+}
+
+static void put_job(tn_wire *w, const tn_mpi_settings *s, const tn_mpi_job *j) {
+  tn_wire_put_str(w, s->machine);
+  tn_wire_put_str(w, s->compiler);
+  tn_wire_put_i64(w, s->ndefects);
+  for (int i = 0; i < s->ndefects; i++)
+    tn_wire_put_str(w, s->defects[i]);
+  tn_wire_put_str(w, s->backend);
+  tn_wire_put_i64(w, (int64_t)s->seed);
+  tn_wire_put_i64(w, s->profile);
+  tn_wire_put_i64(w, s->threads);
+  tn_wire_put_i64(w, s->budget);
+  tn_wire_put_i64(w, (int64_t)s->cover_seed);
+  tn_wire_put_f64(w, s->time_budget);
+  tn_wire_put_i64(w, s->max_memory);
+  tn_wire_put_i64(w, s->error_maps);
+  tn_wire_put_str(w, s->only);
+  tn_wire_put_i64(w, s->tol_override);
+  tn_wire_put_f64(w, s->atol);
+  tn_wire_put_f64(w, s->rtol);
+  tn_wire_put_i64(w, s->criterion);
+  tn_wire_put_str(w, s->ops);
+  tn_wire_put_i64(w, s->replicas);
+  tn_wire_put_i64(w, s->iteration);
+  tn_wire_put_i64(w, s->graph_inputs);
+  tn_wire_put_str(w, j->file);
+  tn_wire_put_i64(w, j->unit);
+  tn_wire_put_i64(w, j->named);
+}
+
+/* The key of the environment a job needs; malloc'd, NULL when out of
+ * memory.  Fields are separated by a byte no name or path holds. */
+static char *env_key(const job_in *j) {
+  tn_wire w = {0};
+  tn_wire_put(&w, "m", 1);
+  if (j->machine)
+    tn_wire_put(&w, j->machine, strlen(j->machine));
+  tn_wire_put(&w, "\x1f" "c", 2);
+  if (j->compiler)
+    tn_wire_put(&w, j->compiler, strlen(j->compiler));
+  for (int i = 0; i < j->ndefects; i++) {
+    tn_wire_put(&w, "\x1f" "d", 2);
+    tn_wire_put(&w, j->defects[i], strlen(j->defects[i]));
+  }
+  tn_wire_put(&w, "\x1f" "b", 2);
+  if (j->backend)
+    tn_wire_put(&w, j->backend, strlen(j->backend));
+  tn_wire_put(&w, "", 1);
+  if (w.failed) {
+    tn_wire_free(&w);
+    return NULL;
+  }
+  return (char *)w.data;
+}
+
 /* Runs the job in `in`, writing its result message to *out. */
 static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire *out) {
   double t0 = now_s();
   tn_wire_reader rd = {.data = in, .len = n};
-  char *machine = NULL, *compiler = NULL, *file = NULL;
-  int64_t seed = 0, profile = 0, threads = 0, budget = 0, max_memory = 0, error_maps = 0, unit = 0, named = 0;
-  int64_t cover_seed = 0;
-  double time_budget = 0;
+  job_in j;
+  int bad = get_job(&rd, &j) != 0;
   tn_capture *caps = NULL;
-  tn_wire_get_str(&rd, &machine);
-  tn_wire_get_str(&rd, &compiler);
-  tn_wire_get_i64(&rd, &seed);
-  tn_wire_get_i64(&rd, &profile);
-  tn_wire_get_i64(&rd, &threads);
-  tn_wire_get_i64(&rd, &budget);
-  tn_wire_get_f64(&rd, &time_budget);
-  tn_wire_get_i64(&rd, &max_memory);
-  tn_wire_get_i64(&rd, &error_maps);
-  tn_wire_get_i64(&rd, &cover_seed);
-  tn_wire_get_str(&rd, &file);
-  tn_wire_get_i64(&rd, &unit);
-  tn_wire_get_i64(&rd, &named);
-
   int rc = -1;
   tn_unit_status why = TN_UNIT_BAD_INPUT;
   hlo_error err = {0};
@@ -158,7 +274,8 @@ static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire
   memset(&r, 0, sizeof r);
   hlo_module *m = NULL, *um = NULL;
   tn_units units = {0};
-  if (rd.failed || !machine || !compiler || !file) {
+  char *key = NULL;
+  if (bad) {
     hlo_error_set(&err, 0, 0, "a damaged job message");
     goto reply;
   }
@@ -168,26 +285,34 @@ static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire
   if (hang && *hang && atoi(hang) == g_rank && g_rank > 0)
     for (;;)
       sleep(60);
-  if (!ws->env_ok || strcmp(ws->machine, machine) != 0 || strcmp(ws->compiler, compiler) != 0) {
-    ws->env_ok = tn_check_env_load(machine, compiler, NULL, 0, NULL, &ws->env) == 0;
-    snprintf(ws->machine, sizeof ws->machine, "%s", machine);
-    snprintf(ws->compiler, sizeof ws->compiler, "%s", compiler);
-  }
-  if (!ws->env_ok) {
-    hlo_error_set(&err, 0, 0, "machine %s or compiler %s does not load on this rank", machine, compiler);
+  if (!(key = env_key(&j))) {
+    why = TN_UNIT_TOOL_ERROR;
+    hlo_error_set(&err, 0, 0, "out of memory");
     goto reply;
   }
-  if (!(m = tn_load_module(file, 0))) {
+  if (!ws->key || strcmp(ws->key, key) != 0) {
+    ws->env_ok = tn_check_env_load(j.machine, j.compiler, (const char *const *)j.defects, (int)j.ndefects,
+                                   j.backend, &ws->env) == 0;
+    free(ws->key);
+    ws->key = key;
+    key = NULL;
+  }
+  if (!ws->env_ok) {
+    hlo_error_set(&err, 0, 0, "machine %s, compiler %s, its defects or backend do not load on this rank",
+                  j.machine ? j.machine : TN_DEFAULT_MACHINE, j.compiler ? j.compiler : "stable");
+    goto reply;
+  }
+  if (!(m = tn_load_module(j.file, 0))) {
     hlo_error_set(&err, 0, 0, "does not load on this rank");
     goto reply;
   }
   if (tn_units_find(m, &units, &err) != 0)
     goto reply;
-  if (unit < 0 || unit >= units.n) {
-    hlo_error_set(&err, 0, 0, "has no unit %lld on this rank (the file changed?)", (long long)unit);
+  if (j.unit < 0 || j.unit >= units.n) {
+    hlo_error_set(&err, 0, 0, "has no unit %lld on this rank (the file changed?)", (long long)j.unit);
     goto reply;
   }
-  const tn_unit *un = &units.v[unit];
+  const tn_unit *un = &units.v[j.unit];
   if (un->ins && !(um = tn_unit_module(m, un, &err))) {
     why = TN_UNIT_UNSUPPORTED;
     goto reply;
@@ -196,32 +321,40 @@ static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire
       .backend = ws->env.backend,
       .machine = &ws->env.machine,
       .compiler = &ws->env.compiler,
-      .seed = (uint64_t)seed,
-      .profile = (chk_inputs_profile)profile,
-      .threads = (int)threads,
-      .budget = (int)budget,
-      .time_budget = time_budget,
-      .error_maps = (int)error_maps,
-      .max_memory = max_memory,
-      .cover_seed = (uint64_t)cover_seed,
-      .unit_name = named ? un->name : NULL,
+      .seed = (uint64_t)j.seed,
+      .profile = (chk_inputs_profile)j.profile,
+      .threads = (int)j.threads,
+      .budget = (int)j.budget,
+      .cover_seed = (uint64_t)j.cover_seed,
+      .time_budget = j.time_budget,
+      .only = j.only,
+      .tol_override = j.tol_override != 0,
+      .tol = {j.atol, j.rtol},
+      .criterion = (chk_tol_criterion)j.criterion,
+      .ops = j.ops,
+      .error_maps = (int)j.error_maps,
+      .replicas = (int)j.replicas,
+      .max_memory = j.max_memory,
+      .unit_name = j.named ? un->name : NULL,
   };
   /* The same input rule as one process (capture.h): the operands that
    * reach the unit when the whole module is evaluated. */
+  int iteration = j.iteration > 0 ? (int)j.iteration : 1;
   const tn_capture *cap = NULL;
-  if (un->ins && (caps = calloc((size_t)units.n, sizeof *caps))) {
-    tn_capture_opts co = {.seed = (uint64_t)seed, .profile = (chk_inputs_profile)profile, .iteration = 1,
-                          .max_flops = TN_CAPTURE_MAX_FLOPS, .max_memory = max_memory, .time_budget = time_budget};
+  if (un->ins && j.graph_inputs && (caps = calloc((size_t)units.n, sizeof *caps))) {
+    tn_capture_opts co = {.seed = (uint64_t)j.seed, .profile = (chk_inputs_profile)j.profile,
+                          .iteration = (int)j.iteration, .max_flops = TN_CAPTURE_MAX_FLOPS,
+                          .max_memory = j.max_memory, .replicas = (int)j.replicas, .time_budget = j.time_budget};
     tn_capture_units(m, &units, &co, caps);
-    cap = &caps[unit];
+    cap = &caps[j.unit];
     if (cap->args) {
       so.args = cap->args;
       so.nargs = cap->nargs;
     }
   }
-  rc = tn_check_unit(um ? um : m, file, &so, &r, &why, &err);
+  rc = tn_check_unit(um ? um : m, j.file, &so, &r, &why, &err);
   if (rc == 0)
-    tn_capture_note(cap, 1, &r);
+    tn_capture_note(cap, iteration, &r);
 reply:
   tn_wire_put_i64(out, rc);
   tn_wire_put_i64(out, why);
@@ -234,14 +367,13 @@ reply:
     tn_wire_put_result(out, &r);
     tn_fusion_result_free(&r);
   }
+  free(key);
   hlo_module_free(um);
   tn_capture_free(caps, caps ? units.n : 0);
   free(caps);
   tn_units_free(&units);
   hlo_module_free(m);
-  free(machine);
-  free(compiler);
-  free(file);
+  job_in_free(&j);
 }
 
 static void init_host(worker_state *ws) {
@@ -288,6 +420,7 @@ int tn_mpi_worker(void) {
       give_up("receiving from", 0, code);
     if (st.MPI_TAG == TAG_STOP) {
       free(buf);
+      free(ws.key);
       return TN_EXIT_OK;
     }
     tn_wire out = {0};
@@ -315,9 +448,9 @@ int tn_mpi_worker(void) {
 
 /* ---- rank 0: plan, hand out, collect --------------------------------------- */
 
-/* Estimated cost of a unit: the candidates it will run times the work of
- * one run (flops plus bytes moved).  Only the order matters. */
-static double unit_cost(const hlo_module *um, const dev_machine *mach, int budget) {
+/* The estimated work of one run of a kernel: flops plus bytes moved, times
+ * the candidates it will run.  Only the order matters. */
+static double kernel_cost(const hlo_module *um, const dev_machine *mach, int budget) {
   dev_fusion f;
   hlo_error err = {0};
   if (dev_fusion_analyze(um, &f, &err) != 0)
@@ -330,6 +463,16 @@ static double unit_cost(const hlo_module *um, const dev_machine *mach, int budge
   if (budget > 0 && n > budget)
     n = budget;
   return ((double)f.flops + (double)f.in_bytes + (double)f.out_bytes + 1.0) * (double)(n > 0 ? n : 1);
+}
+
+double tn_mpi_unit_cost(const hlo_module *m, const tn_unit *u, const dev_machine *mach, int budget) {
+  if (!u->ins)
+    return kernel_cost(m, mach, budget);
+  hlo_error err = {0};
+  hlo_module *um = tn_unit_module(m, u, &err);
+  double cost = um ? kernel_cost(um, mach, budget) : 0;
+  hlo_module_free(um);
+  return cost;
 }
 
 static int by_cost(const void *a, const void *b) {
@@ -395,34 +538,12 @@ static int plan(const dev_machine *mach, int budget, char *const *files, int nfi
       j->unit = u;
       snprintf(j->name, sizeof j->name, "%s", un->name);
       j->named = units.n > 1 || un->ins;
-      hlo_error uerr = {0};
-      hlo_module *um = un->ins ? tn_unit_module(m, un, &uerr) : NULL;
-      j->cost = un->ins && !um ? 0 : unit_cost(um ? um : m, mach, budget);
-      hlo_module_free(um);
+      j->cost = tn_mpi_unit_cost(m, un, mach, budget);
     }
     tn_units_free(&units);
     hlo_module_free(m);
   }
-  if (*njobs > 1)
-    qsort(*jobs, (size_t)*njobs, sizeof **jobs, by_cost);
   return 0;
-}
-
-static void put_job(tn_wire *w, const char *machine, const char *compiler, const tn_sweep_opts *so,
-                    const tn_mpi_job *j) {
-  tn_wire_put_str(w, machine);
-  tn_wire_put_str(w, compiler);
-  tn_wire_put_i64(w, (int64_t)so->seed);
-  tn_wire_put_i64(w, so->profile);
-  tn_wire_put_i64(w, so->threads);
-  tn_wire_put_i64(w, so->budget);
-  tn_wire_put_f64(w, so->time_budget);
-  tn_wire_put_i64(w, so->max_memory);
-  tn_wire_put_i64(w, so->error_maps);
-  tn_wire_put_i64(w, (int64_t)so->cover_seed);
-  tn_wire_put_str(w, j->file);
-  tn_wire_put_i64(w, j->unit);
-  tn_wire_put_i64(w, j->named);
 }
 
 /* Rank 0's own share: a thread that checks one job at a time. */
@@ -550,8 +671,35 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
                  hlo_error *err) {
   tn_mpi_job *jobs = NULL;
   int njobs = 0;
-  if (plan(mach, so->budget, files, nfiles, done, skip, ctx, &jobs, &njobs, err) != 0)
+  if (plan(mach, so->budget, files, nfiles, done, skip, ctx, &jobs, &njobs, err) != 0) {
+    free(jobs);
     return -1;
+  }
+  /* A sweep's units are checked as one process's sweep checks them:
+   * graph inputs at the first execution, no defects beyond the profile's. */
+  tn_mpi_settings s = {
+      .machine = machine,
+      .compiler = compiler,
+      .seed = so->seed,
+      .profile = so->profile,
+      .threads = so->threads,
+      .budget = so->budget,
+      .cover_seed = so->cover_seed,
+      .time_budget = so->time_budget,
+      .max_memory = so->max_memory,
+      .error_maps = so->error_maps,
+      .iteration = 1,
+      .graph_inputs = true,
+  };
+  int rc = tn_mpi_dispatch(&s, jobs, njobs, done, ctx, err);
+  free(jobs);
+  return rc;
+}
+
+int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mpi_done_fn done, void *ctx,
+                    hlo_error *err) {
+  if (njobs > 1)
+    qsort(jobs, (size_t)njobs, sizeof *jobs, by_cost);
   double total = 0, finished = 0;
   for (int i = 0; i < njobs; i++)
     total += jobs[i].cost;
@@ -564,8 +712,7 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
     free(since);
     free(lost);
     free(lw);
-    free(jobs);
-    return hlo_error_set(err, 0, 0, "out of memory starting the sweep");
+    return hlo_error_set(err, 0, 0, "out of memory starting the MPI run");
   }
   init_host(&lw->ws);
   pthread_mutex_init(&lw->mu, NULL);
@@ -577,7 +724,7 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
     inflight[w] = -1;
     if (next < njobs) {
       tn_wire msg = {0};
-      put_job(&msg, machine, compiler, so, &jobs[next]);
+      put_job(&msg, s, &jobs[next]);
       int code = msg.failed ? MPI_ERR_NO_MEM : MPI_Send(msg.data, (int)msg.len, MPI_BYTE, w, TAG_JOB, MPI_COMM_WORLD);
       tn_wire_free(&msg);
       if (code != MPI_SUCCESS)
@@ -587,7 +734,7 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
       outstanding++;
     }
   }
-  double limit = hang_limit(so->time_budget);
+  double limit = hang_limit(s->time_budget);
   while (outstanding > 0 || local_job >= 0 || next < njobs) {
     tn_mpi_done d;
     memset(&d, 0, sizeof d);
@@ -595,7 +742,7 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
     /* Rank 0's thread takes the next job whenever it is idle. */
     if (have_thread && local_job < 0 && next < njobs) {
       pthread_mutex_lock(&lw->mu);
-      put_job(&lw->job, machine, compiler, so, &jobs[next]);
+      put_job(&lw->job, s, &jobs[next]);
       lw->has_job = 1;
       pthread_cond_signal(&lw->cv);
       pthread_mutex_unlock(&lw->mu);
@@ -645,7 +792,7 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
     } else if (!have_thread && outstanding == 0 && next < njobs) {
       /* No thread: rank 0 checks the job itself. */
       tn_wire job = {0};
-      put_job(&job, machine, compiler, so, &jobs[next]);
+      put_job(&job, s, &jobs[next]);
       run_job(&lw->ws, job.data, job.len, &local);
       tn_wire_free(&job);
       from = 0;
@@ -658,14 +805,14 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
     /* Keep the rank busy before storing: storing takes a while. */
     if (from == 0 && have_thread && next < njobs) {
       pthread_mutex_lock(&lw->mu);
-      put_job(&lw->job, machine, compiler, so, &jobs[next]);
+      put_job(&lw->job, s, &jobs[next]);
       lw->has_job = 1;
       pthread_cond_signal(&lw->cv);
       pthread_mutex_unlock(&lw->mu);
       local_job = next++;
     } else if (from > 0 && next < njobs) {
       tn_wire msg = {0};
-      put_job(&msg, machine, compiler, so, &jobs[next]);
+      put_job(&msg, s, &jobs[next]);
       int code =
           msg.failed ? MPI_ERR_NO_MEM : MPI_Send(msg.data, (int)msg.len, MPI_BYTE, from, TAG_JOB, MPI_COMM_WORLD);
       tn_wire_free(&msg);
@@ -697,10 +844,10 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
   pthread_cond_destroy(&lw->cv);
   tn_wire_free(&lw->job);
   tn_wire_free(&lw->result);
+  free(lw->ws.key);
   free(lw);
   free(inflight);
   free(since);
   free(lost);
-  free(jobs);
   return 0;
 }

@@ -1,4 +1,5 @@
-/* mpi_sweep.h — `tune --sweep` across MPI ranks (issue 20).
+/* mpi_sweep.h — `tune --sweep` and `tune --check` across MPI ranks
+ * (issue 20).
  *
  * Under mpirun or srun every rank runs the same command line.  Rank 0
  * does what a single process does (reads the sweep file, takes the
@@ -28,6 +29,11 @@
  * is reported timed out, it gets no more units, and tn_mpi_finish ends
  * the job with MPI_Abort once the rest is written.
  *
+ * `tune --check FILE...` shares its units out through the same
+ * dispatcher (tn_mpi_dispatch): it plans the units in its own order,
+ * and rank 0 prints each unit's lines in that order as they come back
+ * (cli_check.c), storing each as it arrives.
+ *
  * MPI starts only when the process was launched by an MPI launcher (its
  * environment says so): `tune` run by hand never initialises MPI, and one
  * rank, or a build without MPI, behaves exactly as before.
@@ -52,8 +58,37 @@ typedef struct tn_mpi_job {
   char name[128];     /* the unit's name */
   bool named;         /* give it to tn_check_unit as so.unit_name (a module
                          of several units, or a part of one) */
-  double cost;        /* estimated, in arbitrary units */
+  double cost;        /* estimated, in arbitrary units (tn_mpi_unit_cost) */
+  int tag;            /* the caller's own number for it (--check: its place
+                         in the order one process would check it in) */
 } tn_mpi_job;
+
+/* Everything a rank needs to check a unit besides the unit itself.  It
+ * travels with every job, so a worker rank uses nothing of its own
+ * command line; what a unit is checked with is rank 0's choice alone. */
+typedef struct tn_mpi_settings {
+  const char *machine;         /* name or path; NULL: TN_DEFAULT_MACHINE */
+  const char *compiler;        /* name or path; NULL: stable */
+  const char *const *defects;  /* --defect, ndefects of them (<= TN_MAX_DEFECTS) */
+  int ndefects;
+  const char *backend;         /* --backend; NULL: the built-in simulator */
+  uint64_t seed;               /* the seed inputs are synthesised from */
+  int profile;                 /* a chk_inputs_profile */
+  int threads, budget;
+  uint64_t cover_seed;
+  double time_budget;          /* per unit */
+  int64_t max_memory;
+  int error_maps;
+  const char *only;            /* as tn_sweep_opts */
+  bool tol_override;
+  double atol, rtol;
+  int criterion;               /* a chk_tol_criterion */
+  const char *ops;
+  int replicas;
+  int iteration;               /* the execution whose operands are captured */
+  bool graph_inputs;           /* capture the unit's operands from the whole
+                                  module (capture.h); false: synthesised */
+} tn_mpi_settings;
 
 typedef enum tn_mpi_event {
   TN_MPI_UNIT,        /* a unit was checked (rc, why, err, r) */
@@ -84,10 +119,16 @@ typedef void (*tn_mpi_done_fn)(void *ctx, const tn_mpi_done *d);
 typedef bool (*tn_mpi_skip_fn)(void *ctx, const char *file, const tn_unit *u, int n);
 
 #ifdef HAVE_MPI
+/* The estimated cost of checking unit u of m with `budget` candidates,
+ * which orders the jobs largest first: the candidates times the kernel's
+ * flops and bytes.  0 for a unit that cannot be analysed (it fails fast). */
+double tn_mpi_unit_cost(const hlo_module *m, const tn_unit *u, const dev_machine *mach, int budget);
 /* Starts MPI when launched by mpirun or srun; 0, or -1 after a message. */
 int tn_mpi_start(int *argc, char ***argv);
 int tn_mpi_rank(void);
 int tn_mpi_size(void);
+/* The ranks of the job on this node (1 without MPI). */
+int tn_mpi_local_size(void);
 /* Rank 0 releases the other ranks; every rank shuts MPI down.  status is
  * the command's exit status: when a rank was given up as hung, rank 0
  * ends the whole job with it (MPI_Abort), since MPI_Finalize would wait
@@ -96,6 +137,13 @@ void tn_mpi_finish(int status);
 /* A rank other than 0: checks the units rank 0 sends until it says stop.
  * Returns the exit status. */
 int tn_mpi_worker(void);
+/* Rank 0: the dispatcher of --sweep and --check.  Sorts jobs largest cost
+ * first, hands them out to the ranks as they become free (rank 0 checks
+ * some too, on a helper thread), each checked with s, and calls done with
+ * each unit's results as they come back, in whatever order they finish.
+ * 0, or -1 with err when it could not start (out of memory). */
+int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mpi_done_fn done, void *ctx,
+                    hlo_error *err);
 /* Rank 0: checks every unit of files (those of one run) on machine and
  * compiler (named as in the sweep file; mach is the loaded one, for the
  * plan) with so's settings, calling done for each unit and each file that
@@ -104,11 +152,21 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
                  char *const *files, int nfiles, tn_mpi_done_fn done, tn_mpi_skip_fn skip, void *ctx,
                  hlo_error *err);
 #else
+static inline double tn_mpi_unit_cost(const hlo_module *m, const tn_unit *u, const dev_machine *mach, int budget) {
+  (void)m, (void)u, (void)mach, (void)budget;
+  return 0;
+}
 static inline int tn_mpi_start(int *argc, char ***argv) { (void)argc, (void)argv; return 0; }
 static inline int tn_mpi_rank(void) { return 0; }
 static inline int tn_mpi_size(void) { return 1; }
+static inline int tn_mpi_local_size(void) { return 1; }
 static inline void tn_mpi_finish(int status) { (void)status; }
 static inline int tn_mpi_worker(void) { return 0; }
+static inline int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mpi_done_fn done,
+                                  void *ctx, hlo_error *err) {
+  (void)s, (void)jobs, (void)njobs, (void)done, (void)ctx;
+  return hlo_error_set(err, 0, 0, "this tune was built without MPI");
+}
 static inline int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *mach,
                                const tn_sweep_opts *so, char *const *files, int nfiles, tn_mpi_done_fn done,
                                tn_mpi_skip_fn skip, void *ctx, hlo_error *err) {

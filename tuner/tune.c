@@ -107,7 +107,8 @@ static void usage(FILE *f) {
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
         "      --defect NAME       enable one modelled defect (repeatable; --list-defects)\n"
         "      --seed N            seed of the synthesised inputs and timing jitter (default 0)\n"
-        "      --threads N         candidates checked in parallel (default: all cores;\n"
+        "      --threads N         candidates checked in parallel (default: OMP_NUM_THREADS,\n"
+        "                          else the cores, shared by the MPI ranks of a node;\n"
         "                          at most 4 per core, and at least 64 are allowed)\n"
         "      --budget N          check at most N candidates (the default included):\n"
         "                          the default, then those covering the most knob values\n"
@@ -767,11 +768,11 @@ static int tune_main(int argc, char **argv) {
     return TN_EXIT_USAGE;
   if (o.max_memory == 0)
     o.max_memory = half_ram();
-  /* Under mpirun or srun: only --sweep is shared out (mpi_sweep.h); the
-   * other ranks check what rank 0 sends them, and any other mode runs
-   * once, on rank 0. */
+  /* Under mpirun or srun: --sweep and --check are shared out
+   * (mpi_sweep.h); the other ranks check what rank 0 sends them, and any
+   * other mode runs once, on rank 0. */
   if (tn_mpi_rank() > 0)
-    return o.mode == TN_MODE_SWEEP ? tn_mpi_worker() : TN_EXIT_OK;
+    return o.mode == TN_MODE_SWEEP || o.mode == TN_MODE_CHECK ? tn_mpi_worker() : TN_EXIT_OK;
   if (o.mode == TN_MODE_CHECK || o.mode == TN_MODE_LIST_FUSIONS) {
     /* --check and --list-fusions take one or more files: FILE, then any
      * further operands. */
@@ -875,6 +876,7 @@ int main(int argc, char **argv) {
   tn_libguard_install();
   if (tn_mpi_start(&argc, &argv) != 0)
     return TN_EXIT_USAGE;
+  tn_threads_setup(tn_mpi_local_size(), tn_mpi_rank() == 0);
   int status = tune_main(argc, argv);
   tn_mpi_finish(status);
   main_returned = true;
