@@ -1035,6 +1035,48 @@ static int write_text(hid_t g, const char *name, const char *text, hlo_error *er
   return rc;
 }
 
+/* text's lines as a one-dimensional dataset of UTF-8 strings, one line
+ * each (a list stays a list: h5py reads an array of str). */
+static int write_lines(hid_t g, const char *name, const char *text, hlo_error *err) {
+  const char *p = text ? text : "";
+  char *copy = tn_utf8_valid(p) ? strdup(p) : tn_utf8_fix(p);
+  size_t n = 0;
+  for (const char *q = copy; q && *q; q++)
+    n += *q == '\n' || q[1] == '\0';
+  const char **lines = calloc(n ? n : 1, sizeof *lines);
+  if (!copy || !lines) {
+    free(copy);
+    free(lines);
+    return tn_h5_fail(err, "%s: out of memory", name);
+  }
+  size_t k = 0;
+  for (char *q = copy, *start = copy; *q; q++) {
+    if (*q == '\n' || q[1] == '\0') {
+      if (*q == '\n')
+        *q = '\0';
+      lines[k++] = start;
+      start = q + 1;
+    }
+  }
+  int rc = -1;
+  hsize_t dims = (hsize_t)k;
+  hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate_simple(1, &dims, NULL), d = -1;
+  if (t >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0 && space >= 0)
+    d = H5Dcreate2(g, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (d < 0)
+    tn_h5_fail(err, "%s: cannot create dataset", name);
+  else if (k > 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, lines) < 0)
+    tn_h5_fail(err, "%s: cannot write dataset", name);
+  else
+    rc = 0;
+  tn_h5_close_obj(d);
+  tn_h5_close_space(space);
+  tn_h5_close_type(t);
+  free(lines);
+  free(copy);
+  return rc;
+}
+
 /* Chunks of at most 64 Ki floats (256 KiB, inside HDF5's default chunk
  * cache) made of whole inner rows where possible: the outer dimensions
  * shrink first, so a chunk is a contiguous run of the row-major data. */
@@ -1284,7 +1326,7 @@ static int write_fusion(hid_t fusions, const tn_fusion_result *r, hlo_error *err
   if (write_fusion_attrs(g, r, err) != 0 || describe_attrs(g, fusion_attr_docs, NCOLS(fusion_attr_docs), err) != 0 ||
       write_text(g, "hlo", r->hlo, err) != 0 || write_candidates(g, r, err) != 0 ||
       write_reference(g, r, err) != 0 ||
-      (r->covered && write_text(g, "covered_pairs", r->cover.pairs_text, err) != 0))
+      (r->covered && write_lines(g, "covered_pairs", r->cover.pairs_text, err) != 0))
     goto done;
   errors = make_group(g, "errors", err);
   if (errors < 0)
