@@ -913,6 +913,8 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     snprintf(run.command, sizeof run.command, "%s", o->command_line ? o->command_line : "tune --check");
     snprintf(run.machine, sizeof run.machine, "%s", env.machine.name);
     snprintf(run.compiler, sizeof run.compiler, "%s", env.compiler.name);
+    run.defects = env.compiler.defects;
+    run.defects_known = 1;
     run.seed = o->seed;
     store = tn_store_begin_run_undoable(out, &run, &err);
     if (!store) {

@@ -126,11 +126,14 @@ static int merge_run(const char *out, const char *in, const tn_stored_run *src, 
     const char *started = strcmp(a->started, b->started) <= 0 ? a->started : b->started;
     const char *finished = strcmp(a->finished, b->finished) >= 0 ? a->finished : b->finished;
     const char *status = strcmp(base, "complete") != 0 ? base : b->status;
-    char thr[32];
-    snprintf(thr, sizeof thr, "%.17g", threshold);
-    const char *keys[] = {"started", "finished", "status", "host", "slowdown_threshold"};
-    const char *vals[] = {started, finished, status, b->host, thr};
-    rc = tn_store_set_run_attrs(s, NULL, 5, keys, vals, &err);
+    const tn_store_value vals[] = {
+        {"started", TN_STORE_STR, started, 0, 0, 0},
+        {"finished", TN_STORE_STR, finished, 0, 0, 0},
+        {"status", TN_STORE_STR, status, 0, 0, 0},
+        {"host", TN_STORE_STR, b->host, 0, 0, 0},
+        {"slowdown_threshold", TN_STORE_F64, NULL, 0, 0, threshold},
+    };
+    rc = tn_store_set_run_values(s, NULL, 5, vals, &err);
   }
   if (rc != 0)
     tn_log("%s", err.msg);

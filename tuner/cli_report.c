@@ -65,8 +65,13 @@ int tn_cmd_report(const tn_opts *o) {
     free(out);
     return TN_EXIT_USAGE;
   }
-  tn_report_input in = {
-      .results_path = o->file, .run = &run, .runs = runs, .nruns = nruns, .tool_version = tool_version};
+  int version = tn_results_schema_version(o->file, &err);
+  tn_report_input in = {.results_path = o->file,
+                        .run = &run,
+                        .runs = runs,
+                        .nruns = nruns,
+                        .tool_version = tool_version,
+                        .schema_version = version > 0 ? version : 0};
   int rc;
   if (out) {
     rc = write_to_file(out, (tn_report_format)fmt, &in);

@@ -102,6 +102,8 @@ int tn_cmd_reproduce(const tn_opts *o) {
   }
   int rc = TN_EXIT_USAGE;
   char *minimized = NULL;
+  tn_fusion_result minr; /* the minimized module checked again */
+  memset(&minr, 0, sizeof minr);
   hlo_value **inputs = NULL; /* the stored inputs of the fusion, if any */
   int ninputs = 0;
   const tn_stored_fusion *sf = tn_stored_run_find_fusion(&run, o->fusion);
@@ -138,6 +140,7 @@ int tn_cmd_reproduce(const tn_opts *o) {
       .tool_path = n > 0 && self[0] == '/' && !tn_sh_has_control(self) ? self : NULL,
       .run_tool_version = version,
   };
+  char shrunk[sizeof ((tn_min_result *)0)->shrunk] = "";
   if (o->minimize) {
     if (!chk_verdict_is_divergent(c->verdict)) {
       fprintf(stderr, "tune: --minimize: candidate %d of %s is not divergent (%s); nothing to keep\n", c->id,
@@ -177,8 +180,13 @@ int tn_cmd_reproduce(const tn_opts *o) {
       b.ninputs = 0;
       b.instrs_before = mr.instrs_before;
       b.instrs_after = mr.instrs_after;
-      printf("minimized %s: %d -> %d instructions (%d checks)\n", sf->r.name, mr.instrs_before, mr.instrs_after,
-             mr.tests);
+      /* The README quotes the minimized module's figures (issue 18). */
+      int k = tn_min_config_check(minimized, &mc, &minr, &err);
+      b.min_c = k >= 0 ? &minr.cands[k] : NULL;
+      snprintf(shrunk, sizeof shrunk, "%s", mr.shrunk);
+      b.shrunk = shrunk;
+      printf("minimized %s: %d -> %d instructions%s%s (%d checks)\n", sf->r.name, mr.instrs_before,
+             mr.instrs_after, mr.shrunk[0] ? ", shapes " : "", mr.shrunk, mr.tests);
     }
   }
   if (tn_repro_write(&b, &err) != 0) {
@@ -194,6 +202,7 @@ done:
     hlo_value_unref(inputs[i]);
   free(inputs);
   free(minimized);
+  tn_fusion_result_free(&minr);
   tn_stored_run_free(&run);
   return rc;
 }

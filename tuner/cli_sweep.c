@@ -338,7 +338,6 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
   uint64_t cover_seed = tn_cover_rotate(cfg->seed, atoi(rotation));
   if (found && tn_sweep_run_attr(out, run_id, "cover_seed", cover_text, sizeof cover_text, &err) == 1)
     cover_seed = strtoull(cover_text, NULL, 10);
-  snprintf(cover_text, sizeof cover_text, "%llu", (unsigned long long)cover_seed);
   done_units done = {0};
   if (found) {
     s = tn_store_reopen_run(out, run_id, &run, &err);
@@ -353,17 +352,23 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     snprintf(run.command, sizeof run.command, "%s", o->command_line ? o->command_line : "tune --sweep");
     snprintf(run.machine, sizeof run.machine, "%s", env.machine.name);
     snprintf(run.compiler, sizeof run.compiler, "%s", env.compiler.name);
+    run.defects = env.compiler.defects;
+    run.defects_known = 1;
     run.seed = cfg->seed;
     s = tn_store_begin_run(out, &run, &err);
     char shard[32] = "";
     if (o->shard_n)
       snprintf(shard, sizeof shard, "%d/%d", o->shard_k, o->shard_n);
-    char thr[32];
-    snprintf(thr, sizeof thr, "%.17g", cfg->slowdown_threshold);
-    const char *keys[] = {"sweep_identity", "sweep_config", "inputs", "shard", "slowdown_threshold",
-                          "cover_rotation", "cover_seed"};
-    const char *vals[] = {identity, o->file, cfg->inputs, shard, thr, rotation, cover_text};
-    if (s && tn_store_set_run_attrs(s, NULL, 7, keys, vals, &err) != 0) {
+    const tn_store_value vals[] = {
+        {"sweep_identity", TN_STORE_STR, identity, 0, 0, 0},
+        {"sweep_config", TN_STORE_STR, o->file, 0, 0, 0},
+        {"inputs", TN_STORE_STR, cfg->inputs, 0, 0, 0},
+        {"shard", TN_STORE_STR, shard, 0, 0, 0},
+        {"slowdown_threshold", TN_STORE_F64, NULL, 0, 0, cfg->slowdown_threshold},
+        {"cover_rotation", TN_STORE_STR, rotation, 0, 0, 0},
+        {"cover_seed", TN_STORE_U64, NULL, 0, cover_seed, 0},
+    };
+    if (s && tn_store_set_run_values(s, NULL, 7, vals, &err) != 0) {
       tn_store_close(s);
       s = NULL;
     }

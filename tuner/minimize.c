@@ -1,7 +1,9 @@
 /* minimize.c — delta debugging over a fusion's instructions (minimize.h). */
 #include "minimize.h"
 
+#include <ctype.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +235,173 @@ done:
   return out;
 }
 
+/* ---- shapes -------------------------------------------------------------- */
+
+/* Is text[i] the '[' of a shape (an element type name just before it, and
+ * only digits and commas inside)?  *end receives the index of its ']'. */
+static bool shape_bracket(const char *text, size_t i, size_t *end) {
+  if (text[i] != '[' || i == 0 || !(isalnum((unsigned char)text[i - 1])))
+    return false;
+  size_t j = i + 1;
+  while (isdigit((unsigned char)text[j]) || text[j] == ',')
+    j++;
+  if (text[j] != ']' || j == i + 1)
+    return false;
+  *end = j;
+  return true;
+}
+
+/* The dimension sizes in the shapes of text, in order of appearance:
+ * *dims (malloc'd) receives them; returns how many, -1 when out of memory.
+ * Resizing keeps their number and order, so an index names the same
+ * dimension of the same shape from one step to the next. */
+static int shape_dims(const char *text, int64_t **dims) {
+  int n = 0, cap = 64;
+  int64_t *d = malloc(sizeof *d * (size_t)cap);
+  size_t end;
+  for (size_t i = 0; d && text[i]; i++) {
+    if (!shape_bracket(text, i, &end))
+      continue;
+    const char *p = text + i + 1;
+    while (p < text + end) {
+      char *q;
+      long long v = strtoll(p, &q, 10);
+      if (n == cap) {
+        int64_t *g = realloc(d, sizeof *d * (size_t)(cap *= 2));
+        if (!g) {
+          free(d);
+          return -1;
+        }
+        d = g;
+      }
+      d[n++] = v;
+      p = q + 1; /* past the ',' or the ']' */
+    }
+    i = end;
+  }
+  *dims = d;
+  return d ? n : -1;
+}
+
+/* text with each dimension i where pick[i] is set made `to`, if the
+ * result parses and verifies; else NULL. */
+static char *resize(const char *text, const bool *pick, int64_t to) {
+  size_t len = strlen(text), cap = len + len / 2 + 64, o = 0, end;
+  int idx = 0;
+  char *out = malloc(cap);
+  if (!out)
+    return NULL;
+  for (size_t i = 0; i < len;) {
+    if (o + 64 > cap) {
+      char *g = realloc(out, cap *= 2);
+      if (!g) {
+        free(out);
+        return NULL;
+      }
+      out = g;
+    }
+    if (!shape_bracket(text, i, &end)) {
+      out[o++] = text[i++];
+      continue;
+    }
+    out[o++] = text[i++]; /* '[' */
+    while (i <= end) {
+      if (!isdigit((unsigned char)text[i])) {
+        out[o++] = text[i++];
+        continue;
+      }
+      char *q;
+      long long v = strtoll(text + i, &q, 10);
+      if (o + 32 > cap) {
+        char *g = realloc(out, cap *= 2);
+        if (!g) {
+          free(out);
+          return NULL;
+        }
+        out = g;
+      }
+      o += (size_t)snprintf(out + o, cap - o, "%lld", pick[idx] ? (long long)to : v);
+      idx++;
+      i = (size_t)(q - text);
+    }
+  }
+  out[o] = '\0';
+  hlo_error err = {0};
+  hlo_module *m = parse_verified(out, &err);
+  if (!m) {
+    free(out);
+    return NULL;
+  }
+  hlo_module_free(m);
+  return out;
+}
+
+/* Shrinks the dimensions of *cur while test holds (minimize.h).  The
+ * dimensions that had one size when shrinking began move together, and
+ * apart from those of any other size, even once two sizes meet. */
+static void shrink_shapes(char **cur, tn_min_test test, void *ctx, tn_min_result *res) {
+  int64_t *dims = NULL;
+  int n = shape_dims(*cur, &dims);
+  bool *pick = n > 0 ? calloc((size_t)n, sizeof *pick) : NULL;
+  bool *done = n > 0 ? calloc((size_t)n, sizeof *done) : NULL;
+  size_t at = 0;
+  for (;;) {
+    if (!pick || !done)
+      break;
+    /* The largest size not yet tried. */
+    int64_t size = 1;
+    for (int i = 0; i < n; i++)
+      if (!done[i] && dims[i] > size)
+        size = dims[i];
+    if (size <= 1)
+      break;
+    for (int i = 0; i < n; i++) {
+      pick[i] = !done[i] && dims[i] == size;
+      done[i] |= pick[i];
+    }
+    int64_t hold = size, fail = 0;
+    /* Halve while it holds, then bisect between the smallest size that
+     * held and the first that did not. */
+    while (hold > 1 && fail == 0) {
+      int64_t t = hold / 2;
+      char *next = resize(*cur, pick, t);
+      if (next)
+        res->tests++;
+      if (next && test(next, ctx) == 1) {
+        free(*cur);
+        *cur = next;
+        hold = t;
+      } else {
+        free(next);
+        fail = t;
+      }
+    }
+    while (fail > 0 && hold - fail > 1) {
+      int64_t mid = fail + (hold - fail) / 2;
+      char *next = resize(*cur, pick, mid);
+      if (next)
+        res->tests++;
+      if (next && test(next, ctx) == 1) {
+        free(*cur);
+        *cur = next;
+        hold = mid;
+      } else {
+        free(next);
+        fail = mid;
+      }
+    }
+    if (hold != size && at < sizeof res->shrunk) {
+      int w = snprintf(res->shrunk + at, sizeof res->shrunk - at, "%s%lld -> %lld", at ? ", " : "",
+                       (long long)size, (long long)hold);
+      if (w > 0)
+        at += (size_t)w;
+    }
+  }
+  free(pick);
+  free(done);
+  free(dims);
+}
+
 int tn_minimize(const char *text, tn_min_test test, void *ctx, tn_min_result *res, hlo_error *err) {
   memset(res, 0, sizeof *res);
   res->instrs_before = tn_min_count(text, err);
@@ -275,9 +444,30 @@ int tn_minimize(const char *text, tn_min_test test, void *ctx, tn_min_result *re
     }
   }
   free_names(names, n);
+  shrink_shapes(&cur, test, ctx, res);
   res->text = cur;
   res->instrs_after = tn_min_count(cur, err);
   return 0;
+}
+
+int tn_min_config_check(const char *hlo_text, const tn_min_config *c, tn_fusion_result *out, hlo_error *err) {
+  memset(out, 0, sizeof *out);
+  hlo_module *m = hlo_parse(hlo_text, strlen(hlo_text), err);
+  if (!m)
+    return -1;
+  int found = -1;
+  if ((!c->verify || hlo_verify(m, err) == 0) && tn_check_fusion(m, "minimize", &c->so, out, err) == 0) {
+    for (int i = 0; i < out->ncands && found < 0; i++)
+      if (strcmp(out->cands[i].config, c->so.only) == 0)
+        found = i;
+    if (found < 0) {
+      tn_fusion_result_free(out);
+      memset(out, 0, sizeof *out);
+      hlo_error_set(err, 0, 0, "the minimized module has no candidate %s", c->so.only);
+    }
+  }
+  hlo_module_free(m);
+  return found;
 }
 
 int tn_min_config_diverges(const char *hlo_text, void *ctx) {

@@ -16,6 +16,18 @@
  * current module is parsed afresh, cut, printed, parsed again and
  * verified, so no step can leave a half-edited IR behind.
  *
+ * Then shapes shrink (issue 18): for each dimension size of the module,
+ * largest first, every dimension of that size (in every shape of the
+ * text: `f32[256,1000]`) is made smaller, halving while the module still
+ * parses, verifies and holds the property, then bisecting between the
+ * last size that held and the first that did not.  Sizes are changed
+ * together because dimensions that must agree (an operand's and a
+ * result's, a dot's contracting pair) usually share the size; a change
+ * that breaks an agreement is refused by the verifier and not kept.
+ * Attribute values that are not shapes (slice bounds, window sizes) are
+ * left alone, which can stop a size from shrinking, never make a module
+ * wrong.
+ *
  * Library code: nothing is printed.
  */
 #ifndef TUNE_MINIMIZE_H
@@ -35,6 +47,8 @@ typedef struct tn_min_result {
   int instrs_before;   /* instructions of the kernel computation */
   int instrs_after;
   int tests;           /* how many times the test ran */
+  /* The sizes shrunk, "1000 -> 257, 256 -> 8" ("" when none). */
+  char shrunk[256];
 } tn_min_result;
 
 /* 0 with out filled (out->text may equal the input when nothing could be
@@ -53,6 +67,12 @@ typedef struct tn_min_config {
 
 /* A tn_min_test; ctx is a tn_min_config. */
 int tn_min_config_diverges(const char *hlo_text, void *ctx);
+
+/* Checks hlo_text as tn_min_config_diverges does and keeps the result:
+ * the index in out->cands of the candidate with config c->so.only, or -1
+ * with err (out is then empty).  For the figures of a minimized finding,
+ * which differ from the original's (fewer elements, other errors). */
+int tn_min_config_check(const char *hlo_text, const tn_min_config *c, tn_fusion_result *out, hlo_error *err);
 
 /* Instructions of the kernel computation of text; -1 with err. */
 int tn_min_count(const char *text, hlo_error *err);

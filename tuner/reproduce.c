@@ -183,9 +183,16 @@ static int put_run_sh(FILE *f, const tn_repro_bundle *b) {
   return 0;
 }
 
+/* The metrics a finding is quoted by: against the default, or for the
+ * default itself against the reference. */
+static const chk_metrics *quoted(const tn_cand_result *c, bool is_default) {
+  return is_default ? &c->vs_reference : &c->vs_default;
+}
+
 static int put_readme(FILE *f, const tn_repro_bundle *b) {
-  const tn_cand_result *c = b->c;
-  const chk_metrics *m = c->id == 0 ? &c->vs_reference : &c->vs_default;
+  /* A minimized bundle quotes what run.sh shows: the minimized module. */
+  const tn_cand_result *c = b->min_c ? b->min_c : b->c;
+  const chk_metrics *m = quoted(c, b->c->id == 0);
   tn_repro_device d;
   tn_repro_device_of_run(b->run, &d);
   const char *compiler = d.compiler[0] ? d.compiler : "stable";
@@ -197,7 +204,7 @@ static int put_readme(FILE *f, const tn_repro_bundle *b) {
           "(tolerance atol %.3g rtol %.3g).\n"
           "\n"
           "Config:\n  %s\n\n",
-          b->r->name, c->id, b->run->id, b->run->started, b->results_path ? b->results_path : "?",
+          b->r->name, b->c->id, b->run->id, b->run->started, b->results_path ? b->results_path : "?",
           b->run->machine, b->run->compiler, (unsigned long long)b->r->seed, chk_verdict_name(c->verdict), c->leaf,
           (long long)m->mismatches, (long long)m->count, m->max_abs, m->max_rel, c->tol.atol, c->tol.rtol, c->config);
   fprintf(f,
@@ -208,12 +215,20 @@ static int put_readme(FILE *f, const tn_repro_bundle *b) {
           PACKAGE_VERSION, b->tool_path ? " at " : "", b->tool_path ? b->tool_path : "",
           b->run_tool_version && b->run_tool_version[0] ? b->run_tool_version : "(unknown)",
           b->run->command[0] ? b->run->command : "(not recorded)");
-  if (b->instrs_before >= 0)
+  if (b->instrs_before >= 0) {
+    const chk_metrics *o = quoted(b->c, b->c->id == 0);
     fprintf(f,
             "fusion.hlo was minimized by delta debugging: the kernel went from %d to %d\n"
-            "instructions while the divergence with this config persisted (original.hlo is\n"
-            "the fusion as checked; the figures above are the original's).\n\n",
+            "instructions while the divergence with this config persisted",
             b->instrs_before, b->instrs_after);
+    if (b->shrunk && b->shrunk[0])
+      fprintf(f, ", and its shapes\nshrank (every dimension of a size: %s)", b->shrunk);
+    fprintf(f,
+            ".  The figures above are\n%s; original.hlo is the fusion as checked, where %s: %lld of %lld\n"
+            "elements differed, max abs %.6g, max rel %.6g.\n\n",
+            b->min_c ? "the minimized module's, as run.sh checks it" : "the original's (the minimized module\ncould not be checked again)",
+            chk_verdict_name(b->c->verdict), (long long)o->mismatches, (long long)o->count, o->max_abs, o->max_rel);
+  }
   fputs("Files:\n"
         "  fusion.hlo   the module (HLO text)\n"
         "  config.txt   the candidate's config line\n"

@@ -14,7 +14,8 @@
 #include "sweep_cfg.h"
 #include "verdict.h"
 
-/* A string attribute of runs/<id>; "" when absent. */
+/* An attribute of runs/<id> as text (a number in a schema 2 file, a
+ * string in a schema 1 file); "" when absent. */
 static void run_attr(hid_t file, const char *run_id, const char *key, char *buf, size_t n) {
   char path[256];
   buf[0] = '\0';
@@ -23,7 +24,7 @@ static void run_attr(hid_t file, const char *run_id, const char *key, char *buf,
     hid_t g = H5Gopen2(file, path, H5P_DEFAULT);
     if (g >= 0) {
       hlo_error ignored = {0};
-      if (tn_h5_attr_get_str(g, key, buf, n, &ignored) != 0)
+      if (tn_h5_attr_get_text(g, key, buf, n, &ignored) != 0)
         buf[0] = '\0';
       H5Gclose(g);
     }
@@ -207,47 +208,31 @@ int tn_sweep_changes(const char *path, const char *run_id, double threshold, tn_
   return rc;
 }
 
-/* One line per change into a memory stream (see the header). */
-static void write_lines(FILE *f, const tn_change *list, int n, int slow) {
-  for (int i = 0; i < n; i++) {
-    const tn_change *c = &list[i];
-    if (slow)
-      fprintf(f, "%016llx\t%s\t%s\t%.17g\t%.17g\n", (unsigned long long)c->fingerprint, c->fusion, c->config,
-              c->before, c->after);
-    else
-      fprintf(f, "%016llx\t%s\t%s\t%s\n", (unsigned long long)c->fingerprint, c->fusion, c->config, c->verdict);
-  }
+/* The store's view of a list of changes (pointers into the list). */
+static tn_store_change *store_list(const tn_change *list, int n) {
+  tn_store_change *out = calloc((size_t)(n > 0 ? n : 1), sizeof *out);
+  for (int i = 0; out && i < n; i++)
+    out[i] = (tn_store_change){list[i].fingerprint, list[i].fusion, list[i].config, list[i].verdict,
+                               list[i].before, list[i].after};
+  return out;
 }
 
 int tn_changes_store(tn_store *s, const tn_changes *ch, double threshold, hlo_error *err) {
-  char *lists[3] = {NULL, NULL, NULL};
-  size_t lens[3] = {0, 0, 0};
-  const tn_change *src[3] = {ch->news, ch->fixed, ch->slow};
-  const int counts[3] = {ch->nnew, ch->nfixed, ch->nslow};
-  int rc = 0;
-  for (int k = 0; k < 3 && rc == 0; k++) {
-    FILE *f = open_memstream(&lists[k], &lens[k]);
-    if (!f) {
-      rc = hlo_error_set(err, 0, 0, "out of memory");
-      break;
-    }
-    write_lines(f, src[k], counts[k], k == 2);
-    if (fclose(f) != 0)
-      rc = hlo_error_set(err, 0, 0, "out of memory");
+  tn_store_changes c = {ch->previous, threshold, ch->nopen, ch->nnew, ch->nfixed, ch->nslow, NULL, NULL, NULL};
+  tn_store_change *news = store_list(ch->news, ch->nnew), *fixed = store_list(ch->fixed, ch->nfixed),
+                  *slow = store_list(ch->slow, ch->nslow);
+  int rc;
+  if (!news || !fixed || !slow) {
+    rc = hlo_error_set(err, 0, 0, "out of memory");
+  } else {
+    c.news = news;
+    c.fixed = fixed;
+    c.slow = slow;
+    rc = tn_store_set_changes(s, &c, err);
   }
-  if (rc == 0) {
-    char num[4][24], thr[32];
-    for (int k = 0; k < 3; k++)
-      snprintf(num[k], sizeof num[k], "%d", counts[k]);
-    snprintf(num[3], sizeof num[3], "%d", ch->nopen);
-    snprintf(thr, sizeof thr, "%.17g", threshold);
-    const char *keys[] = {"previous_run", "slowdown_threshold", "count_new", "count_fixed", "count_slowdowns",
-                          "count_open", "new", "fixed", "slowdowns"};
-    const char *vals[] = {ch->previous, thr, num[0], num[1], num[2], num[3], lists[0], lists[1], lists[2]};
-    rc = tn_store_set_run_attrs(s, "changes", 9, keys, vals, err);
-  }
-  for (int k = 0; k < 3; k++)
-    free(lists[k]);
+  free(news);
+  free(fixed);
+  free(slow);
   return rc;
 }
 

@@ -45,7 +45,8 @@
 int tn_sweep_find_resumable(const char *path, const char *identity, const char *want_id, char *run_id, size_t n,
                             hlo_error *err);
 
-/* The string attribute `key` of runs/<run_id>: 1 with buf filled, 0 when
+/* The attribute `key` of runs/<run_id> as text (a number formatted, so a
+ * schema 1 string and a schema 2 number read alike): 1 with buf filled, 0 when
  * the run or the attribute is absent, -1 with err when the file cannot be
  * read. */
 int tn_sweep_run_attr(const char *path, const char *run_id, const char *key, char *buf, size_t n, hlo_error *err);
@@ -79,12 +80,10 @@ int tn_sweep_changes(const char *path, const char *run_id, double slowdown_thres
 void tn_changes_free(tn_changes *c);
 
 /* Stores the changes in the open run's subgroup "changes" (README, "What
- * changed"): string attributes previous_run, slowdown_threshold,
- * count_new, count_fixed, count_slowdowns, count_open, and new, fixed, slowdowns with
- * one tab-separated line per change (fingerprint, fusion, config, then the
- * verdict, or for slowdowns the default's sim_time before and after).
- * Replaces what an earlier call stored, so a run merged shard by shard
- * ends with the changes of all its parts. */
+ * changed"; store.h: tn_store_set_changes): counts as integers and the
+ * lists new, fixed and slowdowns as tables.  Replaces what an earlier call
+ * stored, so a run merged shard by shard ends with the changes of all its
+ * parts. */
 int tn_changes_store(tn_store *s, const tn_changes *ch, double slowdown_threshold, hlo_error *err);
 
 #endif

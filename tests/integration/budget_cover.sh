@@ -109,7 +109,7 @@ h5dump -a "/runs/$run/cover_rotation" sweep.h5 >rot.txt 2>&1
 if grep -q "\"$day0\"" rot.txt || grep -q "\"$day1\"" rot.txt; then ok "the sweep records its rotation, the UTC date"; else
   not_ok "no cover_rotation $day0 in the run"; sed 's/^/  # /' rot.txt | head -5; fi
 h5dump -a "/runs/$run/cover_seed" sweep.h5 >cs.txt 2>&1
-cseed=$(tr -d '\n' <cs.txt | sed -n 's/.*(0): "\([0-9]*\)".*/\1/p')
+cseed=$(tr -d '\n' <cs.txt | sed -n 's/.*(0): \([0-9]*\).*/\1/p') # uint64 since schema 2
 if [ -n "$cseed" ] && [ "$cseed" != 3 ]; then ok "the sweep's cover seed $cseed is not its plain seed"; else
   not_ok "cover_seed '$cseed'"; fi
 # Replaying with the recorded seed checks the same candidates.
@@ -121,12 +121,12 @@ h5dump -d "$rgrp/covered_pairs" replay.h5 | grep -v '^HDF5\|DATASET\|GROUP' >re_
 if [ -s sw_pairs.txt ] && cmp -s sw_pairs.txt re_pairs.txt; then ok "--cover-seed replays the sweep's choice"; else
   not_ok "the replay covered other pairs"; fi
 
-# The results file records the choice: one line "knob=v knob=v" per pair.
+# The results file records the choice: one string "knob=v knob=v" per pair.
 h5dump -a "$rgrp/selection" replay.h5 >sel.txt 2>&1
 expect_grep '"pairwise-cover"' sel.txt "the fusion's selection attribute is pairwise-cover"
 h5dump -a "$rgrp/cover_pairs_covered" replay.h5 >cpc.txt 2>&1
 covered=$(tr -d '\n' <cpc.txt | sed -n 's/.*(0): \([0-9]*\).*/\1/p')
-lines=$(grep -c '=[^ ]* [^ ]*=' re_pairs.txt)
+lines=$(grep -o '"[^"]*=[^" ]* [^"]*=[^"]*"' re_pairs.txt | wc -l | tr -d ' ') # one string per pair since schema 2
 if [ -n "$covered" ] && [ "$covered" -eq "$lines" ] && [ "$lines" -gt 0 ]; then
   ok "covered_pairs lists the $covered pairs cover_pairs_covered counts"; else
   not_ok "cover_pairs_covered '$covered' but covered_pairs has $lines lines"; fi

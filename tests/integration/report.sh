@@ -68,7 +68,7 @@ for s in suites:
     assert int(s.getAttribute("skipped")) == skips, s.getAttribute("name")
 assert (sum(int(s.getAttribute("failures")) for s in suites) > 0) == (sys.argv[3] == "yes")
 r = json.load(open(sys.argv[2]))
-assert r["schema_version"] == 1 and len(r["fusions"]) == 2
+assert r["schema_version"] == 2 and len(r["fusions"]) == 2
 for fu in r["fusions"]:
     assert fu["ncandidates"] == len(fu["candidates"])
     assert fu["ndivergent"] == sum(1 for c in fu["candidates"] if c["divergent"])

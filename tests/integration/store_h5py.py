@@ -27,7 +27,8 @@ HEAD = ["id", "config", "fingerprint", "tile", "tile_rank", "k", "buf", "order",
         "rtol", "leaf"]
 COLUMNS = HEAD + ["d_" + m for m in METRICS] + ["has_ref"] + ["r_" + m for m in METRICS]
 REFERENCE = ["ran", "ok", "atol", "rtol"] + METRICS
-RUN_ATTRS = ["started", "finished", "status", "command", "machine", "compiler", "seed", "host"]
+RUN_ATTRS = ["started", "finished", "status", "command", "machine", "compiler", "compiler_profile",
+             "defects", "seed", "host"]
 FUSION_ATTRS = ["name", "source", "hero", "seed", "default_config", "best_config",
                 "best_speedup", "default_vs_reference_ok", "ncandidates"]
 
@@ -55,7 +56,7 @@ def text(x):
 def check_file(path):
     f = h5py.File(path, "r")
     report(text(f.attrs.get("schema", "")) == "tune-results", "schema attribute is tune-results")
-    report(int(f.attrs.get("schema_version", 0)) == 1, "schema_version is 1")
+    report(int(f.attrs.get("schema_version", 0)) == 2, "schema_version is 2")
     report(len(text(f.attrs.get("tool_version", ""))) > 0, "tool_version is set")
 
     runs = f.get("runs")
@@ -74,6 +75,16 @@ def check_file(path):
         for a in RUN_ATTRS:
             if a not in run.attrs:
                 problem("run attrs", "%s lacks %s" % (rid, a))
+        # Schema 2 (issue 18): every other attribute has a row of
+        # `attributes` saying what it is; defects is a list.
+        docs = run.attrs.get("attributes")
+        described = {} if docs is None else {text(d["name"]): text(d["what"]) for d in docs}
+        for a in run.attrs:
+            if a != "attributes" and len(described.get(a, "")) < 8:
+                problem("run docs", "%s: attribute %s is not described" % (rid, a))
+        if "defects" in run.attrs and not (isinstance(run.attrs["defects"], np.ndarray)
+                                           and run.attrs["defects"].ndim == 1):
+            problem("run docs", "%s: defects is not a list" % rid)
         if text(run.attrs.get("started", "")) and not re.match(
                 r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", text(run.attrs["started"])):
             problem("run attrs", "%s: started is not ISO 8601 UTC" % rid)
@@ -150,6 +161,7 @@ def check_file(path):
 
     report(nfusions > 0, "%d fusion groups found" % nfusions)
     checks = [("run attrs", "every run has its attributes"),
+              ("run docs", "every run attribute is described, and defects is a list"),
               ("names", "fusion groups are named by fingerprint"),
               ("fusion attrs", "every fusion has its attributes"),
               ("hlo", "every fusion stores its HLO text"),

@@ -54,13 +54,29 @@ sweep: {
 };
 EOF2
 }
-# attr FILE RUN NAME: a string attribute of runs/RUN/changes, one line per
-# line of its value.
+# attr FILE RUN NAME: an attribute of runs/RUN/changes, or one of its
+# tables new, fixed, slowdowns printed one tab-separated line per row
+# (fingerprint in hex, FILE:FUSION, config, then the verdict or the
+# simulated times before and after).
+PYTHON3=${PYTHON3:-python3}
+if ! "$PYTHON3" -c "import h5py" 2>/dev/null; then echo "skip: h5py not available"; exit 77; fi
 attr() {
-  h5dump -a "/runs/$2/changes/$3" "$1" 2>/dev/null | awk '
-    /^   DATA \{/ { on = 1; next }
-    on && /^   \}/ { on = 0 }
-    on { sub(/^ *(\(0\): )?"?/, ""); sub(/"$/, ""); if ($0 != "") print }'
+  "$PYTHON3" - "$@" <<'EOF2'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+g = f["runs/%s/changes" % sys.argv[2]]
+name = sys.argv[3]
+if name in g.attrs:
+    print(g.attrs[name])
+else:
+    for r in g[name][()]:
+        cells = ["%016x" % int(r["fingerprint"]), r["unit"].decode(), r["config"].decode()]
+        if "verdict" in r.dtype.names:
+            cells.append(r["verdict"].decode())
+        else:
+            cells += [repr(float(r["before"])), repr(float(r["after"]))]
+        print("\t".join(cells))
+EOF2
 }
 runs() { h5ls "$1/runs" 2>/dev/null | awk '{ print $1 }'; }
 
@@ -104,6 +120,14 @@ if grep -q 'fused_qat_residual' slow && awk -F'\t' '{ sub(/.*:/, "", $2) } $2 ==
 else not_ok "no qat_residual_f16 slowdown within (10%, x10]"; sed 's/^/  # /' slow | head -n 5; fi
 if awk -F'\t' '{ if (!($5 > $4 * 1.10)) bad = 1 } END { exit bad }' slow; then ok "every stored slowdown exceeds the 10% threshold"; else
   not_ok "a stored slowdown is under the threshold"; fi
+# Counts are integers and lists are tables (issue 18), not strings.
+h5dump -a "/runs/$r2/changes/count_new" U.h5 >cn.txt 2>&1
+expect_grep 'H5T_STD_I64LE' cn.txt "changes/count_new is a 64-bit integer"
+h5dump -a "/runs/$r2/changes/slowdown_threshold" U.h5 >st.txt 2>&1
+expect_grep 'H5T_IEEE_F64LE' st.txt "changes/slowdown_threshold is a double"
+h5ls "U.h5/runs/$r2/changes" >cl.txt 2>&1
+if grep -q '^new  *Dataset' cl.txt && grep -q '^fixed  *Dataset' cl.txt && grep -q '^slowdowns  *Dataset' cl.txt; then
+  ok "changes/new, fixed and slowdowns are datasets"; else not_ok "changes tables missing"; sed 's/^/  # /' cl.txt; fi
 for k in new fixed slowdowns; do
   n=$(attr U.h5 "$r2" "count_$k")
   case $k in new) f=new ;; fixed) f=fixed ;; *) f=slow ;; esac

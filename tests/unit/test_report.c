@@ -27,6 +27,8 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
+#include "dev_defect.h"
+#include "h5values.h"
 #include "report/report.h"
 #include "result_fixture.h"
 #include "store.h"
@@ -119,6 +121,10 @@ static void store_run(const char *path, const char *id, const char *compiler, in
   snprintf(run.machine, sizeof run.machine, "tpu-v5e");
   snprintf(run.compiler, sizeof run.compiler, "%s", compiler);
   run.seed = 42;
+  if (strstr(compiler, "+d")) {
+    run.defects = 1u << DEV_DEFECT_ELIDE_CONVERT | 1u << DEV_DEFECT_PACKED_REDUCE_INIT0;
+    run.defects_known = 1;
+  }
   tn_store *s = tn_store_begin_run(path, &run, &err);
   if (!s)
     fail_msg("begin_run: %s", err.msg);
@@ -300,13 +306,11 @@ static void check_described(hid_t g, const char *table, const char *col, const c
   H5Dclose(d);
 }
 
-/* Every attribute of a fusion group has a row in its `attributes`
- * attribute with a meaning; a few units checked by name. */
-static void test_fusion_attrs_described(void **state) {
-  (void)state;
-  hid_t f = H5Fopen(results, H5F_ACC_RDONLY, H5P_DEFAULT);
-  assert_true(f >= 0);
-  hid_t g = H5Gopen2(f, "runs/20260101T000001Z-2/fusions/0123456789abcdef", H5P_DEFAULT);
+/* Every attribute of group `path` has a row in its `attributes`
+ * attribute with a meaning; the unit of each of want[0..nwant) (name,
+ * unit pairs) is checked too. */
+static void check_attrs_described(hid_t f, const char *path, const char *const (*want)[2], int nwant) {
+  hid_t g = H5Gopen2(f, path, H5P_DEFAULT);
   assert_true(g >= 0);
   hid_t a = H5Aopen(g, "attributes", H5P_DEFAULT);
   assert_true(a >= 0);
@@ -332,22 +336,55 @@ static void test_fusion_attrs_described(void **state) {
   int seen = 0;
   for (int i = 0; i < n; i++) {
     if (strlen(rows[i].what) < 8)
-      fail_msg("fusion attribute '%s' has no description", rows[i].name);
+      fail_msg("%s: attribute '%s' has no description", path, rows[i].name);
     assert_true(H5Aexists(g, rows[i].name) > 0);
-    if (strcmp(rows[i].name, "wall_time") == 0 && strcmp(rows[i].unit, "s") == 0)
-      seen++;
-    if (strcmp(rows[i].name, "count_mismatch_candidate") == 0 && strcmp(rows[i].unit, "candidates") == 0)
-      seen++;
-    if (strcmp(rows[i].name, "best_speedup") == 0 && strcmp(rows[i].unit, "ratio") == 0)
-      seen++;
+    for (int k = 0; k < nwant; k++)
+      if (strcmp(rows[i].name, want[k][0]) == 0 && strcmp(rows[i].unit, want[k][1]) == 0)
+        seen++;
   }
-  assert_int_equal(seen, 3);
+  assert_int_equal(seen, nwant);
   free(rows);
   H5Tclose(mt);
   H5Sclose(as);
   H5Aclose(a);
   H5Gclose(g);
+}
+
+static void test_fusion_attrs_described(void **state) {
+  (void)state;
+  hid_t f = H5Fopen(results, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  static const char *const want[][2] = {
+      {"wall_time", "s"}, {"count_mismatch_candidate", "candidates"}, {"best_speedup", "ratio"}};
+  check_attrs_described(f, "runs/20260101T000001Z-2/fusions/0123456789abcdef", want, 3);
   H5Fclose(f);
+}
+
+/* Issue 18: the run's attributes are described like a fusion's, and the
+ * device's defects and profile are attributes of their own. */
+static void test_run_attrs_described(void **state) {
+  (void)state;
+  hid_t f = H5Fopen(results, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  static const char *const want[][2] = {{"seed", ""}, {"defects", ""}, {"compiler_profile", ""}};
+  check_attrs_described(f, "runs/20260101T000001Z-2", want, 3);
+  /* A run without --defect: no +d, an empty profile list is not written
+   * (the store was not told the defects: defects_known 0). */
+  static const char *const want1[][2] = {{"started", ""}, {"compiler_profile", ""}};
+  check_attrs_described(f, "runs/20260101T000000Z-1", want1, 2);
+  hid_t g = H5Gopen2(f, "runs/20260101T000001Z-2", H5P_DEFAULT);
+  char buf[64];
+  hlo_error err = {0};
+  assert_int_equal(tn_h5_attr_get_str(g, "compiler_profile", buf, sizeof buf, &err), 0);
+  assert_string_equal(buf, "nightly"); /* "nightly+d" without the +d */
+  H5Gclose(g);
+  H5Fclose(f);
+  /* Read back: the same two defects. */
+  tn_stored_run run;
+  read_latest(&run);
+  assert_int_equal(run.info.defects_known, 1);
+  assert_int_equal(run.info.defects, 1u << DEV_DEFECT_ELIDE_CONVERT | 1u << DEV_DEFECT_PACKED_REDUCE_INIT0);
+  tn_stored_run_free(&run);
 }
 
 static void test_columns_described(void **state) {
@@ -420,8 +457,18 @@ static void test_schema_refused(void **state) {
   const char *p = tdf_path("newer.h5");
   make_foreign(p, "tune-results", TN_STORE_SCHEMA_VERSION + 1);
   assert_int_equal(tn_results_read_run(p, NULL, &run, &err), -1);
-  assert_non_null(strstr(err.msg, "newer.h5: results schema version 2 was written by a newer tune"));
-  assert_non_null(strstr(err.msg, "reads version 1"));
+  assert_non_null(strstr(err.msg, "newer.h5: results schema version 3 was written by a newer tune"));
+  assert_non_null(strstr(err.msg, "reads versions 1 to 2"));
+
+  /* Version 1 is read (an empty one has no runs). */
+  p = tdf_path("v1.h5");
+  make_foreign(p, "tune-results", 1);
+  tn_run_info *runs = NULL;
+  int nruns = -1;
+  assert_int_equal(tn_results_list_runs(p, &runs, &nruns, NULL, 0, &err), 0);
+  assert_int_equal(nruns, 0);
+  free(runs);
+  assert_int_equal(tn_results_schema_version(p, &err), 1);
 
   p = tdf_path("older.h5");
   make_foreign(p, "tune-results", 0);
@@ -581,7 +628,7 @@ static void test_json(void **state) {
   (void)state;
   char *s = render(TN_REPORT_JSON);
   HAS(s, "\"report\": \"tune\"");
-  HAS(s, "\"schema_version\": 1");
+  HAS(s, "\"schema_version\": 2");
   HAS(s, "\"id\": \"20260101T000001Z-2\"");
   HAS(s, "\"name\": \"clean<&\\\"'>\"");
   HAS(s, "\"fingerprint\": \"0123456789abcdef\"");
@@ -828,6 +875,7 @@ int main(void) {
       cmocka_unit_test(test_runs_and_selection),
       cmocka_unit_test(test_columns_described),
       cmocka_unit_test(test_fusion_attrs_described),
+      cmocka_unit_test(test_run_attrs_described),
       cmocka_unit_test(test_schema_refused),
       cmocka_unit_test(test_md),
       cmocka_unit_test(test_md_escapes_run_fields),

@@ -292,7 +292,7 @@ static void test_roundtrip(void **state) {
   char buf[1024], names[4][64];
   attr_str(f, "schema", buf, sizeof buf);
   assert_string_equal(buf, "tune-results");
-  assert_int_equal(attr_i64(f, "schema_version"), 1);
+  assert_int_equal(attr_i64(f, "schema_version"), 2);
   attr_str(f, "tool_version", buf, sizeof buf);
   assert_string_equal(buf, PACKAGE_VERSION);
 

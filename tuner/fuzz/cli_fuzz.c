@@ -175,6 +175,8 @@ int tn_cmd_fuzz(const tn_opts *o) {
     snprintf(run.command, sizeof run.command, "%s", o->command_line ? o->command_line : "tune --fuzz");
     snprintf(run.machine, sizeof run.machine, "%s", env.machine.name);
     snprintf(run.compiler, sizeof run.compiler, "%s", env.compiler.name);
+    run.defects = env.compiler.defects;
+    run.defects_known = 1;
     run.seed = o->seed;
     if (!(s = tn_store_begin_run(o->output, &run, &err))) {
       fprintf(stderr, "tune: %s\n", err.msg);

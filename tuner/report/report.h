@@ -44,6 +44,7 @@ typedef struct tn_report_input {
                                 latest */
   int nruns;
   const char *tool_version;  /* the tune that wrote the file ("" unknown) */
+  int schema_version;        /* the file's schema_version; 0: the current */
 } tn_report_input;
 
 /* "html", "md", "json", "junit" (also "markdown" and "xml"); -1 when the

@@ -220,7 +220,7 @@ int tn_report_json(FILE *f, const tn_report_input *in, hlo_error *err) {
   kstr(f, 2, "report", "tune", true);
   kint(f, 2, "report_version", REPORT_VERSION);
   kstr(f, 2, "results_file", in->results_path ? in->results_path : "", false);
-  kint(f, 2, "schema_version", TN_STORE_SCHEMA_VERSION);
+  kint(f, 2, "schema_version", in->schema_version ? in->schema_version : TN_STORE_SCHEMA_VERSION);
   kstr(f, 2, "tool_version", in->tool_version ? in->tool_version : "", false);
   key(f, 2, "runs", false);
   fputc('[', f);

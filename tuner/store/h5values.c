@@ -445,6 +445,96 @@ int tn_h5_attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, hl
   return rc;
 }
 
+static int attr_set_str_list(hid_t obj, const char *name, int n, const char *const *values, hlo_error *err) {
+  const char **fixed = calloc((size_t)(n > 0 ? n : 1), sizeof *fixed);
+  char **owned = calloc((size_t)(n > 0 ? n : 1), sizeof *owned);
+  hsize_t dims = (hsize_t)(n > 0 ? n : 0);
+  hid_t t = -1, space = -1, attr = -1;
+  int rc = -1;
+  if (!fixed || !owned) {
+    tn_h5_fail(err, "attribute '%s': out of memory", name);
+    goto done;
+  }
+  for (int i = 0; i < n; i++) {
+    fixed[i] = values[i] ? values[i] : "";
+    if (!tn_utf8_valid(fixed[i])) {
+      if (!(owned[i] = tn_utf8_fix(fixed[i]))) {
+        tn_h5_fail(err, "attribute '%s': out of memory", name);
+        goto done;
+      }
+      fixed[i] = owned[i];
+    }
+  }
+  if ((t = make_vlen_str()) < 0 || (space = H5Screate_simple(1, &dims, NULL)) < 0 ||
+      (attr = H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+    tn_h5_fail(err, "cannot create attribute '%s'", name);
+    goto done;
+  }
+  if (n > 0 && H5Awrite(attr, t, fixed) < 0) {
+    tn_h5_fail(err, "cannot write attribute '%s'", name);
+    goto done;
+  }
+  rc = 0;
+done:
+  tn_h5_close_attr(attr);
+  tn_h5_close_space(space);
+  tn_h5_close_type(t);
+  for (int i = 0; owned && i < n; i++)
+    free(owned[i]);
+  free(owned);
+  free(fixed);
+  return rc;
+}
+
+int tn_h5_attr_set_str_list(hid_t obj, const char *name, int n, const char *const *values, hlo_error *err) {
+  int rc;
+  H5E_BEGIN_TRY { rc = attr_set_str_list(obj, name, n, values, err); }
+  H5E_END_TRY;
+  return rc;
+}
+
+static int attr_get_text(hid_t obj, const char *name, char *buf, size_t buflen, hlo_error *err) {
+  if (H5Aexists(obj, name) <= 0)
+    return tn_h5_fail(err, "no attribute '%s'", name);
+  hid_t attr = H5Aopen(obj, name, H5P_DEFAULT);
+  hid_t ftype = attr >= 0 ? H5Aget_type(attr) : -1;
+  H5T_class_t cls = ftype >= 0 ? H5Tget_class(ftype) : H5T_NO_CLASS;
+  H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(ftype) : H5T_SGN_ERROR;
+  tn_h5_close_type(ftype);
+  tn_h5_close_attr(attr);
+  int w = 0;
+  if (cls == H5T_STRING)
+    return attr_get_str(obj, name, buf, buflen, err);
+  if (cls == H5T_INTEGER && sign == H5T_SGN_NONE) {
+    uint64_t u = 0;
+    if (tn_h5_attr_get_num(obj, name, H5T_NATIVE_UINT64, &u, err) != 0)
+      return -1;
+    w = snprintf(buf, buflen, "%llu", (unsigned long long)u);
+  } else if (cls == H5T_INTEGER) {
+    int64_t i = 0;
+    if (tn_h5_attr_get_num(obj, name, H5T_NATIVE_INT64, &i, err) != 0)
+      return -1;
+    w = snprintf(buf, buflen, "%lld", (long long)i);
+  } else if (cls == H5T_FLOAT) {
+    double d = 0;
+    if (tn_h5_attr_get_num(obj, name, H5T_NATIVE_DOUBLE, &d, err) != 0)
+      return -1;
+    w = snprintf(buf, buflen, "%.17g", d);
+  } else {
+    return tn_h5_fail(err, "attribute '%s' is neither text nor a number", name);
+  }
+  if (w < 0 || (size_t)w >= buflen)
+    return tn_h5_fail(err, "attribute '%s' is too long", name);
+  return 0;
+}
+
+int tn_h5_attr_get_text(hid_t obj, const char *name, char *buf, size_t buflen, hlo_error *err) {
+  int rc;
+  H5E_BEGIN_TRY { rc = attr_get_text(obj, name, buf, buflen, err); }
+  H5E_END_TRY;
+  return rc;
+}
+
 /* ---- one array ------------------------------------------------------------- */
 
 static int write_array(hid_t loc, const char *path, const hlo_value *v, hlo_error *err) {

@@ -76,6 +76,13 @@ int tn_h5_attr_set_f64(hid_t obj, const char *name, double value, hlo_error *err
 /* Reads a string attribute (fixed or variable length) into buf; -1 with err
  * when absent, not a string, or longer than buflen - 1. */
 int tn_h5_attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, hlo_error *err);
+/* A one-dimensional attribute of n variable-length UTF-8 strings (n may be
+ * 0): a list stays a list, h5py reads it as an array of str. */
+int tn_h5_attr_set_str_list(hid_t obj, const char *name, int n, const char *const *values, hlo_error *err);
+/* Any scalar attribute as text: a string as it is, an integer in decimal,
+ * a float as %.17g (so strtod gives back the same double).  For readers
+ * of an attribute whose type changed between schema versions. */
+int tn_h5_attr_get_text(hid_t obj, const char *name, char *buf, size_t buflen, hlo_error *err);
 
 /* ---- single arrays ------------------------------------------------------ */
 

@@ -53,6 +53,7 @@
 #include <hdf5.h>
 
 #include "config.h"
+#include "dev_defect.h"
 #include "h5image.h"
 #include "h5probe.h"
 #include "h5util.h"
@@ -743,6 +744,47 @@ static const col_doc fusion_attr_docs[] = {
     {"best_speedup", "ratio", "default sim_time / best sim_time; 0 when there is no best"},
 };
 
+/* A run group's attributes: those every run has, then those a sweep
+ * (cli_sweep.c) and a merge (cli_merge.c) add. */
+static const col_doc run_attr_docs[] = {
+    {"started", "", "UTC start time, ISO 8601"},
+    {"finished", "", "UTC end time, ISO 8601; empty until the run ends"},
+    {"status", "", "running, complete, stopped, errors or merging; running after the process ended: killed"},
+    {"command", "", "the command line of the run"},
+    {"machine", "", "machine model (configs/machines)"},
+    {"compiler", "", "compiler profile, with +d when --defect added defects to it"},
+    {"compiler_profile", "", "compiler profile (configs/compilers) without the --defect additions"},
+    {"defects", "", "every modelled defect of the run's device: the profile's and --defect's"},
+    {"seed", "", "seed of the inputs and of the timing jitter"},
+    {"host", "", "host name of the machine that ran it"},
+    {"sweep_identity", "", "sweep file, machine and shard: a resumed sweep continues the run of its identity"},
+    {"sweep_config", "", "the sweep file of the run"},
+    {"inputs", "", "input profile of the sweep"},
+    {"shard", "", "K/N for the K-th of N shards; empty when not sharded"},
+    {"slowdown_threshold", "ratio", "a default config slower than the previous run's by more is a slowdown"},
+    {"cover_rotation", "", "UTC date (YYYYMMDD) the pairwise cover's seed was rotated with"},
+    {"cover_seed", "", "seed of the pairwise cover of every fusion of the run"},
+    {"merge_base", "", "the status the run had before the merge in progress"},
+};
+
+static const col_doc changes_attr_docs[] = {
+    {"previous_run", "", "the run compared with; empty when there is none"},
+    {"slowdown_threshold", "ratio", "a default config slower than the previous run's by more is a slowdown"},
+    {"count_new", "findings", "rows of the table new"},
+    {"count_fixed", "findings", "rows of the table fixed"},
+    {"count_slowdowns", "fusions", "rows of the table slowdowns"},
+    {"count_open", "findings", "findings of this run that the previous run had too (still open)"},
+};
+
+static const col_doc change_docs[] = {
+    {"fingerprint", "", "FNV-1a of the fusion's canonical HLO (its group name in fusions/)"},
+    {"unit", "", "FILE:FUSION, the corpus path as the run saw it and the fusion's name"},
+    {"config", "", "canonical config text; for slowdowns the default config"},
+    {"verdict", "", "new: this run's verdict; fixed: the previous run's"},
+    {"before", "s", "the default config's simulated time in the previous run"},
+    {"after", "s", "the default config's simulated time in this run"},
+};
+
 /* The attribute `attributes` of a fusion group: one row per other
  * attribute of the group (name, unit, meaning), so that the file says
  * what each one is.  An attribute without an entry above gets an empty
@@ -780,6 +822,10 @@ static int describe_attrs(hid_t g, const col_doc *docs, size_t ndocs, hlo_error 
   int rc = -1;
   doc_row *rows = NULL;
   hid_t t = -1, file_t = -1, space = -1, a = -1;
+  /* A run's attributes change after it begins (a sweep's, the end of a
+   * merge): the description is rewritten with them. */
+  if (H5Aexists(g, "attributes") > 0 && H5Adelete(g, "attributes") < 0)
+    return tn_h5_fail(err, "cannot replace the attribute 'attributes'");
   if (H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &c) < 0) {
     tn_h5_fail(err, c.nomem ? "attributes: out of memory" : "cannot list the attributes to describe them");
     goto done;
@@ -986,6 +1032,48 @@ static int write_text(hid_t g, const char *name, const char *text, hlo_error *er
   tn_h5_close_space(space);
   tn_h5_close_type(t);
   free(fixed);
+  return rc;
+}
+
+/* text's lines as a one-dimensional dataset of UTF-8 strings, one line
+ * each (a list stays a list: h5py reads an array of str). */
+static int write_lines(hid_t g, const char *name, const char *text, hlo_error *err) {
+  const char *p = text ? text : "";
+  char *copy = tn_utf8_valid(p) ? strdup(p) : tn_utf8_fix(p);
+  size_t n = 0;
+  for (const char *q = copy; q && *q; q++)
+    n += *q == '\n' || q[1] == '\0';
+  const char **lines = calloc(n ? n : 1, sizeof *lines);
+  if (!copy || !lines) {
+    free(copy);
+    free(lines);
+    return tn_h5_fail(err, "%s: out of memory", name);
+  }
+  size_t k = 0;
+  for (char *q = copy, *start = copy; *q; q++) {
+    if (*q == '\n' || q[1] == '\0') {
+      if (*q == '\n')
+        *q = '\0';
+      lines[k++] = start;
+      start = q + 1;
+    }
+  }
+  int rc = -1;
+  hsize_t dims = (hsize_t)k;
+  hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate_simple(1, &dims, NULL), d = -1;
+  if (t >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0 && space >= 0)
+    d = H5Dcreate2(g, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (d < 0)
+    tn_h5_fail(err, "%s: cannot create dataset", name);
+  else if (k > 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, lines) < 0)
+    tn_h5_fail(err, "%s: cannot write dataset", name);
+  else
+    rc = 0;
+  tn_h5_close_obj(d);
+  tn_h5_close_space(space);
+  tn_h5_close_type(t);
+  free(lines);
+  free(copy);
   return rc;
 }
 
@@ -1238,7 +1326,7 @@ static int write_fusion(hid_t fusions, const tn_fusion_result *r, hlo_error *err
   if (write_fusion_attrs(g, r, err) != 0 || describe_attrs(g, fusion_attr_docs, NCOLS(fusion_attr_docs), err) != 0 ||
       write_text(g, "hlo", r->hlo, err) != 0 || write_candidates(g, r, err) != 0 ||
       write_reference(g, r, err) != 0 ||
-      (r->covered && write_text(g, "covered_pairs", r->cover.pairs_text, err) != 0))
+      (r->covered && write_lines(g, "covered_pairs", r->cover.pairs_text, err) != 0))
     goto done;
   errors = make_group(g, "errors", err);
   if (errors < 0)
@@ -1275,6 +1363,39 @@ static int add_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
 
 /* ---- runs ------------------------------------------------------------------------- */
 
+/* compiler_profile and the list defects (store.h: tn_run_info). */
+static int write_run_device(hid_t g, const tn_run_info *run, hlo_error *err) {
+  char profile[sizeof run->compiler];
+  snprintf(profile, sizeof profile, "%s", run->compiler);
+  size_t len = strlen(profile);
+  if (len >= 2 && strcmp(profile + len - 2, "+d") == 0)
+    profile[len - 2] = '\0';
+  if (replace_str_attr(g, "compiler_profile", profile, err) != 0)
+    return -1;
+  if (!run->defects_known)
+    return 0;
+  const char *names[DEV_DEFECT_COUNT];
+  int n = 0;
+  for (int d = 0; d < DEV_DEFECT_COUNT; d++)
+    if ((run->defects >> d) & 1u)
+      names[n++] = dev_defect_name((dev_defect)d);
+  if (H5Aexists(g, "defects") > 0 && H5Adelete(g, "defects") < 0)
+    return tn_h5_fail(err, "cannot replace attribute 'defects'");
+  return tn_h5_attr_set_str_list(g, "defects", n, names, err);
+}
+
+/* One file, one layout: appending version 2 runs to a version 1 file
+ * would leave readers a file whose runs disagree on what an attribute's
+ * type is.  --merge reads version 1 and writes the current one, so it
+ * carries a file over whole. */
+static int refuse_old(int64_t version, hlo_error *err) {
+  return tn_h5_fail(err,
+                    "results schema version %" PRId64 " was written by an older tune; this tune appends only to "
+                    "version %d files: write to a new file, or carry this one over with 'tune --merge NEW.h5 "
+                    "THIS.h5'",
+                    version, TN_STORE_SCHEMA_VERSION);
+}
+
 /* A file we may append to: ours, and a schema version we understand. */
 static int check_schema(hid_t file, hlo_error *err) {
   char schema[64];
@@ -1286,7 +1407,9 @@ static int check_schema(hid_t file, hlo_error *err) {
                 TN_STORE_SCHEMA);
   if (tn_h5_attr_get_num(file, "schema_version", H5T_NATIVE_INT64, &version, err) != 0)
     return -1;
-  if (version > TN_STORE_SCHEMA_VERSION || version < 1)
+  if (version >= TN_STORE_SCHEMA_VERSION_OLDEST && version < TN_STORE_SCHEMA_VERSION)
+    return refuse_old(version, err);
+  if (version != TN_STORE_SCHEMA_VERSION)
     return tn_h5_fail(err, "schema_version %" PRId64 " is not one this tune writes (%d)", version,
                 TN_STORE_SCHEMA_VERSION);
   return 0;
@@ -1320,7 +1443,8 @@ static int begin_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
       tn_h5_attr_set_str(g, "command", run->command, err) != 0 ||
       tn_h5_attr_set_str(g, "machine", run->machine, err) != 0 ||
       tn_h5_attr_set_str(g, "compiler", run->compiler, err) != 0 ||
-      tn_h5_attr_set_u64(g, "seed", run->seed, err) != 0 || tn_h5_attr_set_str(g, "host", run->host, err) != 0) {
+      tn_h5_attr_set_u64(g, "seed", run->seed, err) != 0 || tn_h5_attr_set_str(g, "host", run->host, err) != 0 ||
+      write_run_device(g, run, err) != 0 || describe_attrs(g, run_attr_docs, NCOLS(run_attr_docs), err) != 0) {
     tn_h5_prefix_error(err, run->id);
     goto done;
   }
@@ -1540,6 +1664,17 @@ tn_store *tn_store_reopen_run(const char *path, const char *run_id, tn_run_info 
   int nruns = 0;
   if (tn_results_list_runs(path, &runs, &nruns, NULL, 0, err) != 0)
     return NULL;
+  /* Reading an old file is fine; adding to one of its runs is not (a
+   * resumed sweep, a merge into a run of the same id). */
+  int version = tn_results_schema_version(path, err);
+  if (version != TN_STORE_SCHEMA_VERSION) {
+    free(runs);
+    if (version > 0) {
+      refuse_old(version, err);
+      tn_h5_prefix_error(err, path);
+    }
+    return NULL;
+  }
   known = known && stat(path, &after) == 0;
   int found = -1;
   for (int i = 0; i < nruns; i++)
@@ -1572,8 +1707,24 @@ tn_store *tn_store_reopen_run(const char *path, const char *run_id, tn_run_info 
 typedef struct attrs_ctx {
   const char *run_id, *sub;
   int n;
-  const char *const *keys, *const *values;
+  const tn_store_value *values;
 } attrs_ctx;
+
+static int set_value(hid_t g, const tn_store_value *v, hlo_error *err) {
+  if (H5Aexists(g, v->key) > 0 && H5Adelete(g, v->key) < 0)
+    return tn_h5_fail(err, "cannot replace attribute '%s'", v->key);
+  switch (v->kind) {
+  case TN_STORE_I64:
+    return tn_h5_attr_set_i64(g, v->key, v->i, err);
+  case TN_STORE_U64:
+    return tn_h5_attr_set_u64(g, v->key, v->u, err);
+  case TN_STORE_F64:
+    return tn_h5_attr_set_f64(g, v->key, v->f, err);
+  case TN_STORE_STR:
+  default:
+    return tn_h5_attr_set_str(g, v->key, v->s, err);
+  }
+}
 
 static int attrs_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   (void)fresh;
@@ -1591,26 +1742,150 @@ static int attrs_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   if (g >= 0) {
     rc = 0;
     for (int i = 0; i < c->n && rc == 0; i++)
-      rc = replace_str_attr(g, c->keys[i], c->values[i], err);
+      rc = set_value(g, &c->values[i], err);
+    if (rc == 0 && !c->sub)
+      rc = describe_attrs(g, run_attr_docs, NCOLS(run_attr_docs), err);
   }
   tn_h5_close_obj(g);
   tn_h5_close_obj(run);
   return rc == 0 ? 0 : tn_h5_prefix_error(err, path);
 }
 
-int tn_store_set_run_attrs(tn_store *s, const char *sub, int n, const char *const *keys,
-                           const char *const *values, hlo_error *err) {
+int tn_store_set_run_values(tn_store *s, const char *sub, int n, const tn_store_value *values, hlo_error *err) {
   if (!s)
     return tn_h5_fail(err, "no results file open");
-  attrs_ctx c = {s->run.id, sub, n, keys, values};
+  attrs_ctx c = {s->run.id, sub, n, values};
   int rc = edit_atomically(s->path, false, &s->last, attrs_edit, &c, err);
   for (int i = 0; rc == 0 && !sub && i < n; i++) {
-    if (strcmp(keys[i], "status") == 0)
-      put_str(s->run.status, sizeof s->run.status, values[i]);
-    else if (strcmp(keys[i], "finished") == 0)
-      put_str(s->run.finished, sizeof s->run.finished, values[i]);
+    if (values[i].kind != TN_STORE_STR)
+      continue;
+    if (strcmp(values[i].key, "status") == 0)
+      put_str(s->run.status, sizeof s->run.status, values[i].s);
+    else if (strcmp(values[i].key, "finished") == 0)
+      put_str(s->run.finished, sizeof s->run.finished, values[i].s);
   }
   return rc;
+}
+
+int tn_store_set_run_attrs(tn_store *s, const char *sub, int n, const char *const *keys,
+                           const char *const *values, hlo_error *err) {
+  tn_store_value *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+  if (!v)
+    return tn_h5_fail(err, "out of memory");
+  for (int i = 0; i < n; i++) {
+    v[i].key = keys[i];
+    v[i].kind = TN_STORE_STR;
+    v[i].s = values[i];
+  }
+  int rc = tn_store_set_run_values(s, sub, n, v, err);
+  free(v);
+  return rc;
+}
+
+/* ---- what changed since the previous run ------------------------------------ */
+
+enum { CHANGE_UNIT = 1280, CHANGE_CONFIG = 256, CHANGE_VERDICT = 32 };
+typedef struct finding_row {
+  uint64_t fingerprint;
+  char unit[CHANGE_UNIT], config[CHANGE_CONFIG], verdict[CHANGE_VERDICT];
+} finding_row;
+typedef struct slowdown_row {
+  uint64_t fingerprint;
+  char unit[CHANGE_UNIT], config[CHANGE_CONFIG];
+  double before, after;
+} slowdown_row;
+
+static const column finding_cols[] = {NUM(finding_row, fingerprint, COL_U64), STR(finding_row, unit),
+                                      STR(finding_row, config), STR(finding_row, verdict)};
+static const col_part finding_parts[] = {{finding_cols, NCOLS(finding_cols), "", 0}};
+static const column slowdown_cols[] = {NUM(slowdown_row, fingerprint, COL_U64), STR(slowdown_row, unit),
+                                       STR(slowdown_row, config), NUM(slowdown_row, before, COL_F64),
+                                       NUM(slowdown_row, after, COL_F64)};
+static const col_part slowdown_parts[] = {{slowdown_cols, NCOLS(slowdown_cols), "", 0}};
+
+/* One table of changes, replacing the one there was. */
+static int write_changes_table(hid_t g, const char *name, const tn_store_change *list, int n, bool slow,
+                               hlo_error *err) {
+  if (H5Lexists(g, name, H5P_DEFAULT) > 0 && H5Ldelete(g, name, H5P_DEFAULT) < 0)
+    return tn_h5_fail(err, "%s: cannot replace it", name);
+  size_t size = slow ? sizeof(slowdown_row) : sizeof(finding_row);
+  char *rows = calloc((size_t)(n > 0 ? n : 1), size);
+  if (!rows)
+    return tn_h5_fail(err, "%s: out of memory", name);
+  for (int i = 0; i < n; i++) {
+    const tn_store_change *c = &list[i];
+    if (slow) {
+      slowdown_row *r = (slowdown_row *)(rows + (size_t)i * size);
+      r->fingerprint = c->fingerprint;
+      put_str(r->unit, sizeof r->unit, c->unit);
+      put_str(r->config, sizeof r->config, c->config);
+      r->before = c->before;
+      r->after = c->after;
+    } else {
+      finding_row *r = (finding_row *)(rows + (size_t)i * size);
+      r->fingerprint = c->fingerprint;
+      put_str(r->unit, sizeof r->unit, c->unit);
+      put_str(r->config, sizeof r->config, c->config);
+      put_str(r->verdict, sizeof r->verdict, c->verdict);
+    }
+  }
+  const col_part *parts = slow ? slowdown_parts : finding_parts;
+  int rc = write_table(g, name, parts, 1, size, rows, (size_t)n, 128, err);
+  free(rows);
+  if (rc == 0)
+    rc = describe_table(g, name, parts, 1, change_docs, NCOLS(change_docs), err);
+  return rc;
+}
+
+typedef struct changes_ctx {
+  const char *run_id;
+  const tn_store_changes *c;
+} changes_ctx;
+
+static int changes_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
+  (void)fresh;
+  const changes_ctx *x = vctx;
+  const tn_store_changes *c = x->c;
+  char path[PATH_LEN];
+  snprintf(path, sizeof path, "runs/%s", x->run_id);
+  hid_t run = open_group(file, path, err), g = -1;
+  if (run < 0)
+    return tn_h5_prefix_error(err, "the run is no longer in the file");
+  int rc = -1;
+  /* Replaced whole: a re-merged run must not keep a table of before. */
+  if (H5Lexists(run, "changes", H5P_DEFAULT) > 0 && H5Ldelete(run, "changes", H5P_DEFAULT) < 0)
+    tn_h5_fail(err, "changes: cannot replace it");
+  else if ((g = make_group(run, "changes", err)) >= 0) {
+    const tn_store_value v[] = {
+        {"previous_run", TN_STORE_STR, c->previous_run ? c->previous_run : "", 0, 0, 0},
+        {"slowdown_threshold", TN_STORE_F64, NULL, 0, 0, c->slowdown_threshold},
+        {"count_new", TN_STORE_I64, NULL, c->nnew, 0, 0},
+        {"count_fixed", TN_STORE_I64, NULL, c->nfixed, 0, 0},
+        {"count_slowdowns", TN_STORE_I64, NULL, c->nslow, 0, 0},
+        {"count_open", TN_STORE_I64, NULL, c->nopen, 0, 0},
+    };
+    rc = 0;
+    for (size_t i = 0; i < NCOLS(v) && rc == 0; i++)
+      rc = set_value(g, &v[i], err);
+    if (rc == 0)
+      rc = describe_attrs(g, changes_attr_docs, NCOLS(changes_attr_docs), err);
+    if (rc == 0)
+      rc = write_changes_table(g, "new", c->news, c->nnew, false, err);
+    if (rc == 0)
+      rc = write_changes_table(g, "fixed", c->fixed, c->nfixed, false, err);
+    if (rc == 0)
+      rc = write_changes_table(g, "slowdowns", c->slow, c->nslow, true, err);
+  }
+  tn_h5_close_obj(g);
+  tn_h5_close_obj(run);
+  return rc == 0 ? 0 : tn_h5_prefix_error(err, path);
+}
+
+int tn_store_set_changes(tn_store *s, const tn_store_changes *c, hlo_error *err) {
+  if (!s)
+    return tn_h5_fail(err, "no results file open");
+  changes_ctx x = {s->run.id, c};
+  return edit_atomically(s->path, false, &s->last, changes_edit, &x, err);
 }
 
 const tn_run_info *tn_store_run(const tn_store *s) {

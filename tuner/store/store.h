@@ -1,12 +1,17 @@
 /* store.h — the results file: runs, fusions and candidates in HDF5.
  *
  * One file holds many runs (README "HDF5 results schema" documents every
- * attribute and column; schema_version 1):
+ * attribute and column; schema_version 2):
  *
  *   /                         attrs schema="tune-results", schema_version,
  *                                   tool_version
  *   /runs/<run-id>/           attrs started, finished, status, command,
- *                                   machine, compiler, seed, host
+ *                                   machine, compiler, compiler_profile,
+ *                                   defects (a list), seed, host, and
+ *                                   `attributes`: what each one means
+ *     changes/                what changed since the previous run: counts
+ *                             as integers, and the tables new, fixed and
+ *                             slowdowns
  *     fusions/<fp>/           <fp>: 16 hex digits of the fusion's fingerprint
  *                             attrs name, source, hero, seed, fingerprint,
  *                                   ncandidates, default_config, default_ran,
@@ -39,7 +44,13 @@
 #include "result.h"
 
 #define TN_STORE_SCHEMA "tune-results"
-#define TN_STORE_SCHEMA_VERSION 1
+/* Version 2 (issue 18): run attributes carry descriptions, numbers are
+ * numbers (slowdown_threshold, cover_seed, the changes' counts), lists are
+ * lists (defects, the changes' tables).  Readers read versions 1 and 2;
+ * the writer appends only to a version 2 file (a version 1 file is
+ * refused with a message saying how to carry it over: --merge). */
+#define TN_STORE_SCHEMA_VERSION 2
+#define TN_STORE_SCHEMA_VERSION_OLDEST 1
 
 typedef struct tn_run_info {
   char id[64];          /* e.g. "20261129T081500Z-1234"; made unique in the file */
@@ -51,6 +62,13 @@ typedef struct tn_run_info {
   char compiler[64];
   uint64_t seed;
   char host[128];
+  /* Every modelled defect of the run's device, the profile's and
+   * --defect's (a bit per dev_defect), stored as the list `defects`.
+   * defects_known is 0 for a run read from a schema 1 file, which
+   * recorded them only inside `command`: such a run is written back
+   * without the list rather than with a guessed one. */
+  uint32_t defects;
+  int defects_known;
 } tn_run_info;
 
 typedef struct tn_store tn_store; /* an open results file (path + run) */
@@ -90,6 +108,42 @@ tn_store *tn_store_reopen_run(const char *path, const char *run_id, tn_run_info 
  * is not NULL, in one atomic step like every other write. */
 int tn_store_set_run_attrs(tn_store *s, const char *sub, int n, const char *const *keys,
                            const char *const *values, hlo_error *err);
+
+/* One typed attribute for tn_store_set_run_values: a number is stored as
+ * a number, so that h5py reads it as one. */
+typedef enum tn_store_kind { TN_STORE_STR, TN_STORE_I64, TN_STORE_U64, TN_STORE_F64 } tn_store_kind;
+typedef struct tn_store_value {
+  const char *key;
+  tn_store_kind kind;
+  const char *s;
+  int64_t i;
+  uint64_t u;
+  double f;
+} tn_store_value;
+/* As tn_store_set_run_attrs, with typed values. */
+int tn_store_set_run_values(tn_store *s, const char *sub, int n, const tn_store_value *values, hlo_error *err);
+
+/* One finding or slowdown of "what changed" (sweep_state.h). */
+typedef struct tn_store_change {
+  uint64_t fingerprint;
+  const char *unit;    /* FILE:FUSION */
+  const char *config;
+  const char *verdict; /* new: this run's; fixed: the previous run's */
+  double before, after; /* slowdowns: the default's sim_time, seconds */
+} tn_store_change;
+typedef struct tn_store_changes {
+  const char *previous_run; /* "" when none */
+  double slowdown_threshold;
+  int64_t nopen;
+  int nnew, nfixed, nslow;
+  const tn_store_change *news, *fixed, *slow;
+} tn_store_changes;
+/* Replaces the run's group `changes`: attributes previous_run,
+ * slowdown_threshold (f64), count_new, count_fixed, count_slowdowns,
+ * count_open (int64), and the compound tables new, fixed (fingerprint,
+ * unit, config, verdict) and slowdowns (fingerprint, unit, config, before,
+ * after), each with its `columns` description; one atomic step. */
+int tn_store_set_changes(tn_store *s, const tn_store_changes *c, hlo_error *err);
 /* The run's attributes as they are now (id, status...). */
 const tn_run_info *tn_store_run(const tn_store *s);
 

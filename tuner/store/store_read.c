@@ -31,6 +31,7 @@
 
 #include <hdf5.h>
 
+#include "dev_defect.h"
 #include "h5util.h"
 #include "h5values.h"
 
@@ -86,9 +87,11 @@ static int list_links(hid_t g, size_t width, char **names, int *n, hlo_error *er
 
 /* ---- the file ---------------------------------------------------------------------- */
 
-/* A results file this tune reads: ours, and exactly our schema version
- * (an older file may lack columns or mean other things by them, a newer
- * one may have changed them). */
+/* A results file this tune reads: ours, and a schema version it knows.
+ * Version 1 differs from 2 only in what the fusions' readers here do not
+ * read (the changes group, the types of sweep attributes, no defects
+ * list), so both read into the same structures; a newer version may have
+ * changed anything and is refused. */
 static int check_schema(hid_t file, char *tool_version, size_t tvlen, hlo_error *err) {
   char schema[64];
   int64_t version = 0;
@@ -97,10 +100,11 @@ static int check_schema(hid_t file, char *tool_version, size_t tvlen, hlo_error 
     return tn_h5_fail(err, "not a tune results file (no schema attribute \"%s\")", TN_STORE_SCHEMA);
   if (get_i64(file, "schema_version", &version, err) != 0)
     return -1;
-  if (version != TN_STORE_SCHEMA_VERSION)
+  if (version < TN_STORE_SCHEMA_VERSION_OLDEST || version > TN_STORE_SCHEMA_VERSION)
     return tn_h5_fail(err,
-                "results schema version %" PRId64 " was written by %s tune; this tune reads version %d only",
-                version, version > TN_STORE_SCHEMA_VERSION ? "a newer" : "an older", TN_STORE_SCHEMA_VERSION);
+                "results schema version %" PRId64 " was written by %s tune; this tune reads versions %d to %d",
+                version, version > TN_STORE_SCHEMA_VERSION ? "a newer" : "an older", TN_STORE_SCHEMA_VERSION_OLDEST,
+                TN_STORE_SCHEMA_VERSION);
   if (tool_version && tvlen > 0 && get_str(file, "tool_version", tool_version, tvlen, &ignored) != 0)
     tool_version[0] = '\0';
   return 0;
@@ -120,6 +124,56 @@ static hid_t open_results(const char *path, char *tool_version, size_t tvlen, hl
 
 /* ---- runs -------------------------------------------------------------------------- */
 
+/* The list attribute `defects` (schema 2) into a bit per dev_defect;
+ * absent (schema 1) leaves defects_known 0.  A name this tune does not
+ * know is an error: the run's device cannot be rebuilt without it. */
+static int read_defects(hid_t g, tn_run_info *ri, hlo_error *err) {
+  if (H5Aexists(g, "defects") <= 0)
+    return 0;
+  int rc = -1;
+  hid_t a = H5Aopen(g, "defects", H5P_DEFAULT), space = -1, t = -1, ft = -1;
+  char **names = NULL;
+  hssize_t n = -1;
+  if (a >= 0) {
+    space = H5Aget_space(a);
+    ft = H5Aget_type(a);
+  }
+  if (space >= 0)
+    n = H5Sget_simple_extent_npoints(space);
+  if (ft < 0 || n < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) <= 0 ||
+      H5Sget_simple_extent_ndims(space) != 1) {
+    tn_h5_fail(err, "defects: not a list of strings");
+    goto done;
+  }
+  names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+  t = H5Tcopy(H5T_C_S1);
+  if (!names || t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0 ||
+      (n > 0 && H5Aread(a, t, names) < 0)) {
+    tn_h5_fail(err, "defects: cannot read it");
+    goto done;
+  }
+  ri->defects = 0;
+  for (hssize_t i = 0; i < n; i++) {
+    int d = names[i] ? dev_defect_from_name(names[i]) : -1;
+    if (d < 0) {
+      tn_h5_fail(err, "defects: '%s' is not a defect this tune models", names[i] ? names[i] : "");
+      goto done;
+    }
+    ri->defects |= 1u << d;
+  }
+  ri->defects_known = 1;
+  rc = 0;
+done:
+  if (names && n > 0 && space >= 0 && t >= 0)
+    H5Dvlen_reclaim(t, space, H5P_DEFAULT, names);
+  free(names);
+  tn_h5_close_type(t);
+  tn_h5_close_type(ft);
+  tn_h5_close_space(space);
+  tn_h5_close_attr(a);
+  return rc;
+}
+
 static int read_run_info(hid_t runs, const char *id, tn_run_info *ri, hlo_error *err) {
   hid_t g = H5Gopen2(runs, id, H5P_DEFAULT);
   if (g < 0)
@@ -133,7 +187,7 @@ static int read_run_info(hid_t runs, const char *id, tn_run_info *ri, hlo_error 
                    get_str(g, "machine", ri->machine, sizeof ri->machine, err) == 0 &&
                    get_str(g, "compiler", ri->compiler, sizeof ri->compiler, err) == 0 &&
                    tn_h5_attr_get_num(g, "seed", H5T_NATIVE_UINT64, &ri->seed, err) == 0 &&
-                   get_str(g, "host", ri->host, sizeof ri->host, err) == 0
+                   get_str(g, "host", ri->host, sizeof ri->host, err) == 0 && read_defects(g, ri, err) == 0
                ? 0
                : -1;
   if (rc != 0) {
@@ -820,6 +874,20 @@ int tn_results_list_runs(const char *path, tn_run_info **runs, int *nruns, char 
   }
   H5E_END_TRY;
   return rc;
+}
+
+int tn_results_schema_version(const char *path, hlo_error *err) {
+  int64_t version = -1;
+  H5E_BEGIN_TRY {
+    hid_t f = open_results(path, NULL, 0, err);
+    if (f >= 0) {
+      if (get_i64(f, "schema_version", &version, err) != 0)
+        version = -1;
+      H5Fclose(f);
+    }
+  }
+  H5E_END_TRY;
+  return (int)version;
 }
 
 /* "a, b, c" — the ids a file has, for the unknown-run message. */

@@ -7,9 +7,10 @@
  * What the file holds beyond that (the run's attributes, the fusion's group
  * name) travels beside it.
  *
- * Only schema "tune-results" at exactly TN_STORE_SCHEMA_VERSION is read: a
- * file written by an older or newer tune is refused with a message that
- * names both versions, rather than half-read.  Reading never modifies the
+ * Schema "tune-results" versions TN_STORE_SCHEMA_VERSION_OLDEST to
+ * TN_STORE_SCHEMA_VERSION are read (what differs between them is outside
+ * what is read here, store.h); a file written by a newer tune is refused
+ * with a message that names both versions, rather than half-read.  Reading never modifies the
  * file, and nothing is printed: errors come back in an hlo_error whose
  * message starts with the path.
  */
@@ -44,6 +45,10 @@ int tn_results_list_runs(const char *path, tn_run_info **runs, int *nruns, char 
 int tn_results_read_run(const char *path, const char *run_id, tn_stored_run *out, hlo_error *err);
 
 void tn_stored_run_free(tn_stored_run *run);
+
+/* The schema_version of a results file this tune reads (1 or 2), or -1
+ * with err. */
+int tn_results_schema_version(const char *path, hlo_error *err);
 
 /* The fusion whose name or group name is `key`; NULL when none. */
 const tn_stored_fusion *tn_stored_run_find_fusion(const tn_stored_run *run, const char *key);
