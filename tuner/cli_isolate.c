@@ -35,6 +35,62 @@ static void print_peak(FILE *f, const tn_iso_cmp *c) {
   fputs(")", f);
 }
 
+static void print_summary(FILE *f, const char *side, const tn_iso_summary *s) {
+  fprintf(f, "         %-9s min %.6g, max %.6g, mean %.6g, std %.6g, %lld NaN, %lld Inf\n", side, s->min, s->max,
+          s->mean, s->std, (long long)s->nan, (long long)s->inf);
+}
+
+static double at(const hlo_value *v, int64_t i) {
+  return hlo_etype_class(v->type) == HLO_CLASS_FLOAT ? hlo_value_get_f64(v, i) : (double)hlo_value_get_i64(v, i);
+}
+
+/* One captured tensor: its comparison, box and peak. */
+static void print_tensor(FILE *f, const tn_iso_tensor *t, const tn_iso_instr *e) {
+  const chk_metrics *m = &t->m;
+  fprintf(f, "       %s %s (%s): ", t->diverging ? "first diverging instruction" : "operand", t->name, e->op);
+  if (m->mismatches == 0) {
+    fprintf(f, "%s", hlo_value_equal(t->dev, t->ref) ? "identical" : "within the tolerance");
+  } else {
+    fprintf(f, "%lld of %lld elements differ, max rel %.3g, box [", (long long)m->mismatches, (long long)m->count,
+            e->max_rel);
+    for (int d = 0; d < m->rank; d++)
+      fprintf(f, "%s%lld..%lld", d ? ", " : "", (long long)m->bbox_lo[d], (long long)m->bbox_hi[d]);
+    fputs("], peak at (", f);
+    for (int d = 0; d < m->rank; d++)
+      fprintf(f, "%s%lld", d ? "," : "", (long long)m->peak[d]);
+    fputs(")", f);
+    if (m->peak_index >= 0)
+      fprintf(f, ": device %.9g, reference %.9g", at(t->dev, m->peak_index), at(t->ref, m->peak_index));
+  }
+  if (e->observed < e->count)
+    fprintf(f, " (%lld of %lld elements produced by the kernel)", (long long)e->observed, (long long)e->count);
+  fputc('\n', f);
+  print_summary(f, "device", &e->dev);
+  print_summary(f, "reference", &e->ref);
+}
+
+static void print_micro(FILE *f, const tn_iso_micro *mi) {
+  if (!mi->done) {
+    if (mi->note[0])
+      fprintf(f, "     %s\n", mi->note);
+    return;
+  }
+  if (mi->first < 0) {
+    int compared = 0;
+    for (int i = 0; i < mi->n; i++)
+      compared += mi->v[i].compared;
+    fprintf(f, "     inside the fused kernel: no instruction diverges (%d compared with the reference)\n", compared);
+    if (mi->store_diffs > 0)
+      fprintf(f, "     but %lld elements of the stored output differ from the root's values as the kernel computed them:"
+                 " the store is wrong\n",
+              (long long)mi->store_diffs);
+    return;
+  }
+  fprintf(f, "     inside the fused kernel, in program order:\n");
+  for (int k = 0; k < mi->ntensors; k++)
+    print_tensor(f, &mi->tensors[k], &mi->v[mi->tensors[k].instr]);
+}
+
 int tn_cmd_isolate(const tn_opts *o) {
   tn_check_env env;
   if (tn_check_env_load(o->machine, o->compiler, o->defects, o->ndefects, NULL, &env) != 0)
@@ -111,6 +167,7 @@ int tn_cmd_isolate(const tn_opts *o) {
         tn_sh_quote(stdout, o->defects[d]);
       }
       putchar('\n');
+      print_micro(stdout, &u->micro);
     }
   }
   printf("summary: %d units: %d ok, %d fusion-bug, %d lowering-bug, %d reference-disagrees, %d not isolated\n", r.n,

@@ -354,7 +354,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     hlo_value_unref(outs[k]);
 
   /* Two timing seeds: a race (dma-race) may show under either. */
-  uint64_t jitter = mix(o->seed, dev_config_fingerprint(&cfg));
+  uint64_t jitter = mix(o->seed, dev_config_fingerprint(&cfg)), shown = jitter;
   fused = run_kernel(c, &f, &cfg, cap->args, cap->nargs, jitter, why, sizeof why);
   if (!fused) {
     snprintf(r->note, sizeof r->note, "fused: %s", why);
@@ -395,6 +395,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
       hlo_value_unref(fused);
       fused = hlo_value_ref(fused2);
       r->fused_ref = again;
+      shown = mix(jitter, 0x5EED);
     }
   }
   if (!r->fused_ref.done) {
@@ -404,6 +405,12 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
   compare(fused, unfused, checks, nleaves, &r->fused_unfused);
   compare(unfused, ref, checks, nleaves, &r->unfused_ref);
   classify(r, fusion, unfused != NULL && r->unfused_ref.done);
+  if (tn_iso_class_is_culprit(r->cls)) {
+    tn_iso_micro_opts mo = {.backend = o->backend, .machine = o->machine, .compiler = o->compiler,
+                            .jitter = shown, .seed = o->seed, .replicas = replicas,
+                            .time_budget = eo.time_budget, .tol = r->tol};
+    tn_iso_inspect(um, &f, &cfg, cap->args, cap->nargs, &mo, &r->micro);
+  }
   if (fusion && !unfused)
     snprintf(r->note, sizeof r->note, "no unfused run: %s", uwhy);
   else if (r->nondeterministic)
@@ -476,6 +483,7 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
     tn_iso_unit *r = &out->v[i];
     snprintf(r->name, sizeof r->name, "%s", units.v[i].name);
     r->index = i;
+    r->micro.first = -1;
     rc = isolate_unit(&c, m, &units.v[i], &caps[i], r, err);
     if (tn_iso_class_is_culprit(r->cls))
       out->ranked[out->nculprits++] = i;
@@ -490,6 +498,8 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
 }
 
 void tn_iso_result_free(tn_iso_result *r) {
+  for (int i = 0; r->v && i < r->n; i++)
+    tn_iso_micro_free(&r->v[i].micro);
   free(r->v);
   free(r->ranked);
   memset(r, 0, sizeof *r);

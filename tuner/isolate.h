@@ -51,6 +51,7 @@
 #include "hlo.h"
 #include "hlo_error.h"
 #include "inputs.h"
+#include "isolate_micro.h"
 
 #define TN_ISO_CLASS_LIST(X)                                                   \
   X(OK, "ok")                                                                  \
@@ -95,6 +96,9 @@ typedef struct tn_iso_unit {
                                           max relative error vs the reference
                                           (inf for a one-sided NaN/Inf) */
   char note[512];
+  tn_iso_micro micro;                  /* culprits: the first diverging
+                                          instruction inside the fused
+                                          kernel (isolate_micro.h) */
 } tn_iso_unit;
 
 typedef struct tn_iso_opts {

@@ -29,6 +29,30 @@
 # For the others (revisit-no-reinit, ragged-chunk-pad, int8-dot-f32-acc,
 # unsigned-cmp-signed) the unit, the class and the single culprit are the
 # assertion.
+#
+# Micro inspection (item 3): the file firsts holds a pattern of the first
+# diverging instruction inside the culprit's intact kernel, written from
+# the defect's trigger and the fused computation in the dataset:
+#   packed-reduce-init0   n2, the reduce (its operand sq is right), rows
+#                         128..255 only (the second output window);
+#   ragged-chunk-pad      n2, the reduce: its last chunk (1000 = 7*128 +
+#                         104) reads padding; sq is right;
+#   revisit-no-reinit     s, the reduce over the 100 pixels; flat is right;
+#   scatter-s8-iota-wrap  h, the scatter itself: one slot, index >= 256;
+#   sort-lane-index       i, the get-tuple-element of the sort's indices
+#                         (the sort is a tuple, not probed; the keys k and
+#                         their slice come first and are right);
+#   elide-convert         back, the f16 -> f32 convert the defect drops
+#                         (h, the f32 -> f16 convert before it, is right);
+#   ragged-store-mask     no instruction: every value is right and the
+#                         store loses row 299 (256 elements);
+#   int8-dot-f32-acc      gram, the s8 dot (its operand q is right);
+#   dynslice-clamp-lost   ds, the dynamic-slice: all 128x128 elements
+#                         (its start operand is right);
+#   unsigned-cmp-signed   keep, the u32 compare against 3006477107 >= 2^31
+#                         (operands p2 and thr_b right);
+#   dma-race              p0, the parameter as the kernel reads it from a
+#                         VMEM slot the next DMA overwrote.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 ds="$TUNE_SRCDIR/datasets"
 if [ ! -f "$ds/train_step.hlo" ]; then echo "skip: no multi-fusion datasets"; exit 77; fi
@@ -46,6 +70,21 @@ conv_net|bilinear_gram|int8-dot-f32-acc|k=250|max rel
 transformer_block|window_keys|dynslice-clamp-lost|tile=8x128|max rel
 train_step|clip_dropout|unsigned-cmp-signed|flags=fuse-converts|max rel
 train_step|qat_residual|dma-race|tile=8x1000 buf=2|max rel
+EOF2
+
+# The first diverging instruction of each defect's culprit: DEFECT;PATTERN.
+cat >firsts <<'EOF2'
+packed-reduce-init0;first diverging instruction n2 (reduce): 128 of 256 elements differ, max rel [0-9.e+]*, box \[128\.\.255\]
+ragged-chunk-pad;first diverging instruction n2 (reduce): 
+revisit-no-reinit;first diverging instruction s (reduce): 
+scatter-s8-iota-wrap;first diverging instruction h (scatter): 1 of 512 elements differ, max rel [0-9.e+]*, box \[\(25[6-9]\|2[6-9][0-9]\|[34][0-9][0-9]\|50[0-9]\|51[01]\)\.\.
+sort-lane-index;first diverging instruction i (get-tuple-element): 
+elide-convert;first diverging instruction back (convert): 
+ragged-store-mask;but 256 elements of the stored output differ from the root's values as the kernel computed them: the store is wrong
+int8-dot-f32-acc;first diverging instruction gram (dot): 
+dynslice-clamp-lost;first diverging instruction ds (dynamic-slice): 16384 of 16384 elements differ
+unsigned-cmp-signed;first diverging instruction keep (compare): 
+dma-race;first diverging instruction p0 (parameter): 
 EOF2
 
 # Every defect of the catalog has a case.
@@ -67,7 +106,18 @@ while IFS='|' read -r mod unit defect cfg pat; do
   expect_grep "1 fusion-bug, 0 lowering-bug, 0 reference-disagrees, 0 not isolated" "$defect.out" \
     "$defect: the summary counts one culprit"
   expect_grep "^  1\. $unit: .*$pat" "$defect.out" "$defect: the symptom shows ($pat)"
+  first=$(grep "^$defect;" firsts | cut -d';' -f2-)
+  expect_grep "^ *$first" "$defect.out" "$defect: micro inspection names the first diverging instruction"
+  # every operand of the first diverging instruction the kernel produced is right
+  if grep -q "^       operand .*elements differ" "$defect.out"; then not_ok "$defect: an operand of the first diverging instruction differs"
+  else ok "$defect: the operands of the first diverging instruction are right"; fi
 done <cases
+
+expect_grep "^       operand sq (multiply): identical" packed-reduce-init0.out "packed-reduce-init0: the reduce's operand is right"
+expect_grep "^       operand h (convert): identical" elide-convert.out "elide-convert: the f32 -> f16 convert is right"
+expect_grep "^       operand start (subtract): identical" dynslice-clamp-lost.out "dynslice-clamp-lost: the start index is right"
+expect_grep "^       operand p2 (parameter): identical" unsigned-cmp-signed.out "unsigned-cmp-signed: the compared bits are right"
+expect_grep "no instruction diverges" ragged-store-mask.out "ragged-store-mask: every instruction inside the kernel is right"
 
 expect_grep "window_keys: fusion-bug; fused vs unfused differs (16384 of 16384," dynslice-clamp-lost.out \
   "dynslice-clamp-lost: every element of the window differs"
@@ -100,6 +150,10 @@ expect_status 1 "int8-dot-f32-acc, fused at k=128: exit 1" \
 cp "$TMPD/out" lowering.out
 expect_grep "^  gram: lowering-bug; fused vs unfused differs.*; fused vs reference \\(within\\|identical\\); unfused vs reference differs (128 of 16384," \
   lowering.out "only the single-op dot wrong: lowering-bug"
+expect_grep "^       first diverging instruction dot.11 (dot): 128 of 16384 elements differ" refdis.out \
+  "reference-disagrees: inside the fused kernel the dot diverges first"
+expect_grep "inside the fused kernel: no instruction diverges" lowering.out \
+  "lowering-bug: the fused kernel itself is right inside"
 expect_status 0 "the clean compiler on the same module: exit 0" "$TUNE" --isolate "$g"
 expect_grep "summary: 2 units: 2 ok," "$TMPD/out" "clean: both units ok"
 

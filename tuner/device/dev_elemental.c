@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "dev_defect.h"
+#include "dev_probe.h"
 #include "hlo_numerics.h"
 #include "dev_whole.h"
 #include "eval.h"
@@ -36,6 +37,7 @@ struct dev_elem {
   const hlo_computation *c;
   dev_precision prec;
   const dev_config *cfg; /* the run's config (dev_elem_set_config), or NULL */
+  dev_probe *probe;      /* dev_probe.h: an instrumented run; NULL on the plain path */
   uint32_t defects;      /* lowering defects the run's config triggers (bit
                             per dev_defect; dev_elem_set_defects) */
   bool *elide;           /* elide-convert: per instruction, a convert of a
@@ -1412,6 +1414,8 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
       break;
     }
     eval_node(e, ins, &e->bx[i], &x);
+    if (e->probe) /* dev_probe.h: read-only */
+      dev_probe_box(e->probe, ins, &e->bx[i]);
     /* recycle the boxes this instruction was the last to read */
     for (int k = 0; k < i; k++)
       if (e->need[k] && e->last_use[k] == i && k != node->index && e->bx[k].v)
@@ -1489,6 +1493,9 @@ void dev_elem_free(dev_elem *e) {
   }
   free(e);
 }
+
+/* dev_probe.h */
+void dev_elem_set_probe(dev_elem *e, dev_probe *p) { e->probe = p; }
 
 const hlo_value *dev_elem_value(const dev_elem *e, const hlo_instr *ins) {
   return e->mat[ins->index] ? e->val[ins->index] : NULL;
@@ -1754,5 +1761,8 @@ int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_
       return -1;
   }
   e->params = NULL;
+  for (int i = 0; e->probe && i < c->ninstrs; i++) /* dev_probe.h: read-only */
+    if (e->mat[i])
+      dev_probe_value(e->probe, c->instrs[i], e->val[i]);
   return 0;
 }

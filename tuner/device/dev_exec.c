@@ -45,6 +45,7 @@
 #include "dev_elemental.h"
 #include "dev_exec_fold.h"
 #include "dev_exec_variadic.h"
+#include "dev_probe.h"
 #include "dev_hbm.h"
 #include "hlo_numerics.h"
 #include "hlo_dtype.h"
@@ -2337,6 +2338,8 @@ void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *cons
     x.active = cc ? triggered_defects(&x) : 0;
   if (rc == 0 && !(x.el = dev_elem_new(x.f, s->cfg.prec)))
     rc = fail(&x, "out of memory");
+  if (rc == 0)
+    dev_elem_set_probe(x.el, x.hooks.probe); /* dev_probe.h; NULL on the plain path */
   if (rc == 0)
     dev_elem_set_config(x.el, &s->cfg);
   if (rc == 0 && dev_elem_set_defects(x.el, x.active) != 0)

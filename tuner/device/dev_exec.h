@@ -72,6 +72,7 @@ typedef struct dev_exec_hooks {
   int64_t skip_tile;     /* output tile index never stored, -1 for none */
   int64_t extra_steps;   /* pretend the schedule has this many more steps
                             than it has (a loop that does not terminate) */
+  struct dev_probe *probe; /* dev_probe.h: instrument the run (read-only) */
 } dev_exec_hooks;
 
 void dev_exec_hooks_none(dev_exec_hooks *h);

@@ -16,6 +16,7 @@
 #include "dev_exec.h"
 #include "dev_layout.h"
 #include "dev_lower.h"
+#include "dev_probe.h"
 #include "dev_space.h"
 
 struct dev_kernel {
@@ -123,10 +124,12 @@ static hlo_value *launch_value(const hlo_instr *ins, hlo_value **vals, hlo_value
   }
 }
 
-static void sim_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t seed, dev_run *out) {
+/* hooks: NULL on the plain path; dev_probe.h's instrumented run. */
+static void run_hooked(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t seed, const dev_exec_hooks *hooks,
+                       dev_run *out) {
   const dev_compiler *cc = k->cc.defects ? &k->cc : NULL;
   if (!k->f.launch) {
-    dev_exec_run(&k->s, cc, args, nargs, seed, NULL, out);
+    dev_exec_run(&k->s, cc, args, nargs, seed, hooks, out);
     return;
   }
   const hlo_computation *e = k->f.m->entry;
@@ -146,7 +149,7 @@ static void sim_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t s
       int n = ins->noperands < 64 ? ins->noperands : 64;
       for (int j = 0; j < n; j++)
         kargs[j] = vals[ins->operands[j]->index];
-      dev_exec_run(&k->s, cc, kargs, n, seed, NULL, out);
+      dev_exec_run(&k->s, cc, kargs, n, seed, hooks, out);
       if (out->status != DEV_OK) {
         failed = 1;
         break;
@@ -167,6 +170,17 @@ static void sim_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t s
   for (int i = 0; i < e->ninstrs; i++)
     hlo_value_unref(vals[i]);
   free(vals);
+}
+
+static void sim_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t seed, dev_run *out) {
+  run_hooked(k, args, nargs, seed, NULL, out);
+}
+
+void dev_sim_run_probed(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t seed, dev_probe *p, dev_run *out) {
+  dev_exec_hooks h;
+  dev_exec_hooks_none(&h);
+  h.probe = p;
+  run_hooked(k, args, nargs, seed, &h, out);
 }
 
 static double sim_cost(const dev_kernel *k) { return k->cost_s; }
