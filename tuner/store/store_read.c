@@ -146,8 +146,12 @@ static int read_defects(hid_t g, tn_run_info *ri, hlo_error *err) {
     goto done;
   }
   names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+  if (!names) {
+    tn_h5_fail(err, "defects: out of memory");
+    goto done;
+  }
   t = H5Tcopy(H5T_C_S1);
-  if (!names || t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0 ||
+  if (t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0 ||
       (n > 0 && H5Aread(a, t, names) < 0)) {
     tn_h5_fail(err, "defects: cannot read it");
     goto done;
