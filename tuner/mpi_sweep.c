@@ -62,11 +62,13 @@ static int launched_by_mpi(void) {
 /* When a rank dies, Open MPI cannot carry on without it and ends every
  * other rank with SIGTERM (so does a cancelled job).  Rank 0 says what
  * that means for the results before it goes: each unit is stored as it
- * arrives, so everything logged as checked is in the file. */
+ * arrives and then logged, so everything logged as checked is in the
+ * results file, when there is one. */
 static void on_term(int sig) {
   static const char msg[] =
-      "tune: MPI: the job is being ended (a rank died, or the job was cancelled): every unit logged as checked "
-      "is stored and stays; the run stays 'running' (a --sweep run again resumes it)\n";
+      "tune: MPI: the job is being ended (a rank died, or the job was cancelled): what was stored stays (every "
+      "unit logged as checked, when there is a results file); the run stays 'running' (a --sweep run again "
+      "resumes it)\n";
   ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
   (void)w;
   signal(sig, SIG_DFL);
