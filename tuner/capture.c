@@ -108,7 +108,10 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
     goto done;
   }
   chk_inputs_opts io = {.seed = o->seed, .profile = o->profile};
-  if (chk_inputs_make(m, &io, args, &err) != 0) {
+  if (o->entry_args)
+    for (int k = 0; k < nargs; k++)
+      args[k] = hlo_value_ref(o->entry_args[k]);
+  else if (chk_inputs_make(m, &io, args, &err) != 0) {
     note_all(u, caps, "the module's arguments cannot be synthesised: ", err.msg);
     goto done;
   }

@@ -55,6 +55,8 @@ typedef struct tn_capture_opts {
   int replicas;          /* --replicas; 0: what the module needs */
   double time_budget;    /* seconds for the whole-module evaluation; 0:
                             TN_CAPTURE_TIME_BUDGET */
+  hlo_value *const *entry_args; /* the module's entry arguments (tune
+                            --isolate --inputs); NULL: synthesised */
 } tn_capture_opts;
 
 /* Captures the operands of every unit of u with an instruction; caps[i]

@@ -107,6 +107,7 @@ typedef struct tn_opts {
   int config_unit_len[TN_MAX_FUSIONS];
   const char *config_texts[TN_MAX_FUSIONS];
   int nconfigs;
+  const char *from;       /* --isolate --from RESULTS.h5 (--run picks the run) */
 } tn_opts;
 
 /* Candidates per generated fusion when --fuzz has no --budget. */

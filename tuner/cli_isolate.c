@@ -10,6 +10,10 @@
 #include "cli_env.h"
 #include "isolate.h"
 #include "shquote.h"
+#include "store/h5values.h"
+#include "store/store_read.h"
+#include "units.h"
+#include "verdict.h"
 #include "sweep.h"
 
 static void print_cmp(FILE *f, const char *what, const tn_iso_cmp *c) {
@@ -91,39 +95,144 @@ static void print_micro(FILE *f, const tn_iso_micro *mi) {
     print_tensor(f, &mi->tensors[k], &mi->v[mi->tensors[k].instr]);
 }
 
+static const char *base_name(const char *p) {
+  const char *s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+/* --from RESULTS.h5 [--run ID]: per unit of file that the run checked, the
+ * config of its first divergent candidate other than the default (a wrong
+ * default is what --isolate runs anyway).  Units a --config names keep
+ * it.  Appends to units/configs (n entries so far, at most max); returns
+ * the new count, or -1 after printing why. */
+static int from_results(const tn_opts *o, const char *file, const hlo_module *m, char (*units)[128],
+                        char (*configs)[DEV_CONFIG_TEXT_MAX], int n, int max) {
+  tn_stored_run run;
+  tn_units mu;
+  hlo_error err = {0};
+  if (tn_units_find(m, &mu, &err) != 0) {
+    fprintf(stderr, "tune: %s: error: %s\n", file, err.msg);
+    return -1;
+  }
+  if (tn_results_read_run(o->from, o->run_id, &run, &err) != 0) {
+    fprintf(stderr, "tune: --from: %s\n", err.msg);
+    tn_units_free(&mu);
+    return -1;
+  }
+  int found = 0;
+  for (int i = 0; i < run.nfusions && n < max; i++) {
+    const tn_fusion_result *r = &run.fusions[i].r;
+    if (strcmp(base_name(r->source), base_name(file)) != 0)
+      continue;
+    bool unit = false; /* a unit of this module, not the file checked whole */
+    for (int k = 0; k < mu.n && !unit; k++)
+      unit = mu.v[k].ins && strcmp(mu.v[k].name, r->name) == 0;
+    bool named = !unit;
+    for (int c = 0; unit && c < r->ncands; c++)
+      if (r->cands[c].id != 0 && chk_verdict_is_divergent(r->cands[c].verdict)) {
+        found++; /* even when a --config names the unit */
+        break;
+      }
+    for (int k = 0; k < o->nconfigs && !named; k++)
+      named = (int)strlen(r->name) == o->config_unit_len[k] &&
+              strncmp(o->config_units[k], r->name, (size_t)o->config_unit_len[k]) == 0;
+    for (int k = 0; k < n && !named; k++)
+      named = strcmp(units[k], r->name) == 0;
+    for (int c = 0; c < r->ncands && !named; c++) {
+      const tn_cand_result *cd = &r->cands[c];
+      if (cd->id == 0 || !chk_verdict_is_divergent(cd->verdict))
+        continue;
+      snprintf(units[n], sizeof units[n], "%s", r->name);
+      snprintf(configs[n], sizeof configs[n], "%s", cd->config);
+      n++;
+      break;
+    }
+  }
+  if (found == 0) {
+    fprintf(stderr, "tune: --from: %s, run %s: no divergent candidate of a unit of %s\n", o->from,
+            run.info.id, base_name(file));
+    n = -1;
+  }
+  tn_stored_run_free(&run);
+  tn_units_free(&mu);
+  return n;
+}
+
 int tn_cmd_isolate(const tn_opts *o) {
   tn_check_env env;
   if (tn_check_env_load(o->machine, o->compiler, o->defects, o->ndefects, NULL, &env) != 0)
     return TN_EXIT_USAGE;
-  char units[TN_MAX_FUSIONS][128];
-  const char *unit_ptrs[TN_MAX_FUSIONS];
+  /* --config overrides, then those --from adds */
+  static char units[2 * TN_MAX_FUSIONS][128];
+  static char from_configs[2 * TN_MAX_FUSIONS][DEV_CONFIG_TEXT_MAX];
+  const char *unit_ptrs[2 * TN_MAX_FUSIONS], *config_ptrs[2 * TN_MAX_FUSIONS];
   for (int i = 0; i < o->nconfigs; i++) {
     snprintf(units[i], sizeof units[i], "%.*s", o->config_unit_len[i], o->config_units[i]);
     unit_ptrs[i] = units[i];
+    config_ptrs[i] = o->config_texts[i];
   }
   hlo_module *m = tn_load_module(o->file, 0);
   if (!m)
     return TN_EXIT_USAGE;
+  int noverrides = o->nconfigs;
+  if (o->from) {
+    noverrides = from_results(o, o->file, m, units, from_configs, o->nconfigs, 2 * TN_MAX_FUSIONS);
+    if (noverrides < 0) {
+      hlo_module_free(m);
+      return TN_EXIT_USAGE;
+    }
+    for (int i = o->nconfigs; i < noverrides; i++) {
+      unit_ptrs[i] = units[i];
+      config_ptrs[i] = from_configs[i];
+    }
+  }
   int named = tn_replicas_named(m);
   if (o->replicas > 0 && o->replicas < named) {
     fprintf(stderr, "tune: %s: --replicas %d: a replica group names replica %d\n", o->file, o->replicas, named - 1);
     hlo_module_free(m);
     return TN_EXIT_USAGE;
   }
+  /* --inputs IN.h5: the module's entry arguments, as --eval writes them */
+  hlo_value **args = NULL;
+  int nargs = m->entry->nparams;
+  if (o->inputs) {
+    hlo_error ierr = {0};
+    args = calloc((size_t)nargs + 1, sizeof *args);
+    hid_t f = args ? tn_h5_open_read(o->inputs, &ierr) : -1;
+    int bad = !args || f < 0 || tn_h5_read_inputs(f, "inputs", m->entry, args, &ierr) != 0;
+    if (f >= 0) {
+      hlo_error cerr = {0};
+      tn_h5_close(f, &cerr);
+    }
+    if (bad) {
+      fprintf(stderr, "tune: --inputs: %s: %s\n", o->inputs, args ? ierr.msg : "out of memory");
+      for (int k = 0; args && k < nargs; k++)
+        hlo_value_unref(args[k]);
+      free(args);
+      hlo_module_free(m);
+      return TN_EXIT_USAGE;
+    }
+  }
   tn_iso_opts io = {.backend = env.backend, .machine = &env.machine, .compiler = &env.compiler, .seed = o->seed,
                     .profile = (chk_inputs_profile)o->profile, .replicas = o->replicas,
-                    .max_memory = o->max_memory, .time_budget = o->time_budget, .noverrides = o->nconfigs,
-                    .override_units = unit_ptrs, .override_configs = o->config_texts};
+                    .max_memory = o->max_memory, .time_budget = o->time_budget, .noverrides = noverrides,
+                    .override_units = unit_ptrs, .override_configs = config_ptrs, .entry_args = args};
   tn_iso_result r;
   hlo_error err = {0};
   if (tn_isolate(m, o->file, &io, &r, &err) != 0) {
     fprintf(stderr, "tune: %s: error: %s\n", o->file, err.msg);
+    for (int k = 0; args && k < nargs; k++)
+      hlo_value_unref(args[k]);
+    free(args);
     hlo_module_free(m);
     return TN_EXIT_USAGE;
   }
   int counts[TN_ISO_CLASS_COUNT] = {0};
-  printf("isolate %s: %d units, machine %s, compiler %s, seed %llu\n", o->file, r.n, env.machine.name,
-         env.compiler.name, (unsigned long long)o->seed);
+  printf("isolate %s: %d units, machine %s, compiler %s, ", o->file, r.n, env.machine.name, env.compiler.name);
+  if (o->inputs)
+    printf("inputs %s\n", o->inputs);
+  else
+    printf("seed %llu\n", (unsigned long long)o->seed);
   for (int i = 0; i < r.n; i++) {
     const tn_iso_unit *u = &r.v[i];
     counts[u->cls]++;
@@ -132,7 +241,10 @@ int tn_cmd_isolate(const tn_opts *o) {
       print_cmp(stdout, "fused vs unfused", &u->fused_unfused);
       print_cmp(stdout, "fused vs reference", &u->fused_ref);
       print_cmp(stdout, "unfused vs reference", &u->unfused_ref);
-      printf("; config %s%s", u->config, u->overridden ? " (--config)" : "");
+      bool from = false;
+      for (int k = o->nconfigs; k < noverrides && !from; k++)
+        from = strcmp(unit_ptrs[k], u->name) == 0;
+      printf("; config %s%s", u->config, from ? " (--from)" : u->overridden ? " (--config)" : "");
       if (u->nkernels)
         printf("; %d single-op kernels", u->nkernels);
     }
@@ -140,19 +252,55 @@ int tn_cmd_isolate(const tn_opts *o) {
       printf("; %s", u->note);
     putchar('\n');
   }
+  const tn_iso_program *pg = &r.program;
+  if (pg->done) {
+    printf("program (every unit's fused kernel on what reaches it) vs reference: ");
+    if (pg->differs)
+      printf("differs (%lld of %lld, max abs %.3g, max rel %.3g)", (long long)pg->mismatches, (long long)pg->count,
+             pg->max_abs, pg->max_rel);
+    else
+      printf("within (max rel %.3g)", pg->max_rel);
+    printf(", tolerance atol %.3g rtol %.3g\n", pg->tol.atol, pg->tol.rtol);
+  } else if (pg->note[0]) {
+    printf("program vs reference: not run: %s\n", pg->note);
+  }
   if (r.nculprits) {
     puts("culprits, worst first (max relative error against the reference):");
     for (int k = 0; k < r.nculprits; k++) {
       const tn_iso_unit *u = &r.v[r.ranked[k]];
       const tn_iso_cmp *c = u->fused_ref.within ? &u->unfused_ref : &u->fused_ref;
       printf("  %d. %s: %s, max rel %.3g", k + 1, u->name, tn_iso_class_name(u->cls), u->max_rel);
-      print_peak(stdout, c);
-      fputs("\n     reproduce: tune --check ", stdout);
-      tn_sh_quote(stdout, o->file);
-      fputs(" --fusion ", stdout);
-      tn_sh_quote(stdout, u->name);
-      fputs(" --only ", stdout);
-      tn_sh_quote(stdout, u->config);
+      if (u->cls == TN_ISO_PROPAGATED)
+        printf(" in the device's program: its operands arrive with max rel %.3g, its output leaves with %.3g"
+               " (gain %.3g); the error starts at %s",
+               u->chain_in_rel, u->chain_out_rel, pg->amplifier == r.ranked[k] ? pg->gain : 0.0,
+               pg->origin >= 0 ? r.v[pg->origin].name : "no single unit");
+      else
+        print_peak(stdout, c);
+      if (u->cls == TN_ISO_PROPAGATED) {
+        /* no unit alone shows it: the program does */
+        fputs("\n     reproduce: tune --isolate ", stdout);
+        tn_sh_quote(stdout, o->file);
+        for (int i = 0; i < r.n; i++) {
+          if (!r.v[i].overridden)
+            continue;
+          fputs(" --config ", stdout);
+          char kv[512];
+          snprintf(kv, sizeof kv, "%s=%s", r.v[i].name, r.v[i].config);
+          tn_sh_quote(stdout, kv);
+        }
+        if (o->inputs) {
+          fputs(" --inputs ", stdout);
+          tn_sh_quote(stdout, o->inputs);
+        }
+      } else {
+        fputs("\n     reproduce: tune --check ", stdout);
+        tn_sh_quote(stdout, o->file);
+        fputs(" --fusion ", stdout);
+        tn_sh_quote(stdout, u->name);
+        fputs(" --only ", stdout);
+        tn_sh_quote(stdout, u->config);
+      }
       printf(" --seed %llu", (unsigned long long)o->seed);
       if (o->machine) {
         fputs(" --machine ", stdout);
@@ -170,15 +318,21 @@ int tn_cmd_isolate(const tn_opts *o) {
       print_micro(stdout, &u->micro);
     }
   }
-  printf("summary: %d units: %d ok, %d fusion-bug, %d lowering-bug, %d reference-disagrees, %d not isolated\n", r.n,
+  printf("summary: %d units: %d ok, %d fusion-bug, %d lowering-bug, %d reference-disagrees, %d not isolated", r.n,
          counts[TN_ISO_OK], counts[TN_ISO_FUSION_BUG], counts[TN_ISO_LOWERING_BUG], counts[TN_ISO_REFERENCE_DISAGREES],
          counts[TN_ISO_NOT_ISOLATED]);
+  if (counts[TN_ISO_PROPAGATED])
+    printf(", %d propagated", counts[TN_ISO_PROPAGATED]);
+  putchar('\n');
   int rc = r.nculprits ? TN_EXIT_DIVERGED : TN_EXIT_OK;
   if (counts[TN_ISO_NOT_ISOLATED] == r.n) {
     fprintf(stderr, "tune: %s: no unit could be isolated\n", o->file);
     rc = TN_EXIT_USAGE;
   }
   tn_iso_result_free(&r);
+  for (int k = 0; args && k < nargs; k++)
+    hlo_value_unref(args[k]);
+  free(args);
   hlo_module_free(m);
   return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "capture.h"
 #include "cascade.h"
+#include "isolate_chain.h"
 #include "dev_fusion.h"
 #include "eval.h"
 #include "hlo_value.h"
@@ -27,7 +28,8 @@ const char *tn_iso_class_name(tn_iso_class c) {
 }
 
 bool tn_iso_class_is_culprit(tn_iso_class c) {
-  return c == TN_ISO_FUSION_BUG || c == TN_ISO_LOWERING_BUG || c == TN_ISO_REFERENCE_DISAGREES;
+  return c == TN_ISO_FUSION_BUG || c == TN_ISO_LOWERING_BUG || c == TN_ISO_REFERENCE_DISAGREES ||
+         c == TN_ISO_PROPAGATED;
 }
 
 /* splitmix64: timing-jitter seeds that depend only on the run's seed and
@@ -475,7 +477,8 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
   }
   out->n = units.n;
   tn_capture_opts co = {.seed = o->seed, .profile = o->profile, .iteration = 1, .max_flops = TN_CAPTURE_MAX_FLOPS,
-                        .max_memory = o->max_memory, .replicas = o->replicas, .time_budget = o->time_budget};
+                        .max_memory = o->max_memory, .replicas = o->replicas, .time_budget = o->time_budget,
+                        .entry_args = o->entry_args};
   tn_capture_units(m, &units, &co, caps);
   iso_ctx c = {.o = o, .source = source};
   int rc = 0;
@@ -487,6 +490,22 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
     rc = isolate_unit(&c, m, &units.v[i], &caps[i], r, err);
     if (tn_iso_class_is_culprit(r->cls))
       out->ranked[out->nculprits++] = i;
+  }
+  /* Every unit right on its own inputs: is the program's output right? */
+  int isolated = 0;
+  for (int i = 0; i < out->n; i++)
+    isolated += out->v[i].cls == TN_ISO_OK;
+  out->program.amplifier = out->program.origin = -1;
+  if (rc == 0 && out->nculprits == 0 && isolated > 0) {
+    tn_iso_chain_run(m, &units, o, out);
+    tn_iso_program *p = &out->program;
+    int blamed = p->amplifier >= 0 ? p->amplifier : p->origin;
+    if (p->done && p->differs && blamed >= 0) {
+      tn_iso_unit *b = &out->v[blamed];
+      b->cls = TN_ISO_PROPAGATED;
+      b->max_rel = b->chain_out_rel;
+      out->ranked[out->nculprits++] = blamed;
+    }
   }
   rank_culprits(out);
   tn_capture_free(caps, units.n);

@@ -58,6 +58,8 @@
   X(FUSION_BUG, "fusion-bug")                                                  \
   X(LOWERING_BUG, "lowering-bug")                                              \
   X(REFERENCE_DISAGREES, "reference-disagrees")                                \
+  X(PROPAGATED, "propagated") /* every unit ok on its own inputs, the        \
+                                 program output not: the amplifier */         \
   X(NOT_ISOLATED, "not-isolated") /* no captured operands, or the unit     \
                                      cannot be run or evaluated: why in note */
 
@@ -96,6 +98,10 @@ typedef struct tn_iso_unit {
                                           max relative error vs the reference
                                           (inf for a one-sided NaN/Inf) */
   char note[512];
+  double chain_in_rel, chain_out_rel;  /* the device's program run
+                                          (isolate_chain.h): max relative
+                                          error of its operands and of its
+                                          output; NAN when not run */
   tn_iso_micro micro;                  /* culprits: the first diverging
                                           instruction inside the fused
                                           kernel (isolate_micro.h) */
@@ -114,7 +120,24 @@ typedef struct tn_iso_opts {
   const char *const *override_units;
   const char *const *override_configs; /* partial configs are completed
                                           from the unit's default (only.h) */
+  hlo_value *const *entry_args;        /* the module's entry arguments
+                                          (--inputs); NULL: synthesised from
+                                          seed and profile */
 } tn_iso_opts;
+
+/* The device's program against the reference's (isolate_chain.h). */
+typedef struct tn_iso_program {
+  bool done;            /* both program runs completed */
+  char note[256];       /* why not */
+  chk_tol tol;          /* the program output's tolerance */
+  bool differs;         /* the program output is beyond it */
+  int64_t mismatches, count;
+  double max_rel, max_abs;
+  int amplifier;        /* unit index, -1: none */
+  double gain;          /* its output's relative error over its operands' */
+  int origin;           /* first unit with exact operands and an inexact
+                           output, -1: none */
+} tn_iso_program;
 
 typedef struct tn_iso_result {
   int n;
@@ -122,6 +145,7 @@ typedef struct tn_iso_result {
   int nculprits;
   int *ranked;                         /* malloc'd: indices into v of the
                                           culprits, worst first */
+  tn_iso_program program;              /* run when no unit is a culprit */
 } tn_iso_result;
 
 /* Isolates every unit of m (source names the file in messages).  0 with

@@ -60,7 +60,8 @@ static void usage(FILE *f) {
         "      --no-verify         with --print: skip the verifier\n"
         "      --seed N            with --eval: seed of the synthesised inputs (default 0)\n"
         "      --inputs IN.h5      with --eval: read the inputs from IN.h5 (/inputs/<k>);\n"
-        "                          with --check: check the one selected unit on them\n"
+        "                          with --check: check the one selected unit on them;\n"
+        "                          with --isolate: the module's entry arguments\n"
         "      --profile NAME      with --eval and --check: how inputs are synthesised:\n"
         "                          constrained (default; ranges kept inside every op's\n"
         "                          domain), naive (uniform), edge (adds +-0, subnormals,\n"
@@ -102,6 +103,12 @@ static void usage(FILE *f) {
         "--replicas, --max-memory, --time-budget as for --check):\n"
         "      --config UNIT='KNOBS'  run fusion UNIT fused with this config instead of its\n"
         "                          default (knobs as for --only; repeatable)\n"
+        "      --inputs IN.h5      the module's entry arguments from IN.h5 (/inputs/<k>, as\n"
+        "                          --eval writes them) instead of synthesising them\n"
+        "      --from RESULTS.h5   run each unit fused with the config of its first divergent\n"
+        "                          candidate that a --check or --sweep of this module stored\n"
+        "                          (--run ID picks the run; default the latest); --config\n"
+        "                          wins over it\n"
         "\n"
         "Options of --check:\n"
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
@@ -199,7 +206,7 @@ enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET, OPT_INPUTS_
 
 enum { OPT_COVER_SEED = 1536, OPT_FUZZ, OPT_COUNT, OPT_SECONDS, OPT_TEMPLATE, OPT_VERBOSE /* issue 19 */ };
 enum { OPT_LIST_COMPILERS = 1792 /* issue 18 */ };
-enum { OPT_ISOLATE = 2048, OPT_CONFIG /* issue 16 */ };
+enum { OPT_ISOLATE = 2048, OPT_CONFIG, OPT_FROM /* issue 16 */ };
 
 /* --max-memory SIZE: bytes, or a number with K, M, G or T (powers of 1024). */
 static int parse_size(const char *opt, const char *s, int64_t *out) {
@@ -287,7 +294,7 @@ static const struct {
     {'q', M(SPACE) | M(CHECK) | M(REPRODUCE) | M(FUZZ)},
     {OPT_NO_VERIFY, M(PRINT) | M(EVAL)},
     {OPT_SEED, M(EVAL) | M(CHECK) | M(FUZZ) | M(ISOLATE)},
-    {OPT_INPUTS, M(EVAL) | M(CHECK)},
+    {OPT_INPUTS, M(EVAL) | M(CHECK) | M(ISOLATE)},
     {OPT_REPLICAS, M(EVAL) | M(CHECK) | M(ISOLATE)},
     {OPT_PROFILE, M(EVAL) | M(CHECK) | M(ISOLATE)},
     {OPT_TIME_BUDGET, M(EVAL) | M(CHECK) | M(ISOLATE)},
@@ -305,7 +312,7 @@ static const struct {
     {OPT_BACKEND, M(CHECK) | M(REPRODUCE) | M(FUZZ)},
     {OPT_JSON, M(CHECK)},
     {OPT_FORMAT, M(REPORT)},
-    {OPT_RUN, M(REPORT) | M(REPRODUCE)},
+    {OPT_RUN, M(REPORT) | M(REPRODUCE) | M(ISOLATE)},
     {OPT_FUSION, M(CHECK) | M(LIST_FUSIONS) | M(REPRODUCE)},
     {OPT_MAX_MEMORY, M(CHECK) | M(SWEEP) | M(FUZZ) | M(ISOLATE)},
     {OPT_RUN_TIME_BUDGET, M(CHECK)},
@@ -321,6 +328,7 @@ static const struct {
     {OPT_TEMPLATE, M(FUZZ)},
     {OPT_VERBOSE, M(FUZZ)},
     {OPT_CONFIG, M(ISOLATE)},
+    {OPT_FROM, M(ISOLATE)},
 };
 #undef M
 
@@ -469,6 +477,7 @@ static int tune_main(int argc, char **argv) {
       {"profile", required_argument, NULL, OPT_PROFILE},
       {"list-compilers", no_argument, NULL, OPT_LIST_COMPILERS},
       {"isolate", required_argument, NULL, OPT_ISOLATE},
+      {"from", required_argument, NULL, OPT_FROM},
       {"config", required_argument, NULL, OPT_CONFIG},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
@@ -673,6 +682,9 @@ static int tune_main(int argc, char **argv) {
     case OPT_ISOLATE:
       if (set_mode(&o, TN_MODE_ISOLATE, optarg) != 0)
         return TN_EXIT_USAGE;
+      break;
+    case OPT_FROM:
+      o.from = optarg;
       break;
     case OPT_CONFIG: {
       /* UNIT=KNOBS: the unit's name cannot hold '=', the knobs do */

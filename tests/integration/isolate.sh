@@ -157,6 +157,70 @@ expect_grep "inside the fused kernel: no instruction diverges" lowering.out \
 expect_status 0 "the clean compiler on the same module: exit 0" "$TUNE" --isolate "$g"
 expect_grep "summary: 2 units: 2 ok," "$TMPD/out" "clean: both units ok"
 
+# propagated (item 2), on tests/isolate/propagated_gain.hlo: a and b sum
+# the same 8 rows of 4096 in opposite orders, o = (a - b) * 2^20.  The
+# reference follows the device's default order (pack=1), so with the
+# defaults every side agrees bit for bit.  With a at pack=2 (two
+# accumulators, a legitimate config) a's sums move by reorder noise only,
+# within a's derived tolerance, and o is exact on its own inputs; but the
+# noise survives the cancellation a - b and is multiplied by 2^20, far
+# beyond the loosest tolerance of any unit: the program output is wrong,
+# a is where the error starts and o amplifies it.
+p="$TUNE_SRCDIR/tests/isolate/propagated_gain.hlo"
+expect_status 0 "propagated_gain at the default configs: exit 0" "$TUNE" --isolate "$p"
+expect_grep "vs reference: within (max rel 0)" "$TMPD/out" "the defaults: the program output is bitwise the reference's"
+expect_status 1 "propagated_gain with a at pack=2: exit 1" "$TUNE" --isolate "$p" --config a='pack=2'
+cp "$TMPD/out" prop.out
+expect_grep "^  a: ok; .*fused vs reference within" prop.out "a alone: within its tolerance"
+expect_grep "^  b: ok; " prop.out "b alone: ok"
+expect_grep "^  o: propagated; fused vs unfused identical; fused vs reference identical" prop.out \
+  "o is right on its own inputs, and named the amplifier"
+expect_grep "vs reference: differs (" prop.out "the program output differs"
+expect_grep "^  1\. o: propagated, .*the error starts at a$" prop.out "the error starts at a"
+expect_grep "reproduce: tune --isolate .*propagated_gain.hlo' --config 'a=tile=8 k=512 buf=2 order=0k pack=2 " prop.out \
+  "the reproducer is the isolation with its --config"
+expect_grep "summary: 3 units: 2 ok, .*, 1 propagated" prop.out "the summary counts it"
+
+# --inputs IN.h5 (item 1): the module's entry arguments from a file in the
+# format --eval writes (/inputs/<k>).  Arguments --eval drew with seed 5
+# give exactly the isolation --seed 5 gives (and not seed 0's).
+expect_status 0 "--eval writes the module's inputs" "$TUNE" --eval "$p" --seed 5 -o in5.h5
+expect_status 1 "--isolate --inputs in5.h5: exit 1" "$TUNE" --isolate "$p" --config a='pack=2' --inputs in5.h5
+grep -v '^isolate \|reproduce:' "$TMPD/out" >from_file.out
+expect_grep "^isolate .*, inputs in5.h5$" "$TMPD/out" "the header names the inputs file"
+expect_grep "reproduce: tune --isolate .* --inputs 'in5.h5'" "$TMPD/out" "the reproducer reads the same file"
+"$TUNE" --isolate "$p" --config a='pack=2' --seed 5 | grep -v '^isolate \|reproduce:' >seed5.out
+"$TUNE" --isolate "$p" --config a='pack=2' --seed 0 | grep -v '^isolate \|reproduce:' >seed0.out
+if cmp -s from_file.out seed5.out; then ok "--inputs: the file's arguments are the ones isolated (same as --seed 5)"
+else not_ok "--inputs: the isolation differs from --seed 5's"; diff from_file.out seed5.out | sed 's/^/  # /'; fi
+if cmp -s from_file.out seed0.out; then not_ok "--inputs: the isolation is seed 0's: the file was not read"
+else ok "--inputs: not the synthesised seed-0 arguments"; fi
+expect_status 2 "--inputs naming no file" "$TUNE" --isolate "$p" --inputs nosuch.h5
+expect_grep "nosuch.h5" "$TMPD/err" "the missing file is named"
+printf 'HloModule other\nENTRY e {\n  ROOT p = f32[3] parameter(0)\n}\n' >other.hlo
+"$TUNE" --eval other.hlo -o other.h5 >/dev/null 2>&1
+expect_status 2 "--inputs of another module's shape" "$TUNE" --isolate "$p" --inputs other.h5
+
+# --from RESULTS.h5 (item 1): the divergent candidate a --check of one unit
+# stored becomes that unit's fused config.  The check runs only the
+# packed-reduce-init0 trigger config of grad_norm_sq (and the default).
+expect_status 1 "--check stores grad_norm_sq's divergent candidate" "$TUNE" --check "$ds/train_step.hlo" \
+  --fusion grad_norm_sq --defect packed-reduce-init0 --only 'tile=128 k=512 buf=2 order=0k pack=4' -o res.h5
+expect_status 1 "--isolate --from res.h5: exit 1" "$TUNE" --isolate "$ds/train_step.hlo" --from res.h5 \
+  --defect packed-reduce-init0
+cp "$TMPD/out" from.out
+expect_grep "^  grad_norm_sq: fusion-bug; .*config tile=128 k=512 buf=2 order=0k pack=4 [^;]* (--from)" from.out \
+  "the stored candidate's config is grad_norm_sq's, marked --from"
+expect_grep "^  1\. grad_norm_sq: fusion-bug" from.out "--from: grad_norm_sq is the culprit"
+expect_grep "first diverging instruction n2 (reduce)" from.out "--from: micro inspection as with --config"
+expect_status 0 "--config wins over --from" "$TUNE" --isolate "$ds/train_step.hlo" --from res.h5 \
+  --defect packed-reduce-init0 --config grad_norm_sq='pack=1'
+expect_status 2 "--from with an unknown --run" "$TUNE" --isolate "$ds/train_step.hlo" --from res.h5 --run nosuch
+expect_grep "no run 'nosuch'" "$TMPD/err" "the unknown run is named"
+expect_status 2 "--from a run holding nothing of this module" "$TUNE" --isolate "$ds/conv_net.hlo" --from res.h5
+expect_grep "no divergent candidate of a unit of conv_net.hlo" "$TMPD/err" "and says so"
+expect_status 2 "--from applies only to --isolate" "$TUNE" --check "$ds/softmax.hlo" --from res.h5
+
 # The clean compiler: every unit of every module is ok (0 false culprits).
 for spec in transformer_block:14 train_step:12 conv_net:11; do
   mod=${spec%%:*}; n=${spec#*:}
