@@ -510,8 +510,10 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     *new_findings += ch.nnew;
     tn_changes_free(&ch);
   }
-  /* Ended last: a run marked complete has its changes stored. */
-  if (tn_store_end_run(s, errors ? "errors" : "complete", &err) != 0) {
+  /* Ended last: a run marked complete has its changes stored; one whose
+   * changes could not be worked out or stored ends as "errors", so that
+   * rerunning the sweep finishes it. */
+  if (tn_store_end_run(s, errors || rc != 0 ? "errors" : "complete", &err) != 0) {
     logf_("%s", err.msg);
     rc = -1;
   }
