@@ -263,8 +263,8 @@ static int64_t sext(uint64_t x, int bits) {
 
 /* maximum/minimum propagate NaN (the first NaN seen); on equal values
  * (+0 and -0 included) the accumulator is kept. */
-static double fmax_nan(double a, double b) { return isnan(a) ? a : isnan(b) ? b : b > a ? b : a; }
-static double fmin_nan(double a, double b) { return isnan(a) ? a : isnan(b) ? b : b < a ? b : a; }
+static double fmax_nan(double a, double b) { return isnan(a) ? a : isnan(b) ? b : b > a || (b == a && signbit(a)) ? b : a; }
+static double fmin_nan(double a, double b) { return isnan(a) ? a : isnan(b) ? b : b < a || (b == a && signbit(b)) ? b : a; }
 
 /* acc = acc OP u for one element of type t.  Floats are computed exactly
  * in double and rounded once into t (f32 natively: float + and * are

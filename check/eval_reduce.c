@@ -44,6 +44,7 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,13 +68,13 @@ static inline float bf_add(float a, float b) { return rbf16(a + b); }
 static inline float bf_mul(float a, float b) { return rbf16(a * b); }
 static inline float h_add(float a, float b) { return rf16(a + b); }
 static inline float h_mul(float a, float b) { return rf16(a * b); }
-static inline float f32_max(float a, float b) { return a != a ? a : b != b ? b : b > a ? b : a; }
-static inline float f32_min(float a, float b) { return a != a ? a : b != b ? b : b < a ? b : a; }
+static inline float f32_max(float a, float b) { return a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a; }
+static inline float f32_min(float a, float b) { return a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a; }
 
 static inline double f64_add(double a, double b) { return a + b; }
 static inline double f64_mul(double a, double b) { return a * b; }
-static inline double f64_max(double a, double b) { return a != a ? a : b != b ? b : b > a ? b : a; }
-static inline double f64_min(double a, double b) { return a != a ? a : b != b ? b : b < a ? b : a; }
+static inline double f64_max(double a, double b) { return a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a; }
+static inline double f64_min(double a, double b) { return a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a; }
 
 /* Signed arithmetic goes through uint64_t so overflow wraps instead of
  * being undefined; the narrowing at the end keeps the low bits, which is
@@ -222,9 +223,12 @@ static inline float f32_quiet(float a) {
 static inline float f32_add_acc(float a, float b) { return a != a ? f32_quiet(a) : a + b; }
 static inline float f32_mul_acc(float a, float b) { return a != a ? f32_quiet(a) : a * b; }
 /* f32_max / f32_min lane by lane: a if a is NaN, else b if b is NaN, else
- * b if b > a (b < a), else a. */
-#define V_MAX(A, B) V_SEL((A) != (A), (A), V_SEL((B) != (B), (B), V_SEL((B) > (A), (B), (A))))
-#define V_MIN(A, B) V_SEL((A) != (A), (A), V_SEL((B) != (B), (B), V_SEL((B) < (A), (B), (A))))
+ * b if b > a (b < a) or b equals a and is the zero the op prefers (+0 for
+ * max, -0 for min: IEEE 754-2019 maximum/minimum, as the elementwise ops
+ * have it), else a.  With that tie rule a max or min reduction no longer
+ * depends on its order through the sign of a zero. */
+#define V_MAX(A, B) V_SEL((A) != (A), (A), V_SEL((B) != (B), (B), V_SEL(((B) > (A)) | (((B) == (A)) & ((v8i)(A) < 0)), (B), (A))))
+#define V_MIN(A, B) V_SEL((A) != (A), (A), V_SEL((B) != (B), (B), V_SEL(((B) < (A)) | (((B) == (A)) & ((v8i)(B) < 0)), (B), (A))))
 
 /* c0..c7 = columns of the 8x8 block r0..r7 (r_i: 8 elements of row i). */
 /* GCC and clang both have vector shuffles, under different names. */

@@ -158,9 +158,45 @@ static float seq_step(int op, float a, float b) {
   switch (op) {
   case 0: return a != a ? quiet_f(a) : b != b ? quiet_f(b) : a + b;
   case 1: return a != a ? quiet_f(a) : b != b ? quiet_f(b) : a * b;
-  case 2: return a != a ? a : b != b ? b : b > a ? b : a;
-  default: return a != a ? a : b != b ? b : b < a ? b : a;
+  /* maximum(-0, +0) = +0 and minimum(-0, +0) = -0 in either order
+   * (IEEE 754-2019, StableHLO) */
+  case 2: return a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a;
+  default: return a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a;
   }
+}
+
+/* maximum(-0, +0) = +0 and minimum(-0, +0) = -0 whichever comes first
+ * (IEEE 754-2019 maximum/minimum, the StableHLO spec), in a reduction as
+ * in the elementwise op: rows {-0, +0} and {+0, -0} both reduce to +0 under
+ * maximum and to -0 under minimum, on the scalar path (2 columns) and the
+ * lane path (16 rows). */
+static void test_reduce_minmax_signed_zero(void **state) {
+  (void)state;
+  static const char *const ops[] = {"maximum", "minimum"};
+  for (int op = 0; op < 2; op++)
+    for (int rows = 2; rows <= 16; rows += 14) {
+      char text[512];
+      snprintf(text, sizeof text,
+               "HloModule m\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] %s(a, b) }\n"
+               "ENTRY e { p = f32[%d,2] parameter(0)\n z = f32[] constant(%s)\n"
+               " ROOT r = f32[%d] reduce(p, z), dimensions={1}, to_apply=f }\n",
+               ops[op], rows, op == 0 ? "-inf" : "inf", rows);
+      float v[32];
+      for (int r = 0; r < rows; r++) {
+        v[2 * r] = r % 2 ? 0.0f : -0.0f;
+        v[2 * r + 1] = r % 2 ? -0.0f : 0.0f;
+      }
+      int64_t d[2] = {rows, 2};
+      hlo_value *x = fx_f32_array(2, d, v);
+      hlo_value *o = fx_eval(text, 1, &x);
+      for (int r = 0; r < rows; r++) {
+        float got = ((const float *)o->data)[r];
+        if (got != 0.0f || (signbit(got) != 0) != (op == 1))
+          fail_msg("%s row %d (%s first): got %g with sign bit %d", ops[op], r, r % 2 ? "+0" : "-0", (double)got,
+                   signbit(got) != 0);
+      }
+      hlo_value_unref(o);
+    }
 }
 
 static void test_reduce_rows_lanes(void **state) {
@@ -490,6 +526,7 @@ int main(void) {
       cmocka_unit_test(test_reduce_max_min_nan),
       cmocka_unit_test(test_reduce_rank3_middle),
       cmocka_unit_test(test_reduce_order_matches_sequential),
+      cmocka_unit_test(test_reduce_minmax_signed_zero),
       cmocka_unit_test(test_reduce_rows_lanes),
       cmocka_unit_test(test_reduce_variadic_argmax),
       cmocka_unit_test(test_reduce_bf16_step_rounding),

@@ -44,9 +44,11 @@ static float ref_step(hlo_opcode op, float a, float x) {
     return a;
   if (x != x)
     return x;
+  /* maximum(-0, +0) = +0 and minimum(-0, +0) = -0 in either order
+   * (IEEE 754-2019, StableHLO) */
   if (op == HLO_OP_MAXIMUM)
-    return x > a ? x : a;
-  return x < a ? x : a;
+    return x > a || (x == a && signbit(a)) ? x : a;
+  return x < a || (x == a && signbit(x)) ? x : a;
 }
 
 static uint32_t rng = 99;

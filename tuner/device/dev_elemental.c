@@ -547,8 +547,8 @@ dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot
       switch (op) {
       case HLO_OP_ADD: return fslot(a + b);
       case HLO_OP_MULTIPLY: return fslot(a * b);
-      case HLO_OP_MAXIMUM: return fslot(a != a ? a : b != b ? b : b > a ? b : a);
-      case HLO_OP_MINIMUM: return fslot(a != a ? a : b != b ? b : b < a ? b : a);
+      case HLO_OP_MAXIMUM: return fslot(a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a);
+      case HLO_OP_MINIMUM: return fslot(a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a);
       default: return acc;
       }
     }
@@ -556,8 +556,8 @@ dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot
     switch (op) {
     case HLO_OP_ADD: r = a + b; break;
     case HLO_OP_MULTIPLY: r = a * b; break;
-    case HLO_OP_MAXIMUM: r = a != a ? a : b != b ? b : b > a ? b : a; break;
-    case HLO_OP_MINIMUM: r = a != a ? a : b != b ? b : b < a ? b : a; break;
+    case HLO_OP_MAXIMUM: r = a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a; break;
+    case HLO_OP_MINIMUM: r = a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a; break;
     default: return acc;
     }
     return fslot(round_to(t, r));

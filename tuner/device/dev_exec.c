@@ -36,6 +36,7 @@
 
 #include "dev_exec.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -672,8 +673,8 @@ static inline float red_f32(hlo_opcode op, float a, float b) {
   switch (op) {
   case HLO_OP_ADD: return a + b;
   case HLO_OP_MULTIPLY: return a * b;
-  case HLO_OP_MAXIMUM: return a != a ? a : b != b ? b : b > a ? b : a;
-  case HLO_OP_MINIMUM: return a != a ? a : b != b ? b : b < a ? b : a;
+  case HLO_OP_MAXIMUM: return a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a;
+  case HLO_OP_MINIMUM: return a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a;
   default: return a;
   }
 }

@@ -10,6 +10,7 @@
 
 #include "dev_exec_fold.h"
 
+#include <math.h>
 #include <string.h>
 
 static inline float quiet(float a) {
@@ -22,8 +23,8 @@ static inline float quiet(float a) {
 
 static inline float f_add(float a, float b) { return a != a ? quiet(a) : a + b; }
 static inline float f_mul(float a, float b) { return a != a ? quiet(a) : a * b; }
-static inline float f_max(float a, float b) { return a != a ? a : b != b ? b : b > a ? b : a; }
-static inline float f_min(float a, float b) { return a != a ? a : b != b ? b : b < a ? b : a; }
+static inline float f_max(float a, float b) { return a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a; }
+static inline float f_min(float a, float b) { return a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a; }
 
 float dev_fold_f32_step(hlo_opcode op, float acc, float x) {
   switch (op) {
@@ -116,8 +117,8 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 #define V_QUIET(A) ((v8f)((v8i)(A) | 0x00400000))
 #define V_ADD(A, B) SEL((A) != (A), V_QUIET(A), (A) + (B))
 #define V_MUL(A, B) SEL((A) != (A), V_QUIET(A), (A) * (B))
-#define V_MAX(A, B) SEL((A) != (A), (A), SEL((B) != (B), (B), SEL((B) > (A), (B), (A))))
-#define V_MIN(A, B) SEL((A) != (A), (A), SEL((B) != (B), (B), SEL((B) < (A), (B), (A))))
+#define V_MAX(A, B) SEL((A) != (A), (A), SEL((B) != (B), (B), SEL(((B) > (A)) | (((B) == (A)) & ((v8i)(A) < 0)), (B), (A))))
+#define V_MIN(A, B) SEL((A) != (A), (A), SEL((B) != (B), (B), SEL(((B) < (A)) | (((B) == (A)) & ((v8i)(B) < 0)), (B), (A))))
 #define SHUF(A, B, ...) __builtin_shuffle((A), (B), (v8i){__VA_ARGS__})
 
 /* acc = OP(acc, column j) for the 8 columns of the 8x8 block at p (rows L apart). */
