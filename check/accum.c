@@ -549,9 +549,10 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
   return 0;
 }
 
-double *chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const double *g) {
+int chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const double *g, double **out) {
+  *out = NULL;
   if (leaf < 0 || leaf >= A->nleaves)
-    return NULL;
+    return 0;
   double *map = NULL;
   for (int j = 0; j < A->n; j++) {
     const chk_accum *a = &A->a[j];
@@ -560,7 +561,7 @@ double *chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const doub
     if (!map) {
       map = calloc((size_t)(n ? n : 1), sizeof *map);
       if (!map)
-        return NULL;
+        return -1;
     }
     double r = a->h > 0 ? g[j] / a->h : 0;
     if (a->round && r < 1.0)
@@ -569,7 +570,8 @@ double *chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const doub
       if (a->dy[leaf][i] > 0) /* 0 * inf would be NaN */
         map[i] += 2.0 * a->dy[leaf][i] * r;
   }
-  return map;
+  *out = map;
+  return 0;
 }
 
 void chk_accums_free(chk_accums *A) {

@@ -110,10 +110,11 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
                        void *eval_ctx, hlo_error *err);
 
 /* The per-element allowance of output leaf `leaf` (n elements) for a
- * comparison with coefficient g[j] for accumulation j: a malloc'd array the
- * caller frees, or NULL when no accumulation moves the leaf (or memory ran
- * out: the leaf is then compared exactly, which can only over-report). */
-double *chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const double *g);
+ * comparison with coefficient g[j] for accumulation j: *map is a malloc'd
+ * array the caller frees, or NULL when no accumulation moves the leaf.
+ * -1 when memory ran out: comparing the leaf exactly instead would report
+ * a legitimate reordering as a mismatch. */
+int chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const double *g, double **map);
 
 void chk_accums_free(chk_accums *A);
 

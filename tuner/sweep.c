@@ -141,8 +141,10 @@ static void acc_coefs(const shared *sh, bool base, int passes_a, int passes_b, i
   }
 }
 
-static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b, bool vs_ref,
-                        chk_leaf_check *out, bool *vacuous) {
+/* -1 when memory ran out (the maps made so far are in out, for
+ * free_maps): a leaf without its allowance would be compared exactly. */
+static int leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b, bool vs_ref,
+                       chk_leaf_check *out, bool *vacuous) {
   const hlo_computation *c = sh->f.comp;
   if (vacuous)
     *vacuous = false;
@@ -150,6 +152,8 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a,
   acc_coefs(sh, false, passes_a, passes_b, depth_a, depth_b, g);
   acc_coefs(sh, true, passes_a, passes_b, depth_a, depth_b, gbase);
   (void)vs_ref;
+  for (int i = 0; i < sh->nleaves; i++)
+    out[i].atol_map = NULL;
   for (int i = 0; i < sh->nleaves; i++) {
     const hlo_shape *s = hlo_shape_leaf(&sh->m->entry->root->shape, i);
     chk_leaf_check *lc = &out[i];
@@ -190,8 +194,12 @@ static void leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a,
     if (!fed)
       continue;
     lc->tol.rtol = 2.0 * chk_unit_roundoff(s->type);
-    lc->atol_map = chk_accums_leaf_map(&sh->acc, i, hlo_shape_elements(s), g);
+    double *map = NULL;
+    if (chk_accums_leaf_map(&sh->acc, i, hlo_shape_elements(s), g, &map) != 0)
+      return -1;
+    lc->atol_map = map;
   }
+  return 0;
 }
 
 static void free_maps(shared *sh, chk_leaf_check *checks) {
@@ -312,8 +320,16 @@ static void judge(shared *sh, tn_cand_result *r) {
   const hlo_value *expected = sh->dflt_out ? sh->dflt_out : sh->reference;
   int pa = dot_passes(&sh->f, &r->cfg);
   int64_t da = config_depth(sh, &r->cfg);
-  leaf_checks(sh, pa, sh->dflt_out ? sh->dflt_passes : sh->ref_passes,
-              da, sh->dflt_out ? sh->dflt_depth : REF_DEPTH, !sh->dflt_out, checks, &r->unverifiable);
+  if (leaf_checks(sh, pa, sh->dflt_out ? sh->dflt_passes : sh->ref_passes, da,
+                  sh->dflt_out ? sh->dflt_depth : REF_DEPTH, !sh->dflt_out, checks, &r->unverifiable) != 0) {
+    /* the host's memory, not the config: a tool error (issue 11 bug 6) */
+    free_maps(sh, checks);
+    r->verdict = CHK_VERDICT_TOOL_ERROR;
+    snprintf(r->message, sizeof r->message, "out of memory while deriving the tolerance");
+    hlo_value_unref(out);
+    r->wall_time = now_s() - t0;
+    return;
+  }
   int leaf = chk_compare_values(out, expected, checks, sh->nleaves, &r->vs_default, &identical, &within, &err);
   if (leaf < 0) {
     free_maps(sh, checks);
@@ -345,7 +361,15 @@ static void judge(shared *sh, tn_cand_result *r) {
         snprintf(r->message, sizeof r->message, "rerun with another timing seed gave different output");
     } else {
       chk_leaf_check rchecks[256];
-      leaf_checks(sh, pa, sh->ref_passes, da, REF_DEPTH, true, rchecks, NULL);
+      if (leaf_checks(sh, pa, sh->ref_passes, da, REF_DEPTH, true, rchecks, NULL) != 0) {
+        free_maps(sh, rchecks);
+        r->verdict = CHK_VERDICT_TOOL_ERROR;
+        snprintf(r->message, sizeof r->message, "out of memory while deriving the tolerance");
+        hlo_value_unref(out2);
+        hlo_value_unref(out);
+        r->wall_time = now_s() - t0;
+        return;
+      }
       bool rid, rwithin;
       int rleaf = chk_compare_values(out, sh->reference, rchecks, sh->nleaves, &r->vs_reference, &rid, &rwithin, &err);
       free_maps(sh, rchecks);
@@ -813,8 +837,12 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   out->default_ran = sh.dflt_out != NULL;
   if (sh.dflt_out) {
     chk_leaf_check checks[256];
-    leaf_checks(&sh, sh.dflt_passes, sh.ref_passes, sh.dflt_depth, REF_DEPTH, true, checks,
-                &out->reference_unverifiable);
+    if (leaf_checks(&sh, sh.dflt_passes, sh.ref_passes, sh.dflt_depth, REF_DEPTH, true, checks,
+                    &out->reference_unverifiable) != 0) {
+      free_maps(&sh, checks);
+      teardown(&sh);
+      return hlo_error_set(err, 0, 0, "out of memory while deriving the tolerance");
+    }
     bool id, within;
     int leaf = chk_compare_values(sh.dflt_out, sh.reference, checks, sh.nleaves, &out->default_vs_reference, &id, &within, err);
     if (leaf < 0) {

@@ -91,15 +91,18 @@ static void abs_sums_and_allowance(void **state) {
   double gmax[2] = {1e-3, 1e-3};
   assert_int_equal(chk_accums_measure(&A, ref, gmax, eval_cb, &c, &err), 0);
   double g[2] = {5e-4, 5e-4};
-  double *map = chk_accums_leaf_map(&A, 0, 2, g);
+  double *map = NULL;
+  assert_int_equal(chk_accums_leaf_map(&A, 0, 2, g, &map), 0);
   assert_non_null(map);
   assert_true(fabs(map[0] - 6.5e-3) <= 1e-6);
   assert_true(fabs(map[1] - 15.5e-3) <= 1e-6);
   free(map);
   /* The max-reduce's leaf moves with nothing: no allowance. */
-  assert_null(chk_accums_leaf_map(&A, 1, 2, g));
+  double *none = (double *)&A;
+  assert_int_equal(chk_accums_leaf_map(&A, 1, 2, g, &none), 0);
+  assert_null(none);
   /* The dot's leaf is the dot itself: 2 * (2 * 1e-3 S_e) * 0.5. */
-  map = chk_accums_leaf_map(&A, 2, 2, g);
+  assert_int_equal(chk_accums_leaf_map(&A, 2, 2, g, &map), 0);
   assert_non_null(map);
   assert_true(fabs(map[0] - 2e-3 * 5.0 * (1 + ldexp(1, -6))) <= 1e-6);
   assert_true(fabs(map[1] - 2e-3 * 11.0 * (1 + ldexp(1, -6))) <= 1e-6);
