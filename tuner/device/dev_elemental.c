@@ -661,7 +661,15 @@ static int box_alloc(dev_box *b) {
   b->v = malloc(n * sizeof *b->v);
   b->poison = calloc(n, 1);
   b->cap = (int64_t)n;
-  return b->v && b->poison ? 0 : -1;
+  if (b->v && b->poison)
+    return 0;
+  /* the caller stops at a failed box and does not free it: neither half
+   * may stay allocated */
+  free(b->v);
+  free(b->poison);
+  b->v = NULL;
+  b->poison = NULL;
+  return -1;
 }
 
 /* box_alloc from e's recycled buffers when one is large enough (the
