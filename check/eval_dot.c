@@ -445,7 +445,7 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
      * each run k ascending, which hlo_num_dot_f32_lanes does eight at a time
      * with the scalar loop's bits.  It leaves NaN payloads to the compiler's
      * operand order, so a NaN anywhere takes the scalar loop. */
-    int np = p == HLO_NUM_PREC_HIGHEST ? 3 : p == HLO_NUM_PREC_HIGH ? 2 : 1;
+    int np = hlo_num_dot_parts(p);
     size_t na = (size_t)(B * M * K > 0 ? B * M * K : 1), nbs = (size_t)(B * K * N > 0 ? B * K * N : 1);
     float *as = malloc(sizeof(float) * (size_t)np * na), *bs = malloc(sizeof(float) * (size_t)np * nbs);
     if (!as || !bs) {

@@ -1140,7 +1140,7 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
                         const int64_t *stride, dev_precision prec, int64_t r0, int64_t len, int64_t label0,
                         dev_slot *acc, uint8_t *valid, uint8_t *poison) {
   const hlo_instr *h = x->f->hero;
-  int np = prec == DEV_PREC_HIGHEST ? 3 : prec == DEV_PREC_HIGH ? 2 : 1;
+  int np = hlo_num_dot_parts(prec);
   int R = x->region.rank;
   int64_t nl = R > 0 ? x->region.n[R - 1] : 1;
   float *planes[2] = {NULL, NULL}, *row = malloc(sizeof(float) * (size_t)nl);

@@ -14,7 +14,7 @@
 
 float hlo_num_dot_f32_line(const hlo_num_dot_planes *pl, float acc, int64_t a0, int64_t b0, int64_t len) {
   float x[3] = {0, 0, 0}, y[3] = {0, 0, 0};
-  int np = pl->prec == HLO_NUM_PREC_HIGHEST ? 3 : pl->prec == HLO_NUM_PREC_HIGH ? 2 : 1;
+  int np = hlo_num_dot_parts(pl->prec);
   for (int64_t r = 0; r < len; r++) {
     for (int p = 0; p < np; p++) {
       x[p] = pl->a[p][a0 + r * pl->sa];
@@ -75,8 +75,6 @@ INLINE v8f v_prod(hlo_num_precision p, const v8f *x, const v8f *y) {
   return v_ftz(t);
 }
 
-INLINE int parts_of(hlo_num_precision p) { return p == HLO_NUM_PREC_HIGHEST ? 3 : p == HLO_NUM_PREC_HIGH ? 2 : 1; }
-
 /* NV * 8 lanes of one result row: the lhs element is shared (broadcast),
  * the rhs elements are contiguous.  NV independent sums hide the add
  * latency. */
@@ -84,7 +82,7 @@ INLINE void row_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int 
                       int64_t len) {
   v8f s[4];
   memcpy(s, acc, sizeof(v8f) * (size_t)nv);
-  int np = parts_of(prec);
+  int np = hlo_num_dot_parts(prec);
   const int64_t sa = pl->sa, sb = pl->sb;
   for (int64_t r = 0; r < len; r++) {
     v8f x[3], y[3];
@@ -106,7 +104,7 @@ INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, f
                          const int64_t *ob, int64_t len) {
   v8f s[4];
   memcpy(s, acc, sizeof s);
-  int np = parts_of(prec);
+  int np = hlo_num_dot_parts(prec);
   const int64_t sa = pl->sa, sb = pl->sb;
   for (int64_t r = 0; r < len; r++) {
     int64_t ra = r * sa, rb = r * sb;

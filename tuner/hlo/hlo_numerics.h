@@ -70,6 +70,12 @@ typedef enum hlo_num_precision {
   HLO_NUM_PREC_HIGHEST      /* 6 bf16 passes */
 } hlo_num_precision;
 
+/* How many bf16 parts each f32 dot operand is split into at precision p
+ * (hlo_num_dot_split fills that many; the rest stay 0). */
+static inline int hlo_num_dot_parts(hlo_num_precision p) {
+  return p == HLO_NUM_PREC_HIGHEST ? 3 : p == HLO_NUM_PREC_HIGH ? 2 : 1;
+}
+
 #define HLO_NUM_ULP_EXP 1.5
 #define HLO_NUM_ULP_EXPM1 2.5
 #define HLO_NUM_ULP_LOG 1.0
