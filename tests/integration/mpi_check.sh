@@ -169,7 +169,11 @@ else
 fi
 expect_grep "^tune: MPI: the job is being ended (a rank died, or the job was cancelled): what was stored stays (every unit logged as checked, when there is a results file)" \
   kill/err "rank 0 says the job is being ended and what was kept"
-if [ "$stored" = "$logged" ]; then ok "every unit logged as checked ($logged) is stored"; else
+# Rank 0 stores a unit and then logs it, so the kill can land between the
+# two: one stored unit more than were logged is the promise kept, one
+# fewer would be a unit logged and lost.
+if [ "$stored" -ge "$logged" ] && [ "$stored" -le $((logged + 1)) ]; then
+  ok "every unit logged as checked ($logged) is stored ($stored)"; else
   not_ok "$logged units logged, $stored stored"; fi
 status=$(h5dump -a "/runs/$run/status" kill/out.h5 2>/dev/null | sed -n 's/^ *(0): "\(.*\)"$/\1/p')
 if [ "$status" = "running" ]; then ok "the run stays 'running'"; else not_ok "the run's status is '$status'"; fi
