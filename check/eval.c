@@ -415,14 +415,8 @@ static int eval_while(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
   int rc = 0;
   /* A loop that never ends is a property of the module, not a reason to
    * hang the checker: past this many iterations evaluation fails. */
-  const int64_t max_iterations = 100000000;
+  const int64_t max_iterations = ev->o.max_while_iterations > 0 ? ev->o.max_while_iterations : CHK_EVAL_MAX_WHILE;
   for (int64_t iter = 0;; iter++) {
-    if (iter == max_iterations) {
-      chk_fail(ev, ins, "while loop ran %lld iterations without its condition turning false",
-               (long long)max_iterations);
-      rc = -1;
-      break;
-    }
     /* Every iteration counts, even one of scalar instructions: a loop
      * that never ends must meet the deadline wherever its time goes. */
     if (chk_tick(ev, ins, 1) || eval_comp(ev, cond, nrep, base, state, flag) != 0) {
@@ -442,6 +436,14 @@ static int eval_while(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
     }
     if (!go)
       break;
+    /* Checked once the condition held again, so that a loop of exactly
+     * max_iterations iterations still ends normally. */
+    if (iter == max_iterations) {
+      chk_fail(ev, ins, "while loop ran %lld iterations without its condition turning false",
+               (long long)max_iterations);
+      rc = -1;
+      break;
+    }
     hlo_value **next = flag; /* reuse as scratch for the new state */
     if (eval_comp(ev, body, nrep, base, state, next) != 0) {
       rc = -1;

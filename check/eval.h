@@ -52,7 +52,14 @@ typedef struct chk_eval_opts {
    * draws it from Philox keyed by this (eval_rng.c), so a rerun with the
    * same seed gives the same values. */
   uint64_t rng_seed;
+  /* Iterations after which a while loop whose condition never turns false
+   * fails evaluation; 0: CHK_EVAL_MAX_WHILE.  The deadline above usually
+   * stops such a loop first; this cap is what stops it when there is no
+   * deadline.  Settable so that a test can reach it in milliseconds. */
+  int64_t max_while_iterations;
 } chk_eval_opts;
+
+#define CHK_EVAL_MAX_WHILE INT64_C(100000000)
 
 /* Evaluates m's entry computation.  args holds one value per entry
  * parameter, in parameter order (the caller keeps its references).  On

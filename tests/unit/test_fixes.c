@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -104,10 +105,67 @@ static void test_intent_operand_without_record(void **state) {
   hlo_module_free(m);
 }
 
+/* 1b43366: a while loop whose condition never turns false hung the
+ * checker; it now fails after CHK_EVAL_MAX_WHILE iterations (when no
+ * deadline stops it first).  The cap is lowered here so that the test
+ * reaches it: a loop of exactly the cap's iterations still ends (0 counted
+ * up to 1000 is 1000), one more fails, and so does a constant-true
+ * condition, each with the message naming the count. */
+static int run_counting_loop(const char *cond_root, int64_t cap, int32_t *result, hlo_error *err) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "HloModule m\n"
+           "cond {\n"
+           "  c = s32[] parameter(0)\n"
+           "  lim = s32[] constant(1000)\n"
+           "  more = s32[] constant(1001)\n"
+           "  %s\n"
+           "}\n"
+           "body {\n"
+           "  b = s32[] parameter(0)\n"
+           "  one = s32[] constant(1)\n"
+           "  ROOT n = s32[] add(b, one)\n"
+           "}\n"
+           "ENTRY e {\n"
+           "  z = s32[] constant(0)\n"
+           "  ROOT w = s32[] while(z), condition=cond, body=body\n"
+           "}\n",
+           cond_root);
+  hlo_module *m = hlo_parse(text, strlen(text), err);
+  if (!m)
+    fail_msg("parse: %d:%d: %s", err->line, err->col, err->msg);
+  chk_eval_opts eo = {.replicas = 1, .max_while_iterations = cap};
+  hlo_value *out = NULL;
+  int rc = chk_eval_module(m, 0, NULL, &eo, &out, err);
+  if (rc == 0) {
+    memcpy(result, out->data, sizeof *result);
+    hlo_value_unref(out);
+  }
+  hlo_module_free(m);
+  return rc;
+}
+
+static void test_while_cap(void **state) {
+  (void)state;
+  hlo_error err = {0};
+  int32_t got = -1;
+  assert_int_equal(run_counting_loop("ROOT lt = pred[] compare(c, lim), direction=LT", 1000, &got, &err), 0);
+  assert_int_equal(got, 1000);
+  assert_int_equal(run_counting_loop("ROOT lt = pred[] compare(c, more), direction=LT", 1000, &got, &err), -1);
+  assert_non_null(strstr(err.msg, "while loop ran 1000 iterations without its condition turning false"));
+  memset(&err, 0, sizeof err);
+  assert_int_equal(run_counting_loop("ROOT t = pred[] constant(true)", 1000, &got, &err), -1);
+  assert_non_null(strstr(err.msg, "while loop ran 1000 iterations without its condition turning false"));
+  /* The same loop of 1001 iterations with the cap at its default. */
+  assert_int_equal(run_counting_loop("ROOT lt = pred[] compare(c, more), direction=LT", 0, &got, &err), 0);
+  assert_int_equal(got, 1001);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shape_elements_saturates),
       cmocka_unit_test(test_intent_operand_without_record),
+      cmocka_unit_test(test_while_cap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
