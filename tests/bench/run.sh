@@ -107,6 +107,30 @@ awk '
                                     $2, val($0, "rate"), 100 * f, cp, (f + 0 >= 0.5 ? "met" : "NOT met") }
 ' "$work/check.txt"
 
+# ---- idle OpenMP threads: libgomp's default wait against passive (README "Waiting threads") ----
+# The same --check at 2 threads, alternated three times each way so that a
+# change in the machine's load hits both; the figure is the ratio of the
+# medians, wall and CPU.
+echo "== tune --check at 2 threads: OMP_WAIT_POLICY=passive vs libgomp's default (spin, then sleep) =="
+wait_run() {
+  /usr/bin/env -u OMP_WAIT_POLICY $1 /usr/bin/time -f "%e %U %S" -o "$work/wait.t" "$TUNE_BUILDDIR/tune" --check \
+    "$ds/layernorm.hlo" "$ds/matmul_bias_gelu.hlo" --budget 8 --threads 2 >/dev/null 2>&1
+  awk '{ printf "%s %s\n", $1, $2 + $3 }' "$work/wait.t"
+}
+: >"$work/wait.txt"
+for i in 1 2 3; do
+  echo "default $(wait_run '')" >>"$work/wait.txt"
+  echo "passive $(wait_run OMP_WAIT_POLICY=passive)" >>"$work/wait.txt"
+done
+sort -k1,1 -k2,2n "$work/wait.txt" | awk '
+  { w[$1, ++n[$1]] = $2 }
+  END {
+    printf "median wall: default %.2f s, passive %.2f s: passive takes %.2fx the time\n",
+           w["default", 2], w["passive", 2], w["passive", 2] / w["default", 2]
+  }'
+awk '{ cpu[$1] += $3; k[$1]++ } END { printf "mean CPU: default %.2f s, passive %.2f s: passive uses %.2fx the CPU\n",
+  cpu["default"] / k["default"], cpu["passive"] / k["passive"], (cpu["passive"] / k["passive"]) / (cpu["default"] / k["default"]) }' "$work/wait.txt"
+
 # ---- the sweep across MPI ranks (issue 20; tuner/mpi_sweep.c) ----
 # The whole of datasets/ (8 candidates per fusion) swept three ways: one
 # process with one thread, one process with two threads, two MPI ranks with
