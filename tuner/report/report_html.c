@@ -969,6 +969,8 @@ static void overview(FILE *f, const tn_report_input *in) {
   fputs("</td></tr>\n", f);
   kv_text(f, "machine", ri->machine);
   kv_text(f, "compiler", ri->compiler);
+  if (ri->defects_unknown[0])
+    kv_text(f, "defects not recognised", ri->defects_unknown);
   char buf[32];
   snprintf(buf, sizeof buf, "%" PRIu64, ri->seed);
   kv_text(f, "seed", buf);

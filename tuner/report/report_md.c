@@ -112,6 +112,10 @@ static void run_header(FILE *f, const tn_report_input *in) {
   md_cell_code(f, run->machine);
   fputs(" |\n| compiler | ", f);
   md_cell_code(f, run->compiler);
+  if (run->defects_unknown[0]) {
+    fputs(" |\n| defects not recognised | ", f);
+    md_cell_code(f, run->defects_unknown);
+  }
   fprintf(f, " |\n| seed | %" PRIu64 " |\n| command | ", run->seed);
   md_cell_code(f, run->command);
   fputs(" |\n| host | ", f);

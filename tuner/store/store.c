@@ -1539,6 +1539,14 @@ static tn_store *begin_run(const char *path, tn_run_info *run, bool undoable, hl
     tn_h5_fail(err, "%s: run id '%s' is not a valid group name", path, run->id);
     return NULL;
   }
+  /* The list `defects` is written from the bits, which cannot hold a
+   * defect this tune does not model (a run read from a newer tune's file,
+   * carried by --merge): dropping its name would change the run. */
+  if (run->defects_unknown[0]) {
+    tn_h5_fail(err, "%s: run %s: defects: %s: not a defect this tune models (a newer tune wrote the run); "
+               "refusing to write the run without it", path, run->id, run->defects_unknown);
+    return NULL;
+  }
   if (!run->id[0]) {
     char stamp[32];
     utc_now(stamp, sizeof stamp, true);

@@ -1,0 +1,48 @@
+#!/bin/sh
+# run_attrs.sh — a run's typed attributes, as the readers other than the
+# sweep use them (issue 18):
+#  1. a `defects` list naming a defect this tune does not model (a newer
+#     tune wrote the run): --report renders the run and names it, while
+#     --reproduce and --merge, which would rebuild or rewrite the run's
+#     device without it, refuse (exit 2).
+. "$TUNE_SRCDIR/tests/integration/lib.sh"
+if ! command -v h5dump >/dev/null 2>&1; then echo "skip: h5dump not installed"; exit 77; fi
+if ! command -v perl >/dev/null 2>&1; then echo "skip: perl not installed"; exit 77; fi
+cd "$TMPD" || exit 1
+cp "$TUNE_SRCDIR/tests/results/qat_small.hlo" .
+cfg='tile=8x128 k=0 buf=4 order=10 pack=1 prec=default flags=fuse-converts'
+
+# attr FILE OBJECT: the attribute as h5dump prints it.
+attr() { h5dump -a "$2" "$1" 2>&1; }
+
+# ---- 1. a defect this tune does not know ------------------------------------------
+# A --compiler nightly run: its defects are the profile's six, and no
+# defect name is in its command line, so the names are only in the
+# `defects` list (HDF5 keeps variable-length strings in a global heap that
+# has no checksum).  ragged-chunk-pad becomes a same-length name no tune
+# models; the finding itself (elide-convert) stays.
+"$TUNE" --check qat_small.hlo --compiler nightly --only "$cfg" -q -o n.h5 >/dev/null 2>&1
+run=$(h5ls n.h5/runs | awk '{ print $1 }')
+perl -0777 -pi -e 's/ragged-chunk-pad/zz-future-defect/g' n.h5
+if attr n.h5 "/runs/$run/defects" | grep -q '"zz-future-defect"' &&
+   ! attr n.h5 "/runs/$run/defects" | grep -q 'ragged-chunk-pad'; then
+  ok "the run's defects list names zz-future-defect"
+else not_ok "could not rename a defect in n.h5"; attr n.h5 "/runs/$run/defects" | sed 's/^/  # /' | head -n 8; fi
+for fmt in html md json junit; do
+  expect_status 0 "--report --format $fmt renders the run" "$TUNE" --report n.h5 --format $fmt -o "r.$fmt"
+done
+expect_grep "defects not recognised by this tune (a newer tune wrote the run): zz-future-defect" "$TMPD/err" \
+  "--report says on stderr which name it did not recognise"
+expect_grep '<td>defects not recognised</td><td>zz-future-defect</td>' r.html "the HTML report names it"
+expect_grep '| defects not recognised | `zz-future-defect` |' r.md "the Markdown report names it"
+expect_grep '"defects_unknown": "zz-future-defect"' r.json "the JSON report names it"
+expect_grep 'name="defects_unknown" value="zz-future-defect"' r.junit "the JUnit report names it"
+expect_grep 'mismatch-candidate' r.md "and the run's finding is reported"
+expect_status 2 "--reproduce of the run is refused (exit 2)" \
+  "$TUNE" --reproduce n.h5 --fusion fused_qat_residual --candidate 1 -o nb
+expect_grep "defects: zz-future-defect: not a defect this tune models" "$TMPD/err" "naming the defect"
+if [ ! -e nb ]; then ok "and writes no bundle"; else not_ok "a bundle was written"; fi
+expect_status 2 "--merge of the run is refused (exit 2)" "$TUNE" --merge m.h5 n.h5
+expect_grep "zz-future-defect: not a defect this tune models" "$TMPD/err" "naming the defect"
+
+finish
