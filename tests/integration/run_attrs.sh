@@ -4,7 +4,9 @@
 #  1. a `defects` list naming a defect this tune does not model (a newer
 #     tune wrote the run): --report renders the run and names it, while
 #     --reproduce and --merge, which would rebuild or rewrite the run's
-#     device without it, refuse (exit 2).
+#     device without it, refuse (exit 2);
+#  2. --reproduce takes the run's --defect additions from its `defects`
+#     list, not from the words of its command line.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 if ! command -v h5dump >/dev/null 2>&1; then echo "skip: h5dump not installed"; exit 77; fi
 if ! command -v perl >/dev/null 2>&1; then echo "skip: perl not installed"; exit 77; fi
@@ -44,5 +46,28 @@ expect_grep "defects: zz-future-defect: not a defect this tune models" "$TMPD/er
 if [ ! -e nb ]; then ok "and writes no bundle"; else not_ok "a bundle was written"; fi
 expect_status 2 "--merge of the run is refused (exit 2)" "$TUNE" --merge m.h5 n.h5
 expect_grep "zz-future-defect: not a defect this tune models" "$TMPD/err" "naming the defect"
+
+# ---- 2. --reproduce takes the defects from the list ---------------------------------
+# --defe is getopt's abbreviation of --defect: the run has elide-convert,
+# its command line has no "--defect" word.
+expect_status 1 "a check with --defe elide-convert diverges" \
+  "$TUNE" --check qat_small.hlo --defe elide-convert --only "$cfg" -q -o a.h5
+run=$(h5ls a.h5/runs | awk '{ print $1 }')
+if attr a.h5 "/runs/$run/command" | grep -q -- '--defe elide-convert' &&
+   ! attr a.h5 "/runs/$run/command" | grep -q -- '--defect'; then
+  ok "the command line has --defe, not --defect"; else not_ok "unexpected command attribute"; fi
+attr a.h5 "/runs/$run/defects" >d.txt
+expect_grep '"elide-convert"' d.txt "the defects list has elide-convert"
+expect_status 0 "--reproduce of its finding" "$TUNE" --reproduce a.h5 --fusion fused_qat_residual --candidate 1 -o ab
+expect_grep "'elide-convert'" ab/run.sh "run.sh has the run's elide-convert"
+expect_status 1 "run.sh reproduces the finding (exit 1)" env TUNE="$TUNE" ab/run.sh
+expect_status 0 "and DEFECTS= runs without it (exit 0)" env TUNE="$TUNE" DEFECTS= ab/run.sh
+expect_status 0 "--report md of the run" "$TUNE" --report a.h5 --format md -o a.md
+expect_grep "tune --check .*--defect elide-convert" a.md "the report's --check command has the defect too"
+# Two additions to a profile: both are --defect options.
+expect_status 1 "a check with --compiler stable and two --defe" \
+  "$TUNE" --check qat_small.hlo --compiler stable --defe sort-lane-index --defe elide-convert --only "$cfg" -q -o s.h5
+expect_status 0 "--reproduce of its finding" "$TUNE" --reproduce s.h5 --fusion fused_qat_residual --candidate 1 -o sb
+expect_grep "DEFECTS='sort-lane-index elide-convert'" sb/run.sh "run.sh has both additions"
 
 finish

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report_internal.h"
+#include "reproduce.h"
 
 static const char *const format_names[] = {
     [TN_REPORT_HTML] = "html", [TN_REPORT_MD] = "md", [TN_REPORT_JSON] = "json", [TN_REPORT_JUNIT] = "junit"};
@@ -268,40 +269,6 @@ static void append_word(char *buf, size_t n, size_t *at, const char *s) {
   append(buf, n, at, "'");
 }
 
-/* The --defect options recorded in the run's command line (joined with
- * spaces by tune.c), appended as " --defect NAME" each. */
-static void append_defects(char *buf, size_t n, size_t *at, const char *command) {
-  const char *p = command;
-  bool want_value = false;
-  while (*p) {
-    while (*p == ' ')
-      p++;
-    const char *start = p;
-    while (*p && *p != ' ')
-      p++;
-    size_t len = (size_t)(p - start);
-    if (len == 0)
-      break;
-    char word[128];
-    if (len >= sizeof word) {
-      want_value = false;
-      continue;
-    }
-    memcpy(word, start, len);
-    word[len] = '\0';
-    if (want_value) {
-      append(buf, n, at, " --defect ");
-      append_word(buf, n, at, word);
-      want_value = false;
-    } else if (strcmp(word, "--defect") == 0) {
-      want_value = true;
-    } else if (strncmp(word, "--defect=", 9) == 0 && word[9]) {
-      append(buf, n, at, " --defect ");
-      append_word(buf, n, at, word + 9);
-    }
-  }
-}
-
 void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
                       const tn_cand_result *c) {
   const tn_run_info *run = &in->run->info;
@@ -316,17 +283,17 @@ void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_f
     append(buf, n, &at, " --machine ");
     append_word(buf, n, &at, run->machine);
   }
-  /* cli_check marks a profile with extra defects as "NAME+d". */
-  char compiler[sizeof run->compiler];
-  snprintf(compiler, sizeof compiler, "%s", run->compiler);
-  size_t len = strlen(compiler);
-  if (len > 2 && strcmp(compiler + len - 2, "+d") == 0)
-    compiler[len - 2] = '\0';
-  if (compiler[0]) {
+  /* The profile and its --defect additions, as --reproduce names them. */
+  tn_repro_device d;
+  tn_repro_device_of_run(run, &d);
+  if (d.compiler[0]) {
     append(buf, n, &at, " --compiler ");
-    append_word(buf, n, &at, compiler);
+    append_word(buf, n, &at, d.compiler);
   }
-  append_defects(buf, n, &at, run->command);
+  for (int i = 0; i < d.ndefects; i++) {
+    append(buf, n, &at, " --defect ");
+    append_word(buf, n, &at, d.defects[i]);
+  }
 }
 
 /* The name --reproduce looks the fusion up by: its name, or its group
