@@ -6,7 +6,8 @@
 #     --reproduce and --merge, which would rebuild or rewrite the run's
 #     device without it, refuse (exit 2);
 #  2. --reproduce takes the run's --defect additions from its `defects`
-#     list, not from the words of its command line.
+#     list, not from the words of its command line;
+#  3. --merge carries the sweep attributes of the runs it merges.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 if ! command -v h5dump >/dev/null 2>&1; then echo "skip: h5dump not installed"; exit 77; fi
 if ! command -v perl >/dev/null 2>&1; then echo "skip: perl not installed"; exit 77; fi
@@ -70,4 +71,36 @@ expect_status 1 "a check with --compiler stable and two --defe" \
 expect_status 0 "--reproduce of its finding" "$TUNE" --reproduce s.h5 --fusion fused_qat_residual --candidate 1 -o sb
 expect_grep "DEFECTS='sort-lane-index elide-convert'" sb/run.sh "run.sh has both additions"
 
+# ---- 3. --merge carries the sweep attributes ------------------------------------------
+cat >w.cfg <<EOF
+sweep: {
+  corpus = [ "$TMPD/qat_small.hlo", "$TUNE_SRCDIR/tests/results/qat_small.hlo" ];
+  machines = [ "tpu-v5e" ];
+  compiler = "stable";
+  inputs = "constrained";
+  budget = 2;
+  threads = 1;
+  seed = 5;
+  output = "$TMPD/unused.h5";
+  run_id = "day";
+};
+EOF
+"$TUNE" --sweep w.cfg --shard 1/2 -o p1.h5 >/dev/null 2>&1
+"$TUNE" --sweep w.cfg --shard 2/2 -o p2.h5 >/dev/null 2>&1
+expect_status 0 "--merge of shard 1/2" "$TUNE" --merge m.h5 p1.h5
+run=$(h5ls p1.h5/runs | awk '{ print $1 }') # day-tpu-v5e
+for key in sweep_identity sweep_config inputs shard cover_rotation cover_seed; do
+  want=$(attr p1.h5 "/runs/$run/$key" | grep '(0):')
+  got=$(attr m.h5 "/runs/$run/$key" | grep '(0):')
+  if [ -n "$want" ] && [ "$got" = "$want" ]; then ok "the merged run has the part's $key:$(echo "$want" | sed 's/.*(0)://')"
+  else not_ok "$key: merged '$got', part '$want'"; fi
+done
+attr m.h5 /runs/$run/cover_seed >cs.txt
+expect_grep 'H5T_STD_U64LE' cs.txt "cover_seed stays a uint64"
+expect_status 0 "--merge of shard 2/2 into the same run" "$TUNE" --merge m.h5 p2.h5
+attr m.h5 /runs/$run/shard >sh.txt
+expect_grep '"1/2 2/2"' sh.txt "shard lists both shards merged in"
+expect_status 0 "--merge of shard 2/2 again" "$TUNE" --merge m.h5 p2.h5
+attr m.h5 /runs/$run/shard >sh.txt
+expect_grep '"1/2 2/2"' sh.txt "and lists each shard once"
 finish

@@ -760,7 +760,7 @@ static const col_doc run_attr_docs[] = {
     {"sweep_identity", "", "sweep file, machine and shard: a resumed sweep continues the run of its identity"},
     {"sweep_config", "", "the sweep file of the run"},
     {"inputs", "", "input profile of the sweep"},
-    {"shard", "", "K/N for the K-th of N shards; empty when not sharded"},
+    {"shard", "", "K/N for the K-th of N shards; empty when not sharded; a merged run lists its shards"},
     {"slowdown_threshold", "ratio", "a default config slower than the previous run's by more is a slowdown"},
     {"cover_rotation", "", "UTC date (YYYYMMDD) the pairwise cover's seed was rotated with"},
     {"cover_seed", "", "seed of the pairwise cover of every fusion of the run"},
