@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inputs.h"
 #include "report_internal.h"
 #include "reproduce.h"
 
@@ -269,6 +270,33 @@ static void append_word(char *buf, size_t n, size_t *at, const char *s) {
   append(buf, n, at, "'");
 }
 
+/* " --seed N [--profile P]": how the inputs were synthesised (the
+ * profile only when it is not --check's default). */
+static void append_inputs(char *buf, size_t n, size_t *at, const tn_fusion_result *r) {
+  append(buf, n, at, " --seed %llu", (unsigned long long)r->seed);
+  if (r->profile != CHK_INPUTS_CONSTRAINED)
+    append(buf, n, at, " --profile %s", chk_inputs_profile_name((chk_inputs_profile)r->profile));
+}
+
+/* " --machine M --compiler C --defect D...": the run's device, the
+ * profile and its --defect additions as --reproduce names them. */
+static void append_device(char *buf, size_t n, size_t *at, const tn_run_info *run) {
+  if (run->machine[0]) {
+    append(buf, n, at, " --machine ");
+    append_word(buf, n, at, run->machine);
+  }
+  tn_repro_device d;
+  tn_repro_device_of_run(run, &d);
+  if (d.compiler[0]) {
+    append(buf, n, at, " --compiler ");
+    append_word(buf, n, at, d.compiler);
+  }
+  for (int i = 0; i < d.ndefects; i++) {
+    append(buf, n, at, " --defect ");
+    append_word(buf, n, at, d.defects[i]);
+  }
+}
+
 void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
                       const tn_cand_result *c) {
   const tn_run_info *run = &in->run->info;
@@ -278,21 +306,12 @@ void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_f
   append_word(buf, n, &at, r->source);
   append(buf, n, &at, " --only ");
   append_word(buf, n, &at, c->config);
-  append(buf, n, &at, " --seed %llu", (unsigned long long)r->seed);
-  if (run->machine[0]) {
-    append(buf, n, &at, " --machine ");
-    append_word(buf, n, &at, run->machine);
-  }
-  /* The profile and its --defect additions, as --reproduce names them. */
-  tn_repro_device d;
-  tn_repro_device_of_run(run, &d);
-  if (d.compiler[0]) {
-    append(buf, n, &at, " --compiler ");
-    append_word(buf, n, &at, d.compiler);
-  }
-  for (int i = 0; i < d.ndefects; i++) {
-    append(buf, n, &at, " --defect ");
-    append_word(buf, n, &at, d.defects[i]);
+  append_inputs(buf, n, &at, r);
+  append_device(buf, n, &at, run);
+  /* A unit of a larger module: only it takes the --only config. */
+  if (r->part) {
+    append(buf, n, &at, " --fusion ");
+    append_word(buf, n, &at, r->name);
   }
 }
 

@@ -37,11 +37,11 @@ void tn_rep_bbox(char *buf, size_t n, const chk_metrics *m);
 void tn_rep_time(char *buf, size_t n, double seconds);
 
 /* The reproducer commands of candidate c of fusion r, shell-quoted:
- *   tune --check SOURCE --only 'CONFIG' --seed N --machine M --compiler C
- *        [--defect D]...
+ *   tune --check SOURCE --only 'CONFIG' --seed N [--profile P] --machine M
+ *        --compiler C [--defect D]... [--fusion NAME]
  *   tune --reproduce RESULTS.h5 --fusion NAME --candidate ID -o DIR
- * The defects come from the run's recorded command line (the run's
- * compiler attribute only says "+d" when some were given). */
+ * The defects are the run's additions to its profile, as --reproduce
+ * names them (tn_repro_device_of_run). */
 void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
                       const tn_cand_result *c);
 void tn_rep_reproduce_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,

@@ -721,6 +721,7 @@ static const col_doc fusion_attr_docs[] = {
     {"seed", "", "input synthesis seed"},
     {"fingerprint", "", "FNV-1a of the canonical HLO (the group's name)"},
     {"unit", "", "SOURCE:NAME, unique across the files of a run"},
+    {"part", "", "1 when the fusion is one unit of a larger module (its --check needs --fusion NAME), else 0"},
     {"space_candidates", "candidates", "size of the candidate space, the default included"},
     {"cut", "", "what left candidates unchecked: none, budget, time-budget or stop"},
     {"inputs_from", "", "graph (captured from the module) or synthetic"},
@@ -1221,7 +1222,8 @@ static int set_unit_attr(hid_t g, const tn_fusion_result *r, hlo_error *err) {
   if (tn_h5_attr_set_str(g, "unit", unit, err) != 0 ||
       tn_h5_attr_set_i64(g, "space_candidates", r->space_size, err) != 0 ||
       tn_h5_attr_set_str(g, "cut", cut, err) != 0 ||
-      tn_h5_attr_set_str(g, "inputs_from", r->inputs_from[0] ? r->inputs_from : "synthetic", err) != 0)
+      tn_h5_attr_set_str(g, "inputs_from", r->inputs_from[0] ? r->inputs_from : "synthetic", err) != 0 ||
+      tn_h5_attr_set_i64(g, "part", r->part, err) != 0)
     return -1;
   /* Graph-captured inputs cannot be synthesised again from the seed:
    * they are kept, like --eval's, as inputs/<k>. */

@@ -781,6 +781,12 @@ static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, si
       return hlo_error_set(err, 0, 0, "unknown input profile '%s' in the results file", prof);
     r->profile = (int)p;
   }
+  /* Files written before it have no `part`: their fusions read as files
+   * of one kernel. */
+  int64_t part = 0;
+  if (H5Aexists(g, "part") > 0 && get_i64(g, "part", &part, err) != 0)
+    return -1;
+  r->part = part != 0;
   return 0;
 }
 
