@@ -63,6 +63,8 @@ run_cmd p.md '^  tune --check' >p2.out 2>&1
 if [ -n "$(grep 'elements differ' p.out)" ] && [ "$(grep 'elements differ' p2.out)" = "$(grep 'elements differ' p.out)" ]; then
   ok "the command reproduces the finding's figures: $(grep 'elements differ' p.out | sed 's/^ *//')"
 else not_ok "the command gives '$(grep 'elements differ' p2.out)', the check '$(grep 'elements differ' p.out)'"; fi
+if grep -q 'tune --isolate' r.md r.html; then not_ok "a file of one kernel gets an --isolate command (it refuses one)"
+else ok "a file of one kernel gets no --isolate command"; fi
 # A unit of a larger module: unit r, fed by unit scaled (3 * x).
 cat >two.hlo <<'HLO'
 HloModule two_units
@@ -92,4 +94,12 @@ expect_status 1 "--check of a two-unit module diverges in unit r" \
 expect_status 0 "--report md" "$TUNE" --report u.h5 --format md -o u.md
 expect_grep "^  tune --check two.hlo --only '[^']*' .* --fusion r\$" u.md "the unit's --check command selects it (--fusion r)"
 expect_status 1 "and diverges when run" run_cmd u.md '^  tune --check'
+expect_grep "^  tune --isolate two.hlo --config 'r=[^']*flags=fuse-converts' --seed 0 .*--defect elide-convert\$" u.md \
+  "Markdown: an --isolate command with the unit's config"
+expect_status 1 "the --isolate command runs the module and finds the culprit (exit 1)" run_cmd u.md '^  tune --isolate'
+expect_grep '^  r: fusion-bug' "$TMPD/out" "unit r is the culprit, a fusion-bug"
+expect_grep '^  scaled: ok' "$TMPD/out" "unit scaled is ok"
+expect_status 0 "--report html" "$TUNE" --report u.h5 --format html -o u.html
+expect_grep "^tune --isolate two.hlo --config &#39;r=[^&]*flags=fuse-converts&#39;" u.html \
+  "HTML: the --isolate command among the copyable ones"
 finish

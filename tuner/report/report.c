@@ -315,6 +315,22 @@ void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_f
   }
 }
 
+void tn_rep_isolate_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
+                        const tn_cand_result *c) {
+  size_t at = 0;
+  buf[0] = '\0';
+  if (!r->part)
+    return;
+  char unit[sizeof r->name + DEV_CONFIG_TEXT_MAX + 2];
+  snprintf(unit, sizeof unit, "%s=%s", r->name, c->config);
+  append(buf, n, &at, "tune --isolate ");
+  append_word(buf, n, &at, r->source);
+  append(buf, n, &at, " --config ");
+  append_word(buf, n, &at, unit);
+  append_inputs(buf, n, &at, r);
+  append_device(buf, n, &at, &in->run->info);
+}
+
 /* The name --reproduce looks the fusion up by: its name, or its group
  * when another fusion of the run has the same name. */
 static const char *fusion_key(const tn_report_input *in, const tn_fusion_result *r) {

@@ -831,6 +831,11 @@ static void groups_block(FILE *f, const tn_report_input *in, const tn_fusion_res
     fputc('\n', f);
     tn_rep_reproduce_cmd(cmd, sizeof cmd, in, r, c);
     x(f, cmd);
+    tn_rep_isolate_cmd(cmd, sizeof cmd, in, r, c);
+    if (cmd[0]) {
+      fputc('\n', f);
+      x(f, cmd);
+    }
     fputs("</pre></li>\n", f);
   }
   fputs("</ul>\n", f);
