@@ -6,7 +6,8 @@
 # and copyable commands), and has no scroll box that clips tables; the
 # Markdown has the same grouping.  elide-convert fires exactly on configs
 # with flags=fuse-converts (tune --list-defects), so every divergent
-# candidate has that flag and no matching one does.
+# candidate has that flag and no matching one does.  The copyable commands
+# are run as printed, and the hero op is marked in the HLO.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 ds="$TUNE_SRCDIR/datasets"
 cd "$TMPD" || exit 1
@@ -45,6 +46,15 @@ for b in chromium chromium-browser google-chrome; do
   fi
 done
 command -v chromium >/dev/null 2>&1 || echo "# note: no chromium: the page is not rendered"
+
+# The hero is marked in the HLO too: softmax's two reductions (its hero
+# kind is reduce), and no other line.
+"$TUNE" --check "$ds/softmax.hlo" --budget 2 -q -o sm.h5 >/dev/null 2>&1
+expect_status 0 "--report html of softmax" "$TUNE" --report sm.h5 --format html -o sm.html
+n=$(grep -c '^<span class="hero">.* = f32\[128\]{0} reduce(' sm.html)
+all=$(grep -c '<span class="hero">' sm.html)
+if [ "$n" -eq 2 ] && [ "$all" -eq 2 ]; then ok "HTML: the hero's two reduce lines are marked, nothing else"
+else not_ok "HTML: $n reduce lines marked as hero, $all hero marks in all"; fi
 
 # ---- the copyable commands run as they are -------------------------------------
 # run_cmd FILE PATTERN: runs the first line of FILE that matches PATTERN
