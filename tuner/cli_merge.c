@@ -89,6 +89,65 @@ static void base_status(const char *out, const tn_run_info *existing, char *buf,
     snprintf(buf, n, "complete"); /* the killed merge created the run */
 }
 
+/* The attributes a sweep adds to its run (cli_sweep.c), carried into the
+ * merged run: from the part that brings the run, or, for a run that lacks
+ * them (an earlier merge that did not carry them), from the first part
+ * that has them.  `shard` names every shard merged in, space-separated,
+ * so a run of merged shards does not claim to be the first alone. */
+static const char *const sweep_keys[] = {"sweep_identity", "sweep_config", "inputs", "shard", "cover_rotation",
+                                         "cover_seed"};
+#define NSWEEP_KEYS (sizeof sweep_keys / sizeof sweep_keys[0])
+
+typedef struct sweep_attrs {
+  char text[NSWEEP_KEYS][2 * 1024 + 2]; /* room for a shard list and one more */
+  tn_store_value vals[NSWEEP_KEYS];
+  int n;
+} sweep_attrs;
+
+/* Whether the space-separated list has word w. */
+static int lists(const char *list, const char *w) {
+  size_t n = strlen(w);
+  for (const char *p = list; (p = strstr(p, w)) != NULL; p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+      return 1;
+  return 0;
+}
+
+/* The values of sweep_keys to set on the merged run (a->vals, a->n). */
+static void carried_sweep_attrs(const char *out, int have, const char *in, const char *run_id, sweep_attrs *a) {
+  hlo_error ignored = {0};
+  char mine[1024], theirs[1024];
+  a->n = 0;
+  if (tn_sweep_run_attr(in, run_id, "sweep_identity", theirs, sizeof theirs, &ignored) != 1)
+    return; /* not a sweep's run */
+  for (size_t k = 0; k < NSWEEP_KEYS; k++) {
+    const char *key = sweep_keys[k];
+    /* Absent and empty read alike; only an unsharded run's shard is
+     * empty on purpose. */
+    if (tn_sweep_run_attr(in, run_id, key, theirs, sizeof theirs, &ignored) < 0 ||
+        (!theirs[0] && strcmp(key, "shard") != 0))
+      continue;
+    int present = have && tn_sweep_run_attr(out, run_id, key, mine, sizeof mine, &ignored) == 1;
+    char *text = a->text[a->n];
+    if (!present)
+      snprintf(text, sizeof a->text[0], "%s", theirs);
+    else if (strcmp(key, "shard") == 0 && theirs[0] && !lists(mine, theirs))
+      snprintf(text, sizeof a->text[0], "%s %s", mine, theirs);
+    else
+      continue;
+    tn_store_value *v = &a->vals[a->n++];
+    memset(v, 0, sizeof *v);
+    v->key = key;
+    if (strcmp(key, "cover_seed") == 0) {
+      v->kind = TN_STORE_U64;
+      v->u = strtoull(text, NULL, 10);
+    } else {
+      v->kind = TN_STORE_STR;
+      v->s = text;
+    }
+  }
+}
+
 static int merge_run(const char *out, const char *in, const tn_stored_run *src, double threshold) {
   hlo_error err = {0};
   tn_stored_run existing;
@@ -99,6 +158,8 @@ static int merge_run(const char *out, const char *in, const tn_stored_run *src, 
     return -1;
   }
   char base[sizeof existing.info.status] = "complete";
+  static sweep_attrs sweep; /* large; merges run one at a time */
+  carried_sweep_attrs(out, have, in, src->info.id, &sweep);
   tn_run_info run = src->info;
   tn_store *s = NULL;
   if (have) {
@@ -134,6 +195,8 @@ static int merge_run(const char *out, const char *in, const tn_stored_run *src, 
         {"slowdown_threshold", TN_STORE_F64, NULL, 0, 0, threshold},
     };
     rc = tn_store_set_run_values(s, NULL, 5, vals, &err);
+    if (rc == 0 && sweep.n > 0)
+      rc = tn_store_set_run_values(s, NULL, sweep.n, sweep.vals, &err);
   }
   if (rc != 0)
     tn_log("%s", err.msg);

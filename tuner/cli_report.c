@@ -65,6 +65,10 @@ int tn_cmd_report(const tn_opts *o) {
     free(out);
     return TN_EXIT_USAGE;
   }
+  /* The run is reported anyway; the report names them too. */
+  if (run.info.defects_unknown[0])
+    fprintf(stderr, "tune: %s: run %s: defects not recognised by this tune (a newer tune wrote the run): %s\n",
+            o->file, run.info.id, run.info.defects_unknown);
   int version = tn_results_schema_version(o->file, &err);
   tn_report_input in = {.results_path = o->file,
                         .run = &run,

@@ -101,6 +101,14 @@ int tn_cmd_reproduce(const tn_opts *o) {
     return TN_EXIT_USAGE;
   }
   int rc = TN_EXIT_USAGE;
+  /* A bundle replays the run's device, which this tune cannot build
+   * without the defects it does not model. */
+  if (run.info.defects_unknown[0]) {
+    fprintf(stderr, "tune: %s: run %s: defects: %s: not a defect this tune models (a newer tune wrote the run)\n",
+            o->file, run.info.id, run.info.defects_unknown);
+    tn_stored_run_free(&run);
+    return TN_EXIT_USAGE;
+  }
   char *minimized = NULL;
   tn_fusion_result minr; /* the minimized module checked again */
   memset(&minr, 0, sizeof minr);

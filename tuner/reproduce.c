@@ -11,6 +11,7 @@
 #include <hdf5.h>
 
 #include "config.h"
+#include "dev_defect.h"
 #include "eval.h"
 #include "h5values.h"
 #include "hlo_parse.h"
@@ -19,15 +20,10 @@
 #include "shquote.h"
 #include "verdict.h"
 
-void tn_repro_device_of_run(const tn_run_info *run, tn_repro_device *out) {
-  memset(out, 0, sizeof *out);
-  snprintf(out->machine, sizeof out->machine, "%s", run->machine);
-  snprintf(out->compiler, sizeof out->compiler, "%s", run->compiler);
-  size_t len = strlen(out->compiler);
-  if (len > 2 && strcmp(out->compiler + len - 2, "+d") == 0)
-    out->compiler[len - 2] = '\0';
-  /* tune.c joins argv with single spaces, so words are arguments. */
-  const char *p = run->command;
+/* The --defect words of a command line (tune.c joins argv with single
+ * spaces, so words are arguments), appended to out->defects. */
+static void command_defects(const char *command, tn_repro_device *out) {
+  const char *p = command;
   int want_value = 0;
   while (*p) {
     while (*p == ' ')
@@ -53,6 +49,47 @@ void tn_repro_device_of_run(const tn_run_info *run, tn_repro_device *out) {
       out->ndefects++;
     }
   }
+}
+
+/* The --defect additions of a schema 2 run, in the catalog's order: the
+ * names of its list `defects` that the profile lacks (a profile that
+ * cannot be loaded here lacks them all, so the device keeps every defect
+ * the run had), and those its command line added although the profile
+ * has them too, so that COMPILER=stable keeps what the user asked for.
+ * The list decides what the device had; the command can only name some
+ * of it (an abbreviated --defe, a command cut at the attribute's length
+ * do not). */
+static void list_defects(const tn_run_info *run, tn_repro_device *out) {
+  dev_compiler profile;
+  hlo_error ignored = {0};
+  uint32_t added = run->defects;
+  if (dev_compiler_find(out->compiler[0] ? out->compiler : "stable", &profile, &ignored) == 0)
+    added &= ~profile.defects;
+  tn_repro_device named;
+  memset(&named, 0, sizeof named);
+  command_defects(run->command, &named);
+  for (int i = 0; i < named.ndefects; i++) {
+    int d = dev_defect_from_name(named.defects[i]);
+    if (d >= 0)
+      added |= run->defects & (1u << d);
+  }
+  for (int d = 0; d < DEV_DEFECT_COUNT && out->ndefects < TN_REPRO_MAX_DEFECTS; d++)
+    if ((added >> d) & 1u)
+      snprintf(out->defects[out->ndefects++], sizeof out->defects[0], "%s", dev_defect_name((dev_defect)d));
+}
+
+void tn_repro_device_of_run(const tn_run_info *run, tn_repro_device *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->machine, sizeof out->machine, "%s", run->machine);
+  snprintf(out->compiler, sizeof out->compiler, "%s", run->compiler);
+  size_t len = strlen(out->compiler);
+  int added = len > 2 && strcmp(out->compiler + len - 2, "+d") == 0;
+  if (added)
+    out->compiler[len - 2] = '\0';
+  if (!run->defects_known)
+    command_defects(run->command, out); /* schema 1: only the command has them */
+  else if (added)
+    list_defects(run, out);
 }
 
 typedef int (*write_fn)(FILE *f, const tn_repro_bundle *b);

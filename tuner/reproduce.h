@@ -33,8 +33,9 @@
 #define TN_REPRO_MAX_DEFECTS 32
 
 /* How a run's device is named on a command line: the run records the
- * compiler as "NAME+d" when --defect options were added, and the options
- * themselves only in its command line. */
+ * compiler as "NAME+d" when --defect options were added; the added
+ * defects are those of its list `defects` that the profile lacks (schema
+ * 2), or the --defect words of its command line (schema 1). */
 typedef struct tn_repro_device {
   char machine[64];
   char compiler[64];

@@ -26,6 +26,9 @@ if ! has_runs small.h5 1; then not_ok "setup: --check -o small.h5"; finish; exit
 if "$PYTHON3" -c 'import h5py' 2>/dev/null; then
   "$TUNE" --check "$ds/qat_residual_f16.hlo" --defect elide-convert --budget 16 -q -o r.h5 >/dev/null 2>&1
   # edit FILE COMPILER EXTRA_COMMAND NAME: what anyone holding the file can do.
+  # A run with a `defects` list gets its defect names from it, and only
+  # names this tune models; without one (as in schema 1) they come from the
+  # command line, where anything goes: extra --defect words drop the list.
   edit() {
     "$PYTHON3" - "$@" <<'PY'
 import sys, h5py
@@ -34,6 +37,8 @@ with h5py.File(path, 'a') as f:
     run = f['runs'][list(f['runs'])[0]]
     run.attrs['compiler'] = compiler
     run.attrs['command'] = run.attrs['command'] + extra
+    if '--defect' in extra and 'defects' in run.attrs:
+        del run.attrs['defects']
     for fu in run['fusions'].values():
         fu.attrs['name'] = name
     print(list(run['fusions'])[0])

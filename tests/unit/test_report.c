@@ -543,10 +543,12 @@ static int python_check(const char *code, const char *text, const char *name) {
 static void test_md(void **state) {
   (void)state;
   char *s = render(TN_REPORT_MD);
-  /* The reproducer: the exact config text, the seed, the run's machine,
-   * the compiler without its "+d" mark, and the defect from the command. */
+  /* The reproducer: the exact config text, the seed, the input profile
+   * (the fixture's zeroed one is naive, not --check's default), the run's
+   * machine, the compiler without its "+d" mark, and the defect the
+   * command added (the profile has it too). */
   HAS(s, "tune --check datasets/thing.hlo --only '" RFX_DIVERGENT_CONFIG
-         "' --seed 42 --machine tpu-v5e --compiler nightly --defect elide-convert");
+         "' --seed 42 --profile naive --machine tpu-v5e --compiler nightly --defect elide-convert");
   HAS(s, "tune --reproduce X.h5 --fusion fused_thing --candidate 1 -o repro-fused_thing-1");
   /* The tolerance and the metrics, both sides. */
   HAS(s, "atol = 2.5e-06, rtol = 3e-05");

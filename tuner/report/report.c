@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inputs.h"
 #include "report_internal.h"
+#include "reproduce.h"
 
 static const char *const format_names[] = {
     [TN_REPORT_HTML] = "html", [TN_REPORT_MD] = "md", [TN_REPORT_JSON] = "json", [TN_REPORT_JUNIT] = "junit"};
@@ -268,37 +270,30 @@ static void append_word(char *buf, size_t n, size_t *at, const char *s) {
   append(buf, n, at, "'");
 }
 
-/* The --defect options recorded in the run's command line (joined with
- * spaces by tune.c), appended as " --defect NAME" each. */
-static void append_defects(char *buf, size_t n, size_t *at, const char *command) {
-  const char *p = command;
-  bool want_value = false;
-  while (*p) {
-    while (*p == ' ')
-      p++;
-    const char *start = p;
-    while (*p && *p != ' ')
-      p++;
-    size_t len = (size_t)(p - start);
-    if (len == 0)
-      break;
-    char word[128];
-    if (len >= sizeof word) {
-      want_value = false;
-      continue;
-    }
-    memcpy(word, start, len);
-    word[len] = '\0';
-    if (want_value) {
-      append(buf, n, at, " --defect ");
-      append_word(buf, n, at, word);
-      want_value = false;
-    } else if (strcmp(word, "--defect") == 0) {
-      want_value = true;
-    } else if (strncmp(word, "--defect=", 9) == 0 && word[9]) {
-      append(buf, n, at, " --defect ");
-      append_word(buf, n, at, word + 9);
-    }
+/* " --seed N [--profile P]": how the inputs were synthesised (the
+ * profile only when it is not --check's default). */
+static void append_inputs(char *buf, size_t n, size_t *at, const tn_fusion_result *r) {
+  append(buf, n, at, " --seed %llu", (unsigned long long)r->seed);
+  if (r->profile != CHK_INPUTS_CONSTRAINED)
+    append(buf, n, at, " --profile %s", chk_inputs_profile_name((chk_inputs_profile)r->profile));
+}
+
+/* " --machine M --compiler C --defect D...": the run's device, the
+ * profile and its --defect additions as --reproduce names them. */
+static void append_device(char *buf, size_t n, size_t *at, const tn_run_info *run) {
+  if (run->machine[0]) {
+    append(buf, n, at, " --machine ");
+    append_word(buf, n, at, run->machine);
+  }
+  tn_repro_device d;
+  tn_repro_device_of_run(run, &d);
+  if (d.compiler[0]) {
+    append(buf, n, at, " --compiler ");
+    append_word(buf, n, at, d.compiler);
+  }
+  for (int i = 0; i < d.ndefects; i++) {
+    append(buf, n, at, " --defect ");
+    append_word(buf, n, at, d.defects[i]);
   }
 }
 
@@ -311,22 +306,29 @@ void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_f
   append_word(buf, n, &at, r->source);
   append(buf, n, &at, " --only ");
   append_word(buf, n, &at, c->config);
-  append(buf, n, &at, " --seed %llu", (unsigned long long)r->seed);
-  if (run->machine[0]) {
-    append(buf, n, &at, " --machine ");
-    append_word(buf, n, &at, run->machine);
+  append_inputs(buf, n, &at, r);
+  append_device(buf, n, &at, run);
+  /* A unit of a larger module: only it takes the --only config. */
+  if (r->part) {
+    append(buf, n, &at, " --fusion ");
+    append_word(buf, n, &at, r->name);
   }
-  /* cli_check marks a profile with extra defects as "NAME+d". */
-  char compiler[sizeof run->compiler];
-  snprintf(compiler, sizeof compiler, "%s", run->compiler);
-  size_t len = strlen(compiler);
-  if (len > 2 && strcmp(compiler + len - 2, "+d") == 0)
-    compiler[len - 2] = '\0';
-  if (compiler[0]) {
-    append(buf, n, &at, " --compiler ");
-    append_word(buf, n, &at, compiler);
-  }
-  append_defects(buf, n, &at, run->command);
+}
+
+void tn_rep_isolate_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
+                        const tn_cand_result *c) {
+  size_t at = 0;
+  buf[0] = '\0';
+  if (!r->part)
+    return;
+  char unit[sizeof r->name + DEV_CONFIG_TEXT_MAX + 2];
+  snprintf(unit, sizeof unit, "%s=%s", r->name, c->config);
+  append(buf, n, &at, "tune --isolate ");
+  append_word(buf, n, &at, r->source);
+  append(buf, n, &at, " --config ");
+  append_word(buf, n, &at, unit);
+  append_inputs(buf, n, &at, r);
+  append_device(buf, n, &at, &in->run->info);
 }
 
 /* The name --reproduce looks the fusion up by: its name, or its group

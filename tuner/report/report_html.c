@@ -831,6 +831,11 @@ static void groups_block(FILE *f, const tn_report_input *in, const tn_fusion_res
     fputc('\n', f);
     tn_rep_reproduce_cmd(cmd, sizeof cmd, in, r, c);
     x(f, cmd);
+    tn_rep_isolate_cmd(cmd, sizeof cmd, in, r, c);
+    if (cmd[0]) {
+      fputc('\n', f);
+      x(f, cmd);
+    }
     fputs("</pre></li>\n", f);
   }
   fputs("</ul>\n", f);
@@ -969,6 +974,8 @@ static void overview(FILE *f, const tn_report_input *in) {
   fputs("</td></tr>\n", f);
   kv_text(f, "machine", ri->machine);
   kv_text(f, "compiler", ri->compiler);
+  if (ri->defects_unknown[0])
+    kv_text(f, "defects not recognised", ri->defects_unknown);
   char buf[32];
   snprintf(buf, sizeof buf, "%" PRIu64, ri->seed);
   kv_text(f, "seed", buf);

@@ -37,15 +37,21 @@ void tn_rep_bbox(char *buf, size_t n, const chk_metrics *m);
 void tn_rep_time(char *buf, size_t n, double seconds);
 
 /* The reproducer commands of candidate c of fusion r, shell-quoted:
- *   tune --check SOURCE --only 'CONFIG' --seed N --machine M --compiler C
- *        [--defect D]...
+ *   tune --check SOURCE --only 'CONFIG' --seed N [--profile P] --machine M
+ *        --compiler C [--defect D]... [--fusion NAME]
  *   tune --reproduce RESULTS.h5 --fusion NAME --candidate ID -o DIR
- * The defects come from the run's recorded command line (the run's
- * compiler attribute only says "+d" when some were given). */
+ *   tune --isolate SOURCE --config 'NAME=CONFIG' --seed N [--profile P]
+ *        --machine M --compiler C [--defect D]...
+ * The defects are the run's additions to its profile, as --reproduce
+ * names them (tn_repro_device_of_run).  The --isolate command is "" for a
+ * fusion that is not a unit of a larger module: --isolate refuses a file
+ * that is one kernel. */
 void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
                       const tn_cand_result *c);
 void tn_rep_reproduce_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
                           const tn_cand_result *c);
+void tn_rep_isolate_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
+                        const tn_cand_result *c);
 /* The bundle folder tn_rep_reproduce_cmd names: "repro-NAME-ID". */
 void tn_rep_bundle_dir(char *buf, size_t n, const tn_fusion_result *r, const tn_cand_result *c);
 

@@ -205,6 +205,8 @@ static void run_info(FILE *f, int ind, const tn_run_info *ri) {
   kstr(f, ind, "command", ri->command, false);
   kstr(f, ind, "machine", ri->machine, false);
   kstr(f, ind, "compiler", ri->compiler, false);
+  if (ri->defects_unknown[0])
+    kstr(f, ind, "defects_unknown", ri->defects_unknown, false);
   key(f, ind, "seed", false);
   fprintf(f, "%" PRIu64, ri->seed);
   kstr(f, ind, "host", ri->host, false);

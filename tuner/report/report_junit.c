@@ -133,6 +133,8 @@ static void testsuite(FILE *f, const tn_report_input *in, const tn_stored_fusion
   property(f, "group", sf->group);
   property(f, "machine", run->machine);
   property(f, "compiler", run->compiler);
+  if (run->defects_unknown[0])
+    property(f, "defects_unknown", run->defects_unknown);
   snprintf(buf, sizeof buf, "%" PRIu64, r->seed);
   property(f, "seed", buf);
   property(f, "default_config", r->ncands > 0 ? r->cands[0].config : "");

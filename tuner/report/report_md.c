@@ -112,6 +112,10 @@ static void run_header(FILE *f, const tn_report_input *in) {
   md_cell_code(f, run->machine);
   fputs(" |\n| compiler | ", f);
   md_cell_code(f, run->compiler);
+  if (run->defects_unknown[0]) {
+    fputs(" |\n| defects not recognised | ", f);
+    md_cell_code(f, run->defects_unknown);
+  }
   fprintf(f, " |\n| seed | %" PRIu64 " |\n| command | ", run->seed);
   md_cell_code(f, run->command);
   fputs(" |\n| host | ", f);
@@ -239,13 +243,17 @@ static void finding(FILE *f, const tn_report_input *in, const tn_stored_fusion *
   fputs("- **Metrics:**\n\n", f);
   metrics_table(f, c);
   peak_values(f, r, c);
-  fputs("- **Reproduce** (the first command checks just this config; the second writes a hermetic bundle):\n\n"
-        "  ```sh\n  ",
-        f);
+  fprintf(f, "- **Reproduce** (the first command checks just this config; the second writes a hermetic bundle%s):\n\n"
+          "  ```sh\n  ",
+          r->part ? "; the third runs the whole module with it and names the culprit fusion" : "");
   tn_rep_check_cmd(cmd, sizeof cmd, in, r, c);
   fprintf(f, "%s\n  ", cmd);
   tn_rep_reproduce_cmd(cmd, sizeof cmd, in, r, c);
-  fprintf(f, "%s\n  ```\n\n", cmd);
+  fprintf(f, "%s\n", cmd);
+  tn_rep_isolate_cmd(cmd, sizeof cmd, in, r, c);
+  if (cmd[0])
+    fprintf(f, "  %s\n", cmd);
+  fputs("  ```\n\n", f);
   tn_rep_bundle_dir(dir, sizeof dir, r, c);
   fputs("- **Attach:**\n  - ", f);
   md_code(f, r->source);

@@ -721,6 +721,7 @@ static const col_doc fusion_attr_docs[] = {
     {"seed", "", "input synthesis seed"},
     {"fingerprint", "", "FNV-1a of the canonical HLO (the group's name)"},
     {"unit", "", "SOURCE:NAME, unique across the files of a run"},
+    {"part", "", "1 when the fusion is one unit of a larger module (its --check needs --fusion NAME), else 0"},
     {"space_candidates", "candidates", "size of the candidate space, the default included"},
     {"cut", "", "what left candidates unchecked: none, budget, time-budget or stop"},
     {"inputs_from", "", "graph (captured from the module) or synthetic"},
@@ -760,7 +761,7 @@ static const col_doc run_attr_docs[] = {
     {"sweep_identity", "", "sweep file, machine and shard: a resumed sweep continues the run of its identity"},
     {"sweep_config", "", "the sweep file of the run"},
     {"inputs", "", "input profile of the sweep"},
-    {"shard", "", "K/N for the K-th of N shards; empty when not sharded"},
+    {"shard", "", "K/N for the K-th of N shards; empty when not sharded; a merged run lists its shards"},
     {"slowdown_threshold", "ratio", "a default config slower than the previous run's by more is a slowdown"},
     {"cover_rotation", "", "UTC date (YYYYMMDD) the pairwise cover's seed was rotated with"},
     {"cover_seed", "", "seed of the pairwise cover of every fusion of the run"},
@@ -1221,7 +1222,8 @@ static int set_unit_attr(hid_t g, const tn_fusion_result *r, hlo_error *err) {
   if (tn_h5_attr_set_str(g, "unit", unit, err) != 0 ||
       tn_h5_attr_set_i64(g, "space_candidates", r->space_size, err) != 0 ||
       tn_h5_attr_set_str(g, "cut", cut, err) != 0 ||
-      tn_h5_attr_set_str(g, "inputs_from", r->inputs_from[0] ? r->inputs_from : "synthetic", err) != 0)
+      tn_h5_attr_set_str(g, "inputs_from", r->inputs_from[0] ? r->inputs_from : "synthetic", err) != 0 ||
+      tn_h5_attr_set_i64(g, "part", r->part, err) != 0)
     return -1;
   /* Graph-captured inputs cannot be synthesised again from the seed:
    * they are kept, like --eval's, as inputs/<k>. */
@@ -1537,6 +1539,14 @@ static tn_store *begin_run(const char *path, tn_run_info *run, bool undoable, hl
   /* A caller-chosen id is kept (made unique); otherwise the time and pid. */
   if (strchr(run->id, '/') || strcmp(run->id, ".") == 0) {
     tn_h5_fail(err, "%s: run id '%s' is not a valid group name", path, run->id);
+    return NULL;
+  }
+  /* The list `defects` is written from the bits, which cannot hold a
+   * defect this tune does not model (a run read from a newer tune's file,
+   * carried by --merge): dropping its name would change the run. */
+  if (run->defects_unknown[0]) {
+    tn_h5_fail(err, "%s: run %s: defects: %s: not a defect this tune models (a newer tune wrote the run); "
+               "refusing to write the run without it", path, run->id, run->defects_unknown);
     return NULL;
   }
   if (!run->id[0]) {

@@ -69,6 +69,12 @@ typedef struct tn_run_info {
    * without the list rather than with a guessed one. */
   uint32_t defects;
   int defects_known;
+  /* The names in `defects` that this tune does not model (a newer tune
+   * wrote them), joined by ", "; "" when none.  A report shows the run and
+   * names them; whatever must rebuild the run's device or write the run
+   * back (--reproduce, tn_store_begin_run, tn_store_reopen_run) refuses
+   * it rather than drop them. */
+  char defects_unknown[256];
 } tn_run_info;
 
 typedef struct tn_store tn_store; /* an open results file (path + run) */

@@ -126,7 +126,9 @@ static hid_t open_results(const char *path, char *tool_version, size_t tvlen, hl
 
 /* The list attribute `defects` (schema 2) into a bit per dev_defect;
  * absent (schema 1) leaves defects_known 0.  A name this tune does not
- * know is an error: the run's device cannot be rebuilt without it. */
+ * know (a newer tune's defect) goes to defects_unknown rather than failing
+ * the read: a report of the run is still worth having, and the callers
+ * that need the whole device refuse the run themselves (store.h). */
 static int read_defects(hid_t g, tn_run_info *ri, hlo_error *err) {
   if (H5Aexists(g, "defects") <= 0)
     return 0;
@@ -159,11 +161,13 @@ static int read_defects(hid_t g, tn_run_info *ri, hlo_error *err) {
   ri->defects = 0;
   for (hssize_t i = 0; i < n; i++) {
     int d = names[i] ? dev_defect_from_name(names[i]) : -1;
-    if (d < 0) {
-      tn_h5_fail(err, "defects: '%s' is not a defect this tune models", names[i] ? names[i] : "");
-      goto done;
+    if (d >= 0) {
+      ri->defects |= 1u << d;
+      continue;
     }
-    ri->defects |= 1u << d;
+    size_t at = strlen(ri->defects_unknown);
+    snprintf(ri->defects_unknown + at, sizeof ri->defects_unknown - at, "%s%s", at ? ", " : "",
+             names[i] ? names[i] : "");
   }
   ri->defects_known = 1;
   rc = 0;
@@ -777,6 +781,12 @@ static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, si
       return hlo_error_set(err, 0, 0, "unknown input profile '%s' in the results file", prof);
     r->profile = (int)p;
   }
+  /* Files written before it have no `part`: their fusions read as files
+   * of one kernel. */
+  int64_t part = 0;
+  if (H5Aexists(g, "part") > 0 && get_i64(g, "part", &part, err) != 0)
+    return -1;
+  r->part = part != 0;
   return 0;
 }
 
