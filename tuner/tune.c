@@ -109,6 +109,8 @@ static void usage(FILE *f) {
         "                          candidate that a --check or --sweep of this module stored\n"
         "                          (--run ID picks the run; default the latest); --config\n"
         "                          wins over it\n"
+        "  -o RESULTS.h5           also store the isolation as a new run of RESULTS.h5\n"
+        "                          (tune --report renders it)\n"
         "\n"
         "Options of --check:\n"
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
@@ -290,7 +292,7 @@ static const struct {
   int opt;
   unsigned modes;
 } applies[] = {
-    {'o', M(PRINT) | M(EVAL) | M(SPACE) | M(CHECK) | M(REPORT) | M(REPRODUCE) | M(SWEEP) | M(FUZZ)},
+    {'o', M(PRINT) | M(EVAL) | M(SPACE) | M(CHECK) | M(REPORT) | M(REPRODUCE) | M(SWEEP) | M(FUZZ) | M(ISOLATE)},
     {'q', M(SPACE) | M(CHECK) | M(REPRODUCE) | M(FUZZ)},
     {OPT_NO_VERIFY, M(PRINT) | M(EVAL)},
     {OPT_SEED, M(EVAL) | M(CHECK) | M(FUZZ) | M(ISOLATE)},
