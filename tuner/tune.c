@@ -855,8 +855,14 @@ static int tune_main(int argc, char **argv) {
     return tn_cmd_report(&o);
   case TN_MODE_REPRODUCE:
     return tn_cmd_reproduce(&o);
-  case TN_MODE_ISOLATE:
-    return tn_cmd_isolate(&o);
+  case TN_MODE_ISOLATE: {
+    /* -o records the command in the run (its defects make the reproducers) */
+    char *cmd = join_args(argc, argv);
+    o.command_line = cmd;
+    int rc = tn_cmd_isolate(&o);
+    free(cmd);
+    return rc;
+  }
   case TN_MODE_NONE:
   default:
     fputs("tune: no mode given\nTry 'tune --help' for more information.\n", stderr);

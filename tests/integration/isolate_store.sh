@@ -59,6 +59,8 @@ assert run.attrs["status"] == b"complete" or run.attrs["status"] == "complete", 
 g = run["isolation"]
 def s(x):
     return x.decode() if isinstance(x, bytes) else str(x)
+assert "--defect elide-convert" in s(run.attrs["command"]), run.attrs["command"]
+assert "elide-convert" in [s(d) for d in run.attrs["defects"]], run.attrs["defects"]
 assert s(g.attrs["source"]).endswith("train_step.hlo")
 assert int(g.attrs["units"]) == 12 and int(g.attrs["culprits"]) == 1
 described = set(s(x) for x in g.attrs["attributes"]["name"])
