@@ -302,9 +302,14 @@ static void append_defects(char *buf, size_t n, size_t *at, const char *command)
   }
 }
 
+void tn_rep_shell_word(char *buf, size_t n, const char *s) {
+  size_t at = 0;
+  buf[0] = '\0';
+  append_word(buf, n, &at, s);
+}
+
 void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
                       const tn_cand_result *c) {
-  const tn_run_info *run = &in->run->info;
   size_t at = 0;
   buf[0] = '\0';
   append(buf, n, &at, "tune --check ");
@@ -312,6 +317,14 @@ void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_f
   append(buf, n, &at, " --only ");
   append_word(buf, n, &at, c->config);
   append(buf, n, &at, " --seed %llu", (unsigned long long)r->seed);
+  if (at < n)
+    tn_rep_device_args(buf + at, n - at, in);
+}
+
+void tn_rep_device_args(char *buf, size_t n, const tn_report_input *in) {
+  const tn_run_info *run = &in->run->info;
+  size_t at = 0;
+  buf[0] = '\0';
   if (run->machine[0]) {
     append(buf, n, &at, " --machine ");
     append_word(buf, n, &at, run->machine);

@@ -46,6 +46,11 @@ void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_f
                       const tn_cand_result *c);
 void tn_rep_reproduce_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
                           const tn_cand_result *c);
+/* The device options of the run's reproducers: " --machine M --compiler C
+ * [--defect D]..." (what tn_rep_check_cmd ends with). */
+void tn_rep_device_args(char *buf, size_t n, const tn_report_input *in);
+/* s as one word for a POSIX shell, quoted only when it needs to be. */
+void tn_rep_shell_word(char *buf, size_t n, const char *s);
 /* The bundle folder tn_rep_reproduce_cmd names: "repro-NAME-ID". */
 void tn_rep_bundle_dir(char *buf, size_t n, const tn_fusion_result *r, const tn_cand_result *c);
 
@@ -89,5 +94,10 @@ int tn_rep_png_uri(FILE *f, const unsigned char *rgb, int w, int h);
 
 /* 0, or -1 with err when f has seen a write error. */
 int tn_rep_check_stream(FILE *f, hlo_error *err);
+
+/* The isolation a run holds (report_isolate.c, store_isolate.h): 1 when
+ * written, 0 when the run has none, -1 with err. */
+int tn_rep_isolate_html(FILE *f, const tn_report_input *in, hlo_error *err);
+int tn_rep_isolate_md(FILE *f, const tn_report_input *in, hlo_error *err);
 
 #endif
