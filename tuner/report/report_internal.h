@@ -95,8 +95,8 @@ int tn_rep_png_uri(FILE *f, const unsigned char *rgb, int w, int h);
 /* 0, or -1 with err when f has seen a write error. */
 int tn_rep_check_stream(FILE *f, hlo_error *err);
 
-/* The isolation a run holds (report_isolate.c, store_isolate.h): 1 when
- * written, 0 when the run has none, -1 with err. */
+/* The run's isolation, in->isolation (report_isolate.c): 1 when
+ * written, 0 when there is none. */
 int tn_rep_isolate_html(FILE *f, const tn_report_input *in, hlo_error *err);
 int tn_rep_isolate_md(FILE *f, const tn_report_input *in, hlo_error *err);
 

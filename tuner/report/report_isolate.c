@@ -338,48 +338,47 @@ static void culprit_html(FILE *f, const tn_report_input *in, const tn_stored_iso
 }
 
 int tn_rep_isolate_html(FILE *f, const tn_report_input *in, hlo_error *err) {
-  tn_stored_isolation iso;
-  int rc = tn_results_read_isolation(in->results_path, in->run->info.id, &iso, err);
-  if (rc <= 0)
-    return rc;
+  (void)err;
+  const tn_stored_isolation *iso = in->isolation;
+  if (!iso)
+    return 0;
   fputs("<style>svg.isograph{display:block;max-width:100%;height:auto}"
         "table.isoinstr tr.first td{background:#fcd5d2;font-weight:600}td.bad{color:#b71c1c}"
         "table.peak td.box{background:#fff8e1}code.first{background:#fcd5d2;padding:0 4px}"
         ".tensor{margin:0 0 10px}</style>\n",
         f);
   fputs("<section class=\"card isolation\" id=\"isolation\">\n<h2>Isolation of <code>", f);
-  x(f, iso.source);
-  fprintf(f, "</code></h2>\n<p class=\"sub\">%d unit%s, %d culprit%s", iso.nunits, iso.nunits == 1 ? "" : "s",
-          iso.nculprits, iso.nculprits == 1 ? "" : "s");
-  if (iso.program.done)
-    fprintf(f, " &#183; program vs reference: %s (max rel %.3g)", iso.program.differs ? "differs" : "within",
-            iso.program.max_rel);
+  x(f, iso->source);
+  fprintf(f, "</code></h2>\n<p class=\"sub\">%d unit%s, %d culprit%s", iso->nunits, iso->nunits == 1 ? "" : "s",
+          iso->nculprits, iso->nculprits == 1 ? "" : "s");
+  if (iso->program.done)
+    fprintf(f, " &#183; program vs reference: %s (max rel %.3g)", iso->program.differs ? "differs" : "within",
+            iso->program.max_rel);
   fputs("</p>\n<h3>Fusion graph (program order; edges: which unit reads which)</h3>\n", f);
-  graph_svg(f, &iso);
+  graph_svg(f, iso);
   fputs("</section>\n", f);
-  for (int k = 0; k < iso.nculprits; k++)
-    culprit_html(f, in, &iso, &iso.culprits[k]);
-  tn_stored_isolation_free(&iso);
+  for (int k = 0; k < iso->nculprits; k++)
+    culprit_html(f, in, iso, &iso->culprits[k]);
   return 1;
 }
 
 /* ---- Markdown ------------------------------------------------------------------ */
 
 int tn_rep_isolate_md(FILE *f, const tn_report_input *in, hlo_error *err) {
-  tn_stored_isolation iso;
-  int rc = tn_results_read_isolation(in->results_path, in->run->info.id, &iso, err);
-  if (rc <= 0)
-    return rc;
-  fprintf(f, "## Isolation of `%s`\n\n", iso.source);
-  fprintf(f, "**%d unit%s isolated: %d culprit%s.**\n\n", iso.nunits, iso.nunits == 1 ? "" : "s", iso.nculprits,
-          iso.nculprits == 1 ? "" : "s");
-  for (int k = 0; k < iso.nculprits; k++) {
-    const tn_siso_culprit *c = &iso.culprits[k];
-    const tn_siso_unit *u = &iso.units[c->unit];
+  (void)err;
+  const tn_stored_isolation *iso = in->isolation;
+  if (!iso)
+    return 0;
+  fprintf(f, "## Isolation of `%s`\n\n", iso->source);
+  fprintf(f, "**%d unit%s isolated: %d culprit%s.**\n\n", iso->nunits, iso->nunits == 1 ? "" : "s", iso->nculprits,
+          iso->nculprits == 1 ? "" : "s");
+  for (int k = 0; k < iso->nculprits; k++) {
+    const tn_siso_culprit *c = &iso->culprits[k];
+    const tn_siso_unit *u = &iso->units[c->unit];
     fprintf(f, "### %d. `%s`: %s\n\n", (int)u->rank, u->name, u->cls);
     fprintf(f, "Fusion `%s` of `%s` is a %s: with config `%s`, its output differs from the reference by a max "
                "relative error of %.3g",
-            u->name, iso.source, u->cls, u->config, u->max_rel);
+            u->name, iso->source, u->cls, u->config, u->max_rel);
     if (u->fr.done && !u->fr.within)
       fprintf(f, " (%lld of %lld elements)", (long long)u->fr.mismatches, (long long)u->fr.count);
     if (u->ur.done)
@@ -415,13 +414,12 @@ int tn_rep_isolate_md(FILE *f, const tn_report_input *in, hlo_error *err) {
     }
     char cmd[4096];
     fputs("\n\nReproduce:\n\n```sh\n", f);
-    iso_cmd(cmd, sizeof cmd, in, &iso, u);
+    iso_cmd(cmd, sizeof cmd, in, iso, u);
     fprintf(f, "%s\n", cmd);
-    check_cmd(cmd, sizeof cmd, in, &iso, u);
+    check_cmd(cmd, sizeof cmd, in, iso, u);
     fprintf(f, "%s\n```\n\n", cmd);
   }
-  if (iso.nculprits == 0)
+  if (iso->nculprits == 0)
     fputs("Every unit is `ok`.\n\n", f);
-  tn_stored_isolation_free(&iso);
   return 1;
 }
