@@ -12,6 +12,7 @@
 # diverging instruction is back (a convert) and its operand h is right.
 # The reproducers name the module, the unit, its config, seed 0 and the
 # defect; the --check one, run, finds the divergence again (exit 1).
+# --reproduce of the isolation run says how to bundle the culprit alone.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 ds="$TUNE_SRCDIR/datasets"
 if [ ! -f "$ds/train_step.hlo" ]; then echo "skip: no multi-fusion datasets"; exit 77; fi
@@ -40,6 +41,27 @@ eval "$cmd" >repro.out 2>&1
 st=$?
 if [ "$st" -eq 1 ]; then ok "md: the --check reproducer finds the divergence (exit 1)"; else
   not_ok "md: the --check reproducer exits $st, wanted 1"; tail -n 3 repro.out | sed 's/^/  # /'; fi
+
+# --reproduce of the isolation run names no stored candidate; it says how
+# to bundle the culprit alone, and that way gives a bundle of qat_residual
+# alone (one fusion) that still diverges.  Candidate 1: the default of
+# qat_residual does not have fuse-converts (isolate.sh: no default meets a
+# trigger), so the --only config is a second candidate.
+expect_status 2 "--reproduce of an isolation run is refused" "$TUNE" --reproduce r.h5 --fusion qat_residual \
+  --candidate 1 -o bundle
+cp "$TMPD/err" repro.err
+expect_grep "is an isolation of train_step.hlo, where qat_residual is fusion-bug" repro.err \
+  "--reproduce says the run is an isolation"
+expect_grep "^  tune --check 'train_step.hlo' --fusion 'qat_residual' --only '[^']*flags=fuse-converts' --seed 0 .*--defect 'elide-convert' -o CHECK.h5\$" \
+  repro.err "--reproduce prints the --check that stores the culprit alone"
+cmd=$(sed -n 's/^  tune --check /"$TUNE" --check /p' repro.err | sed 's/CHECK\.h5$/c.h5/')
+eval "$cmd" >/dev/null 2>&1
+expect_status 0 "--reproduce of that --check run" "$TUNE" --reproduce c.h5 --fusion qat_residual --candidate 1 -o bundle
+n=$(grep -c ' fusion(' bundle/fusion.hlo)
+if [ "$n" = 1 ]; then ok "the bundle holds the culprit fusion alone"; else not_ok "the bundle holds $n fusions"; fi
+(cd bundle && PATH="$(dirname "$TUNE"):$PATH" sh run.sh >/dev/null 2>&1)
+st=$?
+if [ "$st" -eq 1 ]; then ok "the bundle's run.sh still diverges (exit 1)"; else not_ok "run.sh exits $st, wanted 1"; fi
 
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 if [ -z "$CHROME" ] || ! command -v python3 >/dev/null 2>&1; then echo "# no chromium or python3: HTML skipped"; finish; exit $?; fi
