@@ -9,6 +9,9 @@
 #include "cli.h"
 #include "cli_env.h"
 #include "isolate.h"
+#include "isolate_store.h"
+#include "lock.h"
+#include "outpath.h"
 #include "shquote.h"
 #include "store/h5values.h"
 #include "store/store_read.h"
@@ -156,6 +159,27 @@ static int from_results(const tn_opts *o, const char *file, const hlo_module *m,
   tn_stored_run_free(&run);
   tn_units_free(&mu);
   return n;
+}
+
+/* -o RESULTS.h5: the isolation as a new run, written like every results
+ * file: through a link into its target, never over the module, and under
+ * the file's lock (lock.h). */
+static int store_result(const tn_opts *o, const hlo_module *m, const tn_iso_result *r, const tn_check_env *env) {
+  hlo_error err = {0};
+  int lock = -1, rc = -1;
+  char *out = tn_out_resolve(o->output, &err);
+  if (out && tn_out_refuse_input(out, 1, &o->file, &err) == 0 && tn_lock_take(out, &lock, &err) == 0) {
+    tn_iso_store_run run = {.command = o->command_line ? o->command_line : "tune --isolate",
+                            .machine = env->machine.name, .compiler = env->compiler.name,
+                            .defects = env->compiler.defects, .seed = o->seed, .source = o->file,
+                            .inputs = o->inputs};
+    rc = tn_iso_store(out, m, r, &run, &err);
+    tn_lock_release(lock);
+  }
+  if (rc != 0)
+    fprintf(stderr, "tune: %s\n", err.msg);
+  free(out);
+  return rc;
 }
 
 int tn_cmd_isolate(const tn_opts *o) {
@@ -329,6 +353,8 @@ int tn_cmd_isolate(const tn_opts *o) {
     fprintf(stderr, "tune: %s: no unit could be isolated\n", o->file);
     rc = TN_EXIT_USAGE;
   }
+  if (o->output && store_result(o, m, &r, &env) != 0)
+    rc = TN_EXIT_USAGE;
   tn_iso_result_free(&r);
   for (int k = 0; args && k < nargs; k++)
     hlo_value_unref(args[k]);

@@ -69,8 +69,18 @@ int tn_cmd_report(const tn_opts *o) {
   if (run.info.defects_unknown[0])
     fprintf(stderr, "tune: %s: run %s: defects not recognised by this tune (a newer tune wrote the run): %s\n",
             o->file, run.info.id, run.info.defects_unknown);
+  tn_stored_isolation iso;
+  int has_iso = tn_results_read_isolation(o->file, run.info.id, &iso, &err);
+  if (has_iso < 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    tn_stored_run_free(&run);
+    free(runs);
+    free(out);
+    return TN_EXIT_USAGE;
+  }
   int version = tn_results_schema_version(o->file, &err);
   tn_report_input in = {.results_path = o->file,
+                        .isolation = has_iso ? &iso : NULL,
                         .run = &run,
                         .runs = runs,
                         .nruns = nruns,
@@ -84,6 +94,8 @@ int tn_cmd_report(const tn_opts *o) {
     if (rc != 0)
       fprintf(stderr, "tune: %s\n", err.msg);
   }
+  if (has_iso)
+    tn_stored_isolation_free(&iso);
   tn_stored_run_free(&run);
   free(runs);
   free(out);

@@ -17,6 +17,7 @@
 #include "reproduce.h"
 #include "shquote.h"
 #include "store/h5values.h"
+#include "store/store_isolate.h"
 #include "store/store_read.h"
 #include "sweep.h"
 
@@ -81,6 +82,48 @@ static void results_version(const char *path, char *buf, size_t len) {
   tn_h5_close(f, &err);
 }
 
+/* An isolation run (tune --isolate -o) stores no candidates to bundle:
+ * when it names the unit, say how to get a bundle of that unit alone (a
+ * --check of one unit of a module runs on the operands the module's
+ * evaluation gives it, as the isolation did). */
+static void isolation_hint(const tn_opts *o, const tn_stored_run *run) {
+  tn_stored_isolation iso;
+  hlo_error err = {0};
+  if (tn_results_read_isolation(o->file, run->info.id, &iso, &err) != 1)
+    return;
+  for (int i = 0; i < iso.nunits; i++) {
+    const tn_siso_unit *u = &iso.units[i];
+    if (strcmp(u->name, o->fusion) != 0)
+      continue;
+    tn_repro_device d;
+    tn_repro_device_of_run(&run->info, &d);
+    fprintf(stderr, "tune: run %s is an isolation of %s, where %s is %s; to bundle it alone, check it with -o, then"
+                    " --reproduce that run (tune --report names the candidate):\n  tune --check ",
+            run->info.id, iso.source, u->name, u->cls);
+    tn_sh_quote(stderr, iso.source);
+    fputs(" --fusion ", stderr);
+    tn_sh_quote(stderr, u->name);
+    fputs(" --only ", stderr);
+    tn_sh_quote(stderr, u->config);
+    fprintf(stderr, " --seed %llu", (unsigned long long)run->info.seed);
+    if (d.machine[0]) {
+      fputs(" --machine ", stderr);
+      tn_sh_quote(stderr, d.machine);
+    }
+    if (d.compiler[0]) {
+      fputs(" --compiler ", stderr);
+      tn_sh_quote(stderr, d.compiler);
+    }
+    for (int k = 0; k < d.ndefects; k++) {
+      fputs(" --defect ", stderr);
+      tn_sh_quote(stderr, d.defects[k]);
+    }
+    fputs(" -o CHECK.h5\n", stderr);
+    break;
+  }
+  tn_stored_isolation_free(&iso);
+}
+
 int tn_cmd_reproduce(const tn_opts *o) {
   if (!o->fusion || !o->has_candidate || !o->output) {
     fputs("tune: --reproduce needs --fusion NAME, --candidate ID and -o DIR\n"
@@ -118,6 +161,7 @@ int tn_cmd_reproduce(const tn_opts *o) {
   const tn_cand_result *c = sf ? tn_fusion_result_find_cand(&sf->r, o->candidate) : NULL;
   if (!sf) {
     fprintf(stderr, "tune: %s: run %s has no fusion named '%s'\n", o->file, run.info.id, o->fusion);
+    isolation_hint(o, &run);
     goto done;
   }
   if (!c) {

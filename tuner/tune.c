@@ -109,6 +109,8 @@ static void usage(FILE *f) {
         "                          candidate that a --check or --sweep of this module stored\n"
         "                          (--run ID picks the run; default the latest); --config\n"
         "                          wins over it\n"
+        "  -o RESULTS.h5           also store the isolation as a new run of RESULTS.h5\n"
+        "                          (tune --report renders it)\n"
         "\n"
         "Options of --check:\n"
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
@@ -290,7 +292,7 @@ static const struct {
   int opt;
   unsigned modes;
 } applies[] = {
-    {'o', M(PRINT) | M(EVAL) | M(SPACE) | M(CHECK) | M(REPORT) | M(REPRODUCE) | M(SWEEP) | M(FUZZ)},
+    {'o', M(PRINT) | M(EVAL) | M(SPACE) | M(CHECK) | M(REPORT) | M(REPRODUCE) | M(SWEEP) | M(FUZZ) | M(ISOLATE)},
     {'q', M(SPACE) | M(CHECK) | M(REPRODUCE) | M(FUZZ)},
     {OPT_NO_VERIFY, M(PRINT) | M(EVAL)},
     {OPT_SEED, M(EVAL) | M(CHECK) | M(FUZZ) | M(ISOLATE)},
@@ -853,8 +855,14 @@ static int tune_main(int argc, char **argv) {
     return tn_cmd_report(&o);
   case TN_MODE_REPRODUCE:
     return tn_cmd_reproduce(&o);
-  case TN_MODE_ISOLATE:
-    return tn_cmd_isolate(&o);
+  case TN_MODE_ISOLATE: {
+    /* -o records the command in the run (its defects make the reproducers) */
+    char *cmd = join_args(argc, argv);
+    o.command_line = cmd;
+    int rc = tn_cmd_isolate(&o);
+    free(cmd);
+    return rc;
+  }
   case TN_MODE_NONE:
   default:
     fputs("tune: no mode given\nTry 'tune --help' for more information.\n", stderr);

@@ -173,3 +173,39 @@ EOF2
     printf "target 2 ranks >= 1.8x: %s\n", (a / c >= 1.8 ? "met" : (sp + 0 < 1.8 ? "NOT met; not measurable now: the machine gave " sp "x to two busy loops" : "NOT met"))
   }'
 fi
+
+# ---- tune --isolate (issue 16 item 5) ----
+# The largest multi-fusion module of datasets/ (transformer_block.hlo, 14
+# fusions) isolated with the clean compiler (no culprit, so no
+# instrumented run) against one reference evaluation of the same module
+# (tune --eval), both as whole tune processes on one thread, best of 3,
+# from their CPU time (user + system; neighbours on a shared machine
+# disturb it less than wall time).  Target: isolation <= 3x the
+# evaluation, plus one instrumented run per culprit, which bench_probe
+# times next to the plain run of one culprit (train_step's qat_residual,
+# tests/bench/qat_residual_unit.hlo).
+echo "== tune --isolate: a 14-fusion module vs one reference evaluation; instrumented vs plain run (tests/bench/bench_probe.c) =="
+iso_mod="$ds/transformer_block.hlo"
+cpu_best() {
+  best=""
+  for i in 1 2 3; do
+    /usr/bin/time -f "%U %S" -o "$work/time.txt" "$@" >/dev/null 2>&1 || true
+    t=$(awk '{print $1 + $2}' "$work/time.txt")
+    if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
+  done
+  echo "$best"
+}
+if [ -x /usr/bin/time ]; then
+  t_eval=$(OMP_NUM_THREADS=1 cpu_best "$TUNE_BUILDDIR/tune" --eval "$iso_mod" -o "$work/iso-eval.h5")
+  t_iso=$(OMP_NUM_THREADS=1 cpu_best "$TUNE_BUILDDIR/tune" --isolate "$iso_mod" --compiler stable)
+  awk -v e="$t_eval" -v i="$t_iso" 'BEGIN {
+    printf "tune --eval transformer_block: %.2f s CPU; tune --isolate (clean, 0 culprits): %.2f s CPU\n", e, i
+    printf "isolation / one reference evaluation = %.2fx; target <= 3x: %s\n", i / e, (i / e <= 3 ? "met" : "NOT met")
+  }'
+else
+  echo "no /usr/bin/time: isolation not timed"
+fi
+"$TUNE_BUILDDIR/tests/bench/bench_probe" 5 "${TUNE_SRCDIR:-.}/tests/bench/qat_residual_unit.hlo" | tee "$work/probe.txt"
+awk '/^probe / { for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+  printf "one culprit (%s): instrumented run %.3f ms, plain run %.3f ms: %.1fx\n", $2, 1e3 * v["probed_s"],
+         1e3 * v["plain_s"], v["ratio"] }' "$work/probe.txt"

@@ -297,9 +297,20 @@ static void append_device(char *buf, size_t n, size_t *at, const tn_run_info *ru
   }
 }
 
+void tn_rep_device_args(char *buf, size_t n, const tn_report_input *in) {
+  size_t at = 0;
+  buf[0] = '\0';
+  append_device(buf, n, &at, &in->run->info);
+}
+
+void tn_rep_shell_word(char *buf, size_t n, const char *s) {
+  size_t at = 0;
+  buf[0] = '\0';
+  append_word(buf, n, &at, s);
+}
+
 void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
                       const tn_cand_result *c) {
-  const tn_run_info *run = &in->run->info;
   size_t at = 0;
   buf[0] = '\0';
   append(buf, n, &at, "tune --check ");
@@ -307,7 +318,7 @@ void tn_rep_check_cmd(char *buf, size_t n, const tn_report_input *in, const tn_f
   append(buf, n, &at, " --only ");
   append_word(buf, n, &at, c->config);
   append_inputs(buf, n, &at, r);
-  append_device(buf, n, &at, run);
+  append_device(buf, n, &at, &in->run->info);
   /* A unit of a larger module: only it takes the --only config. */
   if (r->part) {
     append(buf, n, &at, " --fusion ");

@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "hlo_error.h"
+#include "store_isolate.h"
 #include "store_read.h"
 
 typedef enum tn_report_format {
@@ -45,6 +46,8 @@ typedef struct tn_report_input {
   int nruns;
   const char *tool_version;  /* the tune that wrote the file ("" unknown) */
   int schema_version;        /* the file's schema_version; 0: the current */
+  const tn_stored_isolation *isolation; /* the run's isolation (tune
+                                           --isolate -o), or NULL */
 } tn_report_input;
 
 /* "html", "md", "json", "junit" (also "markdown" and "xml"); -1 when the

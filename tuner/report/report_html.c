@@ -1029,6 +1029,10 @@ int tn_report_html(FILE *f, const tn_report_input *in, hlo_error *err) {
   x(f, run->info.id);
   fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n", STYLE);
   overview(f, in);
+  if (tn_rep_isolate_html(f, in, err) < 0) {
+    free(order);
+    return -1;
+  }
   for (int i = 0; i < run->nfusions; i++)
     fusion_section(f, in, &run->fusions[i], order);
   fputs("<footer>Written by <code>tune --report</code> from <code>", f);

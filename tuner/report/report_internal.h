@@ -52,6 +52,11 @@ void tn_rep_reproduce_cmd(char *buf, size_t n, const tn_report_input *in, const 
                           const tn_cand_result *c);
 void tn_rep_isolate_cmd(char *buf, size_t n, const tn_report_input *in, const tn_fusion_result *r,
                         const tn_cand_result *c);
+/* The device options of the run's reproducers: " --machine M --compiler C
+ * [--defect D]...", the device part of tn_rep_check_cmd. */
+void tn_rep_device_args(char *buf, size_t n, const tn_report_input *in);
+/* s as one word for a POSIX shell, quoted only when it needs to be. */
+void tn_rep_shell_word(char *buf, size_t n, const char *s);
 /* The bundle folder tn_rep_reproduce_cmd names: "repro-NAME-ID". */
 void tn_rep_bundle_dir(char *buf, size_t n, const tn_fusion_result *r, const tn_cand_result *c);
 
@@ -95,5 +100,10 @@ int tn_rep_png_uri(FILE *f, const unsigned char *rgb, int w, int h);
 
 /* 0, or -1 with err when f has seen a write error. */
 int tn_rep_check_stream(FILE *f, hlo_error *err);
+
+/* The run's isolation, in->isolation (report_isolate.c): 1 when
+ * written, 0 when there is none. */
+int tn_rep_isolate_html(FILE *f, const tn_report_input *in, hlo_error *err);
+int tn_rep_isolate_md(FILE *f, const tn_report_input *in, hlo_error *err);
 
 #endif

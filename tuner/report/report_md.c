@@ -389,6 +389,11 @@ int tn_report_md(FILE *f, const tn_report_input *in, hlo_error *err) {
     return hlo_error_set(err, 0, 0, "out of memory");
 
   run_header(f, in);
+  int iso = tn_rep_isolate_md(f, in, err);
+  if (iso < 0 || (iso > 0 && run->nfusions == 0)) {
+    free(order);
+    return iso < 0 ? -1 : tn_rep_check_stream(f, err);
+  }
   fprintf(f, "**%d fusion%s, %d candidates checked: ", run->nfusions, run->nfusions == 1 ? "" : "s", ncand);
   if (nbad)
     fprintf(f, "%d divergent candidate%s in %d fusion%s.**\n\n", ndiv, ndiv == 1 ? "" : "s", nbad,

@@ -35,6 +35,7 @@
 
 #include "store.h"
 #include "store_read.h" /* tn_store_reopen_run */
+#include "store_table.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -344,25 +345,19 @@ static int replace_str_attr(hid_t obj, const char *name, const char *value, hlo_
 
 /* ---- tables ----------------------------------------------------------------- */
 
-typedef enum col_kind { COL_I32, COL_I64, COL_U64, COL_U8, COL_F64, COL_STR } col_kind;
+/* The types are store_table.h's, so that writers outside this file
+ * (store_isolate.c) build their tables the same way. */
+typedef tn_store_col_kind col_kind;
+#define COL_I32 TN_COL_I32
+#define COL_I64 TN_COL_I64
+#define COL_U64 TN_COL_U64
+#define COL_U8 TN_COL_U8
+#define COL_F64 TN_COL_F64
+#define COL_STR TN_COL_STR
+#define COL_F32 TN_COL_F32
 
-/* One column: a member of a row struct.  n is the array length (1 for a
- * scalar number) or, for strings, the fixed size in bytes. */
-typedef struct column {
-  const char *name;
-  col_kind kind;
-  size_t offset;
-  size_t n;
-} column;
-
-/* A run of columns from one descriptor list, placed at `base` in the row
- * and named with `prefix`. */
-typedef struct col_part {
-  const column *cols;
-  size_t ncols;
-  const char *prefix;
-  size_t base;
-} col_part;
+typedef tn_store_column column;
+typedef tn_store_col_part col_part;
 
 #define FIELD_N(T, f) (sizeof(((T *)0)->f) / sizeof(((T *)0)->f[0]))
 #define NUM(T, f, kind) {#f, kind, offsetof(T, f), 1}
@@ -471,6 +466,7 @@ static hid_t base_type(col_kind k, bool native) {
   case COL_U64: return native ? H5T_NATIVE_UINT64 : H5T_STD_U64LE;
   case COL_U8: return native ? H5T_NATIVE_UINT8 : H5T_STD_U8LE;
   case COL_F64: return native ? H5T_NATIVE_DOUBLE : H5T_IEEE_F64LE;
+  case COL_F32: return native ? H5T_NATIVE_FLOAT : H5T_IEEE_F32LE;
   case COL_STR: break;
   }
   return H5T_C_S1;
@@ -479,7 +475,7 @@ static hid_t base_type(col_kind k, bool native) {
 /* Bytes one column takes on disk. */
 static size_t file_size(const column *c) {
   static const size_t width[] = {[COL_I32] = 4, [COL_I64] = 8, [COL_U64] = 8, [COL_U8] = 1, [COL_F64] = 8,
-                                 [COL_STR] = 1};
+                                 [COL_STR] = 1, [COL_F32] = 4};
   return width[c->kind] * c->n;
 }
 
@@ -577,9 +573,7 @@ done:
  * the table, one row per column in the table's order, with its name, its
  * unit ("" for a count, a flag or text) and one line of meaning.  h5py
  * reads it as a structured array. */
-typedef struct col_doc {
-  const char *name, *unit, *what;
-} col_doc;
+typedef tn_store_col_doc col_doc;
 
 static const col_doc cand_docs[] = {
     {"id", "", "index in the candidate space; row 0 is the default config"},
@@ -678,8 +672,13 @@ static int write_col_docs(hid_t dset, const col_part *parts, size_t nparts, cons
   for (size_t p = 0; p < nparts; p++)
     for (size_t i = 0; i < parts[p].ncols; i++, k++) {
       const char *name = parts[p].cols[i].name;
+      char full[DOC_NAME];
+      snprintf(full, sizeof full, "%s%s", parts[p].prefix, name);
+      /* a prefixed part may be described column by column (store_isolate.c) */
       const col_doc *d = parts[p].cols == metric_cols ? find_doc(metric_docs, NCOLS(metric_docs), name)
-                                                      : find_doc(docs, ndocs, name);
+                                                      : find_doc(docs, ndocs, full);
+      if (!d && parts[p].cols != metric_cols)
+        d = find_doc(docs, ndocs, name);
       if (!d) {
         tn_h5_fail(err, "column '%s' has no description", name);
         goto done;
@@ -1900,4 +1899,98 @@ int tn_store_set_changes(tn_store *s, const tn_store_changes *c, hlo_error *err)
 
 const tn_run_info *tn_store_run(const tn_store *s) {
   return &s->run;
+}
+
+/* ---- store_table.h: the building blocks for other writers ------------------- */
+
+int tn_store_table_write(hid_t loc, const char *name, const tn_store_col_part *parts, size_t nparts,
+                         size_t row_size, const void *rows, size_t nrows, const tn_store_col_doc *docs,
+                         size_t ndocs, hlo_error *err) {
+  if (write_table(loc, name, parts, nparts, row_size, rows, nrows, nrows > 64 ? 64 : 0, err) != 0)
+    return -1;
+  return describe_table(loc, name, parts, nparts, docs, ndocs, err);
+}
+
+int tn_store_table_read(hid_t loc, const char *name, const tn_store_col_part *parts, size_t nparts,
+                        size_t row_size, void **rows, size_t *nrows, hlo_error *err) {
+  *rows = NULL;
+  *nrows = 0;
+  int rc = -1;
+  hid_t mem = -1, file = -1, dset = -1, space = -1;
+  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || (dset = H5Dopen2(loc, name, H5P_DEFAULT)) < 0) {
+    tn_h5_fail(err, "%s: no such table", name);
+    goto done;
+  }
+  space = H5Dget_space(dset);
+  hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  if (n < 0 || make_table_types(parts, nparts, row_size, &mem, &file) != 0) {
+    tn_h5_fail(err, "%s: cannot read the table", name);
+    goto done;
+  }
+  if (n > 0) {
+    *rows = calloc((size_t)n, row_size);
+    if (!*rows) {
+      tn_h5_fail(err, "%s: out of memory", name);
+      goto done;
+    }
+    if (H5Dread(dset, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, *rows) < 0) {
+      free(*rows);
+      *rows = NULL;
+      tn_h5_fail(err, "%s: cannot read the table", name);
+      goto done;
+    }
+  }
+  /* A stored string that fills its whole field has no terminator. */
+  for (hssize_t r = 0; r < n; r++)
+    for (size_t p = 0; p < nparts; p++)
+      for (size_t i = 0; i < parts[p].ncols; i++)
+        if (parts[p].cols[i].kind == TN_COL_STR)
+          ((char *)*rows)[(size_t)r * row_size + parts[p].base + parts[p].cols[i].offset + parts[p].cols[i].n - 1] =
+              '\0';
+  *nrows = (size_t)n;
+  rc = 0;
+done:
+  tn_h5_close_type(mem);
+  tn_h5_close_type(file);
+  tn_h5_close_space(space);
+  tn_h5_close_obj(dset);
+  return rc;
+}
+
+int tn_store_describe_attrs(hid_t g, const tn_store_col_doc *docs, size_t ndocs, hlo_error *err) {
+  return describe_attrs(g, docs, ndocs, err);
+}
+
+hid_t tn_store_group_new(hid_t loc, const char *name, hlo_error *err) {
+  return make_group(loc, name, err);
+}
+
+hid_t tn_store_dcpl_new(void) {
+  return new_dcpl();
+}
+
+typedef struct run_edit_ctx {
+  const char *run_id;
+  tn_store_run_edit_fn fn;
+  void *ctx;
+} run_edit_ctx;
+
+static int run_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
+  (void)fresh;
+  const run_edit_ctx *x = vctx;
+  char path[PATH_LEN];
+  snprintf(path, sizeof path, "runs/%s", x->run_id);
+  hid_t run = open_group(file, path, err);
+  if (run < 0)
+    return tn_h5_prefix_error(err, "the run is no longer in the file");
+  int rc = x->fn(run, x->ctx, err);
+  tn_h5_close_obj(run);
+  return rc == 0 ? 0 : tn_h5_prefix_error(err, path);
+}
+
+int tn_store_edit_run(tn_store *s, tn_store_run_edit_fn fn, void *ctx, hlo_error *err) {
+  if (!s)
+    return tn_h5_fail(err, "no results file open");
+  run_edit_ctx x = {s->run.id, fn, ctx};
+  return edit_atomically(s->path, false, &s->last, run_edit, &x, err);
 }
