@@ -85,13 +85,27 @@ expect_status 0 "s64 max reduce: every config agrees with the reference" \
   "$TUNE" --check "$D/s64_max_reduce.hlo"
 expect_grep "vs reference: ok" "$TMPD/out" "s64 max reduce: the default matches the reference"
 
+# A custom-call nothing reads, with a target the evaluator cannot run: no
+# output depends on it, so both sides give it zeros (every candidate was a
+# runtime-error before, a false finding; corpus 0059 is such a module).
+expect_status 0 "an unread custom-call of an unknown target" "$TUNE" --check "$D/dead_custom_call.hlo" --budget 6
+expect_grep "verdicts  match=4" "$TMPD/out" "every candidate matches"
+# Read by the root, the same call is refused before any candidate runs.
+sed 's/ROOT out = f32\[6\]{0} dynamic-update-slice(base, scaled, at)/pad0 = f32[] constant(0)\
+  wide = f32[6]{0} pad(sink, pad0), padding=0_1\
+  ROOT out = f32[6]{0} add(base, wide)/' "$D/dead_custom_call.hlo" >"$TMPD/read_custom_call.hlo"
+expect_status 3 "a read custom-call of an unknown target: nothing verified" \
+  "$TUNE" --check "$TMPD/read_custom_call.hlo" --budget 6
+expect_grep 'target "UndocumentedKeepAlive" is not supported by the evaluator' "$TMPD/out" "the unit is refused, naming the target"
+
 if [ -n "$TUNE_CORPUS" ] && [ -d "$TUNE_CORPUS" ]; then
   for f in 0013_dynamic_slice_fusion__multiple_offsets_as_function_of_induction \
            0045_hlo_alias_analysis__dynamic_update_slice_multi_output_fusion \
            0061_while_loop_analysis__fused_update_op \
            0071_hlo_evaluator__preserve_fusion_input_layout \
            0089_collective_quantizer__all_gather_quantize_partial_replication \
-           0375_reduce_window__reduce_window_s64_support2; do
+           0375_reduce_window__reduce_window_s64_support2 \
+           0059_tuple_points_to_analysis__fusion_param0_one_user_with_unreachabl; do
     if [ -f "$TUNE_CORPUS/$f.hlo" ]; then
       expect_status 0 "corpus $f checks clean" "$TUNE" --check "$TUNE_CORPUS/$f.hlo" --budget 6 -q
     fi

@@ -1610,6 +1610,22 @@ static hlo_value *eval_prefix(const dev_elem *e, const hlo_instr *ins, hlo_value
   return res;
 }
 
+/* Whether no instruction of c reads ins's result and ins is not c's root
+ * nor writes an operand in place: then nothing the kernel outputs can
+ * depend on it.  The reference's rule for a custom-call it cannot run. */
+static bool unread(const hlo_computation *c, const hlo_instr *ins) {
+  if (c->root == ins)
+    return false;
+  for (int i = 0; i < ins->nraw; i++)
+    if (strcmp(ins->raw[i].name, "output_to_operand_aliasing") == 0)
+      return false;
+  for (int i = 0; i < c->ninstrs; i++)
+    for (int k = 0; k < c->instrs[i]->noperands; k++)
+      if (c->instrs[i]->operands[k] == ins)
+        return false;
+  return true;
+}
+
 /* Evaluates one opaque instruction with the reference evaluator: a module
  * whose entry is parameters plus a shallow copy of ins reading them.  Called
  * computations (to_apply, ...) are shared with the kernel's module. */
@@ -1761,8 +1777,20 @@ int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_
       dev_whole_ctx wc = {e->cfg, ins == e->f->hero ? e->defects : 0, why, why_len};
       wr = dev_whole_run(ins, ops, &wc, &e->val[i]);
     }
-    if (wr == DEV_WHOLE_UNSUPPORTED)
+    if (wr == DEV_WHOLE_UNSUPPORTED) {
       e->val[i] = eval_single(e, ins, ops, why, why_len);
+      if (!e->val[i] && ins->op == HLO_OP_CUSTOM_CALL && unread(c, ins)) {
+        /* A target the evaluator cannot run, whose result nothing reads:
+         * the reference gives it zeros (eval_custom.c, since no output can
+         * depend on it), and so does the device, where the call alone,
+         * taken out of its computation, was refused. */
+        e->val[i] = hlo_value_from_shape(&ins->shape);
+        if (e->val[i])
+          why[0] = '\0';
+        else
+          snprintf(why, why_len, "%s: out of memory", ins->name);
+      }
+    }
     for (int j = 0; j < ins->noperands; j++)
       hlo_value_unref(ops[j]);
     if (!e->val[i])
