@@ -30,6 +30,14 @@
  *
  * Transforms over 2 or 3 dimensions are not lowered here (the caller falls
  * back to its opaque path): DEV_WHOLE_UNSUPPORTED.
+ *
+ * Defect fft-tile-twiddle (dev_defect.h; class: a block index map that
+ * loses the tile offset): in the four-step lowering, the outer DFT's
+ * twiddle row is indexed by the tile-local d, (f - f0) / N2, instead of the
+ * global f / N2, so every frequency tile after the first takes the first
+ * tile's outer-DFT rows.  Only tiles after the first change: a config with
+ * one frequency tile, or without four-step, is bit-identical to the clean
+ * device.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=off")
@@ -47,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_defect.h"
 #include "hlo_dtype.h"
 #include "hlo_fft.h"
 
@@ -206,7 +215,7 @@ int dev_fft_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx
   size_t es = dbl ? sizeof(cplx_d) : sizeof(cplx_f);
   int64_t tile = freq_tile(ctx->cfg, nout);
   int64_t n2 = dev_fft_inner(n, tile, ctx->cfg ? ctx->cfg->flags : 0), n1 = n / n2;
-  bool local = false;
+  bool local = n1 > 1 && (ctx->defects >> DEV_DEFECT_FFT_TILE_TWIDDLE & 1u);
   void *w = malloc(es * (size_t)n), *x = malloc(es * (size_t)n), *y = malloc(es * (size_t)n),
        *o = malloc(es * (size_t)n);
   if (!res || !w || !x || !y || !o) {
