@@ -174,7 +174,7 @@ static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i) {
 /* rho of one evaluation of an f32 add-reduce (accum.h): the largest
  * |s_order - s_f64| / (g S_e) over its elements and the orders above. */
 static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, const double *abs_sum,
-                           double g, int64_t n) {
+                           double g, int64_t n, bool *oom) {
   bool red[HLO_MAX_RANK] = {false};
   for (int i = 0; i < ins->attrs.dimensions.n; i++) {
     int64_t d = ins->attrs.dimensions.v[i];
@@ -188,8 +188,10 @@ static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_v
   float *chunk = calloc(nn, sizeof *chunk), *chunks = calloc(nn, sizeof *chunks);
   int64_t *count = calloc(nn, sizeof *count);
   double rho = -1;
-  if (!exact || !seq || !rev || !lane || !chunk || !chunks || !count)
+  if (!exact || !seq || !rev || !lane || !chunk || !chunks || !count) {
+    *oom = true;
     goto done;
+  }
   float a0 = (float)hlo_value_get_f64(init, 0);
   for (int64_t e = 0; e < n; e++) {
     exact[e] = a0;
@@ -278,10 +280,12 @@ static hlo_value *lane_lhs(const hlo_instr *ins, const hlo_value *x, int P, int 
  * only: a narrower result would round each lane) against the f64 sum of
  * the same products. */
 static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, const double *abs_sum,
-                        double g) {
+                        double g, bool *oom) {
   hlo_value *r = dot_f64(a, ops);
-  if (!r)
+  if (!r) {
+    *oom = true; /* its operands' copies or its result */
     return -1;
+  }
   const double *x64 = r->data;
   double rho = 0;
   for (int64_t e = 0; e < a->n; e++) {
@@ -312,8 +316,10 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
       if (lane && lane->count == a->n && lane->type == HLO_F32)
         for (int64_t e = 0; e < a->n; e++)
           acc[e] += ((const float *)lane->data)[e];
-      else
+      else {
+        *oom = *oom || !lhs || !lane;
         rho = -1;
+      }
       hlo_value_unref(lane);
       hlo_value_unref(lhs);
     }
@@ -326,8 +332,10 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
         rho = q;
     }
   }
-  if (lanes && !acc)
+  if (lanes && !acc) {
+    *oom = true;
     rho = -1;
+  }
   free(acc);
   hlo_value_unref(r);
   return rho;
@@ -410,7 +418,16 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
   double rho = -1;
   if (a->acc_type == HLO_F32 && (dot || (rop == HLO_OP_ADD && ops[0]->type == HLO_F32))) {
     double g = chk_tol_coef(CHK_TOL_NOISE_FLOOR, u_acc, k, 0, 0, 0, 0);
-    rho = dot ? dot_noise(a, ops, v, s, g) : reduce_noise(ins, ops[0], ops[1], s, g, v->count);
+    bool oom = false;
+    rho = dot ? dot_noise(a, ops, v, s, g, &oom) : reduce_noise(ins, ops[0], ops[1], s, g, v->count, &oom);
+    if (oom) {
+      /* Unmeasured would mean the probabilistic bound, far looser than
+       * the clean run's: a bug it hides must not depend on the host's
+       * memory.  The caller's out-of-memory error instead. */
+      free(s);
+      A->failed = true;
+      return;
+    }
   }
   if (fresh)
     a->noise = rho;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
+#include "hlo_numerics.h"
 
 /* Ops that only move or select data: what comes out was computed elsewhere,
  * so the comparison rule is the rule of what fed them. */
@@ -127,6 +128,65 @@ chk_rule chk_leaf_rule(const hlo_computation *c, int leaf) {
   if (!s || (!hlo_etype_is_float(s->type) && hlo_etype_class(s->type) != HLO_CLASS_COMPLEX))
     return CHK_RULE_BITWISE;
   return bitwise_source(chk_leaf_producer(c, leaf), 0) ? CHK_RULE_BITWISE : CHK_RULE_TOLERANCE;
+}
+
+/* chk_leaf_round_rel for the value of ins.  Why the approximations need
+ * their own bound: an approximation is neither correctly rounded nor
+ * monotone at the ulp level, so an input change far below any
+ * accumulation's error can move its result by several ulps.  The device's
+ * tanh (hlo_numerics.c) is t = e / (e + 2), e = expm1(2|x|): for |x| in
+ * [8.6, 9.1) e is above 2^25, e + 2 rounds to e or to e + 4, and t steps
+ * between 1 - 2^-23 and 1 (two ulps of the value below 1) wherever the
+ * rounding of e + 2 flips.  Its documented bound, 2.5 ulps of the exact
+ * tanh, covers those steps: each side is within 2.5 ulp(tanh x) <=
+ * 5 u_f32 |tanh x| of the exact value at its own input, however close the
+ * two inputs are.  The one ulp (2 u_t) that the correctly rounded rule
+ * allows falls just short of a two-ulp step below 1. */
+static double round_rel(const hlo_instr *ins, int depth) {
+  hlo_etype t = ins->shape.type;
+  double u = chk_unit_roundoff(t);
+  if (depth > 64 || u == 0)
+    return u;
+  if (moves_data(ins->op) && ins->noperands >= 1)
+    return round_rel(ins->operands[0], depth + 1);
+  if (ins->op == HLO_OP_CONVERT && ins->noperands == 1) {
+    double r = round_rel(ins->operands[0], depth + 1);
+    if (widens_exactly(ins->operands[0]->shape.type, t))
+      return r;
+    return u + r * (1.0 + u);
+  }
+  switch (ins->op) {
+  case HLO_OP_SELECT: case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM: case HLO_OP_CLAMP: case HLO_OP_CONCATENATE:
+  case HLO_OP_PAD: case HLO_OP_ABS: case HLO_OP_NEGATE: case HLO_OP_DYNAMIC_UPDATE_SLICE: {
+    /* the value is one of the float operands' values, unchanged */
+    double r = 0;
+    for (int k = 0; k < ins->noperands; k++)
+      if (ins->operands[k]->shape.type == t) {
+        double rk = round_rel(ins->operands[k], depth + 1);
+        if (rk > r)
+          r = rk;
+      }
+    return r > 0 ? r : u;
+  }
+  default:
+    break;
+  }
+  double e = hlo_num_ulp_bound(ins->op);
+  if (e <= 0.5)
+    return u; /* correctly rounded: |y~ - y| <= u |y~| */
+  double u32 = chk_unit_roundoff(HLO_F32), r32 = 2.0 * e * u32 / (1.0 - 2.0 * e * u32);
+  /* bf16 and f16 ops compute in f32 and round the result to their type */
+  return t == HLO_F32 ? r32 : u > u32 ? u + r32 * (1.0 + u) : r32;
+}
+
+double chk_leaf_round_rel(const hlo_computation *c, int leaf) {
+  const hlo_shape *s = hlo_shape_leaf(&c->root->shape, leaf);
+  if (!s || !hlo_etype_is_float(s->type))
+    return 0;
+  double r = round_rel(chk_leaf_producer(c, leaf), 0);
+  /* the leaf's own type rounds last (a tuple leaf of a variadic op) */
+  double u = chk_unit_roundoff(s->type);
+  return r > u ? r : u;
 }
 
 static bool depends(const hlo_instr *ins, const hlo_instr *hero, unsigned char *seen) {

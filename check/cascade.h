@@ -36,6 +36,19 @@ chk_rule chk_leaf_rule(const hlo_computation *c, int leaf);
  * depth first through nested tuples, as hlo_shape_leaf does). */
 const hlo_instr *chk_leaf_producer(const hlo_computation *c, int leaf);
 
+/* The relative error r of the last rounding of output leaf `leaf` of c on
+ * one side: the leaf's value y~ lies within r |y~| of the exact result of
+ * the op that produces it (seen through data movement, converts and the
+ * ops that pick one of their operands), applied to that side's own
+ * operands.  u_t of the leaf's type t for an op the device rounds
+ * correctly; for one of the device's approximations of E ulps
+ * (hlo_num_ulp_bound), 2 E u_f32 / (1 - 2 E u_f32), plus u_t (1 + that)
+ * when the f32 result is then rounded to a narrower t.  Two sides whose
+ * operands differ only by a reordered sum may then differ by the change of
+ * the exact op (what check/accum.h measures) plus r |y~_a| + r |y~_b|: the
+ * tolerance's rtol is 2 r.  0 for a leaf that is not floating point. */
+double chk_leaf_round_rel(const hlo_computation *c, int leaf);
+
 /* Does leaf `leaf` of c depend on instruction `hero` (so the hero's
  * accumulation length applies to its tolerance)? */
 bool chk_leaf_depends_on(const hlo_computation *c, int leaf, const hlo_instr *hero);

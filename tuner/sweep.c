@@ -234,7 +234,9 @@ static int leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, 
       return -1;
     /* Outputs no accumulation feeds are computed bit-identically by every
      * config; the others get the per-element allowance of check/accum.h and
-     * one final rounding to the output type on either side (2 u_out). */
+     * the last rounding of the output on either side (2 r,
+     * chk_leaf_round_rel: 2 u_out, wider after one of the device's
+     * approximations). */
     bool fed = false;
     for (int j = 0; j < sh->acc.n; j++)
       if (chk_leaf_depends_on(c, kl, sh->acc.a[j].ins)) {
@@ -245,7 +247,7 @@ static int leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, 
       }
     if (!fed)
       continue;
-    lc->tol.rtol = 2.0 * chk_unit_roundoff(s->type);
+    lc->tol.rtol = 2.0 * chk_leaf_round_rel(c, kl);
     double *map = NULL;
     if (chk_accums_leaf_map(&sh->acc, i, hlo_shape_elements(s), g, &map) != 0)
       return -1;

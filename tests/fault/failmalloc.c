@@ -16,6 +16,13 @@
  *                            (the first object on the call stack besides
  *                            libc, e.g. libgomp): to hit one library's
  *                            failure points without walking all the others
+ *   TUNE_FAILMALLOC_FUNC=F   count only the allocations that function F (an
+ *                            exported symbol of the program, e.g.
+ *                            chk_accums_leaf_map) makes itself: with
+ *                            _PERSIST, a host that can give F nothing while
+ *                            every other allocation succeeds, as when only
+ *                            the large blocks fail under an address-space
+ *                            limit
  *   TUNE_FAILMALLOC_TRACE=1  print the call stack of each failed allocation
  *                            on stderr (to find the code that mishandles it)
  *
@@ -80,6 +87,7 @@ static unsigned long fail_at;      /* TUNE_FAILMALLOC */
 static int persist;                /* TUNE_FAILMALLOC_PERSIST */
 static int trace;                  /* TUNE_FAILMALLOC_TRACE */
 static const char *only_in;        /* TUNE_FAILMALLOC_IN */
+static const char *only_func;      /* TUNE_FAILMALLOC_FUNC */
 static __thread int naming;        /* inside name_caller: do not count */
 static main_fn real_main;
 static const char *log_path;       /* TUNE_FAILMALLOC_LOG */
@@ -161,6 +169,14 @@ static int should_fail(void *ret) {
   if (!atomic_load(&armed) || naming)
     return 0;
   char who[256] = "";
+  if (only_func) {
+    Dl_info info;
+    naming = 1;
+    int named = dladdr(ret, &info) && info.dli_sname;
+    naming = 0;
+    if (!named || strcmp(info.dli_sname, only_func) != 0)
+      return 0;
+  }
   if (only_in) {
     naming = 1;
     name_caller(ret, who, sizeof who);
@@ -354,6 +370,9 @@ static int counting_main(int argc, char **argv, char **envp) {
   only_in = getenv("TUNE_FAILMALLOC_IN");
   if (only_in && !*only_in)
     only_in = NULL;
+  only_func = getenv("TUNE_FAILMALLOC_FUNC");
+  if (only_func && !*only_func)
+    only_func = NULL;
   s = getenv("TUNE_FAILMALLOC_TRACE");
   trace = s && *s && strcmp(s, "0") != 0;
   void *pc[1]; /* backtrace loads its unwinder on first use: not while failing */

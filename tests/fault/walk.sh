@@ -31,6 +31,15 @@
 #   tests/fault/walk.sh --in LIB        count and fail only LIB's allocations
 #                                       (TUNE_FAILMALLOC_IN: libhdf5, libconfig)
 #   tests/fault/walk.sh --step K        every Kth N (1, K+1, 2K+1...)
+#   tests/fault/walk.sh --hlo NAME      walk over tests/fault/NAME instead of
+#                                       small.hlo (sum.hlo: an add-reduce)
+#   tests/fault/walk.sh --budget N      --check checks N candidates (default 1;
+#                                       2 also compares a candidate with the
+#                                       default)
+#   tests/fault/walk.sh --func F        count and fail only the allocations
+#                                       function F makes (TUNE_FAILMALLOC_FUNC)
+#   tests/fault/walk.sh --persist       fail every counted allocation from
+#                                       the Nth on, not only the Nth
 #   tests/fault/walk.sh -j J            J walks at once, each taking every
 #                                       Jth N of the sample; the tallies add up
 #   tests/fault/walk.sh ... print eval check sweep   only these commands
@@ -53,6 +62,8 @@ jobs=1
 part=0
 parts=1
 cmds=
+hlo=small.hlo
+budget=1
 all_args="$*"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -63,10 +74,14 @@ while [ $# -gt 0 ]; do
     --in) shift; TUNE_FAILMALLOC_IN=$1; export TUNE_FAILMALLOC_IN ;;
     --last) shift; last_only=$1 ;;
     --range) shift; range_from=${1%-*}; range_to=${1#*-} ;;
+    --hlo) shift; hlo=$1 ;;
+    --budget) shift; budget=$1 ;;
+    --func) shift; TUNE_FAILMALLOC_FUNC=$1; export TUNE_FAILMALLOC_FUNC ;;
+    --persist) TUNE_FAILMALLOC_PERSIST=1; export TUNE_FAILMALLOC_PERSIST ;;
     -j) shift; jobs=$1 ;;
     --part) shift; part=${1%/*}; parts=${1#*/} ;;
     print|eval|check|sweep) cmds="$cmds $1" ;;
-    *) echo "usage: walk.sh [--full] [--strict] [--samples K] [--step K] [--last K] [--range A-B] [--in LIB] [-j J] [print] [eval] [check] [sweep]" >&2; exit 2 ;;
+    *) echo "usage: walk.sh [--full] [--strict] [--samples K] [--step K] [--last K] [--range A-B] [--in LIB] [--hlo NAME] [--budget N] [--func F] [--persist] [-j J] [print] [eval] [check] [sweep]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -113,10 +128,10 @@ fi
 
 W="$TMPD/w"
 mkdir -p "$W"
-cp "$TUNE_SRCDIR/tests/fault/small.hlo" "$W/small.hlo"
-cat > "$W/s.cfg" <<'EOF'
+cp "$TUNE_SRCDIR/tests/fault/$hlo" "$W/$hlo"
+cat > "$W/s.cfg" <<EOF
 sweep: {
-  corpus = [ "small.hlo" ];
+  corpus = [ "$hlo" ];
   machines = [ "tpu-v5e" ];
   compiler = "stable";
   inputs = "constrained";
@@ -135,9 +150,9 @@ cd "$W" || exit 1
 # Each command: its arguments, its output file, and how that file starts.
 args_of() {
   case $1 in
-    print) echo "--print small.hlo -o out.txt" ;;
-    eval) echo "--eval small.hlo -o out.h5" ;;
-    check) echo "--check small.hlo --budget 1 --threads 1 -o out.h5" ;;
+    print) echo "--print $hlo -o out.txt" ;;
+    eval) echo "--eval $hlo -o out.h5" ;;
+    check) echo "--check $hlo --budget $budget --threads 1 -o out.h5" ;;
     sweep) echo "--sweep s.cfg --run-id new" ;;
   esac
 }
@@ -147,11 +162,11 @@ out_of() {
 # The state before each run: an earlier file of the same kind, so that
 # "untouched" and "earlier run intact" mean something.
 make_pre() {
-  rm -rf pre && mkdir pre && cp small.hlo s.cfg pre/
+  rm -rf pre && mkdir pre && cp "$hlo" s.cfg pre/
   case $1 in
     print) echo 'an earlier text' > pre/out.txt ;;
-    eval) (cd pre && "$TUNE" --eval small.hlo --seed 1 -o out.h5) ;;
-    check) (cd pre && "$TUNE" --check small.hlo --budget 1 --threads 1 --seed 1 -o out.h5 >/dev/null) ;;
+    eval) (cd pre && "$TUNE" --eval "$hlo" --seed 1 -o out.h5) ;;
+    check) (cd pre && "$TUNE" --check "$hlo" --budget "$budget" --threads 1 --seed 1 -o out.h5 >/dev/null) ;;
     sweep) (cd pre && "$TUNE" --sweep s.cfg --run-id old >/dev/null 2>&1 && rm -f sw.md) ;;
   esac
 }
@@ -288,7 +303,7 @@ walk_one() { # CMD
       fi
     fi
     if [ -z "$why" ] && [ "$skip" -eq 0 ] && ls run | grep -q '\.tmp\.'; then why="a temporary file was left behind"; fi
-    [ "$failed" = 1 ] && hit=$((hit + 1))
+    [ "${failed:-0}" -ge 1 ] && hit=$((hit + 1))
     if [ -n "$why" ]; then
       bad=$((bad + 1))
       not_ok "$c: failing allocation $n: $why"
@@ -307,9 +322,9 @@ walk_one() { # CMD
 # which tune must turn into 2 (1 would claim a divergence), leaving the
 # existing output alone.
 gomp_exit() {
-  rm -rf g && mkdir g && cp small.hlo g/ && printf 'old' > g/out.h5
+  rm -rf g && mkdir g && cp "$hlo" g/ && printf 'old' > g/out.h5
   (cd g && LD_PRELOAD="$shim" TUNE_FAILMALLOC=1 TUNE_FAILMALLOC_IN=libgomp TUNE_FAILMALLOC_LOG=../glog \
-     "$TUNE" --eval small.hlo -o out.h5 >/dev/null 2>../gerr)
+     "$TUNE" --eval "$hlo" -o out.h5 >/dev/null 2>../gerr)
   st=$?
   if grep -q 'failed=1' glog 2>/dev/null; then
     if [ "$st" -eq 2 ] && [ -s gerr ] && [ "$(cat g/out.h5)" = old ]; then

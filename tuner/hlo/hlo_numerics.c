@@ -328,6 +328,22 @@ float hlo_num_erf_f32(float x) {
 
 /* ---- elementwise dispatch ------------------------------------------------------ */
 
+double hlo_num_ulp_bound(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_EXP: return HLO_NUM_ULP_EXP;
+  case HLO_OP_EXPM1: return HLO_NUM_ULP_EXPM1;
+  case HLO_OP_LOG: return HLO_NUM_ULP_LOG;
+  case HLO_OP_LOG1P: return HLO_NUM_ULP_LOG1P;
+  case HLO_OP_TANH: return HLO_NUM_ULP_TANH;
+  case HLO_OP_LOGISTIC: return HLO_NUM_ULP_LOGISTIC;
+  case HLO_OP_SQRT: return HLO_NUM_ULP_SQRT;
+  case HLO_OP_RSQRT: return HLO_NUM_ULP_RSQRT;
+  case HLO_OP_SINE: case HLO_OP_COSINE: return HLO_NUM_ULP_SINCOS;
+  case HLO_OP_ERF: return HLO_NUM_ULP_ERF;
+  default: return 0;
+  }
+}
+
 int hlo_num_unary_f32(hlo_opcode op, float x, float *out) {
   float r;
   float fx = hlo_num_ftz_f32(x);

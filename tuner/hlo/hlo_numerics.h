@@ -87,6 +87,13 @@ static inline int hlo_num_dot_parts(hlo_num_precision p) {
 #define HLO_NUM_ULP_SINCOS 1.5
 #define HLO_NUM_ULP_ERF 5.0
 
+/* The error bound above, in ulps of the exact result, of the f32 function
+ * the device computes for unary op `op` through its own approximation
+ * (exp, expm1, log, log1p, tanh, logistic, sqrt, rsqrt, sin, cos, erf);
+ * 0 for every other op, which the device either rounds correctly (the
+ * arithmetic ops) or does not approximate itself (the libm ones). */
+double hlo_num_ulp_bound(hlo_opcode op);
+
 /* Inline: it runs once per product and sum of every dot. */
 static inline float hlo_num_ftz_f32(float x) {
   union {
