@@ -329,23 +329,8 @@ const hlo_computation *chk_custom_call_computation(const hlo_module *m, const hl
   return c;
 }
 
-/* Whether no value of the module can depend on ins's result. */
-static bool unobserved(const hlo_instr *ins) {
-  const hlo_computation *c = ins->parent;
-  if (!c || c->root == ins)
-    return false;
-  for (int i = 0; i < ins->nraw; i++)
-    if (strcmp(ins->raw[i].name, "output_to_operand_aliasing") == 0)
-      return false;
-  for (int i = 0; i < c->ninstrs; i++)
-    for (int k = 0; k < c->instrs[i]->noperands; k++)
-      if (c->instrs[i]->operands[k] == ins)
-        return false;
-  return true;
-}
-
 bool chk_custom_call_known(const hlo_module *m, const hlo_instr *ins) {
-  return lookup(ins->attrs.custom_call_target) || chk_custom_call_computation(m, ins) || unobserved(ins);
+  return lookup(ins->attrs.custom_call_target) || chk_custom_call_computation(m, ins) || hlo_instr_unread(ins);
 }
 
 hlo_value *chk_op_custom_call(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
@@ -355,7 +340,7 @@ hlo_value *chk_op_custom_call(chk_eval *ev, const hlo_instr *ins, hlo_value *con
   const hlo_computation *c = chk_custom_call_computation(ev->m, ins);
   if (c)
     return chk_call(ev, ins, c, ins->noperands, ops);
-  if (unobserved(ins)) {
+  if (hlo_instr_unread(ins)) {
     hlo_value *z = chk_zero_value(&ins->shape);
     return z ? z : chk_fail(ev, ins, "out of memory");
   }

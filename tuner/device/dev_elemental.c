@@ -1610,22 +1610,6 @@ static hlo_value *eval_prefix(const dev_elem *e, const hlo_instr *ins, hlo_value
   return res;
 }
 
-/* Whether no instruction of c reads ins's result and ins is not c's root
- * nor writes an operand in place: then nothing the kernel outputs can
- * depend on it.  The reference's rule for a custom-call it cannot run. */
-static bool unread(const hlo_computation *c, const hlo_instr *ins) {
-  if (c->root == ins)
-    return false;
-  for (int i = 0; i < ins->nraw; i++)
-    if (strcmp(ins->raw[i].name, "output_to_operand_aliasing") == 0)
-      return false;
-  for (int i = 0; i < c->ninstrs; i++)
-    for (int k = 0; k < c->instrs[i]->noperands; k++)
-      if (c->instrs[i]->operands[k] == ins)
-        return false;
-  return true;
-}
-
 /* Evaluates one opaque instruction with the reference evaluator: a module
  * whose entry is parameters plus a shallow copy of ins reading them.  Called
  * computations (to_apply, ...) are shared with the kernel's module. */
@@ -1780,7 +1764,7 @@ int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_
     }
     if (wr == DEV_WHOLE_UNSUPPORTED) {
       e->val[i] = eval_single(e, ins, ops, why, why_len);
-      if (!e->val[i] && ins->op == HLO_OP_CUSTOM_CALL && unread(c, ins)) {
+      if (!e->val[i] && ins->op == HLO_OP_CUSTOM_CALL && hlo_instr_unread(ins)) {
         /* A target the evaluator cannot run, whose result nothing reads:
          * the reference gives it zeros (eval_custom.c, since no output can
          * depend on it), and so does the device, where the call alone,

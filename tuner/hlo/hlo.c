@@ -74,6 +74,20 @@ hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name) {
   return NULL;
 }
 
+bool hlo_instr_unread(const hlo_instr *ins) {
+  const hlo_computation *c = ins->parent;
+  if (!c || c->root == ins)
+    return false;
+  for (int i = 0; i < ins->nraw; i++)
+    if (strcmp(ins->raw[i].name, "output_to_operand_aliasing") == 0)
+      return false;
+  for (int i = 0; i < c->ninstrs; i++)
+    for (int k = 0; k < c->instrs[i]->noperands; k++)
+      if (c->instrs[i]->operands[k] == ins)
+        return false;
+  return true;
+}
+
 int64_t hlo_shape_elements(const hlo_shape *s) {
   /* Saturates at INT64_MAX: a shape that large cannot be allocated anyway,
    * and callers compare the count with limits rather than trust it. */

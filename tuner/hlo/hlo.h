@@ -304,6 +304,10 @@ void hlo_module_free(hlo_module *m);
 /* Lookups by name; NULL when absent.  Linear: for tools, not hot paths. */
 hlo_computation *hlo_module_find(const hlo_module *m, const char *name);
 hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name);
+/* Whether nothing can depend on ins's result: it belongs to a computation,
+ * is not its root, no instruction there reads it, and it writes no operand
+ * in place (output_to_operand_aliasing).  Linear in the computation. */
+bool hlo_instr_unread(const hlo_instr *ins);
 
 /* Shape helpers. */
 int64_t hlo_shape_elements(const hlo_shape *s);  /* product of dims; 1 for rank 0 */
