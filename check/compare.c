@@ -124,6 +124,30 @@ static void note_peak(state *st, int64_t i, double err) {
 }
 
 /* One element pair as doubles; `same_bits` says whether the raw bits agree. */
+/* A complex element is judged by its worse part: the real and imaginary
+ * parts of a and b at i, whichever differ more (a NaN or Inf first), so an
+ * error in the imaginary part alone is not hidden behind an equal real
+ * part. */
+static void complex_part(const hlo_value *a, const hlo_value *b, int64_t i, double *x, double *y) {
+  double p[2][2];
+  for (int k = 0; k < 2; k++) {
+    if (a->type == HLO_C128) {
+      p[k][0] = ((const double *)a->data)[2 * i + k];
+      p[k][1] = ((const double *)b->data)[2 * i + k];
+    } else {
+      p[k][0] = ((const float *)a->data)[2 * i + k];
+      p[k][1] = ((const float *)b->data)[2 * i + k];
+    }
+  }
+  int pick = 0;
+  double d0 = fabs(p[0][0] - p[0][1]), d1 = fabs(p[1][0] - p[1][1]);
+  bool odd1 = !isfinite(p[1][0]) || !isfinite(p[1][1]), odd0 = !isfinite(p[0][0]) || !isfinite(p[0][1]);
+  if ((odd1 && !odd0) || (!odd0 && !odd1 && d1 > d0))
+    pick = 1;
+  *x = p[pick][0];
+  *y = p[pick][1];
+}
+
 static void visit(state *st, int64_t i, double x, double y, bool same_bits, chk_rule rule, chk_tol tol,
                   hlo_etype t) {
   chk_metrics *m = st->m;
@@ -276,8 +300,10 @@ int chk_compare_map(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_t
       if (hlo_etype_class(t) == HLO_CLASS_UINT && hlo_etype_bits(t) == 64) {
         x = (double)hlo_value_get_u64(a, i);
         y = (double)hlo_value_get_u64(b, i);
+      } else if (hlo_etype_class(t) == HLO_CLASS_COMPLEX) {
+        complex_part(a, b, i, &x, &y);
       } else {
-        x = hlo_value_get_f64(a, i); /* complex: the real part; bits cover both */
+        x = hlo_value_get_f64(a, i);
         y = hlo_value_get_f64(b, i);
       }
       visit(&st, i, x, y, same, rule, tol, t);

@@ -231,9 +231,34 @@ static void per_element_tolerance_map(void **state) {
   hlo_value_unref(b);
 }
 
+/* A complex element is within tolerance only when both its parts are: an
+ * error in the imaginary part alone, behind an equal real part, is a
+ * mismatch (the comparison once looked at the real part only). */
+static void complex_imaginary_part_counts(void **state) {
+  (void)state;
+  int64_t d[1] = {3};
+  /* (re, im) pairs: equal; imaginary off by 0.5; real off by 0.25 */
+  float va[6] = {1, 2, 3, 4.5f, 5.25f, 6};
+  float vb[6] = {1, 2, 3, 4, 5, 6};
+  hlo_value *a = hlo_value_array(HLO_C64, 1, d), *b = hlo_value_array(HLO_C64, 1, d);
+  memcpy(a->data, va, sizeof va);
+  memcpy(b->data, vb, sizeof vb);
+  chk_metrics m;
+  chk_tol tol = {0.3, 0.0}; /* admits 0.25, not 0.5 */
+  assert_int_equal(chk_compare(a, b, CHK_RULE_TOLERANCE, tol, &m, NULL), 0);
+  assert_int_equal(m.mismatches, 1);
+  assert_int_equal(m.bbox_lo[0], 1);
+  assert_int_equal(m.bbox_hi[0], 1);
+  assert_true(m.max_abs == 0.5);
+  assert_int_equal(m.peak_index, 1);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(identical_arrays_match_with_zero_metrics),
+      cmocka_unit_test(complex_imaginary_part_counts),
       cmocka_unit_test(tolerance_rule_uses_atol_plus_rtol_of_expected),
       cmocka_unit_test(nan_rules),
       cmocka_unit_test(inf_rules),
