@@ -314,6 +314,16 @@ static hid_t open_group(hid_t loc, const char *name, hlo_error *err) {
   return g;
 }
 
+/* Opens runs/<id> for an edit; path receives "runs/<id>" (PATH_LEN bytes)
+ * for the edit's own messages.  -1 with err saying the run is gone. */
+static hid_t open_run(hid_t file, const char *id, char *path, hlo_error *err) {
+  snprintf(path, PATH_LEN, "runs/%s", id);
+  hid_t g = open_group(file, path, err);
+  if (g < 0)
+    tn_h5_prefix_error(err, "the run is no longer in the file");
+  return g;
+}
+
 static hid_t new_dcpl(void) {
   hid_t p = H5Pcreate(H5P_DATASET_CREATE);
   if (p >= 0 && H5Pset_obj_track_times(p, 0) < 0) {
@@ -1462,10 +1472,9 @@ static int end_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   (void)fresh;
   const tn_run_info *run = vctx;
   char path[PATH_LEN];
-  snprintf(path, sizeof path, "runs/%s", run->id);
-  hid_t g = open_group(file, path, err);
+  hid_t g = open_run(file, run->id, path, err);
   if (g < 0)
-    return tn_h5_prefix_error(err, "the run is no longer in the file");
+    return -1;
   int rc = replace_str_attr(g, "finished", run->finished, err) == 0 &&
                    replace_str_attr(g, "status", run->status, err) == 0
                ? 0
@@ -1739,10 +1748,9 @@ static int attrs_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   (void)fresh;
   const attrs_ctx *c = vctx;
   char path[PATH_LEN];
-  snprintf(path, sizeof path, "runs/%s", c->run_id);
-  hid_t run = open_group(file, path, err), g = -1;
+  hid_t run = open_run(file, c->run_id, path, err), g = -1;
   if (run < 0)
-    return tn_h5_prefix_error(err, "the run is no longer in the file");
+    return -1;
   int rc = -1;
   if (!c->sub)
     g = run, run = -1;
@@ -1856,10 +1864,9 @@ static int changes_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   const changes_ctx *x = vctx;
   const tn_store_changes *c = x->c;
   char path[PATH_LEN];
-  snprintf(path, sizeof path, "runs/%s", x->run_id);
-  hid_t run = open_group(file, path, err), g = -1;
+  hid_t run = open_run(file, x->run_id, path, err), g = -1;
   if (run < 0)
-    return tn_h5_prefix_error(err, "the run is no longer in the file");
+    return -1;
   int rc = -1;
   /* Replaced whole: a re-merged run must not keep a table of before. */
   if (H5Lexists(run, "changes", H5P_DEFAULT) > 0 && H5Ldelete(run, "changes", H5P_DEFAULT) < 0)
@@ -1979,10 +1986,9 @@ static int run_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   (void)fresh;
   const run_edit_ctx *x = vctx;
   char path[PATH_LEN];
-  snprintf(path, sizeof path, "runs/%s", x->run_id);
-  hid_t run = open_group(file, path, err);
+  hid_t run = open_run(file, x->run_id, path, err);
   if (run < 0)
-    return tn_h5_prefix_error(err, "the run is no longer in the file");
+    return -1;
   int rc = x->fn(run, x->ctx, err);
   tn_h5_close_obj(run);
   return rc == 0 ? 0 : tn_h5_prefix_error(err, path);
