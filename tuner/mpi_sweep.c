@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "capture.h"
+#include "capture_cache.h"
 #include "cli.h"
 #include "cli_env.h"
 #include "dev_fusion.h"
@@ -154,6 +156,7 @@ typedef struct worker_state {
   int env_ok;
   tn_check_env env;
   char host[64];
+  tn_capture_cache caps; /* the modules' captures, reused by their units' jobs */
 } worker_state;
 
 /* A job's settings as read back from its message (strings malloc'd). */
@@ -262,6 +265,28 @@ static char *env_key(const job_in *j) {
   return (char *)w.data;
 }
 
+/* What a module's captures depend on, as a cache key: the file (by its
+ * identity, so that a file replaced mid-sweep is evaluated anew) and the
+ * job's settings that reach tn_capture_units.  NULL when out of memory or
+ * the file cannot be examined: then nothing is cached. */
+static char *capture_key(const job_in *j) {
+  struct stat sb;
+  if (stat(j->file, &sb) != 0)
+    return NULL;
+  char rest[256];
+  snprintf(rest, sizeof rest, "|%ju:%ju:%jd:%jd.%09ld|%lld|%lld|%lld|%lld|%lld|%.17g", (uintmax_t)sb.st_dev,
+           (uintmax_t)sb.st_ino, (intmax_t)sb.st_size, (intmax_t)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec,
+           (long long)j->seed, (long long)j->profile, (long long)j->iteration, (long long)j->max_memory,
+           (long long)j->replicas, j->time_budget);
+  size_t nf = strlen(j->file), nr = strlen(rest);
+  char *k = malloc(nf + nr + 1);
+  if (k) {
+    memcpy(k, j->file, nf);
+    memcpy(k + nf, rest, nr + 1);
+  }
+  return k;
+}
+
 /* Runs the job in `in`, writing its result message to *out. */
 static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire *out) {
   double t0 = now_s();
@@ -343,13 +368,24 @@ static void run_job(worker_state *ws, const unsigned char *in, size_t n, tn_wire
    * reach the unit when the whole module is evaluated. */
   int iteration = j.iteration > 0 ? (int)j.iteration : 1;
   const tn_capture *cap = NULL;
-  if (un->ins && j.graph_inputs && (caps = calloc((size_t)units.n, sizeof *caps))) {
-    tn_capture_opts co = {.seed = (uint64_t)j.seed, .profile = (chk_inputs_profile)j.profile,
-                          .iteration = (int)j.iteration, .max_flops = TN_CAPTURE_MAX_FLOPS,
-                          .max_memory = j.max_memory, .replicas = (int)j.replicas, .time_budget = j.time_budget};
-    tn_capture_units(m, &units, &co, caps);
-    cap = &caps[j.unit];
-    if (cap->args) {
+  if (un->ins && j.graph_inputs) {
+    char *ckey = capture_key(&j);
+    const tn_capture *cached = ckey ? tn_capture_cache_get(&ws->caps, ckey, units.n) : NULL;
+    if (cached) {
+      cap = &cached[j.unit];
+    } else if ((caps = calloc((size_t)units.n, sizeof *caps))) {
+      tn_capture_opts co = {.seed = (uint64_t)j.seed, .profile = (chk_inputs_profile)j.profile,
+                            .iteration = (int)j.iteration, .max_flops = TN_CAPTURE_MAX_FLOPS,
+                            .max_memory = j.max_memory, .replicas = (int)j.replicas, .time_budget = j.time_budget};
+      tn_capture_units(m, &units, &co, caps);
+      if (getenv("TUNE_TEST_MPI_LOG_CAPTURES"))
+        fprintf(stderr, "tune: rank %d evaluated %s to capture its units' inputs\n", g_rank, j.file);
+      cap = &caps[j.unit];
+      if (ckey && tn_capture_cache_put(&ws->caps, ckey, caps, units.n) == 0)
+        caps = NULL; /* the cache owns them now */
+    }
+    free(ckey);
+    if (cap && cap->args) {
       so.args = cap->args;
       so.nargs = cap->nargs;
     }
@@ -423,6 +459,7 @@ int tn_mpi_worker(void) {
     if (st.MPI_TAG == TAG_STOP) {
       free(buf);
       free(ws.key);
+      tn_capture_cache_clear(&ws.caps);
       return TN_EXIT_OK;
     }
     tn_wire out = {0};
@@ -847,6 +884,7 @@ int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mp
   tn_wire_free(&lw->job);
   tn_wire_free(&lw->result);
   free(lw->ws.key);
+  tn_capture_cache_clear(&lw->ws.caps);
   free(lw);
   free(inflight);
   free(since);

@@ -81,6 +81,32 @@ expect_grep "\[rank 0 on " n3.err "rank 0 checks units too"
 if [ "$(grep -c '; unit [0-9]* of' n3.err)" = "$nunits" ]; then ok "one log line per unit"; else
   not_ok "$(grep -c '; unit [0-9]* of' n3.err) unit lines for $nunits units"; fi
 
+# A module of five units on two ranks: each rank evaluates the whole
+# module once to capture its units' inputs (tuner/capture_cache.h), not
+# once per unit.  The test hook logs each whole-module evaluation.
+cat >c.cfg <<EOF2
+sweep: {
+  corpus = [ "$TUNE_SRCDIR/tests/mpi/chain_units.hlo" ];
+  machines = [ "tpu-v5e" ];
+  compiler = "stable";
+  inputs = "naive";
+  budget = 2;
+  threads = 1;
+  output = "unused.h5";
+};
+EOF2
+TUNE_TEST_MPI_LOG_CAPTURES=1 mpirun_ -n 2 -x TUNE_TEST_MPI_LOG_CAPTURES "$TUNE" --sweep c.cfg -o chain.h5 --run-id t \
+  >chain.out 2>chain.err
+st=$?
+ncap=$(grep -c 'evaluated .*chain_units.hlo to capture' chain.err)
+nun=$(grep -c '; unit [0-9]* of 5' chain.err)
+if [ "$st" -eq 0 ] && [ "$nun" -eq 5 ] && [ "$ncap" -ge 1 ] && [ "$ncap" -le 2 ]; then
+  ok "five units on two ranks: the module evaluated $ncap times (at most once a rank)"
+else
+  not_ok "five units on two ranks: exit $st, $nun units logged, the module evaluated $ncap times"
+  tail -n 5 chain.err | sed 's/^/  # /'
+fi
+
 # A worker killed mid-sweep.  Slower units (a bigger budget) so that the
 # kill lands while units are still being checked.  Single-unit files only:
 # a resumed sweep skips every file the run holds a fusion of (sweep_state.h).
