@@ -31,8 +31,9 @@ static int parse_lengths(const char *v, int64_t *len) {
   }
 }
 
-int hlo_fft_of(const hlo_instr *ins, hlo_fft *out, hlo_error *err) {
-  static const char *const names[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+static const char *const names[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+
+const char *hlo_fft_read(const hlo_instr *ins, hlo_fft *out) {
   memset(out, 0, sizeof *out);
   const char *type = raw_value(ins, "fft_type");
   int t = -1;
@@ -40,10 +41,19 @@ int hlo_fft_of(const hlo_instr *ins, hlo_fft *out, hlo_error *err) {
     if (strcmp(type, names[i]) == 0)
       t = i;
   if (t < 0)
-    return hlo_error_set(err, ins->line, ins->col, "%s: fft_type must be FFT, IFFT, RFFT or IRFFT", ins->name);
+    return "fft_type must be FFT, IFFT, RFFT or IRFFT";
   out->type = (hlo_fft_type)t;
   out->rank = parse_lengths(raw_value(ins, "fft_length"), out->len);
   if (out->rank < 0)
-    return hlo_error_set(err, ins->line, ins->col, "%s: fft_length must list 1 to 3 positive sizes", ins->name);
-  return 0;
+    return "fft_length must list 1 to 3 positive sizes";
+  return NULL;
+}
+
+int hlo_fft_of(const hlo_instr *ins, hlo_fft *out, hlo_error *err) {
+  const char *why = hlo_fft_read(ins, out);
+  return why ? hlo_error_set(err, ins->line, ins->col, "%s: %s", ins->name, why) : 0;
+}
+
+const char *hlo_fft_type_name(hlo_fft_type t) {
+  return (unsigned)t < 4 ? names[t] : "?";
 }

@@ -31,6 +31,13 @@ typedef struct hlo_fft {
  * sizes). */
 int hlo_fft_of(const hlo_instr *ins, hlo_fft *out, hlo_error *err);
 
+/* The same, for a caller that reports errors its own way (the reference
+ * evaluator names the instruction itself): NULL, or what is wrong. */
+const char *hlo_fft_read(const hlo_instr *ins, hlo_fft *out);
+
+/* "FFT", "IFFT", "RFFT" or "IRFFT". */
+const char *hlo_fft_type_name(hlo_fft_type t);
+
 /* Is the transform an inverse one (scaled by 1/N)? */
 static inline int hlo_fft_inverse(hlo_fft_type t) { return t == HLO_FFT_IFFT || t == HLO_FFT_IRFFT; }
 
