@@ -29,6 +29,16 @@ static int64_t side_depth(int64_t d, int64_t n) {
   return d;
 }
 
+double chk_tol_fft_coef(const hlo_instr *ins, int64_t da, int64_t db) {
+  hlo_fft fa;
+  if (ins->op != HLO_OP_FFT || hlo_fft_read(ins, &fa) != NULL || fa.rank != 1 || ins->shape.type == HLO_TUPLE)
+    return INFINITY;
+  int64_t n = fa.len[0];
+  hlo_etype work = ins->shape.type == HLO_C128 || ins->shape.type == HLO_F64 ? HLO_F64 : HLO_F32;
+  double u = chk_unit_roundoff(work);
+  return gamma_of(side_depth(da, n), u) + gamma_of(side_depth(db, n), u);
+}
+
 /* |element i|^2 of a real or complex array. */
 static double norm2_at(const hlo_value *v, int64_t i) {
   switch (v->type) {

@@ -60,6 +60,11 @@
 /* d_ref above, for a transform of length n. */
 int64_t chk_tol_fft_ref_depth(int64_t n);
 
+/* The coefficient g = gamma_da + gamma_db of the bound above for fft ins
+ * (its map is g times a per-row norm); INFINITY when ins is not an fft of
+ * one transformed dimension. */
+double chk_tol_fft_coef(const hlo_instr *ins, int64_t da, int64_t db);
+
 /* Adds to map[e], for every element e of out (the reference's value of
  * fft instruction ins, an array), the bound above for a comparison between
  * sides of depths da and db (a depth of a device config, or a marker).

@@ -19,6 +19,7 @@
 #include "dev_fft.h"
 #include "dev_fusion.h"
 #include "eval.h"
+#include "fft_spread.h"
 #include "hlo_print.h"
 #include "tol_fft.h"
 
@@ -59,6 +60,7 @@ typedef struct {
   /* Every float accumulation of the kernel, per element, and how it moves
    * each output (check/accum.h). */
   chk_accums acc;
+  chk_fft_spreads ffts;          /* the ffts whose error reaches outputs through more ops */
   int dflt_passes, ref_passes;   /* bf16 passes of f32 dots (0: not one) */
   int64_t dflt_depth;            /* the default's accumulation depth (config_depth) */
   const dev_config *dflt_cfg;    /* the default's config (its fft depths) */
@@ -189,6 +191,28 @@ static int fft_allowance(const shared *sh, int leaf, const hlo_instr *p, const d
   return 0;
 }
 
+/* An output leaf computed from an fft through more ops (abs(fft(x)), a
+ * product, a sum of magnitudes) gets what the fft's bound does to it, as
+ * measured (check/fft_spread.h).  Sets *spread when some fft moves the
+ * leaf; -1 when memory ran out. */
+static int fft_spread_allowance(const shared *sh, int leaf, const hlo_instr *producer, const dev_config *ca,
+                                const dev_config *cb, int64_t n, chk_leaf_check *lc, bool *spread) {
+  *spread = false;
+  for (int j = 0; j < sh->ffts.n; j++) {
+    const hlo_instr *ins = sh->ffts.s[j].ins;
+    if (ins == producer || !sh->ffts.s[j].dy[leaf])
+      continue; /* the fft's own output: fft_allowance */
+    double *map = (double *)lc->atol_map;
+    if (!map && !(map = calloc((size_t)(n ? n : 1), sizeof *map)))
+      return -1;
+    lc->atol_map = map;
+    double g = chk_tol_fft_coef(ins, fft_depth(sh, ins, ca), fft_depth(sh, ins, cb));
+    if (chk_fft_spread_add(&sh->ffts, j, leaf, n, g, map))
+      *spread = true;
+  }
+  return 0;
+}
+
 /* -1 when memory ran out (the maps made so far are in out, for
  * free_maps): a leaf without its allowance would be compared exactly.
  * cfg_a and cfg_b are the two sides' configs (NULL: the reference), for
@@ -232,6 +256,13 @@ static int leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, 
     }
     if (fft_allowance(sh, i, chk_leaf_producer(c, kl), cfg_a, cfg_b, lc) != 0)
       return -1;
+    bool spread;
+    if (fft_spread_allowance(sh, i, chk_leaf_producer(c, kl), cfg_a, cfg_b, hlo_shape_elements(s), lc, &spread) != 0)
+      return -1;
+    /* the ops after the fft round what they receive once more on each
+     * side, as after an accumulation */
+    if (spread)
+      lc->tol.rtol = 2.0 * chk_leaf_round_rel(c, kl);
     /* Outputs no accumulation feeds are computed bit-identically by every
      * config; the others get the per-element allowance of check/accum.h and
      * the last rounding of the output on either side (2 r,
@@ -600,11 +631,16 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
     return -1;
   sh->structured = o->backend && o->backend->name && strcmp(o->backend->name, "sim") == 0;
-  return measure_accums(sh, err);
+  if (measure_accums(sh, err) != 0)
+    return -1;
+  if (o->tol_override)
+    return 0;
+  return chk_fft_spreads_measure(&sh->ffts, sh->f.comp, sh->reference, eval_reference_cb, sh, err);
 }
 
 static void teardown(shared *sh) {
   chk_accums_free(&sh->acc);
+  chk_fft_spreads_free(&sh->ffts);
   for (int i = 0; i < sh->nargs; i++)
     hlo_value_unref(sh->args ? sh->args[i] : NULL);
   free(sh->args);
