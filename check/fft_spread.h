@@ -25,9 +25,9 @@
  * differences of fft values) can see part of that shift cancel.
  *
  * The leaves an fft produces directly keep tol_fft's own bound (the caller
- * skips them here).  Only ffts of the kernel that tol_fft bounds (one
- * transformed dimension) are measured; each costs 2 or 4 more reference
- * evaluations, plus one evaluation to capture the ffts' values.
+ * skips them here).  Every well-formed fft of the kernel but its root is
+ * measured; each costs 2 or 4 more reference evaluations, plus one
+ * evaluation to capture the ffts' values.
  */
 #ifndef TUNE_CHECK_FFT_SPREAD_H
 #define TUNE_CHECK_FFT_SPREAD_H

@@ -37,6 +37,15 @@
  * order is unknown (an external backend) gets the larger of d_ref and the
  * direct DFT's N + 4.
  *
+ * Two or three transformed dimensions.  Both sides run one pass of 1-D
+ * transforms per axis (the device: dev_fft.c; FFTW's multi-dimensional
+ * plans likewise), and a term passes through every pass's roundings, so
+ * the depths add over the axes (d_ref summed per axis, N_a + 4 per axis
+ * for an unknown side) and the argument above holds with N the product
+ * of the lengths and S the sum over one batch element's whole block, the
+ * norm taken over that block (RFFT: the last axis's inner frequencies
+ * twice).
+ *
  * This is the rigorous bound whatever --tolerance says: it assumes every
  * rounding as large as u and all of one sign, and is still tight enough
  * for what a wrong lowering does to a transform (a wrong twiddle, a lost
@@ -61,15 +70,15 @@
 int64_t chk_tol_fft_ref_depth(int64_t n);
 
 /* The coefficient g = gamma_da + gamma_db of the bound above for fft ins
- * (its map is g times a per-row norm); INFINITY when ins is not an fft of
- * one transformed dimension. */
+ * (its map is g times a per-row norm); INFINITY when ins is not a
+ * well-formed fft. */
 double chk_tol_fft_coef(const hlo_instr *ins, int64_t da, int64_t db);
 
 /* Adds to map[e], for every element e of out (the reference's value of
  * fft instruction ins, an array), the bound above for a comparison between
  * sides of depths da and db (a depth of a device config, or a marker).
- * 0, or -1 with err when ins is not an fft of one transformed dimension
- * the bound covers. */
+ * 0, or -1 with err when ins is not a well-formed fft whose output out
+ * is. */
 int chk_tol_fft_map(const hlo_instr *ins, const hlo_value *out, int64_t da, int64_t db, double *map,
                     hlo_error *err);
 

@@ -231,6 +231,154 @@ static void parseval_and_distinct_rounding(void **state) {
   hlo_value_unref(x);
 }
 
+/* ---- 2 and 3 transformed dimensions: separable passes ---- */
+
+static hlo_value *dft_nd(const char *in, const char *outs, const char *type, const char *lens, const hlo_value *x,
+                         const dev_config *cfg) {
+  char t[300];
+  snprintf(t, sizeof t, "ENTRY e {\n x = %s parameter(0)\n ROOT f = %s fft(x), fft_type=%s, fft_length={%s}\n}\n",
+           in, outs, type, lens);
+  hlo_error err;
+  hlo_module *m = hlo_parse(t, strlen(t), &err);
+  if (!m)
+    fail_msg("parse: %s", err.msg);
+  char why[256] = "";
+  dev_whole_ctx ctx = {cfg, 0, why, sizeof why};
+  hlo_value *ops[1] = {(hlo_value *)x}, *out = NULL;
+  int rc = dev_whole_run(m->entry->root, ops, &ctx, &out);
+  if (rc != 0)
+    fail_msg("dev_whole_run of a %s fft: %d %s", lens, rc, why);
+  hlo_module_free(m);
+  return out;
+}
+
+/* The configs of a [4, 8] output: the innermost axis direct, or split
+ * 2 x 4 by four-step with two frequency tiles. */
+static dev_config nd_configs(int k) {
+  return k == 0 ? cfg_of(2, 8, 0) : cfg_of(2, 4, DEV_FLAG_FOUR_STEP);
+}
+
+/* 2-D impulses: at (0, 0) every X[k1][k2] is exactly 1 (each output is
+ * one term times W^0 = 1 plus zeros); at (1, 2),
+ * X[k1][k2] = exp(-2 pi i (k1 / 4 + 2 k2 / 8)). */
+static void impulse_2d(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    dev_config c = nd_configs(k);
+    hlo_value *x = hlo_value_array(HLO_C64, 2, (const int64_t[]){4, 8});
+    set(x, 0, 1, 0);
+    hlo_value *y = dft_nd("c64[4,8]", "c64[4,8]", "FFT", "4,8", x, &c);
+    for (int64_t i = 0; i < 32; i++)
+      if (part(y, i, 0) != 1 || part(y, i, 1) != 0)
+        fail_msg("config %d: X[%lld] = %g%+gi, want 1", k, (long long)i, part(y, i, 0), part(y, i, 1));
+    hlo_value_unref(y);
+    set(x, 0, 0, 0);
+    set(x, 1 * 8 + 2, 1, 0);
+    y = dft_nd("c64[4,8]", "c64[4,8]", "FFT", "4,8", x, &c);
+    for (int64_t k1 = 0; k1 < 4; k1++)
+      for (int64_t k2 = 0; k2 < 8; k2++) {
+        double a = -two_pi * ((double)k1 / 4 + 2.0 * (double)k2 / 8);
+        int64_t i = k1 * 8 + k2;
+        if (fabs(part(y, i, 0) - cos(a)) > 1e-6 || fabs(part(y, i, 1) - sin(a)) > 1e-6)
+          fail_msg("config %d: X[%lld][%lld] = %g%+gi, want %g%+gi", k, (long long)k1, (long long)k2, part(y, i, 0),
+                   part(y, i, 1), cos(a), sin(a));
+      }
+    hlo_value_unref(x);
+    hlo_value_unref(y);
+  }
+}
+
+/* x[n1][n2] = cos(2 pi (n1 / 4 + 3 n2 / 8)) is half the sum of the plane
+ * waves at (1, 3) and (3, 5): X = N / 2 = 16 there, 0 elsewhere.  RFFT
+ * keeps k2 <= 4, so only (1, 3) of the two; IRFFT brings x back. */
+static void cosine_2d(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    dev_config c = nd_configs(k);
+    hlo_value *x = hlo_value_array(HLO_F32, 2, (const int64_t[]){4, 8});
+    for (int64_t n1 = 0; n1 < 4; n1++)
+      for (int64_t n2 = 0; n2 < 8; n2++)
+        set(x, n1 * 8 + n2, cos(two_pi * ((double)n1 / 4 + 3.0 * (double)n2 / 8)), 0);
+    dev_config cr = k == 0 ? cfg_of(2, 5, 0) : cfg_of(2, 4, DEV_FLAG_FOUR_STEP);
+    hlo_value *y = dft_nd("f32[4,8]", "c64[4,5]", "RFFT", "4,8", x, &cr);
+    for (int64_t k1 = 0; k1 < 4; k1++)
+      for (int64_t k2 = 0; k2 < 5; k2++) {
+        int64_t i = k1 * 5 + k2;
+        double want = k1 == 1 && k2 == 3 ? 16 : 0;
+        if (fabs(part(y, i, 0) - want) > 1e-5 || fabs(part(y, i, 1)) > 1e-5)
+          fail_msg("config %d RFFT: X[%lld][%lld] = %g%+gi, want %g", k, (long long)k1, (long long)k2,
+                   part(y, i, 0), part(y, i, 1), want);
+      }
+    hlo_value *z = dft_nd("c64[4,5]", "f32[4,8]", "IRFFT", "4,8", y, &c);
+    for (int64_t i = 0; i < 32; i++)
+      if (fabs(part(z, i, 0) - part(x, i, 0)) > 1e-6)
+        fail_msg("config %d IRFFT: x[%lld] = %g, want %g", k, (long long)i, part(z, i, 0), part(x, i, 0));
+    hlo_value_unref(x);
+    hlo_value_unref(y);
+    hlo_value_unref(z);
+  }
+}
+
+/* 3-D: Parseval, sum |X|^2 = N sum |x|^2 with N = 2 * 4 * 6 = 48, in c64
+ * and c128, over a batch of 2; and an impulse spectrum inverts to 1/N
+ * everywhere. */
+static void parseval_impulse_3d(void **state) {
+  (void)state;
+  const char *ty[2] = {"c64", "c128"};
+  const hlo_etype et[2] = {HLO_C64, HLO_C128};
+  const double tol[2] = {1e-5, 1e-13};
+  for (int t = 0; t < 2; t++) {
+    char shape[32];
+    snprintf(shape, sizeof shape, "%s[2,2,4,6]", ty[t]);
+    dev_config c = cfg_of(4, 3, DEV_FLAG_FOUR_STEP);
+    hlo_value *x = hlo_value_array(et[t], 4, (const int64_t[]){2, 2, 4, 6});
+    uint32_t r = 2024;
+    double ex[2] = {0, 0};
+    for (int64_t i = 0; i < 96; i++) {
+      r = r * 1664525u + 1013904223u;
+      double re = (double)(r >> 8) / 16777216.0 - 0.5;
+      r = r * 1664525u + 1013904223u;
+      double im = (double)(r >> 8) / 16777216.0 - 0.5;
+      set(x, i, re, im);
+      ex[i / 48] += part(x, i, 0) * part(x, i, 0) + part(x, i, 1) * part(x, i, 1);
+    }
+    hlo_value *y = dft_nd(shape, shape, "FFT", "2,4,6", x, &c);
+    double ey[2] = {0, 0};
+    for (int64_t i = 0; i < 96; i++)
+      ey[i / 48] += part(y, i, 0) * part(y, i, 0) + part(y, i, 1) * part(y, i, 1);
+    for (int b = 0; b < 2; b++)
+      if (fabs(ey[b] / 48 - ex[b]) > tol[t] * ex[b])
+        fail_msg("%s batch %d: sum |X|^2 / N = %.17g, sum |x|^2 = %.17g", ty[t], b, ey[b] / 48, ex[b]);
+    hlo_value_unref(y);
+    hlo_value *s = hlo_value_array(et[t], 4, (const int64_t[]){2, 2, 4, 6});
+    set(s, 0, 1, 0);
+    set(s, 48, 1, 0);
+    hlo_value *z = dft_nd(shape, shape, "IFFT", "2,4,6", s, &c);
+    for (int64_t i = 0; i < 96; i++)
+      if (fabs(part(z, i, 0) - 1.0 / 48) > tol[t] / 48 || part(z, i, 1) != 0)
+        fail_msg("%s IFFT of an impulse: z[%lld] = %g%+gi, want 1/48", ty[t], (long long)i, part(z, i, 0),
+                 part(z, i, 1));
+    hlo_value_unref(x);
+    hlo_value_unref(s);
+    hlo_value_unref(z);
+  }
+}
+
+/* Depth of a 2-D FFT c64 [4, 8] by hand: the innermost axis direct, 7
+ * additions and one multiplication (5) = 12; the outer axis direct,
+ * 3 + 5 = 8: 20.  With four-step 2 x 4 innermost, 3 + 1 + 15 = 19, + 8. */
+static void depth_2d(void **state) {
+  (void)state;
+  const char *t = "ENTRY e {\n x = c64[4,8] parameter(0)\n ROOT f = c64[4,8] fft(x), fft_type=FFT, fft_length={4,8}\n}\n";
+  hlo_error err;
+  hlo_module *m = hlo_parse(t, strlen(t), &err);
+  assert_non_null(m);
+  dev_config direct = cfg_of(2, 8, 0), four = cfg_of(2, 4, DEV_FLAG_FOUR_STEP);
+  assert_int_equal(dev_fft_depth(m->entry->root, &direct), 20);
+  assert_int_equal(dev_fft_depth(m->entry->root, &four), 27);
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(split_rule),
@@ -239,6 +387,10 @@ int main(void) {
       cmocka_unit_test(impulse_cosine_c128),
       cmocka_unit_test(real_transforms),
       cmocka_unit_test(parseval_and_distinct_rounding),
+      cmocka_unit_test(impulse_2d),
+      cmocka_unit_test(cosine_2d),
+      cmocka_unit_test(parseval_impulse_3d),
+      cmocka_unit_test(depth_2d),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2231,7 +2231,8 @@ static bool trig_fft_tile_twiddle(const exec *x) {
       continue;
     int64_t out_len = ins->shape.dims[ins->shape.rank - 1];
     int64_t tile = cfg->tile[cfg->rank - 1];
-    if (fa.len[0] / dev_fft_inner(fa.len[0], tile, cfg->flags) > 1 && tile < out_len)
+    int64_t n = fa.len[fa.rank - 1]; /* the innermost axis: the one the config tiles */
+    if (n / dev_fft_inner(n, tile, cfg->flags) > 1 && tile < out_len)
       return true;
   }
   return false;

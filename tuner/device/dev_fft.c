@@ -28,8 +28,15 @@
  * runs the inverse and keeps the real part.  Inverses multiply by 1/N
  * rounded to the working type.
  *
- * Transforms over 2 or 3 dimensions are not lowered here (the caller falls
- * back to its opaque path): DEV_WHOLE_UNSUPPORTED.
+ * Transforms over 2 or 3 dimensions are separable: one pass of 1-D DFTs
+ * along each transformed axis, each pass's result stored in the working
+ * type before the next.  The innermost axis is the one the config tiles
+ * (direct or four-step as above, and the defect); the outer axes are
+ * direct DFTs over the whole axis.  FFT and IFFT and RFFT go innermost
+ * first (RFFT: the real transform there, keeping N/2 + 1, then complex
+ * ones on the others); IRFFT the reverse, complex inverses on the outer
+ * axes first and the Hermitian complex-to-real one innermost last.  An
+ * inverse scales each pass by 1 / its own length.
  *
  * Defect fft-tile-twiddle (dev_defect.h; class: a block index map that
  * loses the tile offset): in the four-step lowering, the outer DFT's
@@ -85,12 +92,11 @@ int64_t dev_fft_inner(int64_t n, int64_t tile, unsigned flags) {
   return p == n ? n : n / p;
 }
 
-/* The transformed length and the output's extent along it. */
+/* The innermost transformed length and the output's extent along it. */
 static int fft_shape(const hlo_instr *ins, hlo_fft *fa, int64_t *n, int64_t *out_len) {
-  hlo_error err;
-  if (hlo_fft_of(ins, fa, &err) != 0 || fa->rank != 1 || ins->shape.rank < 1 || ins->noperands != 1)
+  if (hlo_fft_read(ins, fa) != NULL || ins->shape.rank < fa->rank || ins->noperands != 1)
     return -1;
-  *n = fa->len[0];
+  *n = fa->len[fa->rank - 1];
   *out_len = ins->shape.dims[ins->shape.rank - 1];
   return 0;
 }
@@ -110,7 +116,12 @@ int64_t dev_fft_depth(const hlo_instr *ins, const dev_config *cfg) {
   int64_t mul = dbl ? DEV_FFT_MUL_ROUNDINGS_F64 : DEV_FFT_MUL_ROUNDINGS_F32;
   int64_t n2 = dev_fft_inner(n, freq_tile(cfg, out_len), cfg ? cfg->flags : 0), n1 = n / n2;
   int64_t d = n1 == 1 ? (n - 1) + mul : (n2 - 1) + (n1 - 1) + 3 * mul;
-  return hlo_fft_inverse(fa.type) ? d + 2 : d;
+  if (hlo_fft_inverse(fa.type))
+    d += 2;
+  /* each outer axis: a direct DFT pass (and its own 1/N_a scale) */
+  for (int a = 0; a < fa.rank - 1; a++)
+    d += (fa.len[a] - 1) + mul + (hlo_fft_inverse(fa.type) ? 2 : 0);
+  return d;
 }
 
 /* One transform, written once for each working type R: in[n] complex
@@ -197,93 +208,182 @@ static void put_c(hlo_value *v, int64_t i, double re, double im) {
 
 static bool type_ok(hlo_etype t) { return t == HLO_C64 || t == HLO_C128 || t == HLO_F32 || t == HLO_F64; }
 
+/* A complex value between passes (exactly a float's value for c64). */
+typedef struct zd {
+  double re, im;
+} zd;
+
+/* Scratch for one pass over lines of length n. */
+typedef struct pass_buf {
+  void *w, *x, *y, *o;
+} pass_buf;
+
+/* One 1-D transform of a line: in[k * sin] for the line's input
+ * elements (n, or n/2 + 1 for IRFFT), out[f * sout] for its nout outputs.
+ * t says what the line does: FFT, IFFT, RFFT (input imaginary parts are
+ * zero; keeps f <= n/2), IRFFT (Hermitian extension, keeps the real part).
+ * The twiddle table in b->w is the one for n and t's direction. */
+static void line(const zd *in, int64_t sin, zd *out, int64_t sout, hlo_fft_type t, int64_t n, int64_t nout,
+                 int64_t tile, int64_t n1, int64_t n2, bool local, bool dbl, const pass_buf *b) {
+  for (int64_t k = 0; k < n; k++) {
+    double re, im;
+    if (t == HLO_FFT_IRFFT) {
+      int64_t j = k <= n / 2 ? k : n - k;
+      re = in[j * sin].re;
+      im = in[j * sin].im;
+      if (k > n / 2)
+        im = -im;
+      if (k == 0 || 2 * k == n)
+        im = 0;
+    } else {
+      re = in[k * sin].re;
+      im = in[k * sin].im;
+    }
+    if (dbl)
+      ((cplx_d *)b->x)[k] = (cplx_d){re, im};
+    else
+      ((cplx_f *)b->x)[k] = (cplx_f){(float)re, (float)im};
+  }
+  if (n1 > 1) {
+    if (dbl)
+      inner_d(b->x, b->w, n, n1, n2, b->y);
+    else
+      inner_f(b->x, b->w, n, n1, n2, b->y);
+  }
+  for (int64_t f0 = 0; f0 < nout; f0 += tile) {
+    int64_t f1 = f0 + tile < nout ? f0 + tile : nout;
+    if (dbl)
+      tile_d(b->x, b->y, b->w, n, n1, n2, f0, f1, local, b->o);
+    else
+      tile_f(b->x, b->y, b->w, n, n1, n2, f0, f1, local, b->o);
+  }
+  for (int64_t f = 0; f < nout; f++) {
+    double re, im;
+    if (dbl) {
+      cplx_d v = ((cplx_d *)b->o)[f];
+      if (hlo_fft_inverse(t)) {
+        double s = 1.0 / (double)n;
+        v.re = v.re * s;
+        v.im = v.im * s;
+      }
+      re = v.re, im = v.im;
+    } else {
+      cplx_f v = ((cplx_f *)b->o)[f];
+      if (hlo_fft_inverse(t)) {
+        float s = (float)(1.0 / (double)n);
+        v.re = v.re * s;
+        v.im = v.im * s;
+      }
+      re = v.re, im = v.im;
+    }
+    out[f * sout] = (zd){re, t == HLO_FFT_IRFFT ? 0 : im};
+  }
+}
+
+/* One pass along axis `axis` of the array cur (dims, rank): every line
+ * transformed by `line`, into a new array whose axis has nout elements.
+ * NULL when out of memory. */
+static zd *pass(const zd *cur, const int64_t *dims, int rank, int axis, hlo_fft_type t, int64_t n, int64_t nout,
+                const dev_config *cfg, bool innermost, bool defect, bool dbl, int64_t *new_dims) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++)
+    outer *= dims[d];
+  for (int d = axis + 1; d < rank; d++)
+    inner *= dims[d];
+  int64_t nin = dims[axis];
+  memcpy(new_dims, dims, sizeof *dims * (size_t)rank);
+  new_dims[axis] = nout;
+  int64_t cells = outer * nout * inner;
+  zd *next = malloc(sizeof *next * (size_t)(cells > 0 ? cells : 1));
+  size_t es = dbl ? sizeof(cplx_d) : sizeof(cplx_f);
+  pass_buf b = {malloc(es * (size_t)n), malloc(es * (size_t)n), malloc(es * (size_t)n), malloc(es * (size_t)n)};
+  if (!next || !b.w || !b.x || !b.y || !b.o) {
+    free(next);
+    next = NULL;
+    goto done;
+  }
+  /* only the innermost axis is the config's: its tile, its split, the defect */
+  int64_t tile = innermost ? freq_tile(cfg, nout) : nout;
+  int64_t n2 = innermost ? dev_fft_inner(n, tile, cfg ? cfg->flags : 0) : n, n1 = n / n2;
+  bool local = innermost && n1 > 1 && defect;
+  double sign = hlo_fft_inverse(t) ? 1.0 : -1.0;
+  if (dbl)
+    table_d(b.w, n, sign);
+  else
+    table_f(b.w, n, sign);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++)
+      line(cur + o * nin * inner + i, inner, next + o * nout * inner + i, inner, t, n, nout, tile, n1, n2, local,
+           dbl, &b);
+done:
+  free(b.w), free(b.x), free(b.y), free(b.o);
+  return next;
+}
+
 int dev_fft_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out) {
   hlo_fft fa;
   int64_t n, nout;
   const hlo_value *xv = ops[0];
-  if (fft_shape(ins, &fa, &n, &nout) != 0 || !type_ok(xv->type) || !type_ok(ins->shape.type) || xv->rank < 1)
+  if (fft_shape(ins, &fa, &n, &nout) != 0 || !type_ok(xv->type) || !type_ok(ins->shape.type) ||
+      xv->rank < fa.rank || xv->rank != ins->shape.rank || xv->rank > HLO_MAX_RANK)
     return DEV_WHOLE_UNSUPPORTED;
-  int64_t nin = xv->dims[xv->rank - 1];
-  int64_t want_in = fa.type == HLO_FFT_IRFFT ? n / 2 + 1 : n, want_out = fa.type == HLO_FFT_RFFT ? n / 2 + 1 : n;
-  if (nin != want_in || nout != want_out) {
-    snprintf(ctx->why, ctx->why_len, "%s: fft_length %lld needs %lld in and %lld out, has %lld and %lld",
-             ins->name, (long long)n, (long long)want_in, (long long)want_out, (long long)nin, (long long)nout);
-    return -1;
+  int rank = xv->rank, lead = rank - fa.rank;
+  for (int d = 0; d < rank; d++) {
+    int64_t want_in = xv->dims[d], want_out = xv->dims[d];
+    if (d >= lead) {
+      int64_t len = fa.len[d - lead];
+      bool last = d == rank - 1;
+      want_in = fa.type == HLO_FFT_IRFFT && last ? len / 2 + 1 : len;
+      want_out = fa.type == HLO_FFT_RFFT && last ? len / 2 + 1 : len;
+    }
+    if (xv->dims[d] != want_in || ins->shape.dims[d] != want_out) {
+      snprintf(ctx->why, ctx->why_len, "%s: dimension %d needs %lld in and %lld out, has %lld and %lld", ins->name,
+               d, (long long)want_in, (long long)want_out, (long long)xv->dims[d], (long long)ins->shape.dims[d]);
+      return -1;
+    }
   }
-  hlo_value *res = hlo_value_from_shape(&ins->shape);
   bool dbl = ins->shape.type == HLO_C128 || ins->shape.type == HLO_F64;
-  size_t es = dbl ? sizeof(cplx_d) : sizeof(cplx_f);
-  int64_t tile = freq_tile(ctx->cfg, nout);
-  int64_t n2 = dev_fft_inner(n, tile, ctx->cfg ? ctx->cfg->flags : 0), n1 = n / n2;
-  bool local = n1 > 1 && (ctx->defects >> DEV_DEFECT_FFT_TILE_TWIDDLE & 1u);
-  void *w = malloc(es * (size_t)n), *x = malloc(es * (size_t)n), *y = malloc(es * (size_t)n),
-       *o = malloc(es * (size_t)n);
-  if (!res || !w || !x || !y || !o) {
-    hlo_value_unref(res);
-    free(w), free(x), free(y), free(o);
-    snprintf(ctx->why, ctx->why_len, "out of memory");
-    return -1;
+  bool defect = ctx->defects >> DEV_DEFECT_FFT_TILE_TWIDDLE & 1u;
+  int64_t dims[HLO_MAX_RANK], nd[HLO_MAX_RANK];
+  memcpy(dims, xv->dims, sizeof *dims * (size_t)rank);
+  zd *cur = malloc(sizeof *cur * (size_t)(xv->count ? xv->count : 1));
+  hlo_value *res = hlo_value_from_shape(&ins->shape);
+  if (!cur || !res)
+    goto oom;
+  for (int64_t i = 0; i < xv->count; i++)
+    get_c(xv, i, &cur[i].re, &cur[i].im);
+  /* the passes, in the order the header gives */
+  hlo_fft_type outer_t = hlo_fft_inverse(fa.type) ? HLO_FFT_IFFT : HLO_FFT_FFT;
+  int order[3], np = 0;
+  if (fa.type == HLO_FFT_IRFFT) {
+    for (int a = 0; a < fa.rank - 1; a++)
+      order[np++] = a;
+    order[np++] = fa.rank - 1;
+  } else {
+    order[np++] = fa.rank - 1;
+    for (int a = 0; a < fa.rank - 1; a++)
+      order[np++] = a;
   }
-  double sign = hlo_fft_inverse(fa.type) ? 1.0 : -1.0;
-  if (dbl)
-    table_d(w, n, sign);
-  else
-    table_f(w, n, sign);
-  int64_t rows = nin ? xv->count / nin : 0;
-  for (int64_t r = 0; r < rows; r++) {
-    for (int64_t k = 0; k < n; k++) {
-      double re, im;
-      if (fa.type == HLO_FFT_IRFFT) {
-        int64_t j = k <= n / 2 ? k : n - k;
-        get_c(xv, r * nin + j, &re, &im);
-        if (k > n / 2)
-          im = -im;
-        if (k == 0 || 2 * k == n)
-          im = 0;
-      } else {
-        get_c(xv, r * nin + k, &re, &im);
-      }
-      if (dbl)
-        ((cplx_d *)x)[k] = (cplx_d){re, im};
-      else
-        ((cplx_f *)x)[k] = (cplx_f){(float)re, (float)im};
-    }
-    if (n1 > 1) {
-      if (dbl)
-        inner_d(x, w, n, n1, n2, y);
-      else
-        inner_f(x, w, n, n1, n2, y);
-    }
-    for (int64_t f0 = 0; f0 < nout; f0 += tile) {
-      int64_t f1 = f0 + tile < nout ? f0 + tile : nout;
-      if (dbl)
-        tile_d(x, y, w, n, n1, n2, f0, f1, local, o);
-      else
-        tile_f(x, y, w, n, n1, n2, f0, f1, local, o);
-    }
-    for (int64_t f = 0; f < nout; f++) {
-      double re, im;
-      if (dbl) {
-        cplx_d v = ((cplx_d *)o)[f];
-        if (hlo_fft_inverse(fa.type)) {
-          double s = 1.0 / (double)n;
-          v.re = v.re * s;
-          v.im = v.im * s;
-        }
-        re = v.re, im = v.im;
-      } else {
-        cplx_f v = ((cplx_f *)o)[f];
-        if (hlo_fft_inverse(fa.type)) {
-          float s = (float)(1.0 / (double)n);
-          v.re = v.re * s;
-          v.im = v.im * s;
-        }
-        re = v.re, im = v.im;
-      }
-      put_c(res, r * nout + f, re, im);
-    }
+  for (int k = 0; k < np; k++) {
+    int a = order[k], axis = lead + a;
+    bool innermost = a == fa.rank - 1;
+    hlo_fft_type t = innermost ? fa.type : outer_t;
+    int64_t len = fa.len[a];
+    zd *next = pass(cur, dims, rank, axis, t, len, ins->shape.dims[axis], ctx->cfg, innermost, defect, dbl, nd);
+    free(cur);
+    cur = next;
+    if (!cur)
+      goto oom;
+    memcpy(dims, nd, sizeof *dims * (size_t)rank);
   }
-  free(w), free(x), free(y), free(o);
+  for (int64_t i = 0; i < res->count; i++)
+    put_c(res, i, cur[i].re, cur[i].im);
+  free(cur);
   *out = res;
   return 0;
+oom:
+  free(cur);
+  hlo_value_unref(res);
+  snprintf(ctx->why, ctx->why_len, "out of memory");
+  return -1;
 }

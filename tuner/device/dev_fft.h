@@ -31,8 +31,10 @@ int64_t dev_fft_inner(int64_t n, int64_t tile, unsigned flags);
  * roundings, a multiplication counted as DEV_FFT_MUL_ROUNDINGS_*.  Direct:
  * one multiplication and N - 1 additions; four-step: N2 - 1 and N1 - 1
  * additions, three multiplications (inner, twiddle, outer); an inverse
- * adds 2 for the 1/N scale (1/N rounded, then the product).  0 when the
- * device does not lower ins itself (more than one transformed dim, a
+ * adds 2 for the 1/N scale (1/N rounded, then the product).  Over 2 or 3
+ * dimensions the passes add: the innermost axis as above, each outer axis
+ * a direct DFT (N_a - 1 additions, one multiplication, 2 more for an
+ * inverse's scale).  0 when the device does not lower ins itself (a
  * malformed fft). */
 int64_t dev_fft_depth(const hlo_instr *ins, const dev_config *cfg);
 

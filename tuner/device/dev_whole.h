@@ -1,7 +1,7 @@
 /* dev_whole.h — the ops the device computes from whole operand arrays:
  * gather, dynamic-slice, dynamic-update-slice, scatter, sort,
  * reduce-window (one operand, a simple reducer), convolution, reduce
- * with a general or variadic reducer, and fft over one dimension.
+ * with a general or variadic reducer, and fft (1 to 3 dimensions).
  *
  * Their operands are first evaluated whole by the elemental evaluator
  * (dev_elemental.h materialises them); the op itself then runs with the
