@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
+#include "hlo_fft.h"
 
 typedef enum fft_kind { FFT_C2C_FWD, FFT_C2C_INV, FFT_R2C, FFT_C2R } fft_kind;
 
@@ -124,51 +125,20 @@ static void *plan_for(bool dbl, fft_kind kind, int rank, const int *n, int howma
   return p;
 }
 
-static const char *raw_value(const hlo_instr *ins, const char *name) {
-  for (int i = 0; i < ins->nraw; i++)
-    if (strcmp(ins->raw[i].name, name) == 0)
-      return ins->raw[i].value;
-  return NULL;
-}
-
-/* fft_length={8,4}: up to 3 positive sizes; count or -1. */
-static int parse_lengths(const char *v, int64_t *len) {
-  if (!v || *v != '{')
-    return -1;
-  int k = 0;
-  v++;
-  for (;;) {
-    while (*v == ' ' || *v == ',')
-      v++;
-    if (*v == '}')
-      return k > 0 ? k : -1;
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    if (end == v || k == 3 || x <= 0)
-      return -1;
-    len[k++] = x;
-    v = end;
-  }
-}
-
 hlo_value *chk_op_fft(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
-  const char *type = raw_value(ins, "fft_type");
-  fft_kind kind;
-  if (type && strcmp(type, "FFT") == 0)
-    kind = FFT_C2C_FWD;
-  else if (type && strcmp(type, "IFFT") == 0)
-    kind = FFT_C2C_INV;
-  else if (type && strcmp(type, "RFFT") == 0)
-    kind = FFT_R2C;
-  else if (type && strcmp(type, "IRFFT") == 0)
-    kind = FFT_C2R;
-  else
-    return chk_fail(ev, ins, "fft_type must be FFT, IFFT, RFFT or IRFFT");
-  int64_t len[3];
-  int rank = parse_lengths(raw_value(ins, "fft_length"), len);
+  /* the attributes are read by the one parser the device and the
+   * tolerance use too (tuner/hlo/hlo_fft.h) */
+  hlo_fft fa;
+  const char *bad = hlo_fft_read(ins, &fa);
+  if (bad)
+    return chk_fail(ev, ins, "%s", bad);
+  static const fft_kind kinds[] = {[HLO_FFT_FFT] = FFT_C2C_FWD, [HLO_FFT_IFFT] = FFT_C2C_INV,
+                                   [HLO_FFT_RFFT] = FFT_R2C, [HLO_FFT_IRFFT] = FFT_C2R};
+  fft_kind kind = kinds[fa.type];
+  const char *type = hlo_fft_type_name(fa.type);
+  const int64_t *len = fa.len;
+  int rank = fa.rank;
   const hlo_value *x = ops[0];
-  if (rank < 0)
-    return chk_fail(ev, ins, "fft_length must list 1 to 3 positive sizes");
   if (ins->noperands != 1 || !chk_is_array(x) || x->rank < rank || ins->shape.type == HLO_TUPLE ||
       ins->shape.rank != x->rank)
     return chk_fail(ev, ins, "fft takes one array of rank >= %d and keeps its rank", rank);

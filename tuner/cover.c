@@ -6,12 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Knob columns: these, then one per flag, one per tile dimension, and
- * `loops` last when the shape is known. */
+/* Knob columns: these, then one per flag that has a column (flag_has_column),
+ * one per tile dimension, and `loops` last when the shape is known. */
 enum { KNOB_K, KNOB_BUF, KNOB_ORDER, KNOB_PACK, KNOB_PREC, KNOB_FIXED };
+
+/* The flags that had a column before four-step joined.  A flag no candidate
+ * sets is a constant column: it never changes a pick (it adds the same
+ * count to every candidate's gain) but it does add a value and a pair per
+ * other value to the totals a sweep reports (cover_values, cover_pairs,
+ * covered_pairs).  These four keep their column always so that the totals
+ * of every space stay what they were; a later flag, which only some ops
+ * have (four-step: fft), gets a column only in a space where some
+ * candidate sets it, so it changes nothing for the spaces of other ops. */
+#define COVER_ALWAYS_FLAGS                                                                            \
+  (DEV_FLAG_FUSE_CONVERTS | DEV_FLAG_SPLIT_REDUCTION | DEV_FLAG_VEC_SCATTER | DEV_FLAG_TWO_STAGE_SORT)
 
 typedef struct {
   int n, nk, rank;
+  int nflag;              /* flag columns */
+  int flag_bit[DEV_FLAG_COUNT]; /* the flag bit of each flag column */
   int64_t *raw;       /* n * nk raw knob values */
   int *val;           /* n * nk dense value ids, per knob */
   int *nv;            /* values per knob */
@@ -54,18 +67,19 @@ static int64_t loops_code(const dev_config *c, const tn_cover_shape *sh) {
   return code;
 }
 
-static void knob_values(const dev_config *c, int rank, const tn_cover_shape *sh, int64_t *out) {
+static void knob_values(const space *s, const dev_config *c, const tn_cover_shape *sh, int64_t *out) {
+  int rank = s->rank, tiles = KNOB_FIXED + s->nflag;
   if (sh)
-    out[KNOB_FIXED + DEV_FLAG_COUNT + rank] = loops_code(c, sh);
+    out[tiles + rank] = loops_code(c, sh);
   out[KNOB_K] = c->k;
   out[KNOB_BUF] = c->buf;
   out[KNOB_ORDER] = order_code(c);
   out[KNOB_PACK] = c->pack;
   out[KNOB_PREC] = c->prec;
-  for (int f = 0; f < DEV_FLAG_COUNT; f++)
-    out[KNOB_FIXED + f] = (c->flags >> f) & 1u;
+  for (int f = 0; f < s->nflag; f++)
+    out[KNOB_FIXED + f] = (c->flags >> s->flag_bit[f]) & 1u;
   for (int d = 0; d < rank; d++)
-    out[KNOB_FIXED + DEV_FLAG_COUNT + d] = d < c->rank ? c->tile[d] : -1;
+    out[tiles + d] = d < c->rank ? c->tile[d] : -1;
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -91,7 +105,13 @@ static int space_build(space *s, const dev_config *list, int n, const tn_cover_s
   for (int i = 0; i < n; i++)
     if (list[i].rank > s->rank)
       s->rank = list[i].rank;
-  s->nk = KNOB_FIXED + DEV_FLAG_COUNT + s->rank + (sh != NULL);
+  unsigned set = 0;
+  for (int i = 0; i < n; i++)
+    set |= list[i].flags;
+  for (int f = 0; f < DEV_FLAG_COUNT; f++)
+    if (((COVER_ALWAYS_FLAGS | set) >> f) & 1u)
+      s->flag_bit[s->nflag++] = f;
+  s->nk = KNOB_FIXED + s->nflag + s->rank + (sh != NULL);
   size_t cells = (size_t)n * (size_t)s->nk;
   s->raw = malloc(sizeof *s->raw * cells);
   s->val = malloc(sizeof *s->val * cells);
@@ -105,7 +125,7 @@ static int space_build(space *s, const dev_config *list, int n, const tn_cover_s
     return -1;
   }
   for (int i = 0; i < n; i++)
-    knob_values(&list[i], s->rank, sh, s->raw + (size_t)i * s->nk);
+    knob_values(s, &list[i], sh, s->raw + (size_t)i * s->nk);
   for (int j = 0; j < s->nk; j++) {
     for (int i = 0; i < n; i++)
       col[i] = s->raw[(size_t)i * s->nk + j];
@@ -165,7 +185,7 @@ static void gain(const space *s, int i, const unsigned char *vset, const unsigne
 /* "knob=value" for value id v of knob j. */
 static int knob_text(const space *s, int j, int v, char *buf, size_t n) {
   int64_t x = s->vtab[j][v];
-  if (j == KNOB_FIXED + DEV_FLAG_COUNT + s->rank) { /* loops */
+  if (j == KNOB_FIXED + s->nflag + s->rank) { /* loops */
     char d[DEV_MAX_RANK + 2];
     int len = 0;
     for (int64_t code = x; code > 0 && len < DEV_MAX_RANK + 1; code /= 4)
@@ -176,10 +196,10 @@ static int knob_text(const space *s, int j, int v, char *buf, size_t n) {
     buf[w < (int)n ? w : (int)n - 1] = 0;
     return w;
   }
-  if (j >= KNOB_FIXED + DEV_FLAG_COUNT)
-    return snprintf(buf, n, "tile[%d]=%lld", j - KNOB_FIXED - DEV_FLAG_COUNT, (long long)x);
+  if (j >= KNOB_FIXED + s->nflag)
+    return snprintf(buf, n, "tile[%d]=%lld", j - KNOB_FIXED - s->nflag, (long long)x);
   if (j >= KNOB_FIXED)
-    return snprintf(buf, n, "%s=%s", dev_flag_name((unsigned)(j - KNOB_FIXED)), x ? "on" : "off");
+    return snprintf(buf, n, "%s=%s", dev_flag_name((unsigned)s->flag_bit[j - KNOB_FIXED]), x ? "on" : "off");
   switch (j) {
   case KNOB_K:
     return snprintf(buf, n, "k=%lld", (long long)x);

@@ -34,10 +34,14 @@ static tn_iso_summary summarize(const hlo_value *v) {
   if (!v || v->type == HLO_TUPLE)
     return s;
   bool fl = hlo_etype_class(v->type) == HLO_CLASS_FLOAT;
+  /* a complex element is its two parts, as the probe folds it */
+  int parts = v->type == HLO_C64 || v->type == HLO_C128 ? 2 : 1;
   double mn = 0, mx = 0, mean = 0, m2 = 0;
   int64_t finite = 0;
-  for (int64_t i = 0; i < v->count; i++) {
-    double x = fl ? hlo_value_get_f64(v, i) : (double)hlo_value_get_i64(v, i);
+  for (int64_t i = 0; i < v->count * parts; i++) {
+    double x = parts == 2 ? (v->type == HLO_C64 ? ((const float *)v->data)[i] : ((const double *)v->data)[i])
+               : fl      ? hlo_value_get_f64(v, i)
+                         : (double)hlo_value_get_i64(v, i);
     if (isnan(x)) {
       s.nan++;
       continue;

@@ -16,9 +16,12 @@
 #include "accum.h"
 #include "cascade.h"
 #include "dev_accum.h"
+#include "dev_fft.h"
 #include "dev_fusion.h"
 #include "eval.h"
+#include "fft_spread.h"
 #include "hlo_print.h"
+#include "tol_fft.h"
 
 static double now_s(void) {
   struct timespec t;
@@ -57,8 +60,10 @@ typedef struct {
   /* Every float accumulation of the kernel, per element, and how it moves
    * each output (check/accum.h). */
   chk_accums acc;
+  chk_fft_spreads ffts;          /* the ffts whose error reaches outputs through more ops */
   int dflt_passes, ref_passes;   /* bf16 passes of f32 dots (0: not one) */
   int64_t dflt_depth;            /* the default's accumulation depth (config_depth) */
+  const dev_config *dflt_cfg;    /* the default's config (its fft depths) */
   int replicas;                  /* replicas the reference simulates */
   bool default_vs_ref_within;
   volatile int stop;
@@ -141,10 +146,79 @@ static void acc_coefs(const shared *sh, bool base, int passes_a, int passes_b, i
   }
 }
 
+/* The depth (check/tol_fft.h) of fft ins computed under config c (NULL:
+ * the reference). */
+static int64_t fft_depth(const shared *sh, const hlo_instr *ins, const dev_config *c) {
+  if (!c)
+    return CHK_FFT_DEPTH_REFERENCE;
+  if (!sh->structured)
+    return CHK_FFT_DEPTH_UNKNOWN;
+  return dev_fft_depth(ins, c);
+}
+
+/* Leaf `leaf` of v, leaves numbered depth first as hlo_shape_leaf does;
+ * *k counts the leaves passed. */
+static const hlo_value *value_leaf(const hlo_value *v, int leaf, int *k) {
+  if (v->type != HLO_TUPLE)
+    return (*k)++ == leaf ? v : NULL;
+  for (int j = 0; j < v->ntuple; j++) {
+    const hlo_value *r = value_leaf(v->elems[j], leaf, k);
+    if (r || *k > leaf)
+      return r;
+  }
+  return NULL;
+}
+
+/* An output leaf that an fft the device lowers itself produces gets the
+ * transform's bound (check/tol_fft.h), on top of any accumulation's.
+ * -1 when memory ran out. */
+static int fft_allowance(const shared *sh, int leaf, const hlo_instr *p, const dev_config *ca,
+                         const dev_config *cb, chk_leaf_check *lc) {
+  if (p->op != HLO_OP_FFT || dev_fft_depth(p, NULL) == 0 || !sh->reference)
+    return 0;
+  int k = 0;
+  const hlo_value *ref = value_leaf(sh->reference, leaf, &k);
+  if (!ref || ref->type == HLO_TUPLE)
+    return 0;
+  double *map = (double *)lc->atol_map;
+  if (!map && !(map = calloc((size_t)(ref->count ? ref->count : 1), sizeof *map)))
+    return -1;
+  lc->atol_map = map;
+  hlo_error err;
+  if (chk_tol_fft_map(p, ref, fft_depth(sh, p, ca), fft_depth(sh, p, cb), map, &err) != 0)
+    for (int64_t e = 0; e < ref->count; e++) /* no bound: the comparison admits anything */
+      map[e] = INFINITY;
+  return 0;
+}
+
+/* An output leaf computed from an fft through more ops (abs(fft(x)), a
+ * product, a sum of magnitudes) gets what the fft's bound does to it, as
+ * measured (check/fft_spread.h).  Sets *spread when some fft moves the
+ * leaf; -1 when memory ran out. */
+static int fft_spread_allowance(const shared *sh, int leaf, const hlo_instr *producer, const dev_config *ca,
+                                const dev_config *cb, int64_t n, chk_leaf_check *lc, bool *spread) {
+  *spread = false;
+  for (int j = 0; j < sh->ffts.n; j++) {
+    const hlo_instr *ins = sh->ffts.s[j].ins;
+    if (ins == producer || !sh->ffts.s[j].dy[leaf])
+      continue; /* the fft's own output: fft_allowance */
+    double *map = (double *)lc->atol_map;
+    if (!map && !(map = calloc((size_t)(n ? n : 1), sizeof *map)))
+      return -1;
+    lc->atol_map = map;
+    double g = chk_tol_fft_coef(ins, fft_depth(sh, ins, ca), fft_depth(sh, ins, cb));
+    if (chk_fft_spread_add(&sh->ffts, j, leaf, n, g, map))
+      *spread = true;
+  }
+  return 0;
+}
+
 /* -1 when memory ran out (the maps made so far are in out, for
- * free_maps): a leaf without its allowance would be compared exactly. */
+ * free_maps): a leaf without its allowance would be compared exactly.
+ * cfg_a and cfg_b are the two sides' configs (NULL: the reference), for
+ * the depths of the fft transforms. */
 static int leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b, bool vs_ref,
-                       chk_leaf_check *out, bool *vacuous) {
+                       const dev_config *cfg_a, const dev_config *cfg_b, chk_leaf_check *out, bool *vacuous) {
   const hlo_computation *c = sh->f.comp;
   if (vacuous)
     *vacuous = false;
@@ -180,6 +254,15 @@ static int leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, 
       lc->tol = sh->o->tol;
       continue;
     }
+    if (fft_allowance(sh, i, chk_leaf_producer(c, kl), cfg_a, cfg_b, lc) != 0)
+      return -1;
+    bool spread;
+    if (fft_spread_allowance(sh, i, chk_leaf_producer(c, kl), cfg_a, cfg_b, hlo_shape_elements(s), lc, &spread) != 0)
+      return -1;
+    /* the ops after the fft round what they receive once more on each
+     * side, as after an accumulation */
+    if (spread)
+      lc->tol.rtol = 2.0 * chk_leaf_round_rel(c, kl);
     /* Outputs no accumulation feeds are computed bit-identically by every
      * config; the others get the per-element allowance of check/accum.h and
      * the last rounding of the output on either side (2 r,
@@ -199,6 +282,12 @@ static int leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, 
     double *map = NULL;
     if (chk_accums_leaf_map(&sh->acc, i, hlo_shape_elements(s), g, &map) != 0)
       return -1;
+    if (lc->atol_map) { /* the fft's bound, made above: the two add */
+      double *fm = (double *)lc->atol_map;
+      for (int64_t e = 0; e < hlo_shape_elements(s); e++)
+        map[e] += fm[e];
+      free(fm);
+    }
     lc->atol_map = map;
   }
   return 0;
@@ -323,7 +412,8 @@ static void judge(shared *sh, tn_cand_result *r) {
   int pa = dot_passes(&sh->f, &r->cfg);
   int64_t da = config_depth(sh, &r->cfg);
   if (leaf_checks(sh, pa, sh->dflt_out ? sh->dflt_passes : sh->ref_passes, da,
-                  sh->dflt_out ? sh->dflt_depth : REF_DEPTH, !sh->dflt_out, checks, &r->unverifiable) != 0) {
+                  sh->dflt_out ? sh->dflt_depth : REF_DEPTH, !sh->dflt_out, &r->cfg,
+                  sh->dflt_out ? sh->dflt_cfg : NULL, checks, &r->unverifiable) != 0) {
     /* the host's memory, not the config: a tool error (issue 11 bug 6) */
     free_maps(sh, checks);
     r->verdict = CHK_VERDICT_TOOL_ERROR;
@@ -363,7 +453,7 @@ static void judge(shared *sh, tn_cand_result *r) {
         snprintf(r->message, sizeof r->message, "rerun with another timing seed gave different output");
     } else {
       chk_leaf_check rchecks[256];
-      if (leaf_checks(sh, pa, sh->ref_passes, da, REF_DEPTH, true, rchecks, NULL) != 0) {
+      if (leaf_checks(sh, pa, sh->ref_passes, da, REF_DEPTH, true, &r->cfg, NULL, rchecks, NULL) != 0) {
         free_maps(sh, rchecks);
         r->verdict = CHK_VERDICT_TOOL_ERROR;
         snprintf(r->message, sizeof r->message, "out of memory while deriving the tolerance");
@@ -541,11 +631,16 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
     return -1;
   sh->structured = o->backend && o->backend->name && strcmp(o->backend->name, "sim") == 0;
-  return measure_accums(sh, err);
+  if (measure_accums(sh, err) != 0)
+    return -1;
+  if (o->tol_override)
+    return 0;
+  return chk_fft_spreads_measure(&sh->ffts, sh->f.comp, sh->reference, eval_reference_cb, sh, err);
 }
 
 static void teardown(shared *sh) {
   chk_accums_free(&sh->acc);
+  chk_fft_spreads_free(&sh->ffts);
   for (int i = 0; i < sh->nargs; i++)
     hlo_value_unref(sh->args ? sh->args[i] : NULL);
   free(sh->args);
@@ -828,6 +923,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   sh.ref_passes = dot_passes(&sh.f, &none);
   sh.dflt_passes = dot_passes(&sh.f, &out->cands[0].cfg);
   sh.dflt_depth = config_depth(&sh, &out->cands[0].cfg);
+  sh.dflt_cfg = &out->cands[0].cfg;
 
   /* The default runs first: every candidate is compared with it. */
   tn_cand_result *d = &out->cands[0];
@@ -839,7 +935,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   out->default_ran = sh.dflt_out != NULL;
   if (sh.dflt_out) {
     chk_leaf_check checks[256];
-    if (leaf_checks(&sh, sh.dflt_passes, sh.ref_passes, sh.dflt_depth, REF_DEPTH, true, checks,
+    if (leaf_checks(&sh, sh.dflt_passes, sh.ref_passes, sh.dflt_depth, REF_DEPTH, true, &out->cands[0].cfg, NULL, checks,
                     &out->reference_unverifiable) != 0) {
       free_maps(&sh, checks);
       teardown(&sh);

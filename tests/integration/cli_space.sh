@@ -55,11 +55,11 @@ printf 'HloModule broken\nENTRY main {\n  ROOT x = f32[2] add(y, y)\n}\n' >"$TMP
 expect_status 2 "unverifiable module is bad input" "$TUNE" --space "$TMPD/broken.hlo"
 expect_grep "broken.hlo:[0-9]*:[0-9]*: error:" "$TMPD/err" "error has FILE:LINE:COL"
 
-# The defect catalog: 11 defects, name first, names as in dev_defect.h.
+# The defect catalog: 12 defects, name first, names as in dev_defect.h.
 expect_status 0 "--list-defects" "$TUNE" --list-defects
 cp "$TMPD/out" "$TMPD/defects"
 n=$(wc -l <"$TMPD/defects")
-if [ "$n" -eq 11 ]; then ok "11 defects listed"; else not_ok "$n defects listed"; fi
+if [ "$n" -eq 12 ]; then ok "12 defects listed"; else not_ok "$n defects listed"; fi
 bad=$(grep -cv "$(printf '^[a-z0-9-]*\ttrigger: .*\tsymptom: .*$')" "$TMPD/defects")
 if [ "$bad" -eq 0 ]; then ok "each line is NAME<TAB>trigger: ...<TAB>symptom: ..."; else not_ok "$bad malformed lines"; fi
 header="$TUNE_SRCDIR/tuner/device/dev_defect.h"
@@ -69,8 +69,9 @@ sed -n 's/^ *X([A-Z0-9_]*, "\([a-z0-9-]*\)",.*/\1/p' "$header" >"$TMPD/header_na
 if cmp -s "$TMPD/names" "$TMPD/header_names"; then ok "names match dev_defect.h, in order"; else
   not_ok "names differ from dev_defect.h"; diff "$TMPD/names" "$TMPD/header_names" | sed 's/^/  # /' | head; fi
 for d in revisit-no-reinit packed-reduce-init0 scatter-s8-iota-wrap sort-lane-index elide-convert \
-  ragged-store-mask ragged-chunk-pad dma-race int8-dot-f32-acc dynslice-clamp-lost unsigned-cmp-signed; do
+  ragged-store-mask ragged-chunk-pad dma-race int8-dot-f32-acc dynslice-clamp-lost unsigned-cmp-signed \
+  fft-tile-twiddle; do
   grep -q "^$d	" "$TMPD/defects" || missing="$missing $d"
 done
-if [ -z "$missing" ]; then ok "the eleven catalog names are all present"; else not_ok "missing:$missing"; fi
+if [ -z "$missing" ]; then ok "the twelve catalog names are all present"; else not_ok "missing:$missing"; fi
 finish

@@ -35,6 +35,7 @@ qat_residual_f16|dma-race|nondeterministic|--budget|8
 int8_gram|int8-dot-f32-acc|mismatch-default|--only|tile=128x128 k=128 buf=2 order=01k pack=1 prec=default flags=none
 dynamic_slice_sliding_window|dynslice-clamp-lost|mismatch-candidate|--only|tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none
 u8_threshold_mask|unsigned-cmp-signed|mismatch-candidate|--only|tile=256x384 k=0 buf=2 order=01 pack=1 prec=default flags=fuse-converts
+fft_rfft_f32|fft-tile-twiddle|mismatch-candidate|--only|tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=four-step
 EOF
 
 # Every defect of the catalog has a case.

@@ -21,6 +21,14 @@
  *     [-1, 1) (|products| <= 1 too), with a factor 2 for the epilogue
  *     (normalisations divide by values that can be below 1).  Loose by
  *     design: the bitwise class above is the sharp check.
+ *   - the output of an fft root (the device's own DFT, tuner/device/dev_fft.c,
+ *     against FFTW in the reference): within the derived bound of
+ *     check/tol_fft.h for the config's depth against the reference's, part
+ *     by part.  The two are different algorithms, so the default must not
+ *     equal the reference bit for bit (that would mean the device fell back
+ *     to the reference's transform), and the default's output with one
+ *     element moved just beyond its bound must fail the same comparison
+ *     (so the bound is not vacuous);
  *   - transcendental ops get no allowance: the reference emulates the
  *     device's approximations and FTZ (emulate_device), so they follow the
  *     two rules above like everything else.
@@ -39,12 +47,14 @@
 #include <time.h>
 
 #include "dev_backend.h"
+#include "dev_fft.h"
 #include "dev_fusion.h"
 #include "hlo_numerics.h"
 #include "dev_space.h"
 #include "eval.h"
 #include "hlo_parse.h"
 #include "inputs.h"
+#include "tol_fft.h"
 
 #define BUDGET 12
 
@@ -140,6 +150,79 @@ static int compare_leaf(const hlo_value *d, const hlo_value *r, int strict, doub
   return 0;
 }
 
+/* Part p (0 real, 1 imaginary) of complex element i. */
+static double part(const hlo_value *v, int64_t i, int p) {
+  return v->type == HLO_C64 ? ((const float *)v->data)[2 * i + p] : ((const double *)v->data)[2 * i + p];
+}
+
+/* Compares the output d of fft root ins under config c with the
+ * reference's r: each part within the bound chk_tol_fft_map derives.
+ * 0 when it matches, -1 with why. */
+static int compare_fft(const hlo_instr *ins, const dev_config *c, const hlo_value *d, const hlo_value *r, char *why,
+                       size_t n) {
+  if (d->type != r->type || d->count != r->count || (d->type != HLO_C64 && d->type != HLO_C128)) {
+    snprintf(why, n, "type or shape differs");
+    return -1;
+  }
+  double *map = calloc((size_t)(r->count ? r->count : 1), sizeof *map);
+  hlo_error err;
+  if (!map || chk_tol_fft_map(ins, r, dev_fft_depth(ins, c), CHK_FFT_DEPTH_REFERENCE, map, &err) != 0) {
+    snprintf(why, n, "no fft bound: %.200s", map ? err.msg : "out of memory");
+    free(map);
+    return -1;
+  }
+  int rc = 0;
+  for (int64_t i = 0; i < r->count && rc == 0; i++)
+    for (int p = 0; p < 2 && rc == 0; p++) {
+      double a = part(d, i, p), b = part(r, i, p);
+      if (!(map[i] > 0 && isfinite(map[i])) || !(fabs(a - b) <= map[i])) {
+        snprintf(why, n, "element %lld part %d: dev %.9g, ref %.9g, |diff| %.3g, fft bound %.3g", (long long)i, p,
+                 a, b, fabs(a - b), map[i]);
+        rc = -1;
+      }
+    }
+  free(map);
+  return rc;
+}
+
+/* The checks on the default's fft output: not bitwise the reference's, and
+ * an element moved beyond its bound is caught.  0 when both hold. */
+static int fft_default_checks(const hlo_instr *ins, const dev_config *c, const hlo_value *d, const hlo_value *r,
+                              char *why, size_t n) {
+  if (hlo_value_equal(d, r)) {
+    snprintf(why, n, "the default's fft equals the reference bit for bit: not the device's own DFT");
+    return -1;
+  }
+  double *map = calloc((size_t)(r->count ? r->count : 1), sizeof *map);
+  hlo_value *moved = hlo_value_clone(d);
+  hlo_error err;
+  int rc = -1;
+  if (map && moved && r->count > 0 &&
+      chk_tol_fft_map(ins, r, dev_fft_depth(ins, c), CHK_FFT_DEPTH_REFERENCE, map, &err) == 0) {
+    /* the middle element's real part, past the bound from the reference's
+     * value (so the outcome does not depend on d's own error), by half the
+     * bound again so that rounding to the element type keeps it outside */
+    int64_t i = r->count / 2;
+    double x = part(r, i, 0) + 1.5 * map[i];
+    if (moved->type == HLO_C64)
+      ((float *)moved->data)[2 * i] = (float)x;
+    else
+      ((double *)moved->data)[2 * i] = x;
+    char w[256];
+    if (!(fabs(part(moved, i, 0) - part(r, i, 0)) > map[i]))
+      snprintf(why, n, "element %lld cannot be moved past its fft bound %.3g", (long long)i, map[i]);
+    else if (compare_fft(ins, c, moved, r, w, sizeof w) == 0)
+      snprintf(why, n, "element %lld moved by 1.5 x its fft bound %.3g passes the comparison", (long long)i, map[i]);
+    else
+      rc = 0;
+  } else {
+    snprintf(why, n, "no fft bound for the perturbation check");
+  }
+  hlo_value_unref(moved);
+  free(map);
+  return rc;
+}
+
 static int leaves(const hlo_value *v, const hlo_value **out, int max) {
   if (v->type != HLO_TUPLE) {
     out[0] = v;
@@ -226,11 +309,18 @@ static void check_fusion(const char *dir, const char *name, const dev_machine *m
     int64_t kt = f.k_total > 0 ? f.k_total : 1;
     double scale = 4.0 * (double)kt * (double)kt * eps_of(f.acc_type);
     int bad = nd != nr;
+    const hlo_instr *root = f.comp->root;
+    int fft_root = root->op == HLO_OP_FFT && nd == 1;
     for (int j = 0; !bad && j < nd; j++)
-      if (compare_leaf(dl[j], rl[j], strict, scale, why, sizeof why) != 0) {
+      if ((fft_root ? compare_fft(root, c, dl[j], rl[j], why, sizeof why)
+                    : compare_leaf(dl[j], rl[j], strict, scale, why, sizeof why)) != 0) {
         printf("MISMATCH %s [%s] output %d: %s\n", name, ctext, j, why);
         bad = 1;
       }
+    if (!bad && fft_root && ci < 0 && fft_default_checks(root, c, dl[0], rl[0], why, sizeof why) != 0) {
+      printf("MISMATCH %s [%s] (default): %s\n", name, ctext, why);
+      bad = 1;
+    }
     if (bad) {
       st->mismatches++;
     } else {

@@ -120,12 +120,33 @@ static void whole_space_keeps_its_order(void **state) {
   tn_cover_free(&c);
 }
 
+/* A flag that some candidate sets is a knob: two configs differing only in
+ * four-step have the 10 knobs above plus four-step, 11 + 1 values (four-step
+ * on and off), and C(11,2) = 55 pairs plus the 10 of four-step=on with the
+ * others, 65; both picks hold all of them. */
+static void a_set_flag_is_a_knob(void **state) {
+  (void)state;
+  dev_config list[2];
+  hlo_error err;
+  assert_int_equal(dev_config_parse("tile=128 k=256 buf=1 order=0k pack=1 prec=default flags=none", &list[0], &err), 0);
+  assert_int_equal(dev_config_parse("tile=128 k=256 buf=1 order=0k pack=1 prec=default flags=four-step", &list[1], &err),
+                   0);
+  tn_cover c;
+  assert_int_equal(tn_cover_select(list, 2, 2, 0, NULL, &c, &err), 0);
+  assert_int_equal(c.values, 12);
+  assert_int_equal(c.pairs, 65);
+  assert_int_equal(c.pairs_covered, 65);
+  assert_non_null(strstr(c.pairs_text, "four-step=on tile[0]=128\n"));
+  tn_cover_free(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(second_pick_is_the_complement_of_the_default),
       cmocka_unit_test(six_picks_cover_every_pair),
       cmocka_unit_test(choice_is_a_permutation_fixed_by_the_seed),
       cmocka_unit_test(whole_space_keeps_its_order),
+      cmocka_unit_test(a_set_flag_is_a_knob),
   };
   return cmocka_run_group_tests_name("cover", tests, NULL, NULL);
 }

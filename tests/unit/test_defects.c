@@ -329,10 +329,22 @@ static void unsigned_cmp_signed(void **s) {
   check_defect(DEV_DEFECT_UNSIGNED_CMP_SIGNED, "u8_threshold_mask.hlo", t_fuse_converts);
 }
 
+/* fft_c64_batch: c64[16,256], fft_length 256 along the minor dim: a
+ * four-step split (N1 > 1 for every tile: N = 256 is never prime) and a
+ * minor tile smaller than 256 */
+static bool t_fft_tiles(const dev_fusion *f, const dev_config *c) {
+  return (c->flags & DEV_FLAG_FOUR_STEP) && c->tile[f->rank - 1] < f->dims[f->rank - 1];
+}
+
+static void fft_tile_twiddle(void **s) {
+  (void)s;
+  check_defect(DEV_DEFECT_FFT_TILE_TWIDDLE, "fft_c64_batch.hlo", t_fft_tiles);
+}
+
 /* Every catalogued defect has a case above. */
 static void catalog_covered(void **s) {
   (void)s;
-  assert_int_equal(DEV_DEFECT_COUNT, 11);
+  assert_int_equal(DEV_DEFECT_COUNT, 12);
 }
 
 int main(void) {
@@ -343,6 +355,7 @@ int main(void) {
       cmocka_unit_test(ragged_store_mask),   cmocka_unit_test(ragged_chunk_pad),
       cmocka_unit_test(dma_race),            cmocka_unit_test(int8_dot_f32_acc),
       cmocka_unit_test(dynslice_clamp_lost), cmocka_unit_test(unsigned_cmp_signed),
+      cmocka_unit_test(fft_tile_twiddle),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

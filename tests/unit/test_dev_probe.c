@@ -134,6 +134,67 @@ static char *read_all(const char *path, size_t *len) {
   return buf;
 }
 
+/* An fft is computed whole (dev_whole.h) and its complex output is probed
+ * too, part by part.  The impulse at n = 1 has the spectrum
+ * X[f] = exp(-2 pi i f / 4) = 1, -i, -1, i, exact on the device (the
+ * quarter-point twiddles are exact): parts 1 0 0 -1 -1 0 0 1, min -1,
+ * max 1, mean 0, population std sqrt(4/8) = 0.707107. */
+static void test_fft_summary_by_hand(void **state) {
+  (void)state;
+  hlo_module *m = parse_text("HloModule t\n"
+                             "fused {\n"
+                             "  a = c64[4] parameter(0)\n"
+                             "  ROOT f = c64[4] fft(a), fft_type=FFT, fft_length={4}\n"
+                             "}\n"
+                             "ENTRY e {\n"
+                             "  p0 = c64[4] parameter(0)\n"
+                             "  ROOT r = c64[4] fusion(p0), kind=kCustom, calls=fused\n"
+                             "}\n");
+  hlo_error err;
+  dev_fusion f;
+  dev_machine mach;
+  dev_config dflt;
+  dev_config *cands = NULL;
+  int ncands = 0;
+  assert_int_equal(dev_fusion_analyze(m, &f, &err), 0);
+  assert_int_equal(dev_machine_find("tpu-v5e", &mach, &err), 0);
+  assert_int_equal(dev_space_enumerate(&f, &mach, &cands, &ncands, &dflt, &err), 0);
+  free(cands);
+  int64_t dims[1] = {4};
+  hlo_value *args[1] = {hlo_value_array(HLO_C64, 1, dims)};
+  memcpy(args[0]->data, (const float[]){0, 0, 1, 0, 0, 0, 0, 0}, 8 * sizeof(float));
+  const dev_backend *be = dev_sim_backend();
+  dev_kernel *k = NULL;
+  char why[256];
+  assert_int_equal(be->compile(&f, &dflt, &mach, NULL, &k, why, sizeof why), DEV_OK);
+  dev_probe *p = dev_probe_new(f.comp);
+  assert_non_null(p);
+  dev_run run;
+  dev_sim_run_probed(k, args, 1, 1, p, &run);
+  assert_int_equal(run.status, DEV_OK);
+  int root = f.comp->root->index;
+  assert_true(dev_probe_seen(p, root));
+  dev_probe_summary s = dev_probe_summary_of(p, root);
+  assert_int_equal(s.count, 4);
+  assert_int_equal(s.observed, 4);
+  assert_int_equal(s.nan, 0);
+  assert_int_equal(s.inf, 0);
+  assert_true(s.min == -1.0f && s.max == 1.0f);
+  assert_float_equal(s.mean, 0.0, 1e-7); /* Welford's running mean is not exact */
+  assert_float_equal(s.std, 0.707107, 1e-6);
+  hlo_value *t = dev_probe_tensor(p, root, NULL);
+  assert_non_null(t);
+  const float want[8] = {1, 0, 0, -1, -1, 0, 0, 1};
+  for (int i = 0; i < 8; i++)
+    assert_true(((const float *)t->data)[i] == want[i]);
+  hlo_value_unref(t);
+  hlo_value_unref(run.out);
+  dev_probe_free(p);
+  be->release(k);
+  hlo_value_unref(args[0]);
+  hlo_module_free(m);
+}
+
 /* Runs module um's kernel plain and probed under compiler cc; the two
  * outcomes must be the same, bit for bit.  Returns 1 when it ran. */
 static int same_bits(const char *what, const hlo_module *um, const dev_machine *mach, const dev_compiler *cc) {
@@ -256,6 +317,7 @@ static void test_every_dataset_fusion_same_bits(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_summary_by_hand),
+      cmocka_unit_test(test_fft_summary_by_hand),
       cmocka_unit_test(test_every_dataset_fusion_same_bits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -196,6 +196,15 @@ static void bad_lengths_refused(void **state) {
   hlo_value *b[] = {fx_array(HLO_F32, 1, DIMS(8), NULL)};
   fx_eval_fails("ENTRY e {\n x = f32[8] parameter(0)\n ROOT f = c64[8] fft(x), fft_type=FFT, fft_length={8}\n}\n",
                 1, b, "FFT takes c64 and returns c64");
+  /* the attributes go through the one fft parser (hlo_fft.h), which
+   * refuses anything after the closing brace; the evaluator's own copy
+   * read "{8}x" as {8} */
+  hlo_value *c[] = {fx_array(HLO_C64, 1, DIMS(8), NULL)};
+  fx_eval_fails("ENTRY e {\n x = c64[8] parameter(0)\n ROOT f = c64[8] fft(x), fft_type=FFT, fft_length={8}x\n}\n",
+                1, c, "fft_length must list 1 to 3 positive sizes");
+  hlo_value *d[] = {fx_array(HLO_C64, 1, DIMS(8), NULL)};
+  fx_eval_fails("ENTRY e {\n x = c64[8] parameter(0)\n ROOT f = c64[8] fft(x), fft_type=DFT, fft_length={8}\n}\n",
+                1, d, "fft_type must be FFT, IFFT, RFFT or IRFFT");
 }
 
 int main(void) {

@@ -43,7 +43,8 @@ typedef hlo_num_precision dev_precision;
   X(FUSE_CONVERTS, "fuse-converts")     /* converts inside the fusion round in registers */ \
   X(SPLIT_REDUCTION, "split-reduction") /* chunks reduce to partials, combined at the end */ \
   X(VEC_SCATTER, "vec-scatter")         /* vectorised singleton scatter */ \
-  X(TWO_STAGE_SORT, "two-stage-sort")   /* sort lanes, then merge across lanes */
+  X(TWO_STAGE_SORT, "two-stage-sort")   /* sort lanes, then merge across lanes */ \
+  X(FOUR_STEP, "four-step")             /* fft as inner DFTs, twiddles, outer DFTs (dev_fft.h) */
 
 enum {
 #define X(e, name) DEV_FLAG_BIT_##e,

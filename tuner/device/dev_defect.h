@@ -85,7 +85,14 @@
     "writes) outside the window, the address wrapping modulo the dimension")                   \
   X(UNSIGNED_CMP_SIGNED, "unsigned-cmp-signed",                                                \
     "compare of unsigned integers inside a fusion with flag fuse-converts",                    \
-    "the compare is lowered as signed: values >= 2^(bits-1) order below small ones")
+    "the compare is lowered as signed: values >= 2^(bits-1) order below small ones")          \
+  X(FFT_TILE_TWIDDLE, "fft-tile-twiddle",                                                      \
+    "fft over one dimension lowered with flag four-step (a split N = N1 x N2, N1 > 1) whose "  \
+    "output tile along the minor output dimension is smaller than the fft's last output "      \
+    "dimension (more than one frequency tile)",                                                \
+    "the outer DFT's twiddle row is indexed by the tile-local frequency (f - f0) / N2 "        \
+    "instead of f / N2: every frequency tile after the first gets the first tile's "           \
+    "outer-DFT rows")
 
 typedef enum dev_defect {
 #define X(e, name, trig, sym) DEV_DEFECT_##e,

@@ -1757,8 +1757,9 @@ int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_
     }
     int wr = DEV_WHOLE_UNSUPPORTED;
     if (dev_whole_handles(ins->op)) {
-      /* the lowering defects the executor found triggered belong to the hero */
-      dev_whole_ctx wc = {e->cfg, ins == e->f->hero ? e->defects : 0, why, why_len};
+      /* the lowering defects the executor found triggered belong to the
+       * hero, and to an fft (whose defect's trigger names the fft) */
+      dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len};
       wr = dev_whole_run(ins, ops, &wc, &e->val[i]);
     }
     if (wr == DEV_WHOLE_UNSUPPORTED) {

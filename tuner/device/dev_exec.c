@@ -46,10 +46,12 @@
 #include "dev_elemental.h"
 #include "dev_exec_fold.h"
 #include "dev_exec_variadic.h"
+#include "dev_fft.h"
 #include "dev_probe.h"
 #include "dev_hbm.h"
 #include "hlo_numerics.h"
 #include "hlo_dtype.h"
+#include "hlo_fft.h"
 
 void dev_exec_hooks_none(dev_exec_hooks *h) {
   memset(h, 0, sizeof *h);
@@ -2212,6 +2214,30 @@ static bool trig_dynslice_clamp_lost(const exec *x) {
   return false;
 }
 
+/* fft-tile-twiddle: a four-step fft (N1 > 1) cut into more than one tile
+ * along the minor output dimension. */
+static bool trig_fft_tile_twiddle(const exec *x) {
+  const dev_config *cfg = &x->s->cfg;
+  if (!(cfg->flags & DEV_FLAG_FOUR_STEP) || cfg->rank < 1)
+    return false;
+  const hlo_computation *c = x->f->comp;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (ins->op != HLO_OP_FFT || dev_fft_depth(ins, cfg) == 0 || ins->shape.rank < 1)
+      continue;
+    hlo_fft fa;
+    hlo_error err;
+    if (hlo_fft_of(ins, &fa, &err) != 0)
+      continue;
+    int64_t out_len = ins->shape.dims[ins->shape.rank - 1];
+    int64_t tile = cfg->tile[cfg->rank - 1];
+    int64_t n = fa.len[fa.rank - 1]; /* the innermost axis: the one the config tiles */
+    if (n / dev_fft_inner(n, tile, cfg->flags) > 1 && tile < out_len)
+      return true;
+  }
+  return false;
+}
+
 /* The defects of the compiler profile that this run's config triggers. */
 static uint32_t triggered_defects(const exec *x) {
   const dev_compiler *cc = x->cc;
@@ -2233,6 +2259,7 @@ static uint32_t triggered_defects(const exec *x) {
     case DEV_DEFECT_INT8_DOT_F32_ACC: t = trig_int8_dot_f32_acc(x); break;
     case DEV_DEFECT_DYNSLICE_CLAMP_LOST: t = trig_dynslice_clamp_lost(x); break;
     case DEV_DEFECT_UNSIGNED_CMP_SIGNED: t = (flags & DEV_FLAG_FUSE_CONVERTS) != 0; break;
+    case DEV_DEFECT_FFT_TILE_TWIDDLE: t = trig_fft_tile_twiddle(x); break;
     case DEV_DEFECT_COUNT: break;
     }
     if (t)

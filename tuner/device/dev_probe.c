@@ -47,7 +47,8 @@ void dev_probe_free(dev_probe *p) {
 
 static bool probed_type(hlo_etype t) {
   hlo_eclass k = hlo_etype_class(t);
-  return k == HLO_CLASS_FLOAT || k == HLO_CLASS_SINT || k == HLO_CLASS_UINT || k == HLO_CLASS_PRED;
+  return k == HLO_CLASS_FLOAT || k == HLO_CLASS_SINT || k == HLO_CLASS_UINT || k == HLO_CLASS_PRED ||
+         t == HLO_C64 || t == HLO_C128;
 }
 
 /* The record of ins, allocated on first use; NULL when ins is not probed
@@ -74,12 +75,8 @@ static probe_slot *slot_of(dev_probe *p, const hlo_instr *ins) {
   return s;
 }
 
-/* Folds element flat of s, already stored in s->val. */
-static void fold(probe_slot *s, int64_t flat) {
-  s->seen[flat] = 1;
-  s->observed++;
-  double x = hlo_etype_class(s->val->type) == HLO_CLASS_FLOAT ? hlo_value_get_f64(s->val, flat)
-                                                              : (double)hlo_value_get_i64(s->val, flat);
+/* Folds one real number into the running summary. */
+static void fold_x(probe_slot *s, double x) {
   if (isnan(x)) {
     s->nan++;
     return;
@@ -98,9 +95,27 @@ static void fold(probe_slot *s, int64_t flat) {
   s->m2 += d * (x - s->mean);
 }
 
+/* Folds element flat of s, already stored in s->val.  A complex element
+ * (an fft's output) folds as its two parts, real then imaginary: the
+ * summary is of the numbers a complex array holds, so that a wrong
+ * imaginary part shows as much as a wrong real one. */
+static void fold(probe_slot *s, int64_t flat) {
+  s->seen[flat] = 1;
+  s->observed++;
+  if (s->val->type == HLO_C64 || s->val->type == HLO_C128) {
+    for (int part = 0; part < 2; part++)
+      fold_x(s, s->val->type == HLO_C64 ? ((const float *)s->val->data)[2 * flat + part]
+                                         : ((const double *)s->val->data)[2 * flat + part]);
+    return;
+  }
+  fold_x(s, hlo_etype_class(s->val->type) == HLO_CLASS_FLOAT ? hlo_value_get_f64(s->val, flat)
+                                                              : (double)hlo_value_get_i64(s->val, flat));
+}
+
 void dev_probe_box(dev_probe *p, const hlo_instr *ins, const dev_box *b) {
   probe_slot *s = slot_of(p, ins);
-  if (!s || !b->v || b->rank != s->val->rank)
+  /* complex values are never tiled into boxes (dev_elemental.c) */
+  if (!s || !b->v || b->rank != s->val->rank || hlo_etype_class(s->val->type) == HLO_CLASS_COMPLEX)
     return;
   int64_t idx[HLO_MAX_RANK];
   for (int d = 0; d < b->rank; d++)

@@ -7,7 +7,8 @@
  * values.  A probe attached to a run sees each of those as it is produced
  * and folds it into a per-instruction summary: f32 min, max, mean and
  * standard deviation (the paper's 16-byte budget) over the finite
- * elements, with NaN and Inf counts alongside.  A box can overlap the one
+ * elements, with NaN and Inf counts alongside (a complex element, an
+ * fft's, folds as its real and its imaginary part).  A box can overlap the one
  * of an earlier tile (a halo, a recomputed broadcast operand): each
  * element is folded once, the first time it is produced, and elements of
  * a ragged tile outside the array or poisoned are not folded at all.
@@ -36,7 +37,7 @@
 /* The summary of one instruction's produced elements. */
 typedef struct dev_probe_summary {
   float min, max, mean, std; /* over finite elements; 0 when none */
-  int64_t nan, inf;          /* NaN and +-Inf elements */
+  int64_t nan, inf;          /* NaN and +-Inf elements (complex: parts) */
   int64_t observed;          /* elements folded */
   int64_t count;             /* elements of the instruction's array */
 } dev_probe_summary;

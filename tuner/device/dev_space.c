@@ -331,6 +331,8 @@ int dev_space_knobs_of(const dev_fusion *f, const dev_machine *m, dev_space_knob
     kn->flags |= DEV_FLAG_VEC_SCATTER;
   if (f->kind == DEV_HERO_SORT)
     kn->flags |= DEV_FLAG_TWO_STAGE_SORT;
+  if (has_op(f->comp, HLO_OP_FFT))
+    kn->flags |= DEV_FLAG_FOUR_STEP;
   return 0;
 }
 
