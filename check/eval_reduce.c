@@ -840,27 +840,35 @@ static hlo_value *op_reduce(chk_eval *ev, const hlo_instr *ins, hlo_value *const
 
 /* ---- reduce-window ----------------------------------------------------------- */
 
-/* For each dimension d, tab[d][o * size + w] is the input offset (index times
- * stride) that window element w of output position o reads, or -1 when it
- * falls into padding or a base-dilation hole. */
-static int64_t *window_table(const hlo_window_dim *w, int64_t in, int64_t out, int64_t stride) {
-  int64_t *t = malloc(sizeof *t * (size_t)(out * w->size > 0 ? out * w->size : 1));
-  if (!t)
-    return NULL;
-  int64_t ld = w->lhs_dilate > 0 ? w->lhs_dilate : 1, rd = w->rhs_dilate > 0 ? w->rhs_dilate : 1;
-  int64_t extent = in > 0 ? (in - 1) * ld + 1 : 0; /* dilated input length */
-  for (int64_t o = 0; o < out; o++)
-    for (int64_t k = 0; k < w->size; k++) {
-      int64_t pos = o * w->stride + k * rd - w->pad_lo;
-      t[o * w->size + k] = pos >= 0 && pos < extent && pos % ld == 0 ? pos / ld * stride : -1;
-    }
-  return t;
+/* Where window element k of output position o reads along one dimension.
+ * It is computed, not tabulated: a table of every (o, k) pair takes
+ * out * size entries, which for a prefix scan written as a window as long
+ * as its input (size n, padding n-1) is n^2 words, 17 GB at n = 46592. */
+typedef struct {
+  int64_t size, stride, pad_lo, rd, ld, extent, elem_stride;
+} win_dim;
+
+static win_dim win_dim_make(const hlo_window_dim *w, int64_t in, int64_t stride) {
+  win_dim g = {.size = w->size, .stride = w->stride, .pad_lo = w->pad_lo, .elem_stride = stride};
+  g.ld = w->lhs_dilate > 0 ? w->lhs_dilate : 1;
+  g.rd = w->rhs_dilate > 0 ? w->rhs_dilate : 1;
+  g.extent = in > 0 ? (in - 1) * g.ld + 1 : 0; /* dilated input length */
+  return g;
+}
+
+/* The input offset (index times stride), or -1 in padding or a base-dilation hole. */
+static inline int64_t win_at(const win_dim *g, int64_t o, int64_t k) {
+  int64_t pos = o * g->stride + k * g->rd - g->pad_lo;
+  if (pos < 0 || pos >= g->extent)
+    return -1;
+  if (g->ld == 1)
+    return pos * g->elem_stride;
+  return pos % g->ld == 0 ? pos / g->ld * g->elem_stride : -1;
 }
 
 /* Offsets read by output element with per-dim position opos, in window
  * row-major order, padding skipped.  Returns how many. */
-static int64_t window_offsets(int rank, int64_t *const *tab, const hlo_window_dim *wd,
-                              const int64_t *opos, int64_t *off) {
+static int64_t window_offsets(int rank, const win_dim *wd, const int64_t *opos, int64_t *off) {
   int64_t widx[HLO_MAX_RANK] = {0};
   int64_t n = 0;
   for (int d = 0; d < rank; d++)
@@ -870,7 +878,7 @@ static int64_t window_offsets(int rank, int64_t *const *tab, const hlo_window_di
     int64_t sum = 0;
     int d;
     for (d = 0; d < rank; d++) {
-      int64_t t = tab[d][opos[d] * wd[d].size + widx[d]];
+      int64_t t = win_at(&wd[d], opos[d], widx[d]);
       if (t < 0)
         break;
       sum += t;
@@ -895,7 +903,7 @@ static int64_t window_offsets(int rank, int64_t *const *tab, const hlo_window_di
  * matter).  Each output element thus takes exactly the positions, in the
  * order, that the per-element path gives it. */
 static int window_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *prog, int n, hlo_value *const *ops,
-                        int64_t *const *tab, hlo_value **res) {
+                        const win_dim *wd, hlo_value **res) {
   const hlo_value *x = ops[0];
   const hlo_window *win = &ins->attrs.window;
   int rank = x->rank;
@@ -945,7 +953,7 @@ static int window_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
             int64_t sum = 0;
             int d;
             for (d = 0; d < rank; d++) {
-              int64_t t = tab[d][opos[i][d] * win->dims[d].size + widx[d]];
+              int64_t t = win_at(&wd[d], opos[i][d], widx[d]);
               if (t < 0)
                 break;
               sum += t;
@@ -1008,14 +1016,12 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
   int rank = x->rank;
   int64_t st[HLO_MAX_RANK];
   hlo_value_strides(x, st);
-  int64_t *tab[HLO_MAX_RANK] = {0};
+  win_dim wd[HLO_MAX_RANK];
   int64_t wcount = 1;
   int rc = 0;
   for (int d = 0; d < rank; d++) {
-    tab[d] = window_table(&win->dims[d], x->dims[d], res[0]->dims[d], st[d]);
+    wd[d] = win_dim_make(&win->dims[d], x->dims[d], st[d]);
     wcount *= win->dims[d].size;
-    if (!tab[d])
-      rc = -1;
   }
   int64_t nout = res[0]->count;
   fast_red fr;
@@ -1054,7 +1060,7 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
           }
           char *slot = (char *)acc + (size_t)o * esz;
           memcpy(slot, init, esz);
-          int64_t cnt = window_offsets(rank, tab, win->dims, opos, off);
+          int64_t cnt = window_offsets(rank, wd, opos, off);
           fr.k->gather(slot, xd, off, cnt);
         }
         free(off);
@@ -1070,7 +1076,7 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
     if (rc != 0)
       chk_fail(ev, ins, "out of memory");
   } else if ((prog = fold_program(ev, ins, n, ops, res)) != NULL) {
-    rc = window_lanes(ev, ins, prog, n, ops, tab, res);
+    rc = window_lanes(ev, ins, prog, n, ops, wd, res);
   } else {
     int64_t *off = malloc(sizeof *off * (size_t)(wcount > 0 ? wcount : 1));
     if (!off) {
@@ -1084,7 +1090,7 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
         opos[d] = r % res[0]->dims[d];
         r /= res[0]->dims[d];
       }
-      int64_t cnt = window_offsets(rank, tab, win->dims, opos, off);
+      int64_t cnt = window_offsets(rank, wd, opos, off);
       for (int i = 0; i < n; i++)
         acc[i] = hlo_value_ref(ops[n + i]);
       for (int64_t k = 0; rc == 0 && k < cnt; k++) {
@@ -1116,8 +1122,6 @@ static hlo_value *op_reduce_window(chk_eval *ev, const hlo_instr *ins, hlo_value
     free(off);
   }
   chk_rprog_free(prog);
-  for (int d = 0; d < rank; d++)
-    free(tab[d]);
   if (rc != 0) {
     hlo_value_unref(out);
     return NULL;

@@ -8,6 +8,7 @@
 
 #include "dev_fusion.h"
 #include "eval.h"
+#include "hlo_mem.h"
 #include "sweep.h"
 
 typedef struct {
@@ -84,6 +85,11 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
       int64_t b = tn_shape_bytes(&m->comps[c]->instrs[i]->shape);
       held = b > INT64_MAX / 2 - held ? INT64_MAX / 2 : held + b;
     }
+  /* every simulated replica holds its own values */
+  int nrep = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
+  if (nrep > 64)
+    nrep = 64;
+  held = held > INT64_MAX / 2 / nrep ? INT64_MAX / 2 : held * nrep;
   if (o->max_memory > 0 && held > o->max_memory) {
     char what[96];
     snprintf(what, sizeof what, "its values take %lld bytes, above --max-memory", (long long)held);
@@ -128,7 +134,10 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
    * before a later failure (a loop that never ends meeting the deadline)
    * are exactly those of the whole run: they are kept, and only the units
    * not reached yet fall back. */
+  uint64_t refused = hlo_mem_refusals();
   bool failed = chk_eval_module(m, nargs, args, &eo, outs, &err) != 0;
+  if (failed && hlo_mem_refusals() != refused && strstr(err.msg, "out of memory"))
+    hlo_error_set(&err, 0, 0, "its values reached --max-memory %lld bytes", (long long)hlo_mem_limit());
   for (int r = 0; !failed && r < h.replicas && r < 64; r++)
     hlo_value_unref(outs[r]);
   for (int i = 0; i < u->n; i++) {

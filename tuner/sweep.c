@@ -20,6 +20,7 @@
 #include "dev_fusion.h"
 #include "eval.h"
 #include "fft_spread.h"
+#include "hlo_mem.h"
 #include "hlo_print.h"
 #include "tol_fft.h"
 
@@ -722,9 +723,20 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
 int tn_check_unit(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
                   tn_unit_status *why, hlo_error *err) {
   *why = TN_UNIT_UNSUPPORTED;
+  uint64_t refused = hlo_mem_refusals();
+  hlo_mem_reset_peak();
   int rc = check_fusion(m, source, o, out, why, err);
   if (rc != 0) {
     tn_fusion_result_free(out); /* a failed check hands back nothing */
+    /* Out of memory because the account reached --max-memory is the
+     * unit's size, which the estimate missed: too-large, not the host's
+     * failure. */
+    if (*why == TN_UNIT_UNSUPPORTED && strstr(err->msg, "out of memory") && hlo_mem_refusals() != refused) {
+      char msg[sizeof err->msg];
+      snprintf(msg, sizeof msg, "%s", err->msg);
+      *why = TN_UNIT_TOO_LARGE;
+      hlo_error_set(err, 0, 0, "its values reached --max-memory %lld bytes (%.200s)", (long long)hlo_mem_limit(), msg);
+    }
     /* The host's own failure, or a deadline, is not the unit's. */
     if (*why == TN_UNIT_UNSUPPORTED && strstr(err->msg, "out of memory"))
       *why = TN_UNIT_TOOL_ERROR;
@@ -758,7 +770,7 @@ static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX / 2 || b > I
 
 static int64_t sat_mul(int64_t a, int64_t b) { return b != 0 && a > INT64_MAX / 2 / b ? INT64_MAX / 2 : a * b; }
 
-int64_t tn_memory_estimate(const hlo_module *m, int threads) {
+int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas) {
   dev_fusion f;
   hlo_error err;
   if (dev_fusion_analyze(m, &f, &err) != 0)
@@ -768,6 +780,8 @@ int64_t tn_memory_estimate(const hlo_module *m, int threads) {
   for (int c = 0; c < (f.comp == m->entry ? 1 : 2); c++)
     for (int i = 0; i < comps[c]->ninstrs; i++)
       held = sat_add(held, tn_shape_bytes(&comps[c]->instrs[i]->shape));
+  /* Every simulated replica holds its own values (eval.h). */
+  held = sat_mul(held, replicas > 1 ? replicas : 1);
   int64_t out = tn_shape_bytes(&f.comp->root->shape);
   /* reference and default outputs, and the f64 sensitivity maps (up to
    * twice an f32 output) */
@@ -787,15 +801,25 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
 #else
   int threads = 1;
 #endif
-  /* Bounded memory (issue 12 item 5): fewer threads before refusing. */
+  /* Bounded memory (issue 12 item 5): fewer threads before refusing.
+   * What the process already holds (the operands captured for every
+   * unit of the module, hlo_mem.h) counts too. */
+  uint64_t refused0 = hlo_mem_refusals();
+  int64_t estimate = -1;
   if (o->max_memory > 0) {
-    int64_t need = tn_memory_estimate(m, threads);
+    int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
+    int64_t before = hlo_mem_held();
+    int64_t need = sat_add(tn_memory_estimate(m, threads, replicas), before);
     while (need > o->max_memory && threads > 1)
-      need = tn_memory_estimate(m, threads /= 2);
+      need = sat_add(tn_memory_estimate(m, threads /= 2, replicas), before);
+    estimate = need;
     if (need > o->max_memory) {
+      char held[96] = "";
+      if (before > 0)
+        snprintf(held, sizeof held, ", %lld of them held before the unit", (long long)before);
       *why = TN_UNIT_TOO_LARGE;
-      return hlo_error_set(err, 0, 0, "estimated peak memory %lld bytes (%.3g GiB) exceeds --max-memory %lld bytes",
-                           (long long)need, (double)need / 1073741824.0, (long long)o->max_memory);
+      return hlo_error_set(err, 0, 0, "estimated peak memory %lld bytes (%.3g GiB%s) exceeds --max-memory %lld bytes",
+                           (long long)need, (double)need / 1073741824.0, held, (long long)o->max_memory);
     }
   }
   shared sh;
@@ -1028,6 +1052,24 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
       dev_config cfg = r->cfg;
       fill_cand(r, i, &cfg);
       judge(&sh, r);
+    }
+
+  /* A candidate the account refused even alone: the unit does not fit in
+   * --max-memory, whatever its estimate said.  That is its size, not the
+   * host's failure nor a verdict, and no partial result stands for it. */
+  if (hlo_mem_refusals() != refused0)
+    for (int i = 0; i < n; i++) {
+      const tn_cand_result *r = &out->cands[i];
+      if ((i == 0 || ran[i]) && r->verdict == CHK_VERDICT_TOOL_ERROR && strncmp(r->message, "out of memory", 13) == 0) {
+        free(ran);
+        teardown(&sh);
+        *why = TN_UNIT_TOO_LARGE;
+        return hlo_error_set(err, 0, 0,
+                             "its values reached --max-memory %lld bytes while running %s (%.200s); its estimated peak "
+                             "memory was %lld bytes",
+                             (long long)hlo_mem_limit(), i == 0 ? "the default" : r->config, r->message,
+                             (long long)estimate);
+      }
     }
 
   if (timed_out)

@@ -76,12 +76,13 @@ int tn_replicas_named(const hlo_module *m);
 int64_t tn_shape_bytes(const hlo_shape *s);
 
 /* The estimated peak host memory of checking module m with `threads`
- * candidates in flight: the arguments, every value the reference
- * evaluator may hold (each instruction of the entry and the kernel), the
- * reference's and the default's outputs with their per-element tolerance
- * maps, and per thread the device's copy of the kernel's inputs and its
- * output (with a rerun's).  -1 when the kernel cannot be analysed. */
-int64_t tn_memory_estimate(const hlo_module *m, int threads);
+ * candidates in flight and `replicas` simulated replicas: the arguments
+ * and every value the reference evaluator may hold (each instruction of
+ * the entry and the kernel) for each replica, the reference's and the
+ * default's outputs with their per-element tolerance maps, and per thread
+ * the device's copy of the kernel's inputs and its output (with a
+ * rerun's).  -1 when the kernel cannot be analysed. */
+int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas);
 
 /* Checks one fusion.  0 with *out filled (caller frees with
  * tn_fusion_result_free), or -1 with err for bad input (unsupported op,

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "config.h"
 #include "gen.h"
+#include "hlo_mem.h"
 #include "inputs.h"
 #include "mpi_sweep.h"
 #include "only.h"
@@ -135,7 +136,7 @@ static void usage(FILE *f) {
         "      --iteration N       graph: capture a unit's Nth execution (default 1)\n"
         "      --fusion GLOB       check only the units whose NAME or FILE:NAME matches\n"
         "                          (repeatable; also selects for --list-fusions)\n"
-        "      --max-memory SIZE   refuse a unit whose estimated memory exceeds SIZE\n"
+        "      --max-memory SIZE   refuse a unit whose estimated or held memory exceeds SIZE\n"
         "                          (bytes, or with K, M, G; default half the RAM);\n"
         "                          threads are reduced first (unit status too-large)\n"
         "      --only 'KNOBS'      check the default and this one config: any of\n"
@@ -782,6 +783,9 @@ static int tune_main(int argc, char **argv) {
     return TN_EXIT_USAGE;
   if (o.max_memory == 0)
     o.max_memory = half_ram();
+  /* The estimates refuse a unit before it runs; the account stops what
+   * they could not foresee (hlo_mem.h). */
+  hlo_mem_set_limit(o.max_memory);
   /* Under mpirun or srun: --sweep and --check are shared out
    * (mpi_sweep.h); the other ranks check what rank 0 sends them, and any
    * other mode runs once, on rank 0. */

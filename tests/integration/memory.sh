@@ -24,4 +24,30 @@ expect_status 3 "K is 1024 bytes: 159K = 162816 < 163840" "$TUNE" --check t.hlo 
 expect_status 2 "--max-memory must be a size" "$TUNE" --check t.hlo --max-memory lots
 expect_grep "max-memory: 'lots' is not a size" "$TMPD/err" "the bad size is named"
 expect_status 2 "--max-memory 0 is refused" "$TUNE" --check t.hlo --max-memory 0
+
+# Every simulated replica holds its own values, so they count once per
+# replica.  ar.hlo (replica_count=16, f32[262144] = 1 MiB in, all-reduce,
+# 1 MiB out): 16 x (1 + 1) MiB held + 4 x 1 MiB + one thread's 1 + 3 MiB
+# = 40 MiB = 41943040 bytes.  Counted once, as before, the estimate was
+# 10 MiB: the unit ran under --max-memory 20M and took 56 MiB resident.
+cat >ar.hlo <<'HLO'
+HloModule replicated, replica_count=16
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  p = f32[262144]{0} parameter(0)
+  ROOT r = f32[262144]{0} all-reduce(p), replica_groups={}, to_apply=add
+}
+HLO
+expect_status 3 "16 replicas of 2 MiB of values do not fit in 20 MiB" \
+  "$TUNE" --check ar.hlo --budget 2 --threads 1 --max-memory 20M
+expect_grep "^fusion main from ar.hlo: too-large: estimated peak memory 41943040 bytes .* exceeds --max-memory 20971520 bytes$" \
+  "$TMPD/out" "the estimate counts the values of every replica"
+expect_status 0 "they fit in 40 MiB" "$TUNE" --check ar.hlo --budget 2 --threads 1 --max-memory 40M
+expect_grep "^fusion main (collective) from ar.hlo: verified" "$TMPD/out" "and the unit is verified there"
 finish

@@ -6,11 +6,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "eval.h"
+#include "hlo_mem.h"
 #include "hlo_parse.h"
 
 enum { NREP = 4 };
@@ -156,6 +158,50 @@ static void group_outside_replicas_is_an_error(void **state) {
   assert_non_null(strstr(err.msg, "all-reduce"));
 }
 
+/* Every member of a group receives the same all-reduce or all-gather
+ * value, so the evaluator holds one per group, not one per replica: with
+ * 64 replicas and a 256 KiB (all-reduce) or 1 MiB (all-gather) result, one
+ * copy per replica would hold 16 or 64 MiB.  The account of values (hlo_mem.h) measures it;
+ * the bound leaves room for a combine's temporary, a few copies. */
+static void one_result_per_group(void **state) {
+  (void)state;
+  const char *ops[2] = {"all-reduce(b), replica_groups={}, to_apply=add",
+                        "all-gather(b), replica_groups={}, dimensions={0}"};
+  const int64_t in[2] = {65536, 4096}, res[2] = {65536, 64 * 4096};
+  for (int k = 0; k < 2; k++) {
+    char t[1024];
+    snprintf(t, sizeof t,
+             SUM "ENTRY e {\n b = f32[%lld] parameter(0)\n ROOT r = f32[%lld] %s\n}\n",
+             (long long)in[k], (long long)res[k], ops[k]);
+    hlo_error err;
+    hlo_module *m = hlo_parse(t, strlen(t), &err);
+    assert_non_null(m);
+    /* every replica receives this same argument (eval.h) */
+    hlo_value *x = hlo_value_array(HLO_F32, 1, &in[k]);
+    assert_non_null(x);
+    for (int64_t i = 0; i < in[k]; i++)
+      ((float *)x->data)[i] = 1.5f;
+    chk_eval_opts o = {.replicas = 64};
+    hlo_value *outs[64] = {0};
+    int64_t before = hlo_mem_held();
+    hlo_mem_reset_peak();
+    assert_int_equal(chk_eval_module(m, 1, &x, &o, outs, &err), 0);
+    assert_true(hlo_mem_peak() - before <= 4 * res[k] * 4);
+    /* and the values are the operation's: 64 x 1.5 = 96 everywhere, or
+     * the 64 arguments of 1.5 side by side */
+    for (int r = 0; r < 64; r += 21) {
+      const float *v = outs[r]->data;
+      assert_int_equal(outs[r]->count, res[k]);
+      for (int64_t i = 0; i < outs[r]->count; i += 4099)
+        assert_true(v[i] == (k == 0 ? 96.0f : 1.5f));
+    }
+    for (int r = 0; r < 64; r++)
+      hlo_value_unref(outs[r]);
+    hlo_value_unref(x);
+    hlo_module_free(m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(all_reduce_all_replicas),
@@ -166,6 +212,7 @@ int main(void) {
       cmocka_unit_test(all_to_all_dim0),
       cmocka_unit_test(collective_permute_shift),
       cmocka_unit_test(group_outside_replicas_is_an_error),
+      cmocka_unit_test(one_result_per_group),
   };
   return cmocka_run_group_tests_name("eval_collective", tests, NULL, NULL);
 }

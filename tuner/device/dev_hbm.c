@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo_mem.h"
+
 int dev_hbm_alloc(dev_hbm *b, const char *name, hlo_etype t, int rank, const int64_t *dims) {
   memset(b, 0, sizeof *b);
   snprintf(b->name, sizeof b->name, "%s", name);
@@ -17,6 +19,12 @@ int dev_hbm_alloc(dev_hbm *b, const char *name, hlo_etype t, int rank, const int
   }
   b->esz = hlo_etype_host_size(t);
   size_t bytes = (size_t)b->count * b->esz;
+  /* The buffer, its redzones and its shadow are held in the process's
+   * account (hlo_mem.h): one over --max-memory fails as out of memory. */
+  size_t held = bytes + 2 * DEV_REDZONE + (size_t)(b->count ? b->count : 1);
+  if (!hlo_mem_take(held))
+    return -1;
+  b->held = held;
   b->raw = malloc(bytes + 2 * DEV_REDZONE);
   b->shadow = calloc((size_t)(b->count ? b->count : 1), 1);
   if (!b->raw || !b->shadow) {
@@ -30,6 +38,8 @@ int dev_hbm_alloc(dev_hbm *b, const char *name, hlo_etype t, int rank, const int
 }
 
 void dev_hbm_free(dev_hbm *b) {
+  hlo_mem_give(b->held);
+  b->held = 0;
   free(b->raw);
   free(b->shadow);
   b->raw = b->data = b->shadow = NULL;

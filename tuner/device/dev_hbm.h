@@ -36,6 +36,7 @@ typedef struct dev_hbm {
   uint8_t *raw;           /* redzone, data, redzone */
   uint8_t *data;
   uint8_t *shadow;        /* 1: poisoned */
+  size_t held;            /* bytes taken from the account (hlo_mem.h) */
 } dev_hbm;
 
 /* 0, or -1 when out of memory. */

@@ -8,14 +8,35 @@
 #include <string.h>
 
 #include "hlo_dtype.h"
+#include "hlo_mem.h"
 
 /* 64-byte alignment keeps vector loads of a row on whole cache lines. */
-static void *alloc_data(size_t n, bool zero) {
+static size_t data_bytes(size_t n) {
   size_t rounded = (n + 63) & ~(size_t)63;
-  void *p = aligned_alloc(64, rounded ? rounded : 64);
-  if (p && zero)
-    memset(p, 0, rounded ? rounded : 64);
+  return rounded ? rounded : 64;
+}
+
+/* Element storage is held in the process's account (hlo_mem.h), so a
+ * value that would take it over --max-memory is refused like one the
+ * host cannot allocate. */
+static void *alloc_data(size_t n, bool zero) {
+  size_t bytes = data_bytes(n);
+  if (!hlo_mem_take(bytes))
+    return NULL;
+  void *p = aligned_alloc(64, bytes);
+  if (!p) {
+    hlo_mem_give(bytes);
+    return NULL;
+  }
+  if (zero)
+    memset(p, 0, bytes);
   return p;
+}
+
+static void free_data(hlo_value *v) {
+  if (v->data)
+    hlo_mem_give(data_bytes((size_t)v->count * v->elem_size));
+  free(v->data);
 }
 
 static hlo_value *new_array(hlo_etype type, int rank, const int64_t *dims, bool zero);
@@ -120,7 +141,7 @@ void hlo_value_unref(hlo_value *v) {
   for (int i = 0; i < v->ntuple; i++)
     hlo_value_unref(v->elems[i]);
   free(v->elems);
-  free(v->data);
+  free_data(v);
   free(v);
 }
 
