@@ -41,6 +41,8 @@ static uint64_t mix(uint64_t a, uint64_t b) {
   return z ^ (z >> 31);
 }
 
+uint64_t tn_iso_jitter(uint64_t seed, const dev_config *cfg) { return mix(seed, dev_config_fingerprint(cfg)); }
+
 /* What every unit's runs share. */
 typedef struct {
   const tn_iso_opts *o;
@@ -298,7 +300,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
   tn_fusion_result fr;
   memset(&fr, 0, sizeof fr);
   bool have_fr = false;
-  hlo_value *ref = NULL, *fused = NULL, *fused2 = NULL, *unfused = NULL;
+  hlo_value *ref = NULL, *fused = NULL, *fused2 = NULL, *unfused = NULL, *dflt_out = NULL;
   hlo_value *outs[64] = {0};
   dev_fusion f;
   dev_config cfg;
@@ -330,7 +332,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
   tn_sweep_opts so = {.backend = o->backend, .machine = o->machine, .compiler = o->compiler, .seed = o->seed,
                       .profile = o->profile, .threads = 1, .budget = 1, .error_maps = 0, .replicas = o->replicas,
                       .unit_name = u->name, .args = cap->args, .nargs = cap->nargs, .max_memory = o->max_memory,
-                      .time_budget = o->time_budget};
+                      .time_budget = o->time_budget, .default_out = ov ? NULL : &dflt_out};
   hlo_error serr = {0};
   if (tn_check_fusion(um, c->source, &so, &fr, &serr) != 0) {
     snprintf(r->note, sizeof r->note, "%.500s", serr.msg);
@@ -356,8 +358,11 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     hlo_value_unref(outs[k]);
 
   /* Two timing seeds: a race (dma-race) may show under either. */
-  uint64_t jitter = mix(o->seed, dev_config_fingerprint(&cfg)), shown = jitter;
-  fused = run_kernel(c, &f, &cfg, cap->args, cap->nargs, jitter, why, sizeof why);
+  uint64_t jitter = tn_iso_jitter(o->seed, &cfg), shown = jitter;
+  /* Without --config the fused run is --check's default run: same
+   * kernel, operands and timing seed, so its output is taken as it is. */
+  fused = dflt_out ? hlo_value_ref(dflt_out)
+                   : run_kernel(c, &f, &cfg, cap->args, cap->nargs, jitter, why, sizeof why);
   if (!fused) {
     snprintf(r->note, sizeof r->note, "fused: %s", why);
     goto done;
@@ -425,6 +430,7 @@ done:
   hlo_value_unref(fused);
   hlo_value_unref(fused2);
   hlo_value_unref(unfused);
+  hlo_value_unref(dflt_out);
   hlo_module_free(um);
   return rc;
 }

@@ -71,6 +71,9 @@ typedef enum tn_iso_class {
 } tn_iso_class;
 
 const char *tn_iso_class_name(tn_iso_class c);
+/* The timing seed of a unit's fused run with cfg (the one tune --check
+ * gives its default), which the chained run (isolate_chain.h) uses too. */
+uint64_t tn_iso_jitter(uint64_t seed, const dev_config *cfg);
 /* Is c a finding (a culprit)? */
 bool tn_iso_class_is_culprit(tn_iso_class c);
 
