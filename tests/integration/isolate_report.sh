@@ -63,6 +63,16 @@ if [ "$n" = 1 ]; then ok "the bundle holds the culprit fusion alone"; else not_o
 st=$?
 if [ "$st" -eq 1 ]; then ok "the bundle's run.sh still diverges (exit 1)"; else not_ok "run.sh exits $st, wanted 1"; fi
 
+# The overview of a run that checked no fusion says what the isolation
+# found (one fusion-bug among the 12 units), not "no divergence in 0
+# fusions" above an empty table of fusions.
+expect_status 0 "--report --format html (overview)" "$TUNE" --report r.h5 --format html -o o.html
+expect_grep '<span class="status-bad">isolation: 1 culprit in 12 units (1 fusion-bug)</span>' o.html \
+  "html: the overview counts the culprits by class"
+if grep -q 'no divergence in 0 fusions' o.html; then not_ok "html: the overview says no divergence in 0 fusions"; else
+  ok "html: the overview does not say no divergence in 0 fusions"; fi
+if grep -q '<h3>Fusions</h3>' o.html; then not_ok "html: an empty table of fusions"; else ok "html: no empty table of fusions"; fi
+
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 if [ -z "$CHROME" ] || ! command -v python3 >/dev/null 2>&1; then echo "# no chromium or python3: HTML skipped"; finish; exit $?; fi
 expect_status 0 "--report --format html" "$TUNE" --report r.h5 --format html -o r.html
