@@ -11,6 +11,7 @@
 #include "isolate_chain.h"
 #include "dev_fusion.h"
 #include "eval.h"
+#include "hlo_print.h"
 #include "hlo_value.h"
 #include "only.h"
 #include "result.h"
@@ -276,6 +277,24 @@ static const char *override_for(const tn_iso_opts *o, const char *name) {
   return cfg;
 }
 
+/* Keeps culprit r's module and operands for a bundle of it alone; out of
+ * memory keeps neither (the bundle is then refused, the isolation stands). */
+static void keep_operands(tn_iso_unit *r, const hlo_module *um, const tn_capture *cap) {
+  size_t len = 0;
+  r->hlo = hlo_print_module(um, &len);
+  r->inputs = calloc((size_t)cap->nargs + 1, sizeof *r->inputs);
+  if (!r->hlo || !r->inputs) {
+    free(r->hlo);
+    free(r->inputs);
+    r->hlo = NULL;
+    r->inputs = NULL;
+    return;
+  }
+  r->ninputs = cap->nargs;
+  for (int k = 0; k < cap->nargs; k++)
+    r->inputs[k] = hlo_value_ref(cap->args[k]);
+}
+
 /* Isolates one unit.  0, or -1 with err for bad input (a bad --config);
  * every other failure makes the unit NOT_ISOLATED with the reason. */
 static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u, const tn_capture *cap,
@@ -417,6 +436,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
                             .jitter = shown, .seed = o->seed, .replicas = replicas,
                             .time_budget = eo.time_budget, .tol = r->tol};
     tn_iso_inspect(um, &f, &cfg, cap->args, cap->nargs, &mo, &r->micro);
+    keep_operands(r, um, cap);
   }
   if (fusion && !unfused)
     snprintf(r->note, sizeof r->note, "no unfused run: %s", uwhy);
@@ -523,8 +543,14 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
 }
 
 void tn_iso_result_free(tn_iso_result *r) {
-  for (int i = 0; r->v && i < r->n; i++)
-    tn_iso_micro_free(&r->v[i].micro);
+  for (int i = 0; r->v && i < r->n; i++) {
+    tn_iso_unit *u = &r->v[i];
+    tn_iso_micro_free(&u->micro);
+    for (int k = 0; k < u->ninputs; k++)
+      hlo_value_unref(u->inputs[k]);
+    free(u->inputs);
+    free(u->hlo);
+  }
   free(r->v);
   free(r->ranked);
   memset(r, 0, sizeof *r);

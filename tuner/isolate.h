@@ -108,6 +108,13 @@ typedef struct tn_iso_unit {
   tn_iso_micro micro;                  /* culprits: the first diverging
                                           instruction inside the fused
                                           kernel (isolate_micro.h) */
+  /* Culprits found by macro isolation (not `propagated`): the unit alone
+   * as a module (units.h, printed; malloc'd) and the operands it ran on,
+   * the reference's (one reference each), so that --reproduce can bundle
+   * it from the results file alone.  NULL / 0 otherwise. */
+  char *hlo;
+  int ninputs;
+  hlo_value **inputs;
 } tn_iso_unit;
 
 typedef struct tn_iso_opts {
