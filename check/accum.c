@@ -275,6 +275,67 @@ static hlo_value *lane_lhs(const hlo_instr *ins, const hlo_value *x, int P, int 
   return c;
 }
 
+/* Lane p of P as the dot of lane_lhs's operand with the rhs. */
+static hlo_value *lane_dot_zeroed(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops, int P, int p) {
+  hlo_value *lhs = lane_lhs(ins, ops[0], P, p);
+  hlo_value *xy[2] = {lhs, ops[1]};
+  hlo_value *r = lhs ? chk_op_dot(ev, ins, xy) : NULL;
+  hlo_value_unref(lhs);
+  return r;
+}
+
+/* Elements p, p + P, p + 2P... of v along dimension d, in order. */
+static hlo_value *every_pth(const hlo_value *v, int d, int P, int p) {
+  int64_t dims[HLO_MAX_RANK];
+  memcpy(dims, v->dims, sizeof dims);
+  int64_t n = v->dims[d];
+  dims[d] = n > p ? (n - p + P - 1) / P : 0;
+  hlo_value *c = hlo_value_array_uninit(v->type, v->rank, dims);
+  if (!c)
+    return NULL;
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < d; i++)
+    outer *= v->dims[i];
+  for (int i = d + 1; i < v->rank; i++)
+    inner *= v->dims[i];
+  size_t row = (size_t)inner * v->elem_size;
+  const char *src = v->data;
+  char *dst = c->data;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t k = p; k < n; k += P) {
+      memcpy(dst, src + (size_t)(o * n + k) * row, row);
+      dst += row;
+    }
+  return c;
+}
+
+static bool all_finite(const hlo_value *v) {
+  for (int64_t i = 0; i < v->count; i++)
+    if (!isfinite(hlo_value_get_f64(v, i)))
+      return false;
+  return true;
+}
+
+/* Lane p of P as the dot of the operands' every P-th contraction element.
+ * The reference adds a dot's products strictly in contraction order
+ * (hlo_num_dot.h) and adding a zero product to a flushed accumulator
+ * changes no magnitude, so this sum equals the one over lane_lhs's zeroed
+ * operand, at 1/P of the work -- as long as no zero of lane_lhs meets an
+ * Inf or NaN of the rhs (0 * Inf is NaN), which the caller rules out.
+ * One contracting dimension per side only; NULL when not applicable. */
+static hlo_value *lane_dot_strided(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops, int P, int p) {
+  const hlo_ints *lc = &ins->attrs.dot.lhs_contracting, *rc = &ins->attrs.dot.rhs_contracting;
+  if (lc->n != 1 || rc->n != 1 || lc->v[0] < 0 || lc->v[0] >= ops[0]->rank || rc->v[0] < 0 ||
+      rc->v[0] >= ops[1]->rank)
+    return NULL;
+  hlo_value *x = every_pth(ops[0], (int)lc->v[0], P, p), *y = every_pth(ops[1], (int)rc->v[0], P, p);
+  hlo_value *xy[2] = {x, y};
+  hlo_value *r = x && y ? chk_op_dot(ev, ins, xy) : NULL;
+  hlo_value_unref(x);
+  hlo_value_unref(y);
+  return r;
+}
+
 /* rho of one evaluation of an f32 dot (accum.h): the reference's own
  * sequential sum v and 2, 4 and 8 interleaved accumulators (f32 result
  * only: a narrower result would round each lane) against the f64 sum of
@@ -306,22 +367,21 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
   ev.o.replicas = 1;
   ev.o.emulate_device = 1;
   ev.err = &err;
+  const hlo_ints *lc = &a->ins->attrs.dot.lhs_contracting, *rcd = &a->ins->attrs.dot.rhs_contracting;
+  bool strided = lanes && lc->n == 1 && rcd->n == 1 && all_finite(ops[1]);
   for (int P = 2; acc && P <= 8 && P <= a->k; P *= 2) {
     for (int64_t e = 0; e < a->n; e++)
       acc[e] = 0;
     for (int p = 0; p < P && rho >= 0; p++) {
-      hlo_value *lhs = lane_lhs(a->ins, ops[0], P, p);
-      hlo_value *xy[2] = {lhs, ops[1]};
-      hlo_value *lane = lhs ? chk_op_dot(&ev, a->ins, xy) : NULL;
+      hlo_value *lane = strided ? lane_dot_strided(&ev, a->ins, ops, P, p) : lane_dot_zeroed(&ev, a->ins, ops, P, p);
       if (lane && lane->count == a->n && lane->type == HLO_F32)
         for (int64_t e = 0; e < a->n; e++)
           acc[e] += ((const float *)lane->data)[e];
       else {
-        *oom = *oom || !lhs || !lane;
+        *oom = *oom || !lane;
         rho = -1;
       }
       hlo_value_unref(lane);
-      hlo_value_unref(lhs);
     }
     for (int64_t e = 0; rho >= 0 && e < a->n; e++) {
       double w = g * abs_sum[e];

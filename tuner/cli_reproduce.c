@@ -82,18 +82,18 @@ static void results_version(const char *path, char *buf, size_t len) {
   tn_h5_close(f, &err);
 }
 
-/* An isolation run (tune --isolate -o) stores no candidates to bundle:
- * when it names the unit, say how to get a bundle of that unit alone (a
- * --check of one unit of a module runs on the operands the module's
+/* An isolation run that stored no operands of culprit `name` (a run by an
+ * older tune): say how to get a bundle of that unit alone the two-step way
+ * (a --check of one unit of a module runs on the operands the module's
  * evaluation gives it, as the isolation did). */
-static void isolation_hint(const tn_opts *o, const tn_stored_run *run) {
+static void isolation_hint(const tn_opts *o, const tn_stored_run *run, const char *name) {
   tn_stored_isolation iso;
   hlo_error err = {0};
   if (tn_results_read_isolation(o->file, run->info.id, &iso, &err) != 1)
     return;
   for (int i = 0; i < iso.nunits; i++) {
     const tn_siso_unit *u = &iso.units[i];
-    if (strcmp(u->name, o->fusion) != 0)
+    if (strcmp(u->name, name) != 0)
       continue;
     tn_repro_device d;
     tn_repro_device_of_run(&run->info, &d);
@@ -124,9 +124,132 @@ static void isolation_hint(const tn_opts *o, const tn_stored_run *run) {
   tn_stored_isolation_free(&iso);
 }
 
+/* The operands stored with isolation culprit c of run run_id (its group
+ * culprits/<unit index>/inputs), read against the parameters of m. */
+static int culprit_inputs(const char *path, const char *run_id, const tn_stored_isolation *iso,
+                          const tn_siso_culprit *c, const hlo_module *m, hlo_value **args, hlo_error *err) {
+  char where[512];
+  snprintf(where, sizeof where, "runs/%s/isolation/culprits/%d", run_id, (int)iso->units[c->unit].index);
+  hid_t f = tn_h5_open_read(path, err);
+  if (f < 0)
+    return -1;
+  int rc = -1;
+  hid_t g = H5Lexists(f, where, H5P_DEFAULT) > 0 ? H5Gopen2(f, where, H5P_DEFAULT) : -1;
+  if (g < 0)
+    hlo_error_set(err, 0, 0, "%s: %s: not a group", path, where);
+  else if (tn_h5_read_inputs(g, "inputs", m->entry, args, err) != 0) {
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    hlo_error_set(err, 0, 0, "%s: %s/inputs: %s", path, where, msg);
+  } else {
+    rc = 0;
+  }
+  if (g >= 0)
+    H5Gclose(g);
+  hlo_error cerr = {0};
+  tn_h5_close(f, &cerr);
+  return rc;
+}
+
+/* --reproduce of an isolation run: a bundle of one culprit alone (--fusion
+ * NAME, or the worst), on the operands macro isolation ran it on, with
+ * its config.  Exit status as tn_cmd_reproduce's. */
+static int reproduce_culprit(const tn_opts *o, const tn_stored_run *run, const tn_stored_isolation *iso,
+                             const char *tool_path) {
+  const tn_siso_culprit *c = NULL;
+  for (int k = 0; k < iso->nculprits && !c; k++)
+    if (!o->fusion || strcmp(iso->units[iso->culprits[k].unit].name, o->fusion) == 0)
+      c = &iso->culprits[k];
+  if (!c) {
+    if (o->fusion)
+      fprintf(stderr, "tune: %s: run %s is an isolation of %s where '%s' is no culprit; nothing to bundle\n",
+              o->file, run->info.id, iso->source, o->fusion);
+    else
+      fprintf(stderr, "tune: %s: run %s is an isolation of %s with no culprit; nothing to bundle\n", o->file,
+              run->info.id, iso->source);
+    return TN_EXIT_USAGE;
+  }
+  const tn_siso_unit *u = &iso->units[c->unit];
+  if (!c->hlo) {
+    /* a propagated culprit is right on its own operands, and a run by an
+     * older tune kept none */
+    fprintf(stderr, "tune: %s: run %s stored no operands of %s (%s) to bundle it with\n", o->file, run->info.id,
+            u->name, u->cls);
+    if (strcmp(u->cls, "propagated") != 0)
+      isolation_hint(o, run, u->name);
+    return TN_EXIT_USAGE;
+  }
+  hlo_error err = {0};
+  int rc = TN_EXIT_USAGE;
+  hlo_value **args = NULL;
+  int nargs = 0;
+  hlo_module *m = hlo_parse(c->hlo, strlen(c->hlo), &err);
+  if (!m) {
+    fprintf(stderr, "tune: %s: run %s: the module of %s: %d:%d: %s\n", o->file, run->info.id, u->name, err.line,
+            err.col, err.msg);
+    return TN_EXIT_USAGE;
+  }
+  nargs = m->entry->nparams;
+  if (!(args = calloc((size_t)nargs + 1, sizeof *args))) {
+    fputs("tune: out of memory\n", stderr);
+    goto done;
+  }
+  if (culprit_inputs(o->file, run->info.id, iso, c, m, args, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    goto done;
+  }
+  char version[64];
+  results_version(o->file, version, sizeof version);
+  tn_fusion_result r;
+  memset(&r, 0, sizeof r);
+  snprintf(r.name, sizeof r.name, "%s", u->name);
+  snprintf(r.inputs_from, sizeof r.inputs_from, "graph");
+  r.seed = run->info.seed;
+  r.hlo = c->hlo;
+  tn_cand_result cand;
+  memset(&cand, 0, sizeof cand);
+  snprintf(cand.config, sizeof cand.config, "%s", u->config);
+  cand.leaf = u->fr.leaf;
+  cand.vs_reference.count = u->fr.count;
+  cand.vs_reference.mismatches = u->fr.mismatches;
+  cand.vs_reference.max_abs = u->fr.max_abs;
+  cand.vs_reference.max_rel = u->fr.max_rel;
+  cand.tol.atol = u->atol;
+  cand.tol.rtol = u->rtol;
+  tn_repro_bundle b = {
+      .dir = o->output,
+      .results_path = o->file,
+      .run = &run->info,
+      .r = &r,
+      .c = &cand,
+      .hlo = c->hlo,
+      .instrs_before = -1,
+      .instrs_after = -1,
+      .ninputs = nargs,
+      .inputs = args,
+      .tool_path = tool_path,
+      .run_tool_version = version,
+      .isolation_class = u->cls,
+  };
+  if (tn_repro_write(&b, &err) != 0) {
+    fprintf(stderr, "tune: %s\n", err.msg);
+    goto done;
+  }
+  if (!o->quiet)
+    printf("wrote %s/ (fusion.hlo, config.txt, seed, inputs.h5, README, run.sh): %s alone, %s of the isolation of %s\n",
+           o->output, u->name, u->cls, iso->source);
+  rc = TN_EXIT_OK;
+done:
+  for (int i = 0; args && i < nargs; i++)
+    hlo_value_unref(args[i]);
+  free(args);
+  hlo_module_free(m);
+  return rc;
+}
+
 int tn_cmd_reproduce(const tn_opts *o) {
-  if (!o->fusion || !o->has_candidate || !o->output) {
-    fputs("tune: --reproduce needs --fusion NAME, --candidate ID and -o DIR\n"
+  if (!o->output) {
+    fputs("tune: --reproduce needs -o DIR (and --fusion NAME --candidate ID for a run of --check)\n"
           "Try 'tune --help' for more information.\n",
           stderr);
     return TN_EXIT_USAGE;
@@ -152,6 +275,34 @@ int tn_cmd_reproduce(const tn_opts *o) {
     tn_stored_run_free(&run);
     return TN_EXIT_USAGE;
   }
+  /* run.sh falls back to this very binary when no tune is on PATH. */
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  self[n > 0 ? n : 0] = '\0';
+  const char *tool_path = n > 0 && self[0] == '/' && !tn_sh_has_control(self) ? self : NULL;
+  /* An isolation run holds culprits, not candidates. */
+  if (run.nfusions == 0 || !o->has_candidate) {
+    tn_stored_isolation iso;
+    int has = tn_results_read_isolation(o->file, run.info.id, &iso, &err);
+    if (has < 0) {
+      fprintf(stderr, "tune: %s\n", err.msg);
+      tn_stored_run_free(&run);
+      return TN_EXIT_USAGE;
+    }
+    if (has == 1) {
+      rc = reproduce_culprit(o, &run, &iso, tool_path);
+      tn_stored_isolation_free(&iso);
+      tn_stored_run_free(&run);
+      return rc;
+    }
+  }
+  if (!o->fusion || !o->has_candidate) {
+    fputs("tune: --reproduce of a --check run needs --fusion NAME and --candidate ID\n"
+          "Try 'tune --help' for more information.\n",
+          stderr);
+    tn_stored_run_free(&run);
+    return TN_EXIT_USAGE;
+  }
   char *minimized = NULL;
   tn_fusion_result minr; /* the minimized module checked again */
   memset(&minr, 0, sizeof minr);
@@ -161,17 +312,12 @@ int tn_cmd_reproduce(const tn_opts *o) {
   const tn_cand_result *c = sf ? tn_fusion_result_find_cand(&sf->r, o->candidate) : NULL;
   if (!sf) {
     fprintf(stderr, "tune: %s: run %s has no fusion named '%s'\n", o->file, run.info.id, o->fusion);
-    isolation_hint(o, &run);
     goto done;
   }
   if (!c) {
     fprintf(stderr, "tune: %s: fusion %s has no candidate %d\n", o->file, o->fusion, o->candidate);
     goto done;
   }
-  /* run.sh falls back to this very binary when no tune is on PATH. */
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  self[n > 0 ? n : 0] = '\0';
   char version[64];
   results_version(o->file, version, sizeof version);
   if (stored_inputs(o->file, run.info.id, sf, &inputs, &ninputs, &err) != 0) {
@@ -189,7 +335,7 @@ int tn_cmd_reproduce(const tn_opts *o) {
       .instrs_after = -1,
       .ninputs = ninputs,
       .inputs = inputs,
-      .tool_path = n > 0 && self[0] == '/' && !tn_sh_has_control(self) ? self : NULL,
+      .tool_path = tool_path,
       .run_tool_version = version,
   };
   char shrunk[sizeof ((tn_min_result *)0)->shrunk] = "";

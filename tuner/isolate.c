@@ -11,6 +11,7 @@
 #include "isolate_chain.h"
 #include "dev_fusion.h"
 #include "eval.h"
+#include "hlo_print.h"
 #include "hlo_value.h"
 #include "only.h"
 #include "result.h"
@@ -40,6 +41,8 @@ static uint64_t mix(uint64_t a, uint64_t b) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+
+uint64_t tn_iso_jitter(uint64_t seed, const dev_config *cfg) { return mix(seed, dev_config_fingerprint(cfg)); }
 
 /* What every unit's runs share. */
 typedef struct {
@@ -274,6 +277,24 @@ static const char *override_for(const tn_iso_opts *o, const char *name) {
   return cfg;
 }
 
+/* Keeps culprit r's module and operands for a bundle of it alone; out of
+ * memory keeps neither (the bundle is then refused, the isolation stands). */
+static void keep_operands(tn_iso_unit *r, const hlo_module *um, const tn_capture *cap) {
+  size_t len = 0;
+  r->hlo = hlo_print_module(um, &len);
+  r->inputs = calloc((size_t)cap->nargs + 1, sizeof *r->inputs);
+  if (!r->hlo || !r->inputs) {
+    free(r->hlo);
+    free(r->inputs);
+    r->hlo = NULL;
+    r->inputs = NULL;
+    return;
+  }
+  r->ninputs = cap->nargs;
+  for (int k = 0; k < cap->nargs; k++)
+    r->inputs[k] = hlo_value_ref(cap->args[k]);
+}
+
 /* Isolates one unit.  0, or -1 with err for bad input (a bad --config);
  * every other failure makes the unit NOT_ISOLATED with the reason. */
 static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u, const tn_capture *cap,
@@ -298,7 +319,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
   tn_fusion_result fr;
   memset(&fr, 0, sizeof fr);
   bool have_fr = false;
-  hlo_value *ref = NULL, *fused = NULL, *fused2 = NULL, *unfused = NULL;
+  hlo_value *ref = NULL, *fused = NULL, *fused2 = NULL, *unfused = NULL, *dflt_out = NULL;
   hlo_value *outs[64] = {0};
   dev_fusion f;
   dev_config cfg;
@@ -330,7 +351,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
   tn_sweep_opts so = {.backend = o->backend, .machine = o->machine, .compiler = o->compiler, .seed = o->seed,
                       .profile = o->profile, .threads = 1, .budget = 1, .error_maps = 0, .replicas = o->replicas,
                       .unit_name = u->name, .args = cap->args, .nargs = cap->nargs, .max_memory = o->max_memory,
-                      .time_budget = o->time_budget};
+                      .time_budget = o->time_budget, .default_out = ov ? NULL : &dflt_out};
   hlo_error serr = {0};
   if (tn_check_fusion(um, c->source, &so, &fr, &serr) != 0) {
     snprintf(r->note, sizeof r->note, "%.500s", serr.msg);
@@ -356,8 +377,11 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     hlo_value_unref(outs[k]);
 
   /* Two timing seeds: a race (dma-race) may show under either. */
-  uint64_t jitter = mix(o->seed, dev_config_fingerprint(&cfg)), shown = jitter;
-  fused = run_kernel(c, &f, &cfg, cap->args, cap->nargs, jitter, why, sizeof why);
+  uint64_t jitter = tn_iso_jitter(o->seed, &cfg), shown = jitter;
+  /* Without --config the fused run is --check's default run: same
+   * kernel, operands and timing seed, so its output is taken as it is. */
+  fused = dflt_out ? hlo_value_ref(dflt_out)
+                   : run_kernel(c, &f, &cfg, cap->args, cap->nargs, jitter, why, sizeof why);
   if (!fused) {
     snprintf(r->note, sizeof r->note, "fused: %s", why);
     goto done;
@@ -412,6 +436,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
                             .jitter = shown, .seed = o->seed, .replicas = replicas,
                             .time_budget = eo.time_budget, .tol = r->tol};
     tn_iso_inspect(um, &f, &cfg, cap->args, cap->nargs, &mo, &r->micro);
+    keep_operands(r, um, cap);
   }
   if (fusion && !unfused)
     snprintf(r->note, sizeof r->note, "no unfused run: %s", uwhy);
@@ -425,6 +450,7 @@ done:
   hlo_value_unref(fused);
   hlo_value_unref(fused2);
   hlo_value_unref(unfused);
+  hlo_value_unref(dflt_out);
   hlo_module_free(um);
   return rc;
 }
@@ -517,8 +543,14 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
 }
 
 void tn_iso_result_free(tn_iso_result *r) {
-  for (int i = 0; r->v && i < r->n; i++)
-    tn_iso_micro_free(&r->v[i].micro);
+  for (int i = 0; r->v && i < r->n; i++) {
+    tn_iso_unit *u = &r->v[i];
+    tn_iso_micro_free(&u->micro);
+    for (int k = 0; k < u->ninputs; k++)
+      hlo_value_unref(u->inputs[k]);
+    free(u->inputs);
+    free(u->hlo);
+  }
   free(r->v);
   free(r->ranked);
   memset(r, 0, sizeof *r);

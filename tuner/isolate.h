@@ -71,6 +71,9 @@ typedef enum tn_iso_class {
 } tn_iso_class;
 
 const char *tn_iso_class_name(tn_iso_class c);
+/* The timing seed of a unit's fused run with cfg (the one tune --check
+ * gives its default), which the chained run (isolate_chain.h) uses too. */
+uint64_t tn_iso_jitter(uint64_t seed, const dev_config *cfg);
 /* Is c a finding (a culprit)? */
 bool tn_iso_class_is_culprit(tn_iso_class c);
 
@@ -105,6 +108,13 @@ typedef struct tn_iso_unit {
   tn_iso_micro micro;                  /* culprits: the first diverging
                                           instruction inside the fused
                                           kernel (isolate_micro.h) */
+  /* Culprits found by macro isolation (not `propagated`): the unit alone
+   * as a module (units.h, printed; malloc'd) and the operands it ran on,
+   * the reference's (one reference each), so that --reproduce can bundle
+   * it from the results file alone.  NULL / 0 otherwise. */
+  char *hlo;
+  int ninputs;
+  hlo_value **inputs;
 } tn_iso_unit;
 
 typedef struct tn_iso_opts {

@@ -181,6 +181,9 @@ static int fill(tn_stored_isolation *s, const hlo_module *m, const tn_iso_result
       goto done;
     }
     fill_micro(c, mi);
+    c->hlo = r->v[i].hlo;
+    c->ninputs = r->v[i].ninputs;
+    c->inputs = r->v[i].inputs;
   }
   const tn_iso_program *p = &r->program;
   tn_siso_program *o = &s->program;

@@ -233,17 +233,32 @@ static int put_readme(FILE *f, const tn_repro_bundle *b) {
   tn_repro_device d;
   tn_repro_device_of_run(b->run, &d);
   const char *compiler = d.compiler[0] ? d.compiler : "stable";
-  fprintf(f,
-          "Reproducer: fusion %s, candidate %d\n"
-          "\n"
-          "Found by run %s (%s) of %s, machine %s, compiler %s, seed %llu.\n"
-          "Verdict: %s.  Output %d: %lld of %lld elements differ, max abs %.6g, max rel %.6g\n"
-          "(tolerance atol %.3g rtol %.3g).\n"
-          "\n"
-          "Config:\n  %s\n\n",
-          b->r->name, b->c->id, b->run->id, b->run->started, b->results_path ? b->results_path : "?",
-          b->run->machine, b->run->compiler, (unsigned long long)b->r->seed, chk_verdict_name(c->verdict), c->leaf,
-          (long long)m->mismatches, (long long)m->count, m->max_abs, m->max_rel, c->tol.atol, c->tol.rtol, c->config);
+  if (b->isolation_class)
+    fprintf(f,
+            "Reproducer: fusion %s alone, a %s of an isolation\n"
+            "\n"
+            "Found by run %s (%s) of %s (tune --isolate), machine %s, compiler %s, seed %llu,\n"
+            "on the operands the reference's evaluation of the whole module gave it.\n"
+            "Fused vs reference, output %d: %lld of %lld elements differ, max abs %.6g, max rel %.6g\n"
+            "(tolerance atol %.3g rtol %.3g).\n"
+            "\n"
+            "Config:\n  %s\n\n",
+            b->r->name, b->isolation_class, b->run->id, b->run->started, b->results_path ? b->results_path : "?",
+            b->run->machine, b->run->compiler, (unsigned long long)b->r->seed, c->leaf,
+            (long long)c->vs_reference.mismatches, (long long)c->vs_reference.count, c->vs_reference.max_abs,
+            c->vs_reference.max_rel, c->tol.atol, c->tol.rtol, c->config);
+  else
+    fprintf(f,
+            "Reproducer: fusion %s, candidate %d\n"
+            "\n"
+            "Found by run %s (%s) of %s, machine %s, compiler %s, seed %llu.\n"
+            "Verdict: %s.  Output %d: %lld of %lld elements differ, max abs %.6g, max rel %.6g\n"
+            "(tolerance atol %.3g rtol %.3g).\n"
+            "\n"
+            "Config:\n  %s\n\n",
+            b->r->name, b->c->id, b->run->id, b->run->started, b->results_path ? b->results_path : "?",
+            b->run->machine, b->run->compiler, (unsigned long long)b->r->seed, chk_verdict_name(c->verdict), c->leaf,
+            (long long)m->mismatches, (long long)m->count, m->max_abs, m->max_rel, c->tol.atol, c->tol.rtol, c->config);
   fprintf(f,
           "Versions:\n"
           "  bundle written by tune %s%s%s\n"

@@ -66,6 +66,11 @@ typedef struct tn_repro_bundle {
   const char *tool_path;       /* absolute path of the tune writing the
                                   bundle (run.sh falls back to it), or NULL */
   const char *run_tool_version; /* tool_version of the results file, or NULL */
+  /* A culprit of an isolation run (tune --isolate -o) rather than a stored
+   * candidate: its class (isolate.h).  c then holds its config and its
+   * fused-vs-reference comparison (vs_reference, tol) and r its name, seed
+   * and module.  NULL for a candidate. */
+  const char *isolation_class;
 } tn_repro_bundle;
 
 /* Writes every file of the bundle.  The inputs (b->inputs, or synthesised

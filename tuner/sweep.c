@@ -1006,6 +1006,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
       hlo_value_unref(out2);
     }
   }
+  if (o->default_out)
+    *o->default_out = sh.dflt_out ? hlo_value_ref(sh.dflt_out) : NULL;
 
   int done = 1, divergent = chk_verdict_is_divergent(d->verdict);
   bool *ran = calloc((size_t)n, sizeof *ran);

@@ -59,6 +59,10 @@ typedef struct tn_sweep_opts {
   int64_t max_memory;     /* bytes; 0 = no limit.  Threads are reduced until
                              the estimate fits (tn_memory_estimate); a unit
                              that does not fit on one thread is too-large. */
+  hlo_value **default_out; /* when set: receives one reference to the
+                             default's output, the run the verdicts compare
+                             with, so a caller need not run it again; NULL
+                             when it failed or was set aside as racy */
 } tn_sweep_opts;
 
 /* How many replicas the reference must simulate for m's collectives: its

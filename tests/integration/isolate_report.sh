@@ -12,7 +12,7 @@
 # diverging instruction is back (a convert) and its operand h is right.
 # The reproducers name the module, the unit, its config, seed 0 and the
 # defect; the --check one, run, finds the divergence again (exit 1).
-# --reproduce of the isolation run says how to bundle the culprit alone.
+# --reproduce of the isolation run bundles the culprit alone.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 ds="$TUNE_SRCDIR/datasets"
 if [ ! -f "$ds/train_step.hlo" ]; then echo "skip: no multi-fusion datasets"; exit 77; fi
@@ -42,26 +42,44 @@ st=$?
 if [ "$st" -eq 1 ]; then ok "md: the --check reproducer finds the divergence (exit 1)"; else
   not_ok "md: the --check reproducer exits $st, wanted 1"; tail -n 3 repro.out | sed 's/^/  # /'; fi
 
-# --reproduce of the isolation run names no stored candidate; it says how
-# to bundle the culprit alone, and that way gives a bundle of qat_residual
-# alone (one fusion) that still diverges.  Candidate 1: the default of
-# qat_residual does not have fuse-converts (isolate.sh: no default meets a
-# trigger), so the --only config is a second candidate.
-expect_status 2 "--reproduce of an isolation run is refused" "$TUNE" --reproduce r.h5 --fusion qat_residual \
-  --candidate 1 -o bundle
-cp "$TMPD/err" repro.err
-expect_grep "is an isolation of train_step.hlo, where qat_residual is fusion-bug" repro.err \
-  "--reproduce says the run is an isolation"
-expect_grep "^  tune --check 'train_step.hlo' --fusion 'qat_residual' --only '[^']*flags=fuse-converts' --seed 0 .*--defect 'elide-convert' -o CHECK.h5\$" \
-  repro.err "--reproduce prints the --check that stores the culprit alone"
-cmd=$(sed -n 's/^  tune --check /"$TUNE" --check /p' repro.err | sed 's/CHECK\.h5$/c.h5/')
-eval "$cmd" >/dev/null 2>&1
-expect_status 0 "--reproduce of that --check run" "$TUNE" --reproduce c.h5 --fusion qat_residual --candidate 1 -o bundle
+# --reproduce of the isolation run bundles the culprit alone in one step:
+# the unit module of qat_residual (one fusion), the operands the isolation
+# stored for it, and its config; run.sh checks that config on them and
+# finds the divergence again (exit 1), and without the defect it is gone
+# (exit 0: the clean lowering of fuse-converts keeps the residual).
+expect_status 0 "--reproduce of the isolation run" "$TUNE" --reproduce r.h5 --fusion qat_residual -o bundle
+expect_grep "qat_residual alone, fusion-bug of the isolation of train_step.hlo" out "--reproduce names the culprit"
 n=$(grep -c ' fusion(' bundle/fusion.hlo)
 if [ "$n" = 1 ]; then ok "the bundle holds the culprit fusion alone"; else not_ok "the bundle holds $n fusions"; fi
-(cd bundle && PATH="$(dirname "$TUNE"):$PATH" sh run.sh >/dev/null 2>&1)
+expect_grep 'flags=fuse-converts$' bundle/config.txt "the bundle has the culprit's config"
+expect_grep '^Reproducer: fusion qat_residual alone, a fusion-bug of an isolation$' bundle/README \
+  "the bundle's README says what it is"
+(cd bundle && PATH="$(dirname "$TUNE"):$PATH" sh run.sh >run.out 2>&1)
 st=$?
-if [ "$st" -eq 1 ]; then ok "the bundle's run.sh still diverges (exit 1)"; else not_ok "run.sh exits $st, wanted 1"; fi
+if [ "$st" -eq 1 ]; then ok "the bundle's run.sh reproduces the divergence (exit 1)"; else
+  not_ok "run.sh exits $st, wanted 1"; tail -n 3 bundle/run.out | sed 's/^/  # /'; fi
+expect_grep '^  - mismatch-candidate .*flags=fuse-converts$' bundle/run.out "run.sh: the culprit's config diverges"
+expect_grep 'output 0: [0-9]* of 128000 elements differ; max abs [^,]*, max rel 1, ' bundle/run.out \
+  "run.sh: max relative error 1 again (the residual is lost)"
+(cd bundle && PATH="$(dirname "$TUNE"):$PATH" DEFECTS= sh run.sh >clean.out 2>&1)
+st=$?
+if [ "$st" -eq 0 ]; then ok "without the defect run.sh exits 0"; else not_ok "DEFECTS= run.sh exits $st, wanted 0"; fi
+# Without --fusion: the worst culprit (the only one here).
+expect_status 0 "--reproduce of the isolation run, worst culprit" "$TUNE" --reproduce r.h5 -o bundle2
+if cmp -s bundle/fusion.hlo bundle2/fusion.hlo && cmp -s bundle/config.txt bundle2/config.txt; then
+  ok "the worst culprit is qat_residual"; else not_ok "the worst culprit's bundle differs"; fi
+expect_status 2 "--reproduce of a unit that is no culprit" "$TUNE" --reproduce r.h5 --fusion logits -o bundle3
+expect_grep "where 'logits' is no culprit; nothing to bundle" err "--reproduce says logits is no culprit"
+
+# The overview of a run that checked no fusion says what the isolation
+# found (one fusion-bug among the 12 units), not "no divergence in 0
+# fusions" above an empty table of fusions.
+expect_status 0 "--report --format html (overview)" "$TUNE" --report r.h5 --format html -o o.html
+expect_grep '<span class="status-bad">isolation: 1 culprit in 12 units (1 fusion-bug)</span>' o.html \
+  "html: the overview counts the culprits by class"
+if grep -q 'no divergence in 0 fusions' o.html; then not_ok "html: the overview says no divergence in 0 fusions"; else
+  ok "html: the overview does not say no divergence in 0 fusions"; fi
+if grep -q '<h3>Fusions</h3>' o.html; then not_ok "html: an empty table of fusions"; else ok "html: no empty table of fusions"; fi
 
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 if [ -z "$CHROME" ] || ! command -v python3 >/dev/null 2>&1; then echo "# no chromium or python3: HTML skipped"; finish; exit $?; fi

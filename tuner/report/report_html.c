@@ -942,6 +942,38 @@ static void fusion_section(FILE *f, const tn_report_input *in, const tn_stored_f
 
 /* ---- the run ----------------------------------------------------------------------------- */
 
+static const char *culprit_class(const tn_stored_isolation *iso, int k) {
+  int u = iso->culprits[k].unit;
+  return u >= 0 && u < iso->nunits ? iso->units[u].cls : "?";
+}
+
+/* What an isolation run found, for the overview of a run that checked no
+ * fusion: the culprits by class, or that there is none. */
+static void isolation_status(FILE *f, const tn_stored_isolation *iso) {
+  if (iso->nculprits == 0) {
+    fprintf(f, "<span class=\"status-ok\">isolation: no culprit in %d unit%s</span>", iso->nunits,
+            iso->nunits == 1 ? "" : "s");
+    return;
+  }
+  fprintf(f, "<span class=\"status-bad\">isolation: %d culprit%s in %d unit%s (", iso->nculprits,
+          iso->nculprits == 1 ? "" : "s", iso->nunits, iso->nunits == 1 ? "" : "s");
+  /* classes in the order of their first culprit, worst first */
+  for (int k = 0; k < iso->nculprits; k++) {
+    const char *cls = culprit_class(iso, k);
+    bool seen = false;
+    for (int j = 0; j < k && !seen; j++)
+      seen = strcmp(culprit_class(iso, j), cls) == 0;
+    if (seen)
+      continue;
+    int n = 0;
+    for (int j = k; j < iso->nculprits; j++)
+      n += strcmp(culprit_class(iso, j), cls) == 0;
+    fprintf(f, "%s%d ", k ? ", " : "", n);
+    x(f, cls);
+  }
+  fputs(")</span>", f);
+}
+
 static void overview(FILE *f, const tn_report_input *in) {
   const tn_stored_run *run = in->run;
   const tn_run_info *ri = &run->info;
@@ -953,13 +985,18 @@ static void overview(FILE *f, const tn_report_input *in) {
     ncand += run->fusions[i].r.ncands;
   }
   fputs("<header class=\"card\">\n<h1>tune report</h1>\n<p class=\"sub\">", f);
-  if (nbad)
+  bool isolation_only = run->nfusions == 0 && in->isolation;
+  if (isolation_only)
+    isolation_status(f, in->isolation);
+  else if (nbad)
     fprintf(f, "<span class=\"status-bad\">%d divergent candidate%s in %d of %d fusion%s</span>", ndiv,
             ndiv == 1 ? "" : "s", nbad, run->nfusions, run->nfusions == 1 ? "" : "s");
   else
     fprintf(f, "<span class=\"status-ok\">no divergence in %d fusion%s</span>", run->nfusions,
             run->nfusions == 1 ? "" : "s");
-  fprintf(f, " &#183; %d candidates checked</p>\n<table class=\"kv\">\n", ncand);
+  if (!isolation_only)
+    fprintf(f, " &#183; %d candidates checked", ncand);
+  fputs("</p>\n<table class=\"kv\">\n", f);
   kv_code(f, "results file", in->results_path ? in->results_path : "");
   fputs("<tr><td>run</td><td><code>", f);
   x(f, ri->id);
@@ -984,6 +1021,10 @@ static void overview(FILE *f, const tn_report_input *in) {
   if (in->tool_version && in->tool_version[0])
     kv_text(f, "written by tune", in->tool_version);
   fputs("</table>\n", f);
+  if (isolation_only) {
+    fputs("</header>\n", f);
+    return;
+  }
 
   fputs("<h3>Fusions</h3>\n<table class=\"grid\"><thead><tr><th>fusion</th><th>source</th><th>hero</th>"
         "<th>candidates</th><th>divergent</th><th>default time</th><th>best speedup</th>"

@@ -206,6 +206,25 @@ static int write_tensor(hid_t tensors, int k, const tn_siso_tensor *t, hlo_error
   return rc == 0 ? 0 : tn_h5_prefix_error(err, name);
 }
 
+/* A scalar variable-length UTF-8 string dataset (store.c writes `hlo` of a
+ * fusion the same way, so readers of either need one code path). */
+static int write_text(hid_t g, const char *name, const char *text, hlo_error *err) {
+  int rc = -1;
+  hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), d = -1;
+  if (t >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0 && space >= 0)
+    d = H5Dcreate2(g, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (d < 0)
+    tn_h5_fail(err, "%s: cannot create dataset", name);
+  else if (H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) < 0)
+    tn_h5_fail(err, "%s: cannot write dataset", name);
+  else
+    rc = 0;
+  tn_h5_close_obj(d);
+  tn_h5_close_space(space);
+  tn_h5_close_type(t);
+  return rc;
+}
+
 static int write_culprit(hid_t culprits, const tn_stored_isolation *iso, const tn_siso_culprit *c,
                          hlo_error *err) {
   char name[32];
@@ -224,6 +243,9 @@ static int write_culprit(hid_t culprits, const tn_stored_isolation *iso, const t
                                         c->instrs, (size_t)c->ninstrs, instr_docs, NCOLS(instr_docs), err) != 0
                ? -1
                : 0;
+  if (rc == 0 && c->hlo &&
+      (write_text(g, "hlo", c->hlo, err) != 0 || tn_h5_write_inputs(g, "inputs", c->ninputs, c->inputs, err) != 0))
+    rc = -1;
   if (rc == 0 && (tensors = tn_store_group_new(g, "tensors", err)) < 0)
     rc = -1;
   for (int k = 0; rc == 0 && k < c->ntensors; k++)
@@ -331,6 +353,37 @@ static int read_tensor(hid_t tensors, int k, tn_siso_tensor *t, hlo_error *err) 
   return rc == 0 ? 0 : tn_h5_prefix_error(err, name);
 }
 
+/* Dataset name of g as a malloc'd string: 0 (with *out NULL when absent),
+ * or -1 with err. */
+static int read_text(hid_t g, const char *name, char **out, hlo_error *err) {
+  *out = NULL;
+  if (H5Lexists(g, name, H5P_DEFAULT) <= 0)
+    return 0;
+  int rc = -1;
+  hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+  hid_t ft = d >= 0 ? H5Dget_type(d) : -1, mt = -1;
+  char *p = NULL;
+  if (d < 0 || ft < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) <= 0) {
+    tn_h5_fail(err, "%s: not a variable-length string", name);
+    goto done;
+  }
+  mt = H5Tcopy(H5T_C_S1);
+  if (mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Tset_cset(mt, H5T_CSET_UTF8) < 0 ||
+      H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &p) < 0) {
+    tn_h5_fail(err, "%s: cannot read", name);
+    goto done;
+  }
+  *out = strdup(p ? p : "");
+  if (p)
+    H5free_memory(p);
+  rc = *out ? 0 : tn_h5_fail(err, "%s: out of memory", name);
+done:
+  tn_h5_close_type(mt);
+  tn_h5_close_type(ft);
+  tn_h5_close_obj(d);
+  return rc;
+}
+
 static int read_culprit(hid_t culprits, const tn_stored_isolation *iso, int unit, tn_siso_culprit *c,
                         hlo_error *err) {
   char name[32];
@@ -351,6 +404,8 @@ static int read_culprit(hid_t culprits, const tn_stored_isolation *iso, int unit
                                err);
   c->instrs = rows;
   c->ninstrs = (int)n;
+  if (rc == 0)
+    rc = read_text(g, "hlo", &c->hlo, err);
   hid_t tensors = rc == 0 && H5Lexists(g, "tensors", H5P_DEFAULT) > 0 ? H5Gopen2(g, "tensors", H5P_DEFAULT) : -1;
   if (tensors >= 0) {
     H5G_info_t info;
@@ -445,6 +500,7 @@ void tn_stored_isolation_free(tn_stored_isolation *iso) {
     }
     free(c->tensors);
     free(c->instrs);
+    free(c->hlo);
   }
   free(iso->culprits);
   free(iso->units);

@@ -11,6 +11,9 @@
  *                                   rtol, first, store_diffs
  *       instructions                one row per internal instruction of
  *                                   the fused kernel: both sides' summaries
+ *       hlo                         the unit alone as a module (text)
+ *       inputs/<k>                  its operands, the reference's, as
+ *                                   macro isolation ran it (h5values.h)
  *       tensors/<k>/                k = 0: the first diverging
  *                                   instruction, then its operands
  *                                   attrs name, role, instruction
@@ -104,6 +107,14 @@ typedef struct tn_siso_culprit {
   tn_siso_instr *instrs;
   int ntensors;
   tn_siso_tensor *tensors;
+  /* The unit alone as a module and the operands macro isolation ran it on
+   * (the reference's), so --reproduce can bundle it.  Writing: borrowed,
+   * hlo NULL when not kept.  Reading: hlo is the reader's own (NULL when
+   * the run stored none) and the inputs are not read (ninputs 0; read them
+   * against hlo's parameters: culprits/<unit index>/inputs). */
+  char *hlo;
+  int ninputs;
+  hlo_value *const *inputs;
 } tn_siso_culprit;
 
 typedef struct tn_siso_program {
