@@ -3,6 +3,25 @@
 
 #include <string.h>
 
+/* libconfig does not check its own strdup: when copying a key or a string
+ * value fails for lack of memory, it keeps the setting with a NULL name or
+ * value and reports success.  Grammar gives every member of a group a name
+ * and every string a value, so a NULL there can only mean that. */
+static int intact(const config_setting_t *s) {
+  int n = config_setting_length(s);
+  int group = config_setting_type(s) == CONFIG_TYPE_GROUP;
+  if (config_setting_type(s) == CONFIG_TYPE_STRING && !config_setting_get_string(s))
+    return 0;
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+    if (!e || (group && !config_setting_name(e)) || !intact(e))
+      return 0;
+  }
+  return 1;
+}
+
+int dev_cfgfile_intact(const config_t *cfg) { return intact(config_root_setting(cfg)); }
+
 config_setting_t *dev_cfgfile_open(config_t *cfg, const char *path, const char *what, const char *group,
                                    hlo_error *err) {
   config_init(cfg);
@@ -12,6 +31,10 @@ config_setting_t *dev_cfgfile_open(config_t *cfg, const char *path, const char *
     else
       hlo_error_set(err, config_error_line(cfg), 0, "%s:%d: %s", path, config_error_line(cfg),
                     config_error_text(cfg));
+    return NULL;
+  }
+  if (!dev_cfgfile_intact(cfg)) {
+    hlo_error_set(err, 0, 0, "%s: out of memory reading the %s", path, what);
     return NULL;
   }
   config_setting_t *root = config_root_setting(cfg);

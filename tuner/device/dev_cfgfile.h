@@ -16,4 +16,10 @@
 config_setting_t *dev_cfgfile_open(config_t *cfg, const char *path, const char *what, const char *group,
                                    hlo_error *err);
 
+/* False when libconfig ran out of memory while reading cfg without saying
+ * so (a member of a group without a name, a string without a value).
+ * dev_cfgfile_open checks it; a reader that calls config_read_file itself
+ * must too. */
+int dev_cfgfile_intact(const config_t *cfg);
+
 #endif
