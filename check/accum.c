@@ -548,39 +548,9 @@ static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, i
   *value = c;
 }
 
-static int leaf_walk(const hlo_value *v, int want, int *seen, const hlo_value **out) {
-  if (v->type != HLO_TUPLE) {
-    if ((*seen)++ == want) {
-      *out = v;
-      return 1;
-    }
-    return 0;
-  }
-  for (int i = 0; i < v->ntuple; i++)
-    if (leaf_walk(v->elems[i], want, seen, out))
-      return 1;
-  return 0;
-}
-
-static const hlo_value *nth_leaf(const hlo_value *v, int k) {
-  const hlo_value *out = NULL;
-  int seen = 0;
-  leaf_walk(v, k, &seen, &out);
-  return out;
-}
-
-static int count_leaves(const hlo_value *v) {
-  if (v->type != HLO_TUPLE)
-    return 1;
-  int n = 0;
-  for (int i = 0; i < v->ntuple; i++)
-    n += count_leaves(v->elems[i]);
-  return n;
-}
-
 int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *g_max, chk_accums_eval_fn *eval,
                        void *eval_ctx, hlo_error *err) {
-  A->nleaves = count_leaves(reference);
+  A->nleaves = hlo_value_leaf_count(reference);
   if (A->nleaves > CHK_ACCUM_MAX_LEAVES)
     A->nleaves = CHK_ACCUM_MAX_LEAVES;
   for (int j = 0; j < A->n; j++) {
@@ -596,7 +566,7 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
       }
     }
     for (int leaf = 0; leaf < A->nleaves; leaf++) {
-      const hlo_value *y = nth_leaf(reference, leaf), *yp = nth_leaf(moved[0], leaf), *ym = nth_leaf(moved[1], leaf);
+      const hlo_value *y = hlo_value_leaf(reference, leaf), *yp = hlo_value_leaf(moved[0], leaf), *ym = hlo_value_leaf(moved[1], leaf);
       if (!y || !yp || !ym || !hlo_etype_is_float(y->type) || yp->count != y->count || ym->count != y->count)
         continue;
       double *dy = malloc(sizeof *dy * (size_t)(y->count ? y->count : 1));

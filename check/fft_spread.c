@@ -72,36 +72,6 @@ static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, i
   *value = c;
 }
 
-static int leaf_walk(const hlo_value *v, int want, int *seen, const hlo_value **out) {
-  if (v->type != HLO_TUPLE) {
-    if ((*seen)++ == want) {
-      *out = v;
-      return 1;
-    }
-    return 0;
-  }
-  for (int i = 0; i < v->ntuple; i++)
-    if (leaf_walk(v->elems[i], want, seen, out))
-      return 1;
-  return 0;
-}
-
-static const hlo_value *nth_leaf(const hlo_value *v, int k) {
-  const hlo_value *out = NULL;
-  int seen = 0;
-  leaf_walk(v, k, &seen, &out);
-  return out;
-}
-
-static int count_leaves(const hlo_value *v) {
-  if (v->type != HLO_TUPLE)
-    return 1;
-  int n = 0;
-  for (int i = 0; i < v->ntuple; i++)
-    n += count_leaves(v->elems[i]);
-  return n;
-}
-
 /* The largest change of element i between y and the shifted yp, ym, over
  * its parts; INFINITY where a finite element turned non-finite. */
 static double change_at(const hlo_value *y, const hlo_value *yp, const hlo_value *ym, int64_t i) {
@@ -138,7 +108,7 @@ static int measure_one(chk_fft_spread *s, const hlo_value *v, const hlo_value *r
       rc = eval(eval_ctx, shift_hook, &st, &moved[k], err);
     }
     for (int leaf = 0; leaf < nleaves && rc == 0; leaf++) {
-      const hlo_value *y = nth_leaf(reference, leaf), *yp = nth_leaf(moved[0], leaf), *ym = nth_leaf(moved[1], leaf);
+      const hlo_value *y = hlo_value_leaf(reference, leaf), *yp = hlo_value_leaf(moved[0], leaf), *ym = hlo_value_leaf(moved[1], leaf);
       if (!y || !yp || !ym || !hlo_etype_is_float(y->type) || yp->type != y->type || ym->type != y->type ||
           yp->count != y->count || ym->count != y->count)
         continue;
@@ -179,7 +149,7 @@ int chk_fft_spreads_measure(chk_fft_spreads *S, const hlo_computation *kernel, c
   hlo_value *out = NULL;
   int rc = eval(eval_ctx, capture_hook, &cs, &out, err);
   hlo_value_unref(out);
-  int nleaves = count_leaves(reference);
+  int nleaves = hlo_value_leaf_count(reference);
   if (nleaves > CHK_ACCUM_MAX_LEAVES)
     nleaves = CHK_ACCUM_MAX_LEAVES;
   for (int j = 0; j < S->n && rc == 0; j++) {

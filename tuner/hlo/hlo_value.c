@@ -105,6 +105,36 @@ hlo_value *hlo_value_from_shape(const hlo_shape *s) {
   return hlo_value_array(s->type, s->rank, s->dims);
 }
 
+static int leaf_walk(const hlo_value *v, int want, int *seen, const hlo_value **out) {
+  if (v->type != HLO_TUPLE) {
+    if ((*seen)++ == want) {
+      *out = v;
+      return 1;
+    }
+    return 0;
+  }
+  for (int i = 0; i < v->ntuple; i++)
+    if (leaf_walk(v->elems[i], want, seen, out))
+      return 1;
+  return 0;
+}
+
+const hlo_value *hlo_value_leaf(const hlo_value *v, int k) {
+  const hlo_value *out = NULL;
+  int seen = 0;
+  leaf_walk(v, k, &seen, &out);
+  return out;
+}
+
+int hlo_value_leaf_count(const hlo_value *v) {
+  if (v->type != HLO_TUPLE)
+    return 1;
+  int n = 0;
+  for (int i = 0; i < v->ntuple; i++)
+    n += hlo_value_leaf_count(v->elems[i]);
+  return n;
+}
+
 hlo_value *hlo_value_tuple(int n, hlo_value *const *elems) {
   hlo_value *v = calloc(1, sizeof *v);
   if (!v)

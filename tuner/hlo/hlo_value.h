@@ -47,6 +47,10 @@ hlo_value *hlo_value_array_uninit(hlo_etype type, int rank, const int64_t *dims)
 hlo_value *hlo_value_from_shape(const hlo_shape *s);
 /* A tuple of n elements; takes over one reference to each element. */
 hlo_value *hlo_value_tuple(int n, hlo_value *const *elems);
+/* The arrays of a value in depth-first order (an array is its own one
+ * leaf): how many, and the k-th (borrowed; NULL when there is none). */
+int hlo_value_leaf_count(const hlo_value *v);
+const hlo_value *hlo_value_leaf(const hlo_value *v, int k);
 hlo_value *hlo_value_ref(hlo_value *v);  /* returns v */
 void hlo_value_unref(hlo_value *v);      /* NULL is fine */
 /* A deep copy with a reference count of one. */
