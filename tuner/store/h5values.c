@@ -27,6 +27,7 @@
 #include "h5image.h"
 #include "h5probe.h"
 #include "h5util.h"
+#include "journal.h"
 #include "hlo_dtype.h"
 #include "utf8.h"
 
@@ -251,14 +252,21 @@ hid_t tn_h5_open_read(const char *path, hlo_error *err) {
     return -1;
   }
   fclose(probe);
-  /* A damaged file can crash HDF5 itself (h5probe.h): try it in a child. */
-  if (tn_h5_probe(path, err) != 0)
+  /* A change in progress is waited out, an interrupted one rolled back
+   * (journal.h); once HDF5 has the file open, its own lock keeps writers
+   * out. */
+  int lock;
+  if (tn_journal_read_begin(path, &lock, err) != 0)
     return -1;
-  hid_t f;
-  H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); }
-  H5E_END_TRY;
-  if (f < 0)
-    tn_h5_fail(err, "%s: not an HDF5 file (or a damaged one)", path);
+  /* A damaged file can crash HDF5 itself (h5probe.h): try it in a child. */
+  hid_t f = -1;
+  if (tn_h5_probe(path, err) == 0) {
+    H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); }
+    H5E_END_TRY;
+    if (f < 0)
+      tn_h5_fail(err, "%s: not an HDF5 file (or a damaged one)", path);
+  }
+  tn_journal_read_end(lock);
   return f;
 }
 

@@ -56,10 +56,12 @@
 #include "config.h"
 #include "dev_defect.h"
 #include "h5image.h"
+#include "h5journal.h"
 #include "h5probe.h"
 #include "h5util.h"
 #include "h5values.h"
 #include "inputs.h"
+#include "journal.h"
 #include "libguard.h"
 #include "tolerance.h"
 #include "utf8.h"
@@ -145,32 +147,6 @@ static int open_temp(const char *path, char **tmp) {
   return -1;
 }
 
-/* Makes a rename in path's directory durable.  File systems that cannot
- * sync a directory (EINVAL) are let through: the rename is still atomic,
- * only its survival across a power cut is up to them. */
-static int sync_dir_of(const char *path) {
-  char *dir = strdup(path);
-  if (!dir)
-    return -1;
-  char *slash = strrchr(dir, '/');
-  if (!slash)
-    strcpy(dir, ".");
-  else if (slash == dir)
-    dir[1] = '\0';
-  else
-    *slash = '\0';
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  int rc = fd < 0 ? -1 : fsync(fd);
-  if (rc != 0 && errno == EINVAL)
-    rc = 0;
-  int saved = errno;
-  if (fd >= 0)
-    close(fd);
-  free(dir);
-  errno = saved;
-  return rc;
-}
-
 /* One change to the file: fn receives a writable file id (fresh is true
  * when the file did not exist and was just created) and appends to it. */
 typedef int (*edit_fn)(hid_t file, bool fresh, void *ctx, hlo_error *err);
@@ -215,18 +191,30 @@ static bool same_id(const file_id *id, const struct stat *st) {
          id->mtime.tv_sec == st->st_mtim.tv_sec && id->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
+static bool same_stat(const struct stat *a, const struct stat *b) {
+  file_id id;
+  set_id(&id, a);
+  return same_id(&id, b);
+}
+
 /* last (may be NULL) is the file this store wrote last; it is updated. */
-static int edit_atomically(const char *path, bool may_create, file_id *last, edit_fn fn, void *ctx,
-                           hlo_error *err) {
+static int edit_by_copy(const char *path, bool may_create, file_id *last, edit_fn fn, void *ctx, hlo_error *err) {
   int rc = -1, src = -1, dst = -1;
   char *tmp = NULL;
   void *old = NULL, *image = NULL;
   size_t old_size = 0, size = 0;
   struct stat st;
 
+  /* An interrupted in-place change is rolled back before the file is
+   * read (journal.h). */
+  int lock = -1;
+  if (access(path, F_OK) == 0 && tn_journal_read_begin(path, &lock, err) != 0)
+    return -1;
   src = open(path, O_RDONLY | O_CLOEXEC);
-  if (src < 0 && !(errno == ENOENT && may_create))
+  if (src < 0 && !(errno == ENOENT && may_create)) {
+    tn_journal_read_end(lock);
     return tn_h5_fail(err, "%s: %s", path, strerror(errno));
+  }
   if (src >= 0 && (fstat(src, &st) != 0 || !S_ISREG(st.st_mode))) {
     tn_h5_fail(err, "%s: not a regular file", path);
     goto done;
@@ -236,6 +224,8 @@ static int edit_atomically(const char *path, bool may_create, file_id *last, edi
     goto done;
   if (src >= 0 && tn_h5_read_fd(src, path, &old, &old_size, err) != 0)
     goto done;
+  tn_journal_read_end(lock);
+  lock = -1;
   if (edit_in_memory(path, old, old_size, fn, ctx, &image, &size, err) != 0)
     goto done;
   free(old);
@@ -273,11 +263,12 @@ static int edit_atomically(const char *path, bool may_create, file_id *last, edi
     if (known)
       set_id(last, &written);
   }
-  if (sync_dir_of(path) != 0)
+  if (tn_sync_dir_of(path) != 0)
     tn_h5_fail(err, "%s: written, but cannot sync its directory: %s", path, strerror(errno));
   else
     rc = 0;
 done:
+  tn_journal_read_end(lock);
   free(old);
   free(image);
   if (src >= 0)
@@ -289,6 +280,83 @@ done:
     free(tmp);
   }
   return rc;
+}
+
+/* The same edit written in place through a rollback journal (journal.h),
+ * at a cost in the size of the change rather than of the file.  1 when
+ * the file cannot be locked against its readers (or is a symbolic link):
+ * the caller then edits by copy, which leaves a reader's file alone. */
+static int edit_in_place(const char *path, file_id *last, edit_fn fn, void *ctx, hlo_error *err) {
+  bool busy = false;
+  tn_journal *j = tn_journal_begin(path, &busy, err);
+  if (!j)
+    return busy ? 1 : -1;
+  struct stat st;
+  if (last && !(fstat(tn_journal_fd(j), &st) == 0 && same_id(last, &st))) {
+    /* A file someone else wrote may be damaged in ways that crash HDF5;
+     * the check reads it in a child, which our lock would keep out. */
+    hlo_error ignored = {0};
+    tn_journal_rollback(j, &ignored);
+    return 1;
+  }
+  tn_h5_journal s = {.j = j};
+  int rc = -1;
+  hid_t file = tn_h5_journal_open(path, &s, err);
+  if (file >= 0) {
+    H5E_BEGIN_TRY {
+      if (fn(file, false, ctx, err) != 0)
+        tn_h5_prefix_error(err, path);
+      else if (H5Fget_obj_count(file, H5F_OBJ_ALL) != 1)
+        tn_h5_fail(err, "%s: internal error: HDF5 objects left open", path);
+      else
+        rc = 0;
+      if (H5Fclose(file) < 0 && rc == 0)
+        rc = tn_h5_fail(err, "%s: HDF5 could not close it", path);
+    }
+    H5E_END_TRY;
+  }
+  if (rc == 0 && tn_h5_journal_failed(&s, err) != 0)
+    rc = tn_h5_prefix_error(err, path);
+  tn_h5_journal_done(&s);
+  if (rc != 0) {
+    hlo_error rerr = {0};
+    if (tn_journal_rollback(j, &rerr) != 0)
+      tn_h5_prefix_error(err, rerr.msg);
+    return -1;
+  }
+  if (last)
+    last->valid = false;
+  if (tn_journal_commit(j, &st, err) != 0)
+    return tn_h5_prefix_error(err, path);
+  if (last)
+    set_id(last, &st);
+  return 0;
+}
+
+/* An edit: in place when the file exists and this store wrote it last
+ * (so it was checked already), by copy otherwise, and always by copy for
+ * an undoable run, whose undo keeps the old file under a second name. */
+static int edit_atomically(const char *path, bool may_create, file_id *last, bool by_copy, edit_fn fn, void *ctx,
+                           hlo_error *err) {
+  /* Test hook: TUNE_TEST_STORE_BY_COPY=1 writes every edit by copy, so
+   * that the two ways can be shown to store the same datasets. */
+  if (getenv("TUNE_TEST_STORE_BY_COPY"))
+    by_copy = true;
+  struct stat st, again;
+  if (!by_copy && last && !last->valid && lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (tn_h5_probe(path, err) != 0)
+      return -1;
+    if (lstat(path, &again) == 0 && same_stat(&st, &again))
+      set_id(last, &st);
+  }
+  if (!by_copy && last && last->valid) {
+    int rc = edit_in_place(path, last, fn, ctx, err);
+    if (rc <= 0)
+      return rc;
+    if (err)
+      err->msg[0] = '\0';
+  }
+  return edit_by_copy(path, may_create, last, fn, ctx, err);
 }
 
 /* ---- HDF5 building blocks -------------------------------------------------- */
@@ -1588,7 +1656,7 @@ static tn_store *begin_run(const char *path, tn_run_info *run, bool undoable, hl
     }
     arm_undo_on_crash(s);
   }
-  if (edit_atomically(path, true, &s->last, begin_edit, run, err) != 0) {
+  if (edit_atomically(path, true, &s->last, undoable, begin_edit, run, err) != 0) {
     tn_store_close(s);
     return NULL;
   }
@@ -1623,7 +1691,7 @@ int tn_store_undo(tn_store *s, hlo_error *err) {
     free(s->before);
     s->before = NULL;
   }
-  if (rc == 0 && sync_dir_of(s->path) != 0)
+  if (rc == 0 && tn_sync_dir_of(s->path) != 0)
     rc = tn_h5_fail(err, "%s: restored, but cannot sync its directory: %s", s->path, strerror(errno));
   tn_store_close(s);
   return rc;
@@ -1633,7 +1701,7 @@ int tn_store_add_fusion(tn_store *s, const tn_fusion_result *r, hlo_error *err) 
   if (!s || !r)
     return tn_h5_fail(err, "no results file open");
   add_ctx c = {s, r};
-  return edit_atomically(s->path, false, &s->last, add_edit, &c, err);
+  return edit_atomically(s->path, false, &s->last, s->undoable, add_edit, &c, err);
 }
 
 int tn_store_end_run(tn_store *s, const char *status, hlo_error *err) {
@@ -1641,7 +1709,7 @@ int tn_store_end_run(tn_store *s, const char *status, hlo_error *err) {
     return tn_h5_fail(err, "no results file open");
   utc_now(s->run.finished, sizeof s->run.finished, false);
   put_str(s->run.status, sizeof s->run.status, status ? status : "complete");
-  int rc = edit_atomically(s->path, false, &s->last, end_edit, &s->run, err);
+  int rc = edit_atomically(s->path, false, &s->last, s->undoable, end_edit, &s->run, err);
   if (rc != 0 && s->undoable) {
     hlo_error uerr = {0};
     if (tn_store_undo(s, &uerr) != 0)
@@ -1772,7 +1840,7 @@ int tn_store_set_run_values(tn_store *s, const char *sub, int n, const tn_store_
   if (!s)
     return tn_h5_fail(err, "no results file open");
   attrs_ctx c = {s->run.id, sub, n, values};
-  int rc = edit_atomically(s->path, false, &s->last, attrs_edit, &c, err);
+  int rc = edit_atomically(s->path, false, &s->last, s->undoable, attrs_edit, &c, err);
   for (int i = 0; rc == 0 && !sub && i < n; i++) {
     if (values[i].kind != TN_STORE_STR)
       continue;
@@ -1901,7 +1969,7 @@ int tn_store_set_changes(tn_store *s, const tn_store_changes *c, hlo_error *err)
   if (!s)
     return tn_h5_fail(err, "no results file open");
   changes_ctx x = {s->run.id, c};
-  return edit_atomically(s->path, false, &s->last, changes_edit, &x, err);
+  return edit_atomically(s->path, false, &s->last, s->undoable, changes_edit, &x, err);
 }
 
 const tn_run_info *tn_store_run(const tn_store *s) {
@@ -1998,5 +2066,5 @@ int tn_store_edit_run(tn_store *s, tn_store_run_edit_fn fn, void *ctx, hlo_error
   if (!s)
     return tn_h5_fail(err, "no results file open");
   run_edit_ctx x = {s->run.id, fn, ctx};
-  return edit_atomically(s->path, false, &s->last, run_edit, &x, err);
+  return edit_atomically(s->path, false, &s->last, s->undoable, run_edit, &x, err);
 }
