@@ -84,6 +84,12 @@ awk '
            val($0, "N"), val($0, "sim_gflops"), val($0, "plain1_gflops"), 100 * f, (f + 0 >= 0.5 ? "met" : "NOT met")
   }' "$work/device.txt"
 
+# ---- the results file: appending in place (issue 14 item 5; bench_store.c) ----
+# One fusion appended to an empty results file against one holding 1 GB,
+# in the same run; the copy-and-rename append it replaced is timed once.
+echo "== results file: one fusion appended to an empty file vs a 1 GB one (tests/bench/bench_store.c) =="
+"$TUNE_BUILDDIR/tests/bench/bench_store" "$work" "${TUNE_BENCH_STORE_MB:-1024}"
+
 # ---- tune --check: sweep throughput, HDF5 share, comparator (issue 5; bench_check.c) ----
 echo "== tune --check: candidates/s at 1 and 2 threads, HDF5 share, comparator vs copy (tests/bench/bench_check.c) =="
 "$TUNE_BUILDDIR/tests/bench/bench_check" "$work" 64 2 "$ds/transcendental_chain.hlo" "$ds/row_sum_long.hlo" \

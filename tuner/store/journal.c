@@ -269,7 +269,8 @@ tn_journal *tn_journal_begin(const char *path, bool *busy, hlo_error *err) {
   j->base = (uint64_t)j->st.st_size;
   size_t pages = (size_t)((j->base + PAGE - 1) / PAGE);
   j->kept = calloc(pages / 8 + 1, 1);
-  j->jfd = open(j->jpath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  /* Readable by whoever may read the file: it holds the file's own bytes. */
+  j->jfd = open(j->jpath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, j->st.st_mode & 0666);
   if (!j->kept || j->jfd < 0) {
     tn_h5_fail(err, "%s: cannot create %s: %s", path, j->jpath, j->kept ? strerror(errno) : "out of memory");
     goto fail;
