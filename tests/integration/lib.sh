@@ -24,6 +24,17 @@ expect_grep() {
   if grep -q -e "$1" "$2"; then ok "$3"; else not_ok "$3 (no '$1' in output)"; sed 's/^/  # /' "$2" | head -n 5; fi
 }
 
+# ---- results files (shared by the sweep tests) ----
+# findings FILE [RUN]: one line per candidate, "fusion|config|verdict", sorted.
+findings() {
+  "$TUNE" --report "$1" ${2:+--run "$2"} --format json | awk '
+    /^      "name": "/ { f = $0; sub(/^[^:]*: "/, "", f); sub(/".*/, "", f) }
+    /"config": "/ { c = $0; sub(/^[^:]*: "/, "", c); sub(/".*/, "", c) }
+    /"verdict": "/ { v = $0; sub(/^[^:]*: "/, "", v); sub(/".*/, "", v); print f "|" c "|" v }' | sort
+}
+# groups FILE RUN: the number of fusion groups of a run.
+groups() { h5ls "$1/runs/$2/fusions" 2>/dev/null | grep -c Group; }
+
 finish() {
   echo "$tn_pass passed, $tn_fail failed"
   [ "$tn_fail" -eq 0 ] && [ "$tn_pass" -gt 0 ]

@@ -23,16 +23,8 @@ sweep: {
 };
 EOF2
 }
-# findings FILE [RUN]: "fusion|config|verdict" per candidate, sorted.
-findings() {
-  "$TUNE" --report "$1" ${2:+--run "$2"} --format json | awk '
-    /^      "name": "/ { f = $0; sub(/^[^:]*: "/, "", f); sub(/".*/, "", f) }
-    /"config": "/ { c = $0; sub(/^[^:]*: "/, "", c); sub(/".*/, "", c) }
-    /"verdict": "/ { v = $0; sub(/^[^:]*: "/, "", v); sub(/".*/, "", v); print f "|" c "|" v }' | sort
-}
 # layout FILE: every object's path and shape, the run id replaced by RUN.
 layout() { h5ls -r "$1" | sed 's#/runs/[^/ ]*#/runs/RUN#' | sort; }
-groups() { h5ls "$1/runs/$2/fusions" 2>/dev/null | grep -c Group; }
 run_of() { sed -n 's/^run \([^ ]*\) .*/\1/p' "$1" | head -n 1; }
 
 # ---- in place, and the same datasets as by copy -------------------------------

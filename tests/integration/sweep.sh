@@ -25,16 +25,6 @@ sweep: {
 EOF2
 }
 
-# groups FILE RUN: the number of fusion groups of a run.
-groups() { h5ls "$1/runs/$2/fusions" 2>/dev/null | grep -c Group; }
-# findings FILE [RUN]: one line per candidate, "fusion|config|verdict", sorted.
-findings() {
-  "$TUNE" --report "$1" ${2:+--run "$2"} --format json | awk '
-    /^      "name": "/ { f = $0; sub(/^[^:]*: "/, "", f); sub(/".*/, "", f) }
-    /"config": "/ { c = $0; sub(/^[^:]*: "/, "", c); sub(/".*/, "", c) }
-    /"verdict": "/ { v = $0; sub(/^[^:]*: "/, "", v); sub(/".*/, "", v); print f "|" c "|" v }' | sort
-}
-
 write_cfg s.cfg 8 "res/t-%Y.h5" 'reports = ( { format = "md"; output = "res/r-%Y-%m-%d.md"; } );'
 "$TUNE" --sweep s.cfg >run1.out 2>run1.err
 st=$?

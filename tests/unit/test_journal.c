@@ -74,6 +74,23 @@ static void assert_file_is(const char *path, const unsigned char *want, size_t n
   free(got);
 }
 
+/* Writes OLD_SIZE bytes of pattern seed to a new file NAME in the test
+ * folder; its path is returned and its bytes go to old. */
+static const char *fresh_file(const char *name, unsigned seed, unsigned char old[OLD_SIZE]) {
+  const char *path = tdf_path(name);
+  fill(old, OLD_SIZE, seed);
+  write_file(path, old, OLD_SIZE);
+  return path;
+}
+
+/* Rolls back what a dead writer left, as the next reader does. */
+static void reader_recovers(const char *path) {
+  int lock;
+  hlo_error err = {0};
+  assert_int_equal(tn_journal_read_begin(path, &lock, &err), 0);
+  tn_journal_read_end(lock);
+}
+
 static bool exists(const char *path) { return access(path, F_OK) == 0; }
 
 static const char *journal_of(const char *path) {
@@ -120,10 +137,8 @@ static void die_mid_change(const char *path) {
 
 static void test_commit_keeps_the_change(void **state) {
   (void)state;
-  const char *path = tdf_path("commit.bin");
   unsigned char old[OLD_SIZE];
-  fill(old, sizeof old, 1);
-  write_file(path, old, sizeof old);
+  const char *path = fresh_file("commit.bin", 1, old);
   bool busy;
   hlo_error err = {0};
   tn_journal *j = tn_journal_begin(path, &busy, &err);
@@ -144,10 +159,8 @@ static void test_commit_keeps_the_change(void **state) {
 
 static void test_rollback_restores_every_byte(void **state) {
   (void)state;
-  const char *path = tdf_path("rollback.bin");
   unsigned char old[OLD_SIZE];
-  fill(old, sizeof old, 2);
-  write_file(path, old, sizeof old);
+  const char *path = fresh_file("rollback.bin", 2, old);
   bool busy;
   hlo_error err = {0};
   tn_journal *j = tn_journal_begin(path, &busy, &err);
@@ -160,30 +173,23 @@ static void test_rollback_restores_every_byte(void **state) {
 
 static void test_a_dead_writer_is_rolled_back_by_the_next_reader(void **state) {
   (void)state;
-  const char *path = tdf_path("dead.bin");
   unsigned char old[OLD_SIZE];
-  fill(old, sizeof old, 3);
-  write_file(path, old, sizeof old);
+  const char *path = fresh_file("dead.bin", 3, old);
   die_mid_change(path);
   assert_true(exists(journal_of(path))); /* hot: nobody committed */
   size_t torn_n;
   unsigned char *torn = read_file(path, &torn_n);
   assert_int_equal(torn_n, 9000);
   free(torn);
-  int lock;
-  hlo_error err = {0};
-  assert_int_equal(tn_journal_read_begin(path, &lock, &err), 0);
-  tn_journal_read_end(lock);
+  reader_recovers(path);
   assert_false(exists(journal_of(path)));
   assert_file_is(path, old, sizeof old);
 }
 
 static void test_a_dead_writer_is_rolled_back_by_the_next_writer(void **state) {
   (void)state;
-  const char *path = tdf_path("dead2.bin");
   unsigned char old[OLD_SIZE];
-  fill(old, sizeof old, 4);
-  write_file(path, old, sizeof old);
+  const char *path = fresh_file("dead2.bin", 4, old);
   die_mid_change(path);
   bool busy;
   hlo_error err = {0};
@@ -196,10 +202,8 @@ static void test_a_dead_writer_is_rolled_back_by_the_next_writer(void **state) {
 
 static void test_a_torn_last_record_is_ignored(void **state) {
   (void)state;
-  const char *path = tdf_path("torn.bin");
   unsigned char old[OLD_SIZE];
-  fill(old, sizeof old, 5);
-  write_file(path, old, sizeof old);
+  const char *path = fresh_file("torn.bin", 5, old);
   die_mid_change(path);
   /* A record cut short by a power cut: a head promising 4096 bytes,
    * followed by fewer. */
@@ -209,34 +213,24 @@ static void test_a_torn_last_record_is_ignored(void **state) {
   head[9] = 0x10; /* length 4096 */
   assert_int_equal(fwrite(head, 1, sizeof head, f), sizeof head);
   fclose(f);
-  int lock;
-  hlo_error err = {0};
-  assert_int_equal(tn_journal_read_begin(path, &lock, &err), 0);
-  tn_journal_read_end(lock);
+  reader_recovers(path);
   assert_file_is(path, old, sizeof old);
 }
 
 static void test_a_journal_without_a_whole_header_changes_nothing(void **state) {
   (void)state;
-  const char *path = tdf_path("nohead.bin");
   unsigned char old[OLD_SIZE];
-  fill(old, sizeof old, 6);
-  write_file(path, old, sizeof old);
+  const char *path = fresh_file("nohead.bin", 6, old);
   write_file(journal_of(path), "tunejnl1\0\0", 10);
-  int lock;
-  hlo_error err = {0};
-  assert_int_equal(tn_journal_read_begin(path, &lock, &err), 0);
-  tn_journal_read_end(lock);
+  reader_recovers(path);
   assert_false(exists(journal_of(path)));
   assert_file_is(path, old, sizeof old);
 }
 
 static void test_another_files_journal_is_refused(void **state) {
   (void)state;
-  const char *a = tdf_path("a.bin");
   unsigned char old[OLD_SIZE];
-  fill(old, sizeof old, 7);
-  write_file(a, old, sizeof old);
+  const char *a = fresh_file("a.bin", 7, old);
   die_mid_change(a);
   /* The same bytes under another name (another inode), journal beside. */
   char b[4096], jb[4200];
@@ -335,10 +329,7 @@ static void test_hdf5_change_of_a_dead_writer_is_undone(void **state) {
   int st;
   assert_int_equal(waitpid(pid, &st, 0), pid);
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  int lock;
-  hlo_error err = {0};
-  assert_int_equal(tn_journal_read_begin(path, &lock, &err), 0);
-  tn_journal_read_end(lock);
+  reader_recovers(path);
   assert_file_is(path, old, n);
   assert_true(h5_has(path, "a"));
   assert_false(h5_has(path, "b"));

@@ -115,17 +115,10 @@ static herr_t j_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, si
   if (out_of_range(f, addr, size))
     return -1;
   unsigned char *p = buf;
-  size_t got = 0;
-  while (got < size) {
-    ssize_t r = pread(f->fd, p + got, size - got, (off_t)(addr + got));
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return -1;
-    if (r == 0)
-      break;
-    got += (size_t)r;
-  }
+  ssize_t n = tn_pread_full(f->fd, p, size, addr);
+  if (n < 0)
+    return -1;
+  size_t got = (size_t)n;
   memset(p + got, 0, size - got); /* past the end of the file: zeros */
   for (const struct h5j_patch *q = f->s->patches; q; q = q->next) {
     haddr_t lo = q->addr > addr ? q->addr : addr;

@@ -83,9 +83,7 @@ static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off) {
   return 0;
 }
 
-/* Reads up to n bytes at off; the count read (short only at the end of
- * the file), or -1 with errno. */
-static ssize_t pread_full(int fd, void *buf, size_t n, uint64_t off) {
+ssize_t tn_pread_full(int fd, void *buf, size_t n, uint64_t off) {
   size_t got = 0;
   while (got < n) {
     ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
@@ -167,7 +165,7 @@ static int roll_back(const char *path, const char *jpath, int fd, const struct s
   int rc = -1;
   uint8_t head[HEADER];
   uint8_t *data = NULL;
-  ssize_t n = pread_full(jfd, head, HEADER, 0);
+  ssize_t n = tn_pread_full(jfd, head, HEADER, 0);
   if (n < 0) {
     tn_h5_fail(err, "%s: cannot read %s: %s", path, jpath, strerror(errno));
     goto done;
@@ -183,7 +181,7 @@ static int roll_back(const char *path, const char *jpath, int fd, const struct s
   uint64_t base = get64(head + 8), off = HEADER;
   for (;;) {
     uint8_t rec[RECORD];
-    if (pread_full(jfd, rec, RECORD, off) != RECORD)
+    if (tn_pread_full(jfd, rec, RECORD, off) != RECORD)
       break;
     uint64_t at = get64(rec), len = get64(rec + 8);
     if (len == 0 || len > (uint64_t)MAX_RUN * PAGE || at > base || len > base - at)
@@ -194,7 +192,7 @@ static int roll_back(const char *path, const char *jpath, int fd, const struct s
       goto done;
     }
     data = grown;
-    if (pread_full(jfd, data, len, off + RECORD) != (ssize_t)len)
+    if (tn_pread_full(jfd, data, len, off + RECORD) != (ssize_t)len)
       break;
     if (get64(rec + 16) != fnv(fnv(FNV_SEED, rec, 16), data, len))
       break;
@@ -304,7 +302,7 @@ static int keep_run(tn_journal *j, uint64_t p, uint64_t q) {
   uint8_t *rec = malloc(RECORD + len);
   if (!rec)
     return -1;
-  ssize_t n = pread_full(j->fd, rec + RECORD, len, at);
+  ssize_t n = tn_pread_full(j->fd, rec + RECORD, len, at);
   int rc = -1;
   if (n == (ssize_t)len) {
     put64(rec, at);

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "hlo_error.h"
 
@@ -75,6 +76,11 @@ int tn_journal_rollback(tn_journal *j, hlo_error *err);
  * the file a rollback must restore. */
 int tn_journal_read_begin(const char *path, int *fd, hlo_error *err);
 void tn_journal_read_end(int fd);
+
+/* Reads up to n bytes of fd at off, through interruptions and short
+ * reads: the count read (short only at the end of the file), or -1 with
+ * errno. */
+ssize_t tn_pread_full(int fd, void *buf, size_t n, uint64_t off);
 
 /* Syncs the directory holding PATH, so that a rename or unlink in it
  * survives a power cut; 0, or -1 with errno. */
