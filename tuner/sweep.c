@@ -396,9 +396,11 @@ static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_ca
 }
 
 /* Which of list[0..n) compile: a budget is not spent on a candidate that
- * runs nothing (cover.h).  A refusal for lack of host memory proves
- * nothing about the config, so it counts as compiling.  NULL when out of
- * memory. */
+ * runs nothing (cover.h).  A refusal for a feature the tool lacks says
+ * nothing about the config, so it counts as compiling (the run reports
+ * the tool error).  One for lack of host memory would make the choice
+ * depend on memory, so the unit fails instead: NULL, as when the array
+ * itself cannot be allocated. */
 static bool *compiling(const shared *sh, const dev_config *list, int n) {
   const tn_sweep_opts *o = sh->o;
   bool *ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
@@ -406,11 +408,15 @@ static bool *compiling(const shared *sh, const dev_config *list, int n) {
     return NULL;
   for (int i = 0; i < n; i++) {
     dev_kernel *k = NULL;
-    char why[512];
+    char why[512] = "";
     dev_status st = o->backend->compile(&sh->f, &list[i], o->machine, o->compiler, &k, why, sizeof why);
-    ok[i] = st == DEV_OK || host_failure(why);
     if (st == DEV_OK)
       o->backend->release(k);
+    else if (strncmp(why, "out of memory", 13) == 0) {
+      free(ok);
+      return NULL;
+    }
+    ok[i] = st == DEV_OK || host_failure(why);
   }
   return ok;
 }
