@@ -6,7 +6,10 @@
 #
 # Prints one line per (fusion, defect): caught (exit 1), missed (exit 0) or
 # error (exit 2), then per defect "caught on C of F fusions".  Run it with
-# an older binary as TUNE to compare.  With "first", each defect is tried
+# an older binary as TUNE to compare, and with BUDGET 1000000 (every
+# candidate) for the most any budget can catch: a (fusion, defect) missed
+# there has no triggering config in the space, and no choice can find it.
+# With "first", each defect is tried
 # on its fusions in MANIFEST order only until one catches it (a quicker
 # answer to "is every defect caught somewhere").  Each check stops at its
 # first divergent candidate (--stop-on-mismatch).  int8-dot-f32-acc is checked with

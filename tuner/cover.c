@@ -267,8 +267,8 @@ void tn_cover_free(tn_cover *c) {
   }
 }
 
-int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn_cover_shape *shape, tn_cover *out,
-                    hlo_error *err) {
+int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn_cover_shape *shape,
+                    const bool *compiles, tn_cover *out, hlo_error *err) {
   memset(out, 0, sizeof *out);
   out->seed = seed;
   if (n <= 0)
@@ -292,9 +292,13 @@ int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn
   psum = calloc((size_t)s.npairs + 1, 1);
   if (!vset || !vall || !vsum || !pset || !pall || !psum)
     goto done;
+  int runnable = 0; /* candidates that compile, the default aside */
   for (int i = 0; i < n; i++) {
     h[i] = mix(seed, dev_config_fingerprint(&list[i]));
-    mark(&s, i, vall, pall);
+    if (!compiles || compiles[i]) {
+      mark(&s, i, vall, pall);
+      runnable += i > 0;
+    }
   }
 
   /* The default first, then greedy picks; a pick adding nothing means the
@@ -302,7 +306,8 @@ int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn
   int k = 0;
   order[k++] = 0;
   chosen[0] = true;
-  mark(&s, 0, vset, pset);
+  if (!compiles || compiles[0])
+    mark(&s, 0, vset, pset);
   if (budget == n) /* no choice to make: keep the space's order */
     for (; k < n; k++) {
       order[k] = k;
@@ -311,6 +316,9 @@ int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn
   while (k < budget) {
     int best = -1, bv = 0;
     int64_t bp = 0;
+    /* A candidate that does not compile runs nothing, so it covers
+     * nothing: it is picked only once every one that compiles is. */
+    bool any = runnable > 0;
     for (int pass = 0; pass < 2 && (best < 0 || (bv == 0 && bp == 0)); pass++) {
       if (pass == 1) { /* a new layer */
         memset(vset, 0, (size_t)s.nvals);
@@ -318,7 +326,7 @@ int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn
       }
       best = -1;
       for (int i = 1; i < n; i++) {
-        if (chosen[i])
+        if (chosen[i] || (any && compiles && !compiles[i]))
           continue;
         int gv;
         int64_t gp;
@@ -334,11 +342,15 @@ int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn
       break;
     chosen[best] = true;
     order[k++] = best;
-    mark(&s, best, vset, pset);
+    if (!compiles || compiles[best]) {
+      mark(&s, best, vset, pset);
+      runnable--;
+    }
   }
 
   for (int i = 0; i < k; i++)
-    mark(&s, order[i], vsum, psum);
+    if (!compiles || compiles[order[i]])
+      mark(&s, order[i], vsum, psum);
   for (int v = 0; v < s.nvals; v++) {
     out->values += vall[v];
     out->values_covered += vsum[v];

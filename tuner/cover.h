@@ -21,7 +21,11 @@
  * structure, and each structure with each other knob value, is worth more
  * than another tile size.  Only pairs that some config of the space holds
  * count, so the coverage of a run is measured against what was possible,
- * not against a product of value sets.
+ * not against a product of value sets; and only configs that compile,
+ * since one the device refuses runs nothing: a value that only illegal
+ * configs hold (a chunk k that is no multiple of 128 lanes) used to cost
+ * a pick of its own, which at 16 picks crowded out the configs that
+ * trigger a defect.
  *
  * Ties go to the candidate whose fingerprint hashes lowest under the seed,
  * so a choice is a pure function of (space, budget, seed): the daily sweep
@@ -31,6 +35,7 @@
 #ifndef TUNE_COVER_H
 #define TUNE_COVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dev_config.h"
@@ -55,12 +60,15 @@ typedef struct tn_cover {
 
 /* Reorders list[0..n) so that its first `budget` entries are the chosen
  * candidates, in the order they were chosen; list[0] (the default) stays
- * first.  Fills *out (free with tn_cover_free) with the coverage of those
- * `budget` entries (budget >= n: all of them, nothing reordered).  shape
- * NULL: no `loops` knob.
+ * first.  compiles[i] says whether list[i] compiles (NULL: all do); one
+ * that does not is chosen only after every one that does, and neither
+ * its values nor its pairs count, in the space or in the cover.  Fills
+ * *out (free with tn_cover_free) with the coverage of those `budget`
+ * entries (budget >= n: all of them, nothing reordered).  shape NULL: no
+ * `loops` knob.
  * 0, or -1 with err when out of memory. */
-int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn_cover_shape *shape, tn_cover *out,
-                    hlo_error *err);
+int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn_cover_shape *shape,
+                    const bool *compiles, tn_cover *out, hlo_error *err);
 void tn_cover_free(tn_cover *c);
 
 /* The seed of day `yyyymmdd` (e.g. 20261201) of a sweep seeded with

@@ -395,6 +395,32 @@ static void run_config(shared *sh, const dev_config *cfg, uint64_t jitter, tn_ca
   *out = run.out;
 }
 
+/* Which of list[0..n) compile: a budget is not spent on a candidate that
+ * runs nothing (cover.h).  A refusal for a feature the tool lacks says
+ * nothing about the config, so it counts as compiling (the run reports
+ * the tool error).  One for lack of host memory would make the choice
+ * depend on memory, so the unit fails instead: NULL, as when the array
+ * itself cannot be allocated. */
+static bool *compiling(const shared *sh, const dev_config *list, int n) {
+  const tn_sweep_opts *o = sh->o;
+  bool *ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
+  if (!ok)
+    return NULL;
+  for (int i = 0; i < n; i++) {
+    dev_kernel *k = NULL;
+    char why[512] = "";
+    dev_status st = o->backend->compile(&sh->f, &list[i], o->machine, o->compiler, &k, why, sizeof why);
+    if (st == DEV_OK)
+      o->backend->release(k);
+    else if (strncmp(why, "out of memory", 13) == 0) {
+      free(ok);
+      return NULL;
+    }
+    ok[i] = st == DEV_OK || host_failure(why);
+  }
+  return ok;
+}
+
 static void judge(shared *sh, tn_cand_result *r) {
   double t0 = now_s();
   hlo_value *out = NULL;
@@ -920,11 +946,16 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
      * budget is spent covering knob values and their pairs. */
     tn_cover_shape shape = {.rank = sh.f.rank, .k_total = sh.f.k_total};
     memcpy(shape.dims, sh.f.dims, sizeof shape.dims);
-    if (tn_cover_select(list, n, o->budget, o->cover_seed, &shape, &out->cover, err) != 0) {
+    bool *ok = compiling(&sh, list, n);
+    if (!ok || tn_cover_select(list, n, o->budget, o->cover_seed, &shape, ok, &out->cover, err) != 0) {
+      if (!ok)
+        hlo_error_set(err, 0, 0, "out of memory");
+      free(ok);
       free(list);
       teardown(&sh);
       return -1;
     }
+    free(ok);
     out->covered = true;
     n = o->budget;
     out->cut = TN_CUT_BUDGET;

@@ -4,13 +4,21 @@
 # - the two defects a 16-candidate prefix missed on every MANIFEST fusion
 #   (revisit-no-reinit, packed-reduce-init0) are found at --budget 16, and
 #   the clean compiler stays silent on the same choice;
+# - so are three that the cover missed while it spent picks on candidates
+#   that do not compile (k=32 in the dots; a tile of 1 or 2 of the 8 heads
+#   of transpose_heads, second-minor in its transposed operand's block):
+#   7 of 16 picks on transpose_heads, 3 on the two dots;
 # - the totals of knob values and pairs match a count made here, with awk,
 #   from `tune --space` (knobs: each tile dimension, k, buf, order, pack,
 #   prec, each of the four flags on or off, and the loop nest: the order
 #   with each output loop marked n when its tile is smaller than the
 #   dimension, else 1, and k as k when k is less than the reduction
-#   length, else 1), and every value is covered when no knob has more
-#   than 15 values;
+#   length, else 1) over the candidates that compile (the block rule of
+#   the README: a last block dimension a multiple of 128 or the whole
+#   dimension, a second-minor one a multiple of 8 or the whole), and every
+#   value is covered when no knob has more than 15 values;
+# - a budget is not spent on candidates that do not compile while others
+#   remain;
 # - the choice is deterministic, recorded in the results file, and a
 #   sweep records the rotation it used.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
@@ -18,7 +26,8 @@ ds="$TUNE_SRCDIR/datasets"
 if [ ! -f "$ds/MANIFEST" ]; then echo "skip: no datasets"; exit 77; fi
 cd "$TMPD" || exit 1
 
-for case in reduce_middle_dim:revisit-no-reinit row_sum_sq_ragged:packed-reduce-init0; do
+for case in reduce_middle_dim:revisit-no-reinit row_sum_sq_ragged:packed-reduce-init0 \
+  dot_f32_default:revisit-no-reinit bf16_matmul:ragged-store-mask transpose_heads:dma-race; do
   f=${case%%:*}
   d=${case#*:}
   expect_status 1 "$d: --budget 16 finds it on $f.hlo" \
@@ -29,6 +38,9 @@ done
 
 # Totals counted from the space listing.  row_sum_sq_ragged reduces
 # f32[256,1000] over its 1000 columns: output [256], reduction length 1000.
+# The output block is f32[tile] and the operand's f32[tile,k], so a
+# candidate compiles when tile is a multiple of 128 or 256 (and so of 8)
+# and k a multiple of 128 or 1000; the others cover nothing.
 f="$ds/row_sum_sq_ragged.hlo"
 "$TUNE" --space "$f" >space.txt
 awk -v dim0=256 -v red=1000 '
@@ -41,6 +53,7 @@ $1 == "default" { next }
     if (key == "k") k = v + 0
     if (key == "order") order = v
   }
+  if ((tile0 % 128 != 0 && tile0 != dim0) || (k % 128 != 0 && k != red)) { illegal++; next }
   loops = ""
   for (i = 1; i <= length(order); i++) {
     c = substr(order, i, 1)
@@ -69,9 +82,13 @@ END {
   for (v in vals) { nv++; cnt[per[v]]++ }
   for (p in pairs) np++
   for (k in cnt) if (cnt[k] > max) max = cnt[k]
-  print nv, np, max
+  print nv, np, max, illegal + 0
 }' space.txt >totals.txt
-read -r nv np maxv <totals.txt
+read -r nv np maxv nill <totals.txt
+# The rule above is the device's: checking the whole space, as many
+# candidates get compile-error as it rejects.
+"$TUNE" --check "$f" --threads 2 --json >all.json
+expect_grep "\"compile-error\": $nill[,}]" all.json "the device refuses the $nill candidates the block rule rejects"
 "$TUNE" --check "$f" --budget 16 --threads 2 --json >a.json
 expect_grep "\"cover_values\": \[[0-9]*, $nv\], \"cover_pairs\": \[[0-9]*, $np\]" a.json \
   "the totals are the space's $nv knob values and $np pairs"
@@ -80,6 +97,8 @@ if [ "$maxv" -le 15 ]; then
 fi
 expect_grep '"candidates": 16, "space": 251, "cut": "budget", "cover_seed": 0' a.json \
   "16 of 251 candidates, cover seed = --seed by default"
+if grep -q '"compile-error"' a.json; then not_ok "the budget checked a candidate that does not compile"; else
+  ok "the budget checks only candidates that compile ($nill of 251 do not)"; fi
 "$TUNE" --check "$f" --budget 16 --threads 1 --json >b.json
 if cmp -s a.json b.json; then ok "the same choice and verdicts with 1 and 2 threads"; else
   not_ok "the choice depends on the thread count"; diff a.json b.json | head -5 | sed 's/^/  # /'; fi

@@ -9,6 +9,7 @@
  * of the 42 and all 21 fixed ones; its complement holds the other 3 + 21.
  * (No shape is given, so there is no `loops` knob.) */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,7 +41,7 @@ static void second_pick_is_the_complement_of_the_default(void **state) {
   make_space(list);
   tn_cover c;
   hlo_error err;
-  assert_int_equal(tn_cover_select(list, 8, 2, 7, NULL, &c, &err), 0);
+  assert_int_equal(tn_cover_select(list, 8, 2, 7, NULL, NULL, &c, &err), 0);
   char t[DEV_CONFIG_TEXT_MAX];
   text_of(&list[0], t);
   assert_string_equal(t, "tile=128 k=256 buf=1 order=0k pack=1 prec=default flags=none");
@@ -69,11 +70,11 @@ static void six_picks_cover_every_pair(void **state) {
     make_space(list);
     tn_cover c;
     hlo_error err;
-    assert_int_equal(tn_cover_select(list, 8, 4, seed, NULL, &c, &err), 0);
+    assert_int_equal(tn_cover_select(list, 8, 4, seed, NULL, NULL, &c, &err), 0);
     assert_int_equal(c.pairs_covered, 75 - 2);
     tn_cover_free(&c);
     make_space(list);
-    assert_int_equal(tn_cover_select(list, 8, 6, seed, NULL, &c, &err), 0);
+    assert_int_equal(tn_cover_select(list, 8, 6, seed, NULL, NULL, &c, &err), 0);
     assert_int_equal(c.pairs_covered, 75);
     tn_cover_free(&c);
   }
@@ -89,8 +90,8 @@ static void choice_is_a_permutation_fixed_by_the_seed(void **state) {
     make_space(orig);
     tn_cover ca, cb;
     hlo_error err;
-    assert_int_equal(tn_cover_select(a, 8, 6, seed, NULL, &ca, &err), 0);
-    assert_int_equal(tn_cover_select(b, 8, 6, seed, NULL, &cb, &err), 0);
+    assert_int_equal(tn_cover_select(a, 8, 6, seed, NULL, NULL, &ca, &err), 0);
+    assert_int_equal(tn_cover_select(b, 8, 6, seed, NULL, NULL, &cb, &err), 0);
     assert_int_equal(ca.seed, seed);
     for (int i = 0; i < 8; i++) {
       assert_true(dev_config_equal(&a[i], &b[i]));
@@ -113,7 +114,7 @@ static void whole_space_keeps_its_order(void **state) {
   make_space(orig);
   tn_cover c;
   hlo_error err;
-  assert_int_equal(tn_cover_select(list, 8, 8, 3, NULL, &c, &err), 0);
+  assert_int_equal(tn_cover_select(list, 8, 8, 3, NULL, NULL, &c, &err), 0);
   for (int i = 0; i < 8; i++)
     assert_true(dev_config_equal(&list[i], &orig[i]));
   assert_int_equal(c.pairs_covered, 75);
@@ -132,12 +133,43 @@ static void a_set_flag_is_a_knob(void **state) {
   assert_int_equal(dev_config_parse("tile=128 k=256 buf=1 order=0k pack=1 prec=default flags=four-step", &list[1], &err),
                    0);
   tn_cover c;
-  assert_int_equal(tn_cover_select(list, 2, 2, 0, NULL, &c, &err), 0);
+  assert_int_equal(tn_cover_select(list, 2, 2, 0, NULL, NULL, &c, &err), 0);
   assert_int_equal(c.values, 12);
   assert_int_equal(c.pairs, 65);
   assert_int_equal(c.pairs_covered, 65);
   assert_non_null(strstr(c.pairs_text, "four-step=on tile[0]=128\n"));
   tn_cover_free(&c);
+}
+
+/* A candidate that does not compile runs nothing.  Of the default
+ * (128, 1, 1), A = (256, 2, 2) and B = (256, 1, 1), A alone would add
+ * three values, but it does not compile: B is the second pick.  With a
+ * budget of the whole space nothing is reordered.  Either way the totals
+ * count the default and B:
+ * the 10 knobs with two tile values, 11 values, and 9 x 2 pairs with the
+ * tile plus C(9,2) = 36 others, 54. */
+static void a_candidate_that_does_not_compile_comes_last(void **state) {
+  (void)state;
+  for (int budget = 2; budget <= 3; budget++) {
+    dev_config list[3];
+    hlo_error err;
+    assert_int_equal(dev_config_parse("tile=128 k=256 buf=1 order=0k pack=1 prec=default flags=none", &list[0], &err), 0);
+    assert_int_equal(dev_config_parse("tile=256 k=256 buf=2 order=0k pack=2 prec=default flags=none", &list[1], &err), 0);
+    assert_int_equal(dev_config_parse("tile=256 k=256 buf=1 order=0k pack=1 prec=default flags=none", &list[2], &err), 0);
+    const bool compiles[3] = {true, false, true};
+    tn_cover c;
+    assert_int_equal(tn_cover_select(list, 3, budget, 5, NULL, compiles, &c, &err), 0);
+    char t[DEV_CONFIG_TEXT_MAX];
+    text_of(&list[1], t); /* the whole space (budget 3) keeps its order */
+    assert_string_equal(t, budget == 2 ? "tile=256 k=256 buf=1 order=0k pack=1 prec=default flags=none"
+                                       : "tile=256 k=256 buf=2 order=0k pack=2 prec=default flags=none");
+    assert_int_equal(c.values, 11);
+    assert_int_equal(c.values_covered, 11);
+    assert_int_equal(c.pairs, 54);
+    assert_int_equal(c.pairs_covered, 54);
+    assert_null(strstr(c.pairs_text, "buf=2"));
+    tn_cover_free(&c);
+  }
 }
 
 int main(void) {
@@ -147,6 +179,7 @@ int main(void) {
       cmocka_unit_test(choice_is_a_permutation_fixed_by_the_seed),
       cmocka_unit_test(whole_space_keeps_its_order),
       cmocka_unit_test(a_set_flag_is_a_knob),
+      cmocka_unit_test(a_candidate_that_does_not_compile_comes_last),
   };
   return cmocka_run_group_tests_name("cover", tests, NULL, NULL);
 }
