@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "eval_fixture.h"
+#include "fft_spread.h"
 #include "hlo_parse.h"
 #include "replay.h"
 
@@ -203,12 +204,87 @@ static void history_dependent_ops_refuse_replay(void **state) {
   hlo_module_free(m);
 }
 
+/* The fft spread measurement (fft_spread.h) replays its shifted
+ * evaluations, and measures what the full evaluations measure, bit for
+ * bit: an evaluation that unwraps the replay and evaluates everything with
+ * the planned hook stands for the full one. */
+static const char *FFT_MODULE =
+    "HloModule t\n"
+    "fused {\n"
+    "  px = c64[2,8] parameter(0)\n"
+    "  f = c64[2,8] fft(px), fft_type=FFT, fft_length={8}\n"
+    "  c = c64[] constant((0.75, -0.5))\n"
+    "  b = c64[2,8] broadcast(c), dimensions={}\n"
+    "  m = c64[2,8] multiply(f, b)\n"
+    "  ROOT a = f32[2,8] abs(m)\n"
+    "}\n"
+    "ENTRY e {\n"
+    "  p0 = c64[2,8] parameter(0)\n"
+    "  ROOT r = f32[2,8] fusion(p0), kind=kLoop, calls=fused\n"
+    "}\n";
+
+typedef struct {
+  const hlo_module *m;
+  hlo_value *arg;
+  int evaluations, replays;
+  bool unwrap;
+} fft_ctx;
+
+static int fft_eval(void *ctx, chk_eval_hook *hook, void *hook_ctx, hlo_value **out, hlo_error *err) {
+  fft_ctx *c = ctx;
+  c->evaluations++;
+  if (hook == chk_replay_hook) {
+    c->replays++;
+    if (c->unwrap) {
+      const chk_replay *R = hook_ctx;
+      hook = R->hook;
+      hook_ctx = R->hook_ctx;
+    }
+  }
+  chk_eval_opts o = {.replicas = 1, .emulate_device = 1, .hook = hook, .hook_ctx = hook_ctx};
+  return chk_eval_module(c->m, 1, &c->arg, &o, out, err);
+}
+
+static void fft_spread_replays(void **state) {
+  (void)state;
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(FFT_MODULE, strlen(FFT_MODULE), &err);
+  assert_non_null(m);
+  const hlo_computation *kernel = m->entry->root->attrs.calls.calls;
+  hlo_value *x = hlo_value_array_uninit(HLO_C64, 2, DIMS(2, 8));
+  assert_non_null(x);
+  for (int i = 0; i < 32; i++)
+    ((float *)x->data)[i] = (float)((i * 7) % 11) / 8.0f - 0.5f;
+  fft_ctx c = {.m = m, .arg = x};
+  hlo_value *ref = NULL;
+  assert_int_equal(fft_eval(&c, NULL, NULL, &ref, &err), 0);
+  chk_fft_spreads fast, full;
+  c.evaluations = c.replays = 0;
+  assert_int_equal(chk_fft_spreads_measure(&fast, kernel, ref, fft_eval, &c, &err), 0);
+  /* one capture, then 2 parts x 2 signs replayed */
+  assert_int_equal(fast.n, 1);
+  assert_int_equal(c.evaluations, 5);
+  assert_int_equal(c.replays, 4);
+  c.unwrap = true;
+  assert_int_equal(chk_fft_spreads_measure(&full, kernel, ref, fft_eval, &c, &err), 0);
+  assert_non_null(fast.s[0].dy[0]);
+  assert_non_null(full.s[0].dy[0]);
+  assert_memory_equal(fast.s[0].dy[0], full.s[0].dy[0], 16 * sizeof(double));
+  assert_true(fast.s[0].wide == full.s[0].wide);
+  chk_fft_spreads_free(&fast);
+  chk_fft_spreads_free(&full);
+  hlo_value_unref(ref);
+  hlo_value_unref(x);
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(replay_is_the_full_evaluation),
       cmocka_unit_test(replicas_turn_replay_off),
       cmocka_unit_test(unrecorded_values_refuse_replay),
       cmocka_unit_test(history_dependent_ops_refuse_replay),
+      cmocka_unit_test(fft_spread_replays),
   };
   return cmocka_run_group_tests_name("replay", tests, NULL, NULL);
 }
