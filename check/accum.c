@@ -408,10 +408,45 @@ static chk_accum *find(chk_accums *A, const hlo_instr *ins) {
   return NULL;
 }
 
+/* Whether ins can be an accumulation the probe records (a superset of
+ * what chk_accums_probe takes, judged from the instruction alone). */
+static bool may_accumulate(const hlo_instr *ins) {
+  if (ins->noperands != 2 || ins->shape.type == HLO_TUPLE || !is_real_float(ins->shape.type))
+    return false;
+  if (ins->op == HLO_OP_DOT)
+    return true;
+  if (ins->op != HLO_OP_REDUCE)
+    return false;
+  hlo_opcode rop = chk_simple_reducer(ins->attrs.calls.to_apply);
+  return rop != HLO_OP_MAXIMUM && rop != HLO_OP_MINIMUM;
+}
+
+/* Prepares the recording of what replays of the kernel's accumulations
+ * will read. */
+static void start_recording(chk_accums *A) {
+  const hlo_computation *c = A->kernel;
+  const hlo_instr **targets = malloc(sizeof *targets * (size_t)(c->ninstrs ? c->ninstrs : 1));
+  if (!targets) {
+    A->replay.off = true; /* the measurement evaluates in full */
+    return;
+  }
+  int n = 0;
+  for (int i = 0; i < c->ninstrs; i++)
+    if (may_accumulate(c->instrs[i]))
+      targets[n++] = c->instrs[i];
+  chk_replay_init(&A->replay, c, targets, n);
+  free(targets);
+}
+
 void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
   chk_accums *A = ctx;
+  if (!in_kernel(A, ins))
+    return;
+  if (!A->replay.kernel && !A->replay.off)
+    start_recording(A);
+  chk_replay_record(&A->replay, ins, *value);
   const hlo_value *v = *value;
-  if (!in_kernel(A, ins) || !v || v->type == HLO_TUPLE || !is_real_float(v->type))
+  if (!v || v->type == HLO_TUPLE || !is_real_float(v->type))
     return;
   bool dot = ins->op == HLO_OP_DOT && nops == 2;
   bool reduce = ins->op == HLO_OP_REDUCE && nops == 2;
@@ -560,8 +595,12 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
     hlo_value *moved[2] = {NULL, NULL};
     for (int s = 0; s < 2; s++) {
       shift_state st = {.a = a, .sign = s == 0 ? 1.0 : -1.0};
-      if (eval(eval_ctx, shift_hook, &st, &moved[s], err) != 0) {
+      int rc = chk_replay_plan(&A->replay, a->ins, shift_hook, &st)
+                   ? eval(eval_ctx, chk_replay_hook, &A->replay, &moved[s], err)
+                   : eval(eval_ctx, shift_hook, &st, &moved[s], err);
+      if (rc != 0) {
         hlo_value_unref(moved[0]);
+        chk_replay_free(&A->replay);
         return -1;
       }
     }
@@ -593,6 +632,7 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
     hlo_value_unref(moved[0]);
     hlo_value_unref(moved[1]);
   }
+  chk_replay_free(&A->replay);
   return 0;
 }
 
@@ -629,4 +669,5 @@ void chk_accums_free(chk_accums *A) {
       free(A->a[j].dy[l]);
   }
   A->n = 0;
+  chk_replay_free(&A->replay);
 }

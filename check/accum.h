@@ -68,6 +68,7 @@
 #include "hlo.h"
 #include "hlo_error.h"
 #include "hlo_value.h"
+#include "replay.h"
 
 #define CHK_ACCUM_MAX 16
 #define CHK_ACCUM_MAX_LEAVES 256
@@ -93,10 +94,14 @@ typedef struct chk_accums {
   int dropped;  /* accumulations beyond CHK_ACCUM_MAX (their outputs are
                    then compared as if they had none: see accum.c) */
   bool failed;  /* out of memory while recording */
+  chk_replay replay; /* the probe's values the measurement reuses */
 } chk_accums;
 
 /* The chk_eval_hook of the probe evaluation (ctx: a chk_accums whose kernel
- * is set and the rest zeroed): records every accumulation of the kernel. */
+ * is set and the rest zeroed): records every accumulation of the kernel,
+ * and the values the measurement's replays read (replay.h).  The probe
+ * evaluation must therefore be one the measurement's eval repeats exactly
+ * (same module, arguments and options but the hook). */
 void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value);
 
 /* Evaluates the reference with the given hook, as the caller always does
@@ -104,8 +109,10 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
 typedef int chk_accums_eval_fn(void *ctx, chk_eval_hook *hook, void *hook_ctx, hlo_value **out, hlo_error *err);
 
 /* The measurement above; g_max[j] is the widest coefficient any comparison
- * will use for accumulation j.  reference is the probe's result.  0, or -1
- * with err. */
+ * will use for accumulation j.  reference is the probe's result.  Each
+ * shifted evaluation recomputes only what the shifted accumulation reaches
+ * when the probe's recording allows it (replay.h), and all of the module
+ * otherwise; the recording is dropped on return.  0, or -1 with err. */
 int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *g_max, chk_accums_eval_fn *eval,
                        void *eval_ctx, hlo_error *err);
 

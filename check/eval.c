@@ -19,6 +19,7 @@
 #include "eval_fuse.h"
 #include "eval_internal.h"
 #include "eval_sendrecv.h"
+#include "replay.h"
 
 enum { MAX_DEPTH = 64 };
 
@@ -844,6 +845,7 @@ static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
    * are evaluated, and read their operands, at the group root's position.
    * With a hook everything runs op by op so the hook sees every op. */
   chk_fuse_plan *fp = ev->o.hook ? NULL : chk_fuse_plan_build(c);
+  const chk_replay *rp = chk_replay_active(&ev->o, c, nrep);
   /* Last position at which each value is read; the root lives to the end. */
   for (int i = 0; i < ni; i++)
     last_use[i] = i;
@@ -877,6 +879,16 @@ static int eval_comp(chk_eval *ev, const hlo_computation *c, int nrep, int base,
      * dumps from failing a fusion whose root does not need it. */
     if (last_use[i] == i && ins != c->root)
       continue;
+    /* A replay (replay.h) takes what the changed value does not reach
+     * from its recording, and still shows a recorded value to the hook. */
+    chk_replay_step step = rp ? chk_replay_step_of(rp, i) : CHK_REPLAY_EVALUATE;
+    if (step == CHK_REPLAY_SKIP)
+      continue;
+    if (step == CHK_REPLAY_RECORDED) {
+      vals[i] = chk_replay_value(rp, i);
+      ev->o.hook(ev->o.hook_ctx, ins, NULL, 0, &vals[i]);
+      continue;
+    }
     /* An instruction's work is at least its result's size; ops that do
      * much more per element (dot, convolution, reduce-window) also slice
      * their own loops. */

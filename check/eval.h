@@ -26,7 +26,9 @@
  * instruction with its operands and its value (once per replica).  It may
  * replace *value with another value of the same shape (dropping the old
  * reference and handing over a new one), which is how the sweep measures
- * how an accumulation's rounding error propagates to the outputs. */
+ * how an accumulation's rounding error propagates to the outputs.  Under a
+ * replay (replay.h: the hook is chk_replay_hook) an instruction whose value
+ * comes from the recording is shown with no operands (NULL, 0). */
 typedef void chk_eval_hook(void *ctx, const hlo_instr *ins, hlo_value *const *operands, int noperands,
                            hlo_value **value);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay.h"
 #include "tol_fft.h"
 
 static bool complex_type(hlo_etype t) { return t == HLO_C64 || t == HLO_C128; }
@@ -29,16 +30,19 @@ static void set_part(hlo_value *v, int64_t i, int p, double x) {
     hlo_value_set_f64(v, i, x);
 }
 
-/* The capture of the ffts' reference values. */
+/* The capture of the ffts' reference values, which also records what the
+ * shifted evaluations will replay (replay.h). */
 typedef struct {
   chk_fft_spreads *S;
   hlo_value *val[CHK_FFT_SPREAD_MAX];
+  chk_replay replay;
 } capture_state;
 
 static void capture_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
   (void)ops;
   (void)nops;
   capture_state *st = ctx;
+  chk_replay_record(&st->replay, ins, *value);
   for (int j = 0; j < st->S->n; j++)
     if (st->S->s[j].ins == ins && !st->val[j] && *value)
       st->val[j] = hlo_value_ref(*value);
@@ -89,9 +93,9 @@ static double change_at(const hlo_value *y, const hlo_value *yp, const hlo_value
 }
 
 /* One fft's measurement (its reference value v): the two or four shifted
- * evaluations. */
+ * evaluations, replayed from R where it can. */
 static int measure_one(chk_fft_spread *s, const hlo_value *v, const hlo_value *reference, int nleaves,
-                       chk_accums_eval_fn *eval, void *eval_ctx, hlo_error *err) {
+                       chk_replay *R, chk_accums_eval_fn *eval, void *eval_ctx, hlo_error *err) {
   double *bound = calloc((size_t)(v->count ? v->count : 1), sizeof *bound);
   if (!bound)
     return hlo_error_set(err, 0, 0, "out of memory while measuring the fusion's ffts");
@@ -105,7 +109,8 @@ static int measure_one(chk_fft_spread *s, const hlo_value *v, const hlo_value *r
     hlo_value *moved[2] = {NULL, NULL};
     for (int k = 0; k < 2 && rc == 0; k++) {
       shift_state st = {.ins = s->ins, .bound = bound, .n = v->count, .part = p, .sign = k == 0 ? 1.0 : -1.0};
-      rc = eval(eval_ctx, shift_hook, &st, &moved[k], err);
+      rc = chk_replay_plan(R, s->ins, shift_hook, &st) ? eval(eval_ctx, chk_replay_hook, R, &moved[k], err)
+                                                        : eval(eval_ctx, shift_hook, &st, &moved[k], err);
     }
     for (int leaf = 0; leaf < nleaves && rc == 0; leaf++) {
       const hlo_value *y = hlo_value_leaf(reference, leaf), *yp = hlo_value_leaf(moved[0], leaf), *ym = hlo_value_leaf(moved[1], leaf);
@@ -146,6 +151,10 @@ int chk_fft_spreads_measure(chk_fft_spreads *S, const hlo_computation *kernel, c
   if (S->n == 0)
     return 0;
   capture_state cs = {.S = S};
+  const hlo_instr *targets[CHK_FFT_SPREAD_MAX];
+  for (int j = 0; j < S->n; j++)
+    targets[j] = S->s[j].ins;
+  chk_replay_init(&cs.replay, kernel, targets, S->n);
   hlo_value *out = NULL;
   int rc = eval(eval_ctx, capture_hook, &cs, &out, err);
   hlo_value_unref(out);
@@ -155,10 +164,11 @@ int chk_fft_spreads_measure(chk_fft_spreads *S, const hlo_computation *kernel, c
   for (int j = 0; j < S->n && rc == 0; j++) {
     if (!cs.val[j] || cs.val[j]->type == HLO_TUPLE)
       continue; /* not evaluated (a branch not taken): nothing moves */
-    rc = measure_one(&S->s[j], cs.val[j], reference, nleaves, eval, eval_ctx, err);
+    rc = measure_one(&S->s[j], cs.val[j], reference, nleaves, &cs.replay, eval, eval_ctx, err);
   }
   for (int j = 0; j < S->n; j++)
     hlo_value_unref(cs.val[j]);
+  chk_replay_free(&cs.replay);
   return rc;
 }
 

@@ -27,7 +27,9 @@
  * The leaves an fft produces directly keep tol_fft's own bound (the caller
  * skips them here).  Every well-formed fft of the kernel but its root is
  * measured; each costs 2 or 4 more reference evaluations, plus one
- * evaluation to capture the ffts' values.
+ * evaluation to capture the ffts' values.  The capture records what the
+ * shifted evaluations read, and those recompute only what the shifted fft
+ * reaches where replay.h allows it.
  */
 #ifndef TUNE_CHECK_FFT_SPREAD_H
 #define TUNE_CHECK_FFT_SPREAD_H

@@ -56,7 +56,7 @@ normalise() {
     { print }'
 }
 
-total=0 same=0 differ=0 failed=0
+total=0 same=0 differ=0 failed=0 fusions=0
 for f in "$@"; do
   b=$(basename "$f" .hlo)
   for c in ${COMPILERS:-stable nightly}; do
@@ -84,8 +84,10 @@ for f in "$@"; do
       normalise "$work/$tag.before.h5" >"$work/$tag.before.txt"
       normalise "$work/$tag.after.h5" >"$work/$tag.after.txt"
       if [ "$rb" = "$ra" ] && cmp -s "$work/$tag.before.txt" "$work/$tag.after.txt"; then
-        echo "same     $tag (exit $rb, $(grep -c '^ *([0-9]*): {$' "$work/$tag.after.txt") records)"
+        nf=$(grep -c '^ *GROUP "[0-9a-f]\{16\}" {$' "$work/$tag.after.txt")
+        echo "same     $tag (exit $rb, $nf fusions, $(grep -c '^ *([0-9]*): {$' "$work/$tag.after.txt") records)"
         same=$((same + 1))
+        fusions=$((fusions + nf))
         rm -f "$work/$tag".*
       else
         diff "$work/$tag.before.txt" "$work/$tag.after.txt" >"$work/$tag.diff"
@@ -95,5 +97,5 @@ for f in "$@"; do
     done
   done
 done
-echo "same_bits: $total runs: $same identical, $differ differ, $failed failed (budget $budget, seed $seed)"
+echo "same_bits: $total runs: $same identical ($fusions fusions), $differ differ, $failed failed (budget $budget, seed $seed)"
 [ "$differ" -eq 0 ] && [ "$failed" -eq 0 ]

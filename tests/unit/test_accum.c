@@ -4,6 +4,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -148,9 +149,74 @@ static void bf16_dot_accumulates_in_f32(void **state) {
   hlo_module_free(m);
 }
 
+/* How many of eval_counted's evaluations were replays (replay.h). */
+static int replays, evaluations;
+
+static int eval_counted(void *c, chk_eval_hook *hook, void *hook_ctx, hlo_value **out, hlo_error *err) {
+  evaluations++;
+  replays += hook == chk_replay_hook;
+  return eval_cb(c, hook, hook_ctx, out, err);
+}
+
+/* Probes and measures MODULE; replay false turns the replays off, as
+ * when the probe's recording cannot be used. */
+static void measure(ctx *c, bool replay, chk_accums *A) {
+  hlo_error err = {0};
+  memset(A, 0, sizeof *A);
+  A->kernel = c->m->entry;
+  if (!replay)
+    A->replay.off = true;
+  hlo_value *ref = NULL;
+  assert_int_equal(eval_cb(c, chk_accums_probe, A, &ref, &err), 0);
+  assert_int_equal(A->n, 2);
+  double gmax[2] = {1e-3, 1e-3};
+  replays = evaluations = 0;
+  assert_int_equal(chk_accums_measure(A, ref, gmax, eval_counted, c, &err), 0);
+  hlo_value_unref(ref);
+}
+
+/* The measurement re-evaluates only what each shifted accumulation
+ * reaches (the reduce's divide, the dot's tuple), and what it measures is
+ * what shifting it in a full evaluation measures, bit for bit. */
+static void measure_replays_match_full(void **state) {
+  (void)state;
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(MODULE, strlen(MODULE), &err);
+  assert_non_null(m);
+  ctx c = {.m = m};
+  setup_ctx(&c);
+  chk_accums fast, full;
+  measure(&c, true, &fast);
+  assert_int_equal(evaluations, 4);
+  assert_int_equal(replays, 4);
+  measure(&c, false, &full);
+  assert_int_equal(evaluations, 4);
+  assert_int_equal(replays, 0);
+  assert_int_equal(fast.nleaves, 3);
+  assert_int_equal(full.nleaves, 3);
+  int moving = 0;
+  for (int j = 0; j < 2; j++) {
+    assert_ptr_equal(fast.a[j].ins, full.a[j].ins);
+    for (int leaf = 0; leaf < 3; leaf++) {
+      assert_true((fast.a[j].dy[leaf] == NULL) == (full.a[j].dy[leaf] == NULL));
+      if (fast.a[j].dy[leaf]) {
+        assert_memory_equal(fast.a[j].dy[leaf], full.a[j].dy[leaf], 2 * sizeof(double));
+        moving++;
+      }
+    }
+  }
+  assert_int_equal(moving, 2); /* s moves leaf 0 (half), d leaf 2 */
+  chk_accums_free(&fast);
+  chk_accums_free(&full);
+  for (int i = 0; i < 3; i++)
+    hlo_value_unref(c.args[i]);
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(abs_sums_and_allowance),
+      cmocka_unit_test(measure_replays_match_full),
       cmocka_unit_test(bf16_dot_accumulates_in_f32),
   };
   return cmocka_run_group_tests_name("accum", tests, NULL, NULL);
