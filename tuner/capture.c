@@ -126,7 +126,7 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
   if (h.replicas > 64)
     h.replicas = 64;
   chk_eval_opts eo = {.replicas = h.replicas, .emulate_device = 1, .hook = hook, .hook_ctx = &h,
-                      .time_budget = o->time_budget};
+                      .time_budget = o->time_budget, .rng_seed = o->seed};
   if (!(eo.time_budget > 0))
     eo.time_budget = TN_CAPTURE_TIME_BUDGET;
   hlo_value *outs[64] = {0};

@@ -143,6 +143,7 @@ static hlo_value *run_single_op(const iso_ctx *c, const hlo_module *um, const hl
     snprintf(why, n, "%s alone: %.400s", ins->name, err.msg);
     goto done;
   }
+  f.rng_seed = c->o->seed;
   if (default_config(c, &f, &dflt, msg, sizeof msg) != 0 ||
       !(out = run_kernel(c, &f, &dflt, args, np, jitter, msg, sizeof msg)))
     snprintf(why, n, "%s alone: %s", ins->name, msg);
@@ -328,6 +329,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     snprintf(r->note, sizeof r->note, "%.500s", uerr.msg);
     goto done;
   }
+  f.rng_seed = o->seed;
   if (default_config(c, &f, &cfg, why, sizeof why) != 0) {
     snprintf(r->note, sizeof r->note, "%s", why);
     goto done;

@@ -238,6 +238,7 @@ void tn_iso_chain_run(const hlo_module *m, const tn_units *u, const tn_iso_opts 
     if (!(cu[i].um = tn_unit_module(m, &u->v[i], &err)) || dev_fusion_analyze(cu[i].um, &cu[i].f, &err) != 0 ||
         dev_config_parse(r->v[i].config, &cu[i].cfg, &err) != 0)
       continue;
+    cu[i].f.rng_seed = o->seed;
     cu[i].nargs = cu[i].um->entry->nparams;
     if (!(cu[i].ref_in = calloc((size_t)cu[i].nargs + 1, sizeof *cu[i].ref_in)))
       continue;

@@ -338,7 +338,7 @@ static int write_values(const tn_repro_bundle *b, hlo_error *err) {
     goto done;
   }
   chk_inputs_opts io = {.seed = b->r->seed, .profile = (chk_inputs_profile)b->r->profile};
-  chk_eval_opts eo = {.replicas = replicas, .emulate_device = 1};
+  chk_eval_opts eo = {.replicas = replicas, .emulate_device = 1, .rng_seed = b->r->seed};
   if (b->inputs) {
     if (b->ninputs != nargs) {
       hlo_error_set(err, 0, 0, "%d stored inputs for %d parameters", b->ninputs, nargs);

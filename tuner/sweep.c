@@ -579,7 +579,7 @@ static int eval_reference(shared *sh, chk_eval_hook *hook, void *ctx, hlo_value 
   if (!outs)
     return hlo_error_set(err, 0, 0, "out of memory");
   chk_eval_opts eo = {.replicas = sh->replicas, .emulate_device = 1, .hook = hook, .hook_ctx = ctx,
-                      .time_budget = sh->o->time_budget};
+                      .time_budget = sh->o->time_budget, .rng_seed = sh->o->seed};
   if (chk_eval_module(sh->m, sh->nargs, sh->args, &eo, outs, err) != 0) {
     free(outs);
     return -1;
@@ -653,6 +653,7 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
    * reference simulates, so its collectives see the same peers. */
   sh->replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
   sh->f.replicas = sh->replicas;
+  sh->f.rng_seed = o->seed;
   sh->acc.kernel = sh->f.comp;
   progress(o, "reference", 0, 0, 0);
   if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
@@ -886,7 +887,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
    * and the fusion is flagged so the summary and the store say so. */
   out->profile = (int)o->profile;
   out->criterion = (int)o->criterion;
-  chk_eval_opts intent_eo = {.replicas = sh.replicas, .emulate_device = 1, .time_budget = o->time_budget};
+  chk_eval_opts intent_eo = {.replicas = sh.replicas, .emulate_device = 1, .time_budget = o->time_budget,
+                             .rng_seed = o->seed};
   if (chk_intent_classify(m, sh.nargs, sh.args, &intent_eo, o->profile == CHK_INPUTS_SPECIAL, sh.reference,
                           &out->nonfinite, err) != 0) {
     teardown(&sh);

@@ -1591,7 +1591,7 @@ static hlo_value *eval_prefix(const dev_elem *e, const hlo_instr *ins, hlo_value
   hlo_module mod = *e->f->m;
   mod.entry = &comp;
   int reps = e->f->replicas > 1 ? e->f->replicas : 1;
-  chk_eval_opts o = {.replicas = reps, .emulate_device = 1};
+  chk_eval_opts o = {.replicas = reps, .emulate_device = 1, .rng_seed = e->f->rng_seed};
   hlo_value **outs = calloc((size_t)reps, sizeof *outs);
   hlo_error err;
   if (!outs) {
@@ -1654,7 +1654,7 @@ static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value
   hlo_module mod = *e->f->m;
   mod.entry = &comp;
   int reps = e->f->replicas > 1 ? e->f->replicas : 1;
-  chk_eval_opts o = {.replicas = reps, .emulate_device = 1};
+  chk_eval_opts o = {.replicas = reps, .emulate_device = 1, .rng_seed = e->f->rng_seed};
   outs = calloc((size_t)reps, sizeof *outs);
   hlo_error err;
   if (!outs)

@@ -61,6 +61,10 @@ typedef struct dev_fusion {
   int replicas;                 /* replicas the collectives run across (the
                                    device simulates replica 0): the module's
                                    replica_count unless the caller sets it */
+  uint64_t rng_seed;            /* the run's --seed, which keys the values of
+                                   the rng ops the kernel hands to the host
+                                   evaluator; 0 unless the caller sets it,
+                                   and it must match the reference's */
 } dev_fusion;
 
 /* Analyses m.  0, or -1 with err (e.g. an output rank above DEV_MAX_RANK). */
