@@ -22,6 +22,7 @@
 #include "eval_async.h"
 #include "eval_internal.h"
 #include "inputs.h"
+#include "hlo_hash.h"
 
 static bool host_transfer(const hlo_instr *ins) {
   for (int i = 0; i < ins->nraw; i++)
@@ -45,12 +46,7 @@ bool chk_feed_supported(const hlo_instr *ins) {
   }
 }
 
-static uint64_t fnv1a(const char *s) {
-  uint64_t h = 0xcbf29ce484222325u;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 0x100000001b3u;
-  return h;
-}
+static uint64_t fnv1a(const char *s) { return hlo_fnv1a_str(HLO_FNV_BASIS, s); }
 
 /* Fills every array under v (a fresh value of the data's shape), leaves
  * numbered depth first from *leaf. */

@@ -41,6 +41,7 @@
 
 #include "eval_internal.h"
 #include "hlo_dtype.h"
+#include "hlo_hash.h"
 
 /* ---- blocks --------------------------------------------------------------- */
 
@@ -219,12 +220,7 @@ static hlo_value *rng_bit_generator(chk_eval *ev, const hlo_instr *ins, hlo_valu
   return t;
 }
 
-static uint64_t fnv1a(const char *s) {
-  uint64_t h = 0xcbf29ce484222325u;
-  for (; *s; s++)
-    h = (h ^ (uint8_t)*s) * 0x100000001b3u;
-  return h;
-}
+static uint64_t fnv1a(const char *s) { return hlo_fnv1a_str(HLO_FNV_BASIS, s); }
 
 static hlo_value *rng(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
   if (ins->noperands != 2 || !chk_is_array(ops[0]) || !chk_is_array(ops[1]) || ops[0]->count != 1 ||

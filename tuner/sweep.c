@@ -23,6 +23,7 @@
 #include "hlo_mem.h"
 #include "hlo_print.h"
 #include "tol_fft.h"
+#include "hlo_hash.h"
 
 static double now_s(void) {
   struct timespec t;
@@ -37,12 +38,7 @@ static uint64_t mix(uint64_t a, uint64_t b) {
   return z ^ (z >> 31);
 }
 
-static uint64_t fnv1a(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-  return h;
-}
+static uint64_t fnv1a(const char *s, size_t n) { return hlo_fnv1a(HLO_FNV_BASIS_FINGERPRINT, s, n); }
 
 /* Everything the candidates share, read-only once the sweep starts. */
 typedef struct {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dev_cfgfile.h"
+#include "hlo_hash.h"
 
 const char *const tn_sweep_input_profiles[] = {"naive", "constrained", "edge", "oob-indices", "special", NULL};
 
@@ -224,26 +225,17 @@ int tn_sweep_expand(const char *pattern, time_t t, char *buf, size_t n, hlo_erro
   return 0;
 }
 
-static uint64_t fnv1a(uint64_t h, const char *s) {
-  for (; *s; s++) {
-    h ^= (unsigned char)*s;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-#define FNV_BASIS 0xcbf29ce484222325ull
 
 void tn_sweep_identity(const tn_sweep_cfg *c, const char *machine, int shard_k, int shard_n, char *buf, size_t n) {
   char text[256];
-  uint64_t h = FNV_BASIS;
+  uint64_t h = HLO_FNV_BASIS;
   for (int i = 0; i < c->ncorpus; i++) {
-    h = fnv1a(h, c->corpus[i]);
-    h = fnv1a(h, "\n");
+    h = hlo_fnv1a_str(h, c->corpus[i]);
+    h = hlo_fnv1a_str(h, "\n");
   }
   snprintf(text, sizeof text, "|%d|%.17g|%llu|%d/%d|", c->budget, c->time_budget, (unsigned long long)c->seed,
            shard_k, shard_n);
-  h = fnv1a(fnv1a(fnv1a(fnv1a(h, machine), c->compiler), c->inputs), text);
+  h = hlo_fnv1a_str(hlo_fnv1a_str(hlo_fnv1a_str(hlo_fnv1a_str(h, machine), c->compiler), c->inputs), text);
   snprintf(buf, n, "%016llx", (unsigned long long)h);
 }
 
@@ -305,5 +297,5 @@ void tn_sweep_files_free(char **files, int n) {
 }
 
 int tn_sweep_shard_of(const char *path, int n) {
-  return (int)(fnv1a(FNV_BASIS, path) % (uint64_t)n) + 1;
+  return (int)(hlo_fnv1a_str(HLO_FNV_BASIS, path) % (uint64_t)n) + 1;
 }

@@ -1,5 +1,6 @@
 /* dev_config.c — canonical text, parsing and fingerprints of candidates. */
 #include "dev_config.h"
+#include "hlo_hash.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -70,10 +71,7 @@ void dev_config_print(const dev_config *c, char *buf, size_t n) {
 uint64_t dev_config_fingerprint(const dev_config *c) {
   char text[DEV_CONFIG_TEXT_MAX];
   dev_config_print(c, text, sizeof text);
-  uint64_t h = 1469598103934665603ull;
-  for (const char *p = text; *p; p++)
-    h = (h ^ (unsigned char)*p) * 1099511628211ull;
-  return h;
+  return hlo_fnv1a_str(HLO_FNV_BASIS_FINGERPRINT, text);
 }
 
 bool dev_config_equal(const dev_config *a, const dev_config *b) {

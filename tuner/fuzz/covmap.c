@@ -1,5 +1,6 @@
 /* covmap.c — an open-addressing count table of short text keys. */
 #include "covmap.h"
+#include "hlo_hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +11,7 @@ struct tn_covmap {
   size_t cap, n;
 };
 
-static uint64_t hash(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
+static uint64_t hash(const char *s) { return hlo_fnv1a_str(HLO_FNV_BASIS_FINGERPRINT, s); }
 
 tn_covmap *tn_covmap_new(void) {
   tn_covmap *m = calloc(1, sizeof *m);

@@ -7,7 +7,8 @@
  *
  * Records never overlap (a page is kept once per change), so applying
  * them in any order restores the same file; they are applied in order and
- * the first one that is short or fails its checksum ends the journal.
+ * the first one that is short or fails its checksum (FNV-1a: enough to
+ * tell a torn record from a whole one) ends the journal.
  */
 #define _DEFAULT_SOURCE /* flock */
 #include "journal.h"
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "h5util.h"
+#include "hlo_hash.h"
 
 enum {
   PAGE = 4096,
@@ -46,14 +48,6 @@ struct tn_journal {
 
 /* ---- bytes ------------------------------------------------------------------ */
 
-/* FNV-1a, 64 bits: enough to tell a torn record from a whole one. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-  const uint8_t *b = p;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ b[i]) * 1099511628211u;
-  return h;
-}
-static const uint64_t FNV_SEED = 14695981039346656037u;
 
 static void put64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; i++)
@@ -172,7 +166,7 @@ static int roll_back(const char *path, const char *jpath, int fd, const struct s
   }
   /* A header that is not whole was never synced, and nothing is
    * overwritten before the journal is synced: the file is as it was. */
-  if (n < HEADER || memcmp(head, magic, sizeof magic) != 0 || get64(head + 32) != fnv(FNV_SEED, head, 32))
+  if (n < HEADER || memcmp(head, magic, sizeof magic) != 0 || get64(head + 32) != hlo_fnv1a(HLO_FNV_BASIS, head, 32))
     goto cut;
   if (get64(head + 16) != (uint64_t)st->st_dev || get64(head + 24) != (uint64_t)st->st_ino) {
     tn_h5_fail(err, "%s: %s belongs to another file (its device and inode differ); it was left as it is", path, jpath);
@@ -194,7 +188,7 @@ static int roll_back(const char *path, const char *jpath, int fd, const struct s
     data = grown;
     if (tn_pread_full(jfd, data, len, off + RECORD) != (ssize_t)len)
       break;
-    if (get64(rec + 16) != fnv(fnv(FNV_SEED, rec, 16), data, len))
+    if (get64(rec + 16) != hlo_fnv1a(hlo_fnv1a(HLO_FNV_BASIS, rec, 16), data, len))
       break;
     if (pwrite_all(fd, data, len, at) != 0) {
       tn_h5_fail(err, "%s: cannot roll back an interrupted change: %s", path, strerror(errno));
@@ -278,7 +272,7 @@ tn_journal *tn_journal_begin(const char *path, bool *busy, hlo_error *err) {
   put64(head + 8, j->base);
   put64(head + 16, (uint64_t)j->st.st_dev);
   put64(head + 24, (uint64_t)j->st.st_ino);
-  put64(head + 32, fnv(FNV_SEED, head, 32));
+  put64(head + 32, hlo_fnv1a(HLO_FNV_BASIS, head, 32));
   if (pwrite_all(j->jfd, head, HEADER, 0) != 0) {
     tn_h5_fail(err, "%s: cannot write %s: %s", path, j->jpath, strerror(errno));
     unlink(j->jpath);
@@ -307,7 +301,7 @@ static int keep_run(tn_journal *j, uint64_t p, uint64_t q) {
   if (n == (ssize_t)len) {
     put64(rec, at);
     put64(rec + 8, len);
-    put64(rec + 16, fnv(fnv(FNV_SEED, rec, 16), rec + RECORD, len));
+    put64(rec + 16, hlo_fnv1a(hlo_fnv1a(HLO_FNV_BASIS, rec, 16), rec + RECORD, len));
     rc = pwrite_all(j->jfd, rec, RECORD + len, j->jsize);
   } else if (n >= 0) {
     errno = EIO; /* the file shrank under us */
