@@ -293,6 +293,12 @@ int tn_h5_probe(const char *path, hlo_error *err) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == PROBE_NOMEM)
     return tn_h5_fail(err, "%s: corrupt HDF5 file: a stored size asks for more memory than the file can hold", path);
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    return tn_h5_fail(err, "%s: corrupt HDF5 file: reading it does not finish", path);
+    /* A damaged file can make HDF5 loop; a sound but very large file on
+     * a starved machine can also run out of time, and saying only
+     * "corrupt" would wrong it. */
+    return tn_h5_fail(err,
+                      "%s: corrupt HDF5 file, or one too large to check on this machine now: reading it did not "
+                      "finish in %u s",
+                      path, time_bound(st.st_size));
   return tn_h5_fail(err, "%s: corrupt HDF5 file: the HDF5 library cannot read it without crashing", path);
 }
