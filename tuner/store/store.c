@@ -155,6 +155,17 @@ typedef int (*edit_fn)(hid_t file, bool fresh, void *ctx, hlo_error *err);
  * (or create) it, let fn append, check nothing was left open, and copy the
  * result out.  HDF5 never writes to disk here, so its closes cannot fail
  * for lack of space; the caller writes the bytes. */
+/* Lets fn append to the open file and checks that it closed what it
+ * opened: 0, or -1 with err naming path.  The caller is inside
+ * H5E_BEGIN_TRY and closes the file. */
+static int apply_edit(const char *path, hid_t file, bool fresh, edit_fn fn, void *ctx, hlo_error *err) {
+  if (fn(file, fresh, ctx, err) != 0)
+    return tn_h5_prefix_error(err, path);
+  if (H5Fget_obj_count(file, H5F_OBJ_ALL) != 1)
+    return tn_h5_fail(err, "%s: internal error: HDF5 objects left open", path);
+  return 0;
+}
+
 static int edit_in_memory(const char *path, const void *old, size_t old_size, edit_fn fn, void *ctx,
                           void **image, size_t *size, hlo_error *err) {
   bool fresh = old == NULL;
@@ -163,14 +174,9 @@ static int edit_in_memory(const char *path, const void *old, size_t old_size, ed
   if (file < 0)
     return fresh ? -1 : tn_h5_prefix_error(err, path);
   H5E_BEGIN_TRY {
-    if (fn(file, fresh, ctx, err) != 0)
-      tn_h5_prefix_error(err, path);
-    else if (H5Fget_obj_count(file, H5F_OBJ_ALL) != 1)
-      tn_h5_fail(err, "%s: internal error: HDF5 objects left open", path);
-    else if (tn_h5_mem_image(file, image, size, err) != 0)
-      tn_h5_prefix_error(err, path);
-    else
-      rc = 0;
+    rc = apply_edit(path, file, fresh, fn, ctx, err);
+    if (rc == 0 && tn_h5_mem_image(file, image, size, err) != 0)
+      rc = tn_h5_prefix_error(err, path);
     /* Strong close degree: whatever fn left open goes with the file. */
     H5Fclose(file);
   }
@@ -284,15 +290,16 @@ done:
 
 /* The same edit written in place through a rollback journal (journal.h),
  * at a cost in the size of the change rather than of the file.  1 when
- * the file cannot be locked against its readers (or is a symbolic link):
- * the caller then edits by copy, which leaves a reader's file alone. */
+ * the file cannot be locked against its readers (or is a symbolic link),
+ * or is no longer the file last (valid) says this store wrote: the caller
+ * then edits by copy, which leaves a reader's file alone. */
 static int edit_in_place(const char *path, file_id *last, edit_fn fn, void *ctx, hlo_error *err) {
   bool busy = false;
   tn_journal *j = tn_journal_begin(path, &busy, err);
   if (!j)
     return busy ? 1 : -1;
   struct stat st;
-  if (last && !(fstat(tn_journal_fd(j), &st) == 0 && same_id(last, &st))) {
+  if (!(fstat(tn_journal_fd(j), &st) == 0 && same_id(last, &st))) {
     /* A file someone else wrote may be damaged in ways that crash HDF5;
      * the check reads it in a child, which our lock would keep out. */
     hlo_error ignored = {0};
@@ -304,12 +311,7 @@ static int edit_in_place(const char *path, file_id *last, edit_fn fn, void *ctx,
   hid_t file = tn_h5_journal_open(path, &s, err);
   if (file >= 0) {
     H5E_BEGIN_TRY {
-      if (fn(file, false, ctx, err) != 0)
-        tn_h5_prefix_error(err, path);
-      else if (H5Fget_obj_count(file, H5F_OBJ_ALL) != 1)
-        tn_h5_fail(err, "%s: internal error: HDF5 objects left open", path);
-      else
-        rc = 0;
+      rc = apply_edit(path, file, false, fn, ctx, err);
       if (H5Fclose(file) < 0 && rc == 0)
         rc = tn_h5_fail(err, "%s: HDF5 could not close it", path);
     }
@@ -324,12 +326,10 @@ static int edit_in_place(const char *path, file_id *last, edit_fn fn, void *ctx,
       tn_h5_prefix_error(err, rerr.msg);
     return -1;
   }
-  if (last)
-    last->valid = false;
+  last->valid = false;
   if (tn_journal_commit(j, &st, err) != 0)
     return tn_h5_prefix_error(err, path);
-  if (last)
-    set_id(last, &st);
+  set_id(last, &st);
   return 0;
 }
 
