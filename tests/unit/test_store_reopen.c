@@ -16,12 +16,16 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <hdf5.h>
 
+#include "journal.h"
 #include "result_fixture.h"
 #include "store.h"
 #include "tmpdir_fixture.h"
@@ -132,11 +136,66 @@ static void test_damaged_file_refused_at_reopen(void **state) {
   assert_non_null(strstr(err.msg, "damaged.h5"));
 }
 
+/* A writer killed mid-change can leave bytes no HDF5 reader survives,
+ * with the journal that undoes them beside the file.  The first edit of a
+ * run checks a file it has not written (h5probe.h): it must roll the
+ * journal back first, or it refuses a file the next reader would have
+ * restored.  The dead writer here keeps every page, then zeroes all but
+ * the superblock's first 512 bytes: a file HDF5 still recognises and the
+ * check refuses (test_damaged_file_refused_at_reopen). */
+static void test_hot_journal_rolled_back_before_the_first_check(void **state) {
+  (void)state;
+  const char *path = tdf_path("torn.h5");
+  killed_run(path);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    hlo_error cerr = {0};
+    bool busy = false;
+    tn_journal *j = tn_journal_begin(path, &busy, &cerr);
+    struct stat st;
+    if (!j || fstat(tn_journal_fd(j), &st) != 0 || tn_journal_keep(j, 0, (uint64_t)st.st_size) != 0)
+      _exit(3);
+    size_t n = (size_t)st.st_size - 512;
+    char *zeros = st.st_size > 1024 ? calloc(1, n) : NULL;
+    if (!zeros || pwrite(tn_journal_fd(j), zeros, n, 512) != (ssize_t)n)
+      _exit(4);
+    _exit(0); /* no commit: the journal stays hot */
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  char journal[4096];
+  snprintf(journal, sizeof journal, "%s.journal", path);
+  assert_int_equal(access(journal, F_OK), 0);
+
+  hlo_error err = {0};
+  tn_run_info run;
+  memset(&run, 0, sizeof run);
+  snprintf(run.id, sizeof run.id, "t-second");
+  snprintf(run.command, sizeof run.command, "tune --fuzz -o torn.h5");
+  snprintf(run.machine, sizeof run.machine, "tpu-v5e");
+  snprintf(run.compiler, sizeof run.compiler, "stable");
+  tn_store *s = tn_store_begin_run(path, &run, &err);
+  if (!s)
+    fail_msg("begin_run on a file with a hot journal: %s", err.msg);
+  assert_int_equal(tn_store_end_run(s, "complete", &err), 0); /* frees s */
+  assert_int_not_equal(access(journal, F_OK), 0);
+  /* The interrupted change is gone and the earlier run is whole. */
+  tn_run_info again;
+  s = tn_store_reopen_run(path, "t-tpu-v5e", &again, &err);
+  if (!s)
+    fail_msg("the earlier run after the rollback: %s", err.msg);
+  tn_store_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_probed_at_reopen_not_at_add),
       cmocka_unit_test(test_changed_after_reopen_is_probed_again),
       cmocka_unit_test(test_damaged_file_refused_at_reopen),
+      cmocka_unit_test(test_hot_journal_rolled_back_before_the_first_check),
   };
   return cmocka_run_group_tests(tests, setup_all, tdf_teardown);
 }

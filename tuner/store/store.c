@@ -344,10 +344,17 @@ static int edit_atomically(const char *path, bool may_create, file_id *last, boo
     by_copy = true;
   struct stat st, again;
   if (!by_copy && last && !last->valid && lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-    if (tn_h5_probe(path, err) != 0)
+    /* A change a killed writer left half made is rolled back before the
+     * check reads the file: its torn bytes are not the file's. */
+    int lock = -1;
+    if (tn_journal_read_begin(path, &lock, err) != 0)
       return -1;
-    if (lstat(path, &again) == 0 && same_stat(&st, &again))
+    int probed = lstat(path, &st) == 0 ? tn_h5_probe(path, err) : tn_h5_fail(err, "%s: %s", path, strerror(errno));
+    if (probed == 0 && lstat(path, &again) == 0 && same_stat(&st, &again))
       set_id(last, &st);
+    tn_journal_read_end(lock);
+    if (probed != 0)
+      return -1;
   }
   if (!by_copy && last && last->valid) {
     int rc = edit_in_place(path, last, fn, ctx, err);
