@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "config.h"
 #include "gen.h"
+#include "heap_policy.h"
 #include "hlo_mem.h"
 #include "inputs.h"
 #include "mpi_sweep.h"
@@ -898,6 +899,7 @@ static void exit_from_a_library(void) {
 }
 
 int main(int argc, char **argv) {
+  tn_heap_policy_setup();
   atexit(exit_from_a_library);
   tn_libguard_install();
   if (tn_mpi_start(&argc, &argv) != 0)

@@ -9,11 +9,15 @@
  * (default 1024) by appending such fusions through the same store, in
  * place.  Printed: the median wall and CPU time of 15 appends to each
  * file, made in turn, their ratio (target: at most 2), and, as the previous version's
- * figure, one append to the big file by copy-and-rename.
+ * figure, one append to the big file by copy-and-rename.  While the big
+ * file grows, the CPU of its first and last 100 appends are compared
+ * (the allocator's policy, heap_policy.h, is what keeps them equal);
+ * --default-heap leaves glibc's default policy, to show the difference.
  */
 #define _DEFAULT_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +31,7 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
+#include "heap_policy.h"
 #include "result_fixture.h"
 #include "store.h"
 
@@ -112,6 +117,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   long mb = argc > 2 ? atol(argv[2]) : 1024;
+  bool default_heap = argc > 3 && strcmp(argv[3], "--default-heap") == 0;
+  if (!default_heap)
+    tn_heap_policy_setup(); /* as tune does */
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   char small[4096], big[4096];
   snprintf(small, sizeof small, "%s/bench-store-empty.h5", argv[1]);
@@ -122,8 +130,20 @@ int main(int argc, char **argv) {
   tn_store *big_s = begin(big);
   double g0 = wall_now();
   uint64_t fp = 1000000;
-  while (file_size(big) < mb * 1024 * 1024)
+  /* CPU of each block of 100 appends while growing: the first block and
+   * the last whole one. */
+  double block0 = 0, block_last = 0, c_block = cpu_now();
+  int blocks = 0;
+  while (file_size(big) < mb * 1024 * 1024) {
     add(big_s, fp++);
+    if ((fp - 1000000) % 100 == 0) {
+      double c = cpu_now();
+      block_last = c - c_block;
+      if (blocks++ == 0)
+        block0 = block_last;
+      c_block = c;
+    }
+  }
   double grow = wall_now() - g0;
 
   /* The two files' appends alternate, so that both meet the same
@@ -142,6 +162,10 @@ int main(int argc, char **argv) {
   long long bytes = file_size(big);
   printf("store: grew a results file to %.0f MB with %llu fusions in %.1f s (%.1f MB/s through the store)\n",
          (double)bytes / 1048576.0, (unsigned long long)(fp - 1000000), grow, (double)bytes / 1048576.0 / grow);
+  if (blocks >= 2)
+    printf("store growing (%s heap policy): cpu per append, appends 1-100 %.2f ms, %d01-%d00 %.2f ms: %.2fx\n",
+           default_heap ? "glibc's default" : "tune's", 10 * block0, blocks - 1, blocks, 10 * block_last,
+           block_last / block0);
   printf("store append empty: wall %.2f ms, cpu %.2f ms (median of %d)\n", 1e3 * w_small, 1e3 * c_small, APPENDS);
   printf("store append %.0fMB: wall %.2f ms, cpu %.2f ms (median of %d)\n", (double)bytes / 1048576.0, 1e3 * w_big,
          1e3 * c_big, APPENDS);
