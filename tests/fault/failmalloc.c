@@ -26,6 +26,15 @@
  *   TUNE_FAILMALLOC_TRACE=1  print the call stack of each failed allocation
  *                            on stderr (to find the code that mishandles it)
  *
+ * When HDF5's H5FL_blk_malloc is on the stack of the (first) failed
+ * allocation, the log line adds "via=H5FL_blk_malloc".  HDF5 1.10 (1.10.8,
+ * Debian 12) has a use-after-free there: it creates the free-list node for
+ * a new block size, its malloc fails, it garbage-collects its free lists
+ * (which frees that node, unused so far), retries the malloc, and on success
+ * counts the block in the freed node.  The heap is then corrupt, and glibc
+ * aborts at some later allocation, often in tune's code.  walk.sh uses the
+ * marker to tell that HDF5 bug from a crash of tune's.
+ *
  * Only allocations made after the program's main() starts are counted:
  * what the dynamic loader and the libraries' constructors allocate before
  * main cannot be handled by tune, and leaving it out makes the count the
@@ -94,6 +103,7 @@ static const char *log_path;       /* TUNE_FAILMALLOC_LOG */
 static char caller[256];           /* object that made the failed allocation */
 static volatile sig_atomic_t main_returned;
 static char exit_from[256];        /* who called exit(), when not main */
+static int via_h5fl_blk;           /* H5FL_blk_malloc made the failed allocation */
 
 /* dlsym may itself allocate before the real functions are known: serve
  * those few requests from a static arena that is never given back. */
@@ -163,6 +173,18 @@ static void name_caller(void *ret, char *out, size_t size) {
   snprintf(out, size, "%s", i < depth ? first_other(pc, i, depth) : object_of(ret));
 }
 
+/* Whether the exported function fn is on the current call stack. */
+static int on_stack(const char *fn) {
+  void *pc[64];
+  int depth = backtrace(pc, 64);
+  for (int i = 0; i < depth; i++) {
+    Dl_info info;
+    if (dladdr(pc[i], &info) && info.dli_sname && strcmp(info.dli_sname, fn) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 /* Whether this allocation is the one (or, persisting, one of those) to
  * fail.  ret is the allocator's return address, to name who asked. */
 static int should_fail(void *ret) {
@@ -192,6 +214,9 @@ static int should_fail(void *ret) {
       memcpy(caller, who, sizeof caller);
     else
       name_caller(ret, caller, sizeof caller);
+    naming = 1;
+    via_h5fl_blk = on_stack("H5FL_blk_malloc");
+    naming = 0;
   }
   if (trace) {
     void *pc[64];
@@ -302,6 +327,8 @@ static int log_line(char *buf, size_t size, int sig, const char *where) {
                   (int)main_returned);
   if (exit_from[0])
     n += snprintf(buf + n, size - (size_t)n, " exit_from=%s", exit_from);
+  if (via_h5fl_blk)
+    n += snprintf(buf + n, size - (size_t)n, " via=H5FL_blk_malloc");
   n += snprintf(buf + n, size - (size_t)n, "\n");
   return n;
 }

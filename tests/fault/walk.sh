@@ -24,7 +24,11 @@
 #                                       command (6 in the sanitizer build)
 #   tests/fault/walk.sh --full          every N (minutes to hours)
 #   tests/fault/walk.sh --samples K     about K values of N per command
-#   tests/fault/walk.sh --strict        HDF5's own leaks (ASan) fail the walk too
+#   tests/fault/walk.sh --strict        HDF5's own leaks (ASan) fail the walk too,
+#                                       and so does HDF5 1.10's heap corruption
+#                                       after a failed H5FL_blk_malloc
+#                                       (failmalloc.c), counted as a library
+#                                       giving up otherwise
 #   tests/fault/walk.sh --last K        only the last K allocations
 #   tests/fault/walk.sh --range A-B     only N from A to B (a chunk of a
 #                                       long walk; B past the end is the end)
@@ -269,6 +273,19 @@ walk_one() { # CMD
       why="$lib called exit() and tune's status is $st, not 2"
     elif [ "$h5leak" -eq 1 ] && [ "$strict" -eq 0 ]; then
       gave=$((gave + 1)); gave_list="$gave_list $n(libhdf5,leak)"; skip=1
+    elif [ "$st" -gt 2 ] && [ "$strict" -eq 0 ] &&
+         case $line in *signal=*via=H5FL_blk_malloc*) true ;; *) false ;; esac; then
+      # HDF5 1.10's use-after-free in H5FL_blk_malloc (failmalloc.c): the
+      # heap is corrupt from then on, whoever's allocation aborts.  What
+      # was already written must still be there.
+      gave=$((gave + 1)); gave_list="$gave_list $n(libhdf5,H5FL_blk_malloc-heap)"; skip=1
+      if [ -n "$out" ] && ! cmp -s "pre/$out" "run/$out"; then
+        case $c in
+          print|eval) why="HDF5 corrupted the heap and $out was changed" ;;
+          *) old_reports "run/$out" > got.json
+             cmp -s old.json got.json || why="HDF5 corrupted the heap and the earlier runs of $out do not read back the same" ;;
+        esac
+      fi
     elif [ "$st" -gt 2 ]; then
       why="crashed or sanitizer report (exit $st; the failed allocation was made by ${by:-?})"
     elif [ "$st" -eq 2 ]; then
@@ -313,7 +330,7 @@ walk_one() { # CMD
   done
   echo "# $c: $total allocations; tried $tried values of N (step $step), $hit failure points exercised," \
        "$oom_msg exits 2 saying out of memory, $recovered recovered with the clean result"
-  [ "$gave" -eq 0 ] || echo "# $c: a library gave up (exit, or an HDF5 leak under ASan) on $gave of its own failed allocations, at N =$gave_list"
+  [ "$gave" -eq 0 ] || echo "# $c: a library gave up (exit, an HDF5 leak under ASan, or HDF5 1.10's heap corruption after a failed H5FL_blk_malloc) on $gave of its own failed allocations, at N =$gave_list"
   echo "# tally $c $( [ "$part" -eq 0 ] && echo "$total" || echo 0) $tried $hit $oom_msg $recovered $gave $bad"
   [ "$bad" -eq 0 ] && ok "$c: every failing allocation tried gives a clean error or the clean result"
 }
