@@ -29,12 +29,6 @@
  * the result is rounded once to the result type.  Threads split output
  * elements, so the result does not depend on their number.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -26,12 +26,6 @@
  * the vector width (SSE, AVX2 or plain C give identical bits) or the number
  * of threads.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
 
 #include <stdint.h>
 #include <stdlib.h>

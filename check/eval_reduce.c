@@ -36,13 +36,6 @@
  * Parallelism never changes results: threads split output elements, and each
  * output element is folded by one thread in the order above.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-/* a fused multiply-add would change the rounding of the documented order */
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
 
 #include <math.h>
 #include <stdint.h>

@@ -24,6 +24,19 @@ AC_DEFUN([TUNE_WARN_CFLAGS], [
   AC_SUBST([WARN_CFLAGS])
 ])
 
+# TUNE_FP_CFLAGS
+# --------------
+# Every file is compiled without floating-point contraction: the reference
+# evaluator, the device and its emulation all round each product and each
+# sum on its own, in a documented order, and results must be the same bits
+# whatever the compiler and -march.  A compiler that cannot be told so
+# cannot build tune.
+AC_DEFUN([TUNE_FP_CFLAGS], [
+  TUNE_CHECK_CFLAG([-ffp-contract=off], [FP_CFLAGS=-ffp-contract=off],
+    [AC_MSG_ERROR([the compiler does not accept -ffp-contract=off, which tune's numerics need])])
+  AC_SUBST([FP_CFLAGS])
+])
+
 # TUNE_ENABLE_SANITIZERS
 # ----------------------
 # --enable-sanitizers builds everything with AddressSanitizer and UBSan, and

@@ -15,7 +15,7 @@ secs=${1:-600}
 out=${TMPDIR:-/tmp}/tune-fuzz-results
 mkdir -p "$out/build" "$out/corpus" "$src/tests/fuzz/artifacts"
 cp "$src"/tests/fuzz/corpus_results/* "$src"/tests/results/*.h5 "$out/corpus/"
-flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+flags="-g -O1 -ffp-contract=off -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 if [ ! -f "$src/configure" ]; then (cd "$src" && autoreconf -fi); fi
 cd "$out/build"
 [ -f config.h ] || "$src/configure" -q CC=clang >/dev/null

@@ -8,10 +8,6 @@
  * lane must equal the sequential loop bit for bit.  Lane counts cover the
  * 32- and 8-lane row groups, the gathered remainder and the few-lane tail,
  * for row steps (da 0, db 1) and gathered steps, at every precision. */
-#if defined(__GNUC__) && !defined(__clang__)
-/* the reference loop must not be contracted either */
-#pragma GCC optimize("fp-contract=off")
-#endif
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,12 +1,7 @@
 /* hlo_num_dot.c — the f32 dot inner loop, lanes side by side (see
  * hlo_num_dot.h). */
-#if defined(__GNUC__) && !defined(__clang__)
-/* nothing here may be contracted: each lane is the scalar loop */
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
+/* Nothing here may be contracted, each lane being the scalar loop: the
+ * whole build has -ffp-contract=off (m4/tune_flags.m4). */
 
 #include "hlo_num_dot.h"
 

@@ -8,13 +8,6 @@
  * coefficients are Taylor coefficients (1/n!), which is enough for f32 on the
  * reduced ranges used; measured error bounds are in the header.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-/* A fused multiply-add would change roundings the emulation must repeat. */
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
 
 #include "hlo_numerics.h"
 
