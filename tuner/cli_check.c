@@ -12,6 +12,7 @@
 #include "dev_backend.h"
 #include "dev_defect.h"
 #include "dev_machine.h"
+#include "json_out.h"
 #include "lock.h"
 #include "outpath.h"
 #include "shquote.h"
@@ -216,34 +217,13 @@ static void print_summary(FILE *f, const tn_opts *o, const char *file, const tn_
   }
 }
 
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
-static void json_num(FILE *f, double x) {
-  if (isfinite(x))
-    fprintf(f, "%.17g", x);
-  else
-    fputs("null", f);
-}
-
 static void json_metrics(FILE *f, const chk_metrics *m) {
   fprintf(f, "{\"mismatches\": %lld, \"count\": %lld, \"max_abs\": ", (long long)m->mismatches, (long long)m->count);
-  json_num(f, m->max_abs);
+  tn_json_num(f, m->max_abs);
   fputs(", \"max_rel\": ", f);
-  json_num(f, m->max_rel);
+  tn_json_num(f, m->max_rel);
   fprintf(f, ", \"max_ulp\": %llu, \"rms\": ", (unsigned long long)m->max_ulp);
-  json_num(f, m->rms);
+  tn_json_num(f, m->rms);
   fprintf(f, ", \"nan_mismatches\": %lld, \"inf_mismatches\": %lld, \"peak_index\": %lld, \"peak\": [",
           (long long)m->nan_mismatches, (long long)m->inf_mismatches, (long long)m->peak_index);
   for (int d = 0; m->peak_index >= 0 && d < m->rank; d++)
@@ -256,21 +236,21 @@ static void json_metrics(FILE *f, const chk_metrics *m) {
 
 static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fusion_result *r) {
   fputs("  {\"file\": ", f);
-  json_str(f, file);
+  tn_json_str(f, file);
   fputs(", \"fusion\": ", f);
-  json_str(f, r->name);
+  tn_json_str(f, r->name);
   fputs(", \"hero\": ", f);
-  json_str(f, r->hero);
+  tn_json_str(f, r->hero);
   fputs(", \"inputs\": ", f);
-  json_str(f, r->inputs_from[0] ? r->inputs_from : "synthetic");
+  tn_json_str(f, r->inputs_from[0] ? r->inputs_from : "synthetic");
   fputs(", \"inputs_note\": ", f);
-  json_str(f, r->inputs_note);
+  tn_json_str(f, r->inputs_note);
   fprintf(f, ", \"seed\": %llu, \"profile\": \"%s\", \"nonfinite\": \"%s\"", (unsigned long long)r->seed,
           chk_inputs_profile_name((chk_inputs_profile)r->profile), chk_nonfinite_name(r->nonfinite.kind));
   fprintf(f, ", \"status\": \"%s\"", tn_unit_status_name(unit_status(r)));
   if (unit_status(r) == TN_UNIT_UNSUPPORTED) { /* the feature the tool lacks */
     fputs(", \"reason\": ", f);
-    json_str(f, r->cands[0].message);
+    tn_json_str(f, r->cands[0].message);
   }
   fprintf(f, ", \"candidates\": %d, \"space\": %d, \"cut\": \"%s\"", r->ncands, r->space_size, cut_name(r->cut));
   if (r->covered)
@@ -278,17 +258,17 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
             (unsigned long long)r->cover.seed, r->cover.values_covered, r->cover.values,
             (long long)r->cover.pairs_covered, (long long)r->cover.pairs);
   fputs(", \"default\": ", f);
-  json_str(f, r->cands[0].config);
+  tn_json_str(f, r->cands[0].config);
   fputs(", \"default_sim_time\": ", f);
-  json_num(f, r->cands[0].sim_time);
+  tn_json_num(f, r->cands[0].sim_time);
   fprintf(f, ", \"tolerance\": \"%s\"", chk_tol_criterion_name((chk_tol_criterion)r->criterion));
   fprintf(f, ", \"default_vs_reference_ok\": %s, \"reference_unverifiable\": %s, \"unverifiable\": %lld, \"best\": ",
           r->default_vs_reference_ok ? "true" : "false", r->reference_unverifiable ? "true" : "false",
           (long long)r->unverifiable);
   if (r->best >= 0) {
-    json_str(f, r->cands[r->best].config);
+    tn_json_str(f, r->cands[r->best].config);
     fputs(", \"best_speedup\": ", f);
-    json_num(f, r->cands[r->best].speedup);
+    tn_json_num(f, r->cands[r->best].speedup);
   } else {
     fputs("null, \"best_speedup\": null", f);
   }
@@ -308,9 +288,9 @@ static void print_json(FILE *f, const tn_opts *o, const char *file, const tn_fus
     fputs(first ? "\n    {" : ",\n    {", f);
     first = 0;
     fprintf(f, "\"id\": %d, \"config\": ", c->id);
-    json_str(f, c->config);
+    tn_json_str(f, c->config);
     fprintf(f, ", \"verdict\": \"%s\", \"message\": ", chk_verdict_name(c->verdict));
-    json_str(f, c->message);
+    tn_json_str(f, c->message);
     fprintf(f, ", \"output\": %d, \"vs_default\": ", c->leaf);
     json_metrics(f, &c->vs_default);
     if (c->has_vs_reference) {
@@ -379,7 +359,7 @@ static void print_nothing(const tn_opts *o, const char *file, tn_check_tally *t)
   if (o->json) {
     json_sep(t);
     fputs("  {\"file\": ", t->out);
-    json_str(t->out, file);
+    tn_json_str(t->out, file);
     fputs(", \"status\": \"nothing to tune\"}", t->out);
   } else {
     fprintf(t->out, "%s: nothing to tune (no fusion and no op that runs as a kernel of its own)\n", file);
@@ -392,11 +372,11 @@ static void print_unchecked(const tn_opts *o, const char *file, const char *name
   if (o->json) {
     json_sep(t);
     fputs("  {\"file\": ", t->out);
-    json_str(t->out, file);
+    tn_json_str(t->out, file);
     fputs(", \"fusion\": ", t->out);
-    json_str(t->out, name);
+    tn_json_str(t->out, name);
     fprintf(t->out, ", \"status\": \"%s\", \"reason\": ", tn_unit_status_name(st));
-    json_str(t->out, why);
+    tn_json_str(t->out, why);
     fputs("}", t->out);
   } else {
     fprintf(t->out, "fusion %s from %s: %s: %s\n", name, file, tn_unit_status_name(st), why);

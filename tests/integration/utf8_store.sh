@@ -3,7 +3,9 @@
 # when the module does not: tests/hlo/nonutf8_meta.hlo has the bytes
 # FF C0 80 ED A0 80 in an op_name.  h5py's .asstr() decodes every such
 # dataset and attribute (it raised UnicodeDecodeError on the module text),
-# and the bad bytes come back as U+FFFD.  Skipped without h5py.
+# and the bad bytes come back as U+FFFD.  Also: `--check --json` of a file
+# whose name is not UTF-8 is JSON Python reads (its own JSON writer once
+# copied the name's bytes through).  Skipped without h5py.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 if [ -z "${PYTHON3:-}" ] || ! "$PYTHON3" -c 'import h5py' 2>/dev/null; then
   echo "# skip: no Python with h5py"
@@ -55,5 +57,20 @@ for x in r e; do
   fi
 done
 expect_grep '^replaced' "$TMPD/py.r" "r.h5: the six bad bytes are stored as six U+FFFD"
+
+# The name's byte FF comes out of --check --json as '?', so the output is
+# UTF-8 and parses.
+bad_name="$TMPD/$(printf 'fused\377name').hlo"
+cp "$hlo" "$bad_name"
+"$TUNE" --check "$bad_name" --budget 1 --json -q >"$TMPD/c.json" 2>"$TMPD/c.err"
+st=$?
+if [ "$st" -eq 0 ] && "$PYTHON3" -c '
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8", errors="strict"))
+sys.exit(0 if d and d[0]["file"].endswith("fused?name.hlo") else 1)' "$TMPD/c.json" 2>"$TMPD/c.py"; then
+  ok "--check --json of a non-UTF-8 file name is valid JSON, the byte written as '?'"
+else
+  not_ok "--check --json of a non-UTF-8 file name (exit $st)"; sed 's/^/  # /' "$TMPD/c.py" "$TMPD/c.err" | head -n 5
+fi
 
 finish

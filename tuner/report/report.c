@@ -12,6 +12,7 @@
 #include "inputs.h"
 #include "report_internal.h"
 #include "reproduce.h"
+#include "utf8.h"
 
 static const char *const format_names[] = {
     [TN_REPORT_HTML] = "html", [TN_REPORT_MD] = "md", [TN_REPORT_JSON] = "json", [TN_REPORT_JUNIT] = "junit"};
@@ -53,42 +54,11 @@ int tn_rep_check_stream(FILE *f, hlo_error *err) {
 
 /* ---- escaping -------------------------------------------------------------- */
 
-/* Length of the well-formed UTF-8 sequence at s (1..4), or 0 when the
- * bytes there are not one (overlong forms and surrogates included). */
-static size_t utf8_seq(const unsigned char *s) {
-  unsigned c = s[0];
-  size_t len;
-  unsigned min;
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xc2 && c <= 0xdf) {
-    len = 2;
-    min = 0x80;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    len = 3;
-    min = 0x800;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    len = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  unsigned cp = c & (0x3fu >> (len - 1));
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-    cp = (cp << 6) | (s[i] & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return len;
-}
-
 void tn_rep_xml(FILE *f, const char *s) {
   const unsigned char *p = (const unsigned char *)(s ? s : "");
   while (*p) {
     unsigned char c = *p;
-    size_t len = utf8_seq(p);
+    size_t len = tn_utf8_seq(p);
     if (len == 0) {
       fputc('?', f);
       p++;
@@ -111,41 +81,6 @@ void tn_rep_xml(FILE *f, const char *s) {
     }
     p++;
   }
-}
-
-void tn_rep_json_str(FILE *f, const char *s) {
-  const unsigned char *p = (const unsigned char *)(s ? s : "");
-  fputc('"', f);
-  while (*p) {
-    size_t len = utf8_seq(p);
-    if (len == 0) {
-      fputc('?', f);
-      p++;
-    } else if (len > 1) {
-      fwrite(p, 1, len, f);
-      p += len;
-    } else {
-      unsigned char c = *p++;
-      if (c == '"' || c == '\\')
-        fprintf(f, "\\%c", c);
-      else if (c == '\n')
-        fputs("\\n", f);
-      else if (c == '\t')
-        fputs("\\t", f);
-      else if (c < 0x20 || c == 0x7f)
-        fprintf(f, "\\u%04x", c);
-      else
-        fputc(c, f);
-    }
-  }
-  fputc('"', f);
-}
-
-void tn_rep_json_num(FILE *f, double x) {
-  if (isfinite(x))
-    fprintf(f, "%.17g", x);
-  else
-    fputs("null", f);
 }
 
 /* ---- candidates ----------------------------------------------------------------- */

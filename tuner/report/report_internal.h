@@ -12,10 +12,6 @@
  * escaped, control characters XML 1.0 cannot carry and invalid UTF-8
  * bytes replaced by '?', so the output always parses. */
 void tn_rep_xml(FILE *f, const char *s);
-/* A JSON string literal, quotes included (invalid UTF-8 as '?'). */
-void tn_rep_json_str(FILE *f, const char *s);
-/* A JSON number; NaN and infinities (which JSON lacks) as null. */
-void tn_rep_json_num(FILE *f, double x);
 
 /* The number of divergent candidates of r (chk_verdict_is_divergent). */
 int tn_rep_ndivergent(const tn_fusion_result *r);

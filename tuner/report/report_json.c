@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 
+#include "json_out.h"
 #include "report_internal.h"
 
 #define REPORT_VERSION 1
@@ -21,12 +22,12 @@ static void key(FILE *f, int indent, const char *k, bool first) {
 
 static void kstr(FILE *f, int indent, const char *k, const char *v, bool first) {
   key(f, indent, k, first);
-  tn_rep_json_str(f, v);
+  tn_json_str(f, v);
 }
 
 static void knum(FILE *f, int indent, const char *k, double v) {
   key(f, indent, k, false);
-  tn_rep_json_num(f, v);
+  tn_json_num(f, v);
 }
 
 static void kint(FILE *f, int indent, const char *k, int64_t v) {
@@ -49,13 +50,13 @@ static void i64_array(FILE *f, const int64_t *v, int n, int add) {
 static void side(FILE *f, int indent, const char *k, const chk_side_stats *s) {
   key(f, indent, k, false);
   fputs("{\"min\": ", f);
-  tn_rep_json_num(f, s->min);
+  tn_json_num(f, s->min);
   fputs(", \"max\": ", f);
-  tn_rep_json_num(f, s->max);
+  tn_json_num(f, s->max);
   fputs(", \"mean\": ", f);
-  tn_rep_json_num(f, s->mean);
+  tn_json_num(f, s->mean);
   fputs(", \"std\": ", f);
-  tn_rep_json_num(f, s->std);
+  tn_json_num(f, s->std);
   fputc('}', f);
 }
 
@@ -155,12 +156,12 @@ static void fusion(FILE *f, const tn_report_input *in, const tn_stored_fusion *s
   knum(f, ind, "default_sim_time", r->ncands > 0 ? r->cands[0].sim_time : 0.0);
   key(f, ind, "best_config", false);
   if (r->best >= 0)
-    tn_rep_json_str(f, r->cands[r->best].config);
+    tn_json_str(f, r->cands[r->best].config);
   else
     fputs("null", f);
   key(f, ind, "best_speedup", false);
   if (r->best >= 0)
-    tn_rep_json_num(f, r->cands[r->best].speedup);
+    tn_json_num(f, r->cands[r->best].speedup);
   else
     fputs("null", f);
   key(f, ind, "verdict_counts", false);
@@ -228,11 +229,11 @@ int tn_report_json(FILE *f, const tn_report_input *in, hlo_error *err) {
   fputc('[', f);
   for (int i = 0; in->runs && i < in->nruns; i++) {
     fprintf(f, "%s{\"id\": ", i ? ", " : "");
-    tn_rep_json_str(f, in->runs[i].id);
+    tn_json_str(f, in->runs[i].id);
     fputs(", \"started\": ", f);
-    tn_rep_json_str(f, in->runs[i].started);
+    tn_json_str(f, in->runs[i].started);
     fputs(", \"status\": ", f);
-    tn_rep_json_str(f, in->runs[i].status);
+    tn_json_str(f, in->runs[i].status);
     fputc('}', f);
   }
   fputc(']', f);

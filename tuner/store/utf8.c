@@ -4,11 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the well-formed sequence at p (1 to 4), or 0 when the byte at
- * p does not begin one.  The second byte's range carries the rules against
+/* The second byte's range carries the rules against
  * overlong forms (E0, F0), surrogates (ED) and code points past U+10FFFF
  * (F4), as in the table of RFC 3629 section 4. */
-static size_t seq_len(const unsigned char *p) {
+size_t tn_utf8_seq(const unsigned char *p) {
   unsigned char c = p[0];
   if (c < 0x80)
     return 1;
@@ -42,7 +41,7 @@ static size_t seq_len(const unsigned char *p) {
 bool tn_utf8_valid(const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   while (*p) {
-    size_t n = seq_len(p);
+    size_t n = tn_utf8_seq(p);
     if (n == 0)
       return false;
     p += n;
@@ -60,7 +59,7 @@ char *tn_utf8_fix(const char *s) {
     return NULL;
   const unsigned char *p = (const unsigned char *)s;
   while (*p) {
-    size_t n = seq_len(p);
+    size_t n = tn_utf8_seq(p);
     if (n == 0) {
       memcpy(o, "\xEF\xBF\xBD", 3);
       o += 3;

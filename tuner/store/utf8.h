@@ -14,6 +14,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Length of the well-formed sequence at p (1 to 4), or 0 when the byte at
+ * p does not begin one; p's string is NUL-terminated. */
+size_t tn_utf8_seq(const unsigned char *p);
+
 /* Is s (NUL-terminated) well-formed UTF-8 (RFC 3629: no overlong forms,
  * no surrogates, nothing above U+10FFFF)? */
 bool tn_utf8_valid(const char *s);
