@@ -54,34 +54,21 @@ int tn_rep_check_stream(FILE *f, hlo_error *err) {
 
 /* ---- escaping -------------------------------------------------------------- */
 
-void tn_rep_xml(FILE *f, const char *s) {
-  const unsigned char *p = (const unsigned char *)(s ? s : "");
-  while (*p) {
-    unsigned char c = *p;
-    size_t len = tn_utf8_seq(p);
-    if (len == 0) {
-      fputc('?', f);
-      p++;
-      continue;
-    }
-    if (len > 1) {
-      fwrite(p, 1, len, f);
-      p += len;
-      continue;
-    }
-    switch (c) {
-    case '&': fputs("&amp;", f); break;
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '"': fputs("&quot;", f); break;
-    case '\'': fputs("&#39;", f); break;
-    default:
-      /* XML 1.0 has no way to carry the other C0 controls, even escaped. */
-      fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, f);
-    }
-    p++;
+/* One ASCII byte of element content or of an attribute value. */
+static void xml_ascii(FILE *f, unsigned char c) {
+  switch (c) {
+  case '&': fputs("&amp;", f); break;
+  case '<': fputs("&lt;", f); break;
+  case '>': fputs("&gt;", f); break;
+  case '"': fputs("&quot;", f); break;
+  case '\'': fputs("&#39;", f); break;
+  default:
+    /* XML 1.0 has no way to carry the other C0 controls, even escaped. */
+    fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, f);
   }
 }
+
+void tn_rep_xml(FILE *f, const char *s) { tn_utf8_write(f, s, xml_ascii); }
 
 /* ---- candidates ----------------------------------------------------------------- */
 

@@ -38,6 +38,20 @@ size_t tn_utf8_seq(const unsigned char *p) {
   return n;
 }
 
+void tn_utf8_write(FILE *f, const char *s, void (*ascii)(FILE *f, unsigned char c)) {
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  while (*p) {
+    size_t n = tn_utf8_seq(p);
+    if (n == 0)
+      fputc('?', f);
+    else if (n > 1)
+      fwrite(p, 1, n, f);
+    else
+      ascii(f, *p);
+    p += n ? n : 1;
+  }
+}
+
 bool tn_utf8_valid(const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   while (*p) {

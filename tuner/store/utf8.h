@@ -13,10 +13,17 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Length of the well-formed sequence at p (1 to 4), or 0 when the byte at
  * p does not begin one; p's string is NUL-terminated. */
 size_t tn_utf8_seq(const unsigned char *p);
+
+/* Writes s (NULL: nothing) to f for a format that must be UTF-8 (JSON,
+ * XML): each well-formed multi-byte sequence as it is, each byte that does
+ * not begin one as '?', and each ASCII byte through ascii, which escapes
+ * what the format needs escaped. */
+void tn_utf8_write(FILE *f, const char *s, void (*ascii)(FILE *f, unsigned char c));
 
 /* Is s (NUL-terminated) well-formed UTF-8 (RFC 3629: no overlong forms,
  * no surrogates, nothing above U+10FFFF)? */
