@@ -50,15 +50,20 @@ static void one_result(tn_fusion_result *r, const char *name) {
   rfx_cand(&r->cands[0], 0, RFX_DEFAULT_CONFIG, CHK_VERDICT_MATCH);
 }
 
+/* A run's description, as a command on the tpu-v5e with stable gives it. */
+static void run_info(tn_run_info *run, const char *id, const char *command) {
+  memset(run, 0, sizeof *run);
+  snprintf(run->id, sizeof run->id, "%s", id);
+  snprintf(run->command, sizeof run->command, "%s", command);
+  snprintf(run->machine, sizeof run->machine, "tpu-v5e");
+  snprintf(run->compiler, sizeof run->compiler, "stable");
+}
+
 /* A run left "running" with one fusion, as a killed sweep leaves it. */
 static void killed_run(const char *path) {
   hlo_error err = {0};
   tn_run_info run;
-  memset(&run, 0, sizeof run);
-  snprintf(run.id, sizeof run.id, "t-tpu-v5e");
-  snprintf(run.command, sizeof run.command, "tune --sweep s.cfg");
-  snprintf(run.machine, sizeof run.machine, "tpu-v5e");
-  snprintf(run.compiler, sizeof run.compiler, "stable");
+  run_info(&run, "t-tpu-v5e", "tune --sweep s.cfg");
   unlink(path);
   tn_store *s = tn_store_begin_run(path, &run, &err);
   if (!s)
@@ -172,11 +177,7 @@ static void test_hot_journal_rolled_back_before_the_first_check(void **state) {
 
   hlo_error err = {0};
   tn_run_info run;
-  memset(&run, 0, sizeof run);
-  snprintf(run.id, sizeof run.id, "t-second");
-  snprintf(run.command, sizeof run.command, "tune --fuzz -o torn.h5");
-  snprintf(run.machine, sizeof run.machine, "tpu-v5e");
-  snprintf(run.compiler, sizeof run.compiler, "stable");
+  run_info(&run, "t-second", "tune --fuzz -o torn.h5");
   tn_store *s = tn_store_begin_run(path, &run, &err);
   if (!s)
     fail_msg("begin_run on a file with a hot journal: %s", err.msg);
