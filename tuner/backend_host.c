@@ -11,7 +11,8 @@ static int host_evaluate(const hlo_module *m, int nargs, hlo_value *const *args,
   chk_eval_opts eo = {.replicas = reps,
                       .emulate_device = o ? o->emulate_device : 0,
                       .hook = o ? o->hook : NULL,
-                      .hook_ctx = o ? o->hook_ctx : NULL};
+                      .hook_ctx = o ? o->hook_ctx : NULL,
+                      .rng_seed = o ? o->rng_seed : 0};
   hlo_value *single[1];
   hlo_value **outs = single;
   if (reps > 1 && !(outs = calloc((size_t)reps, sizeof *outs)))

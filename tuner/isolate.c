@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_host.h"
 #include "capture.h"
 #include "cascade.h"
 #include "isolate_chain.h"
@@ -144,6 +145,7 @@ static hlo_value *run_single_op(const iso_ctx *c, const hlo_module *um, const hl
     goto done;
   }
   f.rng_seed = c->o->seed;
+  f.host = tn_backend_host();
   if (default_config(c, &f, &dflt, msg, sizeof msg) != 0 ||
       !(out = run_kernel(c, &f, &dflt, args, np, jitter, msg, sizeof msg)))
     snprintf(why, n, "%s alone: %s", ins->name, msg);
@@ -330,6 +332,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     goto done;
   }
   f.rng_seed = o->seed;
+  f.host = tn_backend_host();
   if (default_config(c, &f, &cfg, why, sizeof why) != 0) {
     snprintf(r->note, sizeof r->note, "%s", why);
     goto done;

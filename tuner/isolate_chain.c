@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_host.h"
 #include "dev_fusion.h"
 #include "eval.h"
 #include "sweep.h"
@@ -239,6 +240,7 @@ void tn_iso_chain_run(const hlo_module *m, const tn_units *u, const tn_iso_opts 
         dev_config_parse(r->v[i].config, &cu[i].cfg, &err) != 0)
       continue;
     cu[i].f.rng_seed = o->seed;
+    cu[i].f.host = tn_backend_host();
     cu[i].nargs = cu[i].um->entry->nparams;
     if (!(cu[i].ref_in = calloc((size_t)cu[i].nargs + 1, sizeof *cu[i].ref_in)))
       continue;

@@ -14,6 +14,7 @@
 #endif
 
 #include "accum.h"
+#include "backend_host.h"
 #include "cascade.h"
 #include "dev_accum.h"
 #include "dev_fft.h"
@@ -650,6 +651,7 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   sh->replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
   sh->f.replicas = sh->replicas;
   sh->f.rng_seed = o->seed;
+  sh->f.host = tn_backend_host();
   sh->acc.kernel = sh->f.comp;
   progress(o, "reference", 0, 0, 0);
   if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)

@@ -4,7 +4,7 @@
  * It exists to prove the interface: everything a backend must do is here,
  * and nothing of the built-in simulator is used.  It is a "reference
  * backend": its kernels compute the module with the host's evaluator, which
- * tune hands it through tune_backend_attach_v1 (dev_host, dev_backend.h),
+ * tune hands it through tune_backend_attach_v1 (dev_host.h, dev_backend.h),
  * so a sweep on it must find every candidate bit-identical to the
  * reference.  It includes only the interface and the HLO layer: a backend
  * needs nothing of tune's checker.  Its pieces:
@@ -41,6 +41,7 @@ void tune_backend_attach_v1(const dev_host *h) { host = h; }
 
 struct dev_kernel {
   const hlo_module *m; /* the caller's module: it outlives the kernel */
+  uint64_t rng_seed;   /* the run's --seed (dev_fusion.rng_seed) */
   double cost_s;
 };
 
@@ -89,6 +90,7 @@ static dev_status example_compile(const dev_fusion *f, const dev_config *cfg, co
     return DEV_COMPILE_ERROR;
   }
   k->m = f->m;
+  k->rng_seed = f->rng_seed;
   k->cost_s = 10e-6 / cfg->buf;
   *out = k;
   return DEV_OK;
@@ -97,9 +99,10 @@ static dev_status example_compile(const dev_fusion *f, const dev_config *cfg, co
 static void example_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t jitter_seed, dev_run *out) {
   (void)jitter_seed; /* no modelled timing: every run is deterministic */
   *out = (dev_run){0};
-  /* emulate_device follows what the sweep's reference does, so that the
-   * two agree bit for bit and the example shows a clean sweep. */
-  dev_host_opts eo = {.replicas = 1, .emulate_device = 1};
+  /* emulate_device and the rng seed follow what the sweep's reference
+   * does, so that the two agree bit for bit and the example shows a clean
+   * sweep. */
+  dev_host_opts eo = {.replicas = 1, .emulate_device = 1, .rng_seed = k->rng_seed};
   hlo_error err = {0};
   hlo_value *v = NULL;
   if (!host) {

@@ -48,6 +48,7 @@
 #include <omp.h>
 #endif
 
+#include "backend_host.h"
 #include "bench_util.h"
 #include "dev_backend.h"
 #include "eval.h"
@@ -139,6 +140,7 @@ static int bench_one(const char *path, int dot_n, int reps, const dev_machine *m
     fprintf(stderr, "bench_device: %s: %s\n", name, err.msg);
     goto done;
   }
+  f.host = tn_backend_host();
 
   char why[512] = "";
   double t0 = bench_now();

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_host.h"
 #include "bench_util.h"
 #include "dev_backend.h"
 #include "dev_probe.h"
@@ -48,6 +49,7 @@ static int bench_one(const char *path, int reps, const dev_machine *mach) {
     fprintf(stderr, "bench_probe: %s: %s\n", name, err.msg);
     goto done;
   }
+  f.host = tn_backend_host();
   if (be->compile(&f, &dflt, mach, NULL, &k, why, sizeof why) != DEV_OK) {
     fprintf(stderr, "bench_probe: %s: the default does not compile: %s\n", name, why);
     goto done;

@@ -46,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend_host.h"
 #include "dev_backend.h"
 #include "dev_fft.h"
 #include "dev_fusion.h"
@@ -252,6 +253,7 @@ static void check_fusion(const char *dir, const char *name, const dev_machine *m
     hlo_module_free(m);
     return;
   }
+  f.host = tn_backend_host();
   int nargs = m->entry->nparams;
   hlo_value **args = calloc((size_t)(nargs ? nargs : 1), sizeof *args);
   chk_inputs_opts io = {.seed = 1, .profile = CHK_INPUTS_NAIVE};

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "backend_host.h"
 #include "dev_backend.h"
 #include "dev_defect.h"
 #include "dev_fusion.h"
@@ -202,6 +203,7 @@ static int same_bits(const char *what, const hlo_module *um, const dev_machine *
   dev_fusion f;
   if (dev_fusion_analyze(um, &f, &err) != 0)
     return 0;
+  f.host = tn_backend_host();
   dev_config dflt;
   dev_config *cands = NULL;
   int ncands = 0;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_host.h"
 #include "dev_backend.h"
 #include "dev_fusion.h"
 #include "eval.h"
@@ -287,6 +288,7 @@ static void run_one(const char *text, int op, uint64_t seed, const dev_machine *
     hlo_module_free(m);
     return;
   }
+  f.host = tn_backend_host();
   int nargs = m->entry->nparams;
   hlo_value *args[8] = {0}, *ref = NULL;
   /* out-of-range indices half the time (clamping and skipped windows),

@@ -11,8 +11,8 @@
  * A backend that wants the host's HLO semantics (a reference backend, a
  * backend that checks itself, a test double) also exports
  * `tune_backend_attach_v1`, a dev_backend_attach_fn: tune calls it once,
- * right after loading, with a dev_host whose functions stay valid until the
- * process exits.  So a backend needs only this header and the HLO layer's
+ * right after loading, with a dev_host (dev_host.h) whose functions stay
+ * valid until the process exits.  So a backend needs only this header and the HLO layer's
  * (hlo.h, hlo_value.h, hlo_error.h), never tune's checker.
  */
 #ifndef TUNE_DEV_BACKEND_H
@@ -23,10 +23,13 @@
 #include "dev_config.h"
 #include "dev_defect.h"
 #include "dev_fusion.h"
+#include "dev_host.h"
 #include "dev_machine.h"
 #include "hlo_value.h"
 
-#define DEV_BACKEND_ABI 1
+/* 2: dev_host_opts gained rng_seed, so a backend built against 1 hands the
+ * host a shorter struct than it reads. */
+#define DEV_BACKEND_ABI 2
 
 typedef struct dev_kernel dev_kernel; /* backend-defined */
 
@@ -64,31 +67,6 @@ typedef struct dev_backend {
   double (*cost)(const dev_kernel *k);
   void (*release)(dev_kernel *k);
 } dev_backend;
-
-/* Called on every instruction the host evaluates, after its value is
- * computed: operands[0..noperands) are its operands' values, and the hook
- * may replace *value (unref the old one). */
-typedef void dev_host_hook(void *ctx, const hlo_instr *ins, hlo_value *const *operands, int noperands,
-                           hlo_value **value);
-
-typedef struct dev_host_opts {
-  int replicas;       /* simulated replicas, >= 1; *out is replica 0's */
-  int emulate_device; /* the device numerics of hlo_numerics.h (bf16 dot
-                         passes, approximations, FTZ), as tune's reference
-                         applies them when it judges a candidate */
-  dev_host_hook *hook; /* optional; every instruction then runs op by op */
-  void *hook_ctx;
-} dev_host_opts;
-
-/* What tune offers a loaded backend. */
-typedef struct dev_host {
-  /* Evaluates m's entry computation with the host's reference semantics on
-   * args (one per entry parameter, in order; the caller keeps its
-   * references).  0 with *out set (one reference), or -1 with err naming the
-   * instruction and what went wrong. */
-  int (*evaluate)(const hlo_module *m, int nargs, hlo_value *const *args, const dev_host_opts *o,
-                  hlo_value **out, hlo_error *err);
-} dev_host;
 
 typedef void dev_backend_attach_fn(const dev_host *host);
 

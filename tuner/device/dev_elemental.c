@@ -27,7 +27,6 @@
 #include "dev_probe.h"
 #include "hlo_numerics.h"
 #include "dev_whole.h"
-#include "eval.h"
 #include "hlo_dtype.h"
 
 #define DEV_ELEM_POOL 32 /* recycled buffers kept (see struct dev_elem) */
@@ -1578,6 +1577,29 @@ static bool replica_dependent(hlo_opcode op) {
   }
 }
 
+/* Evaluates mod's entry on args with the host the fusion was given
+ * (dev_host.h): replica 0's root value, with the device's numerics and the
+ * run's replicas and rng seed, or NULL with why. */
+static hlo_value *host_eval(const dev_elem *e, const hlo_module *mod, const hlo_instr *ins, int nargs,
+                            hlo_value *const *args, char *why, size_t why_len) {
+  const dev_host *h = e->f->host;
+  if (!h || !h->evaluate) {
+    snprintf(why, why_len, "%s: %s needs a host evaluator, and the fusion was given none", ins->name,
+             hlo_opcode_name(ins->op));
+    return NULL;
+  }
+  dev_host_opts o = {.replicas = e->f->replicas > 1 ? e->f->replicas : 1,
+                     .emulate_device = 1,
+                     .rng_seed = e->f->rng_seed};
+  hlo_error err = {0};
+  hlo_value *res = NULL;
+  if (h->evaluate(mod, nargs, args, &o, &res, &err) != 0) {
+    snprintf(why, why_len, "%s", err.msg[0] ? err.msg : "the host evaluator failed");
+    return NULL;
+  }
+  return res;
+}
+
 /* A collective sees every replica's operand, and those differ when the
  * kernel reads replica-id: so it is evaluated, for all replicas in
  * lockstep, as the kernel computation cut at the collective (the kernel's
@@ -1590,27 +1612,10 @@ static hlo_value *eval_prefix(const dev_elem *e, const hlo_instr *ins, hlo_value
   comp.ninstrs = ins->index + 1;
   hlo_module mod = *e->f->m;
   mod.entry = &comp;
-  int reps = e->f->replicas > 1 ? e->f->replicas : 1;
-  chk_eval_opts o = {.replicas = reps, .emulate_device = 1, .rng_seed = e->f->rng_seed};
-  hlo_value **outs = calloc((size_t)reps, sizeof *outs);
-  hlo_error err;
-  if (!outs) {
-    snprintf(why, why_len, "out of memory");
-    return NULL;
-  }
-  hlo_value *res = NULL;
-  if (chk_eval_module(&mod, e->c->nparams, params, &o, outs, &err) != 0) {
-    snprintf(why, why_len, "%s", err.msg);
-  } else {
-    res = outs[0]; /* the device simulates replica 0 */
-    for (int r = 1; r < reps; r++)
-      hlo_value_unref(outs[r]);
-  }
-  free(outs);
-  return res;
+  return host_eval(e, &mod, ins, e->c->nparams, params, why, why_len);
 }
 
-/* Evaluates one opaque instruction with the reference evaluator: a module
+/* Evaluates one opaque instruction with the host evaluator: a module
  * whose entry is parameters plus a shallow copy of ins reading them.  Called
  * computations (to_apply, ...) are shared with the kernel's module. */
 static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value **ops, char *why, size_t why_len) {
@@ -1618,7 +1623,6 @@ static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value
   hlo_instr *params = calloc((size_t)n + 1, sizeof *params);
   hlo_instr **pp = calloc((size_t)n + 1, sizeof *pp);
   hlo_instr **all = calloc((size_t)n + 2, sizeof *all);
-  hlo_value **outs = NULL;
   hlo_value *res = NULL;
   if (!params || !pp || !all)
     goto done;
@@ -1653,27 +1657,13 @@ static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value
   comp.params = pp;
   hlo_module mod = *e->f->m;
   mod.entry = &comp;
-  int reps = e->f->replicas > 1 ? e->f->replicas : 1;
-  chk_eval_opts o = {.replicas = reps, .emulate_device = 1, .rng_seed = e->f->rng_seed};
-  outs = calloc((size_t)reps, sizeof *outs);
-  hlo_error err;
-  if (!outs)
-    goto done;
-  if (chk_eval_module(&mod, n, ops, &o, outs, &err) != 0) {
-    snprintf(why, why_len, "%s", err.msg);
-    goto done;
-  }
-  /* The device simulates replica 0. */
-  res = outs[0];
-  for (int r = 1; r < reps; r++)
-    hlo_value_unref(outs[r]);
+  res = host_eval(e, &mod, ins, n, ops, why, why_len);
 done:
   if (!res && why[0] == 0)
     snprintf(why, why_len, "out of memory");
   free(params);
   free(pp);
   free(all);
-  free(outs);
   return res;
 }
 

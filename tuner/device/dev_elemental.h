@@ -28,10 +28,11 @@
  * computed by the device's own lowering, tiled by the config (dev_whole.h).
  * The rest (collectives, map, calls, complex numbers, and forms of the ops
  * above that the device does not lower, e.g. a comparator that is not a
- * lane program, a reduce-window with a general reducer) still calls the
- * reference evaluator (check/eval.h) on a single-op module: a known
- * layering compromise (issue 14) that hides the reference's bugs on those
- * ops from the checker.
+ * lane program, a reduce-window with a general reducer) is still handed,
+ * as a single-op module, to the host evaluator the fusion carries
+ * (dev_fusion.host, dev_host.h), which tune answers with the reference: a
+ * known compromise (issue 14 item 1) that hides the reference's bugs on
+ * those ops from the checker.  Without a host they are refused.
  */
 #ifndef TUNE_DEV_ELEMENTAL_H
 #define TUNE_DEV_ELEMENTAL_H

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "dev_config.h"
+#include "dev_host.h"
 #include "hlo.h"
 #include "hlo_error.h"
 
@@ -65,6 +66,10 @@ typedef struct dev_fusion {
                                    the rng ops the kernel hands to the host
                                    evaluator; 0 unless the caller sets it,
                                    and it must match the reference's */
+  const dev_host *host;         /* evaluates what the device does not compute
+                                   itself (dev_host.h), with replicas and
+                                   rng_seed above; NULL unless the caller sets
+                                   it, and then such ops are refused */
 } dev_fusion;
 
 /* Analyses m.  0, or -1 with err (e.g. an output rank above DEV_MAX_RANK). */

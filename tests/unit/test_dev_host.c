@@ -1,0 +1,216 @@
+/* test_dev_host.c — the device's host evaluator (dev_host.h), handed in
+ * dev_fusion.host: what the device does not compute itself (a collective,
+ * evaluated as the kernel cut at it for every replica; a single op it has
+ * no lowering for, here map) goes to that host and nowhere else.
+ *
+ *   no host     the op is refused with a runtime error that says so,
+ *               never a crash and never a silent answer;
+ *   a fake      its answer is what the device uses, and it is asked with
+ *               the fusion's replicas and rng seed and the device's
+ *               numerics;
+ *   tune's      (tn_backend_host, the reference) gives what HLO semantics
+ *               give, worked out by hand below.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend_host.h"
+#include "dev_exec.h"
+#include "hlo_parse.h"
+
+/* replica r's kernel computes x = p + r, all-reduces it over 4 replicas
+ * (sum: 4p + 0+1+2+3 = 4p + 6) and halves that: 2p + 3. */
+static const char *const all_reduce_text =
+    "HloModule m, replica_count=4\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  r = u32[] replica-id()\n  rf = f32[] convert(r)\n"
+    "  rb = f32[8,128] broadcast(rf), dimensions={}\n  x = f32[8,128] add(p, rb)\n"
+    "  ar = f32[8,128] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=add\n"
+    "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
+    "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
+
+/* map(p, q) with add: p + q, then the device's own add of 1. */
+static const char *const map_text =
+    "HloModule m\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
+    "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=add\n"
+    "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
+    "  ROOT y = f32[8,128] add(m, ob)\n}\n";
+
+#define N (8 * 128)
+
+typedef struct fx {
+  hlo_module *m;
+  dev_fusion f;
+  dev_machine mach;
+  dev_schedule s;
+  hlo_value *args[2];
+  int nargs;
+} fx;
+
+static void load(fx *x, const char *text, int nargs, const dev_host *host, uint64_t seed) {
+  hlo_error err;
+  x->m = hlo_parse(text, strlen(text), &err);
+  if (!x->m)
+    fail_msg("parse: %s", err.msg);
+  assert_int_equal(dev_fusion_analyze(x->m, &x->f, &err), 0);
+  x->f.host = host;
+  x->f.rng_seed = seed;
+  assert_int_equal(dev_machine_find("tpu-v5e", &x->mach, &err), 0);
+  dev_config c;
+  if (dev_config_parse("tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none", &c, &err) != 0)
+    fail_msg("config: %s", err.msg);
+  char why[256];
+  if (dev_lower(&x->f, &c, &x->mach, &x->s, why, sizeof why) != 0)
+    fail_msg("lower: %s", why);
+  int64_t dims[2] = {8, 128};
+  x->nargs = nargs;
+  for (int a = 0; a < nargs; a++) {
+    x->args[a] = hlo_value_array(HLO_F32, 2, dims);
+    for (int i = 0; i < N; i++) /* small integers: every sum below is exact */
+      ((float *)x->args[a]->data)[i] = (float)(i + 100 * a);
+  }
+}
+
+static void unload(fx *x) {
+  for (int a = 0; a < x->nargs; a++)
+    hlo_value_unref(x->args[a]);
+  dev_schedule_free(&x->s);
+  hlo_module_free(x->m);
+}
+
+static void run(fx *x, dev_run *r) { dev_exec_run(&x->s, NULL, x->args, x->nargs, 1, NULL, r); }
+
+/* ---- a fake host: answers 42 everywhere and remembers how it was asked -- */
+
+static struct {
+  int calls;
+  hlo_opcode root_op;
+  int nargs;
+  dev_host_opts o;
+} seen;
+
+static int fake_evaluate(const hlo_module *m, int nargs, hlo_value *const *args, const dev_host_opts *o,
+                         hlo_value **out, hlo_error *err) {
+  (void)args;
+  (void)err;
+  seen.calls++;
+  seen.root_op = m->entry->root->op;
+  seen.nargs = nargs;
+  seen.o = *o;
+  hlo_value *v = hlo_value_from_shape(&m->entry->root->shape);
+  for (int64_t i = 0; i < v->count; i++)
+    hlo_value_set_f64(v, i, 42);
+  *out = v;
+  return 0;
+}
+
+static const dev_host fake = {.evaluate = fake_evaluate};
+
+static void expect_refused(const char *text, int nargs, const char *what) {
+  fx x;
+  load(&x, text, nargs, NULL, 0);
+  dev_run r;
+  run(&x, &r);
+  assert_int_equal(r.status, DEV_RUNTIME_ERROR);
+  assert_null(r.out);
+  if (!strstr(r.message, what) || !strstr(r.message, "needs a host evaluator"))
+    fail_msg("unexpected message: %s", r.message);
+  unload(&x);
+}
+
+static void no_host_refuses_collective(void **state) {
+  (void)state;
+  /* the first instruction the kernel hands over is replica-id */
+  expect_refused(all_reduce_text, 1, "replica-id");
+}
+
+static void no_host_refuses_map(void **state) {
+  (void)state;
+  expect_refused(map_text, 2, "m: map");
+}
+
+static void fake_host_answers_collective(void **state) {
+  (void)state;
+  memset(&seen, 0, sizeof seen);
+  fx x;
+  load(&x, all_reduce_text, 1, &fake, 77);
+  dev_run r;
+  run(&x, &r);
+  assert_int_equal(r.status, DEV_OK);
+  /* replica-id alone, then the kernel cut at the all-reduce */
+  assert_int_equal(seen.calls, 2);
+  assert_int_equal(seen.root_op, HLO_OP_ALL_REDUCE);
+  assert_int_equal(seen.nargs, 1);
+  assert_int_equal(seen.o.replicas, 4);
+  assert_int_equal(seen.o.emulate_device, 1);
+  assert_true(seen.o.rng_seed == 77);
+  assert_null(seen.o.hook);
+  for (int i = 0; i < N; i++) /* the host's 42, halved by the device */
+    assert_true(((const float *)r.out->data)[i] == 21.0f);
+  hlo_value_unref(r.out);
+  unload(&x);
+}
+
+static void fake_host_answers_map(void **state) {
+  (void)state;
+  memset(&seen, 0, sizeof seen);
+  fx x;
+  load(&x, map_text, 2, &fake, 5);
+  dev_run r;
+  run(&x, &r);
+  assert_int_equal(r.status, DEV_OK);
+  assert_int_equal(seen.calls, 1);
+  assert_int_equal(seen.root_op, HLO_OP_MAP);
+  assert_int_equal(seen.nargs, 2);
+  assert_int_equal(seen.o.replicas, 1);
+  assert_true(seen.o.rng_seed == 5);
+  for (int i = 0; i < N; i++)
+    assert_true(((const float *)r.out->data)[i] == 43.0f);
+  hlo_value_unref(r.out);
+  unload(&x);
+}
+
+static void reference_host_all_reduce(void **state) {
+  (void)state;
+  fx x;
+  load(&x, all_reduce_text, 1, tn_backend_host(), 0);
+  dev_run r;
+  run(&x, &r);
+  if (r.status != DEV_OK)
+    fail_msg("run: %s", r.message);
+  for (int i = 0; i < N; i++) /* replica 0's view: 2p + 3 */
+    assert_true(((const float *)r.out->data)[i] == 2.0f * (float)i + 3.0f);
+  hlo_value_unref(r.out);
+  unload(&x);
+}
+
+static void reference_host_map(void **state) {
+  (void)state;
+  fx x;
+  load(&x, map_text, 2, tn_backend_host(), 0);
+  dev_run r;
+  run(&x, &r);
+  if (r.status != DEV_OK)
+    fail_msg("run: %s", r.message);
+  for (int i = 0; i < N; i++) /* p + q + 1 with p = i, q = i + 100 */
+    assert_true(((const float *)r.out->data)[i] == 2.0f * (float)i + 101.0f);
+  hlo_value_unref(r.out);
+  unload(&x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(no_host_refuses_collective), cmocka_unit_test(no_host_refuses_map),
+      cmocka_unit_test(fake_host_answers_collective), cmocka_unit_test(fake_host_answers_map),
+      cmocka_unit_test(reference_host_all_reduce), cmocka_unit_test(reference_host_map),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
