@@ -26,13 +26,6 @@
  * Mixed operand classes (an integer input with a float result, ...),
  * complex and pred types are not lowered here.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
-
 #include "dev_whole.h"
 
 #include <stdio.h>

@@ -7,13 +7,6 @@
  * operands are bounding boxes of all their users' needs, so every op reads
  * its operands through offsets (box_off) rather than assuming equal boxes.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
-
 #include "dev_elemental.h"
 #include "dev_layout.h"
 

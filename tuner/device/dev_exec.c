@@ -26,14 +26,6 @@
  * no defect makes the run fail (see each function for how a value that a
  * real chip would leave undefined is modelled as a finite stale value).
  */
-#if defined(__GNUC__) && !defined(__clang__)
-/* the dot fold must round exactly as hlo_numerics.c does */
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
-
 #include "dev_exec.h"
 
 #include <math.h>

@@ -1,13 +1,5 @@
 /* dev_exec_fold.c — f32 reduction folds, many lines side by side (see
  * dev_exec_fold.h). */
-#if defined(__GNUC__) && !defined(__clang__)
-/* nothing here may be contracted or reassociated: each lane is the scalar loop */
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
-
 #include "dev_exec_fold.h"
 
 #include <math.h>

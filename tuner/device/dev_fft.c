@@ -46,13 +46,6 @@
  * one frequency tile, or without four-step, is bit-identical to the clean
  * device.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
-
 #include "dev_fft.h"
 #include "dev_whole.h"
 
