@@ -125,4 +125,15 @@ int chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const double *
 
 void chk_accums_free(chk_accums *A);
 
+/* The sums an f32 dot's noise measurement compares (above), for every
+ * output element e of `dot` (an f32 result) applied to ops, formed in one
+ * walk of e's products: exact[e] the f64 sum of the products as the device
+ * forms them, and sums[3 e + i] the sum, in lane order, of P = 2 << i
+ * interleaved f32 accumulators, lane p taking the products whose
+ * contraction index k (row-major over the contracting dims, in their
+ * listed order) has k % P == p, each product and add as the reference
+ * emulating the device forms them.  0, or -1 with err (out of memory, or
+ * dimension numbers that do not fit the operands). */
+int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exact, float *sums, hlo_error *err);
+
 #endif
