@@ -388,80 +388,149 @@ static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *
   return 0;
 }
 
-/* Columns per block of a row: the block's accumulators (LANES f32 and one
- * f64 each) stay in L1 while the rhs rows stream past. */
-enum { ROW_BLOCK = 256 };
+/* The walk below runs in the widest vectors the host has; each column is
+ * its own sum, so the width changes no bit. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#define DOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DOT_CLONES
+#endif
 
-/* Product k of the block's columns added to the lanes it belongs to (l2,
- * l4, l8: lane k % 2, 2 + k % 4 and 6 + k % 8), each product and each sum
- * as the emulating reference forms them: hlo_num_dot_parts_product term for
- * term, then acc = ftz(acc + product) (hlo_num_dot.h). */
-static void lanes_add(hlo_num_precision prec, const float *x, const float *const *y, int64_t nj,
-                      float *restrict l2, float *restrict l4, float *restrict l8) {
+/* Columns per block: the block's accumulators (LANES f32 and one f64
+ * each) stay in L1, and its share of the rhs (K rows of COL_BLOCK f64 and
+ * bf16 parts) in L2 while every row of the lhs passes over it. */
+enum { COL_BLOCK = 64 };
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* The product of lhs parts x and the rhs parts y[q][j], as
+ * hlo_num_dot_parts_product forms it (term for term), flushed. */
+INLINE float part_product(hlo_num_precision prec, const float *x, const float *const *y, int64_t j) {
+  float t;
   switch (prec) {
   case HLO_NUM_PREC_HIGH:
-    for (int64_t j = 0; j < nj; j++) {
-      float t = x[1] * y[0][j];
-      t = t + x[0] * y[1][j];
-      t = t + x[0] * y[0][j];
-      float p = hlo_num_ftz_f32(t);
-      l2[j] = hlo_num_ftz_f32(l2[j] + p);
-      l4[j] = hlo_num_ftz_f32(l4[j] + p);
-      l8[j] = hlo_num_ftz_f32(l8[j] + p);
-    }
+    t = x[1] * y[0][j];
+    t = t + x[0] * y[1][j];
+    t = t + x[0] * y[0][j];
     break;
   case HLO_NUM_PREC_HIGHEST:
-    for (int64_t j = 0; j < nj; j++) {
-      float t = x[2] * y[0][j];
-      t = t + x[0] * y[2][j];
-      t = t + x[1] * y[1][j];
-      t = t + x[1] * y[0][j];
-      t = t + x[0] * y[1][j];
-      t = t + x[0] * y[0][j];
-      float p = hlo_num_ftz_f32(t);
-      l2[j] = hlo_num_ftz_f32(l2[j] + p);
-      l4[j] = hlo_num_ftz_f32(l4[j] + p);
-      l8[j] = hlo_num_ftz_f32(l8[j] + p);
-    }
+    t = x[2] * y[0][j];
+    t = t + x[0] * y[2][j];
+    t = t + x[1] * y[1][j];
+    t = t + x[1] * y[0][j];
+    t = t + x[0] * y[1][j];
+    t = t + x[0] * y[0][j];
     break;
   default:
-    for (int64_t j = 0; j < nj; j++) {
-      float p = hlo_num_ftz_f32(x[0] * y[0][j]);
-      l2[j] = hlo_num_ftz_f32(l2[j] + p);
-      l4[j] = hlo_num_ftz_f32(l4[j] + p);
-      l8[j] = hlo_num_ftz_f32(l8[j] + p);
-    }
+    t = x[0] * y[0][j];
     break;
+  }
+  return hlo_num_ftz_f32(t);
+}
+
+/* One step of the walk (dot_block) for the block's columns: product k
+ * into the f64 sums and into lanes k % 2, 2 + k % 4 and 6 + k % 8, each
+ * add as the emulating reference does it, acc = ftz(acc + product)
+ * (hlo_num_dot.h). */
+INLINE void walk1(hlo_num_precision prec, double a, const double *y64, const float *x, const float *const *y,
+                  int64_t k, int64_t nj, double *restrict x64, float *restrict lane) {
+  float *restrict l2 = lane + (k % 2) * COL_BLOCK, *restrict l4 = lane + (2 + k % 4) * COL_BLOCK;
+  float *restrict l8 = lane + (6 + k % 8) * COL_BLOCK;
+#pragma omp simd
+  for (int64_t j = 0; j < nj; j++) {
+    x64[j] = x64[j] + a * y64[j];
+    float p = part_product(prec, x, y, j);
+    l2[j] = hlo_num_ftz_f32(l2[j] + p);
+    l4[j] = hlo_num_ftz_f32(l4[j] + p);
+    l8[j] = hlo_num_ftz_f32(l8[j] + p);
   }
 }
 
-/* Output elements (row, j0 .. j0 + nj - 1), row = b M + i, in one walk of
- * their products, k ascending: x64[j] the f64 sum (c = c + a b from 0, as
- * gemm_f64 forms it) and lane[l ROW_BLOCK + j] the f32 accumulators, lane
- * p of P (l = P - 2 + p) taking the products whose k % P == p.  A lane is
- * then, up to the sign of a zero, the emulating reference's dot of the
- * lhs with the other lanes' products zeroed (adding a zero product to a
- * flushed sum changes no magnitude); a lane that meets an Inf or NaN is
- * not finite on either route, and such elements are not compared. */
-static void dot_block(const dot_terms *t, int64_t row, int64_t j0, int64_t nj, double *x64, float *lane) {
+/* Eight steps k0 .. k0 + 7 at once, k0 a multiple of 8, so that step u
+ * goes to lanes u % 2, 2 + u % 4 and 6 + u; the same adds in the same
+ * order as eight walk1 steps, with the sums kept in registers between. */
+INLINE void walk8(hlo_num_precision prec, const double *a, const double *y64, const float (*x)[3],
+                  const float *const *y, int64_t N, int64_t nj, double *restrict x64, float *restrict lane) {
+#pragma omp simd
+  for (int64_t j = 0; j < nj; j++) {
+    double s = x64[j];
+    float p[8];
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; u++) {
+      s = s + a[u] * y64[u * N + j];
+      p[u] = part_product(prec, x[u], y, u * N + j);
+    }
+    x64[j] = s;
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; q++) {
+      float l = lane[q * COL_BLOCK + j];
+#pragma GCC unroll 4
+      for (int u = q; u < 8; u += 2)
+        l = hlo_num_ftz_f32(l + p[u]);
+      lane[q * COL_BLOCK + j] = l;
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {
+      float l = lane[(2 + q) * COL_BLOCK + j];
+      l = hlo_num_ftz_f32(l + p[q]);
+      l = hlo_num_ftz_f32(l + p[q + 4]);
+      lane[(2 + q) * COL_BLOCK + j] = l;
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; q++)
+      lane[(6 + q) * COL_BLOCK + j] = hlo_num_ftz_f32(lane[(6 + q) * COL_BLOCK + j] + p[q]);
+  }
+}
+
+/* dot_block at precision prec (a constant once inlined). */
+INLINE void walk(hlo_num_precision prec, const dot_terms *t, int64_t row, int64_t j0, int64_t nj,
+                 double *restrict x64, float *restrict lane) {
   const int64_t K = t->K, N = t->N, b = row / t->M;
-  const int np = hlo_num_dot_parts(t->prec);
+  const int np = hlo_num_dot_parts(prec);
   const int64_t a0 = row * K, b0 = b * K * N + j0;
   for (int64_t j = 0; j < nj; j++)
     x64[j] = 0;
-  memset(lane, 0, sizeof *lane * LANES * ROW_BLOCK);
-  for (int64_t k = 0; k < K; k++) {
-    const double a = t->a64[a0 + k], *restrict y64 = t->b64 + b0 + k * N;
-    for (int64_t j = 0; j < nj; j++)
-      x64[j] = x64[j] + a * y64[j];
+  memset(lane, 0, sizeof *lane * LANES * COL_BLOCK);
+  int64_t k = 0;
+  for (; k + 8 <= K; k += 8) {
+    double a[8];
+    float x[8][3] = {{0}};
+    const float *y[3] = {NULL, NULL, NULL};
+    for (int u = 0; u < 8; u++) {
+      a[u] = t->a64[a0 + k + u];
+      for (int q = 0; q < np; q++)
+        x[u][q] = t->a32[q][a0 + k + u];
+    }
+    for (int q = 0; q < np; q++)
+      y[q] = t->b32[q] + b0 + k * N;
+    walk8(prec, a, t->b64 + b0 + k * N, (const float(*)[3])x, y, N, nj, x64, lane);
+  }
+  for (; k < K; k++) {
     float x[3] = {0, 0, 0};
     const float *y[3] = {NULL, NULL, NULL};
     for (int q = 0; q < np; q++) {
       x[q] = t->a32[q][a0 + k];
       y[q] = t->b32[q] + b0 + k * N;
     }
-    lanes_add(t->prec, x, y, nj, lane + (k % 2) * ROW_BLOCK, lane + (2 + k % 4) * ROW_BLOCK,
-              lane + (6 + k % 8) * ROW_BLOCK);
+    walk1(prec, t->a64[a0 + k], t->b64 + b0 + k * N, x, y, k, nj, x64, lane);
+  }
+}
+
+/* Output elements (row, j0 .. j0 + nj - 1), row = b M + i, in one walk of
+ * their products, k ascending: x64[j] the f64 sum (c = c + a b from 0, as
+ * gemm_f64 forms it) and lane[l COL_BLOCK + j] the f32 accumulators, lane
+ * p of P (l = P - 2 + p) taking the products whose k % P == p.  A lane is
+ * then, up to the sign of a zero, the emulating reference's dot of the
+ * lhs with the other lanes' products zeroed (adding a zero product to a
+ * flushed sum changes no magnitude); a lane that meets an Inf or NaN is
+ * not finite on either route, and such elements are not compared. */
+DOT_CLONES
+static void dot_block(const dot_terms *t, int64_t row, int64_t j0, int64_t nj, double *restrict x64,
+                      float *restrict lane) {
+  switch (t->prec) {
+  case HLO_NUM_PREC_HIGH: walk(HLO_NUM_PREC_HIGH, t, row, j0, nj, x64, lane); break;
+  case HLO_NUM_PREC_HIGHEST: walk(HLO_NUM_PREC_HIGHEST, t, row, j0, nj, x64, lane); break;
+  default: walk(HLO_NUM_PREC_DEFAULT, t, row, j0, nj, x64, lane); break;
   }
 }
 
@@ -470,7 +539,7 @@ static void combine_lanes(const float *lane, int64_t j, float sums[3]) {
   for (int i = 0, l = 0; i < 3; i++) {
     float s = 0;
     for (int p = 0; p < 2 << i; p++, l++)
-      s += lane[l * ROW_BLOCK + j];
+      s += lane[l * COL_BLOCK + j];
     sums[i] = s;
   }
 }
@@ -482,15 +551,15 @@ int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exa
     hlo_error_set(err, 0, 0, "%s: %s", dot->name, rc == -1 ? "out of memory" : "dimension numbers do not fit the operands");
     return -1;
   }
-  double *x64 = malloc(sizeof *x64 * ROW_BLOCK);
-  float *lane = malloc(sizeof *lane * LANES * ROW_BLOCK);
+  double *x64 = malloc(sizeof *x64 * COL_BLOCK);
+  float *lane = malloc(sizeof *lane * LANES * COL_BLOCK);
   if (!x64 || !lane) {
     hlo_error_set(err, 0, 0, "%s: out of memory", dot->name);
     rc = -1;
   }
-  for (int64_t row = 0; rc == 0 && row < t.B * t.M; row++)
-    for (int64_t j0 = 0; j0 < t.N; j0 += ROW_BLOCK) {
-      int64_t nj = t.N - j0 < ROW_BLOCK ? t.N - j0 : ROW_BLOCK;
+  for (int64_t j0 = 0; rc == 0 && j0 < t.N; j0 += COL_BLOCK)
+    for (int64_t row = 0; row < t.B * t.M; row++) {
+      int64_t nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
       dot_block(&t, row, j0, nj, x64, lane);
       for (int64_t j = 0; j < nj; j++) {
         int64_t e = row * t.N + j0 + j;
@@ -553,21 +622,23 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
   }
   /* The lane counts P = 2, 4, 8 compared: those up to the depth. */
   int nsums = a->k >= 8 ? 3 : a->k >= 4 ? 2 : a->k >= 2 ? 1 : 0;
-  int64_t rows = t.B * t.M;
+  int64_t rows = t.B * t.M, nblocks = (t.N + COL_BLOCK - 1) / COL_BLOCK;
   double rho = 0;
   bool failed = false;
   /* Every element is its own walk, so threads change no bit, and the
    * largest of the elements' ratios does not depend on their order. */
 #pragma omp parallel reduction(max : rho) reduction(|| : failed) if (rows * t.N * t.K >= (1 << 18))
   {
-    double *x64 = malloc(sizeof *x64 * ROW_BLOCK);
-    float *lane = malloc(sizeof *lane * LANES * ROW_BLOCK);
+    double *x64 = malloc(sizeof *x64 * COL_BLOCK);
+    float *lane = malloc(sizeof *lane * LANES * COL_BLOCK);
     if (!x64 || !lane)
       failed = true;
-#pragma omp for schedule(static)
-    for (int64_t row = 0; row < rows; row++) {
-      for (int64_t j0 = 0; x64 && lane && j0 < t.N; j0 += ROW_BLOCK) {
-        int64_t nj = t.N - j0 < ROW_BLOCK ? t.N - j0 : ROW_BLOCK;
+#pragma omp for collapse(2) schedule(static)
+    for (int64_t jb = 0; jb < nblocks; jb++) {
+      for (int64_t row = 0; row < rows; row++) {
+        if (!x64 || !lane)
+          continue;
+        int64_t j0 = jb * COL_BLOCK, nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
         dot_block(&t, row, j0, nj, x64, lane);
         for (int64_t j = 0; j < nj; j++) {
           int64_t e = row * t.N + j0 + j;
