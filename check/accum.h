@@ -48,9 +48,11 @@
  * alternating element by element make two accumulators each sum one sign).
  * A dot compares the reference's own sequential sum and, for an f32
  * result, 2, 4 and 8 interleaved accumulators (each lane the reference's
- * dot of the lhs with the other lanes' contraction indices zeroed) with
- * the f64 sum of the products the device forms (the lanes up to 2^28
- * products, one more evaluation of the dot each): the operands flushed and, at DEFAULT
+ * dot of the lhs with the other lanes' contraction indices zeroed, as the
+ * reference emulating the device forms it) with the f64 sum of the
+ * products the device forms (the lanes up to 2^28 products; the lanes and
+ * the f64 sum come from one walk of each element's products,
+ * chk_accums_dot_sums): the operands flushed and, at DEFAULT
  * precision, rounded to bf16 (products exact in f32); at HIGH and HIGHEST
  * the full products, which differ from the device's pass products by at
  * most 2^-16 of each product and so can only raise rho.  Other
