@@ -5,14 +5,6 @@
  * and gets no allowance: its outputs are compared as the reference computes
  * them, which can over-report but never hides a bug.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-/* a dot's lanes and f64 sum must round as the reference's own dots do:
- * no fused multiply-add */
-#pragma GCC optimize("fp-contract=off")
-#endif
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
 #include "accum.h"
 
 #include <math.h>
