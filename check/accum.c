@@ -247,100 +247,335 @@ done:
   return rho;
 }
 
-/* The lhs of a dot with every element whose contraction index (row-major
- * over the contracting dims, in their listed order) is not p mod P set to
- * 0: the dot of it is the sum of lane p of P interleaved accumulators, in
- * the reference's own order (adding a zero product rounds nothing). */
-static hlo_value *lane_lhs(const hlo_instr *ins, const hlo_value *x, int P, int p) {
-  hlo_value *c = hlo_value_clone(x);
-  if (!c)
-    return NULL;
-  const hlo_ints *cd = &ins->attrs.dot.lhs_contracting;
-  int64_t idx[HLO_MAX_RANK] = {0};
-  for (int64_t i = 0; i < x->count; i++) {
-    int64_t k = 0;
-    for (int j = 0; j < cd->n; j++) {
-      int64_t d = cd->v[j];
-      if (d >= 0 && d < x->rank)
-        k = k * x->dims[d] + idx[d];
+/* ---- the noise of an f32 dot, in one pass --------------------------------- */
+
+/* A dot's operands in the reference's canonical order, lhs [B][M][K] and
+ * rhs [B][K][N] (eval_dot.c: batch dims in their listed order, free dims
+ * ascending, k row-major over the contracting dims in their listed order),
+ * twice: the f64 values dot_f64 multiplies, and the bf16 parts the
+ * emulating reference multiplies (chk_op_dot with emulate_device: each
+ * operand converted to f32, then hlo_num_dot_split at the dot's precision). */
+typedef struct {
+  int64_t B, M, K, N;
+  hlo_num_precision prec;
+  double *a64, *b64;
+  float *a32[3], *b32[3]; /* hlo_num_dot_parts(prec) planes */
+} dot_terms;
+
+static void dot_terms_free(dot_terms *t) {
+  free(t->a64);
+  free(t->b64);
+  for (int q = 0; q < 3; q++) {
+    free(t->a32[q]);
+    free(t->b32[q]);
+  }
+}
+
+/* One side's dims in canonical order (batch, free, contracting for the lhs;
+ * batch, contracting, free for the rhs) as sizes and element strides, and
+ * the product of its free sizes in *nfree; the number of dims, or -1 when
+ * the dimension numbers are bad. */
+static int canon_side(const hlo_value *v, const hlo_ints *batch, const hlo_ints *contr, bool lhs, int64_t *size,
+                      int64_t *stride, int64_t *nfree) {
+  int64_t st[HLO_MAX_RANK];
+  hlo_value_strides(v, st);
+  bool seen[HLO_MAX_RANK] = {false};
+  const hlo_ints *lists[2] = {batch, contr};
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; i < lists[l]->n; i++) {
+      int64_t d = lists[l]->v[i];
+      if (d < 0 || d >= v->rank || seen[d])
+        return -1;
+      seen[d] = true;
     }
-    if (k % P != p)
-      hlo_value_set_f64(c, i, 0.0);
-    for (int d = x->rank - 1; d >= 0; d--) {
-      if (++idx[d] < x->dims[d])
-        break;
-      idx[d] = 0;
+  int n = 0;
+  *nfree = 1;
+  for (int i = 0; i < batch->n; i++, n++)
+    size[n] = v->dims[batch->v[i]], stride[n] = st[batch->v[i]];
+  for (int pass = 0; pass < 2; pass++) {
+    if ((pass == 0) == lhs) {
+      for (int d = 0; d < v->rank; d++)
+        if (!seen[d]) {
+          size[n] = v->dims[d], stride[n++] = st[d];
+          *nfree *= v->dims[d];
+        }
+    } else {
+      for (int i = 0; i < contr->n; i++, n++)
+        size[n] = v->dims[contr->v[i]], stride[n] = st[contr->v[i]];
     }
   }
-  return c;
+  return n;
 }
 
-/* Lane p of P as the dot of lane_lhs's operand with the rhs. */
-static hlo_value *lane_dot_zeroed(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops, int P, int p) {
-  hlo_value *lhs = lane_lhs(ins, ops[0], P, p);
-  hlo_value *xy[2] = {lhs, ops[1]};
-  hlo_value *r = lhs ? chk_op_dot(ev, ins, xy) : NULL;
-  hlo_value_unref(lhs);
-  return r;
+/* src (esz-byte elements) copied in the canonical order; NULL: no memory. */
+static void *canon_copy(const void *src, size_t esz, int nd, const int64_t *size, const int64_t *stride,
+                        int64_t count) {
+  void *dst = malloc((size_t)(count > 0 ? count : 1) * esz);
+  if (dst)
+    chk_permute_copy(dst, src, esz, nd, size, stride);
+  return dst;
 }
 
-/* Elements p, p + P, p + 2P... of v along dimension d, in order. */
-static hlo_value *every_pth(const hlo_value *v, int d, int P, int p) {
-  int64_t dims[HLO_MAX_RANK];
-  memcpy(dims, v->dims, sizeof dims);
-  int64_t n = v->dims[d];
-  dims[d] = n > p ? (n - p + P - 1) / P : 0;
-  hlo_value *c = hlo_value_array_uninit(v->type, v->rank, dims);
-  if (!c)
-    return NULL;
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < d; i++)
-    outer *= v->dims[i];
-  for (int i = d + 1; i < v->rank; i++)
-    inner *= v->dims[i];
-  size_t row = (size_t)inner * v->elem_size;
-  const char *src = v->data;
-  char *dst = c->data;
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t k = p; k < n; k += P) {
-      memcpy(dst, src + (size_t)(o * n + k) * row, row);
-      dst += row;
+/* One operand's two forms: f64 values into *x64, bf16 parts into x32. */
+static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision prec, int nd, const int64_t *size,
+                         const int64_t *stride, int64_t count, double **x64, float **x32) {
+  hlo_value *f = dot_operand_f64(v, bf16_pass);
+  if (!f)
+    return -1;
+  *x64 = canon_copy(f->data, sizeof(double), nd, size, stride, count);
+  hlo_value_unref(f);
+  void *owned = NULL;
+  const float *s = chk_dot_operand(v, HLO_F32, HLO_F32, &owned);
+  float *c = s ? canon_copy(s, sizeof(float), nd, size, stride, count) : NULL;
+  free(owned);
+  int np = hlo_num_dot_parts(prec);
+  for (int q = 0; q < np; q++)
+    x32[q] = malloc(sizeof(float) * (size_t)(count > 0 ? count : 1));
+  bool ok = *x64 && c;
+  for (int q = 0; q < np; q++)
+    ok = ok && x32[q];
+  for (int64_t i = 0; ok && i < count; i++) {
+    float parts[3];
+    hlo_num_dot_split(c[i], prec, parts);
+    for (int q = 0; q < np; q++)
+      x32[q][i] = parts[q];
+  }
+  free(c);
+  return ok ? 0 : -1;
+}
+
+/* 0, -1 when memory ran out, -2 when the dot's dimensions do not fit its
+ * operands (the reference's own evaluation would have failed). */
+static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *ops) {
+  memset(t, 0, sizeof *t);
+  const hlo_dot_dnums *dn = &ins->attrs.dot;
+  if (ops[0]->type == HLO_TUPLE || ops[1]->type == HLO_TUPLE || dn->lhs_batch.n != dn->rhs_batch.n ||
+      dn->lhs_contracting.n != dn->rhs_contracting.n)
+    return -2;
+  int64_t ls[HLO_MAX_RANK], lst[HLO_MAX_RANK], rs[HLO_MAX_RANK], rst[HLO_MAX_RANK], M, N;
+  int lnd = canon_side(ops[0], &dn->lhs_batch, &dn->lhs_contracting, true, ls, lst, &M);
+  int rnd = canon_side(ops[1], &dn->rhs_batch, &dn->rhs_contracting, false, rs, rst, &N);
+  if (lnd < 0 || rnd < 0)
+    return -2;
+  int nb = dn->lhs_batch.n, nc = dn->lhs_contracting.n;
+  int64_t B = 1, K = 1;
+  for (int i = 0; i < nb; i++) {
+    if (ls[i] != rs[i])
+      return -2;
+    B *= ls[i];
+  }
+  for (int i = 0; i < nc; i++) {
+    if (ls[lnd - nc + i] != rs[nb + i])
+      return -2;
+    K *= rs[nb + i];
+  }
+  t->B = B, t->M = M, t->K = K, t->N = N;
+  t->prec = hlo_num_dot_precision(ins, HLO_NUM_PREC_DEFAULT);
+  bool bf16_pass = t->prec == HLO_NUM_PREC_DEFAULT; /* as dot_f64 for an f32 accumulation */
+  if (canon_operand(ops[0], bf16_pass, t->prec, lnd, ls, lst, B * M * K, &t->a64, t->a32) != 0 ||
+      canon_operand(ops[1], bf16_pass, t->prec, rnd, rs, rst, B * K * N, &t->b64, t->b32) != 0) {
+    dot_terms_free(t);
+    return -1;
+  }
+  return 0;
+}
+
+/* The walk below runs in the widest vectors the host has; each column is
+ * its own sum, so the width changes no bit. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#define DOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DOT_CLONES
+#endif
+
+/* Columns per block: the block's accumulators (LANES f32 and one f64
+ * each) stay in L1, and its share of the rhs (K rows of COL_BLOCK f64 and
+ * bf16 parts) in L2 while every row of the lhs passes over it. */
+enum { COL_BLOCK = 64 };
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* The product of lhs parts x and the rhs parts y[q][j], as
+ * hlo_num_dot_parts_product forms it (term for term), flushed. */
+INLINE float part_product(hlo_num_precision prec, const float *x, const float *const *y, int64_t j) {
+  float t;
+  switch (prec) {
+  case HLO_NUM_PREC_HIGH:
+    t = x[1] * y[0][j];
+    t = t + x[0] * y[1][j];
+    t = t + x[0] * y[0][j];
+    break;
+  case HLO_NUM_PREC_HIGHEST:
+    t = x[2] * y[0][j];
+    t = t + x[0] * y[2][j];
+    t = t + x[1] * y[1][j];
+    t = t + x[1] * y[0][j];
+    t = t + x[0] * y[1][j];
+    t = t + x[0] * y[0][j];
+    break;
+  default:
+    t = x[0] * y[0][j];
+    break;
+  }
+  return hlo_num_ftz_f32(t);
+}
+
+/* One step of the walk (dot_block) for the block's columns: product k
+ * into the f64 sums and into lanes k % 2, 2 + k % 4 and 6 + k % 8, each
+ * add as the emulating reference does it, acc = ftz(acc + product)
+ * (hlo_num_dot.h). */
+INLINE void walk1(hlo_num_precision prec, double a, const double *y64, const float *x, const float *const *y,
+                  int64_t k, int64_t nj, double *restrict x64, float *restrict lane) {
+  float *restrict l2 = lane + (k % 2) * COL_BLOCK, *restrict l4 = lane + (2 + k % 4) * COL_BLOCK;
+  float *restrict l8 = lane + (6 + k % 8) * COL_BLOCK;
+#pragma omp simd
+  for (int64_t j = 0; j < nj; j++) {
+    x64[j] = x64[j] + a * y64[j];
+    float p = part_product(prec, x, y, j);
+    l2[j] = hlo_num_ftz_f32(l2[j] + p);
+    l4[j] = hlo_num_ftz_f32(l4[j] + p);
+    l8[j] = hlo_num_ftz_f32(l8[j] + p);
+  }
+}
+
+/* Eight steps k0 .. k0 + 7 at once, k0 a multiple of 8, so that step u
+ * goes to lanes u % 2, 2 + u % 4 and 6 + u; the same adds in the same
+ * order as eight walk1 steps, with the sums kept in registers between. */
+INLINE void walk8(hlo_num_precision prec, const double *a, const double *y64, const float (*x)[3],
+                  const float *const *y, int64_t N, int64_t nj, double *restrict x64, float *restrict lane) {
+#pragma omp simd
+  for (int64_t j = 0; j < nj; j++) {
+    double s = x64[j];
+    float p[8];
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; u++) {
+      s = s + a[u] * y64[u * N + j];
+      p[u] = part_product(prec, x[u], y, u * N + j);
     }
-  return c;
+    x64[j] = s;
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; q++) {
+      float l = lane[q * COL_BLOCK + j];
+#pragma GCC unroll 4
+      for (int u = q; u < 8; u += 2)
+        l = hlo_num_ftz_f32(l + p[u]);
+      lane[q * COL_BLOCK + j] = l;
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {
+      float l = lane[(2 + q) * COL_BLOCK + j];
+      l = hlo_num_ftz_f32(l + p[q]);
+      l = hlo_num_ftz_f32(l + p[q + 4]);
+      lane[(2 + q) * COL_BLOCK + j] = l;
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; q++)
+      lane[(6 + q) * COL_BLOCK + j] = hlo_num_ftz_f32(lane[(6 + q) * COL_BLOCK + j] + p[q]);
+  }
 }
 
-static bool all_finite(const hlo_value *v) {
-  for (int64_t i = 0; i < v->count; i++)
-    if (!isfinite(hlo_value_get_f64(v, i)))
-      return false;
-  return true;
+/* dot_block at precision prec (a constant once inlined). */
+INLINE void walk(hlo_num_precision prec, const dot_terms *t, int64_t row, int64_t j0, int64_t nj,
+                 double *restrict x64, float *restrict lane) {
+  const int64_t K = t->K, N = t->N, b = row / t->M;
+  const int np = hlo_num_dot_parts(prec);
+  const int64_t a0 = row * K, b0 = b * K * N + j0;
+  for (int64_t j = 0; j < nj; j++)
+    x64[j] = 0;
+  memset(lane, 0, sizeof *lane * LANES * COL_BLOCK);
+  int64_t k = 0;
+  for (; k + 8 <= K; k += 8) {
+    double a[8];
+    float x[8][3] = {{0}};
+    const float *y[3] = {NULL, NULL, NULL};
+    for (int u = 0; u < 8; u++) {
+      a[u] = t->a64[a0 + k + u];
+      for (int q = 0; q < np; q++)
+        x[u][q] = t->a32[q][a0 + k + u];
+    }
+    for (int q = 0; q < np; q++)
+      y[q] = t->b32[q] + b0 + k * N;
+    walk8(prec, a, t->b64 + b0 + k * N, (const float(*)[3])x, y, N, nj, x64, lane);
+  }
+  for (; k < K; k++) {
+    float x[3] = {0, 0, 0};
+    const float *y[3] = {NULL, NULL, NULL};
+    for (int q = 0; q < np; q++) {
+      x[q] = t->a32[q][a0 + k];
+      y[q] = t->b32[q] + b0 + k * N;
+    }
+    walk1(prec, t->a64[a0 + k], t->b64 + b0 + k * N, x, y, k, nj, x64, lane);
+  }
 }
 
-/* Lane p of P as the dot of the operands' every P-th contraction element.
- * The reference adds a dot's products strictly in contraction order
- * (hlo_num_dot.h) and adding a zero product to a flushed accumulator
- * changes no magnitude, so this sum equals the one over lane_lhs's zeroed
- * operand, at 1/P of the work -- as long as no zero of lane_lhs meets an
- * Inf or NaN of the rhs (0 * Inf is NaN), which the caller rules out.
- * One contracting dimension per side only; NULL when not applicable. */
-static hlo_value *lane_dot_strided(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops, int P, int p) {
-  const hlo_ints *lc = &ins->attrs.dot.lhs_contracting, *rc = &ins->attrs.dot.rhs_contracting;
-  if (lc->n != 1 || rc->n != 1 || lc->v[0] < 0 || lc->v[0] >= ops[0]->rank || rc->v[0] < 0 ||
-      rc->v[0] >= ops[1]->rank)
-    return NULL;
-  hlo_value *x = every_pth(ops[0], (int)lc->v[0], P, p), *y = every_pth(ops[1], (int)rc->v[0], P, p);
-  hlo_value *xy[2] = {x, y};
-  hlo_value *r = x && y ? chk_op_dot(ev, ins, xy) : NULL;
-  hlo_value_unref(x);
-  hlo_value_unref(y);
-  return r;
+/* Output elements (row, j0 .. j0 + nj - 1), row = b M + i, in one walk of
+ * their products, k ascending: x64[j] the f64 sum (c = c + a b from 0, as
+ * gemm_f64 forms it) and lane[l COL_BLOCK + j] the f32 accumulators, lane
+ * p of P (l = P - 2 + p) taking the products whose k % P == p.  A lane is
+ * then, up to the sign of a zero, the emulating reference's dot of the
+ * lhs with the other lanes' products zeroed (adding a zero product to a
+ * flushed sum changes no magnitude); a lane that meets an Inf or NaN is
+ * not finite on either route, and such elements are not compared. */
+DOT_CLONES
+static void dot_block(const dot_terms *t, int64_t row, int64_t j0, int64_t nj, double *restrict x64,
+                      float *restrict lane) {
+  switch (t->prec) {
+  case HLO_NUM_PREC_HIGH: walk(HLO_NUM_PREC_HIGH, t, row, j0, nj, x64, lane); break;
+  case HLO_NUM_PREC_HIGHEST: walk(HLO_NUM_PREC_HIGHEST, t, row, j0, nj, x64, lane); break;
+  default: walk(HLO_NUM_PREC_DEFAULT, t, row, j0, nj, x64, lane); break;
+  }
 }
 
-/* rho of one evaluation of an f32 dot (accum.h): the reference's own
- * sequential sum v and 2, 4 and 8 interleaved accumulators (f32 result
- * only: a narrower result would round each lane) against the f64 sum of
- * the same products. */
-static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, const double *abs_sum,
+/* Column j's sums of 2, 4 and 8 lanes, each lane added in order in f32. */
+static void combine_lanes(const float *lane, int64_t j, float sums[3]) {
+  for (int i = 0, l = 0; i < 3; i++) {
+    float s = 0;
+    for (int p = 0; p < 2 << i; p++, l++)
+      s += lane[l * COL_BLOCK + j];
+    sums[i] = s;
+  }
+}
+
+int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exact, float *sums, hlo_error *err) {
+  dot_terms t;
+  int rc = dot_terms_init(&t, dot, ops);
+  if (rc != 0) {
+    hlo_error_set(err, 0, 0, "%s: %s", dot->name, rc == -1 ? "out of memory" : "dimension numbers do not fit the operands");
+    return -1;
+  }
+  double *x64 = malloc(sizeof *x64 * COL_BLOCK);
+  float *lane = malloc(sizeof *lane * LANES * COL_BLOCK);
+  if (!x64 || !lane) {
+    hlo_error_set(err, 0, 0, "%s: out of memory", dot->name);
+    rc = -1;
+  }
+  for (int64_t j0 = 0; rc == 0 && j0 < t.N; j0 += COL_BLOCK)
+    for (int64_t row = 0; row < t.B * t.M; row++) {
+      int64_t nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
+      dot_block(&t, row, j0, nj, x64, lane);
+      for (int64_t j = 0; j < nj; j++) {
+        int64_t e = row * t.N + j0 + j;
+        exact[e] = x64[j];
+        combine_lanes(lane, j, sums + 3 * e);
+      }
+    }
+  free(x64);
+  free(lane);
+  dot_terms_free(&t);
+  return rc;
+}
+
+/* |s - exact| / w where both are finite and w a finite positive width;
+ * 0 (no larger rho) elsewhere. */
+static double noise_of(double s, double exact, double w) {
+  if (!(w > 0) || !isfinite(w) || !isfinite(exact) || !isfinite(s))
+    return 0;
+  return fabs(exact - s) / w;
+}
+
+/* rho of a dot measured in its sequential order alone: dot_f64's sum
+ * against v. */
+static double seq_noise(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, const double *abs_sum,
                         double g, bool *oom) {
   hlo_value *r = dot_f64(a, ops);
   if (!r) {
@@ -350,54 +585,77 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
   const double *x64 = r->data;
   double rho = 0;
   for (int64_t e = 0; e < a->n; e++) {
-    double w = g * abs_sum[e], y = hlo_value_get_f64(v, e);
-    if (!(w > 0) || !isfinite(w) || !isfinite(x64[e]) || !isfinite(y))
-      continue;
-    double q = fabs(x64[e] - y) / w;
+    double q = noise_of(hlo_value_get_f64(v, e), x64[e], g * abs_sum[e]);
     if (q > rho)
       rho = q;
   }
-  /* Each lane costs one more evaluation of the dot: only up to 2^28
-   * products (a larger dot measures its sequential order alone). */
-  bool lanes = v->type == HLO_F32 && (double)a->n * (double)a->k <= 268435456.0;
-  float *acc = lanes ? malloc(sizeof *acc * (size_t)(a->n ? a->n : 1)) : NULL;
-  hlo_error err;
-  chk_eval ev;
-  memset(&ev, 0, sizeof ev);
-  ev.o.replicas = 1;
-  ev.o.emulate_device = 1;
-  ev.err = &err;
-  const hlo_ints *lc = &a->ins->attrs.dot.lhs_contracting, *rcd = &a->ins->attrs.dot.rhs_contracting;
-  bool strided = lanes && lc->n == 1 && rcd->n == 1 && all_finite(ops[1]);
-  for (int P = 2; acc && P <= 8 && P <= a->k; P *= 2) {
-    for (int64_t e = 0; e < a->n; e++)
-      acc[e] = 0;
-    for (int p = 0; p < P && rho >= 0; p++) {
-      hlo_value *lane = strided ? lane_dot_strided(&ev, a->ins, ops, P, p) : lane_dot_zeroed(&ev, a->ins, ops, P, p);
-      if (lane && lane->count == a->n && lane->type == HLO_F32)
-        for (int64_t e = 0; e < a->n; e++)
-          acc[e] += ((const float *)lane->data)[e];
-      else {
-        *oom = *oom || !lane;
-        rho = -1;
-      }
-      hlo_value_unref(lane);
-    }
-    for (int64_t e = 0; rho >= 0 && e < a->n; e++) {
-      double w = g * abs_sum[e];
-      if (!(w > 0) || !isfinite(w) || !isfinite(x64[e]) || !isfinite(acc[e]))
-        continue;
-      double q = fabs(x64[e] - acc[e]) / w;
-      if (q > rho)
-        rho = q;
-    }
-  }
-  if (lanes && !acc) {
-    *oom = true;
-    rho = -1;
-  }
-  free(acc);
   hlo_value_unref(r);
+  return rho;
+}
+
+/* rho of one evaluation of an f32 dot (accum.h): the reference's own
+ * sequential sum v and 2, 4 and 8 interleaved accumulators (f32 result
+ * only: a narrower result would round each lane) against the f64 sum of
+ * the same products, all formed in one walk of each element's products
+ * (dot_block).  Up to 2^28 products: a larger dot measures its sequential
+ * order alone. */
+static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, const double *abs_sum,
+                        double g, bool *oom) {
+  bool lanes = v->type == HLO_F32 && (double)a->n * (double)a->k <= 268435456.0;
+  if (!lanes)
+    return seq_noise(a, ops, v, abs_sum, g, oom);
+  dot_terms t;
+  int rc = dot_terms_init(&t, a->ins, ops);
+  if (rc != 0 || t.B * t.M * t.N != a->n) {
+    if (rc == 0)
+      dot_terms_free(&t);
+    *oom = true; /* as dot_f64's failure */
+    return -1;
+  }
+  /* The lane counts P = 2, 4, 8 compared: those up to the depth. */
+  int nsums = a->k >= 8 ? 3 : a->k >= 4 ? 2 : a->k >= 2 ? 1 : 0;
+  int64_t rows = t.B * t.M, nblocks = (t.N + COL_BLOCK - 1) / COL_BLOCK;
+  double rho = 0;
+  bool failed = false;
+  /* Every element is its own walk, so threads change no bit, and the
+   * largest of the elements' ratios does not depend on their order. */
+#pragma omp parallel reduction(max : rho) reduction(|| : failed) if (rows * t.N * t.K >= (1 << 18))
+  {
+    double *x64 = malloc(sizeof *x64 * COL_BLOCK);
+    float *lane = malloc(sizeof *lane * LANES * COL_BLOCK);
+    if (!x64 || !lane)
+      failed = true;
+#pragma omp for collapse(2) schedule(static)
+    for (int64_t jb = 0; jb < nblocks; jb++) {
+      for (int64_t row = 0; row < rows; row++) {
+        if (!x64 || !lane)
+          continue;
+        int64_t j0 = jb * COL_BLOCK, nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
+        dot_block(&t, row, j0, nj, x64, lane);
+        for (int64_t j = 0; j < nj; j++) {
+          int64_t e = row * t.N + j0 + j;
+          double w = g * abs_sum[e];
+          double q = noise_of(hlo_value_get_f64(v, e), x64[j], w);
+          float sums[3];
+          combine_lanes(lane, j, sums);
+          for (int i = 0; i < nsums; i++) {
+            double qi = noise_of(sums[i], x64[j], w);
+            if (qi > q)
+              q = qi;
+          }
+          if (q > rho)
+            rho = q;
+        }
+      }
+    }
+    free(x64);
+    free(lane);
+  }
+  dot_terms_free(&t);
+  if (failed) {
+    *oom = true;
+    return -1;
+  }
   return rho;
 }
 

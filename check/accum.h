@@ -48,9 +48,11 @@
  * alternating element by element make two accumulators each sum one sign).
  * A dot compares the reference's own sequential sum and, for an f32
  * result, 2, 4 and 8 interleaved accumulators (each lane the reference's
- * dot of the lhs with the other lanes' contraction indices zeroed) with
- * the f64 sum of the products the device forms (the lanes up to 2^28
- * products, one more evaluation of the dot each): the operands flushed and, at DEFAULT
+ * dot of the lhs with the other lanes' contraction indices zeroed, as the
+ * reference emulating the device forms it) with the f64 sum of the
+ * products the device forms (the lanes up to 2^28 products; the lanes and
+ * the f64 sum come from one walk of each element's products,
+ * chk_accums_dot_sums): the operands flushed and, at DEFAULT
  * precision, rounded to bf16 (products exact in f32); at HIGH and HIGHEST
  * the full products, which differ from the device's pass products by at
  * most 2^-16 of each product and so can only raise rho.  Other
@@ -124,5 +126,16 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
 int chk_accums_leaf_map(const chk_accums *A, int leaf, int64_t n, const double *g, double **map);
 
 void chk_accums_free(chk_accums *A);
+
+/* The sums an f32 dot's noise measurement compares (above), for every
+ * output element e of `dot` (an f32 result) applied to ops, formed in one
+ * walk of e's products: exact[e] the f64 sum of the products as the device
+ * forms them, and sums[3 e + i] the sum, in lane order, of P = 2 << i
+ * interleaved f32 accumulators, lane p taking the products whose
+ * contraction index k (row-major over the contracting dims, in their
+ * listed order) has k % P == p, each product and add as the reference
+ * emulating the device forms them.  0, or -1 with err (out of memory, or
+ * dimension numbers that do not fit the operands). */
+int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exact, float *sums, hlo_error *err);
 
 #endif

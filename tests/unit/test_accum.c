@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,11 @@
 
 #include "accum.h"
 #include "eval_fixture.h"
+#include "eval_internal.h"
+#include "hlo_dtype.h"
+#include "hlo_numerics.h"
 #include "hlo_parse.h"
+#include "tolerance.h"
 
 static const char *MODULE =
     "HloModule t\n"
@@ -213,11 +218,316 @@ static void measure_replays_match_full(void **state) {
   hlo_module_free(m);
 }
 
+/* The instruction named `name` of m's entry. */
+static const hlo_instr *instr_named(const hlo_module *m, const char *name) {
+  for (int i = 0; i < m->entry->ninstrs; i++)
+    if (strcmp(m->entry->instrs[i]->name, name) == 0)
+      return m->entry->instrs[i];
+  return NULL;
+}
+
+/* One element, 16 products (the lhs times ones): the sums of 2, 4 and 8
+ * interleaved f32 lanes, worked exactly by tests/unit/accum_lanes.py
+ * ("case1"), all differ from one another and from the sequential sum; the
+ * script also shows that lanes of consecutive blocks (k / (K / P)), lanes
+ * shifted by one ((k + 1) % P) or lanes combined last to first give other
+ * values for P = 4 and 8.  Every value is exact in bf16, so the DEFAULT
+ * precision's pass changes nothing. */
+static const double CASE1[16] = {3, 16777216, -16777216, 1, -16777216, 5, -8388608, 5,
+                                 1, 16777216, 1, 2, 16777216, -3, -1, 5};
+
+static void dot_lane_sums_by_hand(void **state) {
+  (void)state;
+  static const char *text = "HloModule t\n"
+                            "ENTRY e {\n"
+                            "  l = f32[1,16] parameter(0)\n"
+                            "  r = f32[16,1] parameter(1)\n"
+                            "  ROOT d = f32[1,1] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                            "}\n";
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  assert_non_null(m);
+  double ones[16];
+  for (int i = 0; i < 16; i++)
+    ones[i] = 1;
+  hlo_value *args[2] = {fx_array(HLO_F32, 2, DIMS(1, 16), CASE1), fx_array(HLO_F32, 2, DIMS(16, 1), ones)};
+  double exact = 0;
+  float sums[3] = {0, 0, 0};
+  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, &exact, sums, &err), 0);
+  assert_true(exact == 8388627.0);
+  assert_true(sums[0] == 8388620.0f); /* P = 2 */
+  assert_true(sums[1] == 8388625.0f); /* P = 4 */
+  assert_true(sums[2] == 8388627.0f); /* P = 8 */
+
+  /* The probe's rho is the largest distance of the sequential sum
+   * (8388628, the script's) and the three lane sums from the exact one,
+   * over g S: |8388620 - 8388627| = 7, S = 92274715 (1 + 2^-6). */
+  chk_accums A;
+  memset(&A, 0, sizeof A);
+  A.kernel = m->entry;
+  chk_eval_opts o = {.replicas = 1, .hook = chk_accums_probe, .hook_ctx = &A};
+  hlo_value *out = NULL;
+  assert_int_equal(chk_eval_module(m, 2, args, &o, &out, &err), 0);
+  assert_true(hlo_value_get_f64(out, 0) == 8388628.0);
+  assert_int_equal(A.n, 1);
+  double S = 0;
+  for (int i = 0; i < 16; i++)
+    S += fabs(CASE1[i]);
+  assert_true(S == 92274715.0);
+  S *= 1 + ldexp(1, -6);
+  double g = chk_tol_coef(CHK_TOL_NOISE_FLOOR, chk_unit_roundoff(HLO_F32), 16, 0, 0, 0, 0);
+  assert_true(A.a[0].noise == 7.0 / (g * S));
+  chk_accums_free(&A);
+  hlo_value_unref(out);
+  hlo_value_unref(args[0]);
+  hlo_value_unref(args[1]);
+  hlo_module_free(m);
+}
+
+/* A batch dimension, and two contracting dimensions listed out of their
+ * order (lhs {3,1}: k = i3 * 3 + i1, not i1 * 4 + i3).  Operands and
+ * results from tests/unit/accum_lanes.py ("case2"), which also shows
+ * that the ascending-dims order would give other sums. */
+static void dot_lane_sums_two_contracting_dims(void **state) {
+  (void)state;
+  static const char *text = "HloModule t\n"
+                            "ENTRY e {\n"
+                            "  l = f32[2,3,2,4] parameter(0)\n"
+                            "  r = f32[2,4,3,2] parameter(1)\n"
+                            "  ROOT d = f32[2,2,2] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={0},"
+                            " lhs_contracting_dims={3,1}, rhs_contracting_dims={1,2}\n"
+                            "}\n";
+  static const double lhs[48] = {
+      16777216, 2, 3, 4, 5, 8388608, 7, 1, 2, 3, -16777216, 5, 6, 7, 1, 16777216, 3, 4, 5, 6, 8388608, 1, 2, 3,
+      4, -16777216, 6, 7, 1, 2, 16777216, 4, 5, 6, 7, 8388608, 2, 3, 4, 5, -16777216, 7, 1, 2, 3, 16777216, 5, 6};
+  static const double rhs[48] = {2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1,
+                                 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1};
+  static const double exact[8] = {16777262, -16777169, 41943086, 50331695, -41942978, -16777153, 50331690, 33554481};
+  static const float lanes[8][3] = {
+      {16777264, 16777266, 16777264}, {-16777170, -16777168, -16777172}, {41943084, 41943088, 41943088},
+      {50331696, 50331696, 50331696}, {-41942976, -41942976, -41942972}, {-16777153, -16777153, -16777153},
+      {50331688, 50331688, 50331692}, {33554480, 33554480, 33554480}};
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  assert_non_null(m);
+  hlo_value *args[2] = {fx_array(HLO_F32, 4, DIMS(2, 3, 2, 4), lhs), fx_array(HLO_F32, 4, DIMS(2, 4, 3, 2), rhs)};
+  double x[8];
+  float s[24];
+  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, x, s, &err), 0);
+  for (int e = 0; e < 8; e++) {
+    assert_true(x[e] == exact[e]);
+    for (int i = 0; i < 3; i++)
+      assert_true(s[3 * e + i] == lanes[e][i]);
+  }
+  hlo_value_unref(args[0]);
+  hlo_value_unref(args[1]);
+  hlo_module_free(m);
+}
+
+/* The same sums by the reference evaluator's own dot, the route the
+ * measurement took before it walked each element once: lane p of P is the
+ * emulating reference's dot of the lhs with every element whose
+ * contraction index is not p mod P zeroed, the lanes added in order, and
+ * the f64 sum is the f64 dot of the operands as the device multiplies
+ * them (accum.h).  exact and sums as chk_accums_dot_sums gives them. */
+static void reference_route(const hlo_instr *ins, hlo_value *const *ops, double *exact, float *sums, int64_t n) {
+  hlo_error err = {0};
+  chk_eval ev;
+  memset(&ev, 0, sizeof ev);
+  ev.o.replicas = 1;
+  ev.err = &err;
+  bool bf16_pass = hlo_num_dot_precision(ins, HLO_NUM_PREC_DEFAULT) == HLO_NUM_PREC_DEFAULT;
+  hlo_value *w[2];
+  for (int s = 0; s < 2; s++) {
+    w[s] = hlo_value_array_uninit(HLO_F64, ops[s]->rank, ops[s]->dims);
+    assert_non_null(w[s]);
+    for (int64_t i = 0; i < ops[s]->count; i++) {
+      double x = hlo_value_get_f64(ops[s], i);
+      if (bf16_pass) {
+        float f = hlo_num_ftz_f32((float)x);
+        x = isfinite(f) ? hlo_bf16_to_f32(hlo_f32_to_bf16(f)) : f;
+      }
+      hlo_value_set_f64(w[s], i, x);
+    }
+  }
+  hlo_instr wide = *ins;
+  wide.shape.type = HLO_F64;
+  hlo_value *r = chk_op_dot(&ev, &wide, w);
+  assert_non_null(r);
+  for (int64_t e = 0; e < n; e++)
+    exact[e] = ((const double *)r->data)[e];
+  hlo_value_unref(r);
+  hlo_value_unref(w[0]);
+  hlo_value_unref(w[1]);
+
+  ev.o.emulate_device = 1;
+  const hlo_value *x = ops[0];
+  const hlo_ints *cd = &ins->attrs.dot.lhs_contracting;
+  for (int i = 0, P = 2; P <= 8; i++, P *= 2) {
+    for (int64_t e = 0; e < n; e++)
+      sums[3 * e + i] = 0;
+    for (int p = 0; p < P; p++) {
+      hlo_value *z = hlo_value_clone(x);
+      assert_non_null(z);
+      int64_t idx[HLO_MAX_RANK] = {0};
+      for (int64_t j = 0; j < x->count; j++) {
+        int64_t k = 0;
+        for (int c = 0; c < cd->n; c++)
+          k = k * x->dims[cd->v[c]] + idx[cd->v[c]];
+        if (k % P != p)
+          hlo_value_set_f64(z, j, 0.0);
+        for (int d = x->rank - 1; d >= 0; d--) {
+          if (++idx[d] < x->dims[d])
+            break;
+          idx[d] = 0;
+        }
+      }
+      hlo_value *zy[2] = {z, ops[1]};
+      hlo_value *lane = chk_op_dot(&ev, ins, zy);
+      assert_non_null(lane);
+      for (int64_t e = 0; e < n; e++)
+        sums[3 * e + i] += ((const float *)lane->data)[e];
+      hlo_value_unref(lane);
+      hlo_value_unref(z);
+    }
+  }
+}
+
+/* Equal as the noise measurement reads them: the same number, or both
+ * not finite (an Inf or NaN element is not compared; a zero's sign and a
+ * NaN's payload may differ between the routes). */
+static bool same_sum(double a, double b) { return isfinite(a) || isfinite(b) ? a == b : true; }
+
+/* Values of every scale: wide exponents (products that overflow or flush
+ * to zero included), subnormals, zeros of both signs, and values that are
+ * not exact in bf16, so the HIGH and HIGHEST passes differ from DEFAULT. */
+static double random_value(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  uint64_t r = *state;
+  double mant = 1.0 + (double)(r >> 40) / (double)(1ull << 24);
+  int kind = (int)(r % 16);
+  double sign = (r >> 8) & 1 ? -1.0 : 1.0;
+  if (kind == 0)
+    return sign * 0.0;
+  if (kind == 1)
+    return sign * ldexp(mant, -130); /* subnormal in f32 */
+  if (kind == 2)
+    return sign * ldexp(mant, (int)((r >> 16) % 60) - 70); /* products near the flush */
+  if (kind == 3)
+    return sign * ldexp(mant, (int)((r >> 16) % 40) + 50); /* products near overflow */
+  return sign * ldexp(mant, (int)((r >> 16) % 20) - 10);
+}
+
+/* One dot (HLO text whose ROOT `d` dots parameters l and r) against
+ * reference_route, bit for bit, on seeded operands of type t; with
+ * `poison` one lhs element is Inf and one rhs element NaN; with `tiny`
+ * every product is near the smallest normal f32, 2^-126 (between 2^-127
+ * and 2^-124), so that products and running sums keep falling below it
+ * and are flushed. */
+static void compare_routes(const char *text, hlo_etype t, int lrank, const int64_t *ldims, int rrank,
+                           const int64_t *rdims, bool poison, bool tiny, uint64_t seed) {
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  assert_non_null(m);
+  const hlo_instr *d = instr_named(m, "d");
+  assert_non_null(d);
+  hlo_value *args[2] = {NULL, NULL};
+  const int64_t *dims[2] = {ldims, rdims};
+  int ranks[2] = {lrank, rrank};
+  uint64_t state = seed;
+  for (int s = 0; s < 2; s++) {
+    int64_t count = 1;
+    for (int i = 0; i < ranks[s]; i++)
+      count *= dims[s][i];
+    double *v = malloc(sizeof *v * (size_t)count);
+    assert_non_null(v);
+    for (int64_t i = 0; i < count; i++) {
+      v[i] = random_value(&state);
+      if (tiny)
+        v[i] = ldexp(v[i] < 0 ? -1.0 : 1.0, s == 0 ? -63 : -64) * (1 + fabs(frexp(v[i], &(int){0})));
+    }
+    if (poison)
+      v[count / 3] = s == 0 ? INFINITY : NAN;
+    args[s] = fx_array(t, ranks[s], dims[s], v);
+    free(v);
+  }
+  int64_t n = 1;
+  for (int i = 0; i < d->shape.rank; i++)
+    n *= d->shape.dims[i];
+  double *x = malloc(sizeof *x * (size_t)n), *rx = malloc(sizeof *rx * (size_t)n);
+  float *s = malloc(sizeof *s * 3 * (size_t)n), *rs = malloc(sizeof *rs * 3 * (size_t)n);
+  assert_true(x && rx && s && rs);
+  assert_int_equal(chk_accums_dot_sums(d, args, x, s, &err), 0);
+  reference_route(d, args, rx, rs, n);
+  int finite = 0;
+  for (int64_t e = 0; e < n; e++) {
+    assert_true(same_sum(x[e], rx[e]));
+    for (int i = 0; i < 3; i++) {
+      assert_true(same_sum(s[3 * e + i], rs[3 * e + i]));
+      finite += isfinite(s[3 * e + i]);
+    }
+  }
+  assert_true(finite > 0); /* the comparison compared something */
+  free(x);
+  free(rx);
+  free(s);
+  free(rs);
+  hlo_value_unref(args[0]);
+  hlo_value_unref(args[1]);
+  hlo_module_free(m);
+}
+
+#define DOT_TEXT(L, R, D) "HloModule t\nENTRY e {\n  l = " L " parameter(0)\n  r = " R " parameter(1)\n  ROOT d = " D "\n}\n"
+
+/* Every dot form the measurement meets gives the reference route's sums:
+ * each precision, bf16 operands, batch dims, contracting dims out of order
+ * on both sides, a transposed rhs, and Inf and NaN operands. */
+static void dot_lane_sums_match_reference_route(void **state) {
+  (void)state;
+  static const char *plain[3] = {
+      DOT_TEXT("f32[7,45]", "f32[45,21]",
+               "f32[7,21] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+      DOT_TEXT("f32[7,45]", "f32[45,21]",
+               "f32[7,21] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0},"
+               " operand_precision={high,default}"),
+      DOT_TEXT("f32[7,45]", "f32[45,21]",
+               "f32[7,21] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0},"
+               " operand_precision={highest,highest}"),
+  };
+  for (int i = 0; i < 3; i++) {
+    for (int poison = 0; poison < 2; poison++)
+      compare_routes(plain[i], HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), poison, false, 1000 + (uint64_t)i);
+    compare_routes(plain[i], HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), false, true, 2000 + (uint64_t)i);
+  }
+  /* More than one block of columns (ROW_BLOCK), a transposed rhs. */
+  compare_routes(DOT_TEXT("f32[3,20]", "f32[300,20]",
+                          "f32[3,300] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={1}"),
+                 HLO_F32, 2, DIMS(3, 20), 2, DIMS(300, 20), false, false, 7);
+  compare_routes(DOT_TEXT("bf16[2,3,24]", "bf16[2,24,5]",
+                          "f32[2,3,5] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={0},"
+                          " lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
+                 HLO_BF16, 3, DIMS(2, 3, 24), 3, DIMS(2, 24, 5), false, false, 11);
+  for (int poison = 0; poison < 2; poison++)
+    compare_routes(DOT_TEXT("f32[5,6,3]", "f32[3,7,5]",
+                            "f32[6,7] dot(l, r), lhs_contracting_dims={2,0}, rhs_contracting_dims={0,2},"
+                            " operand_precision={highest,highest}"),
+                   HLO_F32, 3, DIMS(5, 6, 3), 3, DIMS(3, 7, 5), poison, false, 13);
+  compare_routes(DOT_TEXT("f32[2,5,4,3]", "f32[3,2,4,6]",
+                          "f32[2,5,6] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={1},"
+                          " lhs_contracting_dims={3,2}, rhs_contracting_dims={0,2}"),
+                 HLO_F32, 4, DIMS(2, 5, 4, 3), 4, DIMS(3, 2, 4, 6), false, false, 17);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(abs_sums_and_allowance),
       cmocka_unit_test(measure_replays_match_full),
       cmocka_unit_test(bf16_dot_accumulates_in_f32),
+      cmocka_unit_test(dot_lane_sums_by_hand),
+      cmocka_unit_test(dot_lane_sums_two_contracting_dims),
+      cmocka_unit_test(dot_lane_sums_match_reference_route),
   };
   return cmocka_run_group_tests_name("accum", tests, NULL, NULL);
 }
