@@ -272,39 +272,20 @@ static void dot_terms_free(dot_terms *t) {
 }
 
 /* One side's dims in canonical order (batch, free, contracting for the lhs;
- * batch, contracting, free for the rhs) as sizes and element strides, and
- * the product of its free sizes in *nfree; the number of dims, or -1 when
- * the dimension numbers are bad. */
+ * batch, contracting, free for the rhs) as sizes and element strides, as
+ * the reference's dot orders them (chk_dot_side_order), and the product of
+ * its free sizes in *nfree; the number of dims, or -1 when the dimension
+ * numbers are bad. */
 static int canon_side(const hlo_value *v, const hlo_ints *batch, const hlo_ints *contr, bool lhs, int64_t *size,
                       int64_t *stride, int64_t *nfree) {
-  int64_t st[HLO_MAX_RANK];
-  hlo_value_strides(v, st);
-  bool seen[HLO_MAX_RANK] = {false};
-  const hlo_ints *lists[2] = {batch, contr};
-  for (int l = 0; l < 2; l++)
-    for (int i = 0; i < lists[l]->n; i++) {
-      int64_t d = lists[l]->v[i];
-      if (d < 0 || d >= v->rank || seen[d])
-        return -1;
-      seen[d] = true;
-    }
-  int n = 0;
+  int64_t free_sizes[HLO_MAX_RANK];
   *nfree = 1;
-  for (int i = 0; i < batch->n; i++, n++)
-    size[n] = v->dims[batch->v[i]], stride[n] = st[batch->v[i]];
-  for (int pass = 0; pass < 2; pass++) {
-    if ((pass == 0) == lhs) {
-      for (int d = 0; d < v->rank; d++)
-        if (!seen[d]) {
-          size[n] = v->dims[d], stride[n++] = st[d];
-          *nfree *= v->dims[d];
-        }
-    } else {
-      for (int i = 0; i < contr->n; i++, n++)
-        size[n] = v->dims[contr->v[i]], stride[n] = st[contr->v[i]];
-    }
-  }
-  return n;
+  int nf = chk_dot_side_order(v, batch, contr, lhs, size, stride, free_sizes);
+  if (nf < 0)
+    return -1;
+  for (int i = 0; i < nf; i++)
+    *nfree *= free_sizes[i];
+  return batch->n + nf + contr->n;
 }
 
 /* src (esz-byte elements) copied in the canonical order; NULL: no memory. */

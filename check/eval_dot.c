@@ -292,10 +292,7 @@ const void *chk_dot_operand(const hlo_value *v, hlo_etype out, hlo_etype ct, voi
   return p;
 }
 
-/* Validates one side's dimension lists and fills the canonical order
- * [batch..., free..., contracting...] (lhs) or [batch..., contracting...,
- * free...] (rhs) as sizes and strides.  Returns the number of free dims or -1. */
-static int side_order(const hlo_value *v, const hlo_ints *batch, const hlo_ints *contr, bool free_first,
+int chk_dot_side_order(const hlo_value *v, const hlo_ints *batch, const hlo_ints *contr, bool free_first,
                       int64_t *size, int64_t *stride, int64_t *free_sizes) {
   int64_t st[HLO_MAX_RANK];
   hlo_value_strides(v, st);
@@ -351,8 +348,8 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
     return chk_fail(ev, ins, "lhs and rhs must have as many batch and contracting dimensions");
   int64_t ls[HLO_MAX_RANK], lst[HLO_MAX_RANK], rs[HLO_MAX_RANK], rst[HLO_MAX_RANK];
   int64_t lfree[HLO_MAX_RANK], rfree[HLO_MAX_RANK];
-  int nlf = side_order(lhs, &dn->lhs_batch, &dn->lhs_contracting, true, ls, lst, lfree);
-  int nrf = side_order(rhs, &dn->rhs_batch, &dn->rhs_contracting, false, rs, rst, rfree);
+  int nlf = chk_dot_side_order(lhs, &dn->lhs_batch, &dn->lhs_contracting, true, ls, lst, lfree);
+  int nrf = chk_dot_side_order(rhs, &dn->rhs_batch, &dn->rhs_contracting, false, rs, rst, rfree);
   if (nlf < 0 || nrf < 0)
     return chk_fail(ev, ins, "bad or repeated dimension numbers");
   int nb = dn->lhs_batch.n, nc = dn->lhs_contracting.n;

@@ -185,6 +185,14 @@ hlo_etype chk_dot_compute_type(hlo_etype out);
  * needed, else a malloc'd buffer that *owned also receives (the caller frees
  * *owned); NULL when memory runs out. */
 const void *chk_dot_operand(const hlo_value *v, hlo_etype out, hlo_etype ct, void **owned);
+/* Validates one side of a dot's dimension lists and fills the canonical
+ * order [batch..., free..., contracting...] (free_first: the lhs) or
+ * [batch..., contracting..., free...] (the rhs) as sizes and element
+ * strides of v, and free_sizes with the free dims' sizes in order.  The
+ * number of free dims, or -1 when a list names a dim twice or out of range. */
+int chk_dot_side_order(const hlo_value *v, const hlo_ints *batch, const hlo_ints *contr, bool free_first,
+                       int64_t *size, int64_t *stride, int64_t *free_sizes);
+
 /* Copies src into dst in row-major order of nd dims of the given sizes,
  * where step d of the destination moves src by sstride[d] elements.  esz is
  * 4 or 8.  Threads split large copies; the bytes do not depend on them. */
