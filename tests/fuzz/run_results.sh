@@ -21,7 +21,7 @@ cd "$out/build"
 [ -f config.h ] || "$src/configure" -q CC=clang >/dev/null
 var() { sed -n "s/^$1 = //p" Makefile; }
 inc="-I$src/tuner/hlo -I$src/tuner/device -I$src/check -I$src/tuner/store -I$src/tuner -I. \
-  $(var HDF5_CFLAGS) $(var OPENMP_CFLAGS) -DTUNE_DATADIR=\"/nonexistent\" -DTUNE_SRC_CONFIGS=\"$src/configs\""
+  $(var HDF5_CFLAGS) $(var FFTW_CFLAGS) $(var OPENMP_CFLAGS) -DTUNE_DATADIR=\"/nonexistent\" -DTUNE_SRC_CONFIGS=\"$src/configs\""
 if [ ! -f libfuzztune.a ]; then
   rm -f ./*.o
   for f in $(cd "$src" && ls tuner/*.c tuner/*/*.c check/*.c | grep -v -e '^tuner/tune\.c$' -e '^tuner/cli_'); do
@@ -32,7 +32,7 @@ if [ ! -f libfuzztune.a ]; then
   ar rcs libfuzztune.a ./*.o
 fi
 clang $flags -fsanitize=fuzzer $inc "$src/tests/fuzz/fuzz_results.c" libfuzztune.a \
-  $(var HDF5_LIBS) $(var LIBCONFIG_LIBS) $(var OPENMP_CFLAGS) -lm -o fuzz_results
+  $(var HDF5_LIBS) $(var LIBCONFIG_LIBS) $(var FFTW_LIBS) $(var OPENMP_CFLAGS) -lm -o fuzz_results
 # The reader checks each file in a child process first (h5probe.c).
 ./fuzz_results -max_total_time="$secs" -max_len=65536 -timeout=30 -rss_limit_mb=4096 \
   -artifact_prefix="$src/tests/fuzz/artifacts/" "$out/corpus"
