@@ -108,31 +108,63 @@ static void temporaries_honour_the_umask_and_skip_links(void **state) {
   free(first);
 }
 
+/* What `printf '%s' WORD` prints when sh reads WORD. */
+static void sh_reads_back(const char *word, const char *want) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "printf '%%s' %s", word);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  char got[128] = "";
+  size_t n = fread(got, 1, sizeof got - 1, p);
+  got[n] = '\0';
+  assert_int_equal(pclose(p), 0);
+  assert_string_equal(got, want);
+}
+
+static const char *const hard_words[] = {"plain", "", "it's", "$(touch PWNED)", "`id`", "a b\tc",
+                                         "*", "'''", "\\\"$x\"", "-n", "~root", "a=b;c", "x#y"};
+
 /* The shell reads the quoted word back as exactly the original string. */
 static void quoting_round_trips_through_sh(void **state) {
   (void)state;
-  const char *words[] = {"plain", "", "it's", "$(touch PWNED)", "`id`", "a b\tc", "*", "'''", "\\\"$x\"", "-n"};
-  for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
-    char *cmd = NULL;
+  for (size_t i = 0; i < sizeof hard_words / sizeof *hard_words; i++) {
+    char *word = NULL;
     size_t len = 0;
-    FILE *m = open_memstream(&cmd, &len);
+    FILE *m = open_memstream(&word, &len);
     assert_non_null(m);
-    fputs("printf '%s' ", m);
-    tn_sh_quote(m, words[i]);
+    tn_sh_quote(m, hard_words[i]);
     fclose(m);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    char got[128] = "";
-    size_t n = fread(got, 1, sizeof got - 1, p);
-    got[n] = '\0';
-    assert_int_equal(pclose(p), 0);
-    assert_string_equal(got, words[i]);
-    free(cmd);
+    sh_reads_back(word, hard_words[i]);
+    free(word);
   }
   assert_false(tn_sh_has_control("stable-2026 $(x) 'q'"));
   assert_true(tn_sh_has_control("x\ntouch y"));
   assert_true(tn_sh_has_control("tab\there"));
   assert_true(tn_sh_has_control("del\x7f"));
+}
+
+/* The buffer form: plain words stay bare, the rest read back through sh,
+ * and a short buffer is cut and terminated while the length is the
+ * whole word's, as snprintf counts. */
+static void buffer_words_round_trip_and_cut(void **state) {
+  (void)state;
+  char buf[128];
+  for (size_t i = 0; i < sizeof hard_words / sizeof *hard_words; i++) {
+    size_t w = tn_sh_word(buf, sizeof buf, hard_words[i]);
+    assert_int_equal(w, strlen(buf));
+    sh_reads_back(buf, hard_words[i]);
+  }
+  assert_int_equal(tn_sh_word(buf, sizeof buf, "datasets/a-b_c.hlo"), 18);
+  assert_string_equal(buf, "datasets/a-b_c.hlo");
+  assert_int_equal(tn_sh_word(buf, sizeof buf, "tile=8 k=4"), 12);
+  assert_string_equal(buf, "'tile=8 k=4'");
+  assert_int_equal(tn_sh_word(buf, sizeof buf, "it's"), 9); /* 'it'\''s' */
+  assert_string_equal(buf, "'it'\\''s'");
+  char small[5];
+  memset(small, 'x', sizeof small);
+  assert_int_equal(tn_sh_word(small, sizeof small, "it's"), 9);
+  assert_string_equal(small, "'it'");
+  assert_int_equal(tn_sh_word(NULL, 0, "a b"), 5);
 }
 
 int main(void) {
@@ -141,6 +173,7 @@ int main(void) {
       cmocka_unit_test(resolve_writes_into_the_target),
       cmocka_unit_test(temporaries_honour_the_umask_and_skip_links),
       cmocka_unit_test(quoting_round_trips_through_sh),
+      cmocka_unit_test(buffer_words_round_trip_and_cut),
   };
   return cmocka_run_group_tests(tests, group_setup, tdf_teardown);
 }

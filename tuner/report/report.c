@@ -12,6 +12,7 @@
 #include "inputs.h"
 #include "report_internal.h"
 #include "reproduce.h"
+#include "shquote.h"
 #include "utf8.h"
 
 static const char *const format_names[] = {
@@ -172,24 +173,12 @@ void tn_rep_time(char *buf, size_t n, double s) {
 
 /* ---- reproducer commands ----------------------------------------------------------------- */
 
-/* Appends s for a POSIX shell: as is when it is made only of characters no
- * shell treats specially, else single-quoted ('\'' for a quote). */
+/* Appends s as one shell word (shquote.h's rule, shared with run.sh). */
 static void append_word(char *buf, size_t n, size_t *at, const char *s) {
-  bool plain = *s != '\0';
-  for (const char *p = s; *p && plain; p++)
-    plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-@%", *p) != NULL;
-  if (plain) {
-    append(buf, n, at, "%s", s);
+  if (*at >= n)
     return;
-  }
-  append(buf, n, at, "'");
-  for (const char *p = s; *p; p++) {
-    if (*p == '\'')
-      append(buf, n, at, "'\\''");
-    else
-      append(buf, n, at, "%c", *p);
-  }
-  append(buf, n, at, "'");
+  size_t w = tn_sh_word(buf + *at, n - *at, s);
+  *at = *at + w < n ? *at + w : n - 1;
 }
 
 /* " --seed N [--profile P]": how the inputs were synthesised (the
