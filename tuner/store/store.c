@@ -269,6 +269,11 @@ static int edit_by_copy(const char *path, bool may_create, file_id *last, edit_f
     if (known)
       set_id(last, &written);
   }
+  /* The file under the path is the one just written (the rename may have
+   * changed its status-change time): its reader need not probe it. */
+  struct stat now;
+  if (known && lstat(path, &now) == 0 && now.st_dev == written.st_dev && now.st_ino == written.st_ino)
+    tn_h5_probe_vouch(&now);
   if (tn_sync_dir_of(path) != 0)
     tn_h5_fail(err, "%s: written, but cannot sync its directory: %s", path, strerror(errno));
   else
@@ -330,6 +335,7 @@ static int edit_in_place(const char *path, file_id *last, edit_fn fn, void *ctx,
   if (tn_journal_commit(j, &st, err) != 0)
     return tn_h5_prefix_error(err, path);
   set_id(last, &st);
+  tn_h5_probe_vouch(&st);
   return 0;
 }
 
