@@ -52,8 +52,10 @@ static H5FD_t *j_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxa
   if (fstat(fd, &st) != 0)
     return NULL;
   jfile *f = calloc(1, sizeof *f);
-  if (!f)
+  if (!f) {
+    s->open_nomem = true; /* HDF5 would only say it could not open the file */
     return NULL;
+  }
   f->s = s;
   f->fd = fd;
   f->eof = (haddr_t)st.st_size;
@@ -237,7 +239,9 @@ hid_t tn_h5_journal_open(const char *path, tn_h5_journal *s, hlo_error *err) {
     tn_h5_close_plist(fapl);
   }
   H5E_END_TRY;
-  if (f < 0)
+  if (f < 0 && s->open_nomem)
+    tn_h5_fail(err, "%s: out of memory opening it", path);
+  else if (f < 0)
     tn_h5_fail(err, "%s: not an HDF5 file (or a damaged one)", path);
   return f;
 }

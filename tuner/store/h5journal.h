@@ -17,6 +17,8 @@
 #ifndef TUNE_H5JOURNAL_H
 #define TUNE_H5JOURNAL_H
 
+#include <stdbool.h>
+
 #include <hdf5.h>
 
 #include "hlo_error.h"
@@ -27,6 +29,7 @@
 typedef struct tn_h5_journal {
   tn_journal *j;
   int error;             /* errno of the first write that failed, or 0 */
+  bool open_nomem;       /* the driver could not allocate its file handle */
   struct h5j_patch *patches; /* what HDF5 wrote after it, newest first */
 } tn_h5_journal;
 
