@@ -56,6 +56,8 @@ case $SO in /*) ;; *) SO=$(pwd)/$SO ;; esac
 [ -x "$TUNE" ] || { echo "mutation_report.sh: no tune at $TUNE" >&2; exit 2; }
 [ -f "$SO" ] || { echo "mutation_report.sh: no backend at $SO" >&2; exit 2; }
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+# the interpreter itself, not a version manager's shim: it runs once a fusion
+PY=$(python3 -c 'import sys; print(sys.executable)')
 
 # One line per fusion of the file: FILE:FUSION, its verdicts (default's
 # first), then "unverifiable" when the checker declared its comparison
@@ -63,7 +65,7 @@ W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 # each is its own row, applied or not, detected or not.
 verdicts() { # $1 mutation, $2 leaf class (or empty), $3 hlo
   TUNE_MUTATION=$1 TUNE_MUTATION_LEAF=$2 "$TUNE" --check "$3" --backend "$SO" --threads 1 --json 2>/dev/null |
-    python3 -c 'import json, os, sys
+    "$PY" -c 'import json, os, sys
 name = os.path.basename(sys.argv[1])[:-4]
 for f in json.load(sys.stdin):
     v = " ".join("%s:%d" % kv for kv in f["verdicts"].items())

@@ -100,6 +100,7 @@ struct dev_kernel {
   const hlo_computation *kernel;
   bool is_default;
   uint64_t rng_seed; /* the run's --seed, as the reference draws rng */
+  int replicas;      /* as the reference simulates them (dev_fusion) */
 };
 
 static const char *mutation(void) {
@@ -149,6 +150,7 @@ static dev_status mut_compile(const dev_fusion *f, const dev_config *cfg, const 
   }
   k->m = f->m;
   k->rng_seed = f->rng_seed;
+  k->replicas = f->replicas > 0 ? f->replicas : 1;
   k->kernel = f->comp;
   k->is_default = cfg->buf == 1;
   *out = k;
@@ -605,7 +607,7 @@ static void mut_run(dev_kernel *k, hlo_value *const *args, int nargs, uint64_t j
   *out = (dev_run){0};
   bool variation =
       is("reorder") || is("f64-acc") || is("rel-1e-7") || is("dropped-chunk") || is("max-nan") || is("max-zero");
-  dev_host_opts eo = {.replicas = 1, .emulate_device = 1, .rng_seed = k->rng_seed};
+  dev_host_opts eo = {.replicas = k->replicas, .emulate_device = 1, .rng_seed = k->rng_seed};
   if (variation && !k->is_default) {
     eo.hook = accum_hook;
     eo.hook_ctx = (void *)k->kernel;
