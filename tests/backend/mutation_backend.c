@@ -57,7 +57,10 @@
  *            it, pred to anything), a reduce, reduce-window, scatter,
  *            all-reduce or reduce-scatter whose combiner is itself exact
  *            on exact operands (max, min, an integer add, a scatter that
- *            overwrites), tuples, get-tuple-element, fusion and call
+ *            overwrites), an add-reduce over one dimension d of
+ *            select(compare(iota along d, a broadcast constant along d),
+ *            x, 0) from 0 (a one-hot pick: x plus zeros is x in any
+ *            order), tuples, get-tuple-element, fusion and call
  *            (followed into the called computation), constants and
  *            parameters;
  *   rounded  every other leaf (anything not in that list is taken to
@@ -377,6 +380,55 @@ static bool all_intlike(const hlo_instr *ins) {
   return true;
 }
 
+/* Is ins a float zero: a constant 0, or a broadcast of one? */
+static bool is_zero(const hlo_instr *ins) {
+  if (ins->op == HLO_OP_BROADCAST && ins->noperands == 1)
+    ins = ins->operands[0];
+  const hlo_literal *l = ins->literal;
+  if (ins->op != HLO_OP_CONSTANT || !l || l->elided || l->ntuple || l->count < 1)
+    return false;
+  for (int64_t i = 0; i < l->count; i++)
+    if (!(l->f ? l->f[i] == 0 : l->i ? l->i[i] == 0 : l->u ? l->u[i] == 0 : false))
+      return false;
+  return true;
+}
+
+/* compare(iota along d, v) == (or the operands the other way), where v
+ * is a broadcast that does not vary along d: true at most once along d. */
+static bool one_hit_along(const hlo_instr *cmp, int64_t d) {
+  if (cmp->op != HLO_OP_COMPARE || cmp->noperands != 2 || cmp->attrs.direction != HLO_CMP_EQ)
+    return false;
+  for (int side = 0; side < 2; side++) {
+    const hlo_instr *io = cmp->operands[side], *v = cmp->operands[1 - side];
+    if (io->op != HLO_OP_IOTA || io->attrs.iota_dimension != d || !is_intlike(io->shape.type) ||
+        v->op != HLO_OP_BROADCAST)
+      continue;
+    bool varies = false;
+    for (int i = 0; i < v->attrs.dimensions.n; i++)
+      varies = varies || v->attrs.dimensions.v[i] == d;
+    if (!varies)
+      return true;
+  }
+  return false;
+}
+
+/* An add-reduce over one dimension d of select(one hit along d, x, 0)
+ * from 0 (a one-hot pick): at most one term per output is not +0, and x
+ * plus zeros is x in any order, so the sum does not round (issue 13 item
+ * 3).  Exact when x and the predicate's inputs are; the plain form only. */
+static bool exact_one_hot_pick(exact_ctx *cx, const hlo_instr *ins, const frame *fr) {
+  const hlo_computation *r = ins->attrs.calls.to_apply;
+  if (ins->op != HLO_OP_REDUCE || ins->noperands != 2 || ins->attrs.dimensions.n != 1 || !r || !r->root ||
+      r->root->op != HLO_OP_ADD || r->nparams != 2 || r->root->operands[0]->op != HLO_OP_PARAMETER ||
+      r->root->operands[1]->op != HLO_OP_PARAMETER || r->root->operands[0] == r->root->operands[1])
+    return false;
+  const hlo_instr *sel = ins->operands[0];
+  if (sel->op != HLO_OP_SELECT || sel->noperands != 3 || !is_zero(ins->operands[1]) || !is_zero(sel->operands[2]) ||
+      !one_hit_along(sel->operands[0], ins->attrs.dimensions.v[0]))
+    return false;
+  return exact_value(cx, sel, -1, fr);
+}
+
 /* Does this instruction, given exact operands, produce an exact value? */
 static bool op_keeps_exact(exact_ctx *cx, const hlo_instr *ins) {
   switch (ins->op) {
@@ -485,7 +537,7 @@ static bool exact_value(exact_ctx *cx, const hlo_instr *ins, int idx, const fram
     break;
   }
   default:
-    r = op_keeps_exact(cx, ins) && operands_exact(cx, ins, fr);
+    r = (op_keeps_exact(cx, ins) && operands_exact(cx, ins, fr)) || exact_one_hot_pick(cx, ins, fr);
     break;
   }
   if (slot)

@@ -62,6 +62,22 @@ leaf rounded one-ulp row_sum_long 0 "verdicts  match=1 benign=1"
 leaf exact one-ulp argmax_variadic 1 "^  - mismatch-candidate "
 leaf exact sign-zero row_sum_long 0 "verdicts  match=2"
 leaf neither one-ulp maxpool_2x2 1 "TUNE_MUTATION_LEAF is neither exact nor rounded"
+# train_step's picked_logit sums select(label == iota, logits, 0) over the
+# iota's dimension: one non-zero term per row, and x + 0 = x in any order,
+# so it rounds nothing (issue 13 item 3).  Its default-vs-reference atol is
+# 0, one ulp there is a mismatch-candidate (it was allowed 11.3 and passed
+# as benign), and summing it in reverse or in f64 changes no bit.
+pick() { # mutation, leaf class, wanted exit status, wanted picked_logit verdict line
+  TUNE_MUTATION=$1 TUNE_MUTATION_LEAF=$2; export TUNE_MUTATION TUNE_MUTATION_LEAF
+  expect_status "$3" "train_step with $1: exit $3" "$TUNE" --check "$ds/train_step.hlo" --backend "$SO" --threads 1
+  awk '/^fusion /{n = $2} n == "picked_logit"' "$TMPD/out" >"$TMPD/pick"
+  expect_grep "$4" "$TMPD/pick" "train_step's picked_logit with $1: $4"
+  unset TUNE_MUTATION_LEAF
+}
+pick one-ulp exact 1 "verdicts  match=1 mismatch-candidate=1"
+expect_grep "vs reference: ok (max abs 0, tolerance atol 0 rtol 0," "$TMPD/pick" "train_step's picked_logit: atol 0"
+pick reorder "" 0 "verdicts  match=2"
+pick f64-acc "" 0 "verdicts  match=2"
 # all_gather_activations names replicas 0 and 1 (replica_count=2): the
 # backend simulates as many as the reference, so it runs, and a changed
 # element of the gathered rows is a mismatch-candidate.
