@@ -77,7 +77,9 @@
  * reference computes it):
  *   reorder       the terms summed in reverse order
  *   f64-acc       the terms summed in f64, rounded once
- *   rel-1e-7      the sum times (1 + 1e-7) where it has at least 256 terms
+ *   rel-1e-7      the sum times (1 + 1e-7) where it has at least 256
+ *                 non-zero terms (a sum of fewer, one picked value plus
+ *                 zeros above all, is no long sum: no order moves it so)
  *
  * The reference evaluator is the host's (dev_host, handed over through
  * tune_backend_attach_v1), as in example_backend.c.
@@ -211,6 +213,33 @@ static void resum(const hlo_instr *ins, const hlo_value *x, const hlo_value *ini
   free(acc32);
 }
 
+/* How many non-zero terms each output element of a reduce of x adds;
+ * false when the dimensions make no sense. */
+static bool nonzero_terms(const hlo_instr *ins, const hlo_value *x, int64_t n, int64_t *terms) {
+  bool red[HLO_MAX_RANK] = {false};
+  for (int i = 0; i < ins->attrs.dimensions.n; i++) {
+    int64_t d = ins->attrs.dimensions.v[i];
+    if (d < 0 || d >= x->rank)
+      return false;
+    red[d] = true;
+  }
+  int64_t idx[HLO_MAX_RANK] = {0};
+  for (int64_t i = 0; i < x->count; i++) {
+    int64_t o = 0;
+    for (int d = 0; d < x->rank; d++)
+      if (!red[d])
+        o = o * x->dims[d] + idx[d];
+    if (o < n && hlo_value_get_f64(x, i) != 0)
+      terms[o]++;
+    for (int d = x->rank - 1; d >= 0; d--) {
+      if (++idx[d] < x->dims[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
 static bool in_kernel(const hlo_computation *c, const hlo_instr *ins) {
   return ins->index >= 0 && ins->index < c->ninstrs && c->instrs[ins->index] == ins;
 }
@@ -268,9 +297,12 @@ static void accum_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, i
   } else if (is("f64-acc")) {
     resum(ins, ops[0], ops[1], c, 'd', false);
   } else if (is("rel-1e-7")) {
-    if (ops[0]->count / (c->count ? c->count : 1) >= 256)
+    int64_t *terms = calloc((size_t)(c->count ? c->count : 1), sizeof *terms);
+    if (terms && nonzero_terms(ins, ops[0], c->count, terms))
       for (int64_t i = 0; i < c->count; i++)
-        hlo_value_set_f64(c, i, (double)(float)(hlo_value_get_f64(c, i) * (1 + 1e-7)));
+        if (terms[i] >= 256)
+          hlo_value_set_f64(c, i, (double)(float)(hlo_value_get_f64(c, i) * (1 + 1e-7)));
+    free(terms);
   }
   hlo_value_unref(v);
   *value = c;
