@@ -23,6 +23,8 @@ static bool in_kernel(const chk_accums *A, const hlo_instr *ins) {
 
 static bool is_real_float(hlo_etype t) { return hlo_etype_is_float(t) && hlo_etype_class(t) != HLO_CLASS_COMPLEX; }
 
+static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i);
+
 /* Per output element of a reduce with the add reducer, exactly in f64:
  * the sum of its terms' |x| (S_e) or, with `signed_sum`, of the terms
  * themselves.  Every input element adds to the output element its kept
@@ -56,6 +58,41 @@ static int reduce_sums(const hlo_instr *ins, const hlo_value *x, const hlo_value
     }
   }
   return 0;
+}
+
+/* Does every output element of an add-reduce take at most one non-zero
+ * term, with a zero init (a one-hot pick: select(label == iota, x, 0)
+ * summed over the iota's dimension)?  Then every order of the sum gives
+ * that term exactly (x + 0 = x), so the reduce rounds nothing and
+ * legitimate configs agree on it to the bit (issue 13, item 3).  A
+ * subnormal term is not trusted to survive the device's flush to zero in
+ * every order, and NaN counts as a term.  False when memory runs out: the
+ * reduce is then an accumulation, as before. */
+static bool picks_one_term(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, int64_t n) {
+  if (hlo_value_get_f64(init, 0) != 0 || n < 1)
+    return false;
+  bool red[HLO_MAX_RANK] = {false};
+  for (int i = 0; i < ins->attrs.dimensions.n; i++) {
+    int64_t d = ins->attrs.dimensions.v[i];
+    if (d < 0 || d >= x->rank)
+      return false;
+    red[d] = true;
+  }
+  unsigned char *seen = calloc((size_t)n, 1);
+  if (!seen)
+    return false;
+  bool one = true;
+  for (int64_t i = 0; i < x->count && one; i++) {
+    double t = hlo_value_get_f64(x, i);
+    if (t == 0)
+      continue;
+    int64_t o = kept_index(x, red, i);
+    one = o >= 0 && o < n && !seen[o] && fpclassify(t) != FP_SUBNORMAL;
+    if (one)
+      seen[o] = 1;
+  }
+  free(seen);
+  return one;
 }
 
 /* |v| as an f64 array of v's dims. */
@@ -701,6 +738,8 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
     rop = chk_simple_reducer(ins->attrs.calls.to_apply);
     if (rop == HLO_OP_MAXIMUM || rop == HLO_OP_MINIMUM)
       return; /* picks one of its terms: rounds nothing */
+    if (rop == HLO_OP_ADD && picks_one_term(ins, ops[0], ops[1], v->count))
+      return; /* adds one term to zeros: rounds nothing either */
     for (int i = 0; i < ins->attrs.dimensions.n; i++) {
       int64_t d = ins->attrs.dimensions.v[i];
       if (d >= 0 && d < ops[0]->rank)

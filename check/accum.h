@@ -33,7 +33,13 @@
  * f64 evaluation of the sum itself); a float reduce with any other reducer
  * that is not max or min (its terms are not known as a sum: S_e = K max|x|
  * + |init|, the bound of the whole output as before).  max/min reduces
- * round nothing and are not accumulations; integer ones are exact.
+ * round nothing and are not accumulations; integer ones are exact.  Nor is
+ * an add-reduce whose every output element takes at most one non-zero
+ * term from a zero init, in the evaluation the probe sees (a one-hot pick,
+ * select(label == iota, x, 0) summed over the iota's dimension): x plus
+ * zeros is x in any order, so its outputs must match to the bit (issue 13,
+ * item 3; a subnormal term keeps it an accumulation, since the device
+ * flushes those).
  *
  * Noise (the noise-floor criterion of tolerance.h).  For an accumulation
  * in f32, the probe also measures rho: how far legitimate orders of the

@@ -77,11 +77,54 @@ static bool overwrites(const hlo_instr *ins) {
   return c && c->root && c->root->op == HLO_OP_PARAMETER && c->nparams == 2 && c->params[1] == c->root;
 }
 
+/* A scalar float zero, seen through broadcasts: +0 or -0. */
+static bool zero_constant(const hlo_instr *ins) {
+  while (ins->op == HLO_OP_BROADCAST && ins->noperands == 1)
+    ins = ins->operands[0];
+  return ins->op == HLO_OP_CONSTANT && ins->literal && !ins->literal->elided && ins->literal->count == 1 &&
+         ins->literal->f && ins->literal->f[0] == 0;
+}
+
+/* Does pred hold at most once along dimension d: an equality of an iota
+ * counting along d with a broadcast that does not vary along d? */
+static bool once_along(const hlo_instr *pred, int64_t d) {
+  if (pred->op != HLO_OP_COMPARE || pred->noperands != 2 || pred->attrs.direction != HLO_CMP_EQ)
+    return false;
+  const hlo_instr *a = pred->operands[0], *b = pred->operands[1];
+  if (a->op != HLO_OP_IOTA) {
+    const hlo_instr *t = a;
+    a = b;
+    b = t;
+  }
+  if (a->op != HLO_OP_IOTA || a->attrs.iota_dimension != d || hlo_etype_is_float(a->shape.type) ||
+      b->op != HLO_OP_BROADCAST)
+    return false;
+  for (int i = 0; i < b->attrs.dimensions.n; i++)
+    if (b->attrs.dimensions.v[i] == d)
+      return false;
+  return true;
+}
+
+/* The value a one-hot pick picks from, or NULL when ins is none: an
+ * add-reduce from a zero init, over one dimension d, of select(p, x, 0)
+ * with p true at most once along d.  Each output is then one x (or +0
+ * where p never holds) plus zeros, the same bits in every order. */
+static const hlo_instr *one_hot_source(const hlo_instr *ins) {
+  if (ins->op != HLO_OP_REDUCE || ins->noperands != 2 || ins->attrs.dimensions.n != 1 ||
+      chk_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD || !zero_constant(ins->operands[1]))
+    return NULL;
+  const hlo_instr *sel = ins->operands[0];
+  if (sel->op != HLO_OP_SELECT || sel->noperands != 3 || !zero_constant(sel->operands[2]) ||
+      !once_along(sel->operands[0], ins->attrs.dimensions.v[0]))
+    return NULL;
+  return sel->operands[1];
+}
+
 /* Does no path from the parameters to ins pass through an op that rounds?
  * Then every correct implementation computes the same bits (issue 13 item
  * 3): data movement, select, max/min/clamp, abs, negate, integer and pred
- * values, converts that widen exactly, dynamic-update-slice, and a scatter
- * that overwrites. */
+ * values, converts that widen exactly, dynamic-update-slice, a scatter
+ * that overwrites, and a one-hot pick of such a value. */
 static bool bitwise_source(const hlo_instr *ins, int depth) {
   if (depth > 64)
     return false;
@@ -92,6 +135,9 @@ static bool bitwise_source(const hlo_instr *ins, int depth) {
     return true;
   if (ins->op == HLO_OP_REDUCE || ins->op == HLO_OP_REDUCE_WINDOW) {
     hlo_opcode r = chk_simple_reducer(ins->attrs.calls.to_apply);
+    const hlo_instr *picked = one_hot_source(ins);
+    if (picked)
+      return bitwise_source(picked, depth + 1);
     return r == HLO_OP_MAXIMUM || r == HLO_OP_MINIMUM;
   }
   if (ins->op == HLO_OP_SORT)

@@ -1,67 +1,123 @@
 #!/bin/sh
-# atol_report.sh — how much the default criterion (--tolerance
-# noise-floor) tightens the comparison against the rigorous per-element
-# worst case (--tolerance worst-case, Higham's gamma_d), per dataset: the
-# atol of the default-vs-reference check (the largest per-element
-# allowance over the outputs, as --check prints it), under each criterion.
-# Datasets whose outputs are all compared exactly (atol 0 under both) are
-# counted, not listed.  Prints a Markdown table, then the medians over the
-# listed datasets: of the ratios, and of each column.
+# atol_report.sh — how wide the default-vs-reference comparison is, per
+# fusion of datasets/.  The figure is the atol --check prints on the
+# default's "vs reference" line: the largest per-element absolute
+# allowance of that comparison, on the output leaf --check reports (the
+# leaf with the most mismatches, then the largest max abs difference;
+# chk_compare_values).  Where the allowance is a per-element map (an
+# accumulation's bound carried to each output element), the figure is the
+# map's largest entry (effective_tol in tuner/sweep.c).  The rtol printed
+# beside it (the output type's last rounding) is not part of the figure.
 #
-# Usage: tests/atol_report.sh [-t TUNE] [-d DATASETS]
+# Two tables:
+# - default: the current binary under --tolerance worst-case (Higham's
+#   gamma_d, rigorous) against its default criterion, --tolerance
+#   noise-floor;
+# - with -o OLD_TUNE: the old binary's atol (for issue 13: a build of
+#   commit 73a9e2a, the code the issue was filed against) against the
+#   current binary's default (noise-floor).  The old code printed the same
+#   quantity on the same line ("vs reference: ok (max abs M, tolerance atol
+#   A rtol R)": 73a9e2a's tuner/sweep.c also reports effective_tol of the
+#   leaf chk_compare_values returns, and its maps also replace the atol),
+#   only without the criterion's name after it; it took no --tolerance.
+#   Fusions are matched by file and fusion name: the old code checks a
+#   multi-fusion file (conv_net, train_step, transformer_block, newer than
+#   73a9e2a) as one fusion named after its entry, so those rows have no old
+#   figure and are left out of the medians.
+# Fusions with atol 0 under both (outputs compared exactly, or with an
+# rtol only: no accumulation feeds them) are counted, not listed.  The table is Markdown; then the medians over the
+# listed rows with both figures: of the ratios (first / second column; a
+# fusion the second side compares exactly has ratio infinity, and the
+# median of the finite ratios is printed too), and of each column.
+#
+# Usage: tests/atol_report.sh [-t TUNE] [-o OLD_TUNE] [-d DATASETS]
 # Defaults: ./tune and the source tree's datasets.  Runs the default
 # config only (--budget 1): about two checks per dataset.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 TUNE=./tune
+OLD=
 DS="$here/datasets"
-while getopts t:d: opt; do
+while getopts t:o:d: opt; do
   case $opt in
   t) TUNE=$OPTARG ;;
+  o) OLD=$OPTARG ;;
   d) DS=$OPTARG ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  *) sed -n '2,36p' "$0"; exit 2 ;;
   esac
 done
 [ -x "$TUNE" ] || { echo "atol_report.sh: no tune at $TUNE" >&2; exit 2; }
+[ -z "$OLD" ] || [ -x "$OLD" ] || { echo "atol_report.sh: no old tune at $OLD" >&2; exit 2; }
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 
-atol() { # $1 hlo, $2 criterion: the atol of the default-vs-reference line, or -
-  "$TUNE" --check "$1" --budget 1 --threads 1 --tolerance "$2" 2>/dev/null |
-    sed -n 's/.*vs reference: .*tolerance atol \([^ ]*\) rtol.*/\1/p' | head -n 1 | grep . || echo -
+# One line per fusion of the file: FILE:FUSION ATOL, the atol of its
+# default-vs-reference line (a fusion whose default did not run has none).
+atols() { # $1 binary, $2 hlo, then extra options
+  bin=$1 hlo=$2
+  shift 2
+  "$bin" --check "$hlo" --budget 1 --threads 1 "$@" 2>/dev/null |
+    awk -v file="$(basename "$hlo" .hlo)" '
+      /^fusion / { name = $2; seen = 0; next }
+      /vs reference: .*tolerance atol / && !seen {
+        sub(/.*tolerance atol /, ""); print file ":" name, $1; seen = 1 }'
 }
 
 for f in "$DS"/*.hlo; do
-  printf '%s %s %s\n' "$(basename "$f" .hlo)" "$(atol "$f" worst-case)" "$(atol "$f" noise-floor)"
-done >"$W/rows"
+  if [ -n "$OLD" ]; then
+    atols "$OLD" "$f" >>"$W/a"
+    atols "$TUNE" "$f" >>"$W/b"
+  else
+    atols "$TUNE" "$f" --tolerance worst-case >>"$W/a"
+    atols "$TUNE" "$f" --tolerance noise-floor >>"$W/b"
+  fi
+done
+touch "$W/a" "$W/b"
 
-python3 - "$W/rows" <<'PY'
+if [ -n "$OLD" ]; then
+  set -- "old atol ($(basename "$OLD"), -o)" "current default atol (noise-floor)"
+else
+  set -- "worst-case atol" "noise-floor atol"
+fi
+python3 - "$W/a" "$W/b" "$1" "$2" <<'PY'
 import math, statistics, sys
-rows, exact, other = [], 0, []
-for line in open(sys.argv[1]):
-    name, wc, nf = line.split()
-    if wc == "-" or nf == "-":
-        other.append(name)
+def read(p):
+    d = {}
+    for line in open(p):
+        k, v = line.split()
+        d[k] = float(v)
+    return d
+a, b = read(sys.argv[1]), read(sys.argv[2])
+ha, hb = sys.argv[3], sys.argv[4]
+keys = list(b) + [k for k in a if k not in b]
+rows, exact, one_sided = [], 0, []
+for k in keys:
+    if k not in a or k not in b:
+        one_sided.append(k)
         continue
-    wc, nf = float(wc), float(nf)
-    if wc == 0 and nf == 0:
+    if a[k] == 0 and b[k] == 0:
         exact += 1
         continue
-    rows.append((name, wc, nf))
-print("| dataset | worst-case atol | noise-floor atol | ratio |")
+    rows.append((k, a[k], b[k]))
+print("| fusion | %s | %s | ratio |" % (ha, hb))
 print("|---|---|---|---|")
 ratios = []
-for name, wc, nf in rows:
-    if math.isinf(wc) or math.isinf(nf) or nf == 0:
+for k, x, y in rows:
+    if math.isinf(x) or math.isinf(y):
         r = "—"
+    elif y == 0:
+        ratios.append(math.inf)
+        r = "∞ (exact now)"
     else:
-        ratios.append(wc / nf)
-        r = "%.3g×" % (wc / nf)
-    print("| `%s` | %.3g | %.3g | %s |" % (name, wc, nf, r))
-fin = [(w, n) for _, w, n in rows if not math.isinf(w) and not math.isinf(n)]
+        ratios.append(x / y)
+        r = "%.3g×" % (x / y)
+    print("| `%s` | %.3g | %.3g | %s |" % (k, x, y, r))
+fin = [(x, y) for _, x, y in rows if not math.isinf(x) and not math.isinf(y)]
 if ratios:
-    print("| median | %.3g | %.3g | %.3g× (median of the ratios) |" % (
-        statistics.median(w for w, _ in fin), statistics.median(n for _, n in fin), statistics.median(ratios)))
+    finite = [r for r in ratios if not math.isinf(r)]
+    print("| median | %.3g | %.3g | %.3g× (median of the %d ratios; of the %d finite ones: %s) |" % (
+        statistics.median(x for x, _ in fin), statistics.median(y for _, y in fin), statistics.median(ratios),
+        len(ratios), len(finite), ("%.3g×" % statistics.median(finite)) if finite else "—"))
 print()
-print("%d datasets listed, %d compared exactly under both, %d without a default-vs-reference atol%s" % (
-    len(rows), exact, len(other), (": " + " ".join(other)) if other else ""))
+print("%d fusions listed, %d with atol 0 under both, %d with a figure on one side only%s" % (
+    len(rows), exact, len(one_sided), (": " + " ".join(one_sided)) if one_sided else ""))
 PY

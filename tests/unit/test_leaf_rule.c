@@ -64,9 +64,59 @@ static void exact_outputs_by_dataflow(void **state) {
   hlo_module_free(m);
 }
 
+/* A one-hot pick (select(label == iota, x, 0) summed over the iota's
+ * dimension from 0) adds one x to zeros: x in every order, and +0 where
+ * no label matches, so it is exact when x is.  Summed over a dimension the
+ * label varies along, or picking from a rounded value, or with a compare
+ * other than ==, it is a sum like any other. */
+static void one_hot_pick(void **state) {
+  (void)state;
+  static const char *text =
+      "HloModule t\n"
+      "add {\n"
+      "  a = f32[] parameter(0)\n"
+      "  b = f32[] parameter(1)\n"
+      "  ROOT r = f32[] add(a, b)\n"
+      "}\n"
+      "ENTRY e {\n"
+      "  x = f32[4,10] parameter(0)\n"
+      "  lab = s32[4] parameter(1)\n"
+      "  io = s32[4,10] iota(), iota_dimension=1\n"
+      "  lb = s32[4,10] broadcast(lab), dimensions={0}\n"
+      "  hit = pred[4,10] compare(io, lb), direction=EQ\n"
+      "  hit2 = pred[4,10] compare(lb, io), direction=EQ\n"
+      "  le = pred[4,10] compare(io, lb), direction=LE\n"
+      "  z = f32[] constant(0)\n"
+      "  zb = f32[4,10] broadcast(z), dimensions={}\n"
+      "  sel = f32[4,10] select(hit, x, zb)\n"
+      "  sel2 = f32[4,10] select(hit2, x, zb)\n"
+      "  sle = f32[4,10] select(le, x, zb)\n"
+      "  ex = f32[4,10] exponential(x)\n"
+      "  sex = f32[4,10] select(hit, ex, zb)\n"
+      "  pick = f32[4] reduce(sel, z), dimensions={1}, to_apply=add\n"
+      "  pick2 = f32[4] reduce(sel2, z), dimensions={1}, to_apply=add\n"
+      "  rows = f32[10] reduce(sel, z), dimensions={0}, to_apply=add\n"
+      "  many = f32[4] reduce(sle, z), dimensions={1}, to_apply=add\n"
+      "  pex = f32[4] reduce(sex, z), dimensions={1}, to_apply=add\n"
+      "  ROOT t = (f32[4], f32[4], f32[10], f32[4], f32[4]) tuple(pick, pick2, rows, many, pex)\n"
+      "}\n";
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  if (!m)
+    fail_msg("parse: %d:%d: %s", err.line, err.col, err.msg);
+  const hlo_computation *c = m->entry;
+  assert_int_equal(chk_leaf_rule(c, 0), CHK_RULE_BITWISE);   /* one x per row, plus zeros */
+  assert_int_equal(chk_leaf_rule(c, 1), CHK_RULE_BITWISE);   /* the compare's operands the other way */
+  assert_int_equal(chk_leaf_rule(c, 2), CHK_RULE_TOLERANCE); /* down a column: four picks add */
+  assert_int_equal(chk_leaf_rule(c, 3), CHK_RULE_TOLERANCE); /* <= holds many times along a row */
+  assert_int_equal(chk_leaf_rule(c, 4), CHK_RULE_TOLERANCE); /* picks a rounded value */
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(exact_outputs_by_dataflow),
+      cmocka_unit_test(one_hot_pick),
   };
   return cmocka_run_group_tests_name("leaf_rule", tests, NULL, NULL);
 }
