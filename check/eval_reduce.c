@@ -932,8 +932,9 @@ static void window_step(chk_rprog_lanes *l, int n, hlo_value *const *ops, const 
 static void window_block_direct(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_value *const *ops, int rank,
                                 const win_dim *wd, win_scratch *s, int m) {
   int64_t blo[HLO_MAX_RANK], bhi[HLO_MAX_RANK]; /* union of the lanes' ranges */
-  int64_t alo[HLO_MAX_RANK], ahi[HLO_MAX_RANK]; /* intersection: every lane inside */
-  bool some_lane_never = false;                  /* a lane with no position at all */
+  /* the intersection: every lane inside (empty when a lane never is,
+   * since that lane's range is empty in some dimension) */
+  int64_t alo[HLO_MAX_RANK], ahi[HLO_MAX_RANK];
   for (int d = 0; d < rank; d++) {
     blo[d] = INT64_MAX;
     bhi[d] = INT64_MIN;
@@ -948,7 +949,6 @@ static void window_block_direct(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_val
       never |= s->klo[i][d] > s->khi[i][d];
       s->base[i] += (s->opos[i][d] * wd[d].stride - wd[d].pad_lo) * wd[d].elem_stride;
     }
-    some_lane_never |= never;
     for (int d = 0; d < rank; d++) {
       if (!never) { /* a lane that is never inside widens no bound */
         blo[d] = s->klo[i][d] < blo[d] ? s->klo[i][d] : blo[d];
@@ -957,10 +957,6 @@ static void window_block_direct(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_val
       alo[d] = s->klo[i][d] > alo[d] ? s->klo[i][d] : alo[d];
       ahi[d] = s->khi[i][d] < ahi[d] ? s->khi[i][d] : ahi[d];
     }
-  }
-  if (some_lane_never && rank > 0) { /* then no position keeps every lane */
-    alo[0] = 1;
-    ahi[0] = 0;
   }
   for (int d = 0; d < rank; d++)
     if (blo[d] > bhi[d])
