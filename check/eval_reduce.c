@@ -888,6 +888,153 @@ static int64_t window_offsets(int rank, const win_dim *wd, const int64_t *opos, 
   }
 }
 
+/* The window indices k of one dimension whose position falls inside the
+ * input for output position o: [*lo, *hi], empty when *lo > *hi.  Without
+ * base dilation (ld == 1) these are exactly the k for which win_at is not
+ * -1: a contiguous run, with no holes. */
+static void win_krange(const win_dim *g, int64_t o, int64_t *lo, int64_t *hi) {
+  int64_t base = o * g->stride - g->pad_lo; /* position of k = 0 */
+  *lo = base >= 0 ? 0 : (-base + g->rd - 1) / g->rd;
+  int64_t top = g->extent - 1 - base; /* room above position base */
+  *hi = top < 0 ? -1 : top / g->rd;
+  if (*hi > g->size - 1)
+    *hi = g->size - 1;
+}
+
+/* Per-thread scratch of window_lanes. */
+typedef struct {
+  int64_t offs[CHK_RPROG_LANES], oidx[CHK_RPROG_LANES], base[CHK_RPROG_LANES];
+  int64_t opos[CHK_RPROG_LANES][HLO_MAX_RANK];
+  int64_t klo[CHK_RPROG_LANES][HLO_MAX_RANK], khi[CHK_RPROG_LANES][HLO_MAX_RANK];
+  uint8_t keep[CHK_RPROG_LANES];
+} win_scratch;
+
+/* One fold step over lanes [0, m) at the current window position: the
+ * program runs when a lane is kept, and only kept lanes take its result
+ * (keep NULL: every lane). */
+static void window_step(chk_rprog_lanes *l, int n, hlo_value *const *ops, const int64_t *offs, int m,
+                        const uint8_t *keep) {
+  for (int i = 0; i < n; i++)
+    chk_rprog_load(l, n + i, ops[i]->data, offs, m);
+  chk_rprog_run(l, m);
+  chk_rprog_feedback(l, m, keep);
+}
+
+/* The window positions of one block when no dimension has base dilation.
+ * A lane is inside at window index k exactly when k lies in its
+ * [klo, khi] in every dimension (win_krange), and its offset is then
+ * base + sum of k * rd * elem_stride: both are computed once per block
+ * instead of per lane and position.  Positions outside the box that
+ * bounds every lane's ranges keep no lane, so they are not visited; the
+ * box is walked in row-major order, so each lane still takes its
+ * positions in the window's row-major order, the same steps as the
+ * general walk below. */
+static void window_block_direct(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_value *const *ops, int rank,
+                                const win_dim *wd, win_scratch *s, int m) {
+  int64_t blo[HLO_MAX_RANK], bhi[HLO_MAX_RANK]; /* union of the lanes' ranges */
+  /* the intersection: every lane inside (empty when a lane never is,
+   * since that lane's range is empty in some dimension) */
+  int64_t alo[HLO_MAX_RANK], ahi[HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    blo[d] = INT64_MAX;
+    bhi[d] = INT64_MIN;
+    alo[d] = 0;
+    ahi[d] = wd[d].size - 1;
+  }
+  for (int i = 0; i < m; i++) {
+    bool never = false;
+    s->base[i] = 0;
+    for (int d = 0; d < rank; d++) {
+      win_krange(&wd[d], s->opos[i][d], &s->klo[i][d], &s->khi[i][d]);
+      never |= s->klo[i][d] > s->khi[i][d];
+      s->base[i] += (s->opos[i][d] * wd[d].stride - wd[d].pad_lo) * wd[d].elem_stride;
+    }
+    for (int d = 0; d < rank; d++) {
+      if (!never) { /* a lane that is never inside widens no bound */
+        blo[d] = s->klo[i][d] < blo[d] ? s->klo[i][d] : blo[d];
+        bhi[d] = s->khi[i][d] > bhi[d] ? s->khi[i][d] : bhi[d];
+      }
+      alo[d] = s->klo[i][d] > alo[d] ? s->klo[i][d] : alo[d];
+      ahi[d] = s->khi[i][d] < ahi[d] ? s->khi[i][d] : ahi[d];
+    }
+  }
+  for (int d = 0; d < rank; d++)
+    if (blo[d] > bhi[d])
+      return; /* no lane has a position: every accumulator stays the init */
+  int64_t widx[HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++)
+    widx[d] = blo[d];
+  for (int64_t w = 0;; w++) {
+    /* a block of a huge window is long itself */
+    if (w % 4096 == 4095 && chk_past_deadline(ev))
+      break;
+    int64_t delta = 0;
+    bool all = true;
+    for (int d = 0; d < rank; d++) {
+      delta += widx[d] * wd[d].rd * wd[d].elem_stride;
+      all &= widx[d] >= alo[d] && widx[d] <= ahi[d];
+    }
+    if (all) {
+      for (int i = 0; i < m; i++)
+        s->offs[i] = s->base[i] + delta;
+      window_step(l, n, ops, s->offs, m, NULL);
+    } else {
+      int any = 0;
+      for (int i = 0; i < m; i++) {
+        bool in = true;
+        for (int d = 0; d < rank; d++)
+          in &= widx[d] >= s->klo[i][d] && widx[d] <= s->khi[i][d];
+        s->keep[i] = in;
+        s->offs[i] = in ? s->base[i] + delta : 0;
+        any |= in;
+      }
+      if (any) /* then the input has elements, and offset 0 is one */
+        window_step(l, n, ops, s->offs, m, s->keep);
+    }
+    int d;
+    for (d = rank - 1; d >= 0; d--) {
+      if (++widx[d] <= bhi[d])
+        break;
+      widx[d] = blo[d];
+    }
+    if (d < 0)
+      break;
+  }
+}
+
+/* The window positions of one block, any dilation: every position of the
+ * window in row-major order, each lane's offset from win_at. */
+static void window_block_general(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_value *const *ops, int rank,
+                                 const win_dim *wd, int64_t wcount, win_scratch *s, int m) {
+  int64_t widx[HLO_MAX_RANK] = {0};
+  for (int64_t w = 0; w < wcount; w++) {
+    /* a block of a huge window is long itself */
+    if (w % 4096 == 4095 && chk_past_deadline(ev))
+      break;
+    int any = 0;
+    for (int i = 0; i < m; i++) {
+      int64_t sum = 0;
+      int d;
+      for (d = 0; d < rank; d++) {
+        int64_t t = win_at(&wd[d], s->opos[i][d], widx[d]);
+        if (t < 0)
+          break;
+        sum += t;
+      }
+      s->keep[i] = d == rank;
+      s->offs[i] = s->keep[i] ? sum : 0;
+      any |= s->keep[i];
+    }
+    if (any) /* then the input has elements, and offset 0 is one */
+      window_step(l, n, ops, s->offs, m, s->keep);
+    for (int d = rank - 1; d >= 0; d--) {
+      if (++widx[d] < wd[d].size)
+        break;
+      widx[d] = 0;
+    }
+  }
+}
+
 /* General reduce-window with a lane program: blocks of CHK_RPROG_LANES
  * output elements step through the window positions together, in row-major
  * order of the window; a lane whose position falls into padding or a
@@ -901,8 +1048,11 @@ static int window_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
   const hlo_window *win = &ins->attrs.window;
   int rank = x->rank;
   int64_t nout = res[0]->count, wcount = 1;
-  for (int d = 0; d < rank; d++)
+  bool direct = true;
+  for (int d = 0; d < rank; d++) {
     wcount *= win->dims[d].size;
+    direct &= wd[d].ld == 1;
+  }
   int64_t nblocks = (nout + CHK_RPROG_LANES - 1) / CHK_RPROG_LANES;
   int failed = 0;
   /* Blocks in slices of about CHK_SLICE_WORK window positions, the
@@ -916,61 +1066,34 @@ static int window_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
       reduction(| : failed)
     {
       chk_rprog_lanes *l = chk_rprog_lanes_new(prog);
-      int64_t offs[CHK_RPROG_LANES], oidx[CHK_RPROG_LANES];
-      int64_t(*opos)[HLO_MAX_RANK] = malloc(sizeof *opos * CHK_RPROG_LANES);
-      uint8_t keep[CHK_RPROG_LANES];
-      if (!l || !opos)
+      win_scratch *s = malloc(sizeof *s);
+      if (!l || !s)
         failed = 1;
 #pragma omp for schedule(dynamic, 4)
       for (int64_t b = b0; b < b1; b++) {
-        if (!l || !opos)
+        if (!l || !s)
           continue;
         int64_t o0 = b * CHK_RPROG_LANES;
         int m = (int)(nout - o0 < CHK_RPROG_LANES ? nout - o0 : CHK_RPROG_LANES);
         for (int i = 0; i < m; i++) {
-          int64_t r = oidx[i] = o0 + i;
+          int64_t r = s->oidx[i] = o0 + i;
           for (int d = rank - 1; d >= 0; d--) {
-            opos[i][d] = r % res[0]->dims[d];
+            s->opos[i][d] = r % res[0]->dims[d];
             r /= res[0]->dims[d];
           }
         }
         for (int i = 0; i < n; i++)
           chk_rprog_load(l, i, ops[n + i]->data, NULL, m);
-        int64_t widx[HLO_MAX_RANK] = {0};
-        for (int64_t w = 0; w < wcount; w++) {
-          /* a block of a huge window is long itself */
-          if (w % 4096 == 4095 && chk_past_deadline(ev))
-            break;
-          int any = 0;
-          for (int i = 0; i < m; i++) {
-            int64_t sum = 0;
-            int d;
-            for (d = 0; d < rank; d++) {
-              int64_t t = win_at(&wd[d], opos[i][d], widx[d]);
-              if (t < 0)
-                break;
-              sum += t;
-            }
-            keep[i] = d == rank;
-            offs[i] = keep[i] ? sum : 0;
-            any |= keep[i];
-          }
-          if (any) { /* then the input has elements, and offset 0 is one */
-            for (int i = 0; i < n; i++)
-              chk_rprog_load(l, n + i, ops[i]->data, offs, m);
-            chk_rprog_run(l, m);
-            chk_rprog_feedback(l, m, keep);
-          }
-          for (int d = rank - 1; d >= 0; d--) {
-            if (++widx[d] < win->dims[d].size)
-              break;
-            widx[d] = 0;
-          }
-        }
+        if (x->count == 0)
+          ; /* no position is inside: the accumulators stay the init */
+        else if (direct)
+          window_block_direct(ev, l, n, ops, rank, wd, s, m);
+        else
+          window_block_general(ev, l, n, ops, rank, wd, wcount, s, m);
         for (int i = 0; i < n; i++)
-          chk_rprog_store_arg(l, i, res[i]->data, oidx, m);
+          chk_rprog_store_arg(l, i, res[i]->data, s->oidx, m);
       }
-      free(opos);
+      free(s);
       chk_rprog_lanes_free(l);
     }
     if (!failed && chk_time_up(ev, ins))

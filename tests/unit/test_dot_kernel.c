@@ -111,7 +111,7 @@ static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t s
 }
 
 static const int64_t lanes[] = {1, 3, 4, 7, 8, 9, 31, 32, 33, 45, 70, 96};
-static const int64_t lens[] = {0, 1, 5, 17, 64};
+static const int64_t lens[] = {0, 1, 5, 17, 64, 150}; /* 150: several tiles of the shared-lhs path, the last ragged */
 static const hlo_num_precision precs[] = {HLO_NUM_PREC_DEFAULT, HLO_NUM_PREC_HIGH, HLO_NUM_PREC_HIGHEST};
 
 /* A row of a row-major result: the lhs element shared, the rhs contiguous,
@@ -124,8 +124,9 @@ static void test_row_lanes(void **state) {
         check_case(lanes[i], lens[j], 0, 1, 1, lanes[i] + 3, precs[k]);
 }
 
-/* Other layouts: a transposed rhs (lines contiguous, lanes len apart) and
- * both operands moving between lanes. */
+/* Other layouts: a transposed rhs (lines contiguous, lanes len apart), a
+ * shared lhs with rhs lanes and lines both strided, and both operands
+ * moving between lanes. */
 static void test_gathered_lanes(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof lanes / sizeof *lanes; i++)
@@ -133,6 +134,7 @@ static void test_gathered_lanes(void **state) {
       for (size_t k = 0; k < 3; k++) {
         int64_t len = lens[j];
         check_case(lanes[i], len, 0, len + 1, 1, 1, precs[k]);
+        check_case(lanes[i], len, 0, 3, 2, lanes[i] * 3 + 1, precs[k]);
         check_case(lanes[i], len, 2, 3, lanes[i] * 2 + 1, 1, precs[k]);
       }
 }

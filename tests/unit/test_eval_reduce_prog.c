@@ -220,6 +220,89 @@ static void test_window_sum_count_padded(void **state) {
   hlo_value_unref(x);
 }
 
+/* Sum and count of one output of a 2-D window, folded in row-major order
+ * of the window from the init 0.25, skipping padding and base-dilation
+ * holes: XLA's ReduceWindow semantics written as a plain loop. */
+typedef struct {
+  int size, stride, pad_lo, pad_hi, rd, ld;
+} wdim;
+
+static void window_expect(const float *x, const int *in, const wdim *w, int o0, int o1, float *s, int32_t *c) {
+  *s = 0.25f;
+  *c = 0;
+  for (int k0 = 0; k0 < w[0].size; k0++)
+    for (int k1 = 0; k1 < w[1].size; k1++) {
+      int p0 = o0 * w[0].stride + k0 * w[0].rd - w[0].pad_lo;
+      int p1 = o1 * w[1].stride + k1 * w[1].rd - w[1].pad_lo;
+      if (p0 < 0 || p1 < 0 || p0 % w[0].ld || p1 % w[1].ld || p0 / w[0].ld >= in[0] || p1 / w[1].ld >= in[1])
+        continue;
+      *s += x[(p0 / w[0].ld) * in[1] + p1 / w[1].ld];
+      ++*c;
+    }
+}
+
+/* A 2-D variadic reduce-window (sum, count) with strides, window dilation
+ * and padding on both sides, over several blocks of lanes: some outputs
+ * (column 0 and the last column) have windows wholly in the padding, and
+ * the fold order matters (values of very different magnitudes).  With a
+ * base dilation too, the other walk of the window.  Every output must
+ * equal the plain loop bit for bit. */
+#define WINDOW_2D_TEXT \
+  "HloModule m\n" \
+  "sc {\n a = f32[] parameter(0)\n n = s32[] parameter(1)\n" \
+  " b = f32[] parameter(2)\n unused = s32[] parameter(3)\n one = s32[] constant(1)\n" \
+  " s = f32[] add(a, b)\n c = s32[] add(n, one)\n ROOT r = (f32[], s32[]) tuple(s, c)\n}\n" \
+  "ENTRY e {\n p = f32[90,40] parameter(0)\n q = s32[90,40] iota(), iota_dimension=0\n" \
+  " z = f32[] constant(0.25)\n zi = s32[] constant(0)\n" \
+  " ROOT r = (f32[%d,%d], s32[%d,%d]) reduce-window(p, q, z, zi), window={%s}," \
+  " to_apply=sc\n}\n"
+
+static void test_window_2d_strided_dilated(void **state) {
+  (void)state;
+  struct {
+    wdim w[2];
+    const char *attr;
+  } cases[] = {
+      {{{3, 2, 3, 2, 2, 1}, {4, 3, 5, 4, 1, 1}}, "size=3x4 stride=2x3 pad=3_2x5_4 rhs_dilate=2x1"},
+      {{{3, 2, 3, 2, 2, 2}, {4, 3, 5, 4, 1, 1}}, "size=3x4 stride=2x3 pad=3_2x5_4 rhs_dilate=2x1 lhs_dilate=2x1"},
+  };
+  int in[2] = {90, 40};
+  int64_t d[2] = {90, 40};
+  hlo_value *x = hlo_value_array(HLO_F32, 2, d);
+  assert_non_null(x);
+  float *xv = x->data;
+  for (int i = 0; i < 90 * 40; i++)
+    xv[i] = (i % 7 == 0 ? 1e7f : 1.0f) + (float)(i % 13) * 0.37f;
+  for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+    const wdim *w = cases[t].w;
+    int out[2];
+    for (int k = 0; k < 2; k++) {
+      int ext = (in[k] - 1) * w[k].ld + 1 + w[k].pad_lo + w[k].pad_hi;
+      out[k] = (ext - ((w[k].size - 1) * w[k].rd + 1)) / w[k].stride + 1;
+    }
+    char text[2048];
+    snprintf(text, sizeof text, WINDOW_2D_TEXT, out[0], out[1], out[0], out[1], cases[t].attr);
+    hlo_value *o = run(text, 1, &x, false);
+    const float *gv = o->elems[0]->data;
+    const int32_t *gc = o->elems[1]->data;
+    int empty = 0;
+    for (int a = 0; a < out[0]; a++)
+      for (int b = 0; b < out[1]; b++) {
+        float s;
+        int32_t c;
+        window_expect(xv, in, w, a, b, &s, &c);
+        int k = a * out[1] + b;
+        if (bits_f32(gv[k]) != bits_f32(s) || gc[k] != c)
+          fail_msg("case %zu, output (%d, %d): got (%.9g, %d), want (%.9g, %d)", t, a, b, gv[k], gc[k], s, c);
+        empty += c == 0;
+      }
+    assert_true(out[0] * out[1] > 2 * 256); /* several blocks of lanes, the last ragged */
+    assert_true(empty > 0);                 /* windows wholly in the padding */
+    hlo_value_unref(o);
+  }
+  hlo_value_unref(x);
+}
+
 /* map of f16 a * b - 1 over 1000 elements: f16 rounds after each op. */
 static void test_map_f16(void **state) {
   (void)state;
@@ -282,6 +365,7 @@ int main(void) {
       cmocka_unit_test(test_argmax_rows),
       cmocka_unit_test(test_bf16_sum_count_middle),
       cmocka_unit_test(test_window_sum_count_padded),
+      cmocka_unit_test(test_window_2d_strided_dilated),
       cmocka_unit_test(test_map_f16),
       cmocka_unit_test(test_nested_call_reducer),
   };

@@ -166,6 +166,31 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
     for (; q + 8 <= m; q += 8)
       row8(pl, acc + q, a0, b0 + q, len);
   }
+  /* Lanes that share their lhs line but not a row of the rhs (a result
+   * row whose rhs lines are far apart, a transposed rhs): 32 lanes at a
+   * time, the rhs lines are copied side by side into a tile of TILE_R
+   * positions, which row32 then reads as a row.  Each lane still takes its
+   * own products in order, so the bits are the gather's below; the copy
+   * only replaces the element-by-element vector fill of every step. */
+  if (da == 0 && db != 1) {
+    enum { TILE_R = 64 };
+    float tile[3][TILE_R * 32];
+    int np = hlo_num_dot_parts(pl->prec);
+    hlo_num_dot_planes tp = {.a = {pl->a[0], pl->a[1], pl->a[2]}, .sa = pl->sa, .sb = 32, .prec = pl->prec};
+    for (int p = 0; p < 3; p++)
+      tp.b[p] = tile[p];
+    for (; q + 32 <= m; q += 32)
+      for (int64_t r0 = 0; r0 < len; r0 += TILE_R) {
+        int64_t n = len - r0 < TILE_R ? len - r0 : TILE_R;
+        for (int p = 0; p < np; p++)
+          for (int64_t j = 0; j < 32; j++) {
+            const float *src = pl->b[p] + b0 + (q + j) * db + r0 * pl->sb;
+            for (int64_t r = 0; r < n; r++)
+              tile[p][r * 32 + j] = src[r * pl->sb];
+          }
+        row32(&tp, acc + q, a0 + r0 * pl->sa, 0, n);
+      }
+  }
   /* The rest (or everything, for other steps) 32 lanes at a time; spare
    * lanes repeat the group's first line into a scratch sum. */
   for (; q < m; q += 32) {
