@@ -25,19 +25,29 @@ static bool is_real_float(hlo_etype t) { return hlo_etype_is_float(t) && hlo_ety
 
 static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i);
 
+/* Marks in red (HLO_MAX_RANK entries) the dimensions of x a reduce sums
+ * over; false when the instruction names one x does not have. */
+static bool reduced_dims(const hlo_instr *ins, const hlo_value *x, bool *red) {
+  for (int d = 0; d < HLO_MAX_RANK; d++)
+    red[d] = false;
+  for (int i = 0; i < ins->attrs.dimensions.n; i++) {
+    int64_t d = ins->attrs.dimensions.v[i];
+    if (d < 0 || d >= x->rank)
+      return false;
+    red[d] = true;
+  }
+  return true;
+}
+
 /* Per output element of a reduce with the add reducer, exactly in f64:
  * the sum of its terms' |x| (S_e) or, with `signed_sum`, of the terms
  * themselves.  Every input element adds to the output element its kept
  * coordinates name; the init is a term of every element. */
 static int reduce_sums(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, bool signed_sum, double *s,
                        int64_t n) {
-  bool red[HLO_MAX_RANK] = {false};
-  for (int i = 0; i < ins->attrs.dimensions.n; i++) {
-    int64_t d = ins->attrs.dimensions.v[i];
-    if (d < 0 || d >= x->rank)
-      return -1;
-    red[d] = true;
-  }
+  bool red[HLO_MAX_RANK];
+  if (!reduced_dims(ins, x, red))
+    return -1;
   double a0 = hlo_value_get_f64(init, 0);
   for (int64_t e = 0; e < n; e++)
     s[e] = signed_sum ? a0 : fabs(a0);
@@ -71,13 +81,9 @@ static int reduce_sums(const hlo_instr *ins, const hlo_value *x, const hlo_value
 static bool picks_one_term(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, int64_t n) {
   if (hlo_value_get_f64(init, 0) != 0 || n < 1)
     return false;
-  bool red[HLO_MAX_RANK] = {false};
-  for (int i = 0; i < ins->attrs.dimensions.n; i++) {
-    int64_t d = ins->attrs.dimensions.v[i];
-    if (d < 0 || d >= x->rank)
-      return false;
-    red[d] = true;
-  }
+  bool red[HLO_MAX_RANK];
+  if (!reduced_dims(ins, x, red))
+    return false;
   unsigned char *seen = calloc((size_t)n, 1);
   if (!seen)
     return false;
@@ -212,13 +218,9 @@ static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i) {
  * |s_order - s_f64| / (g S_e) over its elements and the orders above. */
 static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_value *init, const double *abs_sum,
                            double g, int64_t n, bool *oom) {
-  bool red[HLO_MAX_RANK] = {false};
-  for (int i = 0; i < ins->attrs.dimensions.n; i++) {
-    int64_t d = ins->attrs.dimensions.v[i];
-    if (d < 0 || d >= x->rank)
-      return -1;
-    red[d] = true;
-  }
+  bool red[HLO_MAX_RANK];
+  if (!reduced_dims(ins, x, red))
+    return -1;
   size_t nn = (size_t)(n ? n : 1);
   double *exact = calloc(nn, sizeof *exact);
   float *seq = calloc(nn, sizeof *seq), *rev = calloc(nn, sizeof *rev), *lane = calloc(nn * LANES, sizeof *lane);
