@@ -138,10 +138,23 @@ static bool bitwise_source(const hlo_instr *ins, int depth) {
     const hlo_instr *picked = one_hot_source(ins);
     if (picked)
       return bitwise_source(picked, depth + 1);
-    return r == HLO_OP_MAXIMUM || r == HLO_OP_MINIMUM;
+    /* A max or min only chooses among its operands, so it is exact when
+     * they are: the max of exp(x) differs by an ulp wherever exp(x) does. */
+    if (r != HLO_OP_MAXIMUM && r != HLO_OP_MINIMUM)
+      return false;
+    for (int k = 0; k < ins->noperands; k++)
+      if (!bitwise_source(ins->operands[k], depth + 1))
+        return false;
+    return true;
   }
-  if (ins->op == HLO_OP_SORT)
-    return true; /* sorting permutes values; it computes none */
+  if (ins->op == HLO_OP_SORT) {
+    /* Sorting permutes values and computes none; but keys rounded
+     * differently may sort differently, and rounded values stay rounded. */
+    for (int k = 0; k < ins->noperands; k++)
+      if (!bitwise_source(ins->operands[k], depth + 1))
+        return false;
+    return true;
+  }
   if (moves_data(ins->op) && ins->noperands >= 1)
     return bitwise_source(ins->operands[0], depth + 1);
   if (ins->op == HLO_OP_CONVERT)

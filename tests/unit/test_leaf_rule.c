@@ -113,10 +113,50 @@ static void one_hot_pick(void **state) {
   hlo_module_free(m);
 }
 
+/* A max-reduce and a sort only choose among their operands: exact when the
+ * operands are, rounded when one is (an exp differs by an ulp between two
+ * correct implementations, and so does the max of it). */
+static void choosing_ops_follow_their_operands(void **state) {
+  (void)state;
+  static const char *text =
+      "HloModule t\n"
+      "mx {\n"
+      "  a = f32[] parameter(0)\n"
+      "  b = f32[] parameter(1)\n"
+      "  ROOT r = f32[] maximum(a, b)\n"
+      "}\n"
+      "lt {\n"
+      "  a = f32[] parameter(0)\n"
+      "  b = f32[] parameter(1)\n"
+      "  ROOT r = pred[] compare(a, b), direction=LT\n"
+      "}\n"
+      "ENTRY e {\n"
+      "  x = f32[4,8] parameter(0)\n"
+      "  ninf = f32[] constant(-inf)\n"
+      "  ex = f32[4,8] exponential(x)\n"
+      "  r0 = f32[4] reduce(x, ninf), dimensions={1}, to_apply=mx\n"
+      "  r1 = f32[4] reduce(ex, ninf), dimensions={1}, to_apply=mx\n"
+      "  s0 = f32[4,8] sort(x), dimensions={1}, to_apply=lt\n"
+      "  s1 = f32[4,8] sort(ex), dimensions={1}, to_apply=lt\n"
+      "  ROOT t = (f32[4], f32[4], f32[4,8], f32[4,8]) tuple(r0, r1, s0, s1)\n"
+      "}\n";
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  if (!m)
+    fail_msg("parse: %d:%d: %s", err.line, err.col, err.msg);
+  const hlo_computation *c = m->entry;
+  assert_int_equal(chk_leaf_rule(c, 0), CHK_RULE_BITWISE);   /* max of parameters */
+  assert_int_equal(chk_leaf_rule(c, 1), CHK_RULE_TOLERANCE); /* max of exp */
+  assert_int_equal(chk_leaf_rule(c, 2), CHK_RULE_BITWISE);   /* sorted parameters */
+  assert_int_equal(chk_leaf_rule(c, 3), CHK_RULE_TOLERANCE); /* sorted exp */
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(exact_outputs_by_dataflow),
       cmocka_unit_test(one_hot_pick),
+      cmocka_unit_test(choosing_ops_follow_their_operands),
   };
   return cmocka_run_group_tests_name("leaf_rule", tests, NULL, NULL);
 }
