@@ -16,6 +16,7 @@
 #include "outpath.h"
 #include "reproduce.h"
 #include "shquote.h"
+#include "store/h5util.h"
 #include "store/h5values.h"
 #include "store/store_isolate.h"
 #include "store/store_read.h"
@@ -40,8 +41,13 @@ static int stored_inputs(const char *path, const char *run_id, const tn_stored_f
     hlo_error_set(err, 0, 0, "%s: %s: not a group", path, where);
     goto done;
   }
-  if (H5Lexists(g, "inputs", H5P_DEFAULT) <= 0) {
-    rc = 0;
+  /* A failed look-up must not read as "no stored inputs": the fusion would
+   * then be reproduced on generated inputs, not on the ones it failed on. */
+  int has = tn_h5_exists(g, "inputs", err);
+  if (has <= 0) {
+    if (has < 0)
+      tn_h5_prefix_error(err, path);
+    rc = has;
     goto done;
   }
   if (!(m = hlo_parse(sf->r.hlo, strlen(sf->r.hlo), err)))
@@ -134,8 +140,11 @@ static int culprit_inputs(const char *path, const char *run_id, const tn_stored_
   if (f < 0)
     return -1;
   int rc = -1;
-  hid_t g = H5Lexists(f, where, H5P_DEFAULT) > 0 ? H5Gopen2(f, where, H5P_DEFAULT) : -1;
-  if (g < 0)
+  int has = tn_h5_exists(f, where, err);
+  hid_t g = has > 0 ? H5Gopen2(f, where, H5P_DEFAULT) : -1;
+  if (has < 0)
+    tn_h5_prefix_error(err, path);
+  else if (g < 0)
     hlo_error_set(err, 0, 0, "%s: %s: not a group", path, where);
   else if (tn_h5_read_inputs(g, "inputs", m->entry, args, err) != 0) {
     char msg[sizeof err->msg];

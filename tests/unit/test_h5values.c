@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "h5util.h"
 #include "h5values.h"
 #include "hlo_dtype.h"
 #include "tmpdir_fixture.h"
@@ -537,6 +538,33 @@ static void test_attributes(void **state) {
   assert_int_equal(tn_h5_close(f, &err), 0);
 }
 
+/* tn_h5_exists answers no for a missing group on the way (where bare
+ * H5Lexists fails), so that its -1 can be kept for real failures: a
+ * dataset where a group should be, and (walk.sh --under) no memory. */
+static void test_exists(void **state) {
+  (void)state;
+  const char *file = tdf_path("exists.h5");
+  hlo_error err = {0};
+  hid_t f = tn_h5_create(file, &err);
+  assert_true(f >= 0);
+  int32_t one = 1;
+  hsize_t dim = 1;
+  raw_dataset(f, "a/b/d", H5T_NATIVE_INT32, 1, &dim, &one, NULL);
+  raw_dataset(f, "x", H5T_NATIVE_INT32, 1, &dim, &one, NULL);
+  assert_int_equal(tn_h5_attr_set_str(f, "tool", "tune", &err), 0);
+  assert_int_equal(tn_h5_exists(f, "a/b/d", &err), 1);
+  assert_int_equal(tn_h5_exists(f, "/a/b", &err), 1);
+  assert_int_equal(tn_h5_exists(f, "a/b/e", &err), 0);
+  assert_int_equal(tn_h5_exists(f, "a/zz/d", &err), 0);
+  assert_true(H5Lexists(f, "a/zz/d", H5P_DEFAULT) < 0); /* why the helper exists */
+  assert_int_equal(tn_h5_exists(f, "zz", &err), 0);
+  assert_int_equal(tn_h5_exists(f, "x/y", &err), -1);
+  assert_non_null(strstr(err.msg, "x/y: HDF5 cannot look it up"));
+  assert_int_equal(tn_h5_attr_exists(f, "tool", &err), 1);
+  assert_int_equal(tn_h5_attr_exists(f, "nope", &err), 0);
+  assert_int_equal(tn_h5_close(f, &err), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip_every_type),
@@ -550,6 +578,7 @@ int main(void) {
       cmocka_unit_test(test_foreign_files),
       cmocka_unit_test(test_bad_files),
       cmocka_unit_test(test_attributes),
+      cmocka_unit_test(test_exists),
   };
   return cmocka_run_group_tests(tests, setup_all, tdf_teardown);
 }

@@ -64,18 +64,8 @@ typedef struct probe {
   bool bad;
 } probe;
 
-/* Did the failure on the error stack come from an allocation? */
-static herr_t find_nomem(unsigned n, const H5E_error2_t *e, void *ctx) {
-  (void)n;
-  if (e->maj_num == H5E_RESOURCE || e->min_num == H5E_CANTALLOC || e->min_num == H5E_NOSPACE)
-    *(bool *)ctx = true;
-  return 0;
-}
-
 static void note_failure(probe *p) {
-  bool nomem = false;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_nomem, &nomem);
-  p->nomem = p->nomem || nomem;
+  p->nomem = p->nomem || tn_h5_failed_for_memory();
   H5Eclear2(H5E_DEFAULT);
 }
 

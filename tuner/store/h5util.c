@@ -2,6 +2,7 @@
 #include "h5util.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 int tn_h5_fail(hlo_error *err, const char *fmt, ...) {
@@ -17,6 +18,64 @@ int tn_h5_prefix_error(hlo_error *err, const char *what) {
   memcpy(inner, err->msg, sizeof inner);
   inner[sizeof inner - 1] = '\0';
   return tn_h5_fail(err, "%s: %s", what, inner);
+}
+
+static herr_t find_nomem(unsigned n, const H5E_error2_t *e, void *ctx) {
+  (void)n;
+  if (e->maj_num == H5E_RESOURCE || e->min_num == H5E_CANTALLOC || e->min_num == H5E_NOSPACE)
+    *(int *)ctx = 1;
+  return 0;
+}
+
+int tn_h5_failed_for_memory(void) {
+  int nomem = 0;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_nomem, &nomem);
+  return nomem;
+}
+
+int tn_h5_exists(hid_t loc, const char *path, hlo_error *err) {
+  size_t len = strlen(path);
+  char *prefix = malloc(len + 1);
+  if (!prefix)
+    return tn_h5_fail(err, "%s: out of memory", path);
+  memcpy(prefix, path, len + 1);
+  int rc = 1;
+  /* "a/b/c": ask for "a", then "a/b", then "a/b/c" (a leading slash is
+   * the root, not a name). */
+  for (size_t i = 1; i <= len && rc == 1; i++) {
+    if (i < len && path[i] != '/')
+      continue;
+    prefix[i] = '\0';
+    htri_t e;
+    int nomem = 0;
+    H5E_BEGIN_TRY {
+      e = H5Lexists(loc, prefix, H5P_DEFAULT);
+      nomem = e < 0 && tn_h5_failed_for_memory();
+    }
+    H5E_END_TRY;
+    prefix[i] = path[i];
+    if (e < 0)
+      rc = tn_h5_fail(err, "%s: HDF5 cannot look it up (%s)", path,
+                      nomem ? "out of memory" : "a damaged file, or not a group on the way");
+    else if (e == 0)
+      rc = 0;
+  }
+  free(prefix);
+  return rc;
+}
+
+int tn_h5_attr_exists(hid_t obj, const char *name, hlo_error *err) {
+  htri_t e;
+  int nomem = 0;
+  H5E_BEGIN_TRY {
+    e = H5Aexists(obj, name);
+    nomem = e < 0 && tn_h5_failed_for_memory();
+  }
+  H5E_END_TRY;
+  if (e < 0)
+    return tn_h5_fail(err, "attribute '%s': HDF5 cannot look it up (%s)", name,
+                      nomem ? "out of memory" : "a damaged file");
+  return e > 0;
 }
 
 void tn_h5_close_obj(hid_t id) {
@@ -50,10 +109,13 @@ void tn_h5_close_plist(hid_t p) {
 
 int tn_h5_attr_get_num(hid_t obj, const char *name, hid_t mtype, void *out, hlo_error *err) {
   int rc = -1;
-  hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
+  int has = tn_h5_attr_exists(obj, name, err);
+  hid_t a = has > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
   hid_t t = a >= 0 ? H5Aget_type(a) : -1;
   H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
-  if (a < 0)
+  if (has < 0)
+    ;
+  else if (a < 0)
     tn_h5_fail(err, "no attribute '%s'", name);
   else if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || H5Aread(a, mtype, out) < 0)
     tn_h5_fail(err, "attribute '%s' is not a number", name);

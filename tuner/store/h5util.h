@@ -19,6 +19,25 @@ int tn_h5_fail(hlo_error *err, const char *fmt, ...) __attribute__((format(print
 /* Puts "what: " in front of the message already in err; returns -1. */
 int tn_h5_prefix_error(hlo_error *err, const char *what);
 
+/* Whether loc has a link `path` (which may hold slashes): 1 yes, 0 no, -1
+ * with err when HDF5 cannot tell, which happens when it runs out of memory
+ * or the file is damaged (a group on the way is not a group).  H5Lexists
+ * alone gives a negative answer both for "a group on the way is missing"
+ * and for those failures; a caller that took every non-positive answer for
+ * "absent" read a results file whose runs HDF5 could not list for want of
+ * memory as a file with no runs.  Each prefix is asked in turn, so that a
+ * negative answer here always means a failure.  HDF5's printing of errors
+ * is off during the look-up, whoever calls. */
+int tn_h5_exists(hid_t loc, const char *path, hlo_error *err);
+
+/* The same for an attribute of obj (H5Aexists fails, rather than say no,
+ * when HDF5 runs out of memory). */
+int tn_h5_attr_exists(hid_t obj, const char *name, hlo_error *err);
+
+/* Does the failure now on HDF5's error stack come from an allocation?  The
+ * stack is left as it is. */
+int tn_h5_failed_for_memory(void);
+
 void tn_h5_close_obj(hid_t id);
 void tn_h5_close_type(hid_t t);
 void tn_h5_close_space(hid_t s);

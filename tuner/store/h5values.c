@@ -388,8 +388,10 @@ static int attr_get_str(hid_t obj, const char *name, char *buf, size_t buflen, h
   int rc = -1;
   hid_t attr = -1, ftype = -1, mtype = -1, space = -1;
   char *tmp = NULL;
-  if (H5Aexists(obj, name) <= 0) {
-    tn_h5_fail(err, "no attribute '%s'", name);
+  int has = tn_h5_attr_exists(obj, name, err);
+  if (has <= 0) {
+    if (has == 0)
+      tn_h5_fail(err, "no attribute '%s'", name);
     goto done;
   }
   attr = H5Aopen(obj, name, H5P_DEFAULT);
@@ -502,8 +504,9 @@ int tn_h5_attr_set_str_list(hid_t obj, const char *name, int n, const char *cons
 }
 
 static int attr_get_text(hid_t obj, const char *name, char *buf, size_t buflen, hlo_error *err) {
-  if (H5Aexists(obj, name) <= 0)
-    return tn_h5_fail(err, "no attribute '%s'", name);
+  int has = tn_h5_attr_exists(obj, name, err);
+  if (has <= 0)
+    return has < 0 ? -1 : tn_h5_fail(err, "no attribute '%s'", name);
   hid_t attr = H5Aopen(obj, name, H5P_DEFAULT);
   hid_t ftype = attr >= 0 ? H5Aget_type(attr) : -1;
   H5T_class_t cls = ftype >= 0 ? H5Tget_class(ftype) : H5T_NO_CLASS;
@@ -649,10 +652,10 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
   char htype[64], shape_have[256], shape_want[256];
   what = what ? what : "the expected";
 
-  /* H5Lexists fails (rather than saying no) when a group on the way is
-   * missing; either way the dataset is not there. */
-  if (H5Lexists(loc, path, H5P_DEFAULT) <= 0) {
-    tn_h5_fail(err, "%s%s: no such dataset", sl, path);
+  int has = tn_h5_exists(loc, path, err);
+  if (has <= 0) {
+    if (has == 0)
+      tn_h5_fail(err, "%s%s: no such dataset", sl, path);
     goto done;
   }
   dset = H5Dopen2(loc, path, H5P_DEFAULT);
@@ -691,7 +694,13 @@ static int read_array(hid_t loc, const char *path, const hlo_shape *want, const 
   /* Element type: the dtype attribute names it; without one, infer. */
   hlo_etype t;
   describe_h5type(ftype, htype, sizeof htype);
-  int has_attr = H5Aexists(dset, "dtype");
+  /* A failed look-up is not "no attribute": bf16 stored as uint16 would
+   * then be inferred as u16. */
+  int has_attr = tn_h5_attr_exists(dset, "dtype", err);
+  if (has_attr < 0) {
+    tn_h5_prefix_error(err, path);
+    goto done;
+  }
   if (has_attr > 0) {
     char name[64];
     if (attr_get_str(dset, "dtype", name, sizeof name, err) != 0) {
@@ -898,8 +907,9 @@ static hlo_value *read_leaves(hid_t loc, const char *group, const hlo_shape *s, 
 
 /* Number of links in group `path`; -1 with err when it is not a group. */
 static long long group_size(hid_t loc, const char *path, hlo_error *err) {
-  if (H5Lexists(loc, path, H5P_DEFAULT) <= 0)
-    return tn_h5_fail(err, "%s%s: no such group", slash(path), path);
+  int has = tn_h5_exists(loc, path, err);
+  if (has <= 0)
+    return has < 0 ? -1 : tn_h5_fail(err, "%s%s: no such group", slash(path), path);
   hid_t g = H5Gopen2(loc, path, H5P_DEFAULT);
   H5G_info_t info;
   long long n = -1;

@@ -388,9 +388,10 @@ static hid_t make_group(hid_t loc, const char *name, hlo_error *err) {
 
 static hid_t open_group(hid_t loc, const char *name, hlo_error *err) {
   hid_t g = -1;
-  if (H5Lexists(loc, name, H5P_DEFAULT) > 0)
+  int has = tn_h5_exists(loc, name, err);
+  if (has > 0)
     g = H5Gopen2(loc, name, H5P_DEFAULT);
-  if (g < 0)
+  if (g < 0 && has >= 0)
     tn_h5_fail(err, "%s: no such group", name);
   return g;
 }
@@ -425,11 +426,20 @@ static int set_compression(hid_t dcpl, int rank, const hsize_t *chunk) {
   return 0;
 }
 
+/* Deletes attribute `name` of obj when it is there: 0, or -1 with err
+ * (a failed look-up is an error, not "absent"). */
+static int drop_attr(hid_t obj, const char *name, hlo_error *err) {
+  int has = tn_h5_attr_exists(obj, name, err);
+  if (has > 0 && H5Adelete(obj, name) < 0)
+    return tn_h5_fail(err, "cannot replace attribute '%s'", name);
+  return has < 0 ? -1 : 0;
+}
+
 /* Replaces a string attribute (attributes cannot be rewritten in place
  * with a value of another length). */
 static int replace_str_attr(hid_t obj, const char *name, const char *value, hlo_error *err) {
-  if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0)
-    return tn_h5_fail(err, "cannot replace attribute '%s'", name);
+  if (drop_attr(obj, name, err) != 0)
+    return -1;
   return tn_h5_attr_set_str(obj, name, value, err);
 }
 
@@ -915,8 +925,8 @@ static int describe_attrs(hid_t g, const col_doc *docs, size_t ndocs, hlo_error 
   hid_t t = -1, file_t = -1, space = -1, a = -1;
   /* A run's attributes change after it begins (a sweep's, the end of a
    * merge): the description is rewritten with them. */
-  if (H5Aexists(g, "attributes") > 0 && H5Adelete(g, "attributes") < 0)
-    return tn_h5_fail(err, "cannot replace the attribute 'attributes'");
+  if (drop_attr(g, "attributes", err) != 0)
+    return -1;
   if (H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &c) < 0) {
     tn_h5_fail(err, c.nomem ? "attributes: out of memory" : "cannot list the attributes to describe them");
     goto done;
@@ -1392,11 +1402,9 @@ static int unique_name(hid_t loc, const char *base, char *out, size_t n, hlo_err
     int w = i == 1 ? snprintf(out, n, "%s", base) : snprintf(out, n, "%s-%d", base, i);
     if (w < 0 || (size_t)w >= n)
       return tn_h5_fail(err, "%s: name too long", base);
-    htri_t e = H5Lexists(loc, out, H5P_DEFAULT);
-    if (e < 0)
-      return tn_h5_fail(err, "%s: cannot look the name up", base);
-    if (e == 0)
-      return 0;
+    int e = tn_h5_exists(loc, out, err);
+    if (e <= 0)
+      return e;
   }
   return tn_h5_fail(err, "%s: too many entries of that name", base);
 }
@@ -1471,8 +1479,8 @@ static int write_run_device(hid_t g, const tn_run_info *run, hlo_error *err) {
   for (int d = 0; d < DEV_DEFECT_COUNT; d++)
     if ((run->defects >> d) & 1u)
       names[n++] = dev_defect_name((dev_defect)d);
-  if (H5Aexists(g, "defects") > 0 && H5Adelete(g, "defects") < 0)
-    return tn_h5_fail(err, "cannot replace attribute 'defects'");
+  if (drop_attr(g, "defects", err) != 0)
+    return -1;
   return tn_h5_attr_set_str_list(g, "defects", n, names, err);
 }
 
@@ -1517,7 +1525,8 @@ static int begin_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   } else if (check_schema(file, err) != 0) {
     return -1;
   }
-  hid_t runs = H5Lexists(file, "runs", H5P_DEFAULT) > 0 ? open_group(file, "runs", err) : make_group(file, "runs", err);
+  int has = tn_h5_exists(file, "runs", err);
+  hid_t runs = has < 0 ? -1 : has ? open_group(file, "runs", err) : make_group(file, "runs", err);
   if (runs < 0)
     return -1;
   int rc = -1;
@@ -1810,8 +1819,8 @@ typedef struct attrs_ctx {
 } attrs_ctx;
 
 static int set_value(hid_t g, const tn_store_value *v, hlo_error *err) {
-  if (H5Aexists(g, v->key) > 0 && H5Adelete(g, v->key) < 0)
-    return tn_h5_fail(err, "cannot replace attribute '%s'", v->key);
+  if (drop_attr(g, v->key, err) != 0)
+    return -1;
   switch (v->kind) {
   case TN_STORE_I64:
     return tn_h5_attr_set_i64(g, v->key, v->i, err);
@@ -1835,8 +1844,10 @@ static int attrs_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   int rc = -1;
   if (!c->sub)
     g = run, run = -1;
-  else
-    g = H5Lexists(run, c->sub, H5P_DEFAULT) > 0 ? open_group(run, c->sub, err) : make_group(run, c->sub, err);
+  else {
+    int has = tn_h5_exists(run, c->sub, err);
+    g = has < 0 ? -1 : has ? open_group(run, c->sub, err) : make_group(run, c->sub, err);
+  }
   if (g >= 0) {
     rc = 0;
     for (int i = 0; i < c->n && rc == 0; i++)
@@ -1904,7 +1915,10 @@ static const col_part slowdown_parts[] = {{slowdown_cols, NCOLS(slowdown_cols), 
 /* One table of changes, replacing the one there was. */
 static int write_changes_table(hid_t g, const char *name, const tn_store_change *list, int n, bool slow,
                                hlo_error *err) {
-  if (H5Lexists(g, name, H5P_DEFAULT) > 0 && H5Ldelete(g, name, H5P_DEFAULT) < 0)
+  int has = tn_h5_exists(g, name, err);
+  if (has < 0)
+    return -1;
+  if (has && H5Ldelete(g, name, H5P_DEFAULT) < 0)
     return tn_h5_fail(err, "%s: cannot replace it", name);
   size_t size = slow ? sizeof(slowdown_row) : sizeof(finding_row);
   char *rows = calloc((size_t)(n > 0 ? n : 1), size);
@@ -1950,7 +1964,10 @@ static int changes_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
     return -1;
   int rc = -1;
   /* Replaced whole: a re-merged run must not keep a table of before. */
-  if (H5Lexists(run, "changes", H5P_DEFAULT) > 0 && H5Ldelete(run, "changes", H5P_DEFAULT) < 0)
+  int has = tn_h5_exists(run, "changes", err);
+  if (has < 0)
+    ;
+  else if (has && H5Ldelete(run, "changes", H5P_DEFAULT) < 0)
     tn_h5_fail(err, "changes: cannot replace it");
   else if ((g = make_group(run, "changes", err)) >= 0) {
     const tn_store_value v[] = {
@@ -2005,8 +2022,10 @@ int tn_store_table_read(hid_t loc, const char *name, const tn_store_col_part *pa
   *nrows = 0;
   int rc = -1;
   hid_t mem = -1, file = -1, dset = -1, space = -1;
-  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || (dset = H5Dopen2(loc, name, H5P_DEFAULT)) < 0) {
-    tn_h5_fail(err, "%s: no such table", name);
+  int has = tn_h5_exists(loc, name, err);
+  if (has <= 0 || (dset = H5Dopen2(loc, name, H5P_DEFAULT)) < 0) {
+    if (has >= 0)
+      tn_h5_fail(err, "%s: no such table", name);
     goto done;
   }
   space = H5Dget_space(dset);

@@ -259,8 +259,9 @@ static int write_culprit(hid_t culprits, const tn_stored_isolation *iso, const t
 
 static int isolation_edit(hid_t run, void *ctx, hlo_error *err) {
   const tn_stored_isolation *iso = ctx;
-  if (H5Lexists(run, "isolation", H5P_DEFAULT) > 0)
-    return tn_h5_fail(err, "isolation: the run holds one already");
+  int has = tn_h5_exists(run, "isolation", err);
+  if (has != 0)
+    return has < 0 ? -1 : tn_h5_fail(err, "isolation: the run holds one already");
   hid_t g = tn_store_group_new(run, "isolation", err), culprits = -1;
   if (g < 0)
     return -1;
@@ -305,27 +306,33 @@ int tn_store_add_isolation(tn_store *s, const tn_stored_isolation *iso, hlo_erro
 
 /* ---- reading ------------------------------------------------------------------ */
 
-static int64_t attr_i64(hid_t g, const char *name) {
+/* The optional attributes of an isolation: an absent one keeps its
+ * default, but a failed read (out of memory, a damaged file) is an error,
+ * kept in the first one of *rc and err, so that a reader can ask for several
+ * and check once. */
+static int64_t attr_i64(hid_t g, const char *name, int *rc, hlo_error *err) {
   int64_t v = 0;
-  hlo_error e = {0};
-  if (H5Aexists(g, name) > 0)
-    tn_h5_attr_get_num(g, name, H5T_NATIVE_INT64, &v, &e);
+  int has = *rc == 0 ? tn_h5_attr_exists(g, name, err) : 0;
+  if (has < 0 || (has && tn_h5_attr_get_num(g, name, H5T_NATIVE_INT64, &v, err) != 0))
+    *rc = -1;
   return v;
 }
 
-static double attr_f64(hid_t g, const char *name) {
+static double attr_f64(hid_t g, const char *name, int *rc, hlo_error *err) {
   double v = NAN;
-  hlo_error e = {0};
-  if (H5Aexists(g, name) > 0)
-    tn_h5_attr_get_num(g, name, H5T_NATIVE_DOUBLE, &v, &e);
+  int has = *rc == 0 ? tn_h5_attr_exists(g, name, err) : 0;
+  if (has < 0 || (has && tn_h5_attr_get_num(g, name, H5T_NATIVE_DOUBLE, &v, err) != 0))
+    *rc = -1;
   return v;
 }
 
-static void attr_str(hid_t g, const char *name, char *buf, size_t n) {
-  hlo_error e = {0};
+static void attr_str(hid_t g, const char *name, char *buf, size_t n, int *rc, hlo_error *err) {
   buf[0] = '\0';
-  if (H5Aexists(g, name) > 0 && tn_h5_attr_get_str(g, name, buf, n, &e) != 0)
+  int has = *rc == 0 ? tn_h5_attr_exists(g, name, err) : 0;
+  if (has < 0 || (has && tn_h5_attr_get_str(g, name, buf, n, err) != 0)) {
     buf[0] = '\0';
+    *rc = -1;
+  }
 }
 
 static int read_tensor(hid_t tensors, int k, tn_siso_tensor *t, hlo_error *err) {
@@ -334,16 +341,16 @@ static int read_tensor(hid_t tensors, int k, tn_siso_tensor *t, hlo_error *err) 
   hid_t g = H5Gopen2(tensors, name, H5P_DEFAULT);
   if (g < 0)
     return tn_h5_fail(err, "tensors/%s: missing", name);
-  attr_str(g, "name", t->name, sizeof t->name);
-  attr_str(g, "role", t->role, sizeof t->role);
-  t->instr = (int32_t)attr_i64(g, "instruction");
+  int rc = 0;
+  attr_str(g, "name", t->name, sizeof t->name, &rc, err);
+  attr_str(g, "role", t->role, sizeof t->role, &rc, err);
+  t->instr = (int32_t)attr_i64(g, "instruction", &rc, err);
   void *rows = NULL;
   size_t n = 0;
-  int rc = 0;
-  if (H5Lexists(g, "device", H5P_DEFAULT) > 0)
-    rc = tn_h5_read_array(g, "device", NULL, "device", &t->dev, err);
-  if (rc == 0 && H5Lexists(g, "reference", H5P_DEFAULT) > 0)
-    rc = tn_h5_read_array(g, "reference", NULL, "reference", &t->ref, err);
+  int has = rc == 0 ? tn_h5_exists(g, "device", err) : -1;
+  rc = has < 0 ? -1 : has ? tn_h5_read_array(g, "device", NULL, "device", &t->dev, err) : 0;
+  if (rc == 0 && (has = tn_h5_exists(g, "reference", err)) != 0)
+    rc = has < 0 ? -1 : tn_h5_read_array(g, "reference", NULL, "reference", &t->ref, err);
   if (rc == 0)
     rc = tn_store_table_read(g, "metrics", tm_parts, 1, sizeof t->m, &rows, &n, err);
   if (rc == 0 && n == 1)
@@ -357,8 +364,9 @@ static int read_tensor(hid_t tensors, int k, tn_siso_tensor *t, hlo_error *err) 
  * or -1 with err. */
 static int read_text(hid_t g, const char *name, char **out, hlo_error *err) {
   *out = NULL;
-  if (H5Lexists(g, name, H5P_DEFAULT) <= 0)
-    return 0;
+  int has = tn_h5_exists(g, name, err);
+  if (has <= 0)
+    return has;
   int rc = -1;
   hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
   hid_t ft = d >= 0 ? H5Dget_type(d) : -1, mt = -1;
@@ -388,28 +396,40 @@ static int read_culprit(hid_t culprits, const tn_stored_isolation *iso, int unit
                         hlo_error *err) {
   char name[32];
   snprintf(name, sizeof name, "%d", (int)iso->units[unit].index);
-  hid_t g = H5Lexists(culprits, name, H5P_DEFAULT) > 0 ? H5Gopen2(culprits, name, H5P_DEFAULT) : -1;
+  int has = tn_h5_exists(culprits, name, err);
+  if (has < 0)
+    return -1;
+  hid_t g = has ? H5Gopen2(culprits, name, H5P_DEFAULT) : -1;
   if (g < 0)
     return tn_h5_fail(err, "culprits/%s: missing", name);
   c->unit = unit;
-  c->inspected = (int)attr_i64(g, "inspected");
-  c->store_diffs = attr_i64(g, "store_diffs");
-  c->atol = attr_f64(g, "atol");
-  c->rtol = attr_f64(g, "rtol");
-  attr_str(g, "note", c->note, sizeof c->note);
-  attr_str(g, "first", c->first, sizeof c->first);
+  int rc = 0;
+  c->inspected = (int)attr_i64(g, "inspected", &rc, err);
+  c->store_diffs = attr_i64(g, "store_diffs", &rc, err);
+  c->atol = attr_f64(g, "atol", &rc, err);
+  c->rtol = attr_f64(g, "rtol", &rc, err);
+  attr_str(g, "note", c->note, sizeof c->note, &rc, err);
+  attr_str(g, "first", c->first, sizeof c->first, &rc, err);
   void *rows = NULL;
   size_t n = 0;
-  int rc = tn_store_table_read(g, "instructions", instr_parts, NCOLS(instr_parts), sizeof *c->instrs, &rows, &n,
-                               err);
+  if (rc == 0)
+    rc = tn_store_table_read(g, "instructions", instr_parts, NCOLS(instr_parts), sizeof *c->instrs, &rows, &n,
+                             err);
   c->instrs = rows;
   c->ninstrs = (int)n;
   if (rc == 0)
     rc = read_text(g, "hlo", &c->hlo, err);
-  hid_t tensors = rc == 0 && H5Lexists(g, "tensors", H5P_DEFAULT) > 0 ? H5Gopen2(g, "tensors", H5P_DEFAULT) : -1;
+  int has_tensors = rc == 0 ? tn_h5_exists(g, "tensors", err) : 0;
+  if (has_tensors < 0)
+    rc = -1;
+  hid_t tensors = has_tensors > 0 ? H5Gopen2(g, "tensors", H5P_DEFAULT) : -1;
   if (tensors >= 0) {
     H5G_info_t info;
-    int nt = H5Gget_info(tensors, &info) >= 0 ? (int)info.nlinks : 0;
+    int nt = 0;
+    if (H5Gget_info(tensors, &info) < 0)
+      rc = tn_h5_fail(err, "tensors: cannot count them");
+    else
+      nt = (int)info.nlinks;
     c->tensors = nt > 0 ? calloc((size_t)nt, sizeof *c->tensors) : NULL;
     if (nt > 0 && !c->tensors)
       rc = tn_h5_fail(err, "out of memory");
@@ -424,30 +444,32 @@ static int read_culprit(hid_t culprits, const tn_stored_isolation *iso, int unit
 static int read_isolation(hid_t file, const char *run_id, tn_stored_isolation *out, hlo_error *err) {
   char path[512];
   snprintf(path, sizeof path, "runs/%s/isolation", run_id);
-  htri_t has = H5Lexists(file, "runs", H5P_DEFAULT) > 0 ? H5Lexists(file, path, H5P_DEFAULT) : 0;
+  int has = tn_h5_exists(file, path, err);
   if (has <= 0)
-    return 0;
+    return has;
   hid_t g = H5Gopen2(file, path, H5P_DEFAULT);
   if (g < 0)
     return tn_h5_fail(err, "%s: cannot open", path);
-  attr_str(g, "source", out->source, sizeof out->source);
-  attr_str(g, "inputs", out->inputs, sizeof out->inputs);
+  int rc = 0;
+  attr_str(g, "source", out->source, sizeof out->source, &rc, err);
+  attr_str(g, "inputs", out->inputs, sizeof out->inputs, &rc, err);
   tn_siso_program *p = &out->program;
-  p->done = (int)attr_i64(g, "program_done");
-  p->differs = (int)attr_i64(g, "program_differs");
-  p->mismatches = attr_i64(g, "program_mismatches");
-  p->count = attr_i64(g, "program_count");
-  p->atol = attr_f64(g, "program_atol");
-  p->rtol = attr_f64(g, "program_rtol");
-  p->max_rel = attr_f64(g, "program_max_rel");
-  p->max_abs = attr_f64(g, "program_max_abs");
-  p->gain = attr_f64(g, "program_gain");
-  attr_str(g, "program_note", p->note, sizeof p->note);
-  attr_str(g, "program_amplifier", p->amplifier, sizeof p->amplifier);
-  attr_str(g, "program_origin", p->origin, sizeof p->origin);
+  p->done = (int)attr_i64(g, "program_done", &rc, err);
+  p->differs = (int)attr_i64(g, "program_differs", &rc, err);
+  p->mismatches = attr_i64(g, "program_mismatches", &rc, err);
+  p->count = attr_i64(g, "program_count", &rc, err);
+  p->atol = attr_f64(g, "program_atol", &rc, err);
+  p->rtol = attr_f64(g, "program_rtol", &rc, err);
+  p->max_rel = attr_f64(g, "program_max_rel", &rc, err);
+  p->max_abs = attr_f64(g, "program_max_abs", &rc, err);
+  p->gain = attr_f64(g, "program_gain", &rc, err);
+  attr_str(g, "program_note", p->note, sizeof p->note, &rc, err);
+  attr_str(g, "program_amplifier", p->amplifier, sizeof p->amplifier, &rc, err);
+  attr_str(g, "program_origin", p->origin, sizeof p->origin, &rc, err);
   void *rows = NULL;
   size_t n = 0;
-  int rc = tn_store_table_read(g, "units", unit_parts, NCOLS(unit_parts), sizeof *out->units, &rows, &n, err);
+  if (rc == 0)
+    rc = tn_store_table_read(g, "units", unit_parts, NCOLS(unit_parts), sizeof *out->units, &rows, &n, err);
   out->units = rows;
   out->nunits = (int)n;
   int nc = 0;

@@ -96,7 +96,13 @@ static int check_schema(hid_t file, char *tool_version, size_t tvlen, hlo_error 
   char schema[64];
   int64_t version = 0;
   hlo_error ignored = {0};
-  if (get_str(file, "schema", schema, sizeof schema, &ignored) != 0 || strcmp(schema, TN_STORE_SCHEMA) != 0)
+  /* A failed read is not "another kind of file", nor an absent version
+   * "no version": both are errors of their own (out of memory, most
+   * likely), not answers. */
+  int has = tn_h5_attr_exists(file, "schema", err);
+  if (has < 0)
+    return -1;
+  if (!has || get_str(file, "schema", schema, sizeof schema, &ignored) != 0 || strcmp(schema, TN_STORE_SCHEMA) != 0)
     return tn_h5_fail(err, "not a tune results file (no schema attribute \"%s\")", TN_STORE_SCHEMA);
   if (get_i64(file, "schema_version", &version, err) != 0)
     return -1;
@@ -105,8 +111,12 @@ static int check_schema(hid_t file, char *tool_version, size_t tvlen, hlo_error 
                 "results schema version %" PRId64 " was written by %s tune; this tune reads versions %d to %d",
                 version, version > TN_STORE_SCHEMA_VERSION ? "a newer" : "an older", TN_STORE_SCHEMA_VERSION_OLDEST,
                 TN_STORE_SCHEMA_VERSION);
-  if (tool_version && tvlen > 0 && get_str(file, "tool_version", tool_version, tvlen, &ignored) != 0)
+  if (tool_version && tvlen > 0) {
     tool_version[0] = '\0';
+    if ((has = tn_h5_attr_exists(file, "tool_version", err)) < 0 ||
+        (has && get_str(file, "tool_version", tool_version, tvlen, err) != 0))
+      return -1;
+  }
   return 0;
 }
 
@@ -130,8 +140,9 @@ static hid_t open_results(const char *path, char *tool_version, size_t tvlen, hl
  * the read: a report of the run is still worth having, and the callers
  * that need the whole device refuse the run themselves (store.h). */
 static int read_defects(hid_t g, tn_run_info *ri, hlo_error *err) {
-  if (H5Aexists(g, "defects") <= 0)
-    return 0;
+  int has = tn_h5_attr_exists(g, "defects", err);
+  if (has <= 0)
+    return has;
   int rc = -1;
   hid_t a = H5Aopen(g, "defects", H5P_DEFAULT), space = -1, t = -1, ft = -1;
   char **names = NULL;
@@ -217,8 +228,9 @@ static int cmp_runs(const void *pa, const void *pb) {
 static int list_runs(hid_t file, tn_run_info **out, int *nout, hlo_error *err) {
   *out = NULL;
   *nout = 0;
-  if (H5Lexists(file, "runs", H5P_DEFAULT) <= 0)
-    return 0; /* a file that never had a run is empty, not broken */
+  int has = tn_h5_exists(file, "runs", err);
+  if (has <= 0)
+    return has; /* a file that never had a run is empty, not broken */
   hid_t runs = H5Gopen2(file, "runs", H5P_DEFAULT);
   if (runs < 0)
     return tn_h5_fail(err, "runs: not a group");
@@ -424,8 +436,10 @@ static int read_table(hid_t g, const char *name, const rpart *parts, size_t npar
   hsize_t dims[1] = {0};
   *rows = NULL;
   *nrows = 0;
-  if (H5Lexists(g, name, H5P_DEFAULT) <= 0 || (d = H5Dopen2(g, name, H5P_DEFAULT)) < 0) {
-    tn_h5_fail(err, "%s: missing", name);
+  int has = tn_h5_exists(g, name, err);
+  if (has <= 0 || (d = H5Dopen2(g, name, H5P_DEFAULT)) < 0) {
+    if (has >= 0)
+      tn_h5_fail(err, "%s: missing", name);
     goto done;
   }
   ftype = H5Dget_type(d);
@@ -546,7 +560,10 @@ static int read_reference(hid_t g, tn_fusion_result *r, hlo_error *err) {
 
 static int read_hlo(hid_t g, tn_fusion_result *r, hlo_error *err) {
   int rc = -1;
-  hid_t d = H5Lexists(g, "hlo", H5P_DEFAULT) > 0 ? H5Dopen2(g, "hlo", H5P_DEFAULT) : -1;
+  int has = tn_h5_exists(g, "hlo", err);
+  if (has < 0)
+    return -1;
+  hid_t d = has ? H5Dopen2(g, "hlo", H5P_DEFAULT) : -1;
   hid_t ft = d >= 0 ? H5Dget_type(d) : -1, mt = -1;
   char *p = NULL;
   if (d < 0 || ft < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) <= 0) {
@@ -652,8 +669,9 @@ static void sort_maps(tn_fusion_result *r) {
 }
 
 static int read_error_maps(hid_t g, tn_fusion_result *r, hlo_error *err) {
-  if (H5Lexists(g, "errors", H5P_DEFAULT) <= 0)
-    return 0;
+  int has = tn_h5_exists(g, "errors", err);
+  if (has <= 0)
+    return has;
   hid_t errors = H5Gopen2(g, "errors", H5P_DEFAULT);
   if (errors < 0)
     return tn_h5_fail(err, "errors: not a group");
@@ -715,8 +733,9 @@ static bool peak_fits(const peak_in *p, const tn_error_map *e) {
 /* The table `peak_windows` (absent in files written before it was added,
  * whose maps then have no window). */
 static int read_peak_windows(hid_t g, tn_fusion_result *r, hlo_error *err) {
-  if (H5Lexists(g, "peak_windows", H5P_DEFAULT) <= 0)
-    return 0;
+  int has = tn_h5_exists(g, "peak_windows", err);
+  if (has <= 0)
+    return has;
   void *rows = NULL;
   size_t n = 0;
   if (read_table(g, "peak_windows", peak_parts, NCOLS(peak_parts), sizeof(peak_in), &rows, &n, err) != 0)
@@ -764,7 +783,10 @@ static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, si
         *p = '_';
     /* count_tool_error came with tool-error; files written before it
      * have none, and none of their candidates was a tool error. */
-    if (v == CHK_VERDICT_TOOL_ERROR && H5Aexists(g, name) <= 0)
+    int has = v == CHK_VERDICT_TOOL_ERROR ? tn_h5_attr_exists(g, name, err) : 1;
+    if (has < 0)
+      return -1;
+    if (!has)
       r->verdict_counts[v] = 0;
     else if (get_i64(g, name, &r->verdict_counts[v], err) != 0)
       return -1;
@@ -772,7 +794,10 @@ static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, si
   r->ncands = (int)ncand; /* checked against the table by the caller */
   /* Files written before input profiles existed used naive inputs. */
   r->profile = CHK_INPUTS_NAIVE;
-  if (H5Aexists(g, "inputs_profile") > 0) {
+  int has = tn_h5_attr_exists(g, "inputs_profile", err);
+  if (has < 0)
+    return -1;
+  if (has) {
     char prof[32];
     chk_inputs_profile p;
     if (get_str(g, "inputs_profile", prof, sizeof prof, err) != 0)
@@ -784,7 +809,7 @@ static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, si
   /* Files written before it have no `part`: their fusions read as files
    * of one kernel. */
   int64_t part = 0;
-  if (H5Aexists(g, "part") > 0 && get_i64(g, "part", &part, err) != 0)
+  if ((has = tn_h5_attr_exists(g, "part", err)) < 0 || (has && get_i64(g, "part", &part, err) != 0))
     return -1;
   r->part = part != 0;
   return 0;
@@ -836,8 +861,9 @@ static int cmp_fusions(const void *pa, const void *pb) {
 static int read_fusions(hid_t file, tn_stored_run *run, hlo_error *err) {
   char path[128];
   snprintf(path, sizeof path, "runs/%s/fusions", run->info.id);
-  if (H5Lexists(file, "runs", H5P_DEFAULT) <= 0 || H5Lexists(file, path, H5P_DEFAULT) <= 0)
-    return tn_h5_fail(err, "%s: missing", path);
+  int has = tn_h5_exists(file, path, err);
+  if (has <= 0)
+    return has < 0 ? -1 : tn_h5_fail(err, "%s: missing", path);
   hid_t fusions = H5Gopen2(file, path, H5P_DEFAULT);
   if (fusions < 0)
     return tn_h5_fail(err, "%s: not a group", path);
