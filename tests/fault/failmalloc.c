@@ -23,6 +23,11 @@
  *                            every other allocation succeeds, as when only
  *                            the large blocks fail under an address-space
  *                            limit
+ *   TUNE_FAILMALLOC_UNDER=F  count only the allocations made while function F
+ *                            (an exported symbol, e.g. tn_results_list_runs)
+ *                            is on the call stack, whoever makes them: to
+ *                            walk every failure point of one operation,
+ *                            the libraries' allocations included
  *   TUNE_FAILMALLOC_TRACE=1  print the call stack of each failed allocation
  *                            on stderr (to find the code that mishandles it)
  *
@@ -97,6 +102,7 @@ static int persist;                /* TUNE_FAILMALLOC_PERSIST */
 static int trace;                  /* TUNE_FAILMALLOC_TRACE */
 static const char *only_in;        /* TUNE_FAILMALLOC_IN */
 static const char *only_func;      /* TUNE_FAILMALLOC_FUNC */
+static const char *only_under;     /* TUNE_FAILMALLOC_UNDER */
 static __thread int naming;        /* inside name_caller: do not count */
 static main_fn real_main;
 static const char *log_path;       /* TUNE_FAILMALLOC_LOG */
@@ -197,6 +203,13 @@ static int should_fail(void *ret) {
     int named = dladdr(ret, &info) && info.dli_sname;
     naming = 0;
     if (!named || strcmp(info.dli_sname, only_func) != 0)
+      return 0;
+  }
+  if (only_under) {
+    naming = 1;
+    int under = on_stack(only_under);
+    naming = 0;
+    if (!under)
       return 0;
   }
   if (only_in) {
@@ -400,6 +413,9 @@ static int counting_main(int argc, char **argv, char **envp) {
   only_func = getenv("TUNE_FAILMALLOC_FUNC");
   if (only_func && !*only_func)
     only_func = NULL;
+  only_under = getenv("TUNE_FAILMALLOC_UNDER");
+  if (only_under && !*only_under)
+    only_under = NULL;
   s = getenv("TUNE_FAILMALLOC_TRACE");
   trace = s && *s && strcmp(s, "0") != 0;
   void *pc[1]; /* backtrace loads its unwinder on first use: not while failing */

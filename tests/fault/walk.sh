@@ -1,6 +1,7 @@
 #!/bin/sh
 # walk.sh — the malloc-failure walk (issue 11): run tune --print -o, --eval -o,
-# --check -o and --sweep on a small fusion once for each allocation N with
+# --check -o and --sweep on a small fusion, and --report on the results of
+# the sweep, once for each allocation N with
 # tests/fault/failmalloc.so failing the Nth, and require at every N:
 #   - no crash: the exit status is 0, 1 or 2, never a signal or an abort;
 #   - exit 2 comes with a message on stderr;
@@ -42,6 +43,9 @@
 #                                       default)
 #   tests/fault/walk.sh --func F        count and fail only the allocations
 #                                       function F makes (TUNE_FAILMALLOC_FUNC)
+#   tests/fault/walk.sh --under F       count and fail only the allocations
+#                                       made while F is on the call stack
+#                                       (TUNE_FAILMALLOC_UNDER)
 #   tests/fault/walk.sh --persist       fail every counted allocation from
 #                                       the Nth on, not only the Nth
 #   tests/fault/walk.sh -j J            J walks at once, each taking every
@@ -81,11 +85,12 @@ while [ $# -gt 0 ]; do
     --hlo) shift; hlo=$1 ;;
     --budget) shift; budget=$1 ;;
     --func) shift; TUNE_FAILMALLOC_FUNC=$1; export TUNE_FAILMALLOC_FUNC ;;
+    --under) shift; TUNE_FAILMALLOC_UNDER=$1; export TUNE_FAILMALLOC_UNDER ;;
     --persist) TUNE_FAILMALLOC_PERSIST=1; export TUNE_FAILMALLOC_PERSIST ;;
     -j) shift; jobs=$1 ;;
     --part) shift; part=${1%/*}; parts=${1#*/} ;;
-    print|eval|check|sweep) cmds="$cmds $1" ;;
-    *) echo "usage: walk.sh [--full] [--strict] [--samples K] [--step K] [--last K] [--range A-B] [--in LIB] [--hlo NAME] [--budget N] [--func F] [--persist] [-j J] [print] [eval] [check] [sweep]" >&2; exit 2 ;;
+    print|eval|check|sweep|report) cmds="$cmds $1" ;;
+    *) echo "usage: walk.sh [--full] [--strict] [--samples K] [--step K] [--last K] [--range A-B] [--in LIB] [--hlo NAME] [--budget N] [--func F] [--under F] [--persist] [-j J] [print] [eval] [check] [sweep] [report]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -158,10 +163,11 @@ args_of() {
     eval) echo "--eval $hlo -o out.h5" ;;
     check) echo "--check $hlo --budget $budget --threads 1 -o out.h5" ;;
     sweep) echo "--sweep s.cfg --run-id new" ;;
+    report) echo "--report sw.h5 --format json" ;;
   esac
 }
 out_of() {
-  case $1 in print) echo out.txt ;; sweep) echo sw.h5 ;; *) echo out.h5 ;; esac
+  case $1 in print) echo out.txt ;; sweep|report) echo sw.h5 ;; *) echo out.h5 ;; esac
 }
 # The state before each run: an earlier file of the same kind, so that
 # "untouched" and "earlier run intact" mean something.
@@ -171,7 +177,7 @@ make_pre() {
     print) echo 'an earlier text' > pre/out.txt ;;
     eval) (cd pre && "$TUNE" --eval "$hlo" --seed 1 -o out.h5) ;;
     check) (cd pre && "$TUNE" --check "$hlo" --budget "$budget" --threads 1 --seed 1 -o out.h5 >/dev/null) ;;
-    sweep) (cd pre && "$TUNE" --sweep s.cfg --run-id old >/dev/null 2>&1 && rm -f sw.md) ;;
+    sweep|report) (cd pre && "$TUNE" --sweep s.cfg --run-id old >/dev/null 2>&1 && rm -f sw.md) ;;
   esac
 }
 reset() { rm -rf run && cp -R pre run; }
