@@ -51,3 +51,11 @@ sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --hlo sum.hlo --budget 2 --sampl
 # that could not get them was stored as tool-error while the sweep exited
 # 0; it must fail the run (exit 2), as with --check.
 exec sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --last 100 --step 4 sweep
+# The readers of a results file, sampled (walk.sh --under: only what
+# happens while the function is on the stack, HDF5's allocations
+# included): a look-up HDF5 could not answer for want of memory was taken
+# for "absent", and a second sweep said "no previous run" into a file
+# holding one; the tool version, a fusion's error maps and a bf16
+# dataset's dtype fell the same way (test_lookup_fail has each).
+sh "$TUNE_SRCDIR/tests/fault/walk.sh" --under tn_results_list_runs --samples 30 report || exit 1
+sh "$TUNE_SRCDIR/tests/fault/walk.sh" --under tn_results_read_run --samples 30 report || exit 1
