@@ -11,6 +11,14 @@
 #include "cascade.h"
 #include "hlo_parse.h"
 
+static hlo_module *parse(const char *text) {
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  if (!m)
+    fail_msg("parse: %d:%d: %s", err.line, err.col, err.msg);
+  return m;
+}
+
 /* Exactness by dataflow (issue 13 item 3): an output that no rounding op
  * reaches is compared bitwise (+0 and -0 differ); one that a rounding op
  * reaches is compared by tolerance. */
@@ -49,10 +57,7 @@ static void exact_outputs_by_dataflow(void **state) {
       "  sum = f32[8] add(x, y)\n"
       "  ROOT t = (f32[8], f32[8], f32[8], f32[8], f32[8], bf16[8], f32[8]) tuple(dus, mx, neg, sset, sadd, nb, sum)\n"
       "}\n";
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, strlen(text), &err);
-  if (!m)
-    fail_msg("parse: %d:%d: %s", err.line, err.col, err.msg);
+  hlo_module *m = parse(text);
   const hlo_computation *c = m->entry;
   assert_int_equal(chk_leaf_rule(c, 0), CHK_RULE_BITWISE);   /* dynamic-update-slice of a widened bf16 */
   assert_int_equal(chk_leaf_rule(c, 1), CHK_RULE_BITWISE);   /* maximum */
@@ -100,10 +105,7 @@ static void one_hot_pick(void **state) {
       "  pex = f32[4] reduce(sex, z), dimensions={1}, to_apply=add\n"
       "  ROOT t = (f32[4], f32[4], f32[10], f32[4], f32[4]) tuple(pick, pick2, rows, many, pex)\n"
       "}\n";
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, strlen(text), &err);
-  if (!m)
-    fail_msg("parse: %d:%d: %s", err.line, err.col, err.msg);
+  hlo_module *m = parse(text);
   const hlo_computation *c = m->entry;
   assert_int_equal(chk_leaf_rule(c, 0), CHK_RULE_BITWISE);   /* one x per row, plus zeros */
   assert_int_equal(chk_leaf_rule(c, 1), CHK_RULE_BITWISE);   /* the compare's operands the other way */
@@ -140,10 +142,7 @@ static void choosing_ops_follow_their_operands(void **state) {
       "  s1 = f32[4,8] sort(ex), dimensions={1}, to_apply=lt\n"
       "  ROOT t = (f32[4], f32[4], f32[4,8], f32[4,8]) tuple(r0, r1, s0, s1)\n"
       "}\n";
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, strlen(text), &err);
-  if (!m)
-    fail_msg("parse: %d:%d: %s", err.line, err.col, err.msg);
+  hlo_module *m = parse(text);
   const hlo_computation *c = m->entry;
   assert_int_equal(chk_leaf_rule(c, 0), CHK_RULE_BITWISE);   /* max of parameters */
   assert_int_equal(chk_leaf_rule(c, 1), CHK_RULE_TOLERANCE); /* max of exp */
