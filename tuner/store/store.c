@@ -396,6 +396,28 @@ static hid_t open_group(hid_t loc, const char *name, hlo_error *err) {
   return g;
 }
 
+/* Group `name` of loc, made when it is not there yet (one look-up). */
+static hid_t open_or_make_group(hid_t loc, const char *name, hlo_error *err) {
+  int has = tn_h5_exists(loc, name, err);
+  if (has < 0)
+    return -1;
+  if (!has)
+    return make_group(loc, name, err);
+  hid_t g = H5Gopen2(loc, name, H5P_DEFAULT);
+  if (g < 0)
+    tn_h5_fail(err, "%s: not a group", name);
+  return g;
+}
+
+/* Deletes link `name` of loc when it is there: 0, or -1 with err (a
+ * failed look-up is an error, not "absent"). */
+static int drop_link(hid_t loc, const char *name, hlo_error *err) {
+  int has = tn_h5_exists(loc, name, err);
+  if (has > 0 && H5Ldelete(loc, name, H5P_DEFAULT) < 0)
+    return tn_h5_fail(err, "%s: cannot replace it", name);
+  return has < 0 ? -1 : 0;
+}
+
 /* Opens runs/<id> for an edit; path receives "runs/<id>" (PATH_LEN bytes)
  * for the edit's own messages.  -1 with err saying the run is gone. */
 static hid_t open_run(hid_t file, const char *id, char *path, hlo_error *err) {
@@ -1525,8 +1547,7 @@ static int begin_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   } else if (check_schema(file, err) != 0) {
     return -1;
   }
-  int has = tn_h5_exists(file, "runs", err);
-  hid_t runs = has < 0 ? -1 : has ? open_group(file, "runs", err) : make_group(file, "runs", err);
+  hid_t runs = open_or_make_group(file, "runs", err);
   if (runs < 0)
     return -1;
   int rc = -1;
@@ -1844,10 +1865,8 @@ static int attrs_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   int rc = -1;
   if (!c->sub)
     g = run, run = -1;
-  else {
-    int has = tn_h5_exists(run, c->sub, err);
-    g = has < 0 ? -1 : has ? open_group(run, c->sub, err) : make_group(run, c->sub, err);
-  }
+  else
+    g = open_or_make_group(run, c->sub, err);
   if (g >= 0) {
     rc = 0;
     for (int i = 0; i < c->n && rc == 0; i++)
@@ -1915,11 +1934,8 @@ static const col_part slowdown_parts[] = {{slowdown_cols, NCOLS(slowdown_cols), 
 /* One table of changes, replacing the one there was. */
 static int write_changes_table(hid_t g, const char *name, const tn_store_change *list, int n, bool slow,
                                hlo_error *err) {
-  int has = tn_h5_exists(g, name, err);
-  if (has < 0)
+  if (drop_link(g, name, err) != 0)
     return -1;
-  if (has && H5Ldelete(g, name, H5P_DEFAULT) < 0)
-    return tn_h5_fail(err, "%s: cannot replace it", name);
   size_t size = slow ? sizeof(slowdown_row) : sizeof(finding_row);
   char *rows = calloc((size_t)(n > 0 ? n : 1), size);
   if (!rows)
@@ -1964,12 +1980,7 @@ static int changes_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
     return -1;
   int rc = -1;
   /* Replaced whole: a re-merged run must not keep a table of before. */
-  int has = tn_h5_exists(run, "changes", err);
-  if (has < 0)
-    ;
-  else if (has && H5Ldelete(run, "changes", H5P_DEFAULT) < 0)
-    tn_h5_fail(err, "changes: cannot replace it");
-  else if ((g = make_group(run, "changes", err)) >= 0) {
+  if (drop_link(run, "changes", err) == 0 && (g = make_group(run, "changes", err)) >= 0) {
     const tn_store_value v[] = {
         {"previous_run", TN_STORE_STR, c->previous_run ? c->previous_run : "", 0, 0, 0},
         {"slowdown_threshold", TN_STORE_F64, NULL, 0, 0, c->slowdown_threshold},
