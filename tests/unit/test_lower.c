@@ -155,6 +155,34 @@ static void dot_windows(void **state) {
   hlo_module_free(x.m);
 }
 
+/* An all-reduce reads element i of each replica's operand for output
+ * element i, so its operand is tiled like an elementwise op's.  Held whole,
+ * a f32[2048,1024] operand (8 MiB) twice buffered fills tpu-v4's 16 MiB
+ * on its own: the corpus's f32[4096,4096] all-reduces could never compile
+ * their default. */
+static void all_reduce_operand_is_tiled(void **state) {
+  (void)state;
+  fx x;
+  load(&x,
+       "HloModule m, replica_count=2\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+       " ROOT s = f32[] add(a, b) }\n"
+       "ENTRY e {\n  p = f32[2048,1024] parameter(0)\n"
+       "  ROOT r = f32[2048,1024] all-reduce(p), replica_groups={}, to_apply=add\n}\n",
+       "tpu-v4");
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=256x1024 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  assert_int_equal(s.wins[0].follows[0], 0);
+  assert_int_equal(s.wins[0].follows[1], 1);
+  assert_false(s.wins[0].resident);
+  /* 256 x 1024 x 4 = 1 MiB in and 1 MiB out, twice buffered */
+  assert_int_equal(s.vmem_bytes, 4 << 20);
+  /* 8 row tiles, each block fetched once */
+  assert_int_equal(s.steps, 8);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lane_rule_and_full_dims),
@@ -162,6 +190,7 @@ int main(void) {
       cmocka_unit_test(vmem_overflow_on_v4),
       cmocka_unit_test(reduce_windows_follow_k),
       cmocka_unit_test(dot_windows),
+      cmocka_unit_test(all_reduce_operand_is_tiled),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
