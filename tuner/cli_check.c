@@ -18,6 +18,7 @@
 #include "shquote.h"
 #include "store/store.h"
 #include "sweep.h"
+#include "unit_cost.h"
 #include "units.h"
 #include "capture.h"
 #include "progress.h"
@@ -386,6 +387,45 @@ static void print_unchecked(const tn_opts *o, const char *file, const char *name
 static void unit_outcome(const tn_opts *o, const tn_check_env *env, tn_store **store, const char *file,
                          const char *name, bool part, int rc, tn_unit_status why, const hlo_error *uerr,
                          const tn_fusion_result *r, tn_check_tally *t);
+
+/* The order in which the units of m run.  Under --run-time-budget the
+ * cheapest first (unit_cost.h): a run that runs out of time then leaves
+ * only its costliest units unchecked, instead of spending the whole budget
+ * on a first unit that cannot finish (a real module's 137-GFLOP dot before
+ * its scalar all-reduces).  Otherwise, and when out of memory, program
+ * order.  NULL means program order; else a malloc'd permutation. */
+typedef struct {
+  double cost;
+  int u;
+} unit_rank;
+
+static int by_cost_then_order(const void *a, const void *b) {
+  const unit_rank *x = a, *y = b;
+  if (x->cost != y->cost)
+    return x->cost < y->cost ? -1 : 1;
+  return (x->u > y->u) - (x->u < y->u);
+}
+
+static int *unit_order(const tn_opts *o, const tn_check_env *env, const hlo_module *m, const tn_units *units) {
+  if (o->run_time_budget <= 0 || units->n < 2)
+    return NULL;
+  unit_rank *r = malloc(sizeof *r * (size_t)units->n);
+  int *order = malloc(sizeof *order * (size_t)units->n);
+  if (!r || !order) {
+    free(r);
+    free(order);
+    return NULL;
+  }
+  for (int u = 0; u < units->n; u++) {
+    r[u].u = u;
+    r[u].cost = tn_unit_cost(m, &units->v[u], &env->machine, o->budget);
+  }
+  qsort(r, (size_t)units->n, sizeof *r, by_cost_then_order);
+  for (int u = 0; u < units->n; u++)
+    order[u] = r[u].u;
+  free(r);
+  return order;
+}
 
 /* Checks one unit of module m (the whole of m when u->ins is NULL). */
 static void check_one(const tn_opts *o, tn_sweep_opts *so, const tn_check_env *env, tn_store **store,
@@ -772,7 +812,7 @@ static void check_mpi(const tn_opts *o, const tn_check_env *env, tn_store **stor
       j->unit = u;
       snprintf(j->name, sizeof j->name, "%s", un->name);
       j->named = units.n > 1 || un->ins;
-      j->cost = tn_mpi_unit_cost(m, un, &env->machine, o->budget);
+      j->cost = tn_unit_cost(m, un, &env->machine, o->budget);
       j->tag = k;
     }
     tn_units_free(&units);
@@ -969,12 +1009,16 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     }
     /* Each unit's lines leave as soon as it is checked: a run killed by
      * its caller's time limit still tells which units it finished. */
-    for (int u = 0; u < units.n && !t.stopped && !o->inputs; u++)
+    int *order = o->inputs ? NULL : unit_order(o, &env, m, &units);
+    for (int q = 0; q < units.n && !t.stopped && !o->inputs; q++) {
+      int u = order ? order[q] : q;
       if (unit_wanted(o, files[i], units.v[u].name)) {
         check_one(o, &so, &env, &store, files[i], m, &units.v[u], units.n > 1 || units.v[u].ins,
                   caps && units.v[u].ins ? &caps[u] : NULL, &t);
         fflush(stdout);
       }
+    }
+    free(order);
     tn_capture_free(caps, caps ? units.n : 0);
     free(caps);
     tn_units_free(&units);

@@ -25,8 +25,7 @@
 #include "capture_cache.h"
 #include "cli.h"
 #include "cli_env.h"
-#include "dev_fusion.h"
-#include "dev_space.h"
+#include "unit_cost.h"
 #include "unit_wire.h"
 #include "units.h"
 
@@ -506,33 +505,6 @@ int tn_mpi_worker(void) {
 
 /* ---- rank 0: plan, hand out, collect --------------------------------------- */
 
-/* The estimated work of one run of a kernel: flops plus bytes moved, times
- * the candidates it will run.  Only the order matters. */
-static double kernel_cost(const hlo_module *um, const dev_machine *mach, int budget) {
-  dev_fusion f;
-  hlo_error err = {0};
-  if (dev_fusion_analyze(um, &f, &err) != 0)
-    return 0; /* it will fail fast */
-  dev_config *cands = NULL, dflt;
-  int n = 0;
-  if (dev_space_enumerate(&f, mach, &cands, &n, &dflt, &err) != 0)
-    n = 1;
-  free(cands);
-  if (budget > 0 && n > budget)
-    n = budget;
-  return ((double)f.flops + (double)f.in_bytes + (double)f.out_bytes + 1.0) * (double)(n > 0 ? n : 1);
-}
-
-double tn_mpi_unit_cost(const hlo_module *m, const tn_unit *u, const dev_machine *mach, int budget) {
-  if (!u->ins)
-    return kernel_cost(m, mach, budget);
-  hlo_error err = {0};
-  hlo_module *um = tn_unit_module(m, u, &err);
-  double cost = um ? kernel_cost(um, mach, budget) : 0;
-  hlo_module_free(um);
-  return cost;
-}
-
 static int by_cost(const void *a, const void *b) {
   const tn_mpi_job *x = a, *y = b;
   if (x->cost != y->cost)
@@ -596,7 +568,7 @@ static int plan(const dev_machine *mach, int budget, char *const *files, int nfi
       j->unit = u;
       snprintf(j->name, sizeof j->name, "%s", un->name);
       j->named = units.n > 1 || un->ins;
-      j->cost = tn_mpi_unit_cost(m, un, mach, budget);
+      j->cost = tn_unit_cost(m, un, mach, budget);
     }
     tn_units_free(&units);
     hlo_module_free(m);

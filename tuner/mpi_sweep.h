@@ -58,7 +58,7 @@ typedef struct tn_mpi_job {
   char name[128];     /* the unit's name */
   bool named;         /* give it to tn_check_unit as so.unit_name (a module
                          of several units, or a part of one) */
-  double cost;        /* estimated, in arbitrary units (tn_mpi_unit_cost) */
+  double cost;        /* estimated, in arbitrary units (tn_unit_cost, unit_cost.h) */
   int tag;            /* the caller's own number for it (--check: its place
                          in the order one process would check it in) */
 } tn_mpi_job;
@@ -119,10 +119,6 @@ typedef void (*tn_mpi_done_fn)(void *ctx, const tn_mpi_done *d);
 typedef bool (*tn_mpi_skip_fn)(void *ctx, const char *file, const tn_unit *u, int n);
 
 #ifdef HAVE_MPI
-/* The estimated cost of checking unit u of m with `budget` candidates,
- * which orders the jobs largest first: the candidates times the kernel's
- * flops and bytes.  0 for a unit that cannot be analysed (it fails fast). */
-double tn_mpi_unit_cost(const hlo_module *m, const tn_unit *u, const dev_machine *mach, int budget);
 /* Starts MPI when launched by mpirun or srun; 0, or -1 after a message. */
 int tn_mpi_start(int *argc, char ***argv);
 int tn_mpi_rank(void);
@@ -152,10 +148,6 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
                  char *const *files, int nfiles, tn_mpi_done_fn done, tn_mpi_skip_fn skip, void *ctx,
                  hlo_error *err);
 #else
-static inline double tn_mpi_unit_cost(const hlo_module *m, const tn_unit *u, const dev_machine *mach, int budget) {
-  (void)m, (void)u, (void)mach, (void)budget;
-  return 0;
-}
 static inline int tn_mpi_start(int *argc, char ***argv) { (void)argc, (void)argv; return 0; }
 static inline int tn_mpi_rank(void) { return 0; }
 static inline int tn_mpi_size(void) { return 1; }

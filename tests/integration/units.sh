@@ -93,7 +93,17 @@ expect_status 3 "a run budget spent before the first unit: nothing verified" \
   "$TUNE" --check multi.hlo --budget 2 --run-time-budget 1e-9
 if [ "$(grep -c ': timed out: the run.s time budget (--run-time-budget 1e-09 s) ran out before this unit$' "$TMPD/out")" = 3 ]; then
   ok "each of the three units says the run's budget ran out"; else not_ok "no timed-out units"; sed 's/^/  # /' "$TMPD/out"; fi
-expect_status 0 "a run budget that suffices changes nothing" "$TUNE" --check multi.hlo --budget 2 --run-time-budget 3600
+expect_status 0 "a run budget that suffices verifies every unit" "$TUNE" --check multi.hlo --budget 2 --run-time-budget 3600
+# Under a run budget the cheapest units run first, so that running out
+# leaves the costliest unchecked.  By the listing above (flops + bytes,
+# each unit with 2 candidates): rs 1024 + 4128, y 1024 + 8192,
+# mm 32768 + 12800.  Without the budget: program order, y mm rs.
+if [ "$(sed -n 's/^fusion \([a-z]*\) .*/\1/p' "$TMPD/out" | tr '\n' ' ')" = "rs y mm " ]; then
+  ok "under --run-time-budget the units run cheapest first: rs y mm"; else
+  not_ok "order under --run-time-budget: $(sed -n 's/^fusion \([a-z]*\) .*/\1/p' "$TMPD/out" | tr '\n' ' ')"; fi
+if [ "$(sed -n 's/^fusion \([a-z]*\) .*/\1/p' all.out | tr '\n' ' ')" = "y mm rs " ]; then
+  ok "without it, program order: y mm rs"; else
+  not_ok "order without a budget: $(sed -n 's/^fusion \([a-z]*\) .*/\1/p' all.out | tr '\n' ' ')"; fi
 expect_status 2 "--run-time-budget must be a number" "$TUNE" --check multi.hlo --run-time-budget soon
 
 # Names XLA keeps unique but a hand-written module repeats are told apart
