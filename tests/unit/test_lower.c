@@ -156,11 +156,12 @@ static void dot_windows(void **state) {
 }
 
 /* An all-reduce reads element i of each replica's operand for output
- * element i, so its operand is tiled like an elementwise op's.  Held whole,
+ * element i (a collective-permute, of one other replica's), so its operand
+ * is tiled like an elementwise op's.  Held whole,
  * a f32[2048,1024] operand (8 MiB) twice buffered fills tpu-v4's 16 MiB
  * on its own: the corpus's f32[4096,4096] all-reduces could never compile
  * their default. */
-static void all_reduce_operand_is_tiled(void **state) {
+static void replica_elementwise_collectives_are_tiled(void **state) {
   (void)state;
   fx x;
   load(&x,
@@ -181,6 +182,18 @@ static void all_reduce_operand_is_tiled(void **state) {
   assert_int_equal(s.steps, 8);
   dev_schedule_free(&s);
   hlo_module_free(x.m);
+  /* A collective-permute hands element i of one replica's array to
+   * another: the same windows. */
+  load(&x,
+       "HloModule m, replica_count=2\nENTRY e {\n  p = f32[2048,1024] parameter(0)\n"
+       "  ROOT r = f32[2048,1024] collective-permute(p), source_target_pairs={{0,1},{1,0}}\n}\n",
+       "tpu-v4");
+  assert_int_equal(lower(&x, "tile=256x1024 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  assert_int_equal(s.wins[0].follows[0], 0);
+  assert_int_equal(s.wins[0].follows[1], 1);
+  assert_int_equal(s.vmem_bytes, 4 << 20);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
 }
 
 int main(void) {
@@ -190,7 +203,7 @@ int main(void) {
       cmocka_unit_test(vmem_overflow_on_v4),
       cmocka_unit_test(reduce_windows_follow_k),
       cmocka_unit_test(dot_windows),
-      cmocka_unit_test(all_reduce_operand_is_tiled),
+      cmocka_unit_test(replica_elementwise_collectives_are_tiled),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,15 +121,17 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
     }
     return;
   }
-  /* An all-reduce combines the replicas element by element: output element
-   * i reads element i of each replica's operand and nothing else, so its
-   * operand is windowed like an elementwise op's.  Held whole instead, one
-   * f32[4096,4096] operand (64 MiB, twice buffered) filled VMEM and made
-   * every default of a real module's all-reduce a compile error.  The
-   * executor still evaluates the collective from the whole parameters
-   * (dev_elemental.c, eval_prefix); this is the schedule's account of what
-   * a tile needs. */
-  if (ins->op == HLO_OP_ALL_REDUCE && k == DEV_EK_OPAQUE && s && s->type != HLO_TUPLE)
+  /* An all-reduce combines the replicas element by element, and a
+   * collective-permute hands each replica another's array unchanged: output
+   * element i reads element i of the replicas' operands and nothing else,
+   * so the operand is windowed like an elementwise op's.  Held whole
+   * instead, one f32[4096,4096] operand (64 MiB, twice buffered) filled
+   * VMEM and made every default of a real module's all-reduce a compile
+   * error.  The executor still evaluates the collective from the whole
+   * parameters (dev_elemental.c, eval_prefix); this is the schedule's
+   * account of what a tile needs. */
+  if ((ins->op == HLO_OP_ALL_REDUCE || (ins->op == HLO_OP_COLLECTIVE_PERMUTE && ins->noperands == 1)) &&
+      k == DEV_EK_OPAQUE && s && s->type != HLO_TUPLE)
     k = DEV_EK_ELEMENTWISE;
   switch (k) {
   case DEV_EK_ELEMENTWISE:
