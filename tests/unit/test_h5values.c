@@ -562,6 +562,16 @@ static void test_exists(void **state) {
   assert_non_null(strstr(err.msg, "x/y: HDF5 cannot look it up"));
   assert_int_equal(tn_h5_attr_exists(f, "tool", &err), 1);
   assert_int_equal(tn_h5_attr_exists(f, "nope", &err), 0);
+  /* an optional number: read, absent (the value untouched), or not one */
+  assert_int_equal(tn_h5_attr_set_i64(f, "part", 7, &err), 0);
+  int64_t v = -1;
+  assert_int_equal(tn_h5_attr_get_num_opt(f, "part", H5T_NATIVE_INT64, &v, &err), 1);
+  assert_int_equal(v, 7);
+  v = -1;
+  assert_int_equal(tn_h5_attr_get_num_opt(f, "nope", H5T_NATIVE_INT64, &v, &err), 0);
+  assert_int_equal(v, -1);
+  assert_int_equal(tn_h5_attr_get_num_opt(f, "tool", H5T_NATIVE_INT64, &v, &err), -1);
+  assert_non_null(strstr(err.msg, "attribute 'tool' is not a number"));
   assert_int_equal(tn_h5_close(f, &err), 0);
 }
 

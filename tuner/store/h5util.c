@@ -108,14 +108,14 @@ void tn_h5_close_plist(hid_t p) {
 }
 
 int tn_h5_attr_get_num(hid_t obj, const char *name, hid_t mtype, void *out, hlo_error *err) {
-  int rc = -1;
   int has = tn_h5_attr_exists(obj, name, err);
-  hid_t a = has > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
+  if (has < 0)
+    return -1; /* err says why the look-up failed */
+  int rc = -1;
+  hid_t a = has ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
   hid_t t = a >= 0 ? H5Aget_type(a) : -1;
   H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
-  if (has < 0)
-    ;
-  else if (a < 0)
+  if (a < 0)
     tn_h5_fail(err, "no attribute '%s'", name);
   else if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || H5Aread(a, mtype, out) < 0)
     tn_h5_fail(err, "attribute '%s' is not a number", name);
@@ -124,4 +124,11 @@ int tn_h5_attr_get_num(hid_t obj, const char *name, hid_t mtype, void *out, hlo_
   tn_h5_close_type(t);
   tn_h5_close_attr(a);
   return rc;
+}
+
+int tn_h5_attr_get_num_opt(hid_t obj, const char *name, hid_t mtype, void *out, hlo_error *err) {
+  int has = tn_h5_attr_exists(obj, name, err);
+  if (has <= 0)
+    return has;
+  return tn_h5_attr_get_num(obj, name, mtype, out, err) == 0 ? 1 : -1;
 }

@@ -50,5 +50,8 @@ void tn_h5_close_plist(hid_t p);
  * (H5T_NATIVE_INT64, ...; HDF5 converts); -1 with err when it is absent or
  * not an integer or float. */
 int tn_h5_attr_get_num(hid_t obj, const char *name, hid_t mtype, void *out, hlo_error *err);
+/* The same for an attribute that older files lack: 1 when read, 0 when
+ * absent (out untouched), -1 with err when the look-up or the read fails. */
+int tn_h5_attr_get_num_opt(hid_t obj, const char *name, hid_t mtype, void *out, hlo_error *err);
 
 #endif

@@ -312,16 +312,14 @@ int tn_store_add_isolation(tn_store *s, const tn_stored_isolation *iso, hlo_erro
  * and check once. */
 static int64_t attr_i64(hid_t g, const char *name, int *rc, hlo_error *err) {
   int64_t v = 0;
-  int has = *rc == 0 ? tn_h5_attr_exists(g, name, err) : 0;
-  if (has < 0 || (has && tn_h5_attr_get_num(g, name, H5T_NATIVE_INT64, &v, err) != 0))
+  if (*rc == 0 && tn_h5_attr_get_num_opt(g, name, H5T_NATIVE_INT64, &v, err) < 0)
     *rc = -1;
   return v;
 }
 
 static double attr_f64(hid_t g, const char *name, int *rc, hlo_error *err) {
   double v = NAN;
-  int has = *rc == 0 ? tn_h5_attr_exists(g, name, err) : 0;
-  if (has < 0 || (has && tn_h5_attr_get_num(g, name, H5T_NATIVE_DOUBLE, &v, err) != 0))
+  if (*rc == 0 && tn_h5_attr_get_num_opt(g, name, H5T_NATIVE_DOUBLE, &v, err) < 0)
     *rc = -1;
   return v;
 }

@@ -809,7 +809,7 @@ static int read_fusion_attrs(hid_t g, tn_fusion_result *r, char *best_config, si
   /* Files written before it have no `part`: their fusions read as files
    * of one kernel. */
   int64_t part = 0;
-  if ((has = tn_h5_attr_exists(g, "part", err)) < 0 || (has && get_i64(g, "part", &part, err) != 0))
+  if (tn_h5_attr_get_num_opt(g, "part", H5T_NATIVE_INT64, &part, err) < 0)
     return -1;
   r->part = part != 0;
   return 0;
