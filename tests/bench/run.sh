@@ -84,6 +84,18 @@ awk '
            val($0, "N"), val($0, "sim_gflops"), val($0, "plain1_gflops"), 100 * f, (f + 0 >= 0.5 ? "met" : "NOT met")
   }' "$work/device.txt"
 
+# ---- the device's buffers for a big operand (bench_hbm.c) ----
+# A real module's operand can be a GiB, and every candidate allocates its
+# HBM buffers afresh.  dev_hbm.c asks for transparent huge pages for big
+# ones; the peer is the same bytes from plain malloc and calloc, written the
+# same way, alternated in the same run.
+echo "== device HBM buffers of 256 MiB, allocated, written and freed: huge pages vs plain malloc (tests/bench/bench_hbm.c) =="
+"$TUNE_BUILDDIR/tests/bench/bench_hbm" 256 4 | tee "$work/hbm.txt"
+awk '
+  function val(line, key,   i, n, f) { n = split(line, f, /[ =]+/); for (i = 1; i < n; i++) if (f[i] == key) return f[i + 1]; return "" }
+  /^hbm / { printf "page faults per MiB: %s plain, %s HBM buffers; CPU plain / HBM buffers = %sx (1x: the kernel granted no huge page)\n",
+                   val($0, "plain_faults_per_mib"), val($0, "hbm_faults_per_mib"), val($0, "ratio") }' "$work/hbm.txt"
+
 # ---- the results file: appending in place (issue 14 item 5; bench_store.c) ----
 # One fusion appended to an empty results file against one holding 1 GB,
 # in the same run; the copy-and-rename append it replaced is timed once.
