@@ -196,6 +196,49 @@ static void replica_elementwise_collectives_are_tiled(void **state) {
   hlo_module_free(x.m);
 }
 
+/* An operand read only by an op the device computes from whole arrays
+ * (dev_whole.h) stays in HBM: that op stages its own tiles.  A 16 MiB
+ * gather operand, twice buffered, would fill tpu-v4's VMEM twice over; the
+ * kernel holds only the output blocks.  An elementwise op that only feeds
+ * such an op is evaluated whole too, and so are its parameters.  (One that
+ * the root or a tiled op reads follows the output dims instead: the
+ * elementwise windows of lane_rule_and_full_dims.) */
+static void whole_array_operands_stay_in_hbm(void **state) {
+  (void)state;
+  fx x;
+  load(&x,
+       "HloModule m\nENTRY e {\n  t = f32[4096,1024] parameter(0)\n  i = s32[64,1] parameter(1)\n"
+       "  ROOT g = f32[64,1024] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0},"
+       " index_vector_dim=1, slice_sizes={1,1024}\n}\n",
+       "tpu-v4");
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=64x1024 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  assert_true(s.wins[0].in_hbm);
+  assert_true(s.wins[1].in_hbm);
+  /* only the 64 x 1024 x 4 output block, twice buffered */
+  assert_int_equal(s.vmem_bytes, 2 * 64 * 1024 * 4);
+  /* both are still fetched once, whole, in the DMA account */
+  assert_true(s.dma_bytes >= 4096 * 1024 * 4 + 64 * 4);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+
+  load(&x,
+       "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+       "ENTRY e {\n  p0 = f32[2048,1024] parameter(0)\n  p1 = f32[2048,1024] parameter(1)\n"
+       "  i = s32[8,1] parameter(2)\n  u = f32[8,1024] parameter(3)\n  a = f32[2048,1024] add(p0, p1)\n"
+       "  ROOT r = f32[2048,1024] scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0},"
+       " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n",
+       "tpu-v4");
+  assert_int_equal(lower(&x, "tile=256x1024 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  for (int p = 0; p < 4; p++)
+    assert_true(s.wins[p].in_hbm);
+  assert_int_equal(s.vmem_bytes, 2 * 256 * 1024 * 4);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lane_rule_and_full_dims),
@@ -204,6 +247,7 @@ int main(void) {
       cmocka_unit_test(reduce_windows_follow_k),
       cmocka_unit_test(dot_windows),
       cmocka_unit_test(replica_elementwise_collectives_are_tiled),
+      cmocka_unit_test(whole_array_operands_stay_in_hbm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,9 +10,14 @@
  *     length (one ragged chunk).
  *   - The output block is buffered like the parameter windows (its
  *     write-back is pipelined), so VMEM = sum over windows of block_bytes *
- *     buf + out_block_bytes * buf + scratch, where scratch is the hero's
+ *     buf (except the windows left in HBM, below) + out_block_bytes * buf +
+ *     scratch, where scratch is the hero's
  *     accumulators for one output window: region * acc bytes * pack, times
  *     nk with split-reduction (every chunk keeps its own partial).
+ *   - A parameter that follows no output dimension and is read only by ops
+ *     the device computes from whole arrays (gather, scatter, sort...,
+ *     dev_whole.h) stays in HBM: those ops stage their own tiles.  Its
+ *     bytes are still fetched once in the DMA account.
  *   - Sublane multiples: 8 for 32- and 64-bit types, 16 for 16-bit, 32 for
  *     8-bit and narrower ones.  Rank-1 blocks only have the lane rule.
  *   - DMA accounting: a window is fetched again whenever its block index
@@ -252,6 +257,47 @@ int *dev_follow_map(const dev_fusion *f) {
   return map;
 }
 
+/* Which instructions of c are evaluated whole, never tile by tile: those
+ * every reader of which is an op the device computes from whole operand
+ * arrays (DEV_EK_OPAQUE: dev_whole.h's gather, scatter, sort,
+ * dynamic-update-slice..., or the host for what it has no lowering of), or
+ * is itself evaluated whole (an elementwise op feeding only such ops is
+ * materialised whole first, dev_elemental.h).  A parameter among them stays
+ * in HBM: the op's own lowering DMAs what each tile needs into VMEM buffers
+ * of the tile's size.  Charging VMEM with the whole array refused a real
+ * module's 512 MiB gather operand that the kernel never holds.  The root,
+ * and what the root or a tiled op reads, are not among them.  Instructions
+ * come in program order, so every reader of i is seen before i.  NULL when
+ * out of memory. */
+static bool *evaluated_whole(const hlo_computation *c) {
+  int n = c->ninstrs;
+  bool *whole = calloc((size_t)(n ? n : 1), sizeof *whole);
+  bool *read = calloc((size_t)(n ? n : 1), sizeof *read);
+  bool *tiled_reader = calloc((size_t)(n ? n : 1), sizeof *tiled_reader);
+  if (!whole || !read || !tiled_reader) {
+    free(whole);
+    free(read);
+    free(tiled_reader);
+    return NULL;
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    const hlo_instr *ins = c->instrs[i];
+    whole[i] = ins != c->root && read[i] && !tiled_reader[i];
+    bool by_whole = dev_elem_classify(ins) == DEV_EK_OPAQUE || whole[i];
+    for (int j = 0; j < ins->noperands; j++) {
+      int o = ins->operands[j]->index;
+      if (o < 0 || o >= n)
+        continue;
+      read[o] = true;
+      if (!by_whole)
+        tiled_reader[o] = true;
+    }
+  }
+  free(read);
+  free(tiled_reader);
+  return whole;
+}
+
 /* ---- legality ------------------------------------------------------------- */
 
 static int sublanes_for(const dev_machine *m, hlo_etype t) {
@@ -376,6 +422,12 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     return refuse(why, why_len, "out of memory");
   }
   int64_t vmem = s->out_block_bytes * cfg->buf;
+  bool *whole = evaluated_whole(c);
+  if (!whole) {
+    free(map);
+    dev_schedule_free(s);
+    return refuse(why, why_len, "out of memory");
+  }
   for (int p = 0; p < c->nparams; p++) {
     dev_window *w = &s->wins[p];
     const hlo_instr *pi = c->params[p];
@@ -389,6 +441,7 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     }
     if (ps->rank > DEV_MAX_RANK) {
       free(map);
+      free(whole);
       dev_schedule_free(s);
       return refuse(why, why_len, "parameter %s has rank %d above the device's %d", pi->name, ps->rank,
                     DEV_MAX_RANK);
@@ -416,11 +469,14 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     }
     if (check_block(m, ps->type, w->rank, w->dims, w->block, pi->name, why, why_len) != 0) {
       free(map);
+      free(whole);
       dev_schedule_free(s);
       return -1;
     }
     w->block_bytes = block_bytes(ps->type, w->rank, w->block);
-    vmem += w->block_bytes * cfg->buf;
+    w->in_hbm = w->resident && pi->index >= 0 && pi->index < c->ninstrs && whole[pi->index];
+    if (!w->in_hbm)
+      vmem += w->block_bytes * cfg->buf;
     int64_t nf = w->resident ? 1 : fetches(s, dep_dim, dep_k);
     s->dma_count += nf;
     s->dma_bytes += nf * w->block_bytes;
@@ -439,6 +495,7 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     s->scratch_bytes = region * ab * cfg->pack * ((cfg->flags & DEV_FLAG_SPLIT_REDUCTION) ? s->nk : 1);
   }
   free(map);
+  free(whole);
   vmem += s->scratch_bytes;
   s->vmem_bytes = vmem;
   if (vmem > m->vmem_bytes) {

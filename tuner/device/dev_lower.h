@@ -35,6 +35,9 @@ typedef struct dev_window {
   int follows[DEV_MAX_RANK];        /* output dim, DEV_FOLLOW_K or DEV_FOLLOW_NONE */
   int64_t block_bytes;
   bool resident;                    /* follows nothing: fetched once */
+  bool in_hbm;                      /* resident and read only by ops computed
+                                       from whole arrays, whose lowering stages
+                                       tiles itself: not counted in VMEM */
 } dev_window;
 
 typedef struct dev_schedule {
