@@ -18,7 +18,9 @@
 #include "cascade.h"
 #include "dev_accum.h"
 #include "dev_fft.h"
+#include "dev_elemental.h"
 #include "dev_fusion.h"
+#include "dev_lower.h"
 #include "eval.h"
 #include "fft_spread.h"
 #include "hlo_mem.h"
@@ -812,6 +814,25 @@ int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas) {
    * twice an f32 output) */
   int64_t fixed = sat_add(held, sat_mul(out, 4));
   int64_t per_thread = sat_add(f.in_bytes, sat_mul(out, 3));
+  /* Each candidate's HBM copy of a parameter has a shadow byte per
+   * element (dev_hbm.h), and a parameter the device evaluates whole (read
+   * only by gather, scatter, sort... or a collective: dev_lower.h) is
+   * first built as a box of one slot and one poison byte per element, then
+   * as a value of its own type.  Left out, a 256 MiB bf16 gather operand
+   * was estimated at 0.26 GiB per thread and took 1.7 GiB. */
+  bool *whole = dev_evaluated_whole(f.comp);
+  if (!whole)
+    return -1;
+  for (int p = 0; p < f.comp->nparams; p++) {
+    const hlo_instr *pi = f.comp->params[p];
+    if (!pi || pi->shape.type == HLO_TUPLE)
+      continue;
+    int64_t n = hlo_shape_elements(&pi->shape);
+    per_thread = sat_add(per_thread, n);
+    if (pi->index >= 0 && pi->index < f.comp->ninstrs && whole[pi->index])
+      per_thread = sat_add(per_thread, sat_mul(n, (int64_t)(sizeof(dev_slot) + 1 + hlo_etype_host_size(pi->shape.type))));
+  }
+  free(whole);
   return sat_add(fixed, sat_mul(per_thread, threads > 0 ? threads : 1));
 }
 

@@ -84,8 +84,9 @@ int64_t tn_shape_bytes(const hlo_shape *s);
  * and every value the reference evaluator may hold (each instruction of
  * the entry and the kernel) for each replica, the reference's and the
  * default's outputs with their per-element tolerance maps, and per thread
- * the device's copy of the kernel's inputs and its output (with a
- * rerun's).  -1 when the kernel cannot be analysed. */
+ * the device's copy of the kernel's inputs (with a shadow byte per
+ * element, and a box and a value of each input it evaluates whole) and its
+ * output (with a rerun's).  -1 when the kernel cannot be analysed. */
 int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas);
 
 /* Checks one fusion.  0 with *out filled (caller frees with

@@ -269,7 +269,7 @@ int *dev_follow_map(const dev_fusion *f) {
  * and what the root or a tiled op reads, are not among them.  Instructions
  * come in program order, so every reader of i is seen before i.  NULL when
  * out of memory. */
-static bool *evaluated_whole(const hlo_computation *c) {
+bool *dev_evaluated_whole(const hlo_computation *c) {
   int n = c->ninstrs;
   bool *whole = calloc((size_t)(n ? n : 1), sizeof *whole);
   bool *read = calloc((size_t)(n ? n : 1), sizeof *read);
@@ -422,7 +422,7 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     return refuse(why, why_len, "out of memory");
   }
   int64_t vmem = s->out_block_bytes * cfg->buf;
-  bool *whole = evaluated_whole(c);
+  bool *whole = dev_evaluated_whole(c);
   if (!whole) {
     free(map);
     dev_schedule_free(s);

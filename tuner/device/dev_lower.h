@@ -57,6 +57,12 @@ typedef struct dev_schedule {
   bool ragged;                      /* some tile or chunk does not divide */
 } dev_schedule;
 
+/* Which instructions of c (by index) the device evaluates whole, never
+ * tile by tile: those read only by ops it computes from whole arrays, or
+ * by such instructions (a parameter among them stays in HBM).  A malloc'd
+ * array of c->ninstrs flags, or NULL when out of memory. */
+bool *dev_evaluated_whole(const hlo_computation *c);
+
 /* Lowers.  Returns 0, or -1 with a compile-error reason in why (e.g.
  * "block f32[8,100] of param_0: last dimension 100 is not a multiple of 128
  * and not the full dimension 300", "VMEM 17.5 MiB > 16 MiB"). */
