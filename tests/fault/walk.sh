@@ -298,13 +298,17 @@ walk_one() { # CMD
          { [ "$h5asan" -eq 1 ] || case $line in *signal=*via=H5FL_blk_malloc*) true ;; *) false ;; esac; }; then
       # HDF5 1.10's use-after-free in H5FL_blk_malloc (failmalloc.c): the
       # heap is corrupt from then on, whoever's allocation aborts; or its
-      # double free in its exit handler, above.  What was already written
-      # must still be there.
+      # double free in its exit handler, above.
       if [ "$h5asan" -eq 1 ]; then kind=asan-in-hdf5; else kind=H5FL_blk_malloc-heap; fi
       gave=$((gave + 1)); gave_list="$gave_list $n(libhdf5,$kind)"; skip=1
+      # What was already written must still be there, and a new output
+      # must be untouched or complete (HDF5's exit handler runs after tune
+      # has written it).
       if [ -n "$out" ] && ! cmp -s "pre/$out" "run/$out"; then
         case $c in
-          print|eval) why="HDF5 corrupted the heap and $out was changed" ;;
+          print) cmp -s clean.dump "run/$out" || why="HDF5 corrupted the heap and $out is neither untouched nor complete" ;;
+          eval) h5dump -d /inputs/0 -d /outputs/0 "run/$out" 2>/dev/null | tail -n +2 > got.dump
+                cmp -s clean.dump got.dump || why="HDF5 corrupted the heap and $out is neither untouched nor complete" ;;
           *) old_reports "run/$out" > got.json
              cmp -s old.json got.json || why="HDF5 corrupted the heap and the earlier runs of $out do not read back the same" ;;
         esac
