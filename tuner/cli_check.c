@@ -406,7 +406,8 @@ static int by_cost_then_order(const void *a, const void *b) {
   return (x->u > y->u) - (x->u < y->u);
 }
 
-static int *unit_order(const tn_opts *o, const tn_check_env *env, const hlo_module *m, const tn_units *units) {
+static int *unit_order(const tn_opts *o, const tn_check_env *env, const char *file, const hlo_module *m,
+                       const tn_units *units) {
   if (o->run_time_budget <= 0 || units->n < 2)
     return NULL;
   unit_rank *r = malloc(sizeof *r * (size_t)units->n);
@@ -418,7 +419,8 @@ static int *unit_order(const tn_opts *o, const tn_check_env *env, const hlo_modu
   }
   for (int u = 0; u < units->n; u++) {
     r[u].u = u;
-    r[u].cost = tn_unit_cost(m, &units->v[u], &env->machine, o->budget);
+    /* a unit --fusion leaves out is skipped wherever it sorts */
+    r[u].cost = unit_wanted(o, file, units->v[u].name) ? tn_unit_cost(m, &units->v[u], &env->machine, o->budget) : 0;
   }
   qsort(r, (size_t)units->n, sizeof *r, by_cost_then_order);
   for (int u = 0; u < units->n; u++)
@@ -1009,7 +1011,7 @@ int tn_cmd_check(const tn_opts *o, int nfiles, char *const *files) {
     }
     /* Each unit's lines leave as soon as it is checked: a run killed by
      * its caller's time limit still tells which units it finished. */
-    int *order = o->inputs ? NULL : unit_order(o, &env, m, &units);
+    int *order = o->inputs ? NULL : unit_order(o, &env, files[i], m, &units);
     for (int q = 0; q < units.n && !t.stopped && !o->inputs; q++) {
       int u = order ? order[q] : q;
       if (unit_wanted(o, files[i], units.v[u].name)) {
