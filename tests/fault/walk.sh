@@ -190,6 +190,18 @@ normalize() {
       -e 's/[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9:]*Z/DATE/g' "$1"
 }
 
+# What of output FILE must equal the clean run's, for the command in $c:
+# the file itself (--print), its inputs and outputs (--eval), or the run's
+# JSON report without what changes from run to run (--check, --sweep).
+dump_out() {
+  case $c in
+    print) cat "$1" ;;
+    eval) h5dump -d /inputs/0 -d /outputs/0 "$1" 2>/dev/null | tail -n +2 ;;
+    *) "$TUNE" --report "$1" --format json 2>/dev/null | sed -n '/"run": {/,$p' \
+         | grep -v '"\(id\|started\|finished\|command\|host\|wall_time\)"' ;;
+  esac
+}
+
 # The results file's earlier runs must read back as before: their JSON
 # reports (which hold every stored value of the run) are compared.
 run_ids() { # FILE -> the ids of its runs
@@ -235,12 +247,7 @@ walk_one() { # CMD
   fi
   normalize clean.out > clean.norm
   if [ -n "$out" ]; then
-    case $c in
-      print) cp "run/$out" clean.dump ;;
-      eval) h5dump -d /inputs/0 -d /outputs/0 "run/$out" 2>/dev/null | tail -n +2 > clean.dump ;;
-      *) "$TUNE" --report "run/$out" --format json 2>/dev/null | sed -n '/"run": {/,$p' \
-           | grep -v '"\(id\|started\|finished\|command\|host\|wall_time\)"' > clean.dump ;;
-    esac
+    dump_out "run/$out" > clean.dump
   fi
 
   # A sample of about $samples values of N, evenly spread; all of them when
@@ -306,9 +313,8 @@ walk_one() { # CMD
       # has written it).
       if [ -n "$out" ] && ! cmp -s "pre/$out" "run/$out"; then
         case $c in
-          print) cmp -s clean.dump "run/$out" || why="HDF5 corrupted the heap and $out is neither untouched nor complete" ;;
-          eval) h5dump -d /inputs/0 -d /outputs/0 "run/$out" 2>/dev/null | tail -n +2 > got.dump
-                cmp -s clean.dump got.dump || why="HDF5 corrupted the heap and $out is neither untouched nor complete" ;;
+          print|eval) dump_out "run/$out" > got.dump
+             cmp -s clean.dump got.dump || why="HDF5 corrupted the heap and $out is neither untouched nor complete" ;;
           *) old_reports "run/$out" > got.json
              cmp -s old.json got.json || why="HDF5 corrupted the heap and the earlier runs of $out do not read back the same" ;;
         esac
@@ -335,12 +341,10 @@ walk_one() { # CMD
       normalize got.out > got.norm
       if [ -z "$why" ] && ! cmp -s clean.norm got.norm; then why="exit $st with other output than the clean run"; fi
       if [ -z "$why" ] && [ -n "$out" ]; then
+        dump_out "run/$out" > got.dump
         case $c in
-          print) cp "run/$out" got.dump ;;
-          eval) h5dump -d /inputs/0 -d /outputs/0 "run/$out" 2>/dev/null | tail -n +2 > got.dump ;;
-          *) "$TUNE" --report "run/$out" --format json 2>/dev/null | sed -n '/"run": {/,$p' \
-               | grep -v '"\(id\|started\|finished\|command\|host\|wall_time\)"' > got.dump
-             old_reports "run/$out" > got.json
+          print|eval) ;;
+          *) old_reports "run/$out" > got.json
              cmp -s old.json got.json || why="exit $st and the earlier runs of $out do not read back the same" ;;
         esac
         [ -n "$why" ] || cmp -s clean.dump got.dump || why="exit $st and $out is not complete"
