@@ -17,17 +17,18 @@
 # time(1), which is the check that the bound held.  tune counts its values
 # and device buffers against the limit, not its scratch or the program
 # (README "Bounded memory"), and under ASan the shadow memory and the
-# quarantine come on top: a 4G limit let a 512 MiB gather reach 3.8 GiB
-# resident, and 4.4 GiB under ASan, so the default keeps 1 GiB aside.  -c counts the SECONDS in CPU time of tune
-# (ulimit -t) instead of wall-clock time, so that on a machine shared with
+# quarantine come on top: a 4G limit let a 256 MiB gather operand reach
+# 3.8 GiB resident, and 4.4 GiB under ASan, so the default keeps 1 GiB
+# aside.  -c counts the SECONDS in CPU time of tune (ulimit -t) instead of
+# wall-clock time, so that on a machine shared with
 # other work the limit measures tune and not the load (the wall clock then
 # allows ten times as much).  The units of a module that timed out count
 # as "timed out", except those it finished before (their results are
 # printed as each unit ends), so the percentage verified is of every unit
 # of every module.  tune is also given --run-time-budget SECONDS, so it
 # runs each module's units cheapest first and the limit cuts the costliest
-# (README "Bounded memory").  Exit status 1 when a module crashed or a false finding
-# was made, else 0.
+# (README "Bounded memory").  Exit status 1 when a module crashed or a
+# false finding was made, else 0.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 TUNE=./tune

@@ -265,7 +265,7 @@ int *dev_follow_map(const dev_fusion *f) {
  * materialised whole first, dev_elemental.h).  A parameter among them stays
  * in HBM: the op's own lowering DMAs what each tile needs into VMEM buffers
  * of the tile's size.  Charging VMEM with the whole array refused a real
- * module's 512 MiB gather operand that the kernel never holds.  The root,
+ * module's 256 MiB gather operand that the kernel never holds.  The root,
  * and what the root or a tiled op reads, are not among them.  Instructions
  * come in program order, so every reader of i is seen before i.  NULL when
  * out of memory. */
