@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_numerics.h"
+#include "hlo/hlo_numerics.h"
 #include "eval_internal.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 #include "tolerance.h"
 
 static bool in_kernel(const chk_accums *A, const hlo_instr *ins) {

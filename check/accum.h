@@ -73,9 +73,9 @@
 #include <stdint.h>
 
 #include "eval.h"
-#include "hlo.h"
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 #include "replay.h"
 
 #define CHK_ACCUM_MAX 16

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
-#include "hlo_numerics.h"
+#include "hlo/hlo_numerics.h"
 
 /* Ops that only move or select data: what comes out was computed elsewhere,
  * so the comparison rule is the rule of what fed them. */

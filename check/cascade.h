@@ -21,8 +21,8 @@
 #include <stdbool.h>
 
 #include "compare.h"
-#include "hlo.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_value.h"
 #include "tolerance.h"
 #include "verdict.h"
 

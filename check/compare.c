@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 /* Maps a float's bits to an integer that orders like the float itself
  * (negatives reversed), so ulp distance is a difference of keys. */

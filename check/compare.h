@@ -19,8 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 
 typedef enum chk_rule { CHK_RULE_BITWISE = 0, CHK_RULE_TOLERANCE } chk_rule;
 

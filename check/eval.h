@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hlo.h"
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 
 /* An observer of evaluation, for the tolerance policy: called after every
  * instruction with its operands and its value (once per replica).  It may

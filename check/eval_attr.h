@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hlo.h"
+#include "hlo/hlo.h"
 
 /* A list of integers between open and close (`{1, 2}`, `["1", 2]`):
  * blanks, commas and quotes between the numbers are skipped.  The count,

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 /* Dot products of the feature runs at the listed (input, kernel) offsets. */
 #define DEF_ACCUM(NAME, C)                                                              \

@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_num_dot.h"
-#include "hlo_numerics.h"
+#include "hlo/hlo_num_dot.h"
+#include "hlo/hlo_numerics.h"
 #include "eval_internal.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 /* ---- packing -------------------------------------------------------------- */
 

@@ -61,9 +61,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_numerics.h"
+#include "hlo/hlo_numerics.h"
 #include "eval_fuse.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "bitcast-convert assumes a little-endian host"

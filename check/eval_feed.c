@@ -22,7 +22,7 @@
 #include "eval_async.h"
 #include "eval_internal.h"
 #include "inputs.h"
-#include "hlo_hash.h"
+#include "hlo/hlo_hash.h"
 
 static bool host_transfer(const hlo_instr *ins) {
   for (int i = 0; i < ins->nraw; i++)

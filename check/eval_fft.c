@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
-#include "hlo_fft.h"
+#include "hlo/hlo_fft.h"
 
 typedef enum fft_kind { FFT_C2C_FWD, FFT_C2C_INV, FFT_R2C, FFT_C2R } fft_kind;
 

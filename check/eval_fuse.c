@@ -37,7 +37,7 @@
 #include <unistd.h>
 #endif
 
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 #ifdef _OPENMP
 #define CHK_PRAGMA(x) _Pragma(x)

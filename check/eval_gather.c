@@ -40,7 +40,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 /* ---- the block copy kernel ------------------------------------------- */
 

@@ -48,7 +48,7 @@
 
 #include "eval_internal.h"
 #include "eval_reduce_prog.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 /* ---- scalar operations, one per (compute type, op) ------------------------ */
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "eval_fuse.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 typedef struct rslot {
   hlo_etype t;   /* element type */

@@ -40,8 +40,8 @@
 #include <string.h>
 
 #include "eval_internal.h"
-#include "hlo_dtype.h"
-#include "hlo_hash.h"
+#include "hlo/hlo_dtype.h"
+#include "hlo/hlo_hash.h"
 
 /* ---- blocks --------------------------------------------------------------- */
 

@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-#include "hlo.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_value.h"
 
 struct chk_eval;
 

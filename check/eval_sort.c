@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 typedef enum key_kind {
   KEY_NONE,   /* no fast path: call the comparator */

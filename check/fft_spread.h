@@ -37,9 +37,9 @@
 #include <stdint.h>
 
 #include "accum.h"
-#include "hlo.h"
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 
 #define CHK_FFT_SPREAD_MAX 8
 

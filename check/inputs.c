@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 /* ---- profiles ----------------------------------------------------------- */
 

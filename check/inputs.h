@@ -66,9 +66,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hlo.h"
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 #include "intervals.h"
 
 /* NAIVE is 0 so that zero-initialised options keep the historical inputs;

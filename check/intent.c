@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_types.h"
+#include "hlo/hlo_types.h"
 
 enum { K_NAN = 1, K_POS = 2, K_NEG = 4 };
 

@@ -49,9 +49,9 @@
 #include <stdint.h>
 
 #include "eval.h"
-#include "hlo.h"
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 
 typedef enum chk_nonfinite {
   CHK_NONFINITE_NONE = 0, /* every output element is finite */

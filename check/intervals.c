@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_types.h"
+#include "hlo/hlo_types.h"
 
 #define MAX_DEPTH 8
 

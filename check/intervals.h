@@ -52,7 +52,7 @@
 
 #include <stdbool.h>
 
-#include "hlo.h"
+#include "hlo/hlo.h"
 
 /* The smallest value a positive-domain argument gets (log, rsqrt). */
 #define CHK_POS_MIN 0x1p-4

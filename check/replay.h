@@ -44,8 +44,8 @@
 #include <stdbool.h>
 
 #include "eval.h"
-#include "hlo.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_value.h"
 
 typedef struct chk_replay {
   const hlo_computation *kernel;

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "hlo_fft.h"
+#include "hlo/hlo_fft.h"
 #include "tolerance.h"
 
 int64_t chk_tol_fft_ref_depth(int64_t n) {

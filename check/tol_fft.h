@@ -58,9 +58,9 @@
 
 #include <stdint.h>
 
-#include "hlo.h"
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 
 /* Depth markers for a side that is not a device config. */
 #define CHK_FFT_DEPTH_REFERENCE 0

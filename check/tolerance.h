@@ -132,7 +132,7 @@
 #include <stdint.h>
 
 #include "compare.h"
-#include "hlo_types.h"
+#include "hlo/hlo_types.h"
 
 typedef struct chk_tol_basis {
   hlo_etype out_type; /* the output's element type */

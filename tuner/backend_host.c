@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "eval.h"
+#include "check/eval.h"
 
 static int host_evaluate(const hlo_module *m, int nargs, hlo_value *const *args, const dev_host_opts *o,
                          hlo_value **out, hlo_error *err) {

@@ -8,7 +8,7 @@
 #ifndef TUNE_BACKEND_HOST_H
 #define TUNE_BACKEND_HOST_H
 
-#include "dev_host.h"
+#include "device/dev_host.h"
 
 /* The host's services, static and valid for the life of the process. */
 const dev_host *tn_backend_host(void);

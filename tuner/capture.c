@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_fusion.h"
-#include "eval.h"
-#include "hlo_mem.h"
+#include "device/dev_fusion.h"
+#include "check/eval.h"
+#include "hlo/hlo_mem.h"
 #include "sweep.h"
 
 typedef struct {

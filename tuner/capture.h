@@ -20,9 +20,9 @@
 
 #include <stdint.h>
 
-#include "hlo.h"
-#include "hlo_value.h"
-#include "inputs.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_value.h"
+#include "check/inputs.h"
 #include "result.h"
 #include "units.h"
 

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "hlo.h"
-#include "hlo_error.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
 
 enum { TN_EXIT_OK = 0, TN_EXIT_DIVERGED = 1, TN_EXIT_USAGE = 2, TN_EXIT_UNVERIFIED = 3 };
 

@@ -9,9 +9,9 @@
 
 #include "cli.h"
 #include "cli_env.h"
-#include "dev_backend.h"
-#include "dev_defect.h"
-#include "dev_machine.h"
+#include "device/dev_backend.h"
+#include "device/dev_defect.h"
+#include "device/dev_machine.h"
 #include "json_out.h"
 #include "lock.h"
 #include "outpath.h"

@@ -3,8 +3,8 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "dev_defect.h"
-#include "dev_machine.h"
+#include "device/dev_defect.h"
+#include "device/dev_machine.h"
 #include "suggest.h"
 
 int tn_cmd_list_compilers(const tn_opts *o) {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "dev_defect.h"
+#include "device/dev_defect.h"
 
 int tn_cmd_list_defects(const tn_opts *o) {
   (void)o;

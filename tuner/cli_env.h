@@ -5,9 +5,9 @@
 #ifndef TUNE_CLI_ENV_H
 #define TUNE_CLI_ENV_H
 
-#include "dev_backend.h"
-#include "dev_defect.h"
-#include "dev_machine.h"
+#include "device/dev_backend.h"
+#include "device/dev_defect.h"
+#include "device/dev_machine.h"
 
 typedef struct tn_check_env {
   dev_machine machine;

@@ -18,10 +18,10 @@
 
 #include "cli.h"
 #include "config.h"
-#include "eval.h"
-#include "h5values.h"
-#include "inputs.h"
-#include "intent.h"
+#include "check/eval.h"
+#include "store/h5values.h"
+#include "check/inputs.h"
+#include "check/intent.h"
 #include "outpath.h"
 #include "sweep.h"
 

@@ -16,7 +16,7 @@
 #include "store/h5values.h"
 #include "store/store_read.h"
 #include "units.h"
-#include "verdict.h"
+#include "check/verdict.h"
 #include "sweep.h"
 
 static void print_cmp(FILE *f, const char *what, const tn_iso_cmp *c) {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "dev_machine.h"
+#include "device/dev_machine.h"
 
 int tn_cmd_list_machines(const tn_opts *o) {
   (void)o;

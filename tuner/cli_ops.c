@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "hlo_opcode.h"
+#include "hlo/hlo_opcode.h"
 
 /* Levenshtein distance of a[0..na) and b, capped at 64 characters each:
  * longer names are never close to an opcode anyway. */

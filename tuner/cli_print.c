@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "hlo_print.h"
+#include "hlo/hlo_print.h"
 
 int tn_cmd_print(const tn_opts *o) {
   hlo_module *m = tn_load_module(o->file, o->no_verify);

@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "cli_env.h"
-#include "hlo_parse.h"
+#include "hlo/hlo_parse.h"
 #include "minimize.h"
 #include "outpath.h"
 #include "reproduce.h"

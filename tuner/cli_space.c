@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dev_fusion.h"
-#include "dev_machine.h"
-#include "dev_space.h"
+#include "device/dev_fusion.h"
+#include "device/dev_machine.h"
+#include "device/dev_space.h"
 
 int tn_cmd_space(const tn_opts *o) {
   const char *mname = o->machine ? o->machine : TN_DEFAULT_MACHINE;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "dev_fusion.h"
-#include "hlo_print.h"
+#include "device/dev_fusion.h"
+#include "hlo/hlo_print.h"
 #include "units.h"
 
 /* FILE:NAME kind=K hero=H shape=S flops=N bytes=N in=COMPUTATION */

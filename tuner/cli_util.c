@@ -10,8 +10,8 @@
 
 #include "cli.h"
 #include "outpath.h"
-#include "hlo_parse.h"
-#include "hlo_verify.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_verify.h"
 
 /* The whole file into *buf; -1 with err ("PATH: reason"). */
 static int read_all(const char *path, char **buf, size_t *len, hlo_error *err) {

@@ -38,8 +38,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dev_config.h"
-#include "hlo_error.h"
+#include "device/dev_config.h"
+#include "hlo/hlo_error.h"
 
 /* The fusion's shape, for the `loops` knob. */
 typedef struct tn_cover_shape {

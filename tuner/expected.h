@@ -19,7 +19,7 @@
 #ifndef TUNE_EXPECTED_H
 #define TUNE_EXPECTED_H
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 typedef struct tn_expected_entry {
   char *pattern;

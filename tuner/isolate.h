@@ -43,14 +43,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "compare.h"
-#include "dev_backend.h"
-#include "dev_config.h"
-#include "dev_defect.h"
-#include "dev_machine.h"
-#include "hlo.h"
-#include "hlo_error.h"
-#include "inputs.h"
+#include "check/compare.h"
+#include "device/dev_backend.h"
+#include "device/dev_config.h"
+#include "device/dev_defect.h"
+#include "device/dev_machine.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
+#include "check/inputs.h"
 #include "isolate_micro.h"
 
 #define TN_ISO_CLASS_LIST(X)                                                   \

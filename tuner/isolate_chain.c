@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "backend_host.h"
-#include "dev_fusion.h"
-#include "eval.h"
+#include "device/dev_fusion.h"
+#include "check/eval.h"
 #include "sweep.h"
 
 /* One unit ready to run on the device. */

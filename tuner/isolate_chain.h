@@ -24,7 +24,7 @@
 #include <stdbool.h>
 
 #include "capture.h"
-#include "compare.h"
+#include "check/compare.h"
 #include "isolate.h"
 #include "units.h"
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_probe.h"
-#include "eval.h"
+#include "device/dev_probe.h"
+#include "check/eval.h"
 
 /* The reference's value of every instruction of the fused computation, at
  * its first evaluation (replica 0). */

@@ -33,14 +33,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "compare.h"
-#include "dev_backend.h"
-#include "dev_config.h"
-#include "dev_defect.h"
-#include "dev_fusion.h"
-#include "dev_machine.h"
-#include "hlo.h"
-#include "hlo_value.h"
+#include "check/compare.h"
+#include "device/dev_backend.h"
+#include "device/dev_config.h"
+#include "device/dev_defect.h"
+#include "device/dev_fusion.h"
+#include "device/dev_machine.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_value.h"
 
 /* The paper's 16-byte summary, with the NaN and Inf counts alongside. */
 typedef struct tn_iso_summary {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_opcode.h"
+#include "hlo/hlo_opcode.h"
 #include "store/store_isolate.h"
 #include "units.h"
 

@@ -4,8 +4,8 @@
 #ifndef TUNE_ISOLATE_STORE_H
 #define TUNE_ISOLATE_STORE_H
 
-#include "hlo.h"
-#include "hlo_error.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
 #include "isolate.h"
 #include "store/store.h"
 

@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "utf8.h"
+#include "store/utf8.h"
 
 /* One ASCII byte inside a string literal. */
 static void json_ascii(FILE *f, unsigned char c) {

@@ -18,7 +18,7 @@
 #ifndef TUNE_LOCK_H
 #define TUNE_LOCK_H
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 /* Takes the lock of results file `path` without waiting: 0 with *fd set
  * (release with tn_lock_release), or -1 with err.  When another process

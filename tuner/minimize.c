@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_fusion.h"
-#include "hlo.h"
-#include "hlo_parse.h"
-#include "hlo_print.h"
-#include "hlo_verify.h"
+#include "device/dev_fusion.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_print.h"
+#include "hlo/hlo_verify.h"
 
 /* Marks parameters created by a cut, so that renumbering puts them after
  * the original ones (keeping the original order stable). */

@@ -35,7 +35,7 @@
 
 #include <stdbool.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 #include "sweep.h"
 
 /* 1 when the property holds for the module text, 0 when it does not (or

@@ -45,8 +45,8 @@
 
 #include <stdbool.h>
 
-#include "dev_machine.h"
-#include "hlo_error.h"
+#include "device/dev_machine.h"
+#include "hlo/hlo_error.h"
 #include "result.h"
 #include "sweep.h"
 #include "units.h"

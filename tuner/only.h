@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 /* Writes into out (n bytes) the canonical-order config line of `only`
  * completed from `dflt` (a canonical config line).  -1 with err for a word

@@ -1,8 +1,8 @@
 /* outpath.c — where a command may write its output (outpath.h). */
 #define _DEFAULT_SOURCE /* realpath */
 #include "outpath.h"
-#include "h5values.h"
-#include "libguard.h"
+#include "store/h5values.h"
+#include "store/libguard.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -25,7 +25,7 @@
 
 #include <hdf5.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 /* The name to write `path` under: a malloc'd copy of path, or of the final
  * target (absolute) when path is a symbolic link.  NULL with err when the

@@ -11,14 +11,14 @@
 #include <hdf5.h>
 
 #include "config.h"
-#include "dev_defect.h"
-#include "eval.h"
-#include "h5values.h"
-#include "hlo_parse.h"
-#include "inputs.h"
+#include "device/dev_defect.h"
+#include "check/eval.h"
+#include "store/h5values.h"
+#include "hlo/hlo_parse.h"
+#include "check/inputs.h"
 #include "outpath.h"
 #include "shquote.h"
-#include "verdict.h"
+#include "check/verdict.h"
 
 /* The --defect words of a command line (tune.c joins argv with single
  * spaces, so words are arguments), appended to out->defects. */

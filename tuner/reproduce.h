@@ -26,9 +26,9 @@
 #ifndef TUNE_REPRODUCE_H
 #define TUNE_REPRODUCE_H
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 #include "result.h"
-#include "store.h"
+#include "store/store.h"
 
 #define TN_REPRO_MAX_DEFECTS 32
 

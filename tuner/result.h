@@ -12,13 +12,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "compare.h"
-#include "hlo_value.h"
-#include "dev_backend.h"
+#include "check/compare.h"
+#include "hlo/hlo_value.h"
+#include "device/dev_backend.h"
 #include "cover.h"
-#include "dev_config.h"
-#include "intent.h"
-#include "verdict.h"
+#include "device/dev_config.h"
+#include "check/intent.h"
+#include "check/verdict.h"
 
 typedef struct tn_cand_result {
   int id;                          /* index in the space; the default is 0 */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_defect.h"
-#include "dev_machine.h"
-#include "inputs.h"
+#include "device/dev_defect.h"
+#include "device/dev_machine.h"
+#include "check/inputs.h"
 
 /* Optimal string alignment distance, capped at cap + 1. */
 static int distance(const char *a, const char *b, int cap) {

@@ -13,20 +13,20 @@
 #include <omp.h>
 #endif
 
-#include "accum.h"
+#include "check/accum.h"
 #include "backend_host.h"
-#include "cascade.h"
-#include "dev_accum.h"
-#include "dev_fft.h"
-#include "dev_elemental.h"
-#include "dev_fusion.h"
-#include "dev_lower.h"
-#include "eval.h"
-#include "fft_spread.h"
-#include "hlo_mem.h"
-#include "hlo_print.h"
-#include "tol_fft.h"
-#include "hlo_hash.h"
+#include "check/cascade.h"
+#include "device/dev_accum.h"
+#include "device/dev_fft.h"
+#include "device/dev_elemental.h"
+#include "device/dev_fusion.h"
+#include "device/dev_lower.h"
+#include "check/eval.h"
+#include "check/fft_spread.h"
+#include "hlo/hlo_mem.h"
+#include "hlo/hlo_print.h"
+#include "check/tol_fft.h"
+#include "hlo/hlo_hash.h"
 
 static double now_s(void) {
   struct timespec t;

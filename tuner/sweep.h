@@ -16,13 +16,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "inputs.h"
-#include "dev_backend.h"
-#include "dev_defect.h"
-#include "dev_machine.h"
-#include "hlo.h"
+#include "check/inputs.h"
+#include "device/dev_backend.h"
+#include "device/dev_defect.h"
+#include "device/dev_machine.h"
+#include "hlo/hlo.h"
 #include "result.h"
-#include "tolerance.h"
+#include "check/tolerance.h"
 
 typedef struct tn_sweep_opts {
   const dev_backend *backend;

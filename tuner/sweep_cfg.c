@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_cfgfile.h"
-#include "hlo_hash.h"
+#include "device/dev_cfgfile.h"
+#include "hlo/hlo_hash.h"
 
 const char *const tn_sweep_input_profiles[] = {"naive", "constrained", "edge", "oob-indices", "special", NULL};
 

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 #define TN_SWEEP_MAX_MACHINES 16
 #define TN_SWEEP_MAX_REPORTS 8

@@ -9,10 +9,10 @@
 
 #include <hdf5.h>
 
-#include "h5values.h"
-#include "store_read.h"
+#include "store/h5values.h"
+#include "store/store_read.h"
 #include "sweep_cfg.h"
-#include "verdict.h"
+#include "check/verdict.h"
 
 /* An attribute of runs/<id> as text (a number in a schema 2 file, a
  * string in a schema 1 file); "" when absent. */

@@ -34,8 +34,8 @@
 
 #include <stdint.h>
 
-#include "dev_config.h"
-#include "hlo_error.h"
+#include "device/dev_config.h"
+#include "hlo/hlo_error.h"
 #include "store/store.h"
 
 /* The latest run of path with status "running" and this identity (and,

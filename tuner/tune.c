@@ -9,15 +9,15 @@
 
 #include "cli.h"
 #include "config.h"
-#include "gen.h"
+#include "fuzz/gen.h"
 #include "heap_policy.h"
-#include "hlo_mem.h"
-#include "inputs.h"
+#include "hlo/hlo_mem.h"
+#include "check/inputs.h"
 #include "mpi_sweep.h"
 #include "only.h"
 #include "suggest.h"
-#include "tolerance.h"
-#include "libguard.h"
+#include "check/tolerance.h"
+#include "store/libguard.h"
 
 static void usage(FILE *f) {
   fputs("Usage: tune MODE [OPTION]... FILE\n"

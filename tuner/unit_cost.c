@@ -8,8 +8,8 @@
 
 #include <stdlib.h>
 
-#include "dev_fusion.h"
-#include "dev_space.h"
+#include "device/dev_fusion.h"
+#include "device/dev_space.h"
 
 static double kernel_cost(const hlo_module *um, const dev_machine *mach, int budget) {
   dev_fusion f;

@@ -8,8 +8,8 @@
 #ifndef TUNE_UNIT_COST_H
 #define TUNE_UNIT_COST_H
 
-#include "dev_machine.h"
-#include "hlo.h"
+#include "device/dev_machine.h"
+#include "hlo/hlo.h"
 #include "units.h"
 
 /* The estimated cost of checking unit u of m with `budget` candidates

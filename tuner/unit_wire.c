@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_types.h"
+#include "hlo/hlo_types.h"
 
 void tn_wire_put(tn_wire *w, const void *p, size_t n) {
   if (w->failed || n == 0)

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 #include "result.h"
 
 /* A growing buffer.  Writes that run out of memory set `failed` and are

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_parse.h"
-#include "hlo_print.h"
-#include "hlo_verify.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_print.h"
+#include "hlo/hlo_verify.h"
 
 /* Ops XLA emits as a kernel of their own when no fusion holds them. */
 static bool heavy(hlo_opcode op) {

@@ -25,8 +25,8 @@
 
 #include <stdbool.h>
 
-#include "hlo.h"
-#include "hlo_error.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
 
 typedef struct tn_unit {
   const char *name;              /* the instruction's name (whole: the

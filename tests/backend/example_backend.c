@@ -27,7 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "dev_backend.h"
+#include "device/dev_backend.h"
 
 /* The exported symbols; declared first so the definitions below have a
  * prototype in sight like every other external of the project. */

@@ -89,8 +89,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_backend.h"
-#include "hlo_dtype.h"
+#include "device/dev_backend.h"
+#include "hlo/hlo_dtype.h"
 
 extern const dev_backend tune_backend_v1;
 dev_backend_attach_fn tune_backend_attach_v1;

@@ -41,11 +41,11 @@
 #endif
 
 #include "bench_util.h"
-#include "compare.h"
-#include "dev_backend.h"
-#include "dev_defect.h"
-#include "dev_machine.h"
-#include "store.h"
+#include "check/compare.h"
+#include "device/dev_backend.h"
+#include "device/dev_defect.h"
+#include "device/dev_machine.h"
+#include "store/store.h"
 #include "sweep.h"
 
 /* ---- what the machine can give two threads right now ----------------------- */

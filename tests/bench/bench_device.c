@@ -50,11 +50,11 @@
 
 #include "backend_host.h"
 #include "bench_util.h"
-#include "dev_backend.h"
-#include "eval.h"
-#include "hlo_parse.h"
-#include "hlo_verify.h"
-#include "inputs.h"
+#include "device/dev_backend.h"
+#include "check/eval.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_verify.h"
+#include "check/inputs.h"
 
 /* Best of reps reference evaluations (after one warm-up) with `threads`
  * OpenMP threads (0: the default); -1 with err on failure. */

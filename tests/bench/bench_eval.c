@@ -31,9 +31,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "eval.h"
-#include "hlo_parse.h"
-#include "inputs.h"
+#include "check/eval.h"
+#include "hlo/hlo_parse.h"
+#include "check/inputs.h"
 
 static double now(void) {
   struct timespec t;

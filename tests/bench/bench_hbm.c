@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 
 #include "bench_util.h"
-#include "dev_hbm.h"
+#include "device/dev_hbm.h"
 
 /* Tells the compiler the buffer is read: without it, stores into a block
  * that is then freed may be dropped, and the plain side measured nothing. */

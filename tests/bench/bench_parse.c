@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "hlo_parse.h"
+#include "hlo/hlo_parse.h"
 
 static double now(void) {
   struct timespec t;

@@ -23,9 +23,9 @@
 
 #include "backend_host.h"
 #include "bench_util.h"
-#include "dev_backend.h"
-#include "dev_probe.h"
-#include "inputs.h"
+#include "device/dev_backend.h"
+#include "device/dev_probe.h"
+#include "check/inputs.h"
 
 static int bench_one(const char *path, int reps, const dev_machine *mach) {
   hlo_module *m = bench_load(path);

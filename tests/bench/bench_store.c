@@ -33,7 +33,7 @@
 
 #include "heap_policy.h"
 #include "result_fixture.h"
-#include "store.h"
+#include "store/store.h"
 
 enum { APPENDS = 15 };
 

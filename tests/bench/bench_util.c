@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "hlo_parse.h"
-#include "hlo_verify.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_verify.h"
 
 static double seconds(clockid_t c) {
   struct timespec t;

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "hlo.h"
+#include "hlo/hlo.h"
 
 /* Monotonic wall-clock seconds. */
 double bench_now(void);

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_parse.h"
-#include "hlo_print.h"
-#include "hlo_verify.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_print.h"
+#include "hlo/hlo_verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

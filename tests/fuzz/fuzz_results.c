@@ -20,7 +20,7 @@
 #include <hdf5.h>
 
 #include "report/report.h"
-#include "store_read.h"
+#include "store/store_read.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -20,7 +20,7 @@ if [ ! -f "$src/configure" ]; then (cd "$src" && autoreconf -fi); fi
 cd "$out/build"
 [ -f config.h ] || "$src/configure" -q CC=clang >/dev/null
 var() { sed -n "s/^$1 = //p" Makefile; }
-inc="-I$src/tuner/hlo -I$src/tuner/device -I$src/check -I$src/tuner/store -I$src/tuner -I. \
+inc="-I$src/tuner -I$src -I. \
   $(var HDF5_CFLAGS) $(var FFTW_CFLAGS) $(var OPENMP_CFLAGS) -DTUNE_DATADIR=\"/nonexistent\" -DTUNE_SRC_CONFIGS=\"$src/configs\""
 if [ ! -f libfuzztune.a ]; then
   rm -f ./*.o

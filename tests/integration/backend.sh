@@ -61,7 +61,7 @@ if command -v "$cc" >/dev/null 2>&1; then
   printf 'struct { int abi; const char *name; void *fn[5]; } tune_backend_v1 = {99, "future", {0}};\n' \
     > "$TMPD/abi.c"
   # The current ABI but a function left unset.
-  printf '#include "dev_backend.h"\nconst dev_backend tune_backend_v1 = {.abi = DEV_BACKEND_ABI, .name = "half"};\n' \
+  printf '#include "device/dev_backend.h"\nconst dev_backend tune_backend_v1 = {.abi = DEV_BACKEND_ABI, .name = "half"};\n' \
     > "$TMPD/unset.c"
   if "$cc" -shared -fPIC -o "$TMPD/nosym.so" "$TMPD/nosym.c" 2>"$TMPD/ccerr" &&
      "$cc" -shared -fPIC -o "$TMPD/abi.so" "$TMPD/abi.c" 2>>"$TMPD/ccerr"; then
@@ -72,7 +72,7 @@ if command -v "$cc" >/dev/null 2>&1; then
   else
     echo "# skip: $cc cannot build a shared object"; sed 's/^/  # /' "$TMPD/ccerr" | head -n 3
   fi
-  inc="-I$TUNE_SRCDIR/tuner/device -I$TUNE_SRCDIR/tuner/hlo -I$TUNE_BUILDDIR"
+  inc="-I$TUNE_SRCDIR/tuner -I$TUNE_BUILDDIR"
   # shellcheck disable=SC2086 # $inc is a list of flags
   if "$cc" -shared -fPIC $inc -o "$TMPD/unset.so" "$TMPD/unset.c" 2>"$TMPD/ccerr"; then
     expect_status 2 "a backend with an unset function exits 2" "$TUNE" --check "$softmax" --backend "$TMPD/unset.so"

@@ -8,9 +8,14 @@
 # Every #include "..." of every .c/.h under tuner/ and check/ is resolved to
 # the file the compiler would open: the including file's own folder first,
 # then each -I folder of AM_CPPFLAGS in Makefile.am, in that order (read from
-# Makefile.am, so the test follows the build).  Spellings with a folder
-# ("store/store.h") resolve the same way.  An include that names no file of
-# the tree (config.h, generated in the build folder) belongs to no layer.
+# Makefile.am, so the test follows the build).  An include that names no file
+# of the tree (config.h, generated in the build folder) belongs to no layer.
+#
+# Includes also name their layer: a header of another folder is spelled with
+# its folder ("hlo/hlo.h", "check/eval.h"), never bare and never through "..";
+# only the headers of tuner/ itself, the top layer, go bare.  A bare name that
+# does not resolve but is the name of a header of the tree fails too (the
+# compiler would refuse it as well; this says why).
 #
 # Usage: layering.sh [ROOT]   (checks ROOT, without the self-check), or run
 # by make check, where it first checks itself: a copy of a small tree with a
@@ -43,18 +48,21 @@ may_include() {
 # when there is any, 2 when ROOT has no Makefile.am with -I folders.
 check_tree() {
   root=$1 allow=$2
-  # -I$(srcdir)/X words of AM_CPPFLAGS, with its continuation lines
+  # -I$(srcdir) and -I$(srcdir)/X words of AM_CPPFLAGS, with its
+  # continuation lines ("." for the top of the tree)
   incdirs=$(awk '
     /^AM_CPPFLAGS[ \t]*=/ { on = 1 }
-    on { for (i = 1; i <= NF; i++) if ($i ~ /^-I\$\(srcdir\)\//) { d = $i; sub(/^-I\$\(srcdir\)\//, "", d); print d }
+    on { for (i = 1; i <= NF; i++) if ($i ~ /^-I\$\(srcdir\)(\/|$)/) {
+           d = $i; sub(/^-I\$\(srcdir\)\/?/, "", d); print (d == "" ? "." : d) }
          if ($0 !~ /\\$/) on = 0 }' "$root/Makefile.am" 2>/dev/null)
   if [ -z "$incdirs" ]; then
-    echo "layering: no -I\$(srcdir)/... folders in $root/Makefile.am" >&2
+    echo "layering: no -I\$(srcdir) folders in $root/Makefile.am" >&2
     return 2
   fi
   # One awk for the whole tree: a shell loop forking per include is slow.
-  (cd "$root" && find tuner check -name '*.[ch]' 2>/dev/null | LC_ALL=C sort |
-    awk -v incdirs="$incdirs" -v allow="$allow" '
+  files=$(cd "$root" && find tuner check -name '*.[ch]' 2>/dev/null | LC_ALL=C sort)
+  (cd "$root" && printf '%s\n' "$files" |
+    awk -v incdirs="$incdirs" -v allow="$allow" -v files="$files" '
     function layer(p) {
       if (p ~ /^tuner\/hlo\//) return "hlo"
       if (p ~ /^tuner\/device\//) return "device"
@@ -71,7 +79,9 @@ check_tree() {
       return r >= 0
     }
     BEGIN { nd = split(incdirs, dirs, "\n"); na = split(allow, al, "\n")
-            for (i = 1; i <= na; i++) ok[al[i]] = 1 }
+            for (i = 1; i <= na; i++) ok[al[i]] = 1
+            nf = split(files, fl, "\n")
+            for (i = 1; i <= nf; i++) { b = fl[i]; sub(/.*\//, "", b); named[b] = fl[i] } }
     {
       f = $0; dir = f; sub(/\/[^\/]*$/, "", dir); from = layer(f)
       while ((getline line < f) > 0) {
@@ -80,8 +90,16 @@ check_tree() {
         target = ""
         if (exists(dir "/" inc)) target = dir "/" inc
         for (i = 1; target == "" && i <= nd; i++)
-          if (dirs[i] != "" && exists(dirs[i] "/" inc)) target = dirs[i] "/" inc
-        if (target == "") continue
+          if (dirs[i] != "" && exists(dirs[i] "/" inc)) target = (dirs[i] == "." ? "" : dirs[i] "/") inc
+        if (inc ~ /(^|\/)\.\.\//) { print "unnamed layer: " f " -> " inc " (name the folder from the top, without ..)"; bad = 1; continue }
+        if (target == "") {
+          if (inc !~ /\// && (inc in named)) { print "unnamed layer: " f " -> " inc " (spell it with its folder, as for " named[inc] ")"; bad = 1 }
+          continue
+        }
+        tdir = target; if (!sub(/\/[^\/]*$/, "", tdir)) tdir = "."
+        if (layer(target) != "none" && inc !~ /\// && tdir != dir && tdir != "tuner") {
+          print "unnamed layer: " f " -> " target " (spelled \"" inc "\"; name its folder)"; bad = 1; continue
+        }
         to = layer(target)
         if (may(from, to)) continue
         l = f " -> " target
@@ -104,15 +122,16 @@ fi
 # each forbidden direction.
 mini=$TMPD/mini
 mkdir -p "$mini/tuner/hlo" "$mini/tuner/device" "$mini/check" "$mini/tuner/store"
-printf 'AM_CPPFLAGS = -I$(srcdir)/tuner/hlo -I$(srcdir)/tuner/device \\\n\t-I$(srcdir)/check -I$(srcdir)/tuner\n' \
-  >"$mini/Makefile.am"
+printf 'AM_CPPFLAGS = -I$(srcdir)/tuner \\\n\t-I$(srcdir) -I$(top_builddir)\n' >"$mini/Makefile.am"
 echo '#include <stdio.h>' >"$mini/tuner/hlo/hlo.h"
-echo '#include "hlo.h"' >"$mini/tuner/device/dev.h"
-printf '#include "hlo.h"\n#include "same.h"\n' >"$mini/check/eval.c"
-echo '#include "hlo.h"' >"$mini/check/same.h"
+echo '#include "hlo/hlo.h"' >"$mini/tuner/device/dev.h"
+printf '#include "hlo/hlo.h"\n#include "same.h"\n' >"$mini/check/eval.c"
+echo '#include "hlo/hlo.h"' >"$mini/check/same.h"
 echo '/* the device has a same.h of its own */' >"$mini/tuner/device/same.h"
-printf '#include "dev.h"\n#include "eval.c"\n#include "store/st.h"\n#include "config.h"\n' >"$mini/tuner/tune.c"
-echo '#include "hlo.h"' >"$mini/tuner/store/st.h"
+printf '#include "device/dev.h"\n#include "check/eval.c"\n#include "store/st.h"\n#include "config.h"\n' >"$mini/tuner/tune.c"
+echo '#include "hlo/hlo.h"' >"$mini/tuner/store/st.h"
+echo '#include "tune.h"' >"$mini/tuner/store/top.c"
+echo '/* the top layer: included bare */' >"$mini/tuner/tune.h"
 if check_tree "$mini" "" >"$TMPD/out" 2>&1; then ok "self-check: a clean tree passes"; else
   not_ok "self-check: a clean tree fails"; sed 's/^/  # /' "$TMPD/out"; fi
 
@@ -126,15 +145,26 @@ plant() {
   else not_ok "self-check: $3 fails without naming $1"; sed 's/^/  # /' "$TMPD/out"; fi
   cp "$TMPD/saved" "$mini/$1"
 }
-plant check/eval.c dev.h "check including the device"
-plant tuner/device/dev.h eval.c "the device including check"
+plant check/eval.c device/dev.h "check including the device"
+plant tuner/device/dev.h check/eval.c "the device including check"
 plant tuner/device/dev.h store/st.h "the device including the tuner"
-plant tuner/hlo/hlo.h dev.h "hlo including the device"
-plant tuner/hlo/hlo.h eval.c "hlo including check"
-plant tuner/hlo/hlo.h same.h "hlo including the device's same.h (before check's in -I order)" tuner/device/same.h
-plant check/same.h tune.c "check including the tuner"
+plant tuner/hlo/hlo.h device/dev.h "hlo including the device"
+plant tuner/hlo/hlo.h check/eval.c "hlo including check"
+plant check/same.h tuner/tune.c "check including the tuner"
+# unnamed_plant FILE INCLUDE DESC: an include that does not name its layer
+unnamed_plant() {
+  cp "$mini/$1" "$TMPD/saved"
+  echo "#include \"$2\"" >>"$mini/$1"
+  if check_tree "$mini" "" >"$TMPD/out" 2>&1; then not_ok "self-check: $3 is not caught"
+  elif grep -q "unnamed layer: $1 -> " "$TMPD/out"; then ok "self-check: $3 fails"
+  else not_ok "self-check: $3 fails without naming $1"; sed 's/^/  # /' "$TMPD/out"; fi
+  cp "$TMPD/saved" "$mini/$1"
+}
+unnamed_plant tuner/store/st.h hlo.h "a bare hlo.h outside tuner/hlo"
+unnamed_plant tuner/device/dev.h ../hlo/hlo.h "a header reached through .."
+unnamed_plant tuner/tune.c same.h "a bare same.h of another folder"
 # listed exceptions are exact lines, not patterns
-echo '#include "dev.h"' >>"$mini/check/eval.c"
+echo '#include "device/dev.h"' >>"$mini/check/eval.c"
 if check_tree "$mini" "check/eval.c -> tuner/device/dev.h" >"$TMPD/out" 2>&1; then
   ok "self-check: a listed exception passes"
 else not_ok "self-check: a listed exception fails"; sed 's/^/  # /' "$TMPD/out"; fi
@@ -144,7 +174,7 @@ else ok "self-check: a partial exception line excuses nothing"; fi
 
 # The real tree.
 if check_tree "$TUNE_SRCDIR" "$allowed" >"$TMPD/out" 2>&1; then
-  ok "every include of tuner/ and check/ follows hlo -> {device, check} -> tuner"
+  ok "every include of tuner/ and check/ follows hlo -> {device, check} -> tuner and names its layer"
 else not_ok "includes against the layer order"; fi
 sed 's/^/# /' "$TMPD/out"
 finish

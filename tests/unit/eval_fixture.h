@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
-#include "eval.h"
-#include "hlo_parse.h"
+#include "check/eval.h"
+#include "hlo/hlo_parse.h"
 
 /* Literal dims and values for the helpers' arguments. */
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})

@@ -13,13 +13,13 @@
 
 #include <cmocka.h>
 
-#include "accum.h"
+#include "check/accum.h"
 #include "eval_fixture.h"
-#include "eval_internal.h"
-#include "hlo_dtype.h"
-#include "hlo_numerics.h"
-#include "hlo_parse.h"
-#include "tolerance.h"
+#include "check/eval_internal.h"
+#include "hlo/hlo_dtype.h"
+#include "hlo/hlo_numerics.h"
+#include "hlo/hlo_parse.h"
+#include "check/tolerance.h"
 
 static const char *MODULE =
     "HloModule t\n"

@@ -47,15 +47,15 @@
 #include <time.h>
 
 #include "backend_host.h"
-#include "dev_backend.h"
-#include "dev_fft.h"
-#include "dev_fusion.h"
-#include "hlo_numerics.h"
-#include "dev_space.h"
-#include "eval.h"
-#include "hlo_parse.h"
-#include "inputs.h"
-#include "tol_fft.h"
+#include "device/dev_backend.h"
+#include "device/dev_fft.h"
+#include "device/dev_fusion.h"
+#include "hlo/hlo_numerics.h"
+#include "device/dev_space.h"
+#include "check/eval.h"
+#include "hlo/hlo_parse.h"
+#include "check/inputs.h"
+#include "check/tol_fft.h"
 
 #define BUDGET 12
 

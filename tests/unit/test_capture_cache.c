@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "capture_cache.h"
-#include "hlo_value.h"
+#include "hlo/hlo_value.h"
 
 /* n units, each with one f32[elems] argument whose first element is tag. */
 static tn_capture *make_caps(int n, int64_t elems, float tag) {

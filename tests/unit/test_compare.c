@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "compare.h"
+#include "check/compare.h"
 
 static hlo_value *f32(int rank, const int64_t *dims, const float *v) {
   hlo_value *x = hlo_value_array(HLO_F32, rank, dims);

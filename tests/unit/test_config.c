@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "dev_config.h"
+#include "device/dev_config.h"
 
 static void round_trip(const char *text) {
   dev_config c;

@@ -23,9 +23,9 @@
 #include <string.h>
 
 #include "corpus_walk.h"
-#include "hlo_parse.h"
+#include "hlo/hlo_parse.h"
 #ifndef TUNE_CORPUS_NO_ROUNDTRIP
-#include "hlo_print.h"
+#include "hlo/hlo_print.h"
 #endif
 
 #ifndef TUNE_TOP_SRCDIR

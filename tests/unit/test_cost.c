@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "dev_cost.h"
+#include "device/dev_cost.h"
 
 /* Round numbers: 1e11 B/s, 1e9 VPU ops/s, 1e8 EUP ops/s, 100 ns a step. */
 static dev_machine plain_machine(void) {

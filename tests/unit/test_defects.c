@@ -26,12 +26,12 @@
 
 #include <cmocka.h>
 
-#include "dev_backend.h"
-#include "dev_defect.h"
-#include "dev_fusion.h"
-#include "dev_space.h"
-#include "hlo_parse.h"
-#include "inputs.h"
+#include "device/dev_backend.h"
+#include "device/dev_defect.h"
+#include "device/dev_fusion.h"
+#include "device/dev_space.h"
+#include "hlo/hlo_parse.h"
+#include "check/inputs.h"
 
 #define NONTRIG_ALL 60
 #define NONTRIG_SAMPLE 40

@@ -20,9 +20,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dev_fft.h"
-#include "dev_whole.h"
-#include "hlo_parse.h"
+#include "device/dev_fft.h"
+#include "device/dev_whole.h"
+#include "hlo/hlo_parse.h"
 
 static const double two_pi = 6.283185307179586;
 

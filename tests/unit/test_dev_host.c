@@ -21,8 +21,8 @@
 #include <cmocka.h>
 
 #include "backend_host.h"
-#include "dev_exec.h"
-#include "hlo_parse.h"
+#include "device/dev_exec.h"
+#include "hlo/hlo_parse.h"
 
 /* replica r's kernel computes x = p + r, all-reduces it over 4 replicas
  * (sum: 4p + 0+1+2+3 = 4p + 6) and halves that: 2p + 3. */

@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "dev_backend.h"
-#include "dev_exec.h"
-#include "dev_layout.h"
-#include "hlo_parse.h"
+#include "device/dev_backend.h"
+#include "device/dev_exec.h"
+#include "device/dev_layout.h"
+#include "hlo/hlo_parse.h"
 
 static hlo_module *parse(const char *text) {
   hlo_error err;

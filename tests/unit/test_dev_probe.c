@@ -15,13 +15,13 @@
 #include <cmocka.h>
 
 #include "backend_host.h"
-#include "dev_backend.h"
-#include "dev_defect.h"
-#include "dev_fusion.h"
-#include "dev_probe.h"
-#include "dev_space.h"
-#include "hlo_parse.h"
-#include "inputs.h"
+#include "device/dev_backend.h"
+#include "device/dev_defect.h"
+#include "device/dev_fusion.h"
+#include "device/dev_probe.h"
+#include "device/dev_space.h"
+#include "hlo/hlo_parse.h"
+#include "check/inputs.h"
 #include "units.h"
 
 static hlo_module *parse_text(const char *text) {

@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include "dev_defect.h"
-#include "dev_whole.h"
-#include "hlo_parse.h"
+#include "device/dev_defect.h"
+#include "device/dev_whole.h"
+#include "hlo/hlo_parse.h"
 
 static hlo_module *parse(const char *text) {
   hlo_error err;

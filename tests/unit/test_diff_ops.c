@@ -29,11 +29,11 @@
 #include <string.h>
 
 #include "backend_host.h"
-#include "dev_backend.h"
-#include "dev_fusion.h"
-#include "eval.h"
-#include "hlo_parse.h"
-#include "inputs.h"
+#include "device/dev_backend.h"
+#include "device/dev_fusion.h"
+#include "check/eval.h"
+#include "hlo/hlo_parse.h"
+#include "check/inputs.h"
 
 static uint64_t rng_state;
 

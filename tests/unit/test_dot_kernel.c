@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_num_dot.h"
+#include "hlo/hlo_num_dot.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 

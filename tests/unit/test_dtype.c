@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 static uint32_t fbits(float f) {
   uint32_t b;

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "eval.h"
-#include "hlo_mem.h"
-#include "hlo_parse.h"
+#include "check/eval.h"
+#include "hlo/hlo_mem.h"
+#include "hlo/hlo_parse.h"
 
 enum { NREP = 4 };
 

@@ -57,10 +57,10 @@
 #include <unistd.h>
 
 #include "corpus_walk.h"
-#include "eval.h"
-#include "hlo_parse.h"
-#include "hlo_verify.h"
-#include "inputs.h"
+#include "check/eval.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_verify.h"
+#include "check/inputs.h"
 
 enum { MAX_REPLICAS = 8 };
 

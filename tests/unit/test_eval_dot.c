@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "eval_fixture.h"
-#include "hlo_numerics.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_numerics.h"
+#include "hlo/hlo_dtype.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 

@@ -26,12 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "check/eval.h"
 #include "eval_fixture.h"
-#include "eval_fuse.h"
-#include "eval_internal.h"
-#include "hlo_dtype.h"
-#include "hlo_parse.h"
+#include "check/eval_fuse.h"
+#include "check/eval_internal.h"
+#include "hlo/hlo_dtype.h"
+#include "hlo/hlo_parse.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "eval.h"
-#include "hlo_parse.h"
+#include "check/eval.h"
+#include "hlo/hlo_parse.h"
 
 static void refused_because(const char *text, const char *why) {
   hlo_error err = {0};

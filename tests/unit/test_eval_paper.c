@@ -21,11 +21,11 @@
 #include <string.h>
 
 #include "corpus_walk.h"
-#include "eval.h"
+#include "check/eval.h"
 #include "eval_fixture.h"
-#include "hlo_parse.h"
-#include "hlo_verify.h"
-#include "inputs.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_verify.h"
+#include "check/inputs.h"
 
 /* ---- loading and evaluating ------------------------------------------- */
 

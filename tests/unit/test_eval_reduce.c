@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "eval_fixture.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 

@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "hlo_dtype.h"
-#include "hlo_parse.h"
+#include "check/eval.h"
+#include "hlo/hlo_dtype.h"
+#include "hlo/hlo_parse.h"
 
 static int hook_calls;
 static int hook_reducer_calls;

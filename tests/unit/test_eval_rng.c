@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "eval_fixture.h"
-#include "eval_rng.h"
+#include "check/eval_rng.h"
 
 static void threefry_known_answers(void **state) {
   (void)state;

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "eval.h"
-#include "hlo_parse.h"
+#include "check/eval.h"
+#include "hlo/hlo_parse.h"
 
 enum { NREP = 4 };
 

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "dev_exec.h"
-#include "hlo_parse.h"
+#include "device/dev_exec.h"
+#include "hlo/hlo_parse.h"
 
 typedef struct fx {
   hlo_module *m;

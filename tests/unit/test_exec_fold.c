@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_exec_fold.h"
+#include "device/dev_exec_fold.h"
 
 static uint32_t fbits(float f) {
   uint32_t u;

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "dev_exec.h"
-#include "hlo_parse.h"
+#include "device/dev_exec.h"
+#include "hlo/hlo_parse.h"
 
 /* jax.numpy.argmax's reducer: NaN wins, then the greater value, then the
  * lower index.  Rows of R x 300, reduced along dim 1. */

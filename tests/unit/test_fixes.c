@@ -12,11 +12,11 @@
 
 #include <cmocka.h>
 
-#include "eval.h"
-#include "hlo.h"
-#include "hlo_parse.h"
-#include "hlo_value.h"
-#include "intent.h"
+#include "check/eval.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_value.h"
+#include "check/intent.h"
 
 /* d1824a7: the product of the dims overflowed int64 (undefined behaviour;
  * in practice it wrapped, to 0 for 2^32 x 2^32 and to a negative count for

@@ -11,11 +11,11 @@
 
 #include <cmocka.h>
 
-#include "covmap.h"
-#include "gen.h"
-#include "hlo_parse.h"
-#include "hlo_print.h"
-#include "hlo_verify.h"
+#include "fuzz/covmap.h"
+#include "fuzz/gen.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_print.h"
+#include "hlo/hlo_verify.h"
 
 #define DRAWS 1000
 

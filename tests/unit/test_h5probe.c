@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "h5probe.h"
+#include "store/h5probe.h"
 #include "tmpdir_fixture.h"
 
 static int group_setup(void **state) {

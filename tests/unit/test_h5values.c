@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "h5util.h"
-#include "h5values.h"
-#include "hlo_dtype.h"
+#include "store/h5util.h"
+#include "store/h5values.h"
+#include "hlo/hlo_dtype.h"
 #include "tmpdir_fixture.h"
 
 static int setup_all(void **state) {

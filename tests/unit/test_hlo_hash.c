@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "hlo_hash.h"
+#include "hlo/hlo_hash.h"
 
 static void test_published_vectors(void **state) {
   (void)state;

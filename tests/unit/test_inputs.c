@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include "hlo_dtype.h"
-#include "hlo_parse.h"
-#include "inputs.h"
+#include "hlo/hlo_dtype.h"
+#include "hlo/hlo_parse.h"
+#include "check/inputs.h"
 
 static hlo_module *parse(const char *text) {
   hlo_error err = {0};

@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
-#include "eval.h"
-#include "hlo_parse.h"
-#include "inputs.h"
-#include "intent.h"
+#include "check/eval.h"
+#include "hlo/hlo_parse.h"
+#include "check/inputs.h"
+#include "check/intent.h"
 
 static chk_intent_result classify_as(const char *text, chk_inputs_profile p, bool deliberate) {
   hlo_error err = {0};

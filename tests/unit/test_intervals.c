@@ -19,9 +19,9 @@
 #include <omp.h>
 #endif
 
-#include "hlo_parse.h"
-#include "inputs.h"
-#include "intervals.h"
+#include "hlo/hlo_parse.h"
+#include "check/inputs.h"
+#include "check/intervals.h"
 
 static hlo_module *parse(const char *text) {
   hlo_error err = {0};

@@ -29,8 +29,8 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
-#include "h5journal.h"
-#include "journal.h"
+#include "store/h5journal.h"
+#include "store/journal.h"
 #include "tmpdir_fixture.h"
 
 static int setup_all(void **state) {

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "cascade.h"
-#include "hlo_parse.h"
+#include "check/cascade.h"
+#include "hlo/hlo_parse.h"
 
 static hlo_module *parse(const char *text) {
   hlo_error err = {0};

@@ -23,10 +23,10 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
-#include "h5values.h"
+#include "store/h5values.h"
 #include "result_fixture.h"
-#include "store.h"
-#include "store_read.h"
+#include "store/store.h"
+#include "store/store_read.h"
 #include "tmpdir_fixture.h"
 
 static const char *fail_link; /* H5Lexists fails for this name */

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "dev_lower.h"
-#include "hlo_parse.h"
+#include "device/dev_lower.h"
+#include "hlo/hlo_parse.h"
 
 typedef struct fx {
   hlo_module *m;

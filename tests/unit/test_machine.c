@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "dev_machine.h"
+#include "device/dev_machine.h"
 
 static void shipped_models_have_the_public_figures(void **state) {
   (void)state;

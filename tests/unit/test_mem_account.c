@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "dev_hbm.h"
-#include "hlo_mem.h"
-#include "hlo_value.h"
+#include "device/dev_hbm.h"
+#include "hlo/hlo_mem.h"
+#include "hlo/hlo_value.h"
 
 static int reset(void **state) {
   (void)state;

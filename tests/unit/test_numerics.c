@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "hlo_numerics.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_numerics.h"
+#include "hlo/hlo_dtype.h"
 
 static double ulp_err(float got, double exact) {
   if (isnan(exact))

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "hlo_parse.h"
+#include "hlo/hlo_parse.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

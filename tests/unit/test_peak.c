@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "hlo_value.h"
+#include "hlo/hlo_value.h"
 #include "peak.h"
 
 /* b[i] = i, a = b except at the given flat indices; the map is |a - b|. */

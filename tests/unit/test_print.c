@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "hlo.h"
-#include "hlo_parse.h"
-#include "hlo_print.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_print.h"
 
 /* ---- a small IR builder ------------------------------------------------ */
 

@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "eval_fixture.h"
-#include "fft_spread.h"
-#include "hlo_parse.h"
-#include "replay.h"
+#include "check/fft_spread.h"
+#include "hlo/hlo_parse.h"
+#include "check/replay.h"
 
 /* The kernel is the fusion's computation: its upstream (the exponential
  * and the dot) must not be evaluated again when the dot's value changes;

@@ -27,12 +27,12 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
-#include "dev_defect.h"
-#include "h5values.h"
+#include "device/dev_defect.h"
+#include "store/h5values.h"
 #include "report/report.h"
 #include "result_fixture.h"
-#include "store.h"
-#include "store_read.h"
+#include "store/store.h"
+#include "store/store_read.h"
 #include "tmpdir_fixture.h"
 
 static char results[600];

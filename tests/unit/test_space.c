@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "dev_space.h"
-#include "hlo_parse.h"
+#include "device/dev_space.h"
+#include "hlo/hlo_parse.h"
 
 /* ---- modules --------------------------------------------------------------- */
 

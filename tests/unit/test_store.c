@@ -26,7 +26,7 @@
 
 #include "config.h"
 #include "result_fixture.h"
-#include "store.h"
+#include "store/store.h"
 #include "tmpdir_fixture.h"
 
 static int setup_all(void **state) {

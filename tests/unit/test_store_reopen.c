@@ -25,9 +25,9 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
-#include "journal.h"
+#include "store/journal.h"
 #include "result_fixture.h"
-#include "store.h"
+#include "store/store.h"
 #include "tmpdir_fixture.h"
 
 static int g_forks;

@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare.h"
-#include "dev_fft.h"
-#include "dev_whole.h"
-#include "hlo_parse.h"
-#include "tol_fft.h"
+#include "check/compare.h"
+#include "device/dev_fft.h"
+#include "device/dev_whole.h"
+#include "hlo/hlo_parse.h"
+#include "check/tol_fft.h"
 
 #define N 256
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "tolerance.h"
+#include "check/tolerance.h"
 
 static void unit_roundoffs(void **state) {
   (void)state;

@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "dev_accum.h"
-#include "dev_config.h"
-#include "dev_fusion.h"
-#include "hlo_parse.h"
+#include "device/dev_accum.h"
+#include "device/dev_config.h"
+#include "device/dev_fusion.h"
+#include "hlo/hlo_parse.h"
 
 /* bf16[8,1000] row sum with a bf16 add reducer: K = 1000. */
 static const char *ROWSUM =

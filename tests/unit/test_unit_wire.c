@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "hlo_value.h"
+#include "hlo/hlo_value.h"
 #include "result_fixture.h"
 #include "unit_wire.h"
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "utf8.h"
+#include "store/utf8.h"
 
 #define R "\xEF\xBF\xBD" /* U+FFFD */
 

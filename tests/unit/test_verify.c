@@ -20,10 +20,10 @@
 
 #include <cmocka.h>
 
-#include "hlo.h"
-#include "hlo_parse.h"
-#include "hlo_shape_infer.h"
-#include "hlo_verify.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_parse.h"
+#include "hlo/hlo_shape_infer.h"
+#include "hlo/hlo_verify.h"
 
 /* Three setup lines (lines 3-5), the tested instruction (line 6, col 3). */
 #define L(s) "  " s "\n"

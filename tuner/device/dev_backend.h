@@ -25,7 +25,7 @@
 #include "dev_fusion.h"
 #include "dev_host.h"
 #include "dev_machine.h"
-#include "hlo_value.h"
+#include "hlo/hlo_value.h"
 
 /* 2: dev_host_opts gained rng_seed, so a backend built against 1 hands the
  * host a shorter struct than it reads. */

@@ -7,7 +7,7 @@
 
 #include <libconfig.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 /* Reads path into cfg (the caller config_destroy()s it whatever happens)
  * and returns the group named `group`; NULL with err when the file cannot

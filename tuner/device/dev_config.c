@@ -1,6 +1,6 @@
 /* dev_config.c — canonical text, parsing and fingerprints of candidates. */
 #include "dev_config.h"
-#include "hlo_hash.h"
+#include "hlo/hlo_hash.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hlo_error.h"
-#include "hlo_numerics.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_numerics.h"
 
 #define DEV_MAX_RANK 8
 

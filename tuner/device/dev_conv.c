@@ -34,7 +34,7 @@
 
 #include "dev_elemental.h"
 #include "dev_stage.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 typedef struct geom {
   int ns;

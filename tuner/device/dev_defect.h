@@ -26,7 +26,7 @@
 
 #include <stdint.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 #define DEV_DEFECT_LIST(X)                                                                     \
   X(REVISIT_NO_REINIT, "revisit-no-reinit",                                                    \

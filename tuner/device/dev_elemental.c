@@ -18,9 +18,9 @@
 
 #include "dev_defect.h"
 #include "dev_probe.h"
-#include "hlo_numerics.h"
+#include "hlo/hlo_numerics.h"
 #include "dev_whole.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 #define DEV_ELEM_POOL 32 /* recycled buffers kept (see struct dev_elem) */
 

@@ -42,8 +42,8 @@
 
 #include "dev_config.h"
 #include "dev_fusion.h"
-#include "hlo.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_value.h"
 
 typedef enum dev_elem_kind {
   DEV_EK_OPAQUE = 0,

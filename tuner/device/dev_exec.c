@@ -34,16 +34,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_num_dot.h"
+#include "hlo/hlo_num_dot.h"
 #include "dev_elemental.h"
 #include "dev_exec_fold.h"
 #include "dev_exec_variadic.h"
 #include "dev_fft.h"
 #include "dev_probe.h"
 #include "dev_hbm.h"
-#include "hlo_numerics.h"
-#include "hlo_dtype.h"
-#include "hlo_fft.h"
+#include "hlo/hlo_numerics.h"
+#include "hlo/hlo_dtype.h"
+#include "hlo/hlo_fft.h"
 
 void dev_exec_hooks_none(dev_exec_hooks *h) {
   memset(h, 0, sizeof *h);

@@ -46,7 +46,7 @@
 #include "dev_backend.h"
 #include "dev_defect.h"
 #include "dev_lower.h"
-#include "hlo_value.h"
+#include "hlo/hlo_value.h"
 
 /* ---- dimension-follow analysis ------------------------------------------
  * For every instruction of the kernel and every dimension of its (first

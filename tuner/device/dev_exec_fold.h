@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "dev_elemental.h"
-#include "hlo.h"
+#include "hlo/hlo.h"
 
 /* One step, as the folds below do it; op is add, multiply, maximum or
  * minimum. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "dev_lane.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 struct dev_vred {
   int n;

@@ -56,8 +56,8 @@
 #include <string.h>
 
 #include "dev_defect.h"
-#include "hlo_dtype.h"
-#include "hlo_fft.h"
+#include "hlo/hlo_dtype.h"
+#include "hlo/hlo_fft.h"
 
 static int64_t gcd64(int64_t a, int64_t b) {
   while (b) {

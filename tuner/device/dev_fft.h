@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "dev_config.h"
-#include "hlo.h"
+#include "hlo/hlo.h"
 
 /* Roundings one complex multiplication by a computed twiddle counts as, in
  * units of the working precision's u: |w^ - w| <= mu |w| for the table

@@ -21,8 +21,8 @@
 
 #include "dev_config.h"
 #include "dev_host.h"
-#include "hlo.h"
-#include "hlo_error.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
 
 typedef enum dev_hero_kind {
   DEV_HERO_LOOP = 0, /* elementwise / data movement only */

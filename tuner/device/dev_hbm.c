@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "hlo_mem.h"
+#include "hlo/hlo_mem.h"
 
 /* A real module's operand can be a GiB (a f32[32,4096,2048] parameter),
  * and every candidate allocates its buffers afresh.  Above glibc's mmap

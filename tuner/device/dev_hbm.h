@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hlo_value.h"
+#include "hlo/hlo_value.h"
 
 #define DEV_REDZONE 64
 #define DEV_CANARY 0xCB

@@ -17,9 +17,9 @@
 
 #include <stdint.h>
 
-#include "hlo.h"
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 
 /* Called on every instruction the host evaluates, after its value is
  * computed: operands[0..noperands) are its operands' values, and the hook

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hlo_value.h"
+#include "hlo/hlo_value.h"
 
 #define DEV_LANE_MAX_OPERANDS 3 /* select and clamp are the widest */
 

@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "dev_elemental.h"
-#include "hlo.h"
+#include "hlo/hlo.h"
 
 typedef struct dev_lane dev_lane;
 

@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hlo.h"
-#include "hlo_value.h" /* HLO_MAX_RANK */
+#include "hlo/hlo.h"
+#include "hlo/hlo_value.h" /* HLO_MAX_RANK */
 
 /* Is s laid out row-major (no layout, or minor_to_major = {rank-1,...,0})? */
 bool dev_layout_row_major(const hlo_shape *s);

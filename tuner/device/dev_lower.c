@@ -41,7 +41,7 @@
 #include "dev_elemental.h"
 #include "dev_exec.h"
 #include "dev_exec_variadic.h"
-#include "hlo_numerics.h"
+#include "hlo/hlo_numerics.h"
 
 __attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t n, const char *fmt, ...) {
   if (why && n) {

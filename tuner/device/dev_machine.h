@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 typedef struct dev_machine {
   char name[64];

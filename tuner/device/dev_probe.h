@@ -31,8 +31,8 @@
 
 #include "dev_backend.h"
 #include "dev_elemental.h"
-#include "hlo.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_value.h"
 
 /* The summary of one instruction's produced elements. */
 typedef struct dev_probe_summary {

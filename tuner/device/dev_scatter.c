@@ -46,7 +46,7 @@
 #include "dev_hbm.h"
 #include "dev_lane.h"
 #include "dev_stage.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 #define DEV_SCATTER_MAX_OPERANDS 16
 

@@ -77,7 +77,7 @@
 #include "dev_config.h"
 #include "dev_fusion.h"
 #include "dev_machine.h"
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 #define DEV_SPACE_MAX 256       /* candidates per fusion, default included */
 #define DEV_SPACE_MAX_VALUES 16 /* values per knob */

@@ -2,7 +2,7 @@
  * operands, and what they share (dev_whole.h). */
 #include "dev_whole.h"
 
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 
 bool dev_whole_handles(hlo_opcode op) {
   switch (op) {

@@ -24,8 +24,8 @@
 #include <stdint.h>
 
 #include "dev_config.h"
-#include "hlo.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_value.h"
 
 typedef struct dev_whole_ctx {
   const dev_config *cfg; /* NULL: one tile */

@@ -1,6 +1,6 @@
 /* covmap.c — an open-addressing count table of short text keys. */
 #include "covmap.h"
-#include "hlo_hash.h"
+#include "hlo/hlo_hash.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs.h"
+#include "check/inputs.h"
 #include "report_internal.h"
 #include "reproduce.h"
 #include "shquote.h"
-#include "utf8.h"
+#include "store/utf8.h"
 
 static const char *const format_names[] = {
     [TN_REPORT_HTML] = "html", [TN_REPORT_MD] = "md", [TN_REPORT_JSON] = "json", [TN_REPORT_JUNIT] = "junit"};

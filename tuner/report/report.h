@@ -22,9 +22,9 @@
 
 #include <stdio.h>
 
-#include "hlo_error.h"
-#include "store_isolate.h"
-#include "store_read.h"
+#include "hlo/hlo_error.h"
+#include "store/store_isolate.h"
+#include "store/store_read.h"
 
 typedef enum tn_report_format {
   TN_REPORT_HTML = 0,

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "report_internal.h"
-#include "store_isolate.h"
+#include "store/store_isolate.h"
 
 static void x(FILE *f, const char *s) {
   tn_rep_xml(f, s);

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 /* The layout facts the check needs, read from the superblock. */
 typedef struct tn_h5_layout {

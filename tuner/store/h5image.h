@@ -21,7 +21,7 @@
 
 #include <hdf5.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 /* A new, empty in-memory HDF5 file.  `name` is only what H5Fget_name
  * reports (tn_h5_close in h5values.c writes the image there); nothing is

@@ -21,7 +21,7 @@
 
 #include <hdf5.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 #include "journal.h"
 
 /* One change's driver state, owned by the caller (on its stack): set j,

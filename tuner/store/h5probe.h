@@ -24,7 +24,7 @@
 
 #include <sys/stat.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 /* 0 when reading PATH whole neither crashed HDF5 nor needed more than the
  * memory bound; -1 with err ("PATH: corrupt HDF5 file: ...") otherwise.

@@ -12,7 +12,7 @@
 
 #include <hdf5.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 /* Sets err (position 0:0) and returns -1. */
 int tn_h5_fail(hlo_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -28,7 +28,7 @@
 #include "h5probe.h"
 #include "h5util.h"
 #include "journal.h"
-#include "hlo_dtype.h"
+#include "hlo/hlo_dtype.h"
 #include "utf8.h"
 
 #define PATH_MAX_LEN 512

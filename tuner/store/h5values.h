@@ -47,9 +47,9 @@
 
 #include <hdf5.h>
 
-#include "hlo.h"
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "hlo/hlo.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 
 /* ---- files -------------------------------------------------------------- */
 

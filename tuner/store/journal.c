@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "h5util.h"
-#include "hlo_hash.h"
+#include "hlo/hlo_hash.h"
 
 enum {
   PAGE = 4096,

@@ -39,7 +39,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 
 typedef struct tn_journal tn_journal;
 

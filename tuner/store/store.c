@@ -54,16 +54,16 @@
 #include <hdf5.h>
 
 #include "config.h"
-#include "dev_defect.h"
+#include "device/dev_defect.h"
 #include "h5image.h"
 #include "h5journal.h"
 #include "h5probe.h"
 #include "h5util.h"
 #include "h5values.h"
-#include "inputs.h"
+#include "check/inputs.h"
 #include "journal.h"
 #include "libguard.h"
-#include "tolerance.h"
+#include "check/tolerance.h"
 #include "utf8.h"
 
 /* What identifies the bytes at a path: the file this store wrote last

@@ -40,7 +40,7 @@
 
 #include <stdint.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 #include "result.h"
 
 #define TN_STORE_SCHEMA "tune-results"

@@ -31,9 +31,9 @@
 
 #include <stdint.h>
 
-#include "dev_config.h"
-#include "hlo_error.h"
-#include "hlo_value.h"
+#include "device/dev_config.h"
+#include "hlo/hlo_error.h"
+#include "hlo/hlo_value.h"
 #include "store.h"
 
 /* One comparison of two sides of a unit (its worst output leaf). */

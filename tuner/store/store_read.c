@@ -19,7 +19,7 @@
  */
 #include "store_read.h"
 
-#include "inputs.h"
+#include "check/inputs.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -31,7 +31,7 @@
 
 #include <hdf5.h>
 
-#include "dev_defect.h"
+#include "device/dev_defect.h"
 #include "h5util.h"
 #include "h5values.h"
 

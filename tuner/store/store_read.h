@@ -17,7 +17,7 @@
 #ifndef TUNE_STORE_READ_H
 #define TUNE_STORE_READ_H
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 #include "result.h"
 #include "store.h"
 

@@ -14,7 +14,7 @@
 
 #include <hdf5.h>
 
-#include "hlo_error.h"
+#include "hlo/hlo_error.h"
 #include "store.h"
 
 typedef enum tn_store_col_kind {
