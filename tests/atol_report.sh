@@ -6,7 +6,7 @@
 # leaf with the most mismatches, then the largest max abs difference;
 # chk_compare_values).  Where the allowance is a per-element map (an
 # accumulation's bound carried to each output element), the figure is the
-# map's largest entry (effective_tol in tuner/sweep.c).  The rtol printed
+# map's largest entry (effective_tol in tuner/run/fusion_run.c).  The rtol printed
 # beside it (the output type's last rounding) is not part of the figure.
 #
 # Two tables:
@@ -17,7 +17,7 @@
 #   commit 73a9e2a, the code the issue was filed against) against the
 #   current binary's default (noise-floor).  The old code printed the same
 #   quantity on the same line ("vs reference: ok (max abs M, tolerance atol
-#   A rtol R)": 73a9e2a's tuner/sweep.c also reports effective_tol of the
+#   A rtol R)": 73a9e2a's tuner/run/fusion_run.c also reports effective_tol of the
 #   leaf chk_compare_values returns, and its maps also replace the atol),
 #   only without the criterion's name after it; it took no --tolerance.
 #   Fusions are matched by file and fusion name: the old code checks a

@@ -46,7 +46,7 @@
 #include "device/dev_defect.h"
 #include "device/dev_machine.h"
 #include "store/store.h"
-#include "sweep.h"
+#include "run/fusion_run.h"
 
 /* ---- what the machine can give two threads right now ----------------------- */
 

@@ -48,7 +48,7 @@
 #include <omp.h>
 #endif
 
-#include "backend_host.h"
+#include "run/backend_host.h"
 #include "bench_util.h"
 #include "device/dev_backend.h"
 #include "check/eval.h"

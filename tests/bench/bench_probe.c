@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_host.h"
+#include "run/backend_host.h"
 #include "bench_util.h"
 #include "device/dev_backend.h"
 #include "device/dev_probe.h"

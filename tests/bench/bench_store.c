@@ -31,7 +31,7 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
-#include "heap_policy.h"
+#include "cli/heap_policy.h"
 #include "result_fixture.h"
 #include "store/store.h"
 

@@ -149,7 +149,7 @@ sort -k1,1 -k2,2n "$work/wait.txt" | awk '
 awk '{ cpu[$1] += $3; k[$1]++ } END { printf "mean CPU: default %.2f s, passive %.2f s: passive uses %.2fx the CPU\n",
   cpu["default"] / k["default"], cpu["passive"] / k["passive"], (cpu["passive"] / k["passive"]) / (cpu["default"] / k["default"]) }' "$work/wait.txt"
 
-# ---- the sweep across MPI ranks (issue 20; tuner/mpi_sweep.c) ----
+# ---- the sweep across MPI ranks (issue 20; tuner/sweep/mpi_sweep.c) ----
 # The whole of datasets/ (8 candidates per fusion) swept three ways: one
 # process with one thread, one process with two threads, two MPI ranks with
 # one thread each.  Efficiency = speedup / 2.  Load balance = the busiest

@@ -24,7 +24,7 @@ inc="-I$src/tuner -I$src -I. \
   $(var HDF5_CFLAGS) $(var FFTW_CFLAGS) $(var OPENMP_CFLAGS) -DTUNE_DATADIR=\"/nonexistent\" -DTUNE_SRC_CONFIGS=\"$src/configs\""
 if [ ! -f libfuzztune.a ]; then
   rm -f ./*.o
-  for f in $(cd "$src" && ls tuner/*.c tuner/*/*.c check/*.c | grep -v -e '^tuner/tune\.c$' -e '^tuner/cli_'); do
+  for f in $(cd "$src" && ls tuner/*/*.c check/*.c | grep -v -e '^tuner/cli/tune\.c$' -e '^tuner/cli/cli_'); do
     o=$(echo "$f" | tr / _ | sed 's/\.c$/.o/')
     clang $flags -fsanitize=fuzzer-no-link $inc -c "$src/$f" -o "$o" 2>>compile.log ||
       echo "run_results.sh: left out $f (clang cannot compile it; see $out/build/compile.log)"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # graph_inputs.sh — a unit of a larger module is checked on the operands
 # that really reach it when the whole module is evaluated once (issue 12
-# item 2; tuner/capture.h), and the captured inputs are stored with the
+# item 2; tuner/run/capture.h), and the captured inputs are stored with the
 # results.  The module below feeds an iota (0, 1, 2, ... along each row)
 # into a while loop whose body negates it twice (unit y), then sums the
 # rows (unit rs): y sees the iota at its first execution and its negation

@@ -1,7 +1,8 @@
 #!/bin/sh
 # layering.sh — the one-way layer order of DESIGN.md §3, enforced:
 #   hlo (tuner/hlo) -> {device (tuner/device), check (check/)} -> tuner
-# where tuner is everything else under tuner/ (store, report, fuzz, cli...).
+# where tuner is everything else under tuner/ (cli, run, sweep, triage, store,
+# report, fuzz).
 # A file may include its own layer and the layers below it: hlo includes only
 # hlo, device and check include hlo but never each other, tuner includes all.
 #
@@ -12,8 +13,8 @@
 # of the tree (config.h, generated in the build folder) belongs to no layer.
 #
 # Includes also name their layer: a header of another folder is spelled with
-# its folder ("hlo/hlo.h", "check/eval.h"), never bare and never through "..";
-# only the headers of tuner/ itself, the top layer, go bare.  A bare name that
+# its folder ("hlo/hlo.h", "check/eval.h"), never bare and never through "..".
+# A bare name that
 # does not resolve but is the name of a header of the tree fails too (the
 # compiler would refuse it as well; this says why).
 #
@@ -97,7 +98,7 @@ check_tree() {
           continue
         }
         tdir = target; if (!sub(/\/[^\/]*$/, "", tdir)) tdir = "."
-        if (layer(target) != "none" && inc !~ /\// && tdir != dir && tdir != "tuner") {
+        if (layer(target) != "none" && inc !~ /\// && tdir != dir) {
           print "unnamed layer: " f " -> " target " (spelled \"" inc "\"; name its folder)"; bad = 1; continue
         }
         to = layer(target)
@@ -121,17 +122,15 @@ fi
 # Self-check on a small tree: resolution order (own folder before -I) and
 # each forbidden direction.
 mini=$TMPD/mini
-mkdir -p "$mini/tuner/hlo" "$mini/tuner/device" "$mini/check" "$mini/tuner/store"
+mkdir -p "$mini/tuner/hlo" "$mini/tuner/device" "$mini/check" "$mini/tuner/store" "$mini/tuner/cli"
 printf 'AM_CPPFLAGS = -I$(srcdir)/tuner \\\n\t-I$(srcdir) -I$(top_builddir)\n' >"$mini/Makefile.am"
 echo '#include <stdio.h>' >"$mini/tuner/hlo/hlo.h"
 echo '#include "hlo/hlo.h"' >"$mini/tuner/device/dev.h"
 printf '#include "hlo/hlo.h"\n#include "same.h"\n' >"$mini/check/eval.c"
 echo '#include "hlo/hlo.h"' >"$mini/check/same.h"
 echo '/* the device has a same.h of its own */' >"$mini/tuner/device/same.h"
-printf '#include "device/dev.h"\n#include "check/eval.c"\n#include "store/st.h"\n#include "config.h"\n' >"$mini/tuner/tune.c"
+printf '#include "device/dev.h"\n#include "check/eval.c"\n#include "store/st.h"\n#include "config.h"\n' >"$mini/tuner/cli/tune.c"
 echo '#include "hlo/hlo.h"' >"$mini/tuner/store/st.h"
-echo '#include "tune.h"' >"$mini/tuner/store/top.c"
-echo '/* the top layer: included bare */' >"$mini/tuner/tune.h"
 if check_tree "$mini" "" >"$TMPD/out" 2>&1; then ok "self-check: a clean tree passes"; else
   not_ok "self-check: a clean tree fails"; sed 's/^/  # /' "$TMPD/out"; fi
 
@@ -150,7 +149,7 @@ plant tuner/device/dev.h check/eval.c "the device including check"
 plant tuner/device/dev.h store/st.h "the device including the tuner"
 plant tuner/hlo/hlo.h device/dev.h "hlo including the device"
 plant tuner/hlo/hlo.h check/eval.c "hlo including check"
-plant check/same.h tuner/tune.c "check including the tuner"
+plant check/same.h tuner/cli/tune.c "check including the tuner"
 # unnamed_plant FILE INCLUDE DESC: an include that does not name its layer
 unnamed_plant() {
   cp "$mini/$1" "$TMPD/saved"
@@ -162,7 +161,7 @@ unnamed_plant() {
 }
 unnamed_plant tuner/store/st.h hlo.h "a bare hlo.h outside tuner/hlo"
 unnamed_plant tuner/device/dev.h ../hlo/hlo.h "a header reached through .."
-unnamed_plant tuner/tune.c same.h "a bare same.h of another folder"
+unnamed_plant tuner/cli/tune.c same.h "a bare same.h of another folder"
 # listed exceptions are exact lines, not patterns
 echo '#include "device/dev.h"' >>"$mini/check/eval.c"
 if check_tree "$mini" "check/eval.c -> tuner/device/dev.h" >"$TMPD/out" 2>&1; then

@@ -1,10 +1,10 @@
 #!/bin/sh
 # memory.sh — a unit's peak memory is estimated before it runs, and a unit
 # over --max-memory is refused as too-large, naming the estimate (issue 12
-# item 5; tn_memory_estimate in tuner/sweep.h).
+# item 5; tn_memory_estimate in tuner/run/fusion_run.h).
 #
 # For t.hlo (f32[16,256] in, tanh, f32[16,256] out; 16384 bytes each) the
-# estimate is, by sweep.h's formula: the values the reference may hold
+# estimate is, by fusion_run.h's formula: the values the reference may hold
 # (p and t: 32768) + 4 x the output (65536) = 98304, plus per thread the
 # kernel's inputs with a shadow byte per element and 3 x its output
 # (16384 + 4096 + 49152 = 69632): 167936 bytes with one thread.

@@ -82,7 +82,7 @@ if [ "$(grep -c '; unit [0-9]* of' n3.err)" = "$nunits" ]; then ok "one log line
   not_ok "$(grep -c '; unit [0-9]* of' n3.err) unit lines for $nunits units"; fi
 
 # A module of five units on two ranks: each rank evaluates the whole
-# module once to capture its units' inputs (tuner/capture_cache.h), not
+# module once to capture its units' inputs (tuner/run/capture_cache.h), not
 # once per unit.  The test hook logs each whole-module evaluation.
 cat >c.cfg <<EOF2
 sweep: {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# threads.sh — how many threads check candidates (tuner/cli_threads.c):
+# threads.sh — how many threads check candidates (tuner/cli/cli_threads.c):
 # OMP_NUM_THREADS beyond the --threads limit (4 per core, at least 64) is
 # capped to it with a warning instead of being obeyed (issue 11's memory
 # blow-up); within it, it is obeyed silently.  Under mpirun (when built

@@ -1,6 +1,6 @@
 #!/bin/sh
 # units.sh — a module is a program and its fusions are the tuning units
-# (issue 12 items 1, 4 and 6; tuner/units.h).  Expected lines are written
+# (issue 12 items 1, 4 and 6; tuner/run/units.h).  Expected lines are written
 # by hand from the modules below and dev_fusion.h's estimates: flops count
 # one per element of each non-parameter, non-constant op, a reduce its
 # input's elements, a dot 2 * outputs * K; bytes are the kernel's

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "result.h"
+#include "run/result.h"
 
 /* Canonical config texts (dev_config_print gives them back unchanged). */
 #define RFX_DEFAULT_CONFIG "tile=8x256 k=512 buf=2 order=01k pack=1 prec=default flags=fuse-converts"

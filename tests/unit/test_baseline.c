@@ -46,7 +46,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend_host.h"
+#include "run/backend_host.h"
 #include "device/dev_backend.h"
 #include "device/dev_fft.h"
 #include "device/dev_fusion.h"

@@ -1,5 +1,5 @@
 /* test_capture_cache.c — the store of graph captures an MPI rank reuses
- * across the jobs of one module (tuner/capture_cache.c).
+ * across the jobs of one module (tuner/run/capture_cache.c).
  *
  * Captures are made by hand: f32 arrays of a chosen size, so that the
  * byte counts are known (4 bytes an element).  What is checked: a stored
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "capture_cache.h"
+#include "run/capture_cache.h"
 #include "hlo/hlo_value.h"
 
 /* n units, each with one f32[elems] argument whose first element is tag. */

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "cover.h"
+#include "run/cover.h"
 
 static void make_space(dev_config *list) {
   int n = 0;

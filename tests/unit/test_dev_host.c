@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "backend_host.h"
+#include "run/backend_host.h"
 #include "device/dev_exec.h"
 #include "hlo/hlo_parse.h"
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "backend_host.h"
+#include "run/backend_host.h"
 #include "device/dev_backend.h"
 #include "device/dev_defect.h"
 #include "device/dev_fusion.h"
@@ -22,7 +22,7 @@
 #include "device/dev_space.h"
 #include "hlo/hlo_parse.h"
 #include "check/inputs.h"
-#include "units.h"
+#include "run/units.h"
 
 static hlo_module *parse_text(const char *text) {
   hlo_error err;

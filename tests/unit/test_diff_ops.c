@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_host.h"
+#include "run/backend_host.h"
 #include "device/dev_backend.h"
 #include "device/dev_fusion.h"
 #include "check/eval.h"

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "heap_policy.h"
+#include "cli/heap_policy.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1

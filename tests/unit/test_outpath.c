@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "outpath.h"
-#include "shquote.h"
+#include "cli/outpath.h"
+#include "triage/shquote.h"
 #include "tmpdir_fixture.h"
 
 static void put(const char *path, const char *text) {

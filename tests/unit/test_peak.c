@@ -1,5 +1,5 @@
 /* test_peak.c — the window of expected and actual values around an error
- * map's peak (tuner/peak.c).
+ * map's peak (tuner/run/peak.c).
  *
  * Each case builds two small arrays by hand, an error map |a - b| of them,
  * and checks the window's place and values against what the definition
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "hlo/hlo_value.h"
-#include "peak.h"
+#include "run/peak.h"
 
 /* b[i] = i, a = b except at the given flat indices; the map is |a - b|. */
 static void make(int rank, const int64_t *dims, const int64_t *at, const double *by, int nat, hlo_value **a,

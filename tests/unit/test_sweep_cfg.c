@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "sweep_cfg.h"
+#include "sweep/sweep_cfg.h"
 
 #ifndef TUNE_SRC_CONFIGS
 #define TUNE_SRC_CONFIGS "configs"

@@ -1,4 +1,4 @@
-/* test_unit_wire.c — a unit's results as bytes and back (tuner/unit_wire.c),
+/* test_unit_wire.c — a unit's results as bytes and back (tuner/sweep/unit_wire.c),
  * the form in which an MPI rank sends them to rank 0.
  *
  * A hand-made result (result_fixture.h) with candidates, an error map and
@@ -19,7 +19,7 @@
 
 #include "hlo/hlo_value.h"
 #include "result_fixture.h"
-#include "unit_wire.h"
+#include "sweep/unit_wire.h"
 
 /* Three candidates (match, divergent, compile error), an error map with
  * two known values, and two inputs: f32[2,3] = 1..6 and the tuple

@@ -8,7 +8,7 @@
  * Draws run one after another: the coverage map that steers draw i+1 is
  * updated with draw i's results, so the sequence is a function of the seed
  * alone; --threads only parallelises the candidates of one fusion, whose
- * results do not depend on it (sweep.h).
+ * results do not depend on it (fusion_run.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,16 +16,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_env.h"
+#include "cli/cli.h"
+#include "cli/cli_env.h"
 #include "covmap.h"
 #include "gen.h"
 #include "hlo/hlo_parse.h"
 #include "hlo/hlo_print.h"
 #include "hlo/hlo_verify.h"
-#include "minimize.h"
+#include "triage/minimize.h"
 #include "store/store.h"
-#include "sweep.h"
+#include "run/fusion_run.h"
 
 static double now_s(void) {
   struct timespec ts;

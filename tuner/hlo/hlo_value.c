@@ -153,7 +153,7 @@ hlo_value *hlo_value_tuple(int n, hlo_value *const *elems) {
 }
 
 /* The count is atomic: the candidates of one fusion run in parallel
- * (sweep.c) on the same argument values, and the device takes and drops
+ * (fusion_run.c) on the same argument values, and the device takes and drops
  * references to them from every thread.  A plain ++/-- there loses
  * updates, frees an argument still in use and corrupts the heap (seen in
  * a datasets/ sweep as "argument 0 does not match parameter" and a

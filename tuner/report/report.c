@@ -11,8 +11,8 @@
 
 #include "check/inputs.h"
 #include "report_internal.h"
-#include "reproduce.h"
-#include "shquote.h"
+#include "triage/reproduce.h"
+#include "triage/shquote.h"
 #include "store/utf8.h"
 
 static const char *const format_names[] = {

@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #include "hlo/hlo_error.h"
-#include "result.h"
+#include "run/result.h"
 
 #define TN_STORE_SCHEMA "tune-results"
 /* Version 2 (issue 18): run attributes carry descriptions, numbers are

@@ -18,7 +18,7 @@
 #define TUNE_STORE_READ_H
 
 #include "hlo/hlo_error.h"
-#include "result.h"
+#include "run/result.h"
 #include "store.h"
 
 typedef struct tn_stored_fusion {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend_host.h"
+#include "run/backend_host.h"
 #include "cli.h"
 #include "suggest.h"
 

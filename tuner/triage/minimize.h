@@ -36,7 +36,7 @@
 #include <stdbool.h>
 
 #include "hlo/hlo_error.h"
-#include "sweep.h"
+#include "run/fusion_run.h"
 
 /* 1 when the property holds for the module text, 0 when it does not (or
  * the module is not checkable). */

@@ -33,12 +33,12 @@
 #include <time.h>
 
 #include "cli.h"
-#include "lock.h"
+#include "sweep/lock.h"
 #include "outpath.h"
 #include "store/store.h"
 #include "store/store_read.h"
-#include "sweep_cfg.h"
-#include "sweep_state.h"
+#include "sweep/sweep_cfg.h"
+#include "sweep/sweep_state.h"
 
 static int holds(const tn_stored_run *run, const tn_fusion_result *r) {
   for (int i = 0; run && i < run->nfusions; i++)

@@ -16,7 +16,7 @@
 #include "store/h5values.h"
 #include "hlo/hlo_parse.h"
 #include "check/inputs.h"
-#include "outpath.h"
+#include "cli/outpath.h"
 #include "shquote.h"
 #include "check/verdict.h"
 

@@ -6,7 +6,7 @@
  * oversubscribe a machine on purpose; the floor of 64 means a command line
  * or sweep file asking for up to 64 threads runs on any machine.
  *
- * The same results come out whatever the thread count (sweep.h), so the
+ * The same results come out whatever the thread count (fusion_run.h), so the
  * count only trades time against memory, and the policy follows from who
  * chose it:
  *  - --threads and a sweep file's threads are the user's words: beyond the

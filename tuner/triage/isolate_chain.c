@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_host.h"
+#include "run/backend_host.h"
 #include "device/dev_fusion.h"
 #include "check/eval.h"
-#include "sweep.h"
+#include "run/fusion_run.h"
 
 /* One unit ready to run on the device. */
 typedef struct {

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "hlo/hlo_error.h"
-#include "result.h"
+#include "run/result.h"
 
 /* A growing buffer.  Writes that run out of memory set `failed` and are
  * otherwise ignored, so a sequence of puts is checked once at its end. */

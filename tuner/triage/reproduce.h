@@ -27,7 +27,7 @@
 #define TUNE_REPRODUCE_H
 
 #include "hlo/hlo_error.h"
-#include "result.h"
+#include "run/result.h"
 #include "store/store.h"
 
 #define TN_REPRO_MAX_DEFECTS 32

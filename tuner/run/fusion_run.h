@@ -1,4 +1,4 @@
-/* sweep.h — checking every candidate of one fusion (the product's main job).
+/* fusion_run.h — checking every candidate of one fusion (the product's main job).
  *
  * One call: analyse the fusion, synthesise seeded inputs, evaluate the
  * reference (emulating device numerics, so only accumulation order can
@@ -10,8 +10,8 @@
  * is a pure function of the seed and the candidate's fingerprint.  So the
  * results are identical whatever the thread count; only wall times differ.
  */
-#ifndef TUNE_SWEEP_H
-#define TUNE_SWEEP_H
+#ifndef TUNE_FUSION_RUN_H
+#define TUNE_FUSION_RUN_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
-/* sweep.c — the driver behind `tune --check`. */
-#include "sweep.h"
+/* fusion_run.c — the driver behind `tune --check`. */
+#include "fusion_run.h"
 
 #include "peak.h"
 #include "only.h"

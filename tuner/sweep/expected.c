@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "units.h"
+#include "run/units.h"
 
 void tn_expected_free(tn_expected *e) {
   for (int i = 0; i < e->n; i++) {

@@ -12,15 +12,15 @@
 #include "cli.h"
 #include "cli_env.h"
 #include "hlo/hlo_parse.h"
-#include "minimize.h"
+#include "triage/minimize.h"
 #include "outpath.h"
-#include "reproduce.h"
-#include "shquote.h"
+#include "triage/reproduce.h"
+#include "triage/shquote.h"
 #include "store/h5util.h"
 #include "store/h5values.h"
 #include "store/store_isolate.h"
 #include "store/store_read.h"
-#include "sweep.h"
+#include "run/fusion_run.h"
 
 /* The inputs a stored fusion was checked on, when the store kept them
  * (graph-captured or --inputs: fusions/<group>/inputs), read against the

@@ -47,9 +47,9 @@
 
 #include "device/dev_machine.h"
 #include "hlo/hlo_error.h"
-#include "result.h"
-#include "sweep.h"
-#include "units.h"
+#include "run/result.h"
+#include "run/fusion_run.h"
+#include "run/units.h"
 
 /* One planned unit of a run. */
 typedef struct tn_mpi_job {

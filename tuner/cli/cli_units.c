@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "device/dev_fusion.h"
 #include "hlo/hlo_print.h"
-#include "units.h"
+#include "run/units.h"
 
 /* FILE:NAME kind=K hero=H shape=S flops=N bytes=N in=COMPUTATION */
 static void list_unit(const char *file, const hlo_module *m, const tn_unit *u) {

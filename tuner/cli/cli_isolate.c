@@ -8,16 +8,16 @@
 
 #include "cli.h"
 #include "cli_env.h"
-#include "isolate.h"
-#include "isolate_store.h"
-#include "lock.h"
+#include "triage/isolate.h"
+#include "triage/isolate_store.h"
+#include "sweep/lock.h"
 #include "outpath.h"
-#include "shquote.h"
+#include "triage/shquote.h"
 #include "store/h5values.h"
 #include "store/store_read.h"
-#include "units.h"
+#include "run/units.h"
 #include "check/verdict.h"
-#include "sweep.h"
+#include "run/fusion_run.h"
 
 static void print_cmp(FILE *f, const char *what, const tn_iso_cmp *c) {
   if (!c->done) {

@@ -23,20 +23,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "run/capture.h"
 #include "cli.h"
 #include "cli_env.h"
-#include "cover.h"
-#include "expected.h"
-#include "lock.h"
-#include "mpi_sweep.h"
+#include "run/cover.h"
+#include "sweep/expected.h"
+#include "sweep/lock.h"
+#include "sweep/mpi_sweep.h"
 #include "outpath.h"
 #include "progress.h"
 #include "store/store.h"
-#include "sweep.h"
-#include "units.h"
-#include "sweep_cfg.h"
-#include "sweep_state.h"
+#include "run/fusion_run.h"
+#include "run/units.h"
+#include "sweep/sweep_cfg.h"
+#include "sweep/sweep_state.h"
 
 /* Every line on stderr is timestamped (cli.h). */
 #define logf_ tn_log

@@ -13,7 +13,7 @@
  * iteration, the limits).  The cache keeps a few entries, least recently
  * used out first, and refuses one whose values would take more than its
  * byte limit, so a rank holds at most that much on top of its work.
- * Captured values are only read by the checks (sweep.c takes references
+ * Captured values are only read by the checks (fusion_run.c takes references
  * and never writes them), so one capture serves any number of jobs.
  */
 #ifndef TUNE_CAPTURE_CACHE_H

@@ -9,7 +9,7 @@
 
 #include "hlo/hlo_opcode.h"
 #include "store/store_isolate.h"
-#include "units.h"
+#include "run/units.h"
 
 /* The units whose outputs reach instruction i through instructions that
  * are not units (get-tuple-element, bitcast, a copy...), appended to buf

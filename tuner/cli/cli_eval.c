@@ -23,7 +23,7 @@
 #include "check/inputs.h"
 #include "check/intent.h"
 #include "outpath.h"
-#include "sweep.h"
+#include "run/fusion_run.h"
 
 /* Evaluation errors point into the module when they can. */
 static void report_module_error(const char *file, const hlo_error *err) {

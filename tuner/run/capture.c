@@ -9,7 +9,7 @@
 #include "device/dev_fusion.h"
 #include "check/eval.h"
 #include "hlo/hlo_mem.h"
-#include "sweep.h"
+#include "fusion_run.h"
 
 typedef struct {
   const tn_units *u;

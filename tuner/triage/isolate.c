@@ -6,18 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_host.h"
-#include "capture.h"
+#include "run/backend_host.h"
+#include "run/capture.h"
 #include "check/cascade.h"
 #include "isolate_chain.h"
 #include "device/dev_fusion.h"
 #include "check/eval.h"
 #include "hlo/hlo_print.h"
 #include "hlo/hlo_value.h"
-#include "only.h"
-#include "result.h"
-#include "sweep.h"
-#include "units.h"
+#include "run/only.h"
+#include "run/result.h"
+#include "run/fusion_run.h"
+#include "run/units.h"
 
 static const char *const class_names[] = {
 #define X(e, name) name,

@@ -21,13 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
-#include "capture_cache.h"
-#include "cli.h"
-#include "cli_env.h"
-#include "unit_cost.h"
+#include "run/capture.h"
+#include "run/capture_cache.h"
+#include "cli/cli.h"
+#include "cli/cli_env.h"
+#include "run/unit_cost.h"
 #include "unit_wire.h"
-#include "units.h"
+#include "run/units.h"
 
 enum { TAG_JOB = 1, TAG_RESULT = 2, TAG_STOP = 3 };
 

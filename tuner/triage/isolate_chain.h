@@ -23,10 +23,10 @@
 
 #include <stdbool.h>
 
-#include "capture.h"
+#include "run/capture.h"
 #include "check/compare.h"
 #include "isolate.h"
-#include "units.h"
+#include "run/units.h"
 
 
 
