@@ -132,4 +132,7 @@ const dev_backend tune_backend_v1 = {
     .run = example_run,
     .cost = example_cost,
     .release = example_release,
+    /* none: its kernels are the host's evaluator, whose accumulation order
+     * is not the one dev_accum_depth derives from a config */
+    .caps = 0,
 };

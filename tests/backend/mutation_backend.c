@@ -768,4 +768,6 @@ const dev_backend tune_backend_v1 = {
     .run = mut_run,
     .cost = mut_cost,
     .release = mut_release,
+    /* none: its variations reorder sums in ways no config's depth describes */
+    .caps = 0,
 };

@@ -28,8 +28,19 @@
 #include "hlo/hlo_value.h"
 
 /* 2: dev_host_opts gained rng_seed, so a backend built against 1 hands the
- * host a shorter struct than it reads. */
-#define DEV_BACKEND_ABI 2
+ * host a shorter struct than it reads.
+ * 3: dev_backend gained caps at its end, so tune would read a backend built
+ * against 2 past the end of its struct. */
+#define DEV_BACKEND_ABI 3
+
+/* What tune may assume of a backend's kernels (dev_backend.caps).
+ *
+ * DEV_BACKEND_CAP_ACCUM_ORDER: its kernels accumulate in the order that
+ * dev_accum_depth() and dev_fft_depth() derive from the config, so the
+ * checker may bound a candidate's rounding by that depth.  Without it the
+ * backend's lowering is its own and every comparison takes the bound of
+ * every order.  The backend's name says nothing about this. */
+#define DEV_BACKEND_CAP_ACCUM_ORDER 1u
 
 typedef struct dev_kernel dev_kernel; /* backend-defined */
 
@@ -66,6 +77,7 @@ typedef struct dev_backend {
   /* Simulated seconds of one run. */
   double (*cost)(const dev_kernel *k);
   void (*release)(dev_kernel *k);
+  unsigned caps;       /* DEV_BACKEND_CAP_* flags; 0 assumes nothing */
 } dev_backend;
 
 typedef void dev_backend_attach_fn(const dev_host *host);

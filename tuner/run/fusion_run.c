@@ -55,8 +55,9 @@ typedef struct {
   int nleaves;                   /* leaves of the compared output: the entry's root */
   int kernel_leaf[256];          /* per output leaf: the kernel leaf it passes
                                     on, or -1 when the launch makes it */
-  bool structured;               /* the backend is the simulated device, whose
-                                    accumulation order dev_accum_depth knows */
+  bool structured;               /* the backend's kernels accumulate in the
+                                    order dev_accum_depth knows
+                                    (DEV_BACKEND_CAP_ACCUM_ORDER) */
   /* Every float accumulation of the kernel, per element, and how it moves
    * each output (check/accum.h). */
   chk_accums acc;
@@ -98,8 +99,8 @@ static bool ops_has(const char *list, const char *op) {
 }
 
 /* The accumulation depth of config c for tolerance.h: dev_accum_depth on
- * the simulated device, 0 (unknown: the every-order bound) for another
- * backend, whose lowering is its own. */
+ * a backend with DEV_BACKEND_CAP_ACCUM_ORDER (the simulated device), 0
+ * (unknown: the every-order bound) for another, whose lowering is its own. */
 static int64_t config_depth(const shared *sh, const dev_config *c) {
   if (!sh->structured)
     return 0;
@@ -658,7 +659,7 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   progress(o, "reference", 0, 0, 0);
   if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
     return -1;
-  sh->structured = o->backend && o->backend->name && strcmp(o->backend->name, "sim") == 0;
+  sh->structured = o->backend && (o->backend->caps & DEV_BACKEND_CAP_ACCUM_ORDER);
   if (measure_accums(sh, err) != 0)
     return -1;
   if (o->tol_override)
