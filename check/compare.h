@@ -64,7 +64,7 @@ int chk_compare(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_tol t
                 hlo_error *err);
 /* The same with an optional per-element absolute tolerance added to
  * tol.atol (row-major, one per element; NULL for none): bounds propagated
- * through the ops that follow an accumulation (tuner/run/fusion_run.c). */
+ * through the ops that follow an accumulation (check/tol_plan.h). */
 int chk_compare_map(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_tol tol, const double *atol_map,
                     chk_metrics *m, hlo_error *err);
 

@@ -26,6 +26,7 @@
 #include "hlo/hlo_mem.h"
 #include "hlo/hlo_print.h"
 #include "check/tol_fft.h"
+#include "check/tol_plan.h"
 #include "hlo/hlo_hash.h"
 
 static double now_s(void) {
@@ -62,9 +63,9 @@ typedef struct {
    * each output (check/accum.h). */
   chk_accums acc;
   chk_fft_spreads ffts;          /* the ffts whose error reaches outputs through more ops */
-  int dflt_passes, ref_passes;   /* bf16 passes of f32 dots (0: not one) */
-  int64_t dflt_depth;            /* the default's accumulation depth (config_depth) */
-  const dev_config *dflt_cfg;    /* the default's config (its fft depths) */
+  chk_tol_plan plan;             /* the tolerances of this kernel's comparisons */
+  chk_tol_side ref_side;         /* the reference, as a side of a comparison */
+  chk_tol_side dflt_side;        /* the default (config_side) */
   int replicas;                  /* replicas the reference simulates */
   bool default_vs_ref_within;
   volatile int stop;
@@ -83,21 +84,6 @@ static int dot_passes(const dev_fusion *f, const dev_config *c) {
   return p == 0 ? 1 : p == 1 ? 3 : 6;
 }
 
-/* Does the --ops list name op? */
-static bool ops_has(const char *list, const char *op) {
-  size_t n = strlen(op);
-  for (const char *p = list; *p;) {
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len == n && strncmp(p, op, n) == 0)
-      return true;
-    if (!e)
-      break;
-    p = e + 1;
-  }
-  return false;
-}
-
 /* The accumulation depth of config c for tolerance.h: dev_accum_depth on
  * a backend with DEV_BACKEND_CAP_ACCUM_ORDER (the simulated device), 0
  * (unknown: the every-order bound) for another, whose lowering is its own. */
@@ -113,205 +99,28 @@ static int64_t config_depth(const shared *sh, const dev_config *c) {
  * d = K for a reduce, K - 1 for a dot; 0 (= K) covers both. */
 #define REF_DEPTH 0
 
-/* The comparison rule and tolerance of every output leaf, for a comparison
- * between a side computed with passes_a bf16 dot passes and accumulation
- * depth depth_a and one with passes_b and depth_b (vs_ref: the other side
- * is the reference).  *vacuous (may be NULL) is set when the tolerance of
- * a checked leaf fed by the accumulation admits any output of it. */
-/* The coefficient G (check/tolerance.h) of each accumulation for a
- * comparison between a side with passes_a and depth_a and one with passes_b
- * and depth_b: those apply to the hero, whose order the config sets; any
- * other accumulation's order is unknown on both sides (d = K).  Under the
- * noise-floor criterion the order part of G is at most c times the bound
- * of two K-deep orders, c from the accumulation's measured noise
- * (check/accum.h); the bf16 pass part stays whole (no measurement sees
- * it).  `base` leaves the noise out (for unverifiability and for the
- * measurement's widest coefficient). */
-static void acc_coefs(const shared *sh, bool base, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b,
-                      double *g) {
-  chk_tol_criterion crit = sh->o->criterion;
-  for (int j = 0; j < sh->acc.n; j++) {
-    const chk_accum *a = &sh->acc.a[j];
-    double u = chk_unit_roundoff(a->acc_type);
-    bool hero = a->ins == sh->f.hero;
-    int pa = hero ? passes_a : 0, pb = hero ? passes_b : 0;
-    int64_t da = hero ? depth_a : 0, db = hero ? depth_b : 0;
-    g[j] = chk_tol_coef(crit, u, a->k, da, db, pa, pb);
-    double c = !base && crit == CHK_TOL_NOISE_FLOOR ? chk_tol_noise_scale(a->noise) : 1.0;
-    if (c < 1.0) {
-      double order = chk_tol_coef(crit, u, a->k, da, db, 0, 0);
-      double floor = c * chk_tol_coef(crit, u, a->k, 0, 0, 0, 0);
-      if (floor < order)
-        g[j] += floor - order;
-    }
-  }
+/* The side a config computes: its passes and depth, and the config itself
+ * for the plan's fft callbacks. */
+static chk_tol_side config_side(const shared *sh, const dev_config *c) {
+  return (chk_tol_side){.passes = dot_passes(&sh->f, c), .depth = config_depth(sh, c), .config = c};
 }
 
-/* The depth (check/tol_fft.h) of fft ins computed under config c (NULL:
- * the reference). */
-static int64_t fft_depth(const shared *sh, const hlo_instr *ins, const dev_config *c) {
-  if (!c)
+/* chk_tol_plan.fft_depth: the depth (check/tol_fft.h) of fft ins computed
+ * under config (NULL: the reference). */
+static int64_t plan_fft_depth(const void *ctx, const hlo_instr *ins, const void *config) {
+  const shared *sh = ctx;
+  if (!config)
     return CHK_FFT_DEPTH_REFERENCE;
   if (!sh->structured)
     return CHK_FFT_DEPTH_UNKNOWN;
-  return dev_fft_depth(ins, c);
+  return dev_fft_depth(ins, config);
 }
 
-/* Leaf `leaf` of v, leaves numbered depth first as hlo_shape_leaf does;
- * *k counts the leaves passed. */
-static const hlo_value *value_leaf(const hlo_value *v, int leaf, int *k) {
-  if (v->type != HLO_TUPLE)
-    return (*k)++ == leaf ? v : NULL;
-  for (int j = 0; j < v->ntuple; j++) {
-    const hlo_value *r = value_leaf(v->elems[j], leaf, k);
-    if (r || *k > leaf)
-      return r;
-  }
-  return NULL;
-}
-
-/* An output leaf that an fft the device lowers itself produces gets the
- * transform's bound (check/tol_fft.h), on top of any accumulation's.
- * -1 when memory ran out. */
-static int fft_allowance(const shared *sh, int leaf, const hlo_instr *p, const dev_config *ca,
-                         const dev_config *cb, chk_leaf_check *lc) {
-  if (p->op != HLO_OP_FFT || dev_fft_depth(p, NULL) == 0 || !sh->reference)
-    return 0;
-  int k = 0;
-  const hlo_value *ref = value_leaf(sh->reference, leaf, &k);
-  if (!ref || ref->type == HLO_TUPLE)
-    return 0;
-  double *map = (double *)lc->atol_map;
-  if (!map && !(map = calloc((size_t)(ref->count ? ref->count : 1), sizeof *map)))
-    return -1;
-  lc->atol_map = map;
-  hlo_error err;
-  if (chk_tol_fft_map(p, ref, fft_depth(sh, p, ca), fft_depth(sh, p, cb), map, &err) != 0)
-    for (int64_t e = 0; e < ref->count; e++) /* no bound: the comparison admits anything */
-      map[e] = INFINITY;
-  return 0;
-}
-
-/* An output leaf computed from an fft through more ops (abs(fft(x)), a
- * product, a sum of magnitudes) gets what the fft's bound does to it, as
- * measured (check/fft_spread.h).  Sets *spread when some fft moves the
- * leaf; -1 when memory ran out. */
-static int fft_spread_allowance(const shared *sh, int leaf, const hlo_instr *producer, const dev_config *ca,
-                                const dev_config *cb, int64_t n, chk_leaf_check *lc, bool *spread) {
-  *spread = false;
-  for (int j = 0; j < sh->ffts.n; j++) {
-    const hlo_instr *ins = sh->ffts.s[j].ins;
-    if (ins == producer || !sh->ffts.s[j].dy[leaf])
-      continue; /* the fft's own output: fft_allowance */
-    double *map = (double *)lc->atol_map;
-    if (!map && !(map = calloc((size_t)(n ? n : 1), sizeof *map)))
-      return -1;
-    lc->atol_map = map;
-    double g = chk_tol_fft_coef(ins, fft_depth(sh, ins, ca), fft_depth(sh, ins, cb));
-    if (chk_fft_spread_add(&sh->ffts, j, leaf, n, g, map))
-      *spread = true;
-  }
-  return 0;
-}
-
-/* -1 when memory ran out (the maps made so far are in out, for
- * free_maps): a leaf without its allowance would be compared exactly.
- * cfg_a and cfg_b are the two sides' configs (NULL: the reference), for
- * the depths of the fft transforms. */
-static int leaf_checks(shared *sh, int passes_a, int passes_b, int64_t depth_a, int64_t depth_b, bool vs_ref,
-                       const dev_config *cfg_a, const dev_config *cfg_b, chk_leaf_check *out, bool *vacuous) {
-  const hlo_computation *c = sh->f.comp;
-  if (vacuous)
-    *vacuous = false;
-  double g[CHK_ACCUM_MAX], gbase[CHK_ACCUM_MAX];
-  acc_coefs(sh, false, passes_a, passes_b, depth_a, depth_b, g);
-  acc_coefs(sh, true, passes_a, passes_b, depth_a, depth_b, gbase);
-  (void)vs_ref;
-  for (int i = 0; i < sh->nleaves; i++)
-    out[i].atol_map = NULL;
-  for (int i = 0; i < sh->nleaves; i++) {
-    const hlo_shape *s = hlo_shape_leaf(&sh->m->entry->root->shape, i);
-    chk_leaf_check *lc = &out[i];
-    int kl = sh->kernel_leaf[i];
-    lc->checked = true;
-    lc->atol_map = NULL;
-    if (kl < 0) {
-      /* The launch passes an argument or a constant through: both sides
-       * hold the same bits unless the launch itself is broken. */
-      lc->rule = CHK_RULE_BITWISE;
-      lc->tol.atol = lc->tol.rtol = 0;
-      continue;
-    }
-    lc->rule = chk_leaf_rule(c, kl);
-    if (sh->o->ops) {
-      const hlo_instr *p = chk_leaf_producer(c, kl);
-      lc->checked = ops_has(sh->o->ops, hlo_opcode_name(p->op)) ||
-                    (sh->f.hero && ops_has(sh->o->ops, hlo_opcode_name(sh->f.hero->op)));
-    }
-    lc->tol.atol = lc->tol.rtol = 0;
-    if (lc->rule == CHK_RULE_BITWISE)
-      continue;
-    if (sh->o->tol_override) {
-      lc->tol = sh->o->tol;
-      continue;
-    }
-    if (fft_allowance(sh, i, chk_leaf_producer(c, kl), cfg_a, cfg_b, lc) != 0)
-      return -1;
-    bool spread;
-    if (fft_spread_allowance(sh, i, chk_leaf_producer(c, kl), cfg_a, cfg_b, hlo_shape_elements(s), lc, &spread) != 0)
-      return -1;
-    /* the ops after the fft round what they receive once more on each
-     * side, as after an accumulation */
-    if (spread)
-      lc->tol.rtol = 2.0 * chk_leaf_round_rel(c, kl);
-    /* Outputs no accumulation feeds are computed bit-identically by every
-     * config; the others get the per-element allowance of check/accum.h and
-     * the last rounding of the output on either side (2 r,
-     * chk_leaf_round_rel: 2 u_out, wider after one of the device's
-     * approximations). */
-    bool fed = false;
-    for (int j = 0; j < sh->acc.n; j++)
-      if (chk_leaf_depends_on(c, kl, sh->acc.a[j].ins)) {
-        fed = true;
-        /* a bound of at least sum|t_i| admits any value of the sum */
-        if (vacuous && lc->checked && !(gbase[j] < 1.0))
-          *vacuous = true;
-      }
-    if (!fed)
-      continue;
-    lc->tol.rtol = 2.0 * chk_leaf_round_rel(c, kl);
-    double *map = NULL;
-    if (chk_accums_leaf_map(&sh->acc, i, hlo_shape_elements(s), g, &map) != 0)
-      return -1;
-    if (lc->atol_map) { /* the fft's bound, made above: the two add */
-      double *fm = (double *)lc->atol_map;
-      for (int64_t e = 0; e < hlo_shape_elements(s); e++)
-        map[e] += fm[e];
-      free(fm);
-    }
-    lc->atol_map = map;
-  }
-  return 0;
-}
-
-static void free_maps(shared *sh, chk_leaf_check *checks) {
-  for (int i = 0; i < sh->nleaves; i++) {
-    free((void *)checks[i].atol_map);
-    checks[i].atol_map = NULL;
-  }
-}
-
-/* The tolerance a leaf's check allows, for reports: with a map, its
- * largest entry stands as the atol. */
-static chk_tol effective_tol(const shared *sh, int leaf, const chk_leaf_check *lc) {
-  chk_tol t = lc->tol;
-  if (lc->atol_map) {
-    int64_t n = hlo_shape_elements(hlo_shape_leaf(&sh->m->entry->root->shape, leaf));
-    for (int64_t e = 0; e < n; e++)
-      if (lc->atol_map[e] > t.atol)
-        t.atol = lc->atol_map[e];
-  }
-  return t;
+/* chk_tol_plan.fft_lowered: the device's own lowering of ins, which
+ * dev_fft_depth reports as a depth. */
+static bool plan_fft_lowered(const void *ctx, const hlo_instr *ins) {
+  (void)ctx;
+  return dev_fft_depth(ins, NULL) != 0;
 }
 
 /* Which kernel leaf output leaf `leaf` of ins (an instruction of the
@@ -436,13 +245,11 @@ static void judge(shared *sh, tn_cand_result *r) {
   /* Without a default (it failed), candidates are judged against the
    * reference directly. */
   const hlo_value *expected = sh->dflt_out ? sh->dflt_out : sh->reference;
-  int pa = dot_passes(&sh->f, &r->cfg);
-  int64_t da = config_depth(sh, &r->cfg);
-  if (leaf_checks(sh, pa, sh->dflt_out ? sh->dflt_passes : sh->ref_passes, da,
-                  sh->dflt_out ? sh->dflt_depth : REF_DEPTH, !sh->dflt_out, &r->cfg,
-                  sh->dflt_out ? sh->dflt_cfg : NULL, checks, &r->unverifiable) != 0) {
+  chk_tol_side cand = config_side(sh, &r->cfg);
+  if (chk_tol_plan_checks(&sh->plan, &cand, sh->dflt_out ? &sh->dflt_side : &sh->ref_side, checks,
+                          &r->unverifiable) != 0) {
     /* the host's memory, not the config: a tool error (issue 11 bug 6) */
-    free_maps(sh, checks);
+    chk_tol_plan_free_maps(&sh->plan, checks);
     r->verdict = CHK_VERDICT_TOOL_ERROR;
     snprintf(r->message, sizeof r->message, "out of memory while deriving the tolerance");
     hlo_value_unref(out);
@@ -451,7 +258,7 @@ static void judge(shared *sh, tn_cand_result *r) {
   }
   int leaf = chk_compare_values(out, expected, checks, sh->nleaves, &r->vs_default, &identical, &within, &err);
   if (leaf < 0) {
-    free_maps(sh, checks);
+    chk_tol_plan_free_maps(&sh->plan, checks);
     r->verdict = CHK_VERDICT_RUNTIME_ERROR;
     snprintf(r->message, sizeof r->message, "output cannot be compared: %.400s", err.msg);
     hlo_value_unref(out);
@@ -459,8 +266,8 @@ static void judge(shared *sh, tn_cand_result *r) {
     return;
   }
   r->leaf = leaf;
-  r->tol = effective_tol(sh, leaf, &checks[leaf]);
-  free_maps(sh, checks);
+  r->tol = chk_tol_plan_effective(&sh->plan, leaf, &checks[leaf]);
+  chk_tol_plan_free_maps(&sh->plan, checks);
   if (identical || within) {
     r->verdict = chk_attribute(identical, within, true, true);
   } else {
@@ -480,8 +287,8 @@ static void judge(shared *sh, tn_cand_result *r) {
         snprintf(r->message, sizeof r->message, "rerun with another timing seed gave different output");
     } else {
       chk_leaf_check rchecks[256];
-      if (leaf_checks(sh, pa, sh->ref_passes, da, REF_DEPTH, true, &r->cfg, NULL, rchecks, NULL) != 0) {
-        free_maps(sh, rchecks);
+      if (chk_tol_plan_checks(&sh->plan, &cand, &sh->ref_side, rchecks, NULL) != 0) {
+        chk_tol_plan_free_maps(&sh->plan, rchecks);
         r->verdict = CHK_VERDICT_TOOL_ERROR;
         snprintf(r->message, sizeof r->message, "out of memory while deriving the tolerance");
         hlo_value_unref(out2);
@@ -491,7 +298,7 @@ static void judge(shared *sh, tn_cand_result *r) {
       }
       bool rid, rwithin;
       int rleaf = chk_compare_values(out, sh->reference, rchecks, sh->nleaves, &r->vs_reference, &rid, &rwithin, &err);
-      free_maps(sh, rchecks);
+      chk_tol_plan_free_maps(&sh->plan, rchecks);
       r->has_vs_reference = rleaf >= 0;
       r->verdict = sh->dflt_out ? chk_attribute(false, false, rleaf >= 0 && rwithin, sh->default_vs_ref_within)
                                 : CHK_VERDICT_MISMATCH_CANDIDATE;
@@ -609,7 +416,8 @@ static int measure_accums(shared *sh, hlo_error *err) {
   memset(&none, 0, sizeof none);
   int wide = dot_passes(&sh->f, &none) > 0;
   int64_t kd = sh->f.k_total + 1;
-  acc_coefs(sh, true, wide ? 1 : 0, wide ? 6 : 0, kd, kd, g);
+  chk_tol_side a = {.passes = wide ? 1 : 0, .depth = kd}, b = {.passes = wide ? 6 : 0, .depth = kd};
+  chk_tol_plan_coefs(&sh->plan, true, &a, &b, g);
   if (chk_accums_measure(&sh->acc, sh->reference, g, eval_reference_cb, sh, err) != 0)
     return -1;
   if (sh->acc.failed)
@@ -660,6 +468,21 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
     return -1;
   sh->structured = o->backend && (o->backend->caps & DEV_BACKEND_CAP_ACCUM_ORDER);
+  sh->plan = (chk_tol_plan){.kernel = sh->f.comp,
+                            .out_shape = &m->entry->root->shape,
+                            .nleaves = sh->nleaves,
+                            .kernel_leaf = sh->kernel_leaf,
+                            .hero = sh->f.hero,
+                            .acc = &sh->acc,
+                            .ffts = &sh->ffts,
+                            .reference = sh->reference,
+                            .criterion = o->criterion,
+                            .ops = o->ops,
+                            .tol_override = o->tol_override,
+                            .tol = o->tol,
+                            .fft_depth = plan_fft_depth,
+                            .fft_lowered = plan_fft_lowered,
+                            .ctx = sh};
   if (measure_accums(sh, err) != 0)
     return -1;
   if (o->tol_override)
@@ -997,10 +820,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
    * raise it. */
   dev_config none;
   memset(&none, 0, sizeof none);
-  sh.ref_passes = dot_passes(&sh.f, &none);
-  sh.dflt_passes = dot_passes(&sh.f, &out->cands[0].cfg);
-  sh.dflt_depth = config_depth(&sh, &out->cands[0].cfg);
-  sh.dflt_cfg = &out->cands[0].cfg;
+  sh.ref_side = (chk_tol_side){.passes = dot_passes(&sh.f, &none), .depth = REF_DEPTH, .config = NULL};
+  sh.dflt_side = config_side(&sh, &out->cands[0].cfg);
 
   /* The default runs first: every candidate is compared with it. */
   tn_cand_result *d = &out->cands[0];
@@ -1012,24 +833,24 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   out->default_ran = sh.dflt_out != NULL;
   if (sh.dflt_out) {
     chk_leaf_check checks[256];
-    if (leaf_checks(&sh, sh.dflt_passes, sh.ref_passes, sh.dflt_depth, REF_DEPTH, true, &out->cands[0].cfg, NULL, checks,
+    if (chk_tol_plan_checks(&sh.plan, &sh.dflt_side, &sh.ref_side, checks,
                     &out->reference_unverifiable) != 0) {
-      free_maps(&sh, checks);
+      chk_tol_plan_free_maps(&sh.plan, checks);
       teardown(&sh);
       return hlo_error_set(err, 0, 0, "out of memory while deriving the tolerance");
     }
     bool id, within;
     int leaf = chk_compare_values(sh.dflt_out, sh.reference, checks, sh.nleaves, &out->default_vs_reference, &id, &within, err);
     if (leaf < 0) {
-      free_maps(&sh, checks);
+      chk_tol_plan_free_maps(&sh.plan, checks);
       teardown(&sh);
       return -1;
     }
-    out->reference_tol = effective_tol(&sh, leaf, &checks[leaf]);
+    out->reference_tol = chk_tol_plan_effective(&sh.plan, leaf, &checks[leaf]);
     out->noutputs = sh.nleaves;
     for (int i = 0; i < sh.nleaves; i++)
-      out->output_tol[i] = checks[i].checked ? effective_tol(&sh, i, &checks[i]) : (chk_tol){0, 0};
-    free_maps(&sh, checks);
+      out->output_tol[i] = checks[i].checked ? chk_tol_plan_effective(&sh.plan, i, &checks[i]) : (chk_tol){0, 0};
+    chk_tol_plan_free_maps(&sh.plan, checks);
     sh.default_vs_ref_within = within;
     out->default_vs_reference_ok = within;
     d->has_vs_reference = true;
