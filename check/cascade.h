@@ -13,7 +13,8 @@
  *   cand !~ default, cand !~ ref, default !~ ref   mismatch-both
  *   cand !~ default, cand ~ ref,  default ~ ref    benign (both within the
  *       bound of the reference, just not of each other)
- * Nondeterminism is decided by the caller (a rerun with another jitter seed).
+ * Nondeterminism is ruled out with a rerun under another jitter seed, which
+ * the caller runs; judge.h puts the steps together for one candidate.
  */
 #ifndef TUNE_CHECK_CASCADE_H
 #define TUNE_CHECK_CASCADE_H

@@ -23,6 +23,7 @@
 #include "device/dev_lower.h"
 #include "check/eval.h"
 #include "check/fft_spread.h"
+#include "check/judge.h"
 #include "hlo/hlo_mem.h"
 #include "hlo/hlo_print.h"
 #include "check/tol_fft.h"
@@ -230,6 +231,34 @@ static bool *compiling(const shared *sh, const dev_config *list, int n) {
   return ok;
 }
 
+/* The judgement of r so far, for check/judge.h to go on from. */
+static chk_judgement judgement_of(const tn_cand_result *r) {
+  chk_judgement j = {.verdict = r->verdict,
+                     .leaf = r->leaf,
+                     .tol = r->tol,
+                     .unverifiable = r->unverifiable,
+                     .vs_default = r->vs_default,
+                     .has_vs_reference = r->has_vs_reference,
+                     .vs_reference = r->vs_reference};
+  snprintf(j.message, sizeof j.message, "%s", r->message);
+  return j;
+}
+
+static void take_judgement(tn_cand_result *r, const chk_judgement *j) {
+  r->verdict = j->verdict;
+  r->leaf = j->leaf;
+  r->tol = j->tol;
+  r->unverifiable = j->unverifiable;
+  r->vs_default = j->vs_default;
+  r->has_vs_reference = j->has_vs_reference;
+  r->vs_reference = j->vs_reference;
+  snprintf(r->message, sizeof r->message, "%s", j->message);
+}
+
+/* Runs candidate r and has check/judge.h judge it: against the default
+ * (or, without one, the reference), and when it diverges, after a rerun
+ * with a second jitter seed that rules out nondeterminism, against the
+ * reference. */
 static void judge(shared *sh, tn_cand_result *r) {
   double t0 = now_s();
   hlo_value *out = NULL;
@@ -239,72 +268,31 @@ static void judge(shared *sh, tn_cand_result *r) {
     r->wall_time = now_s() - t0;
     return;
   }
-  chk_leaf_check checks[256];
-  hlo_error err;
-  bool identical, within;
-  /* Without a default (it failed), candidates are judged against the
-   * reference directly. */
-  const hlo_value *expected = sh->dflt_out ? sh->dflt_out : sh->reference;
+  chk_judgement j = judgement_of(r);
   chk_tol_side cand = config_side(sh, &r->cfg);
-  if (chk_tol_plan_checks(&sh->plan, &cand, sh->dflt_out ? &sh->dflt_side : &sh->ref_side, checks,
-                          &r->unverifiable) != 0) {
-    /* the host's memory, not the config: a tool error (issue 11 bug 6) */
-    chk_tol_plan_free_maps(&sh->plan, checks);
-    r->verdict = CHK_VERDICT_TOOL_ERROR;
-    snprintf(r->message, sizeof r->message, "out of memory while deriving the tolerance");
-    hlo_value_unref(out);
-    r->wall_time = now_s() - t0;
-    return;
-  }
-  int leaf = chk_compare_values(out, expected, checks, sh->nleaves, &r->vs_default, &identical, &within, &err);
-  if (leaf < 0) {
-    chk_tol_plan_free_maps(&sh->plan, checks);
-    r->verdict = CHK_VERDICT_RUNTIME_ERROR;
-    snprintf(r->message, sizeof r->message, "output cannot be compared: %.400s", err.msg);
-    hlo_value_unref(out);
-    r->wall_time = now_s() - t0;
-    return;
-  }
-  r->leaf = leaf;
-  r->tol = chk_tol_plan_effective(&sh->plan, leaf, &checks[leaf]);
-  chk_tol_plan_free_maps(&sh->plan, checks);
-  if (identical || within) {
-    r->verdict = chk_attribute(identical, within, true, true);
-  } else {
-    /* Divergent: first rule out nondeterminism with a second jitter seed. */
+  /* Without a default (it failed or is racy), candidates are judged
+   * against the reference directly. */
+  if (sh->dflt_out)
+    chk_judge_candidate(&sh->plan, &cand, &sh->dflt_side, out, sh->dflt_out, &j);
+  else
+    chk_judge_candidate(&sh->plan, &cand, &sh->ref_side, out, sh->reference, &j);
+  if (j.rerun) {
     tn_cand_result again = *r;
     hlo_value *out2 = NULL;
     run_config(sh, &r->cfg, mix(jitter, 0x5EED), &again, &out2);
     if (!out2 && again.verdict == CHK_VERDICT_TOOL_ERROR) {
+      /* the host failed the rerun: no verdict on the candidate */
       r->status = again.status;
-      r->verdict = CHK_VERDICT_TOOL_ERROR;
-      snprintf(r->message, sizeof r->message, "%s", again.message);
-    } else if (!out2 || !hlo_value_equal(out, out2)) {
-      r->verdict = CHK_VERDICT_NONDETERMINISTIC;
-      if (!out2)
-        snprintf(r->message, sizeof r->message, "rerun with another timing seed failed: %.400s", again.message);
-      else
-        snprintf(r->message, sizeof r->message, "rerun with another timing seed gave different output");
+      j.rerun = false;
+      j.verdict = CHK_VERDICT_TOOL_ERROR;
+      snprintf(j.message, sizeof j.message, "%s", again.message);
     } else {
-      chk_leaf_check rchecks[256];
-      if (chk_tol_plan_checks(&sh->plan, &cand, &sh->ref_side, rchecks, NULL) != 0) {
-        chk_tol_plan_free_maps(&sh->plan, rchecks);
-        r->verdict = CHK_VERDICT_TOOL_ERROR;
-        snprintf(r->message, sizeof r->message, "out of memory while deriving the tolerance");
-        hlo_value_unref(out2);
-        hlo_value_unref(out);
-        r->wall_time = now_s() - t0;
-        return;
-      }
-      bool rid, rwithin;
-      int rleaf = chk_compare_values(out, sh->reference, rchecks, sh->nleaves, &r->vs_reference, &rid, &rwithin, &err);
-      chk_tol_plan_free_maps(&sh->plan, rchecks);
-      r->has_vs_reference = rleaf >= 0;
-      r->verdict = sh->dflt_out ? chk_attribute(false, false, rleaf >= 0 && rwithin, sh->default_vs_ref_within)
-                                : CHK_VERDICT_MISMATCH_CANDIDATE;
+      chk_judge_rerun(&sh->plan, &cand, &sh->ref_side, out, out2, again.message, sh->dflt_out != NULL,
+                      sh->default_vs_ref_within, &j);
     }
     hlo_value_unref(out2);
   }
+  take_judgement(r, &j);
   hlo_value_unref(out);
   r->wall_time = now_s() - t0;
 }
