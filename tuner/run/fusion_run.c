@@ -70,6 +70,13 @@ typedef struct {
   int replicas;                  /* replicas the reference simulates */
   bool default_vs_ref_within;
   volatile int stop;
+  /* The outputs of the worst divergent candidates, for their error maps:
+   * at most o->error_maps, ranked by severity_cmp, one reference each;
+   * kept_id[j] is the candidate (its index before the unrun ones are
+   * dropped) whose output kept[j] is. */
+  hlo_value **kept;
+  int *kept_id;
+  int nkept, kept_cap;
 } shared;
 
 static int dot_passes(const dev_fusion *f, const dev_config *c) {
@@ -258,8 +265,10 @@ static void take_judgement(tn_cand_result *r, const chk_judgement *j) {
 /* Runs candidate r and has check/judge.h judge it: against the default
  * (or, without one, the reference), and when it diverges, after a rerun
  * with a second jitter seed that rules out nondeterminism, against the
- * reference. */
-static void judge(shared *sh, tn_cand_result *r) {
+ * reference.  A divergent candidate's output (its first run's) is handed
+ * to *divergent, one reference, for its error map; NULL otherwise. */
+static void judge(shared *sh, tn_cand_result *r, hlo_value **divergent) {
+  *divergent = NULL;
   double t0 = now_s();
   hlo_value *out = NULL;
   uint64_t jitter = mix(sh->o->seed, r->fingerprint);
@@ -293,7 +302,10 @@ static void judge(shared *sh, tn_cand_result *r) {
     hlo_value_unref(out2);
   }
   take_judgement(r, &j);
-  hlo_value_unref(out);
+  if (r->status == DEV_OK && chk_verdict_is_divergent(r->verdict))
+    *divergent = out;
+  else
+    hlo_value_unref(out);
   r->wall_time = now_s() - t0;
 }
 
@@ -486,6 +498,10 @@ static void teardown(shared *sh) {
   free(sh->args);
   hlo_value_unref(sh->reference);
   hlo_value_unref(sh->dflt_out);
+  for (int j = 0; j < sh->nkept; j++)
+    hlo_value_unref(sh->kept[j]);
+  free(sh->kept);
+  free(sh->kept_id);
 }
 
 static void fill_cand(tn_cand_result *r, int id, const dev_config *c) {
@@ -554,6 +570,31 @@ static int severity_cmp(const tn_cand_result *a, const tn_cand_result *b) {
   if (a->vs_default.max_abs != b->vs_default.max_abs)
     return a->vs_default.max_abs > b->vs_default.max_abs ? -1 : 1;
   return a->id - b->id;
+}
+
+/* Offers the output v (one reference, taken) of divergent candidate
+ * cands[i] for an error map: kept while it is among the o->error_maps
+ * worst seen so far, released when a worse one replaces it.  The order is
+ * total, so which are kept does not depend on the order of the offers. */
+static void keep_divergent(shared *sh, const tn_cand_result *cands, int i, hlo_value *v) {
+  if (!v)
+    return;
+  if (sh->nkept < sh->kept_cap) {
+    sh->kept[sh->nkept] = v;
+    sh->kept_id[sh->nkept++] = i;
+    return;
+  }
+  int least = -1; /* the least severe kept */
+  for (int j = 0; j < sh->nkept; j++)
+    if (least < 0 || severity_cmp(&cands[sh->kept_id[j]], &cands[sh->kept_id[least]]) > 0)
+      least = j;
+  if (least >= 0 && severity_cmp(&cands[i], &cands[sh->kept_id[least]]) < 0) {
+    hlo_value_unref(sh->kept[least]);
+    sh->kept[least] = v;
+    sh->kept_id[least] = i;
+  } else {
+    hlo_value_unref(v);
+  }
 }
 
 static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts *o, tn_fusion_result *out,
@@ -811,6 +852,15 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   sh.ref_side = (chk_tol_side){.passes = dot_passes(&sh.f, &none), .depth = REF_DEPTH, .config = NULL};
   sh.dflt_side = config_side(&sh, &out->cands[0].cfg);
 
+  /* Room for the divergent outputs the error maps are drawn from; without
+   * it no map is drawn. */
+  if (o->error_maps > 0) {
+    int cap = o->error_maps < n ? o->error_maps : n;
+    sh.kept = calloc((size_t)cap, sizeof *sh.kept);
+    sh.kept_id = calloc((size_t)cap, sizeof *sh.kept_id);
+    sh.kept_cap = sh.kept && sh.kept_id ? cap : 0;
+  }
+
   /* The default runs first: every candidate is compared with it. */
   tn_cand_result *d = &out->cands[0];
   double t0 = now_s();
@@ -862,11 +912,13 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
           snprintf(d->message, sizeof d->message, "rerun with another timing seed failed: %.400s", again.message);
         else
           snprintf(d->message, sizeof d->message, "rerun with another timing seed gave different output");
-        hlo_value_unref(sh.dflt_out);
+        keep_divergent(&sh, out->cands, 0, sh.dflt_out); /* its first output */
         sh.dflt_out = NULL;
       }
       hlo_value_unref(out2);
     }
+    if (sh.dflt_out && chk_verdict_is_divergent(d->verdict))
+      keep_divergent(&sh, out->cands, 0, hlo_value_ref(sh.dflt_out));
   }
   if (o->default_out)
     *o->default_out = sh.dflt_out ? hlo_value_ref(sh.dflt_out) : NULL;
@@ -890,13 +942,15 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
       timed_out = 1;
       continue;
     }
-    judge(&sh, &out->cands[i]);
+    hlo_value *dv;
+    judge(&sh, &out->cands[i], &dv);
     ran[i] = true;
 #ifdef _OPENMP
 #pragma omp critical(tune_progress)
 #endif
     {
       done++;
+      keep_divergent(&sh, out->cands, i, dv);
       if (chk_verdict_is_divergent(out->cands[i].verdict)) {
         divergent++;
         if (o->stop_on_mismatch)
@@ -915,7 +969,9 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
       tn_cand_result *r = &out->cands[i];
       dev_config cfg = r->cfg;
       fill_cand(r, i, &cfg);
-      judge(&sh, r);
+      hlo_value *dv;
+      judge(&sh, r, &dv);
+      keep_divergent(&sh, out->cands, i, dv);
     }
 
   /* A candidate the account refused even alone: the unit does not fit in
@@ -962,9 +1018,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
       out->best = i;
   }
 
-  /* Error maps of the worst divergent candidates, recomputed from a rerun
-   * with the same jitter seed (deterministic for all but nondeterministic
-   * ones, whose map shows one of their outputs). */
+  /* Error maps of the worst divergent candidates, from the outputs kept
+   * as they were judged (keep_divergent). */
   if (o->error_maps > 0) {
     int *idx = malloc(sizeof *idx * (size_t)(out->ncands ? out->ncands : 1));
     int nd = 0;
@@ -983,13 +1038,14 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
       keep = 0;
     out->error_maps = keep > 0 ? calloc((size_t)keep, sizeof *out->error_maps) : NULL;
     for (int a = 0; a < keep && out->error_maps; a++) {
-      tn_cand_result *r = &out->cands[idx[a]], tmp = *r;
-      hlo_value *o2 = NULL;
-      run_config(&sh, &r->cfg, mix(o->seed, r->fingerprint), &tmp, &o2);
+      const tn_cand_result *r = &out->cands[idx[a]];
+      const hlo_value *o2 = NULL;
+      for (int j = 0; j < sh.nkept; j++)
+        if (sh.kept_id[j] == r->id)
+          o2 = sh.kept[j];
       const hlo_value *ref = sh.dflt_out ? sh.dflt_out : sh.reference;
       if (o2 && error_map(o2, ref, r->leaf, &out->error_maps[out->nerror_maps]) == 0)
         out->error_maps[out->nerror_maps++].cand_id = r->id;
-      hlo_value_unref(o2);
     }
     free(idx);
   }

@@ -48,7 +48,9 @@ typedef struct tn_sweep_opts {
    * at a time); NULL: nobody listens.  progress.h draws or logs it. */
   void (*on_progress)(void *ctx, const char *phase, int done, int total, int divergent);
   void *progress_ctx;
-  int error_maps;         /* keep error maps of this many worst divergent candidates */
+  int error_maps;         /* keep error maps of this many worst divergent
+                             candidates (their outputs are held, this many
+                             at most, from their run until the maps are drawn) */
   int replicas;           /* --replicas: replicas the collectives run across;
                              0 = the module's own (replica_count, or the
                              highest replica its groups name) */
