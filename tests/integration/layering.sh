@@ -134,34 +134,27 @@ echo '#include "hlo/hlo.h"' >"$mini/tuner/store/st.h"
 if check_tree "$mini" "" >"$TMPD/out" 2>&1; then ok "self-check: a clean tree passes"; else
   not_ok "self-check: a clean tree fails"; sed 's/^/  # /' "$TMPD/out"; fi
 
-# plant FILE INCLUDE DESC [TARGET]: the clean tree plus one include must
-# fail, naming it (and the file it resolves to, when given)
-plant() {
-  cp "$mini/$1" "$TMPD/saved"
-  echo "#include \"$2\"" >>"$mini/$1"
-  if check_tree "$mini" "" >"$TMPD/out" 2>&1; then not_ok "self-check: $3 is not caught"
-  elif grep -q "forbidden: $1 -> ${4:-}" "$TMPD/out"; then ok "self-check: $3 fails"
-  else not_ok "self-check: $3 fails without naming $1"; sed 's/^/  # /' "$TMPD/out"; fi
-  cp "$TMPD/saved" "$mini/$1"
+# caught KIND FILE INCLUDE DESC [TARGET]: the clean tree plus one include
+# must fail with a KIND line ("forbidden" for a layer crossed, "unnamed
+# layer" for a spelling) naming FILE (and the file it resolves to, when
+# given)
+caught() {
+  cp "$mini/$2" "$TMPD/saved"
+  echo "#include \"$3\"" >>"$mini/$2"
+  if check_tree "$mini" "" >"$TMPD/out" 2>&1; then not_ok "self-check: $4 is not caught"
+  elif grep -q "$1: $2 -> ${5:-}" "$TMPD/out"; then ok "self-check: $4 fails"
+  else not_ok "self-check: $4 fails without naming $2"; sed 's/^/  # /' "$TMPD/out"; fi
+  cp "$TMPD/saved" "$mini/$2"
 }
-plant check/eval.c device/dev.h "check including the device"
-plant tuner/device/dev.h check/eval.c "the device including check"
-plant tuner/device/dev.h store/st.h "the device including the tuner"
-plant tuner/hlo/hlo.h device/dev.h "hlo including the device"
-plant tuner/hlo/hlo.h check/eval.c "hlo including check"
-plant check/same.h tuner/cli/tune.c "check including the tuner"
-# unnamed_plant FILE INCLUDE DESC: an include that does not name its layer
-unnamed_plant() {
-  cp "$mini/$1" "$TMPD/saved"
-  echo "#include \"$2\"" >>"$mini/$1"
-  if check_tree "$mini" "" >"$TMPD/out" 2>&1; then not_ok "self-check: $3 is not caught"
-  elif grep -q "unnamed layer: $1 -> " "$TMPD/out"; then ok "self-check: $3 fails"
-  else not_ok "self-check: $3 fails without naming $1"; sed 's/^/  # /' "$TMPD/out"; fi
-  cp "$TMPD/saved" "$mini/$1"
-}
-unnamed_plant tuner/store/st.h hlo.h "a bare hlo.h outside tuner/hlo"
-unnamed_plant tuner/device/dev.h ../hlo/hlo.h "a header reached through .."
-unnamed_plant tuner/cli/tune.c same.h "a bare same.h of another folder"
+caught forbidden check/eval.c device/dev.h "check including the device"
+caught forbidden tuner/device/dev.h check/eval.c "the device including check"
+caught forbidden tuner/device/dev.h store/st.h "the device including the tuner"
+caught forbidden tuner/hlo/hlo.h device/dev.h "hlo including the device"
+caught forbidden tuner/hlo/hlo.h check/eval.c "hlo including check"
+caught forbidden check/same.h tuner/cli/tune.c "check including the tuner"
+caught "unnamed layer" tuner/store/st.h hlo.h "a bare hlo.h outside tuner/hlo"
+caught "unnamed layer" tuner/device/dev.h ../hlo/hlo.h "a header reached through .."
+caught "unnamed layer" tuner/cli/tune.c same.h "a bare same.h of another folder"
 # listed exceptions are exact lines, not patterns
 echo '#include "device/dev.h"' >>"$mini/check/eval.c"
 if check_tree "$mini" "check/eval.c -> tuner/device/dev.h" >"$TMPD/out" 2>&1; then
