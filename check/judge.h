@@ -1,4 +1,5 @@
-/* judge.h — the cascade (cascade.h) applied to one candidate that ran.
+/* judge.h — the cascade (cascade.h) applied to the default and to each
+ * candidate that ran.
  *
  * The caller runs the device; check/ decides.  Judging takes up to two
  * questions, because ruling out nondeterminism needs the device again:
@@ -56,5 +57,24 @@ void chk_judge_candidate(const chk_tol_plan *p, const chk_tol_side *cand, const 
 void chk_judge_rerun(const chk_tol_plan *p, const chk_tol_side *cand, const chk_tol_side *ref, const hlo_value *out,
                      const hlo_value *rerun, const char *rerun_message, bool has_default, bool default_within,
                      chk_judgement *j);
+
+/* Cascade step 2, once per fusion: the default's output out (computed by
+ * side dflt) against the plan's reference (side ref).  Within the
+ * reference's bound it is a match or benign; otherwise mismatch-default
+ * with rerun set, because a racy default is nondeterministic rather than
+ * wrong: the caller reruns it and asks chk_judge_nondeterministic.  Sets
+ * leaf, tol, unverifiable and vs_reference; output_tol[0..nleaves) (may
+ * be NULL) gets each checked leaf's effective tolerance, 0 for a leaf
+ * --ops leaves out.  0, or -1 with err when memory ran out deriving the
+ * tolerance or the outputs cannot be compared: then nothing of the fusion
+ * can be judged. */
+int chk_judge_default(const chk_tol_plan *p, const chk_tol_side *dflt, const chk_tol_side *ref, const hlo_value *out,
+                      chk_tol *output_tol, chk_judgement *j, hlo_error *err);
+
+/* Whether a rerun under another timing seed gave out again.  When it did
+ * not (rerun NULL: it failed, rerun_message saying why), j becomes
+ * nondeterministic with the reason, and true is returned. */
+bool chk_judge_nondeterministic(const hlo_value *out, const hlo_value *rerun, const char *rerun_message,
+                                chk_judgement *j);
 
 #endif

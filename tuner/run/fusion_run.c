@@ -870,53 +870,33 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   d->wall_time = now_s() - t0;
   out->default_ran = sh.dflt_out != NULL;
   if (sh.dflt_out) {
-    chk_leaf_check checks[256];
-    if (chk_tol_plan_checks(&sh.plan, &sh.dflt_side, &sh.ref_side, checks,
-                    &out->reference_unverifiable) != 0) {
-      chk_tol_plan_free_maps(&sh.plan, checks);
-      teardown(&sh);
-      return hlo_error_set(err, 0, 0, "out of memory while deriving the tolerance");
-    }
-    bool id, within;
-    int leaf = chk_compare_values(sh.dflt_out, sh.reference, checks, sh.nleaves, &out->default_vs_reference, &id, &within, err);
-    if (leaf < 0) {
-      chk_tol_plan_free_maps(&sh.plan, checks);
+    chk_judgement j = judgement_of(d);
+    if (chk_judge_default(&sh.plan, &sh.dflt_side, &sh.ref_side, sh.dflt_out, out->output_tol, &j, err) != 0) {
       teardown(&sh);
       return -1;
     }
-    out->reference_tol = chk_tol_plan_effective(&sh.plan, leaf, &checks[leaf]);
     out->noutputs = sh.nleaves;
-    for (int i = 0; i < sh.nleaves; i++)
-      out->output_tol[i] = checks[i].checked ? chk_tol_plan_effective(&sh.plan, i, &checks[i]) : (chk_tol){0, 0};
-    chk_tol_plan_free_maps(&sh.plan, checks);
-    sh.default_vs_ref_within = within;
-    out->default_vs_reference_ok = within;
-    d->has_vs_reference = true;
-    d->vs_reference = out->default_vs_reference;
-    d->leaf = leaf;
-    d->tol = out->reference_tol;
-    d->unverifiable = out->reference_unverifiable;
-    d->verdict = within ? (id ? CHK_VERDICT_MATCH : CHK_VERDICT_BENIGN) : CHK_VERDICT_MISMATCH_DEFAULT;
+    out->default_vs_reference = j.vs_reference;
+    out->reference_tol = j.tol;
+    out->reference_unverifiable = j.unverifiable;
+    sh.default_vs_ref_within = !j.rerun;
+    out->default_vs_reference_ok = !j.rerun;
     d->speedup = 1.0;
     /* A default that disagrees with the reference may be racy rather than
      * wrong: before any mismatch-default it is rerun with a second jitter
      * seed, as a divergent candidate is.  A racy default is no baseline:
      * the candidates are then judged against the reference alone. */
-    if (!within) {
+    if (j.rerun) {
       tn_cand_result again = *d;
       hlo_value *out2 = NULL;
       run_config(&sh, &d->cfg, mix(djitter, 0x5EED), &again, &out2);
-      if (!out2 || !hlo_value_equal(sh.dflt_out, out2)) {
-        d->verdict = CHK_VERDICT_NONDETERMINISTIC;
-        if (!out2)
-          snprintf(d->message, sizeof d->message, "rerun with another timing seed failed: %.400s", again.message);
-        else
-          snprintf(d->message, sizeof d->message, "rerun with another timing seed gave different output");
+      if (chk_judge_nondeterministic(sh.dflt_out, out2, again.message, &j)) {
         keep_divergent(&sh, out->cands, 0, sh.dflt_out); /* its first output */
         sh.dflt_out = NULL;
       }
       hlo_value_unref(out2);
     }
+    take_judgement(d, &j);
     if (sh.dflt_out && chk_verdict_is_divergent(d->verdict))
       keep_divergent(&sh, out->cands, 0, hlo_value_ref(sh.dflt_out));
   }
