@@ -840,6 +840,7 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
 /* The hook of the measurement: shifts one accumulation's value. */
 typedef struct {
   const chk_accum *a;
+  double scale; /* of the shift at a->h: 1, or the small shift's fraction */
   double sign;
 } shift_state;
 
@@ -855,13 +856,56 @@ static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, i
     return;
   for (int64_t e = 0; e < a->n; e++) {
     double x = hlo_value_get_f64(c, e);
-    double d = 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
+    /* both sides of a comparison with coefficient a->h, each as far as
+     * its bound allows */
+    double d = st->scale * 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
     if (isfinite(x))
       hlo_value_set_f64(c, e, x + st->sign * d);
   }
   hlo_value_unref(*value);
   *value = c;
 }
+
+/* The reference's outputs with accumulation a shifted up and down by
+ * scale times its full shift: moved[0] and moved[1], one reference each.
+ * 0, or -1 with err (moved[] then holds nothing). */
+static int shifted(chk_accums *A, const chk_accum *a, double scale, chk_accums_eval_fn *eval, void *eval_ctx,
+                   hlo_value **moved, hlo_error *err) {
+  moved[0] = moved[1] = NULL;
+  for (int s = 0; s < 2; s++) {
+    shift_state st = {.a = a, .scale = scale, .sign = s == 0 ? 1.0 : -1.0};
+    int rc = chk_replay_plan(&A->replay, a->ins, shift_hook, &st)
+                 ? eval(eval_ctx, chk_replay_hook, &A->replay, &moved[s], err)
+                 : eval(eval_ctx, shift_hook, &st, &moved[s], err);
+    if (rc != 0) {
+      hlo_value_unref(moved[0]);
+      moved[0] = NULL;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* How far output element i moved under the larger of the two shifts. */
+static double moved_by(const hlo_value *y, const hlo_value *yp, const hlo_value *ym, int64_t i) {
+  double v = hlo_value_get_f64(y, i);
+  double dp = fabs(hlo_value_get_f64(yp, i) - v), dm = fabs(hlo_value_get_f64(ym, i) - v);
+  double d = dp > dm ? dp : dm;
+  /* A shift that turns a finite output non-finite marks an
+   * ill-conditioned element: no finite allowance applies there. */
+  return isfinite(d) ? d : (isfinite(v) ? INFINITY : 0);
+}
+
+/* The second, small shift as a fraction of the full one: small enough that
+ * a saturating output is still near its slope there, large enough that the
+ * output moves by many of its ulps (a shift of 1/256, the least the noise
+ * floor scales a bound to, moved softmax's outputs by one or two ulps, and
+ * their rounding alone then read as a steeper slope). */
+#define SMALL_SHIFT (1.0 / 16)
+
+/* Ulps of an output the small shift's move is discounted by: both values
+ * round once, and the ops after the sum round again on each side. */
+#define SMALL_SHIFT_ULPS 4.0
 
 int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *g_max, chk_accums_eval_fn *eval,
                        void *eval_ctx, hlo_error *err) {
@@ -872,22 +916,26 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
     chk_accum *a = &A->a[j];
     /* A vacuous or infinite coefficient: the scale of the sum itself. */
     a->h = g_max[j] < 1.0 ? g_max[j] : 1.0;
-    hlo_value *moved[2] = {NULL, NULL};
-    for (int s = 0; s < 2; s++) {
-      shift_state st = {.a = a, .sign = s == 0 ? 1.0 : -1.0};
-      int rc = chk_replay_plan(&A->replay, a->ins, shift_hook, &st)
-                   ? eval(eval_ctx, chk_replay_hook, &A->replay, &moved[s], err)
-                   : eval(eval_ctx, shift_hook, &st, &moved[s], err);
-      if (rc != 0) {
-        hlo_value_unref(moved[0]);
-        chk_replay_free(&A->replay);
-        return -1;
-      }
+    hlo_value *moved[2], *small[2] = {NULL, NULL};
+    if (shifted(A, a, 1.0, eval, eval_ctx, moved, err) != 0) {
+      chk_replay_free(&A->replay);
+      return -1;
+    }
+    if (a->h > 0 && shifted(A, a, SMALL_SHIFT, eval, eval_ctx, small, err) != 0) {
+      hlo_value_unref(moved[0]);
+      hlo_value_unref(moved[1]);
+      chk_replay_free(&A->replay);
+      return -1;
     }
     for (int leaf = 0; leaf < A->nleaves; leaf++) {
-      const hlo_value *y = hlo_value_leaf(reference, leaf), *yp = hlo_value_leaf(moved[0], leaf), *ym = hlo_value_leaf(moved[1], leaf);
+      const hlo_value *y = hlo_value_leaf(reference, leaf), *yp = hlo_value_leaf(moved[0], leaf),
+                      *ym = hlo_value_leaf(moved[1], leaf);
+      const hlo_value *sp = small[0] ? hlo_value_leaf(small[0], leaf) : NULL,
+                      *sm = small[1] ? hlo_value_leaf(small[1], leaf) : NULL;
       if (!y || !yp || !ym || !hlo_etype_is_float(y->type) || yp->count != y->count || ym->count != y->count)
         continue;
+      bool two = sp && sm && sp->count == y->count && sm->count == y->count;
+      double ulp = 2.0 * chk_unit_roundoff(y->type);
       double *dy = malloc(sizeof *dy * (size_t)(y->count ? y->count : 1));
       if (!dy) {
         A->failed = true;
@@ -895,12 +943,24 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
       }
       bool moves = false;
       for (int64_t i = 0; i < y->count; i++) {
-        double v = hlo_value_get_f64(y, i);
-        double dp = fabs(hlo_value_get_f64(yp, i) - v), dm = fabs(hlo_value_get_f64(ym, i) - v);
-        double d = dp > dm ? dp : dm;
-        /* A shift that turns a finite output non-finite marks an
-         * ill-conditioned element: no finite allowance applies there. */
-        dy[i] = isfinite(d) ? d : (isfinite(v) ? INFINITY : 0);
+        dy[i] = moved_by(y, yp, ym, i);
+        /* The move is scaled to each comparison's coefficient linearly
+         * (chk_accums_leaf_map), which holds only as far as the output is
+         * linear in the sum over the shift.  Past a saturating op (tanh,
+         * logistic, a clamp) a shift as wide as the widest comparison's
+         * moves the output less than proportionally, and a narrow
+         * comparison then got too little: the small shift's move, less
+         * what rounding alone can make of it and scaled up to the full
+         * shift, stands when it is larger. */
+        if (two && isfinite(dy[i])) {
+          double v = fabs(hlo_value_get_f64(y, i)), vp = fabs(hlo_value_get_f64(sp, i)),
+                 vm = fabs(hlo_value_get_f64(sm, i));
+          double top = v > vp ? v : vp;
+          top = top > vm ? top : vm;
+          double up = (moved_by(y, sp, sm, i) - SMALL_SHIFT_ULPS * ulp * top) / SMALL_SHIFT;
+          if (up > dy[i])
+            dy[i] = up;
+        }
         if (dy[i] > 0)
           moves = true;
       }
@@ -911,6 +971,8 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
     }
     hlo_value_unref(moved[0]);
     hlo_value_unref(moved[1]);
+    hlo_value_unref(small[0]);
+    hlo_value_unref(small[1]);
   }
   chk_replay_free(&A->replay);
   return 0;

@@ -118,8 +118,13 @@ typedef int chk_accums_eval_fn(void *ctx, chk_eval_hook *hook, void *hook_ctx, h
 
 /* The measurement above; g_max[j] is the widest coefficient any comparison
  * will use for accumulation j.  reference is the probe's result.  Each
- * shifted evaluation recomputes only what the shifted accumulation reaches
- * when the probe's recording allows it (replay.h), and all of the module
+ * output element's move is taken under the shift of g_max and under a
+ * sixteenth of it, scaled up sixteen times after discounting what
+ * rounding alone makes of it: the larger stands, so that an output that
+ * saturates (tanh after a sum) is not credited with less sensitivity for a
+ * narrow comparison than it has at the narrow scale.  Each shifted
+ * evaluation recomputes only what the shifted accumulation reaches when
+ * the probe's recording allows it (replay.h), and all of the module
  * otherwise; the recording is dropped on return.  0, or -1 with err. */
 int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *g_max, chk_accums_eval_fn *eval,
                        void *eval_ctx, hlo_error *err);

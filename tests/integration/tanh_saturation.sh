@@ -36,4 +36,27 @@ if [ -f "$TUNE_BUILDDIR/tests/backend/mutation_backend.so" ]; then
 else
   echo "# mutation_backend.so not built: the scale check is skipped"
 fi
+
+# A tanh after a HIGH-precision dot whose sum cancels to near 0 (found by
+# `tune --fuzz --seed 1 --compiler stable`, draw 21875 of 50,000, as a
+# false mismatch-candidate; minimized, with its inputs).  Element
+# (5,1,0): the 200 products (f16-rounded lhs times 0..199) have
+# sum|t| = 10409.6 and sum -0.96346; k012 order with pack=2 and the default's
+# sequential order differ there by 6.1e-5 in the sum (one ulp, 2^-14, of
+# partial sums between 512 and 1024), hence in tanh(sum + 0.98182) =
+# 0.0183.  The measurement shifted the dot for a 1-pass against 6-pass
+# comparison (2 x 2^-7 x 10409, about 160), which no config of a HIGH dot
+# can make, tanh saturated, and the scaled-down allowance was 5.8e-5.
+F2="$TUNE_SRCDIR/tests/hlo/dot_high_tanh_cancel.hlo"
+I2="$TUNE_SRCDIR/tests/hlo/dot_high_tanh_cancel.inputs.h5"
+C2='tile=2x2x8 k=200 buf=3 order=k012 pack=2 prec=high flags=fuse-converts'
+expect_status 0 "a HIGH dot cancelling under a tanh, pack=2 k012 against the default: no finding" \
+  "$TUNE" --check "$F2" --inputs "$I2" --only "$C2" --seed 1 --compiler stable
+expect_grep "verdicts  match=1 benign=1$" "$TMPD/out" "the candidate is benign"
+if [ -f "$TUNE_BUILDDIR/tests/backend/mutation_backend.so" ]; then
+  TUNE_MUTATION=scale expect_status 1 "its output scaled by 1 + 1e-3 is still a finding" \
+    "$TUNE" --check "$F2" --inputs "$I2" --only "$C2" --seed 1 --compiler stable \
+    --backend "$TUNE_BUILDDIR/tests/backend/mutation_backend.so"
+fi
+expect_status 0 "its whole space, seed 1: no finding" "$TUNE" --check "$F2" --inputs "$I2" --budget 1000 --seed 1 --compiler stable
 finish

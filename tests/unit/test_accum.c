@@ -191,11 +191,12 @@ static void measure_replays_match_full(void **state) {
   ctx c = {.m = m};
   setup_ctx(&c);
   chk_accums fast, full;
+  /* two accumulations, each shifted up and down, fully and by a sixteenth */
   measure(&c, true, &fast);
-  assert_int_equal(evaluations, 4);
-  assert_int_equal(replays, 4);
+  assert_int_equal(evaluations, 8);
+  assert_int_equal(replays, 8);
   measure(&c, false, &full);
-  assert_int_equal(evaluations, 4);
+  assert_int_equal(evaluations, 8);
   assert_int_equal(replays, 0);
   assert_int_equal(fast.nleaves, 3);
   assert_int_equal(full.nleaves, 3);
@@ -520,9 +521,74 @@ static void dot_lane_sums_match_reference_route(void **state) {
                  HLO_F32, 4, DIMS(2, 5, 4, 3), 4, DIMS(3, 2, 4, 6), false, false, 17);
 }
 
+/* A sum that a tanh saturates: x = {1000, -1000, 500, -500} sums to 0,
+ * S = 3000.  With g_max = 1e-3 the measurement shifts the sum by
+ * 2 * 1e-3 * 3000 = 6, where tanh has flattened: the output moves by
+ * tanh(6) = 0.9999877, a sixth of what its slope at 0 (1) makes of a
+ * shift of 6.  Scaled linearly, a comparison with G = 5e-4 got
+ * 2 * 0.9999877 * 0.5, about 1, although the two sides may differ by up
+ * to 2 * 5e-4 * 3000 = 3 in the sum, hence about as much in the output.
+ * The sixteenth shift, 0.375, moves tanh by 0.3583574 (numpy's f32
+ * tanh); less 4 ulps of f32 at 0.358 (1.7e-7) and times 16 that is
+ * 5.733715, and the comparison gets 2 * 5.733715 * 0.5.  A sum tanh
+ * does not saturate is the control: x = {1, -1, 0.5, -0.5} (S = 3, shift
+ * 0.006, tanh(0.006) = 0.00599993), where the small shift's move scaled
+ * up (16 tanh(0.000375) = 0.00599999) agrees with the wide one's to 1e-5
+ * of it, and the allowance stays 2 * 0.0059999 * 0.5 within 1e-6. */
+static void saturating_output_measured_at_two_scales(void **state) {
+  (void)state;
+  static const char *text = "HloModule t\n"
+                            "add {\n"
+                            "  a = f32[] parameter(0)\n"
+                            "  b = f32[] parameter(1)\n"
+                            "  ROOT s = f32[] add(a, b)\n"
+                            "}\n"
+                            "ENTRY e {\n"
+                            "  x = f32[1,4] parameter(0)\n"
+                            "  l = f32[2,2] parameter(1)\n"
+                            "  r = f32[2,1] parameter(2)\n"
+                            "  zero = f32[] constant(0)\n"
+                            "  s = f32[1] reduce(x, zero), dimensions={1}, to_apply=add\n"
+                            "  ROOT t = f32[1] tanh(s)\n"
+                            "}\n";
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  assert_non_null(m);
+  double gmax[1] = {1e-3}, g[1] = {5e-4};
+  for (int big = 1; big >= 0; big--) {
+    ctx c = {.m = m};
+    double k = big ? 1000 : 1;
+    c.args[0] = fx_array(HLO_F32, 2, DIMS(1, 4), VALS(k, -k, k / 2, -k / 2));
+    c.args[1] = fx_array(HLO_F32, 2, DIMS(2, 2), VALS(0, 0, 0, 0));
+    c.args[2] = fx_array(HLO_F32, 2, DIMS(2, 1), VALS(0, 0));
+    chk_accums A;
+    memset(&A, 0, sizeof A);
+    A.kernel = m->entry;
+    hlo_value *ref = NULL;
+    assert_int_equal(eval_cb(&c, chk_accums_probe, &A, &ref, &err), 0);
+    assert_int_equal(A.n, 1);
+    assert_true(A.a[0].abs_sum[0] == 3 * k);
+    assert_int_equal(chk_accums_measure(&A, ref, gmax, eval_cb, &c, &err), 0);
+    double *map = NULL;
+    assert_int_equal(chk_accums_leaf_map(&A, 0, 1, g, &map), 0);
+    assert_non_null(map);
+    if (big)
+      assert_true(fabs(map[0] - 5.733715) <= 1e-4);
+    else
+      assert_true(fabs(map[0] - 0.0059999) <= 1e-6);
+    free(map);
+    chk_accums_free(&A);
+    hlo_value_unref(ref);
+    for (int i = 0; i < 3; i++)
+      hlo_value_unref(c.args[i]);
+  }
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(abs_sums_and_allowance),
+      cmocka_unit_test(saturating_output_measured_at_two_scales),
       cmocka_unit_test(measure_replays_match_full),
       cmocka_unit_test(bf16_dot_accumulates_in_f32),
       cmocka_unit_test(dot_lane_sums_by_hand),

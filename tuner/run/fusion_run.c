@@ -405,7 +405,10 @@ static int eval_reference_cb(void *ctx, chk_eval_hook *hook, void *hook_ctx, hlo
 /* Measures how each accumulation reaches the outputs (check/accum.h), with
  * the widest coefficient any comparison of this fusion can use: the
  * hero's sides at depth K + 1 (above any config's) and, for an f32 dot,
- * the widest pass mix. */
+ * the widest pass mix a config can choose: from the instruction's own
+ * operand_precision, below which no config goes, to 6 passes.  (From 1
+ * pass whatever the floor, the shift was some 250 times wider than any
+ * comparison of a HIGH dot could use, and a tanh after it saturated.) */
 static int measure_accums(shared *sh, hlo_error *err) {
   if (sh->acc.failed)
     return hlo_error_set(err, 0, 0, "out of memory while recording the fusion's accumulations");
@@ -414,9 +417,9 @@ static int measure_accums(shared *sh, hlo_error *err) {
   double g[CHK_ACCUM_MAX];
   dev_config none;
   memset(&none, 0, sizeof none);
-  int wide = dot_passes(&sh->f, &none) > 0;
+  int floor_passes = dot_passes(&sh->f, &none);
   int64_t kd = sh->f.k_total + 1;
-  chk_tol_side a = {.passes = wide ? 1 : 0, .depth = kd}, b = {.passes = wide ? 6 : 0, .depth = kd};
+  chk_tol_side a = {.passes = floor_passes, .depth = kd}, b = {.passes = floor_passes ? 6 : 0, .depth = kd};
   chk_tol_plan_coefs(&sh->plan, true, &a, &b, g);
   if (chk_accums_measure(&sh->acc, sh->reference, g, eval_reference_cb, sh, err) != 0)
     return -1;
