@@ -889,19 +889,22 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
      * wrong: before any mismatch-default it is rerun with a second jitter
      * seed, as a divergent candidate is.  A racy default is no baseline:
      * the candidates are then judged against the reference alone. */
+    bool racy = false;
     if (j.rerun) {
       tn_cand_result again = *d;
       hlo_value *out2 = NULL;
       run_config(&sh, &d->cfg, mix(djitter, 0x5EED), &again, &out2);
-      if (chk_judge_nondeterministic(sh.dflt_out, out2, again.message, &j)) {
-        keep_divergent(&sh, out->cands, 0, sh.dflt_out); /* its first output */
-        sh.dflt_out = NULL;
-      }
+      racy = chk_judge_nondeterministic(sh.dflt_out, out2, again.message, &j);
       hlo_value_unref(out2);
     }
+    /* judged before it is kept: keep_divergent ranks by the verdict */
     take_judgement(d, &j);
-    if (sh.dflt_out && chk_verdict_is_divergent(d->verdict))
+    if (racy) {
+      keep_divergent(&sh, out->cands, 0, sh.dflt_out); /* its first output */
+      sh.dflt_out = NULL;
+    } else if (chk_verdict_is_divergent(d->verdict)) {
       keep_divergent(&sh, out->cands, 0, hlo_value_ref(sh.dflt_out));
+    }
   }
   if (o->default_out)
     *o->default_out = sh.dflt_out ? hlo_value_ref(sh.dflt_out) : NULL;
