@@ -726,6 +726,25 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
   return rc;
 }
 
+/* Hands job j to rank 0's own thread (idle, so it takes it at once). */
+static void give_local(local_worker *lw, const tn_mpi_settings *s, const tn_mpi_job *j) {
+  pthread_mutex_lock(&lw->mu);
+  put_job(&lw->job, s, j);
+  lw->has_job = 1;
+  pthread_cond_signal(&lw->cv);
+  pthread_mutex_unlock(&lw->mu);
+}
+
+/* Sends job j to worker rank w; an MPI failure ends the run (give_up). */
+static void send_job(const tn_mpi_settings *s, const tn_mpi_job *j, int w) {
+  tn_wire msg = {0};
+  put_job(&msg, s, j);
+  int code = msg.failed ? MPI_ERR_NO_MEM : MPI_Send(msg.data, (int)msg.len, MPI_BYTE, w, TAG_JOB, MPI_COMM_WORLD);
+  tn_wire_free(&msg);
+  if (code != MPI_SUCCESS)
+    give_up("sending to", w, code);
+}
+
 int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mpi_done_fn done, void *ctx,
                     hlo_error *err) {
   if (njobs > 1)
@@ -753,12 +772,7 @@ int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mp
   for (int w = 1; w < g_size; w++) {
     inflight[w] = -1;
     if (next < njobs) {
-      tn_wire msg = {0};
-      put_job(&msg, s, &jobs[next]);
-      int code = msg.failed ? MPI_ERR_NO_MEM : MPI_Send(msg.data, (int)msg.len, MPI_BYTE, w, TAG_JOB, MPI_COMM_WORLD);
-      tn_wire_free(&msg);
-      if (code != MPI_SUCCESS)
-        give_up("sending to", w, code);
+      send_job(s, &jobs[next], w);
       inflight[w] = next++;
       since[w] = now_s();
       outstanding++;
@@ -771,11 +785,7 @@ int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mp
     d.njobs = njobs;
     /* Rank 0's thread takes the next job whenever it is idle. */
     if (have_thread && local_job < 0 && next < njobs) {
-      pthread_mutex_lock(&lw->mu);
-      put_job(&lw->job, s, &jobs[next]);
-      lw->has_job = 1;
-      pthread_cond_signal(&lw->cv);
-      pthread_mutex_unlock(&lw->mu);
+      give_local(lw, s, &jobs[next]);
       local_job = next++;
       continue;
     }
@@ -834,20 +844,10 @@ int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mp
     }
     /* Keep the rank busy before storing: storing takes a while. */
     if (from == 0 && have_thread && next < njobs) {
-      pthread_mutex_lock(&lw->mu);
-      put_job(&lw->job, s, &jobs[next]);
-      lw->has_job = 1;
-      pthread_cond_signal(&lw->cv);
-      pthread_mutex_unlock(&lw->mu);
+      give_local(lw, s, &jobs[next]);
       local_job = next++;
     } else if (from > 0 && next < njobs) {
-      tn_wire msg = {0};
-      put_job(&msg, s, &jobs[next]);
-      int code =
-          msg.failed ? MPI_ERR_NO_MEM : MPI_Send(msg.data, (int)msg.len, MPI_BYTE, from, TAG_JOB, MPI_COMM_WORLD);
-      tn_wire_free(&msg);
-      if (code != MPI_SUCCESS)
-        give_up("sending to", from, code);
+      send_job(s, &jobs[next], from);
       inflight[from] = next++;
       since[from] = now_s();
       outstanding++;
