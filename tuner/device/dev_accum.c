@@ -1,5 +1,5 @@
 /* dev_accum.c — the accumulation depth of a config (see dev_accum.h for the
- * derivation; this mirrors dev_exec.c's setup_hero for which heroes the
+ * derivation; this mirrors dev_acc.c's setup_hero for which heroes the
  * device folds chunk by chunk). */
 #include "dev_accum.h"
 

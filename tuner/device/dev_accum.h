@@ -6,9 +6,10 @@
  * in any summation tree, s_hat = sum t_i (1 + e_i) with |e_i| <= gamma_h_i,
  * h_i the number of additions t_i takes part in).
  *
- * The structure, read from dev_exec.c (compute_chunk, fold_*_range,
- * combine_packs, acc_finalize), for K = the reduction length, c = the
- * chunk (cfg.k, K when 0; at most K), nk = ceil(K / c), P = cfg.pack:
+ * The structure, read from the executor (dev_acc.c: compute_chunk,
+ * combine_packs, acc_finalize; dev_fold_*.c: fold_*_range), for K = the
+ * reduction length, c = the chunk (cfg.k, K when 0; at most K),
+ * nk = ceil(K / c), P = cfg.pack:
  *
  *   Element r of the reduction goes to pack slot r mod P.  A reduce's slot 0
  *   starts at the init value (so the first element added to it is one

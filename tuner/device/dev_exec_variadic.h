@@ -3,12 +3,12 @@
  *
  * A variadic reduce folds N operands together: its reducer takes N
  * accumulators and N elements and returns N new accumulators.  The executor
- * (dev_exec.c) carries the N accumulators of an output element side by side
- * in one accumulator slot and folds them chunk by chunk like a
- * single-operand reduce; this file says which variadic reduces it runs that
- * way and applies their reducer, compiled once into a lane program of the
- * device's own (dev_lane.h: the device's elementwise lowering, not the
- * reference's kernels).
+ * (dev_acc.c, dev_fold_reduce.c) carries the N accumulators of an output
+ * element side by side in one accumulator slot and folds them chunk by
+ * chunk like a single-operand reduce; this file says which variadic
+ * reduces it runs that way and applies their reducer, compiled once into a
+ * lane program of the device's own (dev_lane.h: the device's elementwise
+ * lowering, not the reference's kernels).
  *
  * A fusion qualifies (dev_vred_native) when its hero is a reduce with N >= 2
  * operands of one shape and N scalar inits, over at least one reduced

@@ -1,0 +1,413 @@
+/* dev_fold_dot.c — the folds of a dot hero: a range of contracting
+ * positions into the pack accumulators, products in contracting order.
+ * The common case (one contracting dimension, f32 or integer) converts
+ * each operand once per chunk and runs f32 rows through the vectorised
+ * kernel of hlo_num_dot.h; int8-dot-f32-acc lives in the fallback
+ * accumulation.  Apart from the reduce folds because a dot reads two
+ * operands through its dimension numbers and has its own precision and
+ * kernels.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev_exec_internal.h"
+#include "hlo/hlo_num_dot.h"
+#include "hlo/hlo_numerics.h"
+
+/* Result position of dot operand side's dim d (see dev_elemental.c). */
+static int dot_rdim(const hlo_instr *ins, int side, int d, bool *contr) {
+  const hlo_dot_dnums *dn = &ins->attrs.dot;
+  const hlo_ints *batch = side ? &dn->rhs_batch : &dn->lhs_batch;
+  const hlo_ints *cl = side ? &dn->rhs_contracting : &dn->lhs_contracting;
+  *contr = false;
+  for (int i = 0; i < cl->n; i++)
+    if (cl->v[i] == d) {
+      *contr = true;
+      return i;
+    }
+  for (int i = 0; i < batch->n; i++)
+    if (batch->v[i] == d)
+      return i;
+  int pos = batch->n;
+  if (side) {
+    const hlo_shape *ls = dev_x_leaf0(ins->operands[0]);
+    for (int j = 0; j < ls->rank; j++) {
+      bool skip = false;
+      for (int i = 0; i < dn->lhs_batch.n; i++)
+        skip = skip || dn->lhs_batch.v[i] == j;
+      for (int i = 0; i < dn->lhs_contracting.n; i++)
+        skip = skip || dn->lhs_contracting.v[i] == j;
+      pos += !skip;
+    }
+  }
+  for (int j = 0; j < d; j++) {
+    bool skip = false;
+    for (int i = 0; i < batch->n; i++)
+      skip = skip || batch->v[i] == j;
+    for (int i = 0; i < cl->n; i++)
+      skip = skip || cl->v[i] == j;
+    pos += !skip;
+  }
+  return pos;
+}
+
+/* Defect int8-dot-f32-acc (class: a fallback code path with a narrower
+ * accumulator than the op's type).  An s8 x s8 -> s32 dot whose chunk k
+ * is not a multiple of 4 cannot use the packed 4-way int8 MXU path; the
+ * fallback accumulates the exact integer products in an f32 register, so
+ * every partial sum is rounded to 24 significant bits: sums beyond 2^24
+ * lose their low bits. */
+static int64_t int8_dot_f32_step(int64_t acc, int64_t prod) {
+  float f = (float)acc + (float)prod;
+  return (int64_t)f;
+}
+
+/* The OR of each contracting line's poison flags, at the line's first
+ * element (its contracting coordinate 0): one pass over the box, instead
+ * of one per output element that reads the line.  The box is
+ * [outer][contracting ncon][inner stride]; lines[off] for other offsets is
+ * the OR of the line's rest. */
+static void line_poison(const dev_box *b, int cd, int64_t stride, uint8_t *lines) {
+  int64_t ncon = b->n[cd], outer = ncon * stride > 0 ? b->count / (ncon * stride) : 0;
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t base = o * ncon * stride;
+    memcpy(lines + base + (ncon - 1) * stride, b->poison + base + (ncon - 1) * stride, (size_t)stride);
+    for (int64_t c = ncon - 2; c >= 0; c--)
+      for (int64_t i = 0; i < stride; i++) {
+        int64_t off = base + c * stride + i;
+        lines[off] = (uint8_t)(b->poison[off] | lines[off + stride]);
+      }
+  }
+}
+
+/* The f32 dot operand value of a box slot of type t, as fold_dot_fast
+ * converts it. */
+static float dot_operand(dev_slot v, hlo_eclass cls) {
+  double dv = cls == HLO_CLASS_FLOAT ? v.f : cls == HLO_CLASS_UINT ? (double)(uint64_t)v.i : (double)v.i;
+  return (float)dv;
+}
+
+/* fold_dot_fast's f32 case, rows of the region at a time through
+ * hlo_num_dot_f32_lanes, which gives each output element the scalar loop's
+ * bits (see hlo_num_dot.h).  With P pack slots, slot q of an output
+ * element takes positions r0 + r with (label0 + r) mod P == q in order: a
+ * line of its own, P elements apart.  The operands are split once
+ * per chunk as fold_dot_fast does, into one plane per bf16 part.  Returns
+ * 1 when done, 0 when an operand part is a NaN (then the scalar loop must
+ * run, see the header), -1 on failure. */
+static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, const int64_t *cd,
+                        const int64_t *stride, dev_precision prec, int64_t r0, int64_t len, int64_t label0,
+                        dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+  const hlo_instr *h = x->f->hero;
+  int np = hlo_num_dot_parts(prec);
+  int R = x->region.rank;
+  int64_t nl = R > 0 ? x->region.n[R - 1] : 1;
+  float *planes[2] = {NULL, NULL}, *row = malloc(sizeof(float) * (size_t)nl);
+  uint8_t *lines[2] = {NULL, NULL};
+  int rc = row ? 1 : -1;
+  for (int side = 0; rc == 1 && side < 2; side++) {
+    int64_t n = bx[side].count;
+    planes[side] = malloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)np);
+    lines[side] = bx[side].poison ? malloc((size_t)(n ? n : 1)) : NULL;
+    if (!planes[side] || (bx[side].poison && !lines[side])) {
+      rc = -1;
+      break;
+    }
+    hlo_eclass cls = hlo_etype_class(sh[side]->type);
+    bool nan = false;
+    for (int64_t i = 0; i < n; i++) {
+      float t[3];
+      hlo_num_dot_split(dot_operand(bx[side].v[i], cls), prec, t);
+      for (int p = 0; p < np; p++) {
+        planes[side][p * n + i] = t[p];
+        nan = nan || t[p] != t[p];
+      }
+    }
+    if (nan) {
+      rc = 0;
+      goto done;
+    }
+    if (lines[side])
+      line_poison(&bx[side], (int)cd[side], stride[side], lines[side]);
+  }
+  if (rc != 1) {
+    rc = dev_x_fail(x, "out of memory");
+    goto done;
+  }
+  int64_t P = x->P;
+  hlo_num_dot_planes pl = {.sa = stride[0] * P, .sb = stride[1] * P, .prec = prec};
+  for (int p = 0; p < np; p++) {
+    pl.a[p] = planes[0] + p * bx[0].count;
+    pl.b[p] = planes[1] + p * bx[1].count;
+  }
+  /* How far one step along the region's last dimension moves each side. */
+  int64_t step[2] = {0, 0};
+  for (int side = 0; R > 0 && side < 2; side++) {
+    int64_t s = 1;
+    for (int d = sh[side]->rank - 1; d >= 0; d--) {
+      bool c;
+      int rd = dot_rdim(h, side, d, &c);
+      if (!c && rd == R - 1)
+        step[side] += s;
+      s *= bx[side].n[d];
+    }
+  }
+  int64_t idx[HLO_MAX_RANK], oi[HLO_MAX_RANK];
+  for (int d = 0; d < R; d++)
+    idx[d] = x->region.lo[d];
+  for (int64_t ro = 0; ro < x->region.count; ro += nl) {
+    int64_t base[2];
+    for (int side = 0; side < 2; side++) {
+      int64_t off = 0;
+      for (int d = 0; d < sh[side]->rank; d++) {
+        bool c;
+        int rd = dot_rdim(h, side, d, &c);
+        oi[d] = c ? r0 : idx[rd];
+        off = off * bx[side].n[d] + (oi[d] - bx[side].lo[d]);
+      }
+      base[side] = off;
+    }
+    for (int64_t q = 0; q < P; q++) {
+      int64_t first = ((q - label0 % P) % P + P) % P; /* the slot's first position */
+      if (first >= len)
+        continue; /* no product reaches this slot: it stays as it was */
+      int64_t cnt = (len - first + P - 1) / P;
+      int64_t a0 = base[0] + first * stride[0], b0 = base[1] + first * stride[1];
+      bool nan_acc = false;
+      for (int64_t j = 0; j < nl; j++) {
+        row[j] = (float)acc[(ro + j) * P + q].f;
+        nan_acc = nan_acc || row[j] != row[j];
+      }
+      if (nan_acc) /* see hlo_num_dot.h: NaN payloads need the scalar order */
+        for (int64_t j = 0; j < nl; j++)
+          row[j] = hlo_num_dot_f32_line(&pl, row[j], a0 + j * step[0], b0 + j * step[1], cnt);
+      else
+        hlo_num_dot_f32_lanes(&pl, row, nl, a0, step[0], b0, step[1], cnt);
+      for (int64_t j = 0; j < nl; j++) {
+        acc[(ro + j) * P + q].f = row[j];
+        valid[(ro + j) * P + q] = 1;
+      }
+    }
+    /* Every slot of an element gets the poison of its whole line. */
+    for (int64_t j = 0; j < nl; j++) {
+      uint8_t pz = (uint8_t)((lines[0] ? lines[0][base[0] + j * step[0]] : 0) |
+                             (lines[1] ? lines[1][base[1] + j * step[1]] : 0));
+      for (int64_t q = 0; q < P; q++)
+        poison[(ro + j) * P + q] |= pz;
+    }
+    for (int d = R - 2; d >= 0; d--) {
+      if (++idx[d] < x->region.lo[d] + x->region.n[d])
+        break;
+      idx[d] = x->region.lo[d];
+    }
+  }
+done:
+  free(row);
+  for (int side = 0; side < 2; side++) {
+    free(planes[side]);
+    free(lines[side]);
+  }
+  return rc;
+}
+
+/* The common case of fold_dot — one contracting dimension, f32 or integer
+ * compute — with each operand converted once per chunk (split into its bf16
+ * parts, or widened to the integer compute type) instead of once per
+ * product.  Same products, same order, same roundings as the general path. */
+static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh, dev_precision prec, int64_t r0,
+                         int64_t len, int64_t label0, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+  const hlo_instr *h = x->f->hero;
+  hlo_etype ct = x->acc_t;
+  bool f32_int_acc = dev_x_on(x, DEV_DEFECT_INT8_DOT_F32_ACC);
+  int64_t cd[2] = {h->attrs.dot.lhs_contracting.v[0], h->attrs.dot.rhs_contracting.v[0]};
+  int64_t stride[2];
+  float *parts[2] = {NULL, NULL};
+  uint64_t *ints[2] = {NULL, NULL};
+  int rc = 0;
+  for (int side = 0; side < 2; side++) {
+    stride[side] = 1;
+    for (int d = (int)cd[side] + 1; d < bx[side].rank; d++)
+      stride[side] *= bx[side].n[d];
+  }
+  if (ct == HLO_F32) {
+    int done = dot_rows_f32(x, bx, sh, cd, stride, prec, r0, len, label0, acc, valid, poison);
+    if (done != 0)
+      return done < 0 ? -1 : 0;
+  }
+  for (int side = 0; side < 2; side++) {
+    size_t n = (size_t)(bx[side].count ? bx[side].count : 1);
+    if (ct == HLO_F32) {
+      parts[side] = malloc(n * 3 * sizeof(float));
+      if (!parts[side]) {
+        rc = dev_x_fail(x, "out of memory");
+        continue;
+      }
+      for (int64_t i = 0; i < bx[side].count; i++) {
+        dev_slot v = bx[side].v[i];
+        double dv = hlo_etype_class(sh[side]->type) == HLO_CLASS_FLOAT ? v.f
+                    : hlo_etype_class(sh[side]->type) == HLO_CLASS_UINT ? (double)(uint64_t)v.i
+                                                                         : (double)v.i;
+        hlo_num_dot_split((float)dv, prec, parts[side] + 3 * i);
+      }
+    } else {
+      ints[side] = malloc(n * sizeof(uint64_t));
+      if (!ints[side]) {
+        rc = dev_x_fail(x, "out of memory");
+        continue;
+      }
+      dev_slot zero = {.i = 0};
+      for (int64_t i = 0; i < bx[side].count; i++) {
+        /* x * 1 through the step function gives the widened operand */
+        dev_slot one = {.i = 1};
+        ints[side][i] = (uint64_t)dev_elem_dot_step(ct, x->res_t, zero, bx[side].v[i], sh[side]->type, one,
+                                                    x->res_t, prec).i;
+      }
+    }
+  }
+  int64_t idx[HLO_MAX_RANK], oi[HLO_MAX_RANK];
+  for (int d = 0; d < x->region.rank; d++)
+    idx[d] = x->region.lo[d];
+  for (int64_t ro = 0; rc == 0 && ro < x->region.count; ro++) {
+    int64_t base[2];
+    for (int side = 0; side < 2; side++) {
+      int64_t off = 0;
+      for (int d = 0; d < sh[side]->rank; d++) {
+        bool c;
+        int rd = dot_rdim(h, side, d, &c);
+        oi[d] = c ? r0 : idx[rd];
+        off = off * bx[side].n[d] + (oi[d] - bx[side].lo[d]);
+      }
+      base[side] = off;
+    }
+    uint8_t p = 0;
+    for (int64_t r = 0; r < len; r++) {
+      int64_t a = base[0] + r * stride[0], b = base[1] + r * stride[1];
+      p |= bx[0].poison[a] | bx[1].poison[b];
+    }
+    if (ct == HLO_F32 && x->P == 1) {
+      /* one running f32 accumulator: keep it in a register */
+      float f = (float)acc[ro].f;
+      const float *pa = parts[0] + 3 * base[0], *pb = parts[1] + 3 * base[1];
+      int64_t sa = 3 * stride[0], sb = 3 * stride[1];
+      if (prec == DEV_PREC_DEFAULT)
+        for (int64_t r = 0; r < len; r++)
+          f = hlo_num_ftz_f32(f + hlo_num_ftz_f32(pa[r * sa] * pb[r * sb]));
+      else
+        for (int64_t r = 0; r < len; r++)
+          f = hlo_num_ftz_f32(f + hlo_num_dot_parts_product(pa + r * sa, pb + r * sb, prec));
+      acc[ro].f = f;
+      valid[ro] = 1;
+    } else {
+      for (int64_t r = 0; r < len; r++) {
+        int64_t a = base[0] + r * stride[0], b = base[1] + r * stride[1];
+        int64_t k = ro * x->P + (label0 + r) % x->P;
+        if (ct == HLO_F32)
+          acc[k].f = hlo_num_ftz_f32((float)acc[k].f + hlo_num_dot_parts_product(parts[0] + 3 * a, parts[1] + 3 * b, prec));
+        else if (f32_int_acc)
+          acc[k].i = int8_dot_f32_step(acc[k].i, (int64_t)(ints[0][a] * ints[1][b]));
+        else
+          acc[k].i = (int64_t)((uint64_t)acc[k].i + ints[0][a] * ints[1][b]);
+        valid[k] = 1;
+      }
+    }
+    for (int q = 0; q < x->P; q++)
+      poison[ro * x->P + q] |= p;
+    for (int d = x->region.rank - 1; d >= 0; d--) {
+      if (++idx[d] < x->region.lo[d] + x->region.n[d])
+        break;
+      idx[d] = x->region.lo[d];
+    }
+  }
+  for (int side = 0; side < 2; side++) {
+    free(parts[side]);
+    free(ints[side]);
+  }
+  return rc;
+}
+
+/* Contracting positions [r0, r0 + len) of a dot hero, read through pread:
+ * lhs and rhs blocks, then per output element the products in contracting
+ * order, position r0 + i into pack slot (label0 + i) mod P. */
+int dev_x_fold_dot_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison, int64_t r0, int64_t len,
+                          int64_t label0, dev_param_read *pread) {
+  const hlo_instr *h = x->f->hero;
+  int nc = h->attrs.dot.lhs_contracting.n;
+  const hlo_shape *sh[2] = {dev_x_leaf0(h->operands[0]), dev_x_leaf0(h->operands[1])};
+  int64_t csz[HLO_MAX_RANK];
+  for (int j = 0; j < nc; j++)
+    csz[j] = sh[0]->dims[h->attrs.dot.lhs_contracting.v[j]];
+  if (len <= 0)
+    return 0;
+  int64_t clo[HLO_MAX_RANK], cn[HLO_MAX_RANK];
+  dev_x_chunk_bbox(csz, nc, r0, r0 + len, clo, cn);
+  dev_box bx[2];
+  for (int side = 0; side < 2; side++) {
+    dev_box want = {.rank = sh[side]->rank};
+    for (int d = 0; d < sh[side]->rank; d++) {
+      bool c;
+      int rd = dot_rdim(h, side, d, &c);
+      if (c)
+        want.lo[d] = clo[rd], want.n[d] = cn[rd];
+      else
+        want.lo[d] = x->region.lo[rd], want.n[d] = x->region.n[rd];
+    }
+    if (dev_elem_eval(x->el, h->operands[side], &want, false, pread, NULL, x, &bx[side], x->why,
+                      x->why_len) != 0) {
+      if (side)
+        dev_box_free(&bx[0]);
+      return -1;
+    }
+  }
+  hlo_etype ct = x->acc_t;
+  dev_precision prec = hlo_num_dot_precision(h, x->s->cfg.prec);
+  if (nc == 1 && ct != HLO_F64) {
+    int rc = fold_dot_fast(x, bx, sh, prec, r0, len, label0, acc, valid, poison);
+    dev_elem_box_release(x->el, &bx[0]);
+    dev_elem_box_release(x->el, &bx[1]);
+    return rc;
+  }
+  int64_t idx[HLO_MAX_RANK], ci[HLO_MAX_RANK], oi[2][HLO_MAX_RANK];
+  for (int d = 0; d < x->region.rank; d++)
+    idx[d] = x->region.lo[d];
+  for (int64_t ro = 0; ro < x->region.count; ro++) {
+    for (int side = 0; side < 2; side++)
+      for (int d = 0; d < sh[side]->rank; d++) {
+        bool c;
+        int rd = dot_rdim(h, side, d, &c);
+        oi[side][d] = c ? -1 - rd : idx[rd];
+      }
+    for (int64_t r = r0; r < r0 + len; r++) {
+      dev_x_unflatten_red(csz, nc, r, ci);
+      int64_t off[2];
+      uint8_t p = 0;
+      for (int side = 0; side < 2; side++) {
+        off[side] = 0;
+        for (int d = 0; d < sh[side]->rank; d++) {
+          int64_t v = oi[side][d] < 0 ? ci[-1 - oi[side][d]] : oi[side][d];
+          off[side] = off[side] * bx[side].n[d] + (v - bx[side].lo[d]);
+        }
+        p |= bx[side].poison[off[side]];
+      }
+      int64_t k = ro * x->P + (label0 + (r - r0)) % x->P;
+      if (dev_x_on(x, DEV_DEFECT_INT8_DOT_F32_ACC)) {
+        dev_slot zero = {.i = 0};
+        dev_slot prod = dev_elem_dot_step(ct, x->res_t, zero, bx[0].v[off[0]], sh[0]->type, bx[1].v[off[1]],
+                                          sh[1]->type, prec);
+        acc[k].i = int8_dot_f32_step(acc[k].i, prod.i);
+      } else {
+        acc[k] = dev_elem_dot_step(ct, x->res_t, acc[k], bx[0].v[off[0]], sh[0]->type, bx[1].v[off[1]],
+                                   sh[1]->type, prec);
+      }
+      valid[k] = 1;
+      poison[k] |= p;
+    }
+    for (int d = x->region.rank - 1; d >= 0; d--) {
+      if (++idx[d] < x->region.lo[d] + x->region.n[d])
+        break;
+      idx[d] = x->region.lo[d];
+    }
+  }
+  dev_elem_box_release(x->el, &bx[0]);
+  dev_elem_box_release(x->el, &bx[1]);
+  return 0;
+}
