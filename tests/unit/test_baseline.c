@@ -3,9 +3,10 @@
  * budget of legal candidates from its space, the device's output matches
  * the reference evaluator run with emulate_device.  The two are independent
  * implementations for every op the device lowers itself (issue 14; gather,
- * scatter, sort, dynamic-(update-)slice and reduce-window included), so
- * this can fail; convolution, collectives and general reducers still reach
- * the reference through the device (dev_elemental.h) and agree by
+ * scatter, sort, dynamic-(update-)slice, reduce-window, convolution and
+ * the collectives included), so this can fail; what the device still hands
+ * to its host (dev_elemental.h: map, calls, complex numbers,
+ * collective-broadcast, ...) reaches the reference and agrees by
  * construction.
  *
  * What "matches" means:

@@ -1,10 +1,13 @@
 /* test_dev_host.c — the device's host evaluator (dev_host.h), handed in
- * dev_fusion.host: what the device does not compute itself (a collective,
- * evaluated as the kernel cut at it for every replica; a single op it has
- * no lowering for, here map) goes to that host and nowhere else.
+ * dev_fusion.host: what the device does not compute itself (a collective
+ * it has no lowering for, evaluated as the kernel cut at it for every
+ * replica; a single op it has no lowering for, here map) goes to that host
+ * and nowhere else, and what it does compute (an all-reduce, replica-id)
+ * never does.
  *
  *   no host     the op is refused with a runtime error that says so,
- *               never a crash and never a silent answer;
+ *               never a crash and never a silent answer; the all-reduce
+ *               kernel runs without one, on the device's own collective;
  *   a fake      its answer is what the device uses, and it is asked with
  *               the fusion's replicas and rng seed and the device's
  *               numerics;
@@ -34,6 +37,16 @@ static const char *const all_reduce_text =
     "  ar = f32[8,128] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=add\n"
     "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
     "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
+
+/* The same, with a collective-broadcast, which the device does not lower:
+ * every replica gets replica 0's x = p + 0, halved: p / 2. */
+static const char *const broadcast_text =
+    "HloModule m, replica_count=4\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  r = u32[] replica-id()\n  rf = f32[] convert(r)\n"
+    "  rb = f32[8,128] broadcast(rf), dimensions={}\n  x = f32[8,128] add(p, rb)\n"
+    "  cb = f32[8,128] collective-broadcast(x), replica_groups={{0,1,2,3}}\n"
+    "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
+    "  ROOT y = f32[8,128] multiply(cb, hb)\n}\n";
 
 /* map(p, q) with add: p + q, then the device's own add of 1. */
 static const char *const map_text =
@@ -128,8 +141,23 @@ static void expect_refused(const char *text, int nargs, const char *what) {
 
 static void no_host_refuses_collective(void **state) {
   (void)state;
-  /* the first instruction the kernel hands over is replica-id */
-  expect_refused(all_reduce_text, 1, "replica-id");
+  expect_refused(broadcast_text, 1, "cb: collective-broadcast");
+}
+
+/* The all-reduce needs no host: replica-id and the collective are the
+ * device's own, and replica 0 gets 2p + 3 as worked out above. */
+static void no_host_computes_all_reduce(void **state) {
+  (void)state;
+  fx x;
+  load(&x, all_reduce_text, 1, NULL, 0);
+  dev_run r;
+  run(&x, &r);
+  if (r.status != DEV_OK)
+    fail_msg("run: %s", r.message);
+  for (int i = 0; i < N; i++)
+    assert_true(((const float *)r.out->data)[i] == 2.0f * (float)i + 3.0f);
+  hlo_value_unref(r.out);
+  unload(&x);
 }
 
 static void no_host_refuses_map(void **state) {
@@ -141,13 +169,14 @@ static void fake_host_answers_collective(void **state) {
   (void)state;
   memset(&seen, 0, sizeof seen);
   fx x;
-  load(&x, all_reduce_text, 1, &fake, 77);
+  load(&x, broadcast_text, 1, &fake, 77);
   dev_run r;
   run(&x, &r);
   assert_int_equal(r.status, DEV_OK);
-  /* replica-id alone, then the kernel cut at the all-reduce */
-  assert_int_equal(seen.calls, 2);
-  assert_int_equal(seen.root_op, HLO_OP_ALL_REDUCE);
+  /* only the kernel cut at the collective-broadcast: replica-id is the
+   * device's */
+  assert_int_equal(seen.calls, 1);
+  assert_int_equal(seen.root_op, HLO_OP_COLLECTIVE_BROADCAST);
   assert_int_equal(seen.nargs, 1);
   assert_int_equal(seen.o.replicas, 4);
   assert_int_equal(seen.o.emulate_device, 1);
@@ -155,6 +184,22 @@ static void fake_host_answers_collective(void **state) {
   assert_null(seen.o.hook);
   for (int i = 0; i < N; i++) /* the host's 42, halved by the device */
     assert_true(((const float *)r.out->data)[i] == 21.0f);
+  hlo_value_unref(r.out);
+  unload(&x);
+}
+
+/* With a fake host, the all-reduce kernel never asks it. */
+static void fake_host_not_asked_for_all_reduce(void **state) {
+  (void)state;
+  memset(&seen, 0, sizeof seen);
+  fx x;
+  load(&x, all_reduce_text, 1, &fake, 77);
+  dev_run r;
+  run(&x, &r);
+  assert_int_equal(r.status, DEV_OK);
+  assert_int_equal(seen.calls, 0);
+  for (int i = 0; i < N; i++)
+    assert_true(((const float *)r.out->data)[i] == 2.0f * (float)i + 3.0f);
   hlo_value_unref(r.out);
   unload(&x);
 }
@@ -208,8 +253,9 @@ static void reference_host_map(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(no_host_refuses_collective), cmocka_unit_test(no_host_refuses_map),
-      cmocka_unit_test(fake_host_answers_collective), cmocka_unit_test(fake_host_answers_map),
+      cmocka_unit_test(no_host_refuses_collective), cmocka_unit_test(no_host_computes_all_reduce),
+      cmocka_unit_test(no_host_refuses_map), cmocka_unit_test(fake_host_answers_collective),
+      cmocka_unit_test(fake_host_not_asked_for_all_reduce), cmocka_unit_test(fake_host_answers_map),
       cmocka_unit_test(reference_host_all_reduce), cmocka_unit_test(reference_host_map),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

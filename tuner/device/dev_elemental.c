@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_collective.h"
 #include "dev_defect.h"
 #include "dev_probe.h"
 #include "hlo/hlo_numerics.h"
@@ -38,6 +39,7 @@ struct dev_elem {
   bool *mat;             /* materialised (a leaf holding a whole value) */
   hlo_value **val;       /* materialised and constant values */
   hlo_value *const *params; /* whole parameters while materialising */
+  int replica;           /* the replica whose values val holds (lockstep) */
   dev_box *bx;           /* per-request scratch */
   bool *need;
   int *last_use;         /* per request: the last instruction reading each
@@ -1560,16 +1562,6 @@ static hlo_value *whole_value(dev_elem *e, const hlo_instr *ins, char *why, size
   return v;
 }
 
-static bool replica_dependent(hlo_opcode op) {
-  switch (op) {
-  case HLO_OP_ALL_GATHER: case HLO_OP_ALL_REDUCE: case HLO_OP_REDUCE_SCATTER: case HLO_OP_ALL_TO_ALL:
-  case HLO_OP_COLLECTIVE_PERMUTE: case HLO_OP_COLLECTIVE_BROADCAST: case HLO_OP_RAGGED_ALL_TO_ALL:
-    return true;
-  default:
-    return false;
-  }
-}
-
 /* Evaluates mod's entry on args with the host the fusion was given
  * (dev_host.h): replica 0's root value, with the device's numerics and the
  * run's replicas and rng seed, or NULL with why. */
@@ -1692,77 +1684,223 @@ int dev_elem_set_defects(dev_elem *e, uint32_t active) {
   return 0;
 }
 
+/* replica-id (the replica whose values e->val holds) or partition-id
+ * (partitions are not simulated: always 0), as the device computes them. */
+static hlo_value *id_value(const dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
+  hlo_value *v = hlo_value_from_shape(&ins->shape);
+  if (!v || v->count != 1 || hlo_etype_class(v->type) == HLO_CLASS_FLOAT) {
+    hlo_value_unref(v);
+    snprintf(why, why_len, v ? "%s: not an integer scalar" : "%s: out of memory", ins->name);
+    return NULL;
+  }
+  hlo_value_set_i64(v, 0, ins->op == HLO_OP_REPLICA_ID ? e->replica : 0);
+  return v;
+}
+
+/* Materialises instruction ins for the replica e->replica, whose values
+ * e->val holds.  A collective met here has no lockstep to run in (see
+ * lockstep_possible): it goes to the host evaluator, cut at the
+ * collective, for replica 0. */
+static int materialize_one(dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
+  int i = ins->index;
+  hlo_value_unref(e->val[i]);
+  e->val[i] = NULL;
+  if (ins->op == HLO_OP_PARAMETER) {
+    e->val[i] = hlo_value_ref(e->params[ins->parameter_number]);
+    return 0;
+  }
+  if (ins->op == HLO_OP_REPLICA_ID || ins->op == HLO_OP_PARTITION_ID)
+    return (e->val[i] = id_value(e, ins, why, why_len)) ? 0 : -1;
+  if (e->kind[i] == DEV_EK_GTE) {
+    hlo_value *t = whole_value(e, ins->operands[0], why, why_len);
+    if (!t)
+      return -1;
+    if (t->type != HLO_TUPLE || ins->attrs.index < 0 || ins->attrs.index >= t->ntuple) {
+      hlo_value_unref(t);
+      snprintf(why, why_len, "%s: get-tuple-element of a non-tuple", ins->name);
+      return -1;
+    }
+    e->val[i] = hlo_value_ref(t->elems[ins->attrs.index]);
+    hlo_value_unref(t);
+    return 0;
+  }
+  if (dev_collective_op(ins->op)) {
+    e->val[i] = eval_prefix(e, ins, e->params, why, why_len);
+    return e->val[i] ? 0 : -1;
+  }
+  hlo_value *ops[64];
+  if (ins->noperands > 64) {
+    snprintf(why, why_len, "%s: more than 64 operands", ins->name);
+    return -1;
+  }
+  for (int j = 0; j < ins->noperands; j++) {
+    ops[j] = whole_value(e, ins->operands[j], why, why_len);
+    if (!ops[j]) {
+      while (j-- > 0)
+        hlo_value_unref(ops[j]);
+      return -1;
+    }
+  }
+  int wr = DEV_WHOLE_UNSUPPORTED;
+  if (dev_whole_handles(ins->op)) {
+    /* the lowering defects the executor found triggered belong to the
+     * hero, and to an fft (whose defect's trigger names the fft) */
+    dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len};
+    wr = dev_whole_run(ins, ops, &wc, &e->val[i]);
+  }
+  if (wr == DEV_WHOLE_UNSUPPORTED) {
+    e->val[i] = eval_single(e, ins, ops, why, why_len);
+    if (!e->val[i] && ins->op == HLO_OP_CUSTOM_CALL && hlo_instr_unread(ins)) {
+      /* A target the evaluator cannot run, whose result nothing reads:
+       * the reference gives it zeros (eval_custom.c, since no output can
+       * depend on it), and so does the device, where the call alone,
+       * taken out of its computation, was refused. */
+      e->val[i] = hlo_value_from_shape(&ins->shape);
+      if (e->val[i])
+        why[0] = '\0';
+      else
+        snprintf(why, why_len, "%s: out of memory", ins->name);
+    }
+  }
+  for (int j = 0; j < ins->noperands; j++)
+    hlo_value_unref(ops[j]);
+  return e->val[i] ? 0 : -1;
+}
+
+/* Does the kernel hold a collective, and can the device run all of them
+ * itself, every replica in lockstep?  Not when one is a form it does not
+ * lower, nor when a computation the kernel calls reads replica-id: those
+ * are evaluated by the host for replica 0 alone, which would give every
+ * replica replica 0's number. */
+static bool lockstep_possible(const dev_elem *e) {
+  bool any = false;
+  for (int i = 0; i < e->c->ninstrs; i++) {
+    const hlo_instr *ins = e->c->instrs[i];
+    if (!dev_collective_op(ins->op))
+      continue;
+    if (!dev_collective_lowers(ins))
+      return false;
+    any = true;
+  }
+  const hlo_module *m = e->f->m;
+  for (int k = 0; any && k < m->ncomps; k++) {
+    const hlo_computation *cc = m->comps[k];
+    for (int i = 0; cc != e->c && i < cc->ninstrs; i++)
+      if (cc->instrs[i]->op == HLO_OP_REPLICA_ID)
+        return false;
+  }
+  return any;
+}
+
+/* The device's collectives: every replica's values are computed side by
+ * side, instruction by instruction, so that each collective finds all its
+ * operands ready (the replicas of a real machine meet there the same way).
+ * Values that cannot differ between replicas (nothing upstream reads
+ * replica-id or a collective) are computed once and shared.  On return
+ * e->val holds replica 0's values, which are the kernel's. */
+static int materialize_lockstep(dev_elem *e, char *why, size_t why_len) {
+  const hlo_computation *c = e->c;
+  int nrep = e->f->replicas > 1 ? e->f->replicas : 1, n = c->ninstrs, rc = 0;
+  hlo_value **own = e->val;
+  hlo_value ***vals = calloc((size_t)nrep, sizeof *vals);
+  bool *varies = calloc((size_t)n, sizeof *varies);
+  hlo_value **ops = calloc((size_t)nrep * 64, sizeof *ops), **outs = calloc((size_t)nrep, sizeof *outs);
+  if (!vals || !varies || !ops || !outs)
+    rc = -1;
+  for (int r = 0; rc == 0 && r < nrep; r++)
+    if (!(vals[r] = r ? calloc((size_t)n, sizeof **vals) : own))
+      rc = -1;
+  if (rc != 0)
+    snprintf(why, why_len, "out of memory");
+  for (int i = 0; rc == 0 && i < n; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    varies[i] = ins->op == HLO_OP_REPLICA_ID || dev_collective_op(ins->op);
+    for (int j = 0; j < ins->noperands; j++)
+      varies[i] = varies[i] || varies[ins->operands[j]->index];
+  }
+  for (int i = 0; rc == 0 && i < n; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (e->kind[i] == DEV_EK_CONST) { /* every replica reads the one literal */
+      for (int r = 1; r < nrep; r++)
+        vals[r][i] = hlo_value_ref(own[i]);
+      continue;
+    }
+    if (!e->mat[i])
+      continue;
+    if (!varies[i]) {
+      e->val = own;
+      e->replica = 0;
+      rc = materialize_one(e, ins, why, why_len);
+      for (int r = 1; rc == 0 && r < nrep; r++) {
+        hlo_value_unref(vals[r][i]);
+        vals[r][i] = hlo_value_ref(own[i]);
+      }
+      continue;
+    }
+    if (!dev_collective_op(ins->op)) {
+      for (int r = nrep - 1; rc == 0 && r >= 0; r--) {
+        e->val = vals[r];
+        e->replica = r;
+        rc = materialize_one(e, ins, why, why_len);
+      }
+      continue;
+    }
+    int k = ins->noperands;
+    if (k > 64) {
+      snprintf(why, why_len, "%s: more than 64 operands", ins->name);
+      rc = -1;
+      break;
+    }
+    for (int r = 0; rc == 0 && r < nrep; r++)
+      for (int j = 0; rc == 0 && j < k; j++) {
+        e->val = vals[r];
+        e->replica = r;
+        hlo_value **slot = &ops[(size_t)r * k + j];
+        *slot = r && !varies[ins->operands[j]->index] ? hlo_value_ref(ops[j])
+                                                      : whole_value(e, ins->operands[j], why, why_len);
+        rc = *slot ? 0 : -1;
+      }
+    if (rc == 0) {
+      dev_whole_ctx wc = {e->cfg, 0, why, why_len};
+      rc = dev_collective_run(ins, nrep, ops, &wc, outs) == 0 ? 0 : -1;
+      if (rc != 0 && !why[0])
+        snprintf(why, why_len, "%s: the device does not lower this collective", ins->name);
+    }
+    for (size_t q = 0; q < (size_t)nrep * k; q++) {
+      hlo_value_unref(ops[q]);
+      ops[q] = NULL;
+    }
+    for (int r = 0; rc == 0 && r < nrep; r++) {
+      hlo_value_unref(vals[r][i]);
+      vals[r][i] = outs[r];
+    }
+  }
+  e->val = own;
+  e->replica = 0;
+  for (int r = 1; vals && r < nrep; r++) {
+    for (int i = 0; vals[r] && i < n; i++)
+      hlo_value_unref(vals[r][i]);
+    free(vals[r]);
+  }
+  free(vals);
+  free(varies);
+  free(ops);
+  free(outs);
+  return rc;
+}
+
 int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_t why_len) {
   const hlo_computation *c = e->c;
   e->params = params;
+  e->replica = 0;
   why[0] = 0;
-  for (int i = 0; i < c->ninstrs; i++) {
-    const hlo_instr *ins = c->instrs[i];
-    if (!e->mat[i] || e->kind[i] == DEV_EK_CONST)
-      continue;
-    hlo_value_unref(e->val[i]);
-    e->val[i] = NULL;
-    if (ins->op == HLO_OP_PARAMETER) {
-      e->val[i] = hlo_value_ref(params[ins->parameter_number]);
-      continue;
-    }
-    if (e->kind[i] == DEV_EK_GTE) {
-      hlo_value *t = whole_value(e, ins->operands[0], why, why_len);
-      if (!t)
-        return -1;
-      if (t->type != HLO_TUPLE || ins->attrs.index < 0 || ins->attrs.index >= t->ntuple) {
-        hlo_value_unref(t);
-        snprintf(why, why_len, "%s: get-tuple-element of a non-tuple", ins->name);
-        return -1;
-      }
-      e->val[i] = hlo_value_ref(t->elems[ins->attrs.index]);
-      hlo_value_unref(t);
-      continue;
-    }
-    if (replica_dependent(ins->op)) {
-      e->val[i] = eval_prefix(e, ins, params, why, why_len);
-      if (!e->val[i])
-        return -1;
-      continue;
-    }
-    hlo_value *ops[64];
-    if (ins->noperands > 64) {
-      snprintf(why, why_len, "%s: more than 64 operands", ins->name);
+  if (lockstep_possible(e)) {
+    if (materialize_lockstep(e, why, why_len) != 0)
       return -1;
-    }
-    for (int j = 0; j < ins->noperands; j++) {
-      ops[j] = whole_value(e, ins->operands[j], why, why_len);
-      if (!ops[j]) {
-        while (j-- > 0)
-          hlo_value_unref(ops[j]);
+  } else {
+    for (int i = 0; i < c->ninstrs; i++)
+      if (e->mat[i] && e->kind[i] != DEV_EK_CONST && materialize_one(e, c->instrs[i], why, why_len) != 0)
         return -1;
-      }
-    }
-    int wr = DEV_WHOLE_UNSUPPORTED;
-    if (dev_whole_handles(ins->op)) {
-      /* the lowering defects the executor found triggered belong to the
-       * hero, and to an fft (whose defect's trigger names the fft) */
-      dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len};
-      wr = dev_whole_run(ins, ops, &wc, &e->val[i]);
-    }
-    if (wr == DEV_WHOLE_UNSUPPORTED) {
-      e->val[i] = eval_single(e, ins, ops, why, why_len);
-      if (!e->val[i] && ins->op == HLO_OP_CUSTOM_CALL && hlo_instr_unread(ins)) {
-        /* A target the evaluator cannot run, whose result nothing reads:
-         * the reference gives it zeros (eval_custom.c, since no output can
-         * depend on it), and so does the device, where the call alone,
-         * taken out of its computation, was refused. */
-        e->val[i] = hlo_value_from_shape(&ins->shape);
-        if (e->val[i])
-          why[0] = '\0';
-        else
-          snprintf(why, why_len, "%s: out of memory", ins->name);
-      }
-    }
-    for (int j = 0; j < ins->noperands; j++)
-      hlo_value_unref(ops[j]);
-    if (!e->val[i])
-      return -1;
   }
   e->params = NULL;
   for (int i = 0; e->probe && i < c->ninstrs; i++) /* dev_probe.h: read-only */

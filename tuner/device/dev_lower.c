@@ -132,8 +132,8 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
    * so the operand is windowed like an elementwise op's.  Held whole
    * instead, one f32[4096,4096] operand (64 MiB, twice buffered) filled
    * VMEM and made every default of a real module's all-reduce a compile
-   * error.  The executor still evaluates the collective from the whole
-   * parameters (dev_elemental.c, eval_prefix); this is the schedule's
+   * error.  The executor computes the collective from whole operands
+   * (dev_collective.c, staging its own tiles); this is the schedule's
    * account of what a tile needs. */
   if ((ins->op == HLO_OP_ALL_REDUCE || (ins->op == HLO_OP_COLLECTIVE_PERMUTE && ins->noperands == 1)) &&
       k == DEV_EK_OPAQUE && s && s->type != HLO_TUPLE)

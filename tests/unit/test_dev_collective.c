@@ -1,0 +1,312 @@
+/* test_dev_collective.c — the device's collectives (dev_collective.h)
+ * against values worked out by hand from XLA's operation semantics:
+ * all-reduce within replica groups, in the group's listed order (shown by
+ * a bf16 sum whose rounding depends on it, and by a reducer that is not
+ * associative), all-gather, reduce-scatter, both forms of all-to-all,
+ * collective-permute (zeros where no pair targets a replica), the errors a
+ * bad replica group gets, and a form the device leaves to the host.  Every
+ * case runs with a config whose tile cuts the result into several tiles
+ * and with none (one tile): both must give the same values. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "device/dev_collective.h"
+#include "hlo/hlo_parse.h"
+
+static hlo_module *parse(const char *text) {
+  hlo_error err;
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  if (!m)
+    fail_msg("parse: %s", err.msg);
+  return m;
+}
+
+static hlo_value *f32s(int rank, const int64_t *dims, const float *v) {
+  hlo_value *a = hlo_value_array(HLO_F32, rank, dims);
+  assert_non_null(a);
+  memcpy(a->data, v, (size_t)a->count * sizeof *v);
+  return a;
+}
+
+static const dev_config *tiny(void) {
+  static dev_config c;
+  hlo_error err;
+  if (dev_config_parse("tile=1x1 k=0 buf=2 order=01 pack=1 prec=default flags=none", &c, &err) != 0)
+    fail_msg("config: %s", err.msg);
+  return &c;
+}
+
+/* Runs the entry root for nrep replicas on ops (nrep rows of its operands)
+ * with cfg; returns the status and fills outs. */
+static int run(const hlo_module *m, int nrep, hlo_value **ops, const dev_config *cfg, hlo_value **outs, char *why,
+               size_t why_len) {
+  why[0] = 0;
+  dev_whole_ctx ctx = {cfg, 0, why, why_len};
+  return dev_collective_run(m->entry->root, nrep, ops, &ctx, outs);
+}
+
+/* Runs tiled and untiled; each replica's result must hold want[r] (n
+ * floats each, or n floats per tuple element when ntuple > 0). */
+static void expect(const hlo_module *m, int nrep, hlo_value **ops, int ntuple, const float *const *want, int64_t n) {
+  const dev_config *cfgs[2] = {tiny(), NULL};
+  for (int c = 0; c < 2; c++) {
+    hlo_value *outs[8];
+    char why[256];
+    int rc = run(m, nrep, ops, cfgs[c], outs, why, sizeof why);
+    if (rc != 0)
+      fail_msg("run (%s): %d %s", c ? "one tile" : "tiled", rc, why);
+    for (int r = 0; r < nrep; r++) {
+      int parts = ntuple > 0 ? ntuple : 1;
+      for (int k = 0; k < parts; k++) {
+        const hlo_value *v = ntuple > 0 ? outs[r]->elems[k] : outs[r];
+        assert_int_equal(v->count, n);
+        for (int64_t i = 0; i < n; i++)
+          if (((const float *)v->data)[i] != want[r][k * n + i])
+            fail_msg("%s, replica %d, result %d, element %lld: %g, want %g", c ? "one tile" : "tiled", r, k,
+                     (long long)i, ((const float *)v->data)[i], want[r][k * n + i]);
+      }
+      hlo_value_unref(outs[r]);
+    }
+  }
+}
+
+static void unref_all(hlo_value **v, int n) {
+  for (int i = 0; i < n; i++)
+    hlo_value_unref(v[i]);
+}
+
+static const char *ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+
+/* Four replicas, x_r[i] = 10r + i, groups {0,2} and {1,3}: replicas 0 and
+ * 2 get 20 + 2i, replicas 1 and 3 get 40 + 2i. */
+static void all_reduce_within_groups(void **state) {
+  (void)state;
+  char text[512];
+  snprintf(text, sizeof text,
+           "HloModule m, replica_count=4\n%sENTRY e {\n  p = f32[2,3] parameter(0)\n"
+           "  ROOT ar = f32[2,3] all-reduce(p), replica_groups={{0,2},{1,3}}, to_apply=add\n}\n",
+           ADD);
+  hlo_module *m = parse(text);
+  int64_t d[2] = {2, 3};
+  hlo_value *ops[4];
+  float lo[6], hi[6];
+  for (int r = 0; r < 4; r++) {
+    float v[6];
+    for (int i = 0; i < 6; i++)
+      v[i] = (float)(10 * r + i);
+    ops[r] = f32s(2, d, v);
+  }
+  for (int i = 0; i < 6; i++)
+    lo[i] = (float)(20 + 2 * i), hi[i] = (float)(40 + 2 * i);
+  const float *want[4] = {lo, hi, lo, hi};
+  expect(m, 4, ops, 0, want, 6);
+  unref_all(ops, 4);
+  hlo_module_free(m);
+}
+
+/* A bf16 sum of 256, 1 and 1 (replicas 0, 1, 2) rounds after each step
+ * (8 significant bits): in the order 0,1,2 it is (256 + 1) + 1, where
+ * 257 ties to 256 and so does the next step: 256.  Listed as {1,2,0} the
+ * order is (1 + 1) + 256 = 258, exact in bf16. */
+static void all_reduce_follows_group_order(void **state) {
+  (void)state;
+  const char *groups[2] = {"{{0,1,2}}", "{{1,2,0}}"};
+  const float sums[2] = {256.0f, 258.0f};
+  for (int g = 0; g < 2; g++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "HloModule m, replica_count=3\nadd {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+             "  ROOT s = bf16[] add(a, b)\n}\nENTRY e {\n  p = bf16[1] parameter(0)\n"
+             "  ROOT ar = bf16[1] all-reduce(p), replica_groups=%s, to_apply=add\n}\n",
+             groups[g]);
+    hlo_module *m = parse(text);
+    int64_t d[1] = {1};
+    hlo_value *ops[3];
+    const double x[3] = {256, 1, 1};
+    for (int r = 0; r < 3; r++) {
+      ops[r] = hlo_value_array(HLO_BF16, 1, d);
+      hlo_value_set_f64(ops[r], 0, x[r]);
+    }
+    hlo_value *outs[3];
+    char why[256];
+    assert_int_equal(run(m, 3, ops, NULL, outs, why, sizeof why), 0);
+    for (int r = 0; r < 3; r++) {
+      if (hlo_value_get_f64(outs[r], 0) != sums[g])
+        fail_msg("groups %s, replica %d: %g, want %g", groups[g], r, hlo_value_get_f64(outs[r], 0), sums[g]);
+      hlo_value_unref(outs[r]);
+    }
+    unref_all(ops, 3);
+    hlo_module_free(m);
+  }
+}
+
+/* A reducer that is no simple op, f(a, b) = a * 0.5 + b, folded in group
+ * order over 4, 2, 8: f(f(4, 2), 8) = f(4, 8) = 10. */
+static void all_reduce_with_a_lane_program(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule m, replica_count=3\nf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                        "  h = f32[] constant(0.5)\n  ah = f32[] multiply(a, h)\n  ROOT s = f32[] add(ah, b)\n}\n"
+                        "ENTRY e {\n  p = f32[1] parameter(0)\n"
+                        "  ROOT ar = f32[1] all-reduce(p), replica_groups={}, to_apply=f\n}\n");
+  int64_t d[1] = {1};
+  const float x[3][1] = {{4}, {2}, {8}};
+  hlo_value *ops[3] = {f32s(1, d, x[0]), f32s(1, d, x[1]), f32s(1, d, x[2])};
+  static const float ten[1] = {10};
+  const float *want[3] = {ten, ten, ten};
+  expect(m, 3, ops, 0, want, 1);
+  unref_all(ops, 3);
+  hlo_module_free(m);
+}
+
+/* Two replicas listed {1,0}, all-gather along dimension 1 of [2,2]
+ * operands: both get [x_1 | x_0]. */
+static void all_gather_in_group_order(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule m, replica_count=2\nENTRY e {\n  p = f32[2,2] parameter(0)\n"
+                        "  ROOT ag = f32[2,4] all-gather(p), replica_groups={{1,0}}, dimensions={1}\n}\n");
+  int64_t d[2] = {2, 2};
+  const float x0[4] = {1, 2, 3, 4}, x1[4] = {5, 6, 7, 8};
+  hlo_value *ops[2] = {f32s(2, d, x0), f32s(2, d, x1)};
+  static const float both[8] = {5, 6, 1, 2, 7, 8, 3, 4};
+  const float *want[2] = {both, both};
+  expect(m, 2, ops, 0, want, 8);
+  unref_all(ops, 2);
+  hlo_module_free(m);
+}
+
+/* Two replicas, x_r = (r + 1) * [1, 2, 3, 4] along dimension 0: the sum is
+ * [3, 6, 9, 12]; replica 0 keeps [3, 6], replica 1 [9, 12]. */
+static void reduce_scatter_keeps_each_slab(void **state) {
+  (void)state;
+  char text[512];
+  snprintf(text, sizeof text,
+           "HloModule m, replica_count=2\n%sENTRY e {\n  p = f32[4,1] parameter(0)\n"
+           "  ROOT rs = f32[2,1] reduce-scatter(p), replica_groups={{0,1}}, dimensions={0}, to_apply=add\n}\n",
+           ADD);
+  hlo_module *m = parse(text);
+  int64_t d[2] = {4, 1};
+  const float x0[4] = {1, 2, 3, 4}, x1[4] = {2, 4, 6, 8};
+  hlo_value *ops[2] = {f32s(2, d, x0), f32s(2, d, x1)};
+  static const float w0[2] = {3, 6}, w1[2] = {9, 12};
+  const float *want[2] = {w0, w1};
+  expect(m, 2, ops, 0, want, 2);
+  unref_all(ops, 2);
+  hlo_module_free(m);
+}
+
+/* Array form along dimension 0, two replicas: x_0 = [0,1,2,3], x_1 =
+ * [10,11,12,13] in chunks of 2.  Replica 0 receives chunk 0 of each
+ * ([0,1] and [10,11]), replica 1 chunk 1 of each. */
+static void all_to_all_array_form(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule m, replica_count=2\nENTRY e {\n  p = f32[4] parameter(0)\n"
+                        "  ROOT a = f32[4] all-to-all(p), replica_groups={{0,1}}, dimensions={0}\n}\n");
+  int64_t d[1] = {4};
+  const float x0[4] = {0, 1, 2, 3}, x1[4] = {10, 11, 12, 13};
+  hlo_value *ops[2] = {f32s(1, d, x0), f32s(1, d, x1)};
+  static const float w0[4] = {0, 1, 10, 11}, w1[4] = {2, 3, 12, 13};
+  const float *want[2] = {w0, w1};
+  expect(m, 2, ops, 0, want, 4);
+  unref_all(ops, 2);
+  hlo_module_free(m);
+}
+
+/* Tuple form, two replicas, operand j of replica r holding 10r + j:
+ * result j of the replica at position p is member j's operand p, so
+ * replica 0 gets (0, 10) and replica 1 gets (1, 11). */
+static void all_to_all_tuple_form(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule m, replica_count=2\nENTRY e {\n  p0 = f32[1] parameter(0)\n"
+                        "  p1 = f32[1] parameter(1)\n"
+                        "  ROOT a = (f32[1], f32[1]) all-to-all(p0, p1), replica_groups={{0,1}}\n}\n");
+  int64_t d[1] = {1};
+  const float v[4][1] = {{0}, {1}, {10}, {11}};
+  hlo_value *ops[4] = {f32s(1, d, v[0]), f32s(1, d, v[1]), f32s(1, d, v[2]), f32s(1, d, v[3])};
+  static const float w0[2] = {0, 10}, w1[2] = {1, 11};
+  const float *want[2] = {w0, w1};
+  expect(m, 2, ops, 2, want, 1);
+  unref_all(ops, 4);
+  hlo_module_free(m);
+}
+
+/* Three replicas, pairs 0->1, 1->2 and 2->5 (replica 5 does not run: the
+ * pair is ignored): replica 0 is no target and gets zeros, 1 gets x_0,
+ * 2 gets x_1. */
+static void collective_permute_moves_and_zeroes(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule m, replica_count=3\nENTRY e {\n  p = f32[3] parameter(0)\n"
+                        "  ROOT cp = f32[3] collective-permute(p), source_target_pairs={{0,1},{1,2},{2,5}}\n}\n");
+  int64_t d[1] = {3};
+  const float x[3][3] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
+  hlo_value *ops[3] = {f32s(1, d, x[0]), f32s(1, d, x[1]), f32s(1, d, x[2])};
+  static const float zero[3] = {0, 0, 0};
+  const float *want[3] = {zero, x[0], x[1]};
+  expect(m, 3, ops, 0, want, 3);
+  unref_all(ops, 3);
+  hlo_module_free(m);
+}
+
+static void expect_error(const char *text, int nrep, const char *what) {
+  hlo_module *m = parse(text);
+  int64_t d[1] = {2};
+  const float x[2] = {1, 2};
+  hlo_value *ops[4], *outs[4];
+  for (int r = 0; r < nrep; r++)
+    ops[r] = f32s(1, d, x);
+  char why[256];
+  assert_int_equal(run(m, nrep, ops, NULL, outs, why, sizeof why), -1);
+  for (int r = 0; r < nrep; r++)
+    assert_null(outs[r]);
+  if (!strstr(why, what))
+    fail_msg("message '%s' does not say '%s'", why, what);
+  unref_all(ops, nrep);
+  hlo_module_free(m);
+}
+
+static void bad_groups_are_errors(void **state) {
+  (void)state;
+  char text[512];
+  snprintf(text, sizeof text,
+           "HloModule m, replica_count=3\n%sENTRY e {\n  p = f32[2] parameter(0)\n"
+           "  ROOT ar = f32[2] all-reduce(p), replica_groups={{0,1}}, to_apply=add\n}\n",
+           ADD);
+  expect_error(text, 3, "replica 2 is in no replica group");
+  snprintf(text, sizeof text,
+           "HloModule m, replica_count=2\n%sENTRY e {\n  p = f32[2] parameter(0)\n"
+           "  ROOT ar = f32[2] all-reduce(p), replica_groups={{0,7}}, to_apply=add\n}\n",
+           ADD);
+  expect_error(text, 2, "names replica 7 but only 2 replicas run");
+}
+
+/* collective-broadcast has no lowering here: the caller is told so. */
+static void broadcast_is_not_lowered(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule m, replica_count=2\nENTRY e {\n  p = f32[2] parameter(0)\n"
+                        "  ROOT cb = f32[2] collective-broadcast(p), replica_groups={{0,1}}\n}\n");
+  assert_false(dev_collective_lowers(m->entry->root));
+  int64_t d[1] = {2};
+  const float x[2] = {1, 2};
+  hlo_value *ops[2] = {f32s(1, d, x), f32s(1, d, x)}, *outs[2];
+  char why[256];
+  assert_int_equal(run(m, 2, ops, NULL, outs, why, sizeof why), DEV_WHOLE_UNSUPPORTED);
+  unref_all(ops, 2);
+  hlo_module_free(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(all_reduce_within_groups),       cmocka_unit_test(all_reduce_follows_group_order),
+      cmocka_unit_test(all_reduce_with_a_lane_program), cmocka_unit_test(all_gather_in_group_order),
+      cmocka_unit_test(reduce_scatter_keeps_each_slab), cmocka_unit_test(all_to_all_array_form),
+      cmocka_unit_test(all_to_all_tuple_form),          cmocka_unit_test(collective_permute_moves_and_zeroes),
+      cmocka_unit_test(bad_groups_are_errors),          cmocka_unit_test(broadcast_is_not_lowered),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,399 @@
+/* dev_collective.c — the device's collectives (dev_collective.h).
+ *
+ * Semantics (XLA operation semantics, for a replica at position p of a
+ * group of `size` members m0..m(size-1), along the one dimension d that
+ * `dimensions` names where the op has one):
+ *   all-reduce       every member gets f folded over the members' operands,
+ *                    element by element, in group order;
+ *   reduce-scatter   the same reduction, and member p keeps slab p (the
+ *                    result's extent along d, starting at p times it);
+ *   all-gather       the members' operands concatenated along d in group
+ *                    order;
+ *   all-to-all       with dimensions: operand split along d into `size`
+ *                    chunks, chunk j sent to member j; the result holds the
+ *                    chunks received, in group order.  Without: operand j
+ *                    goes to member j, result j comes from member j;
+ *   collective-permute  a replica named as a target of source_target_pairs
+ *                    receives its source's operand, any other replica
+ *                    zeros; a pair naming a replica that does not run is
+ *                    ignored (its transfer has no end to run on).
+ * Several operands (or one tuple) are independent arrays, one result each.
+ */
+#include "dev_collective.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev_elemental.h"
+#include "dev_lane.h"
+#include "dev_stage.h"
+#include "hlo/hlo_dtype.h"
+
+/* fusion.replicas is at most this (dev_fusion.c), and so is a group. */
+#define MAX_MEMBERS 64
+
+bool dev_collective_op(hlo_opcode op) {
+  switch (op) {
+  case HLO_OP_ALL_GATHER: case HLO_OP_ALL_REDUCE: case HLO_OP_REDUCE_SCATTER: case HLO_OP_ALL_TO_ALL:
+  case HLO_OP_COLLECTIVE_PERMUTE: case HLO_OP_COLLECTIVE_BROADCAST: case HLO_OP_RAGGED_ALL_TO_ALL:
+    return true;
+  default:
+    return false;
+  }
+}
+
+typedef struct group {
+  int size;
+  int m[MAX_MEMBERS];
+} group;
+
+typedef struct coll {
+  const hlo_instr *ins;
+  int nrep;
+  int nops;                 /* operands per replica */
+  int nl;                   /* arrays per replica */
+  hlo_value *const *ops;
+  const dev_whole_ctx *ctx;
+  int d;                    /* the dimension `dimensions` names, or -1 */
+  hlo_opcode red;           /* simple reducer, or HLO_OP_INVALID */
+  dev_lane *lane;           /* else the reducer's lane program */
+} coll;
+
+__attribute__((format(printf, 2, 3))) static int fail(const coll *c, const char *fmt, ...) {
+  snprintf(c->ctx->why, c->ctx->why_len, "%s: ", c->ins->name);
+  size_t k = strlen(c->ctx->why);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->ctx->why + k, c->ctx->why_len - k, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* Array k of replica r's operands. */
+static const hlo_value *leaf(const coll *c, int r, int k) {
+  hlo_value *const *row = c->ops + (size_t)r * c->nops;
+  return c->nops == 1 && row[0]->type == HLO_TUPLE ? row[0]->elems[k] : row[k];
+}
+
+/* The group replica r belongs to, and r's position in it (-1 after fail). */
+static int group_of(const coll *c, int r, group *g) {
+  const hlo_replica_groups *rg = &c->ins->attrs.replica_groups;
+  int pos = -1;
+  g->size = 0;
+  if (rg->ngroups == 0) {
+    g->size = c->nrep;
+    for (int j = 0; j < c->nrep; j++)
+      g->m[j] = j;
+    return r;
+  }
+  for (int i = 0; i < rg->ngroups && pos < 0; i++)
+    for (int j = 0; j < rg->groups[i].n; j++)
+      if (rg->groups[i].v[j] == r) {
+        if (rg->groups[i].n > MAX_MEMBERS)
+          return fail(c, "a replica group of %d members (at most %d)", rg->groups[i].n, MAX_MEMBERS);
+        g->size = rg->groups[i].n;
+        for (int q = 0; q < g->size; q++) {
+          int64_t v = rg->groups[i].v[q];
+          if (v < 0 || v >= c->nrep)
+            return fail(c, "replica group names replica %lld but only %d replicas run", (long long)v, c->nrep);
+          g->m[q] = (int)v;
+        }
+        pos = j;
+        break;
+      }
+  if (pos < 0)
+    return fail(c, "replica %d is in no replica group", r);
+  return pos;
+}
+
+/* The flat offset of index o in an array of dims (rank r). */
+static int64_t flat(int r, const int64_t *dims, const int64_t *o) {
+  int64_t f = 0;
+  for (int d = 0; d < r; d++)
+    f = f * dims[d] + o[d];
+  return f;
+}
+
+/* Folds element i of array k over the group's members, in group order,
+ * into dst (one element of the array's type). */
+static void reduce_element(const coll *c, const group *g, int k, int64_t i, void *dst) {
+  const hlo_value *x0 = leaf(c, g->m[0], k);
+  hlo_etype t = x0->type;
+  dev_slot acc, x, args[2];
+  dev_slot_from_host(t, x0->data, i, &acc);
+  for (int j = 1; j < g->size; j++) {
+    dev_slot_from_host(t, leaf(c, g->m[j], k)->data, i, &x);
+    if (c->red != HLO_OP_INVALID) {
+      acc = dev_elem_reduce_step(c->red, t, acc, x);
+    } else {
+      args[0] = acc;
+      args[1] = x;
+      dev_lane_run(c->lane, args, &acc);
+    }
+  }
+  dev_slot_to_host(t, acc, dst, 0);
+}
+
+/* Element o of result array k for the replica at position pos of group g
+ * (src: replica-id of a permute's source, or -1), into dst. */
+static void element(const coll *c, const group *g, int pos, int src, int k, const int64_t *o, void *dst) {
+  const hlo_value *x = leaf(c, g->size ? g->m[0] : 0, k);
+  int r = x->rank, d = c->d;
+  int64_t at[HLO_MAX_RANK];
+  memcpy(at, o, sizeof at[0] * (size_t)r);
+  const hlo_value *from = NULL;
+  switch (c->ins->op) {
+  case HLO_OP_ALL_REDUCE:
+    reduce_element(c, g, k, flat(r, x->dims, at), dst);
+    return;
+  case HLO_OP_REDUCE_SCATTER:
+    at[d] += (int64_t)pos * (x->dims[d] / g->size);
+    reduce_element(c, g, k, flat(r, x->dims, at), dst);
+    return;
+  case HLO_OP_ALL_GATHER: {
+    int j = (int)(o[d] / x->dims[d]);
+    at[d] -= (int64_t)j * x->dims[d];
+    from = leaf(c, g->m[j], k);
+    break;
+  }
+  case HLO_OP_ALL_TO_ALL:
+    if (d >= 0) {
+      int64_t chunk = x->dims[d] / g->size;
+      int j = (int)(o[d] / chunk);
+      at[d] = (int64_t)pos * chunk + o[d] % chunk;
+      from = leaf(c, g->m[j], k);
+    } else { /* result k comes from member k, its operand pos */
+      from = leaf(c, g->m[k], pos);
+    }
+    break;
+  default: /* collective-permute */
+    if (src < 0) {
+      memset(dst, 0, x->elem_size);
+      return;
+    }
+    from = leaf(c, src, k);
+    break;
+  }
+  memcpy(dst, (const char *)from->data + (size_t)flat(from->rank, from->dims, at) * from->elem_size,
+         from->elem_size);
+}
+
+/* Builds result array k (shape s) of the replica at position pos of g, tile
+ * by tile through a VMEM stage.  NULL with why set. */
+static hlo_value *build(const coll *c, const group *g, int pos, int src, int k, const hlo_shape *s) {
+  hlo_value *out = hlo_value_array(s->type, s->rank, s->dims);
+  dev_tiling tl;
+  dev_stage st;
+  if (!out || (dev_tiling_plan(&tl, s->rank, s->dims, c->ctx->cfg),
+               dev_stage_open(&st, "vmem collective tile", s->type, tl.volume) != 0)) {
+    hlo_value_unref(out);
+    fail(c, "out of memory");
+    return NULL;
+  }
+  unsigned char elem[16];
+  for (int64_t t = 0; t < tl.ntiles; t++) {
+    int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0}, o[HLO_MAX_RANK];
+    int64_t cnt = dev_tiling_box(&tl, t, lo, n);
+    dev_stage_begin(&st, cnt);
+    for (int64_t l = 0; l < cnt; l++, dev_stage_next(s->rank, n, p)) {
+      for (int d = 0; d < s->rank; d++)
+        o[d] = lo[d] + p[d];
+      element(c, g, pos, src, k, o, elem);
+      dev_stage_put(&st, l, elem);
+    }
+    if (dev_stage_end(&st, c->ctx->why, c->ctx->why_len) != 0) {
+      dev_stage_close(&st);
+      hlo_value_unref(out);
+      return NULL;
+    }
+    dev_stage_copy_out(&st, &tl, lo, n, out->data);
+  }
+  dev_stage_close(&st);
+  return out;
+}
+
+/* Does result array k's shape s agree with what the op makes of operand
+ * array x for a group of `size`?  -1 after fail. */
+static int check_shape(const coll *c, int k, const hlo_value *x, const hlo_shape *s, int size) {
+  if (!s || s->type != x->type || s->rank != x->rank)
+    return fail(c, "result %d does not have operand %d's type and rank", k, k);
+  int d = c->d;
+  for (int q = 0; q < s->rank; q++) {
+    int64_t want = x->dims[q];
+    if (q == d && c->ins->op == HLO_OP_ALL_GATHER)
+      want = x->dims[q] * size;
+    else if (q == d && c->ins->op == HLO_OP_REDUCE_SCATTER)
+      want = x->dims[q] % size == 0 ? x->dims[q] / size : -1;
+    else if (q == d && c->ins->op == HLO_OP_ALL_TO_ALL && x->dims[q] % size != 0)
+      want = -1;
+    if (s->dims[q] != want)
+      return fail(c, "dimension %d of the result does not fit a group of %d", q, size);
+  }
+  return 0;
+}
+
+/* The replica-id whose operand replica r receives in a permute, or -1. */
+static int permute_source(const coll *c, int r) {
+  int src = -1;
+  for (int p = 0; p < c->ins->attrs.npairs; p++) {
+    const hlo_pair *pr = &c->ins->attrs.pairs[p];
+    if (pr->a < c->nrep && pr->b == r)
+      src = (int)pr->a;
+  }
+  return src;
+}
+
+/* Replica r's result: one array per operand array, wrapped as the
+ * instruction's shape says. */
+static hlo_value *result(const coll *c, int r) {
+  group g;
+  int pos = 0, src = -1;
+  if (c->ins->op == HLO_OP_COLLECTIVE_PERMUTE) {
+    src = permute_source(c, r);
+    g.size = 0;
+  } else if ((pos = group_of(c, r, &g)) < 0) {
+    return NULL;
+  }
+  bool tuple_form = c->ins->op == HLO_OP_ALL_TO_ALL && c->d < 0;
+  if (tuple_form && c->nl != g.size) {
+    fail(c, "has %d operands but the replica group has %d members", c->nl, g.size);
+    return NULL;
+  }
+  hlo_value *res[64];
+  for (int k = 0; k < c->nl; k++) {
+    const hlo_shape *s = hlo_shape_leaf(&c->ins->shape, k);
+    const hlo_value *x = leaf(c, r, k);
+    bool ok = c->d < x->rank;
+    if (!ok)
+      fail(c, "dimensions names dimension %d of a rank-%d operand", c->d, x->rank);
+    ok = ok && check_shape(c, k, x, s, g.size ? g.size : 1) == 0 && (res[k] = build(c, &g, pos, src, k, s));
+    if (!ok) {
+      while (k-- > 0)
+        hlo_value_unref(res[k]);
+      return NULL;
+    }
+  }
+  if (c->ins->shape.type != HLO_TUPLE)
+    return res[0];
+  hlo_value *t = hlo_value_tuple(c->nl, res);
+  if (!t) {
+    for (int k = 0; k < c->nl; k++)
+      hlo_value_unref(res[k]);
+    fail(c, "out of memory");
+  }
+  return t;
+}
+
+/* Do all members of r's group share one result (all-reduce, all-gather)?
+ * Then the first member computes it and the others take a reference. */
+static int earlier_member(const coll *c, int r) {
+  if (c->ins->op != HLO_OP_ALL_REDUCE && c->ins->op != HLO_OP_ALL_GATHER)
+    return -1;
+  group g;
+  if (group_of(c, r, &g) < 0)
+    return -1;
+  return g.m[0] < r ? g.m[0] : -1;
+}
+
+/* Can the reducer f fold arrays of type t: a simple reducer, or a lane
+ * program of two parameters of type t and one result?  Returns the simple
+ * reducer's opcode, else compiles *lane (NULL when it does not qualify). */
+static hlo_opcode reducer(const hlo_computation *f, hlo_etype t, dev_lane **lane) {
+  *lane = NULL;
+  hlo_opcode op = dev_elem_reducer_op(f);
+  if (op != HLO_OP_INVALID)
+    return op;
+  char why[160];
+  dev_lane *p = dev_lane_compile(f, why, sizeof why);
+  if (p && dev_lane_nparams(p) == 2 && dev_lane_nresults(p) == 1 && f->nparams == 2 &&
+      f->params[0]->shape.type == t && f->params[1]->shape.type == t)
+    *lane = p;
+  else
+    dev_lane_free(p);
+  return HLO_OP_INVALID;
+}
+
+/* The operand arrays of ins: one per operand, or the leaves of one tuple. */
+static int operand_arrays(const hlo_instr *ins, const hlo_shape **leaves) {
+  if (ins->noperands == 1 && ins->operands[0]->shape.type == HLO_TUPLE) {
+    int n = hlo_shape_leaf_count(&ins->operands[0]->shape);
+    for (int k = 0; k < n && k < 64; k++)
+      leaves[k] = hlo_shape_leaf(&ins->operands[0]->shape, k);
+    return n;
+  }
+  for (int k = 0; k < ins->noperands && k < 64; k++)
+    leaves[k] = &ins->operands[k]->shape;
+  return ins->noperands;
+}
+
+bool dev_collective_lowers(const hlo_instr *ins) {
+  if (!dev_collective_op(ins->op) || ins->op == HLO_OP_COLLECTIVE_BROADCAST || ins->op == HLO_OP_RAGGED_ALL_TO_ALL ||
+      (ins->op == HLO_OP_COLLECTIVE_PERMUTE && ins->noperands != 1))
+    return false;
+  const hlo_shape *leaves[64];
+  int nl = operand_arrays(ins, leaves);
+  if (nl < 1 || nl > 64)
+    return false;
+  for (int k = 0; k < nl; k++) {
+    hlo_eclass cls = leaves[k] ? hlo_etype_class(leaves[k]->type) : HLO_CLASS_OTHER;
+    if (!leaves[k] || leaves[k]->type == HLO_TUPLE || cls == HLO_CLASS_COMPLEX || cls == HLO_CLASS_OTHER)
+      return false;
+  }
+  if (ins->op != HLO_OP_ALL_REDUCE && ins->op != HLO_OP_REDUCE_SCATTER)
+    return true;
+  if (!ins->attrs.calls.to_apply)
+    return true; /* refused with a message when run */
+  for (int k = 0; k < nl; k++) {
+    dev_lane *lane;
+    if (reducer(ins->attrs.calls.to_apply, leaves[k]->type, &lane) == HLO_OP_INVALID && !lane)
+      return false;
+    dev_lane_free(lane);
+  }
+  return true;
+}
+
+int dev_collective_run(const hlo_instr *ins, int nrep, hlo_value *const *ops, const dev_whole_ctx *ctx,
+                       hlo_value **outs) {
+  coll c = {.ins = ins, .nrep = nrep, .nops = ins->noperands, .ops = ops, .ctx = ctx, .red = HLO_OP_INVALID};
+  for (int r = 0; r < nrep; r++)
+    outs[r] = NULL;
+  if (nrep < 1 || nrep > MAX_MEMBERS || !dev_collective_lowers(ins))
+    return DEV_WHOLE_UNSUPPORTED;
+  const hlo_shape *shapes[64];
+  c.nl = operand_arrays(ins, shapes);
+  for (int r = 0; r < nrep; r++)
+    for (int k = 0; k < c.nl; k++) {
+      const hlo_value *x = leaf(&c, r, k);
+      if (x->type != shapes[k]->type || x->rank != shapes[k]->rank || x->elem_size > 16)
+        return fail(&c, "replica %d's operand %d is not of the operand's shape", r, k);
+    }
+  c.d = (ins->attrs.has & HLO_A_DIMENSIONS) && ins->attrs.dimensions.n == 1 ? (int)ins->attrs.dimensions.v[0] : -1;
+  if ((ins->op == HLO_OP_ALL_GATHER || ins->op == HLO_OP_REDUCE_SCATTER) && c.d < 0)
+    return fail(&c, "needs dimensions={d} naming one operand dimension");
+  for (int p = 0; ins->op == HLO_OP_COLLECTIVE_PERMUTE && p < ins->attrs.npairs; p++)
+    if (ins->attrs.pairs[p].a < 0 || ins->attrs.pairs[p].b < 0)
+      return fail(&c, "source_target_pairs names a negative replica");
+  if (ins->op == HLO_OP_ALL_REDUCE || ins->op == HLO_OP_REDUCE_SCATTER) {
+    if (!ins->attrs.calls.to_apply)
+      return fail(&c, "%s needs to_apply", hlo_opcode_name(ins->op));
+    /* dev_collective_lowers checked every array's type; the reducer is
+     * one computation, so one compiled program serves them all */
+    c.red = reducer(ins->attrs.calls.to_apply, shapes[0]->type, &c.lane);
+  }
+  int rc = 0;
+  for (int r = 0; r < nrep && rc == 0; r++) {
+    int q = earlier_member(&c, r);
+    outs[r] = q >= 0 ? hlo_value_ref(outs[q]) : result(&c, r);
+    if (!outs[r])
+      rc = -1;
+  }
+  dev_lane_free(c.lane);
+  if (rc != 0)
+    for (int r = 0; r < nrep; r++) {
+      hlo_value_unref(outs[r]);
+      outs[r] = NULL;
+    }
+  return rc;
+}
