@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/hlo_hash.h"
+
 /* ---- element types --------------------------------------------------------- */
 
 typedef struct {
@@ -1042,18 +1044,11 @@ int tn_fuzz_template_from_name(const char *name) {
   return -1;
 }
 
-static uint64_t mix(uint64_t a, uint64_t b) {
-  uint64_t z = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 char *tn_fuzz_generate(uint64_t seed, uint64_t index, unsigned templates, const tn_covmap *cov,
                        tn_fuzz_template *used) {
   gen g;
   memset(&g, 0, sizeof g);
-  g.s = mix(seed, index);
+  g.s = hlo_mix64(seed, index);
   g.cov = cov;
   int allowed[TN_FUZZ_TEMPLATE_COUNT], na = 0;
   for (int i = 0; i < TN_FUZZ_TEMPLATE_COUNT; i++)

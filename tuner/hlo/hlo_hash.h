@@ -1,6 +1,6 @@
 /* hlo_hash.h — FNV-1a over 64 bits, the one hash behind tune's
  * fingerprints (configs, fusions), seeds, sweep identities and journal
- * checksums.  It is not cryptographic: it names things and catches torn
+ * checksums, and the one way two numbers are mixed into a seed.  It is not cryptographic: it names things and catches torn
  * bytes, it does not resist an adversary.
  *
  * Two starting values are in use.  HLO_FNV_BASIS is FNV-1a's offset basis.
@@ -23,5 +23,11 @@
 uint64_t hlo_fnv1a(uint64_t h, const void *p, size_t n);
 /* Folds the bytes of the C string s (without its NUL) into h. */
 uint64_t hlo_fnv1a_str(uint64_t h, const char *s);
+
+/* A seed derived from two numbers (a run's seed and a draw index, a
+ * fingerprint...): b is combined into a, then splitmix64's finaliser
+ * spreads every input bit over the result, so neighbouring inputs give
+ * unrelated seeds.  The same pair gives the same seed on every machine. */
+uint64_t hlo_mix64(uint64_t a, uint64_t b);
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/hlo_hash.h"
+
 /* Knob columns: these, then one per flag that has a column (flag_has_column),
  * one per tile dimension, and `loops` last when the shape is known. */
 enum { KNOB_K, KNOB_BUF, KNOB_ORDER, KNOB_PACK, KNOB_PREC, KNOB_FIXED };
@@ -34,13 +36,6 @@ typedef struct {
   int64_t npairs;     /* product-space pair ids (most never occur) */
   int64_t **vtab;     /* per knob: its distinct raw values, sorted */
 } space;
-
-static uint64_t mix(uint64_t a, uint64_t b) {
-  uint64_t z = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 /* The order as one number, so equal orders compare equal. */
 static int64_t order_code(const dev_config *c) {
@@ -258,7 +253,7 @@ static char *pairs_text(const space *s, const unsigned char *pset) {
   return out;
 }
 
-uint64_t tn_cover_rotate(uint64_t seed, int yyyymmdd) { return mix(seed, (uint64_t)yyyymmdd); }
+uint64_t tn_cover_rotate(uint64_t seed, int yyyymmdd) { return hlo_mix64(seed, (uint64_t)yyyymmdd); }
 
 void tn_cover_free(tn_cover *c) {
   if (c) {
@@ -294,7 +289,7 @@ int tn_cover_select(dev_config *list, int n, int budget, uint64_t seed, const tn
     goto done;
   int runnable = 0; /* candidates that compile, the default aside */
   for (int i = 0; i < n; i++) {
-    h[i] = mix(seed, dev_config_fingerprint(&list[i]));
+    h[i] = hlo_mix64(seed, dev_config_fingerprint(&list[i]));
     if (!compiles || compiles[i]) {
       mark(&s, i, vall, pall);
       runnable += i > 0;

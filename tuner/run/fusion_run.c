@@ -36,13 +36,6 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static uint64_t mix(uint64_t a, uint64_t b) {
-  uint64_t z = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 static uint64_t fnv1a(const char *s, size_t n) { return hlo_fnv1a(HLO_FNV_BASIS_FINGERPRINT, s, n); }
 
 /* Everything the candidates share, read-only once the sweep starts. */
@@ -271,7 +264,7 @@ static void judge(shared *sh, tn_cand_result *r, hlo_value **divergent) {
   *divergent = NULL;
   double t0 = now_s();
   hlo_value *out = NULL;
-  uint64_t jitter = mix(sh->o->seed, r->fingerprint);
+  uint64_t jitter = hlo_mix64(sh->o->seed, r->fingerprint);
   run_config(sh, &r->cfg, jitter, r, &out);
   if (!out) {
     r->wall_time = now_s() - t0;
@@ -288,7 +281,7 @@ static void judge(shared *sh, tn_cand_result *r, hlo_value **divergent) {
   if (j.rerun) {
     tn_cand_result again = *r;
     hlo_value *out2 = NULL;
-    run_config(sh, &r->cfg, mix(jitter, 0x5EED), &again, &out2);
+    run_config(sh, &r->cfg, hlo_mix64(jitter, 0x5EED), &again, &out2);
     if (!out2 && again.verdict == CHK_VERDICT_TOOL_ERROR) {
       /* the host failed the rerun: no verdict on the candidate */
       r->status = again.status;
@@ -868,7 +861,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   tn_cand_result *d = &out->cands[0];
   double t0 = now_s();
   progress(o, "default", 0, n, 0);
-  uint64_t djitter = mix(o->seed, d->fingerprint);
+  uint64_t djitter = hlo_mix64(o->seed, d->fingerprint);
   run_config(&sh, &d->cfg, djitter, d, &sh.dflt_out);
   d->wall_time = now_s() - t0;
   out->default_ran = sh.dflt_out != NULL;
@@ -893,7 +886,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     if (j.rerun) {
       tn_cand_result again = *d;
       hlo_value *out2 = NULL;
-      run_config(&sh, &d->cfg, mix(djitter, 0x5EED), &again, &out2);
+      run_config(&sh, &d->cfg, hlo_mix64(djitter, 0x5EED), &again, &out2);
       racy = chk_judge_nondeterministic(sh.dflt_out, out2, again.message, &j);
       hlo_value_unref(out2);
     }

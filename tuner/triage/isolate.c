@@ -13,6 +13,7 @@
 #include "device/dev_fusion.h"
 #include "check/eval.h"
 #include "hlo/hlo_print.h"
+#include "hlo/hlo_hash.h"
 #include "hlo/hlo_value.h"
 #include "run/only.h"
 #include "run/result.h"
@@ -34,16 +35,9 @@ bool tn_iso_class_is_culprit(tn_iso_class c) {
          c == TN_ISO_PROPAGATED;
 }
 
-/* splitmix64: timing-jitter seeds that depend only on the run's seed and
- * which run this is, so an isolation is reproducible. */
-static uint64_t mix(uint64_t a, uint64_t b) {
-  uint64_t z = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-uint64_t tn_iso_jitter(uint64_t seed, const dev_config *cfg) { return mix(seed, dev_config_fingerprint(cfg)); }
+/* Timing-jitter seeds depend only on the run's seed and which run this
+ * is, so an isolation is reproducible. */
+uint64_t tn_iso_jitter(uint64_t seed, const dev_config *cfg) { return hlo_mix64(seed, dev_config_fingerprint(cfg)); }
 
 /* What every unit's runs share. */
 typedef struct {
@@ -212,7 +206,7 @@ static hlo_value *run_unfused(const iso_ctx *c, const hlo_module *um, hlo_value 
       break;
     }
     default:
-      v = run_single_op(c, um, fc, ins, vals, mix(c->o->seed, (uint64_t)i + 1), why, n);
+      v = run_single_op(c, um, fc, ins, vals, hlo_mix64(c->o->seed, (uint64_t)i + 1), why, n);
       if (v)
         (*nkernels)++;
       break;
@@ -391,7 +385,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     snprintf(r->note, sizeof r->note, "fused: %s", why);
     goto done;
   }
-  fused2 = run_kernel(c, &f, &cfg, cap->args, cap->nargs, mix(jitter, 0x5EED), why, sizeof why);
+  fused2 = run_kernel(c, &f, &cfg, cap->args, cap->nargs, hlo_mix64(jitter, 0x5EED), why, sizeof why);
   if (fused2 && !hlo_value_equal(fused, fused2))
     r->nondeterministic = true;
 
@@ -426,7 +420,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
       hlo_value_unref(fused);
       fused = hlo_value_ref(fused2);
       r->fused_ref = again;
-      shown = mix(jitter, 0x5EED);
+      shown = hlo_mix64(jitter, 0x5EED);
     }
   }
   if (!r->fused_ref.done) {
