@@ -116,46 +116,61 @@ static int64_t flat(int r, const int64_t *dims, const int64_t *o) {
   return f;
 }
 
-/* Folds element i of array k over the group's members, in group order,
- * into dst (one element of the array's type). */
-static void reduce_element(const coll *c, const group *g, int k, int64_t i, void *dst) {
+/* Folds elements [i, i + n) of array k over the group's members, in group
+ * order, element by element, into dst (n elements of the array's type). */
+static void reduce_run(const coll *c, const group *g, int k, int64_t i, int64_t n, dev_slot *acc, void *dst) {
   const hlo_value *x0 = leaf(c, g->m[0], k);
   hlo_etype t = x0->type;
-  dev_slot acc, x, args[2];
-  dev_slot_from_host(t, x0->data, i, &acc);
+  if (g->size == 1) { /* nothing to combine: the operand as it is */
+    memcpy(dst, (const char *)x0->data + (size_t)i * x0->elem_size, (size_t)n * x0->elem_size);
+    return;
+  }
+  for (int64_t l = 0; l < n; l++)
+    dev_slot_from_host(t, x0->data, i + l, &acc[l]);
   for (int j = 1; j < g->size; j++) {
-    dev_slot_from_host(t, leaf(c, g->m[j], k)->data, i, &x);
-    if (c->red != HLO_OP_INVALID) {
-      acc = dev_elem_reduce_step(c->red, t, acc, x);
-    } else {
-      args[0] = acc;
-      args[1] = x;
-      dev_lane_run(c->lane, args, &acc);
+    const void *xj = leaf(c, g->m[j], k)->data;
+    for (int64_t l = 0; l < n; l++) {
+      dev_slot x, args[2];
+      dev_slot_from_host(t, xj, i + l, &x);
+      if (c->red != HLO_OP_INVALID) {
+        acc[l] = dev_elem_reduce_step(c->red, t, acc[l], x);
+      } else {
+        args[0] = acc[l];
+        args[1] = x;
+        dev_lane_run(c->lane, args, &acc[l]);
+      }
     }
   }
-  dev_slot_to_host(t, acc, dst, 0);
+  for (int64_t l = 0; l < n; l++)
+    dev_slot_to_host(t, acc[l], dst, l);
 }
 
-/* Element o of result array k for the replica at position pos of group g
- * (src: replica-id of a permute's source, or -1), into dst. */
-static void element(const coll *c, const group *g, int pos, int src, int k, const int64_t *o, void *dst) {
+/* Elements o .. o + n - 1 along the last dimension of result array k, for
+ * the replica at position pos of group g (src: a permute's source
+ * replica, or -1), into dst.  Returns how many it wrote (at least 1): a
+ * run stops where its source changes (a member's chunk ends along the
+ * last dimension). */
+static int64_t run_at(const coll *c, const group *g, int pos, int src, int k, const int64_t *o, int64_t n,
+                      dev_slot *acc, void *dst) {
   const hlo_value *x = leaf(c, g->size ? g->m[0] : 0, k);
-  int r = x->rank, d = c->d;
+  int r = x->rank, d = c->d, last = r - 1;
   int64_t at[HLO_MAX_RANK];
   memcpy(at, o, sizeof at[0] * (size_t)r);
   const hlo_value *from = NULL;
+  int64_t extent = 0; /* along d, of the run's source chunk */
   switch (c->ins->op) {
   case HLO_OP_ALL_REDUCE:
-    reduce_element(c, g, k, flat(r, x->dims, at), dst);
-    return;
+    reduce_run(c, g, k, flat(r, x->dims, at), n, acc, dst);
+    return n;
   case HLO_OP_REDUCE_SCATTER:
     at[d] += (int64_t)pos * (x->dims[d] / g->size);
-    reduce_element(c, g, k, flat(r, x->dims, at), dst);
-    return;
+    reduce_run(c, g, k, flat(r, x->dims, at), n, acc, dst);
+    return n;
   case HLO_OP_ALL_GATHER: {
     int j = (int)(o[d] / x->dims[d]);
     at[d] -= (int64_t)j * x->dims[d];
     from = leaf(c, g->m[j], k);
+    extent = x->dims[d];
     break;
   }
   case HLO_OP_ALL_TO_ALL:
@@ -164,53 +179,77 @@ static void element(const coll *c, const group *g, int pos, int src, int k, cons
       int j = (int)(o[d] / chunk);
       at[d] = (int64_t)pos * chunk + o[d] % chunk;
       from = leaf(c, g->m[j], k);
+      extent = chunk;
     } else { /* result k comes from member k, its operand pos */
       from = leaf(c, g->m[k], pos);
     }
     break;
   default: /* collective-permute */
     if (src < 0) {
-      memset(dst, 0, x->elem_size);
-      return;
+      memset(dst, 0, (size_t)n * x->elem_size);
+      return n;
     }
     from = leaf(c, src, k);
     break;
   }
+  if (r > 0 && d == last && extent > 0 && n > extent - at[d] % extent)
+    n = extent - at[d] % extent;
   memcpy(dst, (const char *)from->data + (size_t)flat(from->rank, from->dims, at) * from->elem_size,
-         from->elem_size);
+         (size_t)n * from->elem_size);
+  return n;
 }
 
 /* Builds result array k (shape s) of the replica at position pos of g, tile
- * by tile through a VMEM stage.  NULL with why set. */
+ * by tile through a VMEM stage, a row of the tile at a time.  NULL with
+ * why set. */
 static hlo_value *build(const coll *c, const group *g, int pos, int src, int k, const hlo_shape *s) {
-  hlo_value *out = hlo_value_array(s->type, s->rank, s->dims);
+  hlo_value *out = hlo_value_array_uninit(s->type, s->rank, s->dims);
   dev_tiling tl;
+  dev_tiling_plan(&tl, s->rank, s->dims, c->ctx->cfg);
+  int r = s->rank;
+  int64_t row = r ? tl.tile[r - 1] : 1;
+  unsigned char *buf = out ? malloc((size_t)row * out->elem_size) : NULL;
+  dev_slot *acc = malloc((size_t)row * sizeof *acc);
   dev_stage st;
-  if (!out || (dev_tiling_plan(&tl, s->rank, s->dims, c->ctx->cfg),
-               dev_stage_open(&st, "vmem collective tile", s->type, tl.volume) != 0)) {
+  bool staged = buf && acc && dev_stage_open(&st, "vmem collective tile", s->type, tl.volume) == 0;
+  if (!staged) {
+    free(buf);
+    free(acc);
     hlo_value_unref(out);
     fail(c, "out of memory");
     return NULL;
   }
-  unsigned char elem[16];
-  for (int64_t t = 0; t < tl.ntiles; t++) {
+  for (int64_t t = 0; t < tl.ntiles && out; t++) {
     int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0}, o[HLO_MAX_RANK];
     int64_t cnt = dev_tiling_box(&tl, t, lo, n);
+    int64_t len = r ? n[r - 1] : 1, off = 0;
+    int64_t rows[HLO_MAX_RANK]; /* the tile's rows: its box with the last dim 1 */
+    memcpy(rows, n, sizeof rows[0] * (size_t)r);
+    if (r)
+      rows[r - 1] = 1;
     dev_stage_begin(&st, cnt);
-    for (int64_t l = 0; l < cnt; l++, dev_stage_next(s->rank, n, p)) {
-      for (int d = 0; d < s->rank; d++)
+    do {
+      for (int d = 0; d < r; d++)
         o[d] = lo[d] + p[d];
-      element(c, g, pos, src, k, o, elem);
-      dev_stage_put(&st, l, elem);
-    }
+      for (int64_t l = 0; l < len;) {
+        int64_t got = run_at(c, g, pos, src, k, o, len - l, acc, buf);
+        dev_stage_put_run(&st, off + l, buf, got);
+        l += got;
+        if (r)
+          o[r - 1] += got;
+      }
+      off += len;
+    } while (dev_stage_next(r, rows, p));
     if (dev_stage_end(&st, c->ctx->why, c->ctx->why_len) != 0) {
-      dev_stage_close(&st);
       hlo_value_unref(out);
-      return NULL;
+      out = NULL;
+      break;
     }
     dev_stage_copy_out(&st, &tl, lo, n, out->data);
   }
   dev_stage_close(&st);
+  free(buf);
+  free(acc);
   return out;
 }
 

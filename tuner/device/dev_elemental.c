@@ -1532,6 +1532,10 @@ static hlo_value *whole_value(dev_elem *e, const hlo_instr *ins, char *why, size
       snprintf(why, why_len, "%s is not materialised yet", ins->name);
     return e->val[ins->index] ? hlo_value_ref(e->val[ins->index]) : NULL;
   }
+  /* A parameter is already a whole value: going through a box of slots
+   * and back would give the same elements at the cost of two copies. */
+  if (e->kind[ins->index] == DEV_EK_PARAM && e->params)
+    return hlo_value_ref(e->params[ins->parameter_number]);
   if (ins->op == HLO_OP_TUPLE) {
     hlo_value *el[64];
     if (ins->noperands > 64) {

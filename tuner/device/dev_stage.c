@@ -52,6 +52,11 @@ void dev_stage_begin(dev_stage *s, int64_t n) {
 
 int dev_stage_put(dev_stage *s, int64_t off, const void *src) { return dev_hbm_store(&s->vmem, off, src, false); }
 
+void dev_stage_put_run(dev_stage *s, int64_t off, const void *src, int64_t n) {
+  memcpy(s->vmem.data + (size_t)off * s->vmem.esz, src, (size_t)n * s->vmem.esz);
+  memset(s->vmem.shadow + off, 0, (size_t)n);
+}
+
 int dev_stage_end(const dev_stage *s, char *why, size_t why_len) {
   if (dev_hbm_check(&s->vmem, why, why_len) != 0)
     return -1;

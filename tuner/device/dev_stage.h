@@ -54,6 +54,10 @@ void dev_stage_begin(dev_stage *s, int64_t n);
  * past either end lands in a redzone (dev_hbm_store).  -1 for a wild store
  * beyond the redzones. */
 int dev_stage_put(dev_stage *s, int64_t off, const void *src);
+/* Stores n contiguous elements at offsets off .. off + n - 1, all inside
+ * the tile's buffer (a row: the caller has checked its bounds, so no
+ * redzone is in reach). */
+void dev_stage_put_run(dev_stage *s, int64_t off, const void *src, int64_t n);
 /* The tile is complete: redzones intact and its n elements written.  0, or
  * -1 with why ("redzone write: ..." or "uninitialized read: ..."). */
 int dev_stage_end(const dev_stage *s, char *why, size_t why_len);
