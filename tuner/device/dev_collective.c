@@ -44,6 +44,61 @@ bool dev_collective_op(hlo_opcode op) {
   }
 }
 
+bool *dev_collective_varying(const hlo_computation *c) {
+  bool *v = calloc((size_t)(c->ninstrs ? c->ninstrs : 1), sizeof *v);
+  for (int i = 0; v && i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    v[i] = ins->op == HLO_OP_REPLICA_ID || dev_collective_op(ins->op);
+    for (int j = 0; j < ins->noperands; j++)
+      v[i] = v[i] || v[ins->operands[j]->index];
+  }
+  return v;
+}
+
+/* Sizes come from the HLO text; sums saturate at a value no machine holds
+ * (the estimate then refuses the unit) instead of overflowing. */
+#define HUGE_BYTES (INT64_MAX / 4)
+
+static int64_t sat(int64_t a, int64_t b, int64_t k) { /* a + b * k */
+  return b > 0 && k > 0 && (b > HUGE_BYTES / k || a > HUGE_BYTES - b * k) ? HUGE_BYTES : a + b * k;
+}
+
+static int64_t shape_bytes(const hlo_shape *s) {
+  if (s->type == HLO_TUPLE) {
+    int64_t b = 0;
+    for (int i = 0; i < s->ntuple; i++)
+      b = sat(b, shape_bytes(&s->elems[i]), 1);
+    return b;
+  }
+  int bits = hlo_etype_bits(s->type);
+  int64_t n = hlo_shape_elements(s);
+  if (s->type == HLO_TOKEN || bits <= 0 || n <= 0)
+    return 0;
+  return n > HUGE_BYTES / 64 ? HUGE_BYTES : (n * bits + 7) / 8;
+}
+
+int64_t dev_collective_lockstep_bytes(const hlo_computation *c, int replicas) {
+  bool *v = dev_collective_varying(c);
+  if (!v)
+    return -1;
+  int64_t total = 0, r = replicas > 1 ? replicas : 1;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (!dev_collective_op(ins->op))
+      continue;
+    int64_t results = r;
+    if (ins->op == HLO_OP_ALL_REDUCE || ins->op == HLO_OP_ALL_GATHER) {
+      int groups = ins->attrs.replica_groups.ngroups;
+      results = groups > 0 && groups < r ? groups : groups > 0 ? r : 1;
+    }
+    total = sat(total, shape_bytes(&ins->shape), results);
+    for (int j = 0; j < ins->noperands; j++)
+      total = sat(total, shape_bytes(&ins->operands[j]->shape), v[ins->operands[j]->index] ? r : 1);
+  }
+  free(v);
+  return total;
+}
+
 typedef struct group {
   int size;
   int m[MAX_MEMBERS];

@@ -36,6 +36,19 @@
 /* Is op a collective, whose operands differ between replicas? */
 bool dev_collective_op(hlo_opcode op);
 
+/* Which instructions of kernel c may differ between replicas: replica-id,
+ * the collectives, and everything that reads them (one flag per
+ * instruction index, calloc'd; NULL when out of memory).  The lockstep run
+ * computes the others once for all replicas. */
+bool *dev_collective_varying(const hlo_computation *c);
+
+/* The most the lockstep run of kernel c for `replicas` replicas holds for
+ * its collectives: per collective, each distinct operand value (one per
+ * replica where it varies, else one) and each distinct result (one per
+ * group for an all-reduce or all-gather, else one per replica).  -1 when
+ * out of memory. */
+int64_t dev_collective_lockstep_bytes(const hlo_computation *c, int replicas);
+
 /* Does the device lower this form of collective ins (decided from its
  * shapes and computations alone)? */
 bool dev_collective_lowers(const hlo_instr *ins);

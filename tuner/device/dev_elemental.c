@@ -1807,7 +1807,7 @@ static int materialize_lockstep(dev_elem *e, char *why, size_t why_len) {
   int nrep = e->f->replicas > 1 ? e->f->replicas : 1, n = c->ninstrs, rc = 0;
   hlo_value **own = e->val;
   hlo_value ***vals = calloc((size_t)nrep, sizeof *vals);
-  bool *varies = calloc((size_t)n, sizeof *varies);
+  bool *varies = dev_collective_varying(c);
   hlo_value **ops = calloc((size_t)nrep * 64, sizeof *ops), **outs = calloc((size_t)nrep, sizeof *outs);
   if (!vals || !varies || !ops || !outs)
     rc = -1;
@@ -1816,12 +1816,6 @@ static int materialize_lockstep(dev_elem *e, char *why, size_t why_len) {
       rc = -1;
   if (rc != 0)
     snprintf(why, why_len, "out of memory");
-  for (int i = 0; rc == 0 && i < n; i++) {
-    const hlo_instr *ins = c->instrs[i];
-    varies[i] = ins->op == HLO_OP_REPLICA_ID || dev_collective_op(ins->op);
-    for (int j = 0; j < ins->noperands; j++)
-      varies[i] = varies[i] || varies[ins->operands[j]->index];
-  }
   for (int i = 0; rc == 0 && i < n; i++) {
     const hlo_instr *ins = c->instrs[i];
     if (e->kind[i] == DEV_EK_CONST) { /* every replica reads the one literal */

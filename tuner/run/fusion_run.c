@@ -28,6 +28,7 @@
 #include "hlo/hlo_print.h"
 #include "check/tol_fft.h"
 #include "check/tol_plan.h"
+#include "device/dev_collective.h"
 #include "hlo/hlo_hash.h"
 
 static double now_s(void) {
@@ -646,7 +647,7 @@ static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX / 2 || b > I
 
 static int64_t sat_mul(int64_t a, int64_t b) { return b != 0 && a > INT64_MAX / 2 / b ? INT64_MAX / 2 : a * b; }
 
-int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas) {
+int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas, int kept) {
   dev_fusion f;
   hlo_error err;
   if (dev_fusion_analyze(m, &f, &err) != 0)
@@ -661,8 +662,11 @@ int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas) {
   int64_t out = tn_shape_bytes(&f.comp->root->shape);
   /* reference and default outputs, and the f64 sensitivity maps (up to
    * twice an f32 output) */
-  int64_t fixed = sat_add(held, sat_mul(out, 4));
-  int64_t per_thread = sat_add(f.in_bytes, sat_mul(out, 3));
+  int64_t fixed = sat_add(held, sat_mul(out, 4 + (kept > 0 ? kept : 0)));
+  int64_t lockstep = dev_collective_lockstep_bytes(f.comp, replicas);
+  if (lockstep < 0)
+    return -1;
+  int64_t per_thread = sat_add(sat_add(f.in_bytes, sat_mul(out, 3)), lockstep);
   /* Each candidate's HBM copy of a parameter has a shadow byte per
    * element (dev_hbm.h), and a parameter the device evaluates whole (read
    * only by gather, scatter, sort... or a collective: dev_lower.h) is
@@ -704,9 +708,9 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   if (o->max_memory > 0) {
     int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
     int64_t before = hlo_mem_held();
-    int64_t need = sat_add(tn_memory_estimate(m, threads, replicas), before);
+    int64_t need = sat_add(tn_memory_estimate(m, threads, replicas, o->error_maps), before);
     while (need > o->max_memory && threads > 1)
-      need = sat_add(tn_memory_estimate(m, threads /= 2, replicas), before);
+      need = sat_add(tn_memory_estimate(m, threads /= 2, replicas, o->error_maps), before);
     estimate = need;
     if (need > o->max_memory) {
       char held[96] = "";

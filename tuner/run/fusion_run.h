@@ -87,9 +87,12 @@ int64_t tn_shape_bytes(const hlo_shape *s);
  * the entry and the kernel) for each replica, the reference's and the
  * default's outputs with their per-element tolerance maps, and per thread
  * the device's copy of the kernel's inputs (with a shadow byte per
- * element, and a box and a value of each input it evaluates whole) and its
- * output (with a rerun's).  -1 when the kernel cannot be analysed. */
-int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas);
+ * element, and a box and a value of each input it evaluates whole), its
+ * output (with a rerun's) and, for a kernel with collectives, every
+ * replica's operands and results of them (the device runs the replicas in
+ * lockstep); and `kept` more outputs kept for error maps (--error-maps).
+ * -1 when the kernel cannot be analysed. */
+int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas, int kept);
 
 /* Checks one fusion.  0 with *out filled (caller frees with
  * tn_fusion_result_free), or -1 with err for bad input (unsupported op,
