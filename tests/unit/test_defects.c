@@ -316,6 +316,18 @@ static void dma_race(void **s) {
   (void)s;
   check_defect(DEV_DEFECT_DMA_RACE, "qat_residual_f16.hlo", t_dma_race);
 }
+/* The same trigger where the hero stages its operand tile by tile itself
+ * (dev_stage.h): a reduce-window (one box per output tile) and an
+ * all-reduce (the replicas' operand tile per output tile).  Their root is
+ * the hero's shape, so a fetch per window of the output. */
+static void dma_race_reduce_window(void **s) {
+  (void)s;
+  check_defect(DEV_DEFECT_DMA_RACE, "maxpool_2x2.hlo", t_dma_race);
+}
+static void dma_race_all_reduce(void **s) {
+  (void)s;
+  check_defect(DEV_DEFECT_DMA_RACE, "all_reduce_grad_mean.hlo", t_dma_race);
+}
 static void int8_dot_f32_acc(void **s) {
   (void)s;
   check_defect(DEV_DEFECT_INT8_DOT_F32_ACC, "int8_gram.hlo", t_int8_chunk);
@@ -353,7 +365,8 @@ int main(void) {
       cmocka_unit_test(packed_reduce_init0), cmocka_unit_test(scatter_s8_iota_wrap),
       cmocka_unit_test(sort_lane_index),     cmocka_unit_test(elide_convert),
       cmocka_unit_test(ragged_store_mask),   cmocka_unit_test(ragged_chunk_pad),
-      cmocka_unit_test(dma_race),            cmocka_unit_test(int8_dot_f32_acc),
+      cmocka_unit_test(dma_race),            cmocka_unit_test(dma_race_reduce_window),
+      cmocka_unit_test(dma_race_all_reduce), cmocka_unit_test(int8_dot_f32_acc),
       cmocka_unit_test(dynslice_clamp_lost), cmocka_unit_test(unsigned_cmp_signed),
       cmocka_unit_test(fft_tile_twiddle),
   };

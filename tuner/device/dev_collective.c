@@ -254,9 +254,28 @@ static int64_t run_at(const coll *c, const group *g, int pos, int src, int k, co
   return n;
 }
 
+/* Stages n elements of result array k along the last dimension from
+ * index o on, at offset off of the tile (buf: a row's scratch). */
+static void stage_row(const coll *c, const group *g, int pos, int src, int k, const int64_t *o, int64_t n,
+                      dev_slot *acc, unsigned char *buf, dev_stage *st, int64_t off) {
+  int r = c->ins->shape.type == HLO_TUPLE ? hlo_shape_leaf(&c->ins->shape, k)->rank : c->ins->shape.rank;
+  int64_t at[HLO_MAX_RANK];
+  memcpy(at, o, sizeof at[0] * (size_t)r);
+  for (int64_t l = 0; l < n;) {
+    int64_t got = run_at(c, g, pos, src, k, at, n - l, acc, buf);
+    dev_stage_put_run(st, off + l, buf, got);
+    l += got;
+    if (r)
+      at[r - 1] += got;
+  }
+}
+
 /* Builds result array k (shape s) of the replica at position pos of g, tile
- * by tile through a VMEM stage, a row of the tile at a time.  NULL with
- * why set. */
+ * by tile through a VMEM stage, a row of the tile at a time.  Under the
+ * dma-race defect (dev_stage.h) a tile may compute on the operands of the
+ * tile buf further on, fetched into its ring buffer too early: where that
+ * tile's positions lie inside the array, its values stand in this tile's
+ * place.  NULL with why set. */
 static hlo_value *build(const coll *c, const group *g, int pos, int src, int k, const hlo_shape *s) {
   hlo_value *out = hlo_value_array_uninit(s->type, s->rank, s->dims);
   dev_tiling tl;
@@ -274,25 +293,38 @@ static hlo_value *build(const coll *c, const group *g, int pos, int src, int k, 
     fail(c, "out of memory");
     return NULL;
   }
+  dev_race race = dev_whole_race(c->ctx);
   for (int64_t t = 0; t < tl.ntiles && out; t++) {
     int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0}, o[HLO_MAX_RANK];
+    int64_t shift[HLO_MAX_RANK] = {0}, slo[HLO_MAX_RANK], sn[HLO_MAX_RANK];
     int64_t cnt = dev_tiling_box(&tl, t, lo, n);
     int64_t len = r ? n[r - 1] : 1, off = 0;
+    int64_t from = dev_race_source(&race, (uint64_t)k, t, tl.ntiles);
+    if (from != t) {
+      dev_tiling_box(&tl, from, slo, sn);
+      for (int d = 0; d < r; d++)
+        shift[d] = slo[d] - lo[d];
+    }
     int64_t rows[HLO_MAX_RANK]; /* the tile's rows: its box with the last dim 1 */
     memcpy(rows, n, sizeof rows[0] * (size_t)r);
     if (r)
       rows[r - 1] = 1;
     dev_stage_begin(&st, cnt);
     do {
+      int64_t raced = 0;
+      if (from != t) { /* the leading part of the row that lies inside the array */
+        bool inside = true;
+        for (int d = 0; d < r; d++)
+          inside = inside && (o[d] = lo[d] + p[d] + shift[d]) < s->dims[d];
+        raced = inside ? s->dims[r - 1] - o[r - 1] : 0;
+        raced = raced < len ? raced : len;
+        stage_row(c, g, pos, src, k, o, raced, acc, buf, &st, off);
+      }
       for (int d = 0; d < r; d++)
         o[d] = lo[d] + p[d];
-      for (int64_t l = 0; l < len;) {
-        int64_t got = run_at(c, g, pos, src, k, o, len - l, acc, buf);
-        dev_stage_put_run(&st, off + l, buf, got);
-        l += got;
-        if (r)
-          o[r - 1] += got;
-      }
+      if (r)
+        o[r - 1] += raced;
+      stage_row(c, g, pos, src, k, o, len - raced, acc, buf, &st, off + raced);
       off += len;
     } while (dev_stage_next(r, rows, p));
     if (dev_stage_end(&st, c->ctx->why, c->ctx->why_len) != 0) {

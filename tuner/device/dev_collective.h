@@ -57,8 +57,9 @@ bool dev_collective_lowers(const hlo_instr *ins);
  * replica r's operand j (a whole value; a single tuple operand stands for
  * its elements).  On 0, outs[r] holds replica r's result (one reference
  * each); -1 with a message in ctx->why; DEV_WHOLE_UNSUPPORTED when the
- * device has no lowering for this form.  ctx->defects is not read: no
- * catalogued defect lives in this lowering. */
+ * device has no lowering for this form.  Of ctx->defects only dma-race
+ * lives here (dev_stage.h): a result tile may be computed on the operand
+ * data of the tile buf further on, decided by ctx->jitter. */
 int dev_collective_run(const hlo_instr *ins, int nrep, hlo_value *const *ops, const dev_whole_ctx *ctx,
                        hlo_value **outs);
 

@@ -40,6 +40,7 @@ struct dev_elem {
   hlo_value **val;       /* materialised and constant values */
   hlo_value *const *params; /* whole parameters while materialising */
   int replica;           /* the replica whose values val holds (lockstep) */
+  uint64_t jitter;       /* the run's timing-jitter seed (dev_elem_set_jitter) */
   dev_box *bx;           /* per-request scratch */
   bool *need;
   int *last_use;         /* per request: the last instruction reading each
@@ -1660,6 +1661,8 @@ done:
 
 void dev_elem_set_config(dev_elem *e, const dev_config *cfg) { e->cfg = cfg; }
 
+void dev_elem_set_jitter(dev_elem *e, uint64_t seed) { e->jitter = seed; }
+
 int dev_elem_set_defects(dev_elem *e, uint32_t active) {
   e->defects = active;
   free(e->elide);
@@ -1749,7 +1752,7 @@ static int materialize_one(dev_elem *e, const hlo_instr *ins, char *why, size_t 
   if (dev_whole_handles(ins->op)) {
     /* the lowering defects the executor found triggered belong to the
      * hero, and to an fft (whose defect's trigger names the fft) */
-    dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len};
+    dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len, e->jitter};
     wr = dev_whole_run(ins, ops, &wc, &e->val[i]);
   }
   if (wr == DEV_WHOLE_UNSUPPORTED) {
@@ -1859,7 +1862,8 @@ static int materialize_lockstep(dev_elem *e, char *why, size_t why_len) {
         rc = *slot ? 0 : -1;
       }
     if (rc == 0) {
-      dev_whole_ctx wc = {e->cfg, 0, why, why_len};
+      /* the lowering defects the executor found triggered belong to the hero */
+      dev_whole_ctx wc = {e->cfg, ins == e->f->hero ? e->defects : 0, why, why_len, e->jitter};
       rc = dev_collective_run(ins, nrep, ops, &wc, outs) == 0 ? 0 : -1;
       if (rc != 0 && !why[0])
         snprintf(why, why_len, "%s: the device does not lower this collective", ins->name);

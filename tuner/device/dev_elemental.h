@@ -112,6 +112,9 @@ void dev_elem_free(dev_elem *e);
  * (dev_whole.h) tile by; without one they run as a single tile.  c must
  * outlive e's use. */
 void dev_elem_set_config(dev_elem *e, const dev_config *cfg);
+/* The run's timing-jitter seed, which decides where the dma-race defect
+ * strikes in the whole-array lowerings (dev_stage.h). */
+void dev_elem_set_jitter(dev_elem *e, uint64_t seed);
 
 /* The lowering defects (dev_defect.h, a bit per dev_defect) whose
  * config-level condition the executor found met for this run; 0, the

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hlo/hlo_hash.h"
+
 void dev_tiling_plan(dev_tiling *t, int rank, const int64_t *dims, const dev_config *cfg) {
   memset(t, 0, sizeof *t);
   t->rank = rank;
@@ -41,6 +43,12 @@ int dev_stage_open(dev_stage *s, const char *name, hlo_etype t, int64_t cap) {
   int64_t dims[1] = {cap > 0 ? cap : 1};
   s->want = 0;
   return dev_hbm_alloc(&s->vmem, name, t, 1, dims);
+}
+
+int64_t dev_race_source(const dev_race *r, uint64_t stream, int64_t f, int64_t nfetch) {
+  if (!r->on || r->buf < 2 || f + r->buf >= nfetch)
+    return f;
+  return hlo_mix64(hlo_mix64(r->seed, stream), (uint64_t)f) % 64 < 16 ? f + r->buf : f;
 }
 
 void dev_stage_close(dev_stage *s) { dev_hbm_free(&s->vmem); }

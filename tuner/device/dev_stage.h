@@ -48,6 +48,24 @@ typedef struct dev_stage {
 /* A VMEM buffer of cap elements of type t.  0, or -1 when out of memory. */
 int dev_stage_open(dev_stage *s, const char *name, hlo_etype t, int64_t cap);
 void dev_stage_close(dev_stage *s);
+/* The dma-race defect (dev_defect.h) in a staged lowering.  The box a
+ * tile stages is one fetch through a ring of cfg.buf VMEM buffers: fetch
+ * f + buf reuses fetch f's buffer, and the faulty schedule issues it
+ * without waiting until fetch f's reads are done.  Whether it lands first
+ * depends on timing, decided as in the executor's window ring
+ * (dev_dma.c): a draw in [0, 64) from the run's jitter seed, per stream
+ * and fetch, below the 16 units a tile computes for.  The tile then
+ * computes on fetch f + buf's data. */
+typedef struct dev_race {
+  bool on;       /* the defect is active for this op */
+  int buf;       /* the config's buf */
+  uint64_t seed; /* the run's jitter seed */
+} dev_race;
+
+/* The fetch whose data fetch f of nfetch is computed on: f, or f + buf
+ * when the defect is on and the later transfer wins. */
+int64_t dev_race_source(const dev_race *r, uint64_t stream, int64_t f, int64_t nfetch);
+
 /* Starts a tile of n <= cap elements: everything is poisoned. */
 void dev_stage_begin(dev_stage *s, int64_t n);
 /* Stores one element (vmem.esz bytes) at offset off of the tile; an offset

@@ -2,6 +2,7 @@
  * operands, and what they share (dev_whole.h). */
 #include "dev_whole.h"
 
+#include "dev_defect.h"
 #include "hlo/hlo_dtype.h"
 
 bool dev_whole_handles(hlo_opcode op) {
@@ -30,6 +31,12 @@ int dev_whole_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_c
   case HLO_OP_FFT: return dev_fft_run(ins, ops, ctx, out);
   default: return DEV_WHOLE_UNSUPPORTED;
   }
+}
+
+dev_race dev_whole_race(const dev_whole_ctx *ctx) {
+  dev_race r = {.on = (ctx->defects >> DEV_DEFECT_DMA_RACE) & 1u, .buf = ctx->cfg ? ctx->cfg->buf : 1,
+                .seed = ctx->jitter};
+  return r;
 }
 
 int64_t dev_whole_index(const hlo_value *v, int64_t i) {

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "dev_config.h"
+#include "dev_stage.h"
 #include "hlo/hlo.h"
 #include "hlo/hlo_value.h"
 
@@ -32,7 +33,11 @@ typedef struct dev_whole_ctx {
   uint32_t defects;      /* bit per dev_defect */
   char *why;
   size_t why_len;
+  uint64_t jitter;       /* the run's timing-jitter seed (dma-race) */
 } dev_whole_ctx;
+
+/* The dma-race model (dev_stage.h) for an op run with ctx. */
+dev_race dev_whole_race(const dev_whole_ctx *ctx);
 
 #define DEV_WHOLE_UNSUPPORTED 1
 

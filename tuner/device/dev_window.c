@@ -39,6 +39,34 @@ static void halo(const hlo_window_dim *w, int64_t in, int64_t lo, int64_t n, int
   *b = last >= 0 ? last / ld : -1;
 }
 
+/* The halo box of the outputs of tile t: its origin a and extents hn;
+ * returns its element count. */
+static int64_t tile_halo(const hlo_window *win, const hlo_value *op, const dev_tiling *tl, int64_t t, int64_t *lo,
+                         int64_t *n, int64_t *a, int64_t *hn) {
+  int64_t vol = 1;
+  dev_tiling_box(tl, t, lo, n);
+  for (int d = 0; d < op->rank; d++) {
+    int64_t b;
+    halo(&win->dims[d], op->dims[d], lo[d], n[d], &a[d], &b);
+    hn[d] = b >= a[d] ? b - a[d] + 1 : 0;
+    vol *= hn[d];
+  }
+  return vol;
+}
+
+/* DMAs the first `count` elements of the box (origin a, extents hn) of op
+ * into the stage, row-major. */
+static void stage_box(dev_stage *in, const hlo_value *op, const int64_t *ostr, const int64_t *a, const int64_t *hn,
+                      int64_t count) {
+  int64_t p[HLO_MAX_RANK] = {0};
+  for (int64_t l = 0; l < count; l++, dev_stage_next(op->rank, hn, p)) {
+    int64_t g = 0;
+    for (int d = 0; d < op->rank; d++)
+      g += (a[d] + p[d]) * ostr[d];
+    dev_stage_put(in, l, (const char *)op->data + (size_t)g * op->elem_size);
+  }
+}
+
 int dev_window_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out) {
   const hlo_window *win = &ins->attrs.window;
   const hlo_shape *rs = &ins->shape;
@@ -87,29 +115,29 @@ int dev_window_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
   }
   int64_t ostr[HLO_MAX_RANK];
   hlo_value_strides(op, ostr);
+  dev_race race = dev_whole_race(ctx);
   for (int64_t t = 0; t < tl.ntiles && rc == 0; t++) {
-    int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], a[HLO_MAX_RANK], hn[HLO_MAX_RANK], hvol = 1;
-    int64_t cnt = dev_tiling_box(&tl, t, lo, n);
-    for (int d = 0; d < r; d++) {
-      int64_t b;
-      halo(&win->dims[d], op->dims[d], lo[d], n[d], &a[d], &b);
-      hn[d] = b >= a[d] ? b - a[d] + 1 : 0;
-      hvol *= hn[d];
-    }
+    int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], a[HLO_MAX_RANK], hn[HLO_MAX_RANK];
+    int64_t hvol = tile_halo(win, op, &tl, t, lo, n, a, hn), cnt = 1;
+    for (int d = 0; d < r; d++)
+      cnt *= n[d];
     /* DMA the halo box in */
     dev_stage_begin(&in, hvol);
-    int64_t p[HLO_MAX_RANK] = {0};
-    for (int64_t l = 0; l < hvol; l++, dev_stage_next(r, hn, p)) {
-      int64_t g = 0;
-      for (int d = 0; d < r; d++)
-        g += (a[d] + p[d]) * ostr[d];
-      dev_stage_put(&in, l, (const char *)op->data + (size_t)g * op->elem_size);
+    stage_box(&in, op, ostr, a, hn, hvol);
+    int64_t src = dev_race_source(&race, 0, t, tl.ntiles);
+    if (src != t) {
+      /* dma-race: the box of tile src, fetched into this tile's ring
+       * buffer before this tile read it, overwrites it element by element
+       * in its own layout (as far as the buffer holds this tile's box) */
+      int64_t slo[HLO_MAX_RANK], sn[HLO_MAX_RANK], sa[HLO_MAX_RANK], shn[HLO_MAX_RANK];
+      int64_t svol = tile_halo(win, op, &tl, src, slo, sn, sa, shn);
+      stage_box(&in, op, ostr, sa, shn, svol < hvol ? svol : hvol);
     }
     if ((rc = dev_stage_end(&in, ctx->why, ctx->why_len)) != 0)
       break;
     /* fold each output of the tile from VMEM */
     dev_stage_begin(&ot, cnt);
-    memset(p, 0, sizeof p);
+    int64_t p[HLO_MAX_RANK] = {0};
     for (int64_t l = 0; l < cnt; l++, dev_stage_next(r, n, p)) {
       dev_slot acc = init_v;
       /* window positions, row-major */
