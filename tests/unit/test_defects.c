@@ -328,6 +328,26 @@ static void dma_race_all_reduce(void **s) {
   (void)s;
   check_defect(DEV_DEFECT_DMA_RACE, "all_reduce_grad_mean.hlo", t_dma_race);
 }
+/* A gather fetches its rows per output tile; a dynamic-update-slice and a
+ * scatter first copy their operand (the output's shape) tile by tile; a
+ * pad's unpadded dimension is windowed like an elementwise operand's.
+ * Counting every output window is at least as broad as each of these. */
+static void dma_race_gather(void **s) {
+  (void)s;
+  check_defect(DEV_DEFECT_DMA_RACE, "embedding_gather.hlo", t_dma_race);
+}
+static void dma_race_update_slice(void **s) {
+  (void)s;
+  check_defect(DEV_DEFECT_DMA_RACE, "dynamic_update_slice_kv_cache.hlo", t_dma_race);
+}
+static void dma_race_scatter(void **s) {
+  (void)s;
+  check_defect(DEV_DEFECT_DMA_RACE, "scatter_add_embedding_grad.hlo", t_dma_race);
+}
+static void dma_race_pad(void **s) {
+  (void)s;
+  check_defect(DEV_DEFECT_DMA_RACE, "pad_to_lane_multiple.hlo", t_dma_race);
+}
 static void int8_dot_f32_acc(void **s) {
   (void)s;
   check_defect(DEV_DEFECT_INT8_DOT_F32_ACC, "int8_gram.hlo", t_int8_chunk);
@@ -366,7 +386,9 @@ int main(void) {
       cmocka_unit_test(sort_lane_index),     cmocka_unit_test(elide_convert),
       cmocka_unit_test(ragged_store_mask),   cmocka_unit_test(ragged_chunk_pad),
       cmocka_unit_test(dma_race),            cmocka_unit_test(dma_race_reduce_window),
-      cmocka_unit_test(dma_race_all_reduce), cmocka_unit_test(int8_dot_f32_acc),
+      cmocka_unit_test(dma_race_all_reduce), cmocka_unit_test(dma_race_gather),
+      cmocka_unit_test(dma_race_update_slice), cmocka_unit_test(dma_race_scatter),
+      cmocka_unit_test(dma_race_pad),        cmocka_unit_test(int8_dot_f32_acc),
       cmocka_unit_test(dynslice_clamp_lost), cmocka_unit_test(unsigned_cmp_signed),
       cmocka_unit_test(fft_tile_twiddle),
   };

@@ -71,9 +71,10 @@
     "follows the line in HBM (the next row; past the array's end its start), are read into "   \
     "the accumulator")                                                                         \
   X(DMA_RACE, "dma-race",                                                                      \
-    "buf >= 2 and a parameter window fetched more than buf times, or a reduce-window or "     \
-    "collective hero whose result has more than buf tiles (it stages an operand box per "    \
-    "tile); depends on the run's timing-jitter seed",                                         \
+    "buf >= 2 and a parameter window fetched more than buf times, or a hero computed from "   \
+    "whole operands that fetches more than buf boxes (a gather, dynamic-slice, "             \
+    "reduce-window or collective per result tile, a dynamic-update-slice per update tile, " \
+    "a scatter per chunk of updates); depends on the run's timing-jitter seed",             \
     "the DMA for fetch f+buf may land before the steps reading fetch f are done; when the "    \
     "jitter says it does, they compute on that later tile's data (nondeterministic)")          \
   X(INT8_DOT_F32_ACC, "int8-dot-f32-acc",                                                      \

@@ -9,7 +9,8 @@
  * walks its output tiles and DMAs each element from the operand at
  * start + position; a dynamic-update-slice copies the operand to the
  * result, then walks the update's tiles, each staged in VMEM and written
- * back at start + position.  The offset arithmetic runs modulo the
+ * back at start + position.  Each tile is one fetch through the ring of
+ * dev_stage.h (where dma-race strikes).  The offset arithmetic runs modulo the
  * operand's extent (an address is a position inside the array); with
  * clamped starts it never wraps.
  *
@@ -31,6 +32,24 @@
 static int64_t floor_mod(int64_t a, int64_t m) {
   int64_t r = m ? a % m : 0;
   return r < 0 ? r + m : r;
+}
+
+/* DMAs the first `limit` elements of tile t (row-major in its box) into
+ * the stage: from `from` at start + position (a dynamic-slice's operand,
+ * the offsets wrapping modulo its extent), or at the position itself
+ * (start NULL: a dynamic-update-slice's update). */
+static void stage_tile(dev_stage *st, const hlo_value *from, const int64_t *str, const int64_t *start,
+                       const dev_tiling *tl, int64_t t, int64_t limit) {
+  int r = tl->rank;
+  int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
+  int64_t cnt = dev_tiling_box(tl, t, lo, n);
+  cnt = cnt < limit ? cnt : limit;
+  for (int64_t l = 0; l < cnt; l++, dev_stage_next(r, n, p)) {
+    int64_t g = 0;
+    for (int d = 0; d < r; d++)
+      g += (start ? floor_mod(start[d] + lo[d] + p[d], from->dims[d]) : lo[d] + p[d]) * str[d];
+    dev_stage_put(st, l, (const char *)from->data + (size_t)g * from->elem_size);
+  }
 }
 
 int dev_dslice_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out) {
@@ -61,6 +80,7 @@ int dev_dslice_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
   const int64_t *wdims = dus ? walk_v->dims : rs->dims;
   dev_tiling tl;
   dev_tiling_plan(&tl, r, wdims, ctx->cfg);
+  dev_race race = dev_whole_race(ctx); /* ring 0: the tiles walked, 1: the operand's copy */
   dev_stage st;
   dev_hbm res;
   bool have_res = false;
@@ -71,15 +91,17 @@ int dev_dslice_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
     return -1;
   }
   if (dus) {
-    if (dev_hbm_alloc(&res, "dynamic-update-slice result", op->type, r, op->dims) != 0)
+    if (dev_hbm_alloc(&res, "dynamic-update-slice result", op->type, r, op->dims) != 0) {
+      snprintf(ctx->why, ctx->why_len, "out of memory");
       rc = -1;
-    else
-      have_res = true, dev_hbm_fill(&res, op);
+    } else { /* the result starts as the operand, copied tile by tile (ring 1) */
+      have_res = true;
+      rc = dev_stage_copy_tiled(&res, op, ctx->cfg, &race, 1, ctx->why, ctx->why_len);
+    }
   } else if (!(val = hlo_value_array_uninit(rs->type, r, rs->dims))) {
+    snprintf(ctx->why, ctx->why_len, "out of memory");
     rc = -1;
   }
-  if (rc != 0)
-    snprintf(ctx->why, ctx->why_len, "out of memory");
   int64_t ostr[HLO_MAX_RANK], ustr[HLO_MAX_RANK];
   hlo_value_strides(op, ostr);
   if (dus)
@@ -88,18 +110,12 @@ int dev_dslice_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
     int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
     int64_t cnt = dev_tiling_box(&tl, t, lo, n);
     dev_stage_begin(&st, cnt);
-    for (int64_t l = 0; l < cnt; l++, dev_stage_next(r, n, p)) {
-      int64_t g = 0, u = 0;
-      for (int d = 0; d < r; d++) {
-        g += floor_mod(start[d] + lo[d] + p[d], op->dims[d]) * ostr[d];
-        if (dus)
-          u += (lo[d] + p[d]) * ustr[d];
-      }
-      if (dus)
-        dev_stage_put(&st, l, (const char *)upd->data + (size_t)u * upd->elem_size);
-      else
-        dev_stage_put(&st, l, (const char *)op->data + (size_t)g * op->elem_size);
-    }
+    const hlo_value *from = dus ? upd : op;
+    const int64_t *fstr = dus ? ustr : ostr;
+    stage_tile(&st, from, fstr, dus ? NULL : start, &tl, t, cnt);
+    int64_t src = dev_race_source(&race, 0, t, tl.ntiles);
+    if (src != t) /* dma-race: tile src's fetch landed in this tile's buffer first */
+      stage_tile(&st, from, fstr, dus ? NULL : start, &tl, src, cnt);
     rc = dev_stage_end(&st, ctx->why, ctx->why_len);
     if (rc != 0)
       break;

@@ -894,7 +894,31 @@ static void infer(dev_elem *e, const hlo_instr *ins, const dev_box *b) {
         need(e, t->operands[ins->attrs.index], b->lo, b->n);
     }
     return;
-  case DEV_EK_RESHAPE: case DEV_EK_PAD: case DEV_EK_CONCAT:
+  case DEV_EK_PAD: {
+    /* operand positions q with lo + q * step inside the box; need() clips
+     * them to the operand */
+    for (int d = 0; d < b->rank; d++) {
+      const hlo_pad_dim *pd = &ins->attrs.pad[d];
+      int64_t step = pd->interior + 1, a = b->lo[d] - pd->lo, z = a + b->n[d] - 1;
+      int64_t first = a <= 0 ? 0 : (a + step - 1) / step, last = z < 0 ? -1 : z / step;
+      lo[d] = first, n[d] = last - first + 1;
+    }
+    need(e, ins->operands[0], lo, n);
+    need_full(e, ins->operands[1]);
+    return;
+  }
+  case DEV_EK_CONCAT: {
+    int64_t cd = ins->attrs.dimensions.v[0], at = 0;
+    for (int j = 0; j < ins->noperands; j++) {
+      for (int d = 0; d < b->rank; d++)
+        lo[d] = b->lo[d], n[d] = b->n[d];
+      lo[cd] -= at; /* need() clips to this operand's part */
+      at += leaf0(ins->operands[j])->dims[cd];
+      need(e, ins->operands[j], lo, n);
+    }
+    return;
+  }
+  case DEV_EK_RESHAPE:
     for (int j = 0; j < ins->noperands; j++)
       need_full(e, ins->operands[j]);
     return;

@@ -12,7 +12,8 @@
  *
  * Lowering: output tiles as the config cuts them; per tile the address of
  * every element is computed from its index vector and the element is DMA'd
- * from the operand into the tile's VMEM buffer.
+ * from the operand into the tile's VMEM buffer, one fetch per tile through
+ * the ring of dev_stage.h (where dma-race strikes).
  */
 #include "dev_whole.h"
 
@@ -26,6 +27,50 @@ static bool in_list(const hlo_ints *l, int64_t d) {
     if (l->v[i] == d)
       return true;
   return false;
+}
+
+/* What every element of a tile needs: the op, its operands and the map of
+ * output dims onto index (batch) and operand (offset) dims. */
+typedef struct gather_plan {
+  const hlo_instr *ins;
+  const hlo_value *op, *ind;
+  const dev_tiling *tl;
+  const int *batch_of, *off_of;
+  int64_t nvec, ivd;
+  int64_t istr[HLO_MAX_RANK], ostr[HLO_MAX_RANK];
+} gather_plan;
+
+/* DMAs the first `limit` elements of tile t (row-major in its box) into
+ * the stage, each from the operand at its clamped start plus offset. */
+static void stage_tile(const gather_plan *g, dev_stage *st, int64_t t, int64_t limit) {
+  const hlo_gather_dnums *dn = &g->ins->attrs.gather;
+  int rr = g->tl->rank, ri = g->ind->rank, ro = g->op->rank;
+  int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
+  int64_t cnt = dev_tiling_box(g->tl, t, lo, n);
+  cnt = cnt < limit ? cnt : limit;
+  for (int64_t l = 0; l < cnt; l++, dev_stage_next(rr, n, p)) {
+    int64_t ipos[HLO_MAX_RANK + 1] = {0}, src[HLO_MAX_RANK] = {0};
+    for (int d = 0; d < rr; d++)
+      if (g->batch_of[d] >= 0 && g->batch_of[d] < ri)
+        ipos[g->batch_of[d]] = lo[d] + p[d];
+    for (int i = 0; i < dn->operand_batching_dims.n; i++)
+      src[dn->operand_batching_dims.v[i]] = ipos[dn->start_indices_batching_dims.v[i]];
+    for (int k = 0; k < g->nvec; k++) {
+      int64_t at = 0;
+      for (int d = 0; d < ri; d++)
+        at += (d == g->ivd ? k : ipos[d]) * g->istr[d];
+      int64_t od = dn->start_index_map.v[k], hi = g->op->dims[od] - g->ins->attrs.slice_sizes.v[od];
+      int64_t s = dev_whole_index(g->ind, at);
+      src[od] = s < 0 ? 0 : s > hi ? hi : s;
+    }
+    for (int d = 0; d < rr; d++)
+      if (g->off_of[d] >= 0)
+        src[g->off_of[d]] += lo[d] + p[d];
+    int64_t off = 0;
+    for (int d = 0; d < ro; d++)
+      off += src[d] * g->ostr[d];
+    dev_stage_put(st, l, (const char *)g->op->data + (size_t)off * g->op->elem_size);
+  }
 }
 
 int dev_gather_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out) {
@@ -75,37 +120,20 @@ int dev_gather_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
     snprintf(ctx->why, ctx->why_len, "out of memory");
     return -1;
   }
-  int64_t istr[HLO_MAX_RANK], ostr[HLO_MAX_RANK];
-  hlo_value_strides(ind, istr);
-  hlo_value_strides(op, ostr);
+  gather_plan g = {.ins = ins, .op = op, .ind = ind, .tl = &tl, .batch_of = batch_of, .off_of = off_of,
+                   .nvec = nvec, .ivd = ivd};
+  hlo_value_strides(ind, g.istr);
+  hlo_value_strides(op, g.ostr);
+  dev_race race = dev_whole_race(ctx);
   int rc = 0;
   for (int64_t t = 0; t < tl.ntiles && rc == 0; t++) {
-    int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
+    int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK];
     int64_t cnt = dev_tiling_box(&tl, t, lo, n);
     dev_stage_begin(&st, cnt);
-    for (int64_t l = 0; l < cnt; l++, dev_stage_next(rr, n, p)) {
-      int64_t ipos[HLO_MAX_RANK + 1] = {0}, src[HLO_MAX_RANK] = {0};
-      for (int d = 0; d < rr; d++)
-        if (batch_of[d] >= 0 && batch_of[d] < ri)
-          ipos[batch_of[d]] = lo[d] + p[d];
-      for (int i = 0; i < dn->operand_batching_dims.n; i++)
-        src[dn->operand_batching_dims.v[i]] = ipos[dn->start_indices_batching_dims.v[i]];
-      for (int k = 0; k < nvec; k++) {
-        int64_t at = 0;
-        for (int d = 0; d < ri; d++)
-          at += (d == ivd ? k : ipos[d]) * istr[d];
-        int64_t od = dn->start_index_map.v[k], hi = op->dims[od] - ins->attrs.slice_sizes.v[od];
-        int64_t s = dev_whole_index(ind, at);
-        src[od] = s < 0 ? 0 : s > hi ? hi : s;
-      }
-      for (int d = 0; d < rr; d++)
-        if (off_of[d] >= 0)
-          src[off_of[d]] += lo[d] + p[d];
-      int64_t g = 0;
-      for (int d = 0; d < ro; d++)
-        g += src[d] * ostr[d];
-      dev_stage_put(&st, l, (const char *)op->data + (size_t)g * op->elem_size);
-    }
+    stage_tile(&g, &st, t, cnt);
+    int64_t src = dev_race_source(&race, 0, t, tl.ntiles);
+    if (src != t) /* dma-race: tile src's gather landed in this tile's buffer first */
+      stage_tile(&g, &st, src, cnt);
     rc = dev_stage_end(&st, ctx->why, ctx->why_len);
     if (rc == 0)
       dev_stage_copy_out(&st, &tl, lo, n, res->data);

@@ -211,6 +211,29 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
     }
     return;
   }
+  case DEV_EK_PAD: {
+    /* an unpadded dimension (no low, high or interior padding) reads
+     * position i of the operand for output position i */
+    const hlo_instr *o = ins->operands[0];
+    const hlo_shape *os = leaf0(o);
+    for (int d = 0; os && d < os->rank && d < rank; d++) {
+      const hlo_pad_dim *pd = &ins->attrs.pad[d];
+      merge(&map_of(map, o)[d], pd->lo == 0 && pd->hi == 0 && pd->interior == 0 ? m[d] : DEV_FOLLOW_NONE);
+    }
+    mark_none(map, ins->operands[1]);
+    return;
+  }
+  case DEV_EK_CONCAT: {
+    /* every dimension but the concatenated one is the output's */
+    int64_t cd = ins->attrs.dimensions.v[0];
+    for (int j = 0; j < ins->noperands; j++) {
+      const hlo_instr *o = ins->operands[j];
+      const hlo_shape *os = leaf0(o);
+      for (int d = 0; os && d < os->rank && d < rank; d++)
+        merge(&map_of(map, o)[d], d == cd ? DEV_FOLLOW_NONE : m[d]);
+    }
+    return;
+  }
   case DEV_EK_GTE:
   case DEV_EK_TUPLE:
   default:

@@ -190,6 +190,77 @@ static bool singleton(const hlo_instr *ins, hlo_value *const *ops, const combine
   return true;
 }
 
+/* How many batch positions a chunk of updates holds: as many as the
+ * config's tile (laid over the operand) holds elements, at least 1 and at
+ * most all of them. */
+static int64_t chunk_size(int ro, const int64_t *op_dims, int64_t wvol, int64_t nbatch, const dev_config *cfg) {
+  dev_tiling tl;
+  dev_tiling_plan(&tl, ro, op_dims, cfg);
+  int64_t chunk = wvol > 0 ? tl.volume / wvol : 1;
+  if (chunk < 1)
+    chunk = 1;
+  if (chunk > nbatch)
+    chunk = nbatch > 0 ? nbatch : 1;
+  return chunk;
+}
+
+int64_t dev_scatter_fetches(const hlo_instr *ins, const dev_config *cfg) {
+  int n = (ins->noperands - 1) / 2;
+  if (n < 1 || ins->noperands != 2 * n + 1)
+    return 0;
+  const hlo_shape *op0 = &ins->operands[0]->shape, *u0 = &ins->operands[n + 1]->shape;
+  if (op0->type == HLO_TUPLE || u0->type == HLO_TUPLE)
+    return 0;
+  int64_t nbatch = 1, wvol = 1;
+  for (int d = 0; d < u0->rank; d++)
+    if (in_list(&ins->attrs.scatter.update_window_dims, d))
+      wvol *= u0->dims[d];
+    else
+      nbatch *= u0->dims[d];
+  int64_t chunk = chunk_size(op0->rank, op0->dims, wvol, nbatch, cfg);
+  int64_t chunks = nbatch > 0 ? (nbatch + chunk - 1) / chunk : 0;
+  dev_tiling tl; /* the operand's copy into the result */
+  dev_tiling_plan(&tl, op0->rank, op0->dims, cfg);
+  return chunks > tl.ntiles ? chunks : tl.ntiles;
+}
+
+/* What staging a chunk of updates needs. */
+typedef struct update_plan {
+  int n;                   /* operands (and updates) */
+  hlo_value *const *ops;
+  int ns, nw;              /* scatter dims, window dims */
+  const int *sdim;         /* scatter dim j -> update dim */
+  const int64_t *sdims, *wdims, *ustr;
+  int64_t wvol;
+  dev_stage *st;           /* one per update */
+} update_plan;
+
+/* DMAs the update windows of batch positions b0 .. b0 + nb - 1 into the
+ * stages, batch-major, as far as `limit` positions of the buffer go. */
+static void stage_updates(const hlo_instr *ins, const update_plan *u, int64_t b0, int64_t nb, int64_t limit) {
+  const hlo_ints *uwd = &ins->attrs.scatter.update_window_dims;
+  int64_t bpos[HLO_MAX_RANK] = {0}, rest = b0;
+  for (int j = u->ns - 1; j >= 0; j--) { /* b0, row-major over the scatter dims */
+    bpos[j] = u->sdims[j] ? rest % u->sdims[j] : 0;
+    rest = u->sdims[j] ? rest / u->sdims[j] : 0;
+  }
+  for (int64_t b = 0; b < nb && b < limit; b++) {
+    int64_t w[HLO_MAX_RANK] = {0};
+    for (int64_t q = 0; q < u->wvol; q++, dev_stage_next(u->nw, u->wdims, w)) {
+      int64_t uo = 0;
+      for (int j = 0; j < u->ns; j++)
+        uo += bpos[j] * u->ustr[u->sdim[j]];
+      for (int j = 0; j < u->nw; j++)
+        uo += w[j] * u->ustr[uwd->v[j]];
+      for (int k = 0; k < u->n; k++) {
+        const hlo_value *upd = u->ops[u->n + 1 + k];
+        dev_stage_put(&u->st[k], b * u->wvol + q, (const char *)upd->data + (size_t)uo * upd->elem_size);
+      }
+    }
+    dev_stage_next(u->ns, u->sdims, bpos);
+  }
+}
+
 int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out) {
   const hlo_scatter_dnums *dn = &ins->attrs.scatter;
   int n = (ins->noperands - 1) / 2;
@@ -262,14 +333,9 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
     nbatch *= (sdims[j] = u0->dims[sdim[j]]);
   for (int j = 0; j < nw; j++)
     wvol *= (wdims[j] = u0->dims[dn->update_window_dims.v[j]]);
-  /* chunk: as many batch positions as the config's tile holds elements */
-  dev_tiling tl;
-  dev_tiling_plan(&tl, ro, op0->dims, ctx->cfg);
-  int64_t chunk = wvol > 0 ? tl.volume / wvol : 1;
-  if (chunk < 1)
-    chunk = 1;
-  if (chunk > nbatch)
-    chunk = nbatch > 0 ? nbatch : 1;
+  int64_t chunk = chunk_size(ro, op0->dims, wvol, nbatch, ctx->cfg);
+  int64_t nchunks = nbatch > 0 ? (nbatch + chunk - 1) / chunk : 0;
+  dev_race race = dev_whole_race(ctx); /* ring 0: the updates, 1 + k: operand k */
   dev_hbm res[DEV_SCATTER_MAX_OPERANDS];
   dev_stage st[DEV_SCATTER_MAX_OPERANDS];
   int nres = 0, nst = 0, rc = 0;
@@ -277,48 +343,45 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
     char name[48];
     snprintf(name, sizeof name, "scatter result %d", k);
     if (dev_hbm_alloc(&res[k], name, types[k], ro, op0->dims) != 0) {
+      snprintf(ctx->why, ctx->why_len, "out of memory");
       rc = -1;
       break;
     }
     nres++;
-    dev_hbm_fill(&res[k], ops[k]);
-    snprintf(name, sizeof name, "vmem update chunk %d", k);
-    if (dev_stage_open(&st[k], name, types[k], chunk * (wvol > 0 ? wvol : 1)) != 0)
+    /* the result starts as the operand, copied tile by tile */
+    if (dev_stage_copy_tiled(&res[k], ops[k], ctx->cfg, &race, 1 + (uint64_t)k, ctx->why, ctx->why_len) != 0) {
       rc = -1;
-    else
+      break;
+    }
+    snprintf(name, sizeof name, "vmem update chunk %d", k);
+    if (dev_stage_open(&st[k], name, types[k], chunk * (wvol > 0 ? wvol : 1)) != 0) {
+      snprintf(ctx->why, ctx->why_len, "out of memory");
+      rc = -1;
+    } else {
       nst++;
+    }
   }
-  if (rc != 0)
-    snprintf(ctx->why, ctx->why_len, "out of memory");
   int64_t istr[HLO_MAX_RANK], ustr[HLO_MAX_RANK], ostr[HLO_MAX_RANK];
   hlo_value_strides(ind, istr);
   hlo_value_strides(u0, ustr);
   hlo_value_strides(op0, ostr);
   int64_t bpos[HLO_MAX_RANK] = {0};
+  update_plan up = {.n = n, .ops = ops, .ns = ns, .nw = nw, .sdim = sdim, .sdims = sdims, .wdims = wdims,
+                    .wvol = wvol, .ustr = ustr, .st = st};
   for (int64_t b0 = 0; b0 < nbatch && rc == 0; b0 += chunk) {
     int64_t nb = nbatch - b0 < chunk ? nbatch - b0 : chunk;
     /* DMA the chunk's update windows into VMEM, batch-major */
-    int64_t save[HLO_MAX_RANK];
-    memcpy(save, bpos, sizeof save);
     for (int k = 0; k < n; k++)
       dev_stage_begin(&st[k], nb * wvol);
-    for (int64_t b = 0; b < nb; b++) {
-      int64_t w[HLO_MAX_RANK] = {0};
-      for (int64_t q = 0; q < wvol; q++, dev_stage_next(nw, wdims, w)) {
-        int64_t uo = 0;
-        for (int j = 0; j < ns; j++)
-          uo += bpos[j] * ustr[sdim[j]];
-        for (int j = 0; j < nw; j++)
-          uo += w[j] * ustr[dn->update_window_dims.v[j]];
-        for (int k = 0; k < n; k++)
-          dev_stage_put(&st[k], b * wvol + q, (const char *)ops[n + 1 + k]->data + (size_t)uo * ops[k]->elem_size);
-      }
-      dev_stage_next(ns, sdims, bpos);
+    stage_updates(ins, &up, b0, nb, nb);
+    int64_t from = dev_race_source(&race, 0, b0 / chunk, nchunks) * chunk;
+    if (from != b0) { /* dma-race: chunk `from`'s updates landed in this chunk's buffers first */
+      int64_t fnb = nbatch - from < chunk ? nbatch - from : chunk;
+      stage_updates(ins, &up, from, fnb, nb);
     }
     for (int k = 0; k < n && rc == 0; k++)
       rc = dev_stage_end(&st[k], ctx->why, ctx->why_len);
     /* combine them into the result, in index order */
-    memcpy(bpos, save, sizeof save);
     for (int64_t b = 0; b < nb && rc == 0; b++) {
       int64_t ipos[HLO_MAX_RANK + 1] = {0}, start[HLO_MAX_RANK] = {0};
       for (int j = 0; j < ns; j++)

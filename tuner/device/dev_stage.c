@@ -86,6 +86,53 @@ bool dev_stage_next(int r, const int64_t *n, int64_t *idx) {
   return false;
 }
 
+/* Stages the first `limit` elements of tile t of v (row-major in its
+ * box), a row at a time. */
+static void stage_tile_of(dev_stage *s, const dev_tiling *tl, const hlo_value *v, int64_t t, int64_t limit) {
+  int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], idx[HLO_MAX_RANK] = {0};
+  int64_t cnt = dev_tiling_box(tl, t, lo, n);
+  int r = tl->rank;
+  int64_t row = r ? n[r - 1] : 1;
+  cnt = cnt < limit ? cnt : limit;
+  for (int64_t at = 0; at < cnt; at += row) {
+    int64_t g = 0;
+    for (int d = 0; d < r; d++)
+      g = g * tl->dims[d] + lo[d] + (d + 1 < r ? idx[d] : 0);
+    int64_t m = cnt - at < row ? cnt - at : row;
+    dev_stage_put_run(s, at, (const char *)v->data + (size_t)g * v->elem_size, m);
+    if (r > 1)
+      dev_stage_next(r - 1, n, idx);
+  }
+}
+
+int dev_stage_copy_tiled(dev_hbm *dst, const hlo_value *v, const dev_config *cfg, const dev_race *race,
+                         uint64_t stream, char *why, size_t why_len) {
+  dev_tiling tl;
+  dev_tiling_plan(&tl, v->rank, v->dims, cfg);
+  dev_stage st;
+  if (dev_stage_open(&st, "vmem copy tile", v->type, tl.volume) != 0) {
+    snprintf(why, why_len, "out of memory");
+    return -1;
+  }
+  int rc = 0;
+  for (int64_t t = 0; t < tl.ntiles && rc == 0; t++) {
+    int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK];
+    int64_t cnt = dev_tiling_box(&tl, t, lo, n);
+    dev_stage_begin(&st, cnt);
+    stage_tile_of(&st, &tl, v, t, cnt);
+    int64_t src = dev_race_source(race, stream, t, tl.ntiles);
+    if (src != t)
+      stage_tile_of(&st, &tl, v, src, cnt);
+    rc = dev_stage_end(&st, why, why_len);
+    if (rc == 0)
+      dev_stage_copy_out(&st, &tl, lo, n, dst->data);
+  }
+  dev_stage_close(&st);
+  if (rc == 0)
+    memset(dst->shadow, 0, (size_t)dst->count);
+  return rc;
+}
+
 void dev_stage_copy_out(const dev_stage *s, const dev_tiling *t, const int64_t *lo, const int64_t *n, void *dst) {
   size_t esz = s->vmem.esz;
   int r = t->rank;

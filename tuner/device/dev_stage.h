@@ -66,6 +66,14 @@ typedef struct dev_race {
  * when the defect is on and the later transfer wins. */
 int64_t dev_race_source(const dev_race *r, uint64_t stream, int64_t f, int64_t nfetch);
 
+/* Copies array v into dst (an HBM buffer of v's type and dims) tile by
+ * tile as cfg cuts it, each tile fetched into a VMEM stage and written
+ * out: one fetch per tile through the ring of `race` (stream names the
+ * ring), so under dma-race a tile may receive the tile buf further on,
+ * element by element in that tile's layout.  0, or -1 with why. */
+int dev_stage_copy_tiled(dev_hbm *dst, const hlo_value *v, const dev_config *cfg, const dev_race *race,
+                         uint64_t stream, char *why, size_t why_len);
+
 /* Starts a tile of n <= cap elements: everything is poisoned. */
 void dev_stage_begin(dev_stage *s, int64_t n);
 /* Stores one element (vmem.esz bytes) at offset off of the tile; an offset

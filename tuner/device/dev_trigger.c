@@ -8,7 +8,7 @@
  */
 #include "dev_exec_internal.h"
 #include "dev_fft.h"
-#include "dev_stage.h"
+#include "dev_whole.h"
 #include "hlo/hlo_fft.h"
 
 /* revisit-no-reinit: a reduction whose k loop sits outside an output loop
@@ -55,23 +55,16 @@ static bool trig_ragged_chunk_pad(const exec *x) {
   return nred == 1 && x->f->k_total % x->kchunk != 0;
 }
 
-/* dma-race: buf >= 2 and a window fetched more than buf times; a
- * reduce-window or collective hero fetches one operand box per tile of its
- * result through its own ring (dev_stage.h), so those tiles count too. */
+/* dma-race: buf >= 2 and a window fetched more than buf times; a hero
+ * computed from whole operands fetches its operand boxes through its own
+ * ring (dev_stage.h), so those fetches count too. */
 static bool trig_dma_race(const exec *x) {
   if (x->s->cfg.buf < 2)
     return false;
   for (int p = 0; p < x->nin; p++)
     if (x->win[p].plan && x->win[p].nplan > x->s->cfg.buf)
       return true;
-  const dev_fusion *f = x->f;
-  if (f->hero && (f->kind == DEV_HERO_REDUCE_WINDOW || f->kind == DEV_HERO_COLLECTIVE)) {
-    const hlo_shape *s = dev_x_leaf0(f->hero);
-    dev_tiling tl;
-    dev_tiling_plan(&tl, s->rank, s->dims, &x->s->cfg);
-    return tl.ntiles > x->s->cfg.buf;
-  }
-  return false;
+  return x->f->hero && dev_whole_fetches(x->f->hero, &x->s->cfg) > x->s->cfg.buf;
 }
 
 /* int8-dot-f32-acc: an s8 x s8 -> s32 dot hero with a chunk k that is not

@@ -2,6 +2,7 @@
  * operands, and what they share (dev_whole.h). */
 #include "dev_whole.h"
 
+#include "dev_collective.h"
 #include "dev_defect.h"
 #include "hlo/hlo_dtype.h"
 
@@ -37,6 +38,31 @@ dev_race dev_whole_race(const dev_whole_ctx *ctx) {
   dev_race r = {.on = (ctx->defects >> DEV_DEFECT_DMA_RACE) & 1u, .buf = ctx->cfg ? ctx->cfg->buf : 1,
                 .seed = ctx->jitter};
   return r;
+}
+
+static int64_t tiles(const hlo_shape *s, const dev_config *cfg) {
+  if (!s || s->type == HLO_TUPLE)
+    return 0;
+  dev_tiling tl;
+  dev_tiling_plan(&tl, s->rank, s->dims, cfg);
+  return tl.ntiles;
+}
+
+int64_t dev_whole_fetches(const hlo_instr *ins, const dev_config *cfg) {
+  switch (ins->op) {
+  case HLO_OP_GATHER: case HLO_OP_DYNAMIC_SLICE: case HLO_OP_REDUCE_WINDOW:
+    return tiles(&ins->shape, cfg);
+  case HLO_OP_DYNAMIC_UPDATE_SLICE: { /* the update's tiles, and the operand's copy */
+    if (ins->noperands < 2)
+      return 0;
+    int64_t u = tiles(&ins->operands[1]->shape, cfg), o = tiles(&ins->operands[0]->shape, cfg);
+    return u > o ? u : o;
+  }
+  case HLO_OP_SCATTER:
+    return dev_scatter_fetches(ins, cfg);
+  default:
+    return dev_collective_op(ins->op) ? tiles(hlo_shape_leaf(&ins->shape, 0), cfg) : 0;
+  }
 }
 
 int64_t dev_whole_index(const hlo_value *v, int64_t i) {

@@ -39,6 +39,17 @@ typedef struct dev_whole_ctx {
 /* The dma-race model (dev_stage.h) for an op run with ctx. */
 dev_race dev_whole_race(const dev_whole_ctx *ctx);
 
+/* How many operand fetches the device's lowering of ins makes under cfg,
+ * each through the ring of cfg.buf buffers where dma-race strikes: one per
+ * result tile for gather, dynamic-slice, reduce-window and the
+ * collectives; for dynamic-update-slice and scatter, whose result starts
+ * as a tiled copy of the operand, the larger of that copy's tiles and the
+ * update's tiles (or chunks of updates, for scatter): each has its own
+ * ring.  0 for the ops that fetch no such boxes (sort, convolution,
+ * reduce, fft, and everything elementwise). */
+int64_t dev_whole_fetches(const hlo_instr *ins, const dev_config *cfg);
+int64_t dev_scatter_fetches(const hlo_instr *ins, const dev_config *cfg);
+
 #define DEV_WHOLE_UNSUPPORTED 1
 
 /* Does the device lower op from whole operands (this module)? */
