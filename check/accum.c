@@ -695,7 +695,7 @@ static bool may_accumulate(const hlo_instr *ins) {
     return true;
   if (ins->op != HLO_OP_REDUCE)
     return false;
-  hlo_opcode rop = chk_simple_reducer(ins->attrs.calls.to_apply);
+  hlo_opcode rop = hlo_simple_reducer(ins->attrs.calls.to_apply);
   return rop != HLO_OP_MAXIMUM && rop != HLO_OP_MINIMUM;
 }
 
@@ -737,7 +737,7 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
   if (reduce) {
     if (ops[0]->type == HLO_TUPLE || ops[1]->type == HLO_TUPLE || ops[1]->count < 1)
       return;
-    rop = chk_simple_reducer(ins->attrs.calls.to_apply);
+    rop = hlo_simple_reducer(ins->attrs.calls.to_apply);
     if (rop == HLO_OP_MAXIMUM || rop == HLO_OP_MINIMUM)
       return; /* picks one of its terms: rounds nothing */
     if (rop == HLO_OP_ADD && picks_one_term(ins, ops[0], ops[1], v->count))

@@ -111,7 +111,7 @@ static bool once_along(const hlo_instr *pred, int64_t d) {
  * where p never holds) plus zeros, the same bits in every order. */
 static const hlo_instr *one_hot_source(const hlo_instr *ins) {
   if (ins->op != HLO_OP_REDUCE || ins->noperands != 2 || ins->attrs.dimensions.n != 1 ||
-      chk_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD || !zero_constant(ins->operands[1]))
+      hlo_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD || !zero_constant(ins->operands[1]))
     return NULL;
   const hlo_instr *sel = ins->operands[0];
   if (sel->op != HLO_OP_SELECT || sel->noperands != 3 || !zero_constant(sel->operands[2]) ||
@@ -134,7 +134,7 @@ static bool bitwise_source(const hlo_instr *ins, int depth) {
   if (ins->op == HLO_OP_PARAMETER || ins->op == HLO_OP_CONSTANT || ins->op == HLO_OP_IOTA)
     return true;
   if (ins->op == HLO_OP_REDUCE || ins->op == HLO_OP_REDUCE_WINDOW) {
-    hlo_opcode r = chk_simple_reducer(ins->attrs.calls.to_apply);
+    hlo_opcode r = hlo_simple_reducer(ins->attrs.calls.to_apply);
     const hlo_instr *picked = one_hot_source(ins);
     if (picked)
       return bitwise_source(picked, depth + 1);

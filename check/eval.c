@@ -250,13 +250,13 @@ static const char *dynamic_refusal(const hlo_instr *ins) {
     return NULL;
   case HLO_OP_REDUCE:
     for (int i = 0; i < ins->attrs.dimensions.n; i++)
-      if (dim_dynamic(x, ins->attrs.dimensions.v[i]) && chk_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD)
+      if (dim_dynamic(x, ins->attrs.dimensions.v[i]) && hlo_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD)
         return "a reduce other than a sum over a dynamic dimension";
     return NULL;
   case HLO_OP_REDUCE_WINDOW:
     for (int d = 0; d < ins->attrs.window.rank; d++)
       if (ins->attrs.window.dims[d].size > 1 && dim_dynamic(x, d) &&
-          chk_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD)
+          hlo_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_ADD)
         return "a reduce-window other than a sum over a dynamic dimension";
     return NULL;
   case HLO_OP_SORT:
@@ -339,29 +339,6 @@ int chk_eval_supported(const hlo_module *m, hlo_error *err) {
 }
 
 /* ---- reducer recognition ------------------------------------------------- */
-
-hlo_opcode chk_simple_reducer(const hlo_computation *c) {
-  if (!c || c->nparams != 2 || !c->root || c->root->noperands != 2)
-    return HLO_OP_INVALID;
-  const hlo_instr *r = c->root;
-  const hlo_instr *a = r->operands[0], *b = r->operands[1];
-  if (a->op != HLO_OP_PARAMETER || b->op != HLO_OP_PARAMETER || a == b)
-    return HLO_OP_INVALID;
-  if (r->shape.type == HLO_TUPLE || r->shape.rank != 0)
-    return HLO_OP_INVALID;
-  /* Every instruction other than the two parameters and the root would be
-   * dead code; refuse anything else so side conditions are never missed. */
-  if (c->ninstrs != 3)
-    return HLO_OP_INVALID;
-  switch (r->op) {
-  case HLO_OP_ADD: case HLO_OP_MULTIPLY: case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM:
-  case HLO_OP_AND: case HLO_OP_OR: case HLO_OP_XOR:
-    /* commutative: parameter order does not matter */
-    return r->op;
-  default:
-    return HLO_OP_INVALID;
-  }
-}
 
 /* ---- evaluation ---------------------------------------------------------- */
 

@@ -76,7 +76,7 @@ static int earlier_member(const int64_t *members, int size, int r) {
  * family for simple reducers and through per-element calls otherwise. */
 static hlo_value *combine(chk_eval *ev, const hlo_instr *ins, hlo_value *acc, hlo_value *x) {
   const hlo_computation *red = ins->attrs.calls.to_apply;
-  hlo_opcode op = chk_simple_reducer(red);
+  hlo_opcode op = hlo_simple_reducer(red);
   if (op != HLO_OP_INVALID) {
     /* A stand-in binary instruction whose operands and result have the
      * array's shape, so the elementwise family sees an ordinary add/max. */

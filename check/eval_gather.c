@@ -599,7 +599,7 @@ static hlo_value *op_scatter(chk_eval *ev, const hlo_instr *ins, hlo_value *cons
   else if (f->nparams == 2 * n && returns_params(f, n, 0))
     c.kind = COMBINE_KEEP;
   else if (n == 1) {
-    hlo_opcode op = chk_simple_reducer(f);
+    hlo_opcode op = hlo_simple_reducer(f);
     if (op != HLO_OP_INVALID && binary_supported(op, ops[0]->type) &&
         f->root->shape.type == ops[0]->type) {
       c.kind = COMBINE_BINARY;

@@ -118,11 +118,6 @@ hlo_value *chk_result_uninit(chk_eval *ev, const hlo_instr *ins);
 int chk_eval_computation(chk_eval *ev, const hlo_computation *c, int nrep,
                          hlo_value *const *args, hlo_value **res);
 
-/* Scalar fast path for a reducer such as add/max/min/mul/and/or of its two
- * parameters: which binary opcode it is, or HLO_OP_INVALID when the
- * computation is anything else (and must be called generally). */
-hlo_opcode chk_simple_reducer(const hlo_computation *c);
-
 /* Calls a computation on single-replica scalar/array arguments (one row).
  * For per-element calls (general reducers, map, sort comparators, scatter
  * combiners).  Returns the root value or NULL after an error. */

@@ -21,7 +21,7 @@
  * multiply is and (what C++ bool arithmetic gives in XLA's evaluator).
  *
  * Fast paths: when to_apply is a plain add/multiply/maximum/minimum/and/or/
- * xor of its two parameters (chk_simple_reducer) and the element type has a
+ * xor of its two parameters (hlo_simple_reducer) and the element type has a
  * kernel, the data is read in place (or converted once to a compute array:
  * f32 for bf16/f16, 64-bit for integers, whose wrap-around commutes with
  * the final narrowing) and folded by one loop per (type, op).  Any other
@@ -391,7 +391,7 @@ static int pick_kernel(hlo_opcode op, hlo_etype t, fast_red *fr) {
 /* The fast path applies when the reducer is a simple binary op and input,
  * init, result and the reducer's own parameter types all agree. */
 static int fast_path(const hlo_computation *c, hlo_etype t, fast_red *fr) {
-  hlo_opcode op = chk_simple_reducer(c);
+  hlo_opcode op = hlo_simple_reducer(c);
   if (op == HLO_OP_INVALID)
     return -1;
   for (int i = 0; i < 2; i++)

@@ -1052,8 +1052,41 @@ static void test_random_inputs(void **state) {
   }
 }
 
+/* Which computations are simple reducers (hlo_simple_reducer), each
+ * written as the module's only non-entry computation. */
+static hlo_opcode reducer_of(const char *body) {
+  char text[512];
+  snprintf(text, sizeof text, "HloModule m\nr {\n%s}\nENTRY e {\n  ROOT c = f32[] constant(0)\n}\n", body);
+  hlo_module *m = parse_ok(text);
+  hlo_opcode op = hlo_simple_reducer(hlo_module_find(m, "r"));
+  hlo_module_free(m);
+  return op;
+}
+
+static void test_simple_reducer(void **state) {
+  (void)state;
+  const char *ab = "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n";
+  char body[256];
+  snprintf(body, sizeof body, "%s  ROOT s = f32[] add(a, b)\n", ab);
+  assert_int_equal(reducer_of(body), HLO_OP_ADD);
+  snprintf(body, sizeof body, "%s  ROOT s = f32[] maximum(b, a)\n", ab); /* commutative: either order */
+  assert_int_equal(reducer_of(body), HLO_OP_MAXIMUM);
+  snprintf(body, sizeof body, "%s  ROOT s = f32[] subtract(a, b)\n", ab); /* not commutative */
+  assert_int_equal(reducer_of(body), HLO_OP_INVALID);
+  snprintf(body, sizeof body, "%s  ROOT s = f32[] add(a, a)\n", ab); /* one parameter twice */
+  assert_int_equal(reducer_of(body), HLO_OP_INVALID);
+  snprintf(body, sizeof body, "%s  k = f32[] constant(1)\n  ROOT s = f32[] add(a, b)\n", ab); /* a dead instruction */
+  assert_int_equal(reducer_of(body), HLO_OP_INVALID);
+  assert_int_equal(reducer_of("  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n  ROOT s = f32[2] add(a, b)\n"),
+                   HLO_OP_INVALID); /* arrays */
+  assert_int_equal(reducer_of("  a = pred[] parameter(0)\n  b = pred[] parameter(1)\n  ROOT s = pred[] or(a, b)\n"),
+                   HLO_OP_OR);
+  assert_int_equal(hlo_simple_reducer(NULL), HLO_OP_INVALID);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_simple_reducer),
       cmocka_unit_test(test_minimal_module),
       cmocka_unit_test(test_header_attributes),
       cmocka_unit_test(test_root_absent_is_last),

@@ -312,7 +312,7 @@ int dev_x_setup_hero(exec *x) {
   x->is_dot = f->kind == DEV_HERO_DOT;
   x->res_t = x->vred ? dev_vred_type(x->vred, 0) : h->shape.type;
   x->acc_t = x->is_dot ? dev_elem_dot_ctype(x->res_t) : x->res_t;
-  x->red_op = x->is_dot ? HLO_OP_ADD : x->vred ? HLO_OP_INVALID : dev_elem_reducer_op(h->attrs.calls.to_apply);
+  x->red_op = x->is_dot ? HLO_OP_ADD : x->vred ? HLO_OP_INVALID : hlo_simple_reducer(h->attrs.calls.to_apply);
   x->P = x->s->cfg.pack > 0 ? x->s->cfg.pack : 1;
   x->split = (x->s->cfg.flags & DEV_FLAG_SPLIT_REDUCTION) != 0;
   x->kchunk = x->s->cfg.k > 0 ? x->s->cfg.k : f->k_total;

@@ -428,7 +428,7 @@ static int earlier_member(const coll *c, int r) {
  * reducer's opcode, else compiles *lane (NULL when it does not qualify). */
 static hlo_opcode reducer(const hlo_computation *f, hlo_etype t, dev_lane **lane) {
   *lane = NULL;
-  hlo_opcode op = dev_elem_reducer_op(f);
+  hlo_opcode op = hlo_simple_reducer(f);
   if (op != HLO_OP_INVALID)
     return op;
   char why[160];

@@ -83,22 +83,6 @@ static bool is_ew_op(hlo_opcode op) {
   }
 }
 
-hlo_opcode dev_elem_reducer_op(const hlo_computation *c) {
-  if (!c || c->nparams != 2 || !c->root || c->root->noperands != 2)
-    return HLO_OP_INVALID;
-  const hlo_instr *r = c->root;
-  const hlo_instr *a = r->operands[0], *b = r->operands[1];
-  if (a->op != HLO_OP_PARAMETER || b->op != HLO_OP_PARAMETER || a == b)
-    return HLO_OP_INVALID;
-  switch (r->op) {
-  case HLO_OP_ADD: case HLO_OP_MULTIPLY: case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM: case HLO_OP_AND:
-  case HLO_OP_OR: case HLO_OP_XOR:
-    return r->op;
-  default:
-    return HLO_OP_INVALID;
-  }
-}
-
 dev_elem_kind dev_elem_classify(const hlo_instr *ins) {
   const hlo_shape *s = &ins->shape;
   if (ins->op == HLO_OP_TUPLE)
@@ -136,7 +120,7 @@ dev_elem_kind dev_elem_classify(const hlo_instr *ins) {
   case HLO_OP_PAD: return ins->attrs.npad == s->rank ? DEV_EK_PAD : DEV_EK_OPAQUE;
   case HLO_OP_CONCATENATE: return ins->attrs.dimensions.n == 1 ? DEV_EK_CONCAT : DEV_EK_OPAQUE;
   case HLO_OP_REDUCE:
-    return ins->noperands == 2 && dev_elem_reducer_op(ins->attrs.calls.to_apply) != HLO_OP_INVALID
+    return ins->noperands == 2 && hlo_simple_reducer(ins->attrs.calls.to_apply) != HLO_OP_INVALID
                ? DEV_EK_REDUCE
                : DEV_EK_OPAQUE;
   case HLO_OP_DOT:
@@ -982,7 +966,7 @@ static void read_rows(const dev_box *b, int which, bool hero, const eval_ctx *x)
 static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   const hlo_instr *o = ins->operands[0];
   const hlo_shape *os = leaf0(o);
-  hlo_opcode op = dev_elem_reducer_op(ins->attrs.calls.to_apply);
+  hlo_opcode op = hlo_simple_reducer(ins->attrs.calls.to_apply);
   hlo_etype t = ins->shape.type;
   const dev_box *ib = &e->bx[ins->operands[1]->index];
   int red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;

@@ -69,10 +69,6 @@ typedef enum dev_elem_kind {
 
 dev_elem_kind dev_elem_classify(const hlo_instr *ins);
 
-/* The binary opcode of a simple reducer computation (add, multiply,
- * maximum, minimum, and, or, xor of its two parameters), else
- * HLO_OP_INVALID. */
-hlo_opcode dev_elem_reducer_op(const hlo_computation *c);
 
 /* One element slot. */
 typedef union dev_slot {

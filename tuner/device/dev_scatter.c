@@ -76,7 +76,7 @@ static int combiner_plan(combiner *cb, const hlo_computation *c, int n, char *wh
   if (c && c->nparams == 2 * n && n == 1) {
     cb->set = param_root(c, 1);
     cb->keep = param_root(c, 0);
-    cb->red = dev_elem_reducer_op(c);
+    cb->red = hlo_simple_reducer(c);
     if (cb->set || cb->keep || cb->red != HLO_OP_INVALID)
       return 0;
   }

@@ -74,7 +74,7 @@ int dev_window_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
     return DEV_WHOLE_UNSUPPORTED;
   const hlo_value *op = ops[0], *init = ops[1];
   int r = op->rank;
-  hlo_opcode red = dev_elem_reducer_op(ins->attrs.calls.to_apply);
+  hlo_opcode red = hlo_simple_reducer(ins->attrs.calls.to_apply);
   hlo_eclass cls = hlo_etype_class(op->type);
   if (red == HLO_OP_INVALID || init->count != 1 || init->type != op->type || rs->type != op->type ||
       rs->rank != r || win->rank != r || cls == HLO_CLASS_COMPLEX || cls == HLO_CLASS_OTHER)

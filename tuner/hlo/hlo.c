@@ -74,6 +74,23 @@ hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name) {
   return NULL;
 }
 
+hlo_opcode hlo_simple_reducer(const hlo_computation *c) {
+  if (!c || c->nparams != 2 || c->ninstrs != 3 || !c->root || c->root->noperands != 2)
+    return HLO_OP_INVALID;
+  const hlo_instr *r = c->root;
+  const hlo_instr *a = r->operands[0], *b = r->operands[1];
+  if (a->op != HLO_OP_PARAMETER || b->op != HLO_OP_PARAMETER || a == b || r->shape.type == HLO_TUPLE ||
+      r->shape.rank != 0)
+    return HLO_OP_INVALID;
+  switch (r->op) {
+  case HLO_OP_ADD: case HLO_OP_MULTIPLY: case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM:
+  case HLO_OP_AND: case HLO_OP_OR: case HLO_OP_XOR:
+    return r->op;
+  default:
+    return HLO_OP_INVALID;
+  }
+}
+
 bool hlo_instr_unread(const hlo_instr *ins) {
   const hlo_computation *c = ins->parent;
   if (!c || c->root == ins)

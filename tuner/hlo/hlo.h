@@ -308,6 +308,14 @@ hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name);
  * is not its root, no instruction there reads it, and it writes no operand
  * in place (output_to_operand_aliasing).  Linear in the computation. */
 bool hlo_instr_unread(const hlo_instr *ins);
+/* The binary opcode of a simple reducer: a computation of exactly two
+ * distinct scalar parameters and a scalar root that is add, multiply,
+ * maximum, minimum, and, or or xor of them (all commutative, so their
+ * order does not matter); else HLO_OP_INVALID.  Anything more (a dead
+ * instruction, an array root) is not simple: the reference and the device
+ * then call the computation itself, so no side condition is ever lost.
+ * One rule for both, so that they never disagree on what folds how. */
+hlo_opcode hlo_simple_reducer(const hlo_computation *c);
 
 /* Shape helpers. */
 int64_t hlo_shape_elements(const hlo_shape *s);  /* product of dims; 1 for rank 0 */
