@@ -905,6 +905,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   }
   if (o->default_out)
     *o->default_out = sh.dflt_out ? hlo_value_ref(sh.dflt_out) : NULL;
+  if (o->reference_out)
+    *o->reference_out = sh.reference ? hlo_value_ref(sh.reference) : NULL;
 
   int done = 1, divergent = chk_verdict_is_divergent(d->verdict);
   bool *ran = calloc((size_t)n, sizeof *ran);

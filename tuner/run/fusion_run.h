@@ -65,6 +65,12 @@ typedef struct tn_sweep_opts {
                              default's output, the run the verdicts compare
                              with, so a caller need not run it again; NULL
                              when it failed or was set aside as racy */
+  hlo_value **reference_out; /* when set: receives one reference to the
+                             reference's output (replica 0's, device
+                             numerics, the replicas tn_replicas_needed
+                             gives unless .replicas says), so a caller need
+                             not evaluate it again; NULL when there was
+                             none */
 } tn_sweep_opts;
 
 /* How many replicas the reference must simulate for m's collectives: its
