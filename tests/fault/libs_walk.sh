@@ -46,16 +46,27 @@ sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --step 1 --range 1-20 sweep || e
 sh "$TUNE_SRCDIR/tests/fault/walk.sh" --hlo sum.hlo --budget 2 --func chk_accums_leaf_map --step 1 check || exit 1
 sh "$TUNE_SRCDIR/tests/fault/walk.sh" --hlo sum.hlo --budget 2 --func chk_accums_leaf_map --persist --step 1 check || exit 1
 sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --hlo sum.hlo --budget 2 --samples 10 check || exit 1
-# Not a library's: every 4th of the last 100 allocations tune itself makes
-# for --sweep, which include the simulated device's buffers.  A candidate
-# that could not get them was stored as tool-error while the sweep exited
-# 0; it must fail the run (exit 2), as with --check.
-exec sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --last 100 --step 4 sweep
+# The device's collectives, run for every replica in lockstep
+# (dev_collective.h): every allocation made while collective.hlo's kernel
+# is materialised (replica-id, each replica's values, the all-reduce),
+# failed in turn.  The device once said "r: out of memory" and "ar: out of
+# memory", which the sweep did not recognise as the host's failure: it
+# stored a runtime-error candidate and exited 1, a finding.  And every
+# allocation of the device's scatter (its operand copied tile by tile,
+# its update chunks: dev_stage.h).
+sh "$TUNE_SRCDIR/tests/fault/walk.sh" --hlo collective.hlo --budget 2 --under dev_elem_materialize --step 1 check || exit 1
+sh "$TUNE_SRCDIR/tests/fault/walk.sh" --hlo scatter.hlo --budget 2 --under dev_scatter_run --step 1 check || exit 1
 # The readers of a results file, sampled (walk.sh --under: only what
 # happens while the function is on the stack, HDF5's allocations
 # included): a look-up HDF5 could not answer for want of memory was taken
 # for "absent", and a second sweep said "no previous run" into a file
 # holding one; the tool version, a fusion's error maps and a bf16
-# dataset's dtype fell the same way (test_lookup_fail has each).
+# dataset's dtype fell the same way (test_lookup_fail has each).  (Until
+# 2026-12-03 these two lines stood after an `exec` and never ran.)
 sh "$TUNE_SRCDIR/tests/fault/walk.sh" --under tn_results_list_runs --samples 30 report || exit 1
 sh "$TUNE_SRCDIR/tests/fault/walk.sh" --under tn_results_read_run --samples 30 report || exit 1
+# Not a library's: every 4th of the last 100 allocations tune itself makes
+# for --sweep, which include the simulated device's buffers.  A candidate
+# that could not get them was stored as tool-error while the sweep exited
+# 0; it must fail the run (exit 2), as with --check.
+exec sh "$TUNE_SRCDIR/tests/fault/walk.sh" --in tune --last 100 --step 4 sweep

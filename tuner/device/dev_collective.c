@@ -290,7 +290,7 @@ static hlo_value *build(const coll *c, const group *g, int pos, int src, int k, 
     free(buf);
     free(acc);
     hlo_value_unref(out);
-    fail(c, "out of memory");
+    snprintf(c->ctx->why, c->ctx->why_len, "out of memory"); /* the host's: a tool error (fusion_run.c) */
     return NULL;
   }
   dev_race race = dev_whole_race(c->ctx);
@@ -407,7 +407,7 @@ static hlo_value *result(const coll *c, int r) {
   if (!t) {
     for (int k = 0; k < c->nl; k++)
       hlo_value_unref(res[k]);
-    fail(c, "out of memory");
+    snprintf(c->ctx->why, c->ctx->why_len, "out of memory"); /* the host's: a tool error (fusion_run.c) */
   }
   return t;
 }
