@@ -3,7 +3,7 @@
  * simulated replica at once by the device's own code.
  *
  * The executor evaluates a kernel that holds a collective for all replicas
- * in lockstep (dev_elemental.c): each replica's operands are its own whole
+ * in lockstep (dev_materialize.c): each replica's operands are its own whole
  * values, computed with replica-id giving that replica's number, and the
  * collective hands each replica its result.  Replica groups follow
  * replica_groups (an empty list is one group of every replica); partitions

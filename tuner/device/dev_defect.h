@@ -14,11 +14,11 @@
  * run (a stale row, the neighbouring data in HBM, a wrapped address), so
  * the checker's verdict is a mismatch (nondeterministic for dma-race), not
  * an "uninitialized read".  The implementation (dev_trigger.c, the
- * executor's steps dev_exec.c names, and dev_elemental.c) follows these
- * words exactly; the trigger of a defect can hold while its symptom stays
- * invisible for some inputs (an in-range dynamic-slice start, a max
- * reduction over repeated data), but a config outside the trigger never
- * changes a bit.
+ * executor's steps dev_exec.c names, dev_elemental.c and dev_scalar.c)
+ * follows these words exactly; the trigger of a defect can hold while its
+ * symptom stays invisible for some inputs (an in-range dynamic-slice start,
+ * a max reduction over repeated data), but a config outside the trigger
+ * never changes a bit.
  *
  * X(enum suffix, name, trigger, symptom)
  */

@@ -6,57 +6,23 @@
  * order over exactly the instructions that received a box.  Boxes of shared
  * operands are bounding boxes of all their users' needs, so every op reads
  * its operands through offsets (box_off) rather than assuming equal boxes.
+ *
+ * Which ops are native (classification) stays here, beside the box
+ * inference and evaluation whose cases follow its kinds one to one.  What
+ * one element of an op computes is dev_scalar.c, the opaque instructions' whole
+ * values dev_materialize.c (dev_elemental_internal.h).
  */
-#include "dev_elemental.h"
+#include "dev_elemental_internal.h"
 #include "dev_layout.h"
 
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev_collective.h"
 #include "dev_defect.h"
 #include "dev_probe.h"
 #include "hlo/hlo_numerics.h"
-#include "dev_whole.h"
 #include "hlo/hlo_dtype.h"
-
-#define DEV_ELEM_POOL 32 /* recycled buffers kept (see struct dev_elem) */
-
-struct dev_elem {
-  const dev_fusion *f;
-  const hlo_computation *c;
-  dev_precision prec;
-  const dev_config *cfg; /* the run's config (dev_elem_set_config), or NULL */
-  dev_probe *probe;      /* dev_probe.h: an instrumented run; NULL on the plain path */
-  uint32_t defects;      /* lowering defects the run's config triggers (bit
-                            per dev_defect; dev_elem_set_defects) */
-  bool *elide;           /* elide-convert: per instruction, a convert of a
-                            round trip that the defect skips */
-  dev_elem_kind *kind;   /* per instruction */
-  bool *mat;             /* materialised (a leaf holding a whole value) */
-  hlo_value **val;       /* materialised and constant values */
-  hlo_value *const *params; /* whole parameters while materialising */
-  int replica;           /* the replica whose values val holds (lockstep) */
-  uint64_t jitter;       /* the run's timing-jitter seed (dev_elem_set_jitter) */
-  dev_box *bx;           /* per-request scratch */
-  bool *need;
-  int *last_use;         /* per request: the last instruction reading each
-                            box, after which its buffers are recycled */
-  /* Recycled box buffers.  A request evaluates every needed instruction
-   * into a dense box; without reuse each one is a fresh multi-megabyte
-   * allocation per tile, paid mostly in page faults.  Boxes go back here
-   * as soon as their last reader is done (and the executor hands back the
-   * boxes it got), so later instructions and later tiles reuse them. */
-  struct dev_slab {
-    dev_slot *v;
-    uint8_t *poison;
-    int64_t cap;
-  } pool[DEV_ELEM_POOL];
-  int npool;
-};
 
 /* ---- classification ------------------------------------------------------- */
 
@@ -131,496 +97,6 @@ dev_elem_kind dev_elem_classify(const hlo_instr *ins) {
   default:
     return DEV_EK_OPAQUE;
   }
-}
-
-/* ---- slots ------------------------------------------------------------------ */
-
-void dev_slot_from_host(hlo_etype t, const void *p, int64_t i, dev_slot *v) {
-  switch (t) {
-  case HLO_F32: v->f = ((const float *)p)[i]; return;
-  case HLO_F64: v->f = ((const double *)p)[i]; return;
-  case HLO_BF16: v->f = hlo_bf16_to_f32(((const uint16_t *)p)[i]); return;
-  case HLO_F16: v->f = hlo_f16_to_f32(((const uint16_t *)p)[i]); return;
-  case HLO_PRED: v->i = ((const uint8_t *)p)[i] != 0; return;
-  case HLO_S1: case HLO_S2: case HLO_S4: case HLO_S8: v->i = ((const int8_t *)p)[i]; return;
-  case HLO_U1: case HLO_U2: case HLO_U4: case HLO_U8: v->i = ((const uint8_t *)p)[i]; return;
-  case HLO_S16: v->i = ((const int16_t *)p)[i]; return;
-  case HLO_U16: v->i = ((const uint16_t *)p)[i]; return;
-  case HLO_S32: v->i = ((const int32_t *)p)[i]; return;
-  case HLO_U32: v->i = ((const uint32_t *)p)[i]; return;
-  case HLO_S64: case HLO_U64: v->i = ((const int64_t *)p)[i]; return;
-  default:
-    if (hlo_etype_class(t) == HLO_CLASS_FLOAT) /* f8 / f4: one byte */
-      v->f = hlo_float_decode(t, ((const uint8_t *)p)[i]);
-    else
-      v->i = 0;
-    return;
-  }
-}
-
-void dev_slot_to_host(hlo_etype t, dev_slot v, void *p, int64_t i) {
-  switch (t) {
-  case HLO_F32: ((float *)p)[i] = (float)v.f; return;
-  case HLO_F64: ((double *)p)[i] = v.f; return;
-  case HLO_BF16: ((uint16_t *)p)[i] = hlo_f32_to_bf16((float)v.f); return;
-  case HLO_F16: ((uint16_t *)p)[i] = hlo_f32_to_f16((float)v.f); return;
-  case HLO_PRED: ((uint8_t *)p)[i] = v.i != 0; return;
-  case HLO_S1: case HLO_S2: case HLO_S4: case HLO_S8: ((int8_t *)p)[i] = (int8_t)v.i; return;
-  case HLO_U1: case HLO_U2: case HLO_U4: case HLO_U8: ((uint8_t *)p)[i] = (uint8_t)v.i; return;
-  case HLO_S16: case HLO_U16: ((uint16_t *)p)[i] = (uint16_t)v.i; return;
-  case HLO_S32: case HLO_U32: ((uint32_t *)p)[i] = (uint32_t)v.i; return;
-  case HLO_S64: case HLO_U64: ((int64_t *)p)[i] = v.i; return;
-  default:
-    if (hlo_etype_class(t) == HLO_CLASS_FLOAT)
-      ((uint8_t *)p)[i] = (uint8_t)hlo_float_encode(t, v.f);
-    return;
-  }
-}
-
-/* x (computed in f32) rounded to float type t, as storing it would. */
-static double round_to(hlo_etype t, float x) {
-  switch (t) {
-  case HLO_F32: return x;
-  case HLO_BF16: return hlo_bf16_to_f32(hlo_f32_to_bf16(x));
-  case HLO_F16: return hlo_f16_to_f32(hlo_f32_to_f16(x));
-  default: return hlo_float_decode(t, hlo_float_encode(t, x));
-  }
-}
-
-static dev_slot fslot(double f) {
-  dev_slot s;
-  s.f = f;
-  return s;
-}
-
-static dev_slot islot(int64_t i) {
-  dev_slot s;
-  s.i = i;
-  return s;
-}
-
-static dev_slot wrap(hlo_etype t, uint64_t v) { return islot((int64_t)hlo_int_wrap(t, v)); }
-
-/* ---- scalar elementwise semantics ---------------------------------------------
- * The reference's rules (check/eval_elementwise.c header), with the device's
- * f32 arithmetic (hlo_num_unary_f32 / hlo_num_binary_f32: approximations and FTZ)
- * for every type that computes in f32. */
-
-static float maxf_(float a, float b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static float minf_(float a, float b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-static double maxd_(double a, double b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static double mind_(double a, double b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-
-static int64_t keyd(double d) {
-  uint64_t b;
-  memcpy(&b, &d, sizeof b);
-  uint64_t flip = (b >> 63) ? 0x7FFFFFFFFFFFFFFFull : 0u;
-  return (int64_t)(b ^ flip);
-}
-
-static bool cmp_dir(hlo_cmp_dir d, int c) { /* c = sign of a - b; 2 = unordered */
-  switch (d) {
-  case HLO_CMP_EQ: return c == 0;
-  case HLO_CMP_NE: return c != 0;
-  case HLO_CMP_LT: return c == -1;
-  case HLO_CMP_LE: return c == -1 || c == 0;
-  case HLO_CMP_GT: return c == 1;
-  case HLO_CMP_GE: return c == 1 || c == 0;
-  default: return false;
-  }
-}
-
-static uint64_t wmask(int w) { return w >= 64 ? ~0ull : ((1ull << w) - 1u); }
-
-static int64_t sext(uint64_t v, int w) {
-  /* (v ^ sb) - sb overflows int64 for a negative 64-bit v */
-  if (w >= 64)
-    return (int64_t)v;
-  uint64_t m = wmask(w), sb = 1ull << (w - 1);
-  v &= m;
-  return (int64_t)(v ^ sb) - (int64_t)sb;
-}
-
-static bool has_defect(const dev_elem *e, dev_defect d) { return (e->defects >> d) & 1u; }
-
-/* The device's compare lowering: returns the boolean.  signed_bug models
- * defect unsigned-cmp-signed (class: signedness lost in instruction
- * selection): an unsigned integer compare is emitted as the signed compare
- * of the same width, so values >= 2^(bits-1) order below small ones. */
-static bool compare_lowering(const hlo_instr *ins, hlo_etype t, dev_slot a, dev_slot b, bool signed_bug) {
-  hlo_cmp_dir dir = ins->attrs.direction;
-  hlo_eclass cls = hlo_etype_class(t);
-  int c;
-  if (cls == HLO_CLASS_FLOAT) {
-    if (ins->attrs.cmp_type == HLO_CMPT_TOTALORDER) {
-      /* every value of a narrower type is exact in double, so the f64 keys
-       * order them the same way */
-      int64_t x = keyd(a.f), y = keyd(b.f);
-      c = x < y ? -1 : x > y;
-    } else {
-      c = isnan(a.f) || isnan(b.f) ? 2 : a.f < b.f ? -1 : a.f > b.f;
-    }
-  } else if (cls == HLO_CLASS_PRED) {
-    c = (a.i != 0) < (b.i != 0) ? -1 : (a.i != 0) > (b.i != 0);
-  } else {
-    bool is_signed = cls == HLO_CLASS_SINT;
-    hlo_cmp_type ty = ins->attrs.cmp_type;
-    bool want_signed = ty == HLO_CMPT_SIGNED ? true : ty == HLO_CMPT_UNSIGNED ? false : is_signed;
-    if (signed_bug && cls == HLO_CLASS_UINT)
-      want_signed = true; /* unsigned-cmp-signed */
-    int w = hlo_etype_bits(t);
-    if (want_signed) {
-      int64_t x = sext((uint64_t)a.i, w), y = sext((uint64_t)b.i, w);
-      c = x < y ? -1 : x > y;
-    } else {
-      uint64_t x = (uint64_t)a.i & wmask(w), y = (uint64_t)b.i & wmask(w);
-      c = x < y ? -1 : x > y;
-    }
-  }
-  return cmp_dir(dir, c);
-}
-
-/* The device's convert lowering: exact hlo_dtype conversion. */
-static dev_slot convert_lowering(hlo_etype s, hlo_etype d, dev_slot v) {
-  uint8_t in[16], out[16];
-  dev_slot_to_host(s, v, in, 0);
-  hlo_convert_array(s, in, d, out, 1);
-  dev_slot r;
-  dev_slot_from_host(d, out, 0, &r);
-  return r;
-}
-
-static dev_slot float_op(const hlo_instr *ins, hlo_etype t, hlo_etype rt, const dev_slot *x) {
-  hlo_opcode op = ins->op;
-  if (t == HLO_F64) {
-    double a = x[0].f, b = ins->noperands > 1 ? x[1].f : 0, r;
-    switch (op) {
-    case HLO_OP_ABS: r = fabs(a); break;
-    case HLO_OP_NEGATE: r = -a; break;
-    case HLO_OP_SIGN: r = isnan(a) ? a : a > 0 ? 1.0 : a < 0 ? -1.0 : a; break;
-    case HLO_OP_FLOOR: r = floor(a); break;
-    case HLO_OP_CEIL: r = ceil(a); break;
-    case HLO_OP_ROUND_AFZ: r = round(a); break;
-    case HLO_OP_ROUND_EVEN: r = nearbyint(a); break;
-    case HLO_OP_EXP: r = exp(a); break;
-    case HLO_OP_EXPM1: r = expm1(a); break;
-    case HLO_OP_LOG: r = log(a); break;
-    case HLO_OP_LOG1P: r = log1p(a); break;
-    case HLO_OP_LOGISTIC: r = 1.0 / (1.0 + exp(-a)); break;
-    case HLO_OP_TANH: r = tanh(a); break;
-    case HLO_OP_SQRT: r = sqrt(a); break;
-    case HLO_OP_RSQRT: r = 1.0 / sqrt(a); break;
-    case HLO_OP_CBRT: r = cbrt(a); break;
-    case HLO_OP_SINE: r = sin(a); break;
-    case HLO_OP_COSINE: r = cos(a); break;
-    case HLO_OP_TAN: r = tan(a); break;
-    case HLO_OP_ERF: r = erf(a); break;
-    case HLO_OP_REAL: r = a; break;
-    case HLO_OP_IMAG: r = 0; break;
-    case HLO_OP_REDUCE_PRECISION:
-      r = hlo_reduce_precision(a, (int)ins->attrs.exponent_bits, (int)ins->attrs.mantissa_bits);
-      break;
-    case HLO_OP_IS_FINITE: return islot(isfinite(a) != 0);
-    case HLO_OP_ADD: r = a + b; break;
-    case HLO_OP_SUBTRACT: r = a - b; break;
-    case HLO_OP_MULTIPLY: r = a * b; break;
-    case HLO_OP_DIVIDE: r = a / b; break;
-    case HLO_OP_REMAINDER: r = fmod(a, b); break;
-    case HLO_OP_POWER: r = pow(a, b); break;
-    case HLO_OP_ATAN2: r = atan2(a, b); break;
-    case HLO_OP_MAXIMUM: r = maxd_(a, b); break;
-    case HLO_OP_MINIMUM: r = mind_(a, b); break;
-    case HLO_OP_CLAMP:
-      if (isnan(x[0].f)) return x[0];
-      if (isnan(x[1].f)) return x[1];
-      if (isnan(x[2].f)) return x[2];
-      r = mind_(x[2].f, maxd_(x[0].f, x[1].f));
-      break;
-    default: r = NAN; break;
-    }
-    return fslot(r);
-  }
-  float a = (float)x[0].f, b = ins->noperands > 1 ? (float)x[1].f : 0.0f, r;
-  if (ins->noperands == 1 && hlo_num_unary_f32(op, a, &r))
-    return fslot(round_to(rt, r));
-  if (ins->noperands == 2 && hlo_num_binary_f32(op, a, b, &r))
-    return fslot(round_to(rt, r));
-  switch (op) {
-  case HLO_OP_REAL: r = a; break;
-  case HLO_OP_IMAG: r = 0; break;
-  case HLO_OP_REDUCE_PRECISION:
-    r = hlo_reduce_precision_f32(a, (int)ins->attrs.exponent_bits, (int)ins->attrs.mantissa_bits);
-    break;
-  case HLO_OP_IS_FINITE: return islot(isfinite(a) != 0);
-  case HLO_OP_MAXIMUM: r = maxf_(a, b); break;
-  case HLO_OP_MINIMUM: r = minf_(a, b); break;
-  case HLO_OP_CLAMP: {
-    float lo = a, v = b, hi = (float)x[2].f;
-    if (isnan(lo)) r = lo;
-    else if (isnan(v)) r = v;
-    else if (isnan(hi)) r = hi;
-    else r = minf_(hi, maxf_(lo, v));
-    break;
-  }
-  default: r = NAN; break;
-  }
-  return fslot(round_to(rt, r));
-}
-
-static uint64_t ipow(uint64_t base, uint64_t e) {
-  uint64_t acc = 1;
-  while (e) {
-    if (e & 1u)
-      acc *= base;
-    base *= base;
-    e >>= 1;
-  }
-  return acc;
-}
-
-static dev_slot int_op(const hlo_instr *ins, hlo_etype t, const dev_slot *x) {
-  bool sg = hlo_etype_class(t) == HLO_CLASS_SINT;
-  int w = hlo_etype_bits(t);
-  uint64_t m = wmask(w);
-  uint64_t a = (uint64_t)x[0].i, b = ins->noperands > 1 ? (uint64_t)x[1].i : 0;
-  int64_t sa = sext(a, w), sb = ins->noperands > 1 ? sext(b, w) : 0;
-  uint64_t ua = a & m, ub = b & m;
-  switch (ins->op) {
-  case HLO_OP_ADD: return wrap(t, a + b);
-  case HLO_OP_SUBTRACT: return wrap(t, a - b);
-  case HLO_OP_MULTIPLY: return wrap(t, a * b);
-  case HLO_OP_NEGATE: return wrap(t, 0 - a);
-  case HLO_OP_ABS: return sg && sa < 0 ? wrap(t, 0 - a) : x[0];
-  case HLO_OP_SIGN: return sg ? islot(sa > 0 ? 1 : sa < 0 ? -1 : 0) : islot(ua != 0);
-  case HLO_OP_MAXIMUM: return sg ? islot(sa > sb ? sa : sb) : wrap(t, ua > ub ? ua : ub);
-  case HLO_OP_MINIMUM: return sg ? islot(sa < sb ? sa : sb) : wrap(t, ua < ub ? ua : ub);
-  case HLO_OP_AND: return wrap(t, a & b);
-  case HLO_OP_OR: return wrap(t, a | b);
-  case HLO_OP_XOR: return wrap(t, a ^ b);
-  case HLO_OP_NOT: return wrap(t, ~a);
-  case HLO_OP_DIVIDE:
-    if (ub == 0) return wrap(t, ~0ull);
-    if (sg) {
-      if (sb == -1 && sa == sext(1ull << (w - 1), w)) return x[0];
-      return wrap(t, (uint64_t)(sa / sb));
-    }
-    return wrap(t, ua / ub);
-  case HLO_OP_REMAINDER:
-    if (ub == 0) return x[0];
-    if (sg) {
-      if (sb == -1) return islot(0);
-      return wrap(t, (uint64_t)(sa % sb));
-    }
-    return wrap(t, ua % ub);
-  case HLO_OP_SHIFT_LEFT: return ub >= (uint64_t)w ? islot(0) : wrap(t, ua << ub);
-  case HLO_OP_SHIFT_RIGHT_LOGICAL: return ub >= (uint64_t)w ? islot(0) : wrap(t, ua >> ub);
-  case HLO_OP_SHIFT_RIGHT_ARITHMETIC: {
-    int64_t v = sext(ua, w);
-    uint64_t sh = ub >= (uint64_t)w ? (uint64_t)w - 1 : ub;
-    return wrap(t, (uint64_t)(v >> sh));
-  }
-  case HLO_OP_POPCNT: return islot(__builtin_popcountll(ua));
-  case HLO_OP_CLZ: {
-    int n = 0;
-    for (int bit = w - 1; bit >= 0 && !((ua >> bit) & 1u); bit--)
-      n++;
-    return islot(n);
-  }
-  case HLO_OP_POWER:
-    if (ub == 0 || ua == 1) return islot(1);
-    if (sg && sb < 0) return islot(0);
-    return wrap(t, ipow(a, ub));
-  case HLO_OP_CLAMP: {
-    uint64_t c = (uint64_t)x[2].i;
-    if (sg) {
-      int64_t lo = sa, v = sb, hi = sext(c, w);
-      int64_t r = v >= lo ? v : lo;
-      return islot(hi <= r ? hi : r);
-    }
-    uint64_t lo = ua, v = ub, hi = c & m;
-    uint64_t r = v >= lo ? v : lo;
-    return wrap(t, hi <= r ? hi : r);
-  }
-  default: return islot(0);
-  }
-}
-
-static dev_slot pred_op(const hlo_instr *ins, const dev_slot *x) {
-  bool a = x[0].i != 0, b = ins->noperands > 1 && x[1].i != 0;
-  switch (ins->op) {
-  case HLO_OP_NOT: return islot(!a);
-  case HLO_OP_AND: case HLO_OP_MULTIPLY: case HLO_OP_MINIMUM: return islot(a && b);
-  case HLO_OP_OR: case HLO_OP_ADD: case HLO_OP_MAXIMUM: return islot(a || b);
-  case HLO_OP_XOR: return islot(a != b);
-  case HLO_OP_POWER: return islot(a || !b);
-  case HLO_OP_CLAMP: return islot(((x[1].i != 0) | (x[0].i != 0)) & (x[2].i != 0));
-  default: return islot(0);
-  }
-}
-
-/* Defect elide-convert (class: a precision policy that keeps fused
- * intermediates in 32-bit registers and drops casts it believes are
- * no-ops, paper Figure 4): both converts of a float round trip
- * S -> narrower T -> S inside the kernel are skipped, so the register keeps
- * the unrounded S value and x - S(T(x)) cancels to 0.  Other readers of
- * the narrow value see the unrounded register too (a store to HBM still
- * rounds).  The value passes through unchanged: it is an S value, exact in
- * the round trip's result type S. */
-static dev_slot elided_convert(dev_slot v) { return v; }
-
-/* One element of an elementwise instruction. */
-static dev_slot ew_apply(const dev_elem *e, const hlo_instr *ins, const dev_slot *x) {
-  hlo_etype rt = ins->shape.type;
-  switch (ins->op) {
-  case HLO_OP_COPY: return x[0];
-  case HLO_OP_SELECT: return x[0].i ? x[1] : x[2];
-  case HLO_OP_CONVERT:
-    if (e->elide && e->elide[ins->index])
-      return elided_convert(x[0]);
-    return convert_lowering(ins->operands[0]->shape.type, rt, x[0]);
-  case HLO_OP_COMPARE:
-    return islot(compare_lowering(ins, ins->operands[0]->shape.type, x[0], x[1],
-                                  has_defect(e, DEV_DEFECT_UNSIGNED_CMP_SIGNED)));
-  default: break;
-  }
-  hlo_etype t = ins->operands[0]->shape.type;
-  if (ins->op == HLO_OP_CLAMP)
-    t = ins->operands[1]->shape.type;
-  switch (hlo_etype_class(t)) {
-  case HLO_CLASS_FLOAT: return float_op(ins, t, rt, x);
-  case HLO_CLASS_PRED: return pred_op(ins, x);
-  default: return int_op(ins, t, x);
-  }
-}
-
-dev_slot dev_elem_scalar_op(const hlo_instr *ins, const dev_slot *x) {
-  static const dev_elem clean; /* no defect, nothing elided */
-  return ew_apply(&clean, ins, x);
-}
-
-dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x) {
-  hlo_eclass cls = hlo_etype_class(t);
-  if (cls == HLO_CLASS_FLOAT) {
-    if (t == HLO_F64) {
-      double a = acc.f, b = x.f;
-      switch (op) {
-      case HLO_OP_ADD: return fslot(a + b);
-      case HLO_OP_MULTIPLY: return fslot(a * b);
-      case HLO_OP_MAXIMUM: return fslot(a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a);
-      case HLO_OP_MINIMUM: return fslot(a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a);
-      default: return acc;
-      }
-    }
-    float a = (float)acc.f, b = (float)x.f, r;
-    switch (op) {
-    case HLO_OP_ADD: r = a + b; break;
-    case HLO_OP_MULTIPLY: r = a * b; break;
-    case HLO_OP_MAXIMUM: r = a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a; break;
-    case HLO_OP_MINIMUM: r = a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a; break;
-    default: return acc;
-    }
-    return fslot(round_to(t, r));
-  }
-  if (cls == HLO_CLASS_PRED) {
-    bool a = acc.i != 0, b = x.i != 0;
-    switch (op) {
-    case HLO_OP_ADD: case HLO_OP_OR: case HLO_OP_MAXIMUM: return islot(a || b);
-    case HLO_OP_MULTIPLY: case HLO_OP_AND: case HLO_OP_MINIMUM: return islot(a && b);
-    case HLO_OP_XOR: return islot(a != b);
-    default: return acc;
-    }
-  }
-  bool sg = cls == HLO_CLASS_SINT;
-  int w = hlo_etype_bits(t);
-  uint64_t a = (uint64_t)acc.i, b = (uint64_t)x.i;
-  switch (op) {
-  case HLO_OP_ADD: return wrap(t, a + b);
-  case HLO_OP_MULTIPLY: return wrap(t, a * b);
-  case HLO_OP_AND: return wrap(t, a & b);
-  case HLO_OP_OR: return wrap(t, a | b);
-  case HLO_OP_XOR: return wrap(t, a ^ b);
-  case HLO_OP_MAXIMUM:
-    if (sg) return sext(b, w) > sext(a, w) ? x : acc;
-    return (b & wmask(w)) > (a & wmask(w)) ? x : acc;
-  case HLO_OP_MINIMUM:
-    if (sg) return sext(b, w) < sext(a, w) ? x : acc;
-    return (b & wmask(w)) < (a & wmask(w)) ? x : acc;
-  default: return acc;
-  }
-}
-
-/* ---- dot arithmetic ------------------------------------------------------------ */
-
-hlo_etype dev_elem_dot_ctype(hlo_etype rt) {
-  switch (hlo_etype_class(rt)) {
-  case HLO_CLASS_FLOAT: return rt == HLO_F64 ? HLO_F64 : HLO_F32;
-  case HLO_CLASS_SINT: return HLO_S64;
-  default: return HLO_U64;
-  }
-}
-
-static double as_double(hlo_etype t, dev_slot v) {
-  hlo_eclass k = hlo_etype_class(t);
-  if (k == HLO_CLASS_FLOAT)
-    return v.f;
-  if (k == HLO_CLASS_UINT)
-    return (double)(uint64_t)v.i;
-  return (double)v.i;
-}
-
-/* An operand of an integer dot, converted to the result type first (XLA's
- * implicit convert), then widened. */
-static uint64_t as_int(hlo_etype t, hlo_etype rt, dev_slot v) {
-  if (hlo_etype_class(t) == HLO_CLASS_FLOAT)
-    v = convert_lowering(t, rt, v);
-  else
-    v.i = (int64_t)hlo_int_wrap(rt, (uint64_t)v.i);
-  return (uint64_t)v.i;
-}
-
-dev_slot dev_elem_dot_step(hlo_etype ct, hlo_etype rt, dev_slot acc, dev_slot a, hlo_etype at, dev_slot b,
-                           hlo_etype bt, dev_precision p) {
-  if (ct == HLO_F32)
-    return fslot(hlo_num_dot_acc((float)acc.f, (float)as_double(at, a), (float)as_double(bt, b), p));
-  if (ct == HLO_F64)
-    return fslot(acc.f + as_double(at, a) * as_double(bt, b));
-  return islot((int64_t)((uint64_t)acc.i + as_int(at, rt, a) * as_int(bt, rt, b)));
-}
-
-dev_slot dev_elem_dot_combine(hlo_etype ct, dev_slot x, dev_slot y) {
-  if (ct == HLO_F32)
-    return fslot(hlo_num_ftz_f32((float)x.f + (float)y.f));
-  if (ct == HLO_F64)
-    return fslot(x.f + y.f);
-  return islot((int64_t)((uint64_t)x.i + (uint64_t)y.i));
-}
-
-dev_slot dev_elem_dot_finish(hlo_etype ct, hlo_etype rt, dev_slot acc) {
-  if (ct == HLO_F32)
-    return fslot(round_to(rt, (float)acc.f));
-  if (ct == HLO_F64)
-    return acc;
-  return wrap(rt, (uint64_t)acc.i);
 }
 
 /* ---- boxes ---------------------------------------------------------------------- */
@@ -1028,9 +504,9 @@ static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     }
     for (int j = 0; j < nc; j++)
       c[j] = 0;
-    dev_slot acc = islot(0);
+    dev_slot acc = dev_el_islot(0);
     if (ct == HLO_F32 || ct == HLO_F64)
-      acc = fslot(0.0);
+      acc = dev_el_fslot(0.0);
     uint8_t p = 0;
     for (int64_t k = 0; k < total; k++) {
       for (int j = 0; j < nc; j++) {
@@ -1051,15 +527,15 @@ static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
 }
 
 /* ---- elementwise ops ------------------------------------------------------------
- * The per-element work of ew_apply is small next to finding the operands,
- * so the operand boxes are resolved once per op: an operand whose box is
- * exactly b is read at the same flat index, a scalar at index 0, anything
- * else (a shared operand with a larger bounding box) by multi-index.  When
- * every operand is direct, the common cases run as typed loops in rows of
- * EW_ROW elements: f32 arithmetic through the device's block forms (the
- * same per-element functions as float_op) and converts through
- * hlo_convert_array on a row (the same conversion as convert_lowering,
- * which calls it on one element). */
+ * The per-element work of dev_el_ew_apply is small next to finding the
+ * operands, so the operand boxes are resolved once per op: an operand whose
+ * box is exactly b is read at the same flat index, a scalar at index 0,
+ * anything else (a shared operand with a larger bounding box) by
+ * multi-index.  When every operand is direct, the common cases run as typed
+ * loops in rows of EW_ROW elements: f32 arithmetic through the device's
+ * block forms (the same per-element functions as float_op in dev_scalar.c)
+ * and converts through hlo_convert_array on a row (the same conversion as
+ * convert_lowering there, which calls it on one element). */
 
 #define EW_ROW 256
 
@@ -1115,7 +591,7 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
         const hlo_instr *o = ins->operands[j];
         in[j] = opv(e, o, leaf0(o)->rank == b->rank ? idx : zero, &p);
       }
-      b->v[i] = ew_apply(e, ins, in);
+      b->v[i] = dev_el_ew_apply(e, ins, in);
       b->poison[i] = p;
     }
     return;
@@ -1213,7 +689,7 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   for (int64_t i = 0; i < b->count; i++) {
     for (int j = 0; j < nop; j++)
       in[j] = src[j].v[i * src[j].step];
-    b->v[i] = ew_apply(e, ins, in);
+    b->v[i] = dev_el_ew_apply(e, ins, in);
   }
 }
 
@@ -1247,9 +723,9 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
     EACH {
       int64_t k = dim >= 0 && dim < b->rank ? idx[dim] : 0;
       if (hlo_etype_class(t) == HLO_CLASS_FLOAT)
-        b->v[i] = fslot(hlo_float_decode(t, hlo_float_encode_s64(t, k)));
+        b->v[i] = dev_el_fslot(hlo_float_decode(t, hlo_float_encode_s64(t, k)));
       else
-        b->v[i] = wrap(t, (uint64_t)k);
+        b->v[i] = dev_el_wrap(t, (uint64_t)k);
     }
     return;
   }
@@ -1448,7 +924,7 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
   return 0;
 }
 
-/* ---- setup and materialisation ------------------------------------------------------ */
+/* ---- setup ------------------------------------------------------------------ */
 
 dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
   const hlo_computation *c = f->comp;
@@ -1508,163 +984,6 @@ void dev_elem_free(dev_elem *e) {
 /* dev_probe.h */
 void dev_elem_set_probe(dev_elem *e, dev_probe *p) { e->probe = p; }
 
-const hlo_value *dev_elem_value(const dev_elem *e, const hlo_instr *ins) {
-  return e->mat[ins->index] ? e->val[ins->index] : NULL;
-}
-
-/* Whole parameters while materialising. */
-static void whole_param_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_slot *v, uint8_t *poison) {
-  dev_elem *e = ctx;
-  const hlo_value *p = e->params[param];
-  int64_t off = 0;
-  for (int d = 0; d < p->rank; d++)
-    off = off * p->dims[d] + idx[d];
-  for (int64_t i = 0; i < n; i++) {
-    dev_slot_from_host(p->type, p->data, off + i, &v[i]);
-    poison[i] = 0;
-  }
-}
-
-static hlo_value *box_to_value(const hlo_shape *s, const dev_box *b) {
-  hlo_value *v = hlo_value_from_shape(s);
-  if (!v)
-    return NULL;
-  for (int64_t i = 0; i < b->count; i++)
-    dev_slot_to_host(s->type, b->v[i], v->data, i);
-  return v;
-}
-
-/* The whole value of ins (one reference), for an opaque op's operand. */
-static hlo_value *whole_value(dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
-  if (e->mat[ins->index]) {
-    if (!e->val[ins->index])
-      snprintf(why, why_len, "%s is not materialised yet", ins->name);
-    return e->val[ins->index] ? hlo_value_ref(e->val[ins->index]) : NULL;
-  }
-  /* A parameter is already a whole value: going through a box of slots
-   * and back would give the same elements at the cost of two copies. */
-  if (e->kind[ins->index] == DEV_EK_PARAM && e->params)
-    return hlo_value_ref(e->params[ins->parameter_number]);
-  if (ins->op == HLO_OP_TUPLE) {
-    hlo_value *el[64];
-    if (ins->noperands > 64) {
-      snprintf(why, why_len, "%s: tuple of more than 64 elements", ins->name);
-      return NULL;
-    }
-    for (int j = 0; j < ins->noperands; j++) {
-      el[j] = whole_value(e, ins->operands[j], why, why_len);
-      if (!el[j]) {
-        while (j-- > 0)
-          hlo_value_unref(el[j]);
-        return NULL;
-      }
-    }
-    return hlo_value_tuple(ins->noperands, el);
-  }
-  const hlo_shape *s = &ins->shape;
-  dev_box want = {.rank = s->rank};
-  for (int d = 0; d < s->rank; d++)
-    want.n[d] = s->dims[d];
-  dev_box b;
-  if (dev_elem_eval(e, ins, &want, false, whole_param_read, NULL, e, &b, why, why_len) != 0)
-    return NULL;
-  hlo_value *v = box_to_value(s, &b);
-  dev_box_free(&b);
-  if (!v)
-    snprintf(why, why_len, "out of memory");
-  return v;
-}
-
-/* Evaluates mod's entry on args with the host the fusion was given
- * (dev_host.h): replica 0's root value, with the device's numerics and the
- * run's replicas and rng seed, or NULL with why. */
-static hlo_value *host_eval(const dev_elem *e, const hlo_module *mod, const hlo_instr *ins, int nargs,
-                            hlo_value *const *args, char *why, size_t why_len) {
-  const dev_host *h = e->f->host;
-  if (!h || !h->evaluate) {
-    snprintf(why, why_len, "%s: %s needs a host evaluator, and the fusion was given none", ins->name,
-             hlo_opcode_name(ins->op));
-    return NULL;
-  }
-  dev_host_opts o = {.replicas = e->f->replicas > 1 ? e->f->replicas : 1,
-                     .emulate_device = 1,
-                     .rng_seed = e->f->rng_seed};
-  hlo_error err = {0};
-  hlo_value *res = NULL;
-  if (h->evaluate(mod, nargs, args, &o, &res, &err) != 0) {
-    snprintf(why, why_len, "%s", err.msg[0] ? err.msg : "the host evaluator failed");
-    return NULL;
-  }
-  return res;
-}
-
-/* A collective sees every replica's operand, and those differ when the
- * kernel reads replica-id: so it is evaluated, for all replicas in
- * lockstep, as the kernel computation cut at the collective (the kernel's
- * instructions with the collective as root), on the whole parameters. */
-static hlo_value *eval_prefix(const dev_elem *e, const hlo_instr *ins, hlo_value *const *params, char *why,
-                              size_t why_len) {
-  hlo_computation comp = *e->c;
-  comp.root = (hlo_instr *)ins;
-  comp.is_entry = true;
-  comp.ninstrs = ins->index + 1;
-  hlo_module mod = *e->f->m;
-  mod.entry = &comp;
-  return host_eval(e, &mod, ins, e->c->nparams, params, why, why_len);
-}
-
-/* Evaluates one opaque instruction with the host evaluator: a module
- * whose entry is parameters plus a shallow copy of ins reading them.  Called
- * computations (to_apply, ...) are shared with the kernel's module. */
-static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value **ops, char *why, size_t why_len) {
-  int n = ins->noperands;
-  hlo_instr *params = calloc((size_t)n + 1, sizeof *params);
-  hlo_instr **pp = calloc((size_t)n + 1, sizeof *pp);
-  hlo_instr **all = calloc((size_t)n + 2, sizeof *all);
-  hlo_value *res = NULL;
-  if (!params || !pp || !all)
-    goto done;
-  hlo_computation comp;
-  memset(&comp, 0, sizeof comp);
-  hlo_instr clone = *ins;
-  comp.name = "device_opaque";
-  comp.is_entry = true;
-  for (int j = 0; j < n; j++) {
-    hlo_instr *p = &params[j];
-    p->name = ins->operands[j]->name;
-    p->op = HLO_OP_PARAMETER;
-    p->async_wrapped = HLO_OP_INVALID;
-    p->shape = ins->operands[j]->shape;
-    p->parameter_number = j;
-    p->parent = &comp;
-    p->index = j;
-    p->line = ins->line;
-    p->col = ins->col;
-    pp[j] = p;
-    all[j] = p;
-  }
-  clone.operands = pp;
-  clone.parent = &comp;
-  clone.index = n;
-  all[n] = &clone;
-  comp.ninstrs = n + 1;
-  comp.instrs = all;
-  comp.root = &clone;
-  comp.root_marked = true;
-  comp.nparams = n;
-  comp.params = pp;
-  hlo_module mod = *e->f->m;
-  mod.entry = &comp;
-  res = host_eval(e, &mod, ins, n, ops, why, why_len);
-done:
-  if (!res && why[0] == 0)
-    snprintf(why, why_len, "out of memory");
-  free(params);
-  free(pp);
-  free(all);
-  return res;
-}
-
 /* ---- defects and config ---------------------------------------------------------- */
 
 void dev_elem_set_config(dev_elem *e, const dev_config *cfg) { e->cfg = cfg; }
@@ -1675,7 +994,7 @@ int dev_elem_set_defects(dev_elem *e, uint32_t active) {
   e->defects = active;
   free(e->elide);
   e->elide = NULL;
-  if (!has_defect(e, DEV_DEFECT_ELIDE_CONVERT))
+  if (!dev_el_has_defect(e, DEV_DEFECT_ELIDE_CONVERT))
     return 0;
   e->elide = calloc((size_t)(e->c->ninstrs ? e->c->ninstrs : 1), sizeof *e->elide);
   if (!e->elide)
@@ -1696,225 +1015,5 @@ int dev_elem_set_defects(dev_elem *e, uint32_t active) {
     e->elide[n->index] = true;
     e->elide[w->index] = true;
   }
-  return 0;
-}
-
-/* replica-id (the replica whose values e->val holds) or partition-id
- * (partitions are not simulated: always 0), as the device computes them. */
-static hlo_value *id_value(const dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
-  hlo_value *v = hlo_value_from_shape(&ins->shape);
-  if (!v || v->count != 1 || hlo_etype_class(v->type) == HLO_CLASS_FLOAT) {
-    hlo_value_unref(v);
-    snprintf(why, why_len, v ? "%s: not an integer scalar" : "%s: out of memory", ins->name);
-    return NULL;
-  }
-  hlo_value_set_i64(v, 0, ins->op == HLO_OP_REPLICA_ID ? e->replica : 0);
-  return v;
-}
-
-/* Materialises instruction ins for the replica e->replica, whose values
- * e->val holds.  A collective met here has no lockstep to run in (see
- * lockstep_possible): it goes to the host evaluator, cut at the
- * collective, for replica 0. */
-static int materialize_one(dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
-  int i = ins->index;
-  hlo_value_unref(e->val[i]);
-  e->val[i] = NULL;
-  if (ins->op == HLO_OP_PARAMETER) {
-    e->val[i] = hlo_value_ref(e->params[ins->parameter_number]);
-    return 0;
-  }
-  if (ins->op == HLO_OP_REPLICA_ID || ins->op == HLO_OP_PARTITION_ID)
-    return (e->val[i] = id_value(e, ins, why, why_len)) ? 0 : -1;
-  if (e->kind[i] == DEV_EK_GTE) {
-    hlo_value *t = whole_value(e, ins->operands[0], why, why_len);
-    if (!t)
-      return -1;
-    if (t->type != HLO_TUPLE || ins->attrs.index < 0 || ins->attrs.index >= t->ntuple) {
-      hlo_value_unref(t);
-      snprintf(why, why_len, "%s: get-tuple-element of a non-tuple", ins->name);
-      return -1;
-    }
-    e->val[i] = hlo_value_ref(t->elems[ins->attrs.index]);
-    hlo_value_unref(t);
-    return 0;
-  }
-  if (dev_collective_op(ins->op)) {
-    e->val[i] = eval_prefix(e, ins, e->params, why, why_len);
-    return e->val[i] ? 0 : -1;
-  }
-  hlo_value *ops[64];
-  if (ins->noperands > 64) {
-    snprintf(why, why_len, "%s: more than 64 operands", ins->name);
-    return -1;
-  }
-  for (int j = 0; j < ins->noperands; j++) {
-    ops[j] = whole_value(e, ins->operands[j], why, why_len);
-    if (!ops[j]) {
-      while (j-- > 0)
-        hlo_value_unref(ops[j]);
-      return -1;
-    }
-  }
-  int wr = DEV_WHOLE_UNSUPPORTED;
-  if (dev_whole_handles(ins->op)) {
-    /* the lowering defects the executor found triggered belong to the
-     * hero, and to an fft (whose defect's trigger names the fft) */
-    dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len, e->jitter};
-    wr = dev_whole_run(ins, ops, &wc, &e->val[i]);
-  }
-  if (wr == DEV_WHOLE_UNSUPPORTED) {
-    e->val[i] = eval_single(e, ins, ops, why, why_len);
-    if (!e->val[i] && ins->op == HLO_OP_CUSTOM_CALL && hlo_instr_unread(ins)) {
-      /* A target the evaluator cannot run, whose result nothing reads:
-       * the reference gives it zeros (eval_custom.c, since no output can
-       * depend on it), and so does the device, where the call alone,
-       * taken out of its computation, was refused. */
-      e->val[i] = hlo_value_from_shape(&ins->shape);
-      if (e->val[i])
-        why[0] = '\0';
-      else
-        snprintf(why, why_len, "%s: out of memory", ins->name);
-    }
-  }
-  for (int j = 0; j < ins->noperands; j++)
-    hlo_value_unref(ops[j]);
-  return e->val[i] ? 0 : -1;
-}
-
-/* Does the kernel hold a collective, and can the device run all of them
- * itself, every replica in lockstep?  Not when one is a form it does not
- * lower, nor when a computation the kernel calls reads replica-id: those
- * are evaluated by the host for replica 0 alone, which would give every
- * replica replica 0's number. */
-static bool lockstep_possible(const dev_elem *e) {
-  bool any = false;
-  for (int i = 0; i < e->c->ninstrs; i++) {
-    const hlo_instr *ins = e->c->instrs[i];
-    if (!dev_collective_op(ins->op))
-      continue;
-    if (!dev_collective_lowers(ins))
-      return false;
-    any = true;
-  }
-  const hlo_module *m = e->f->m;
-  for (int k = 0; any && k < m->ncomps; k++) {
-    const hlo_computation *cc = m->comps[k];
-    for (int i = 0; cc != e->c && i < cc->ninstrs; i++)
-      if (cc->instrs[i]->op == HLO_OP_REPLICA_ID)
-        return false;
-  }
-  return any;
-}
-
-/* The device's collectives: every replica's values are computed side by
- * side, instruction by instruction, so that each collective finds all its
- * operands ready (the replicas of a real machine meet there the same way).
- * Values that cannot differ between replicas (nothing upstream reads
- * replica-id or a collective) are computed once and shared.  On return
- * e->val holds replica 0's values, which are the kernel's. */
-static int materialize_lockstep(dev_elem *e, char *why, size_t why_len) {
-  const hlo_computation *c = e->c;
-  int nrep = e->f->replicas > 1 ? e->f->replicas : 1, n = c->ninstrs, rc = 0;
-  hlo_value **own = e->val;
-  hlo_value ***vals = calloc((size_t)nrep, sizeof *vals);
-  bool *varies = dev_collective_varying(c);
-  hlo_value **ops = calloc((size_t)nrep * 64, sizeof *ops), **outs = calloc((size_t)nrep, sizeof *outs);
-  if (!vals || !varies || !ops || !outs)
-    rc = -1;
-  for (int r = 0; rc == 0 && r < nrep; r++)
-    if (!(vals[r] = r ? calloc((size_t)n, sizeof **vals) : own))
-      rc = -1;
-  if (rc != 0)
-    snprintf(why, why_len, "out of memory");
-  for (int i = 0; rc == 0 && i < n; i++) {
-    const hlo_instr *ins = c->instrs[i];
-    if (e->kind[i] == DEV_EK_CONST) { /* every replica reads the one literal */
-      for (int r = 1; r < nrep; r++)
-        vals[r][i] = hlo_value_ref(own[i]);
-      continue;
-    }
-    if (!e->mat[i])
-      continue;
-    if (!varies[i]) {
-      e->val = own;
-      e->replica = 0;
-      rc = materialize_one(e, ins, why, why_len);
-      for (int r = 1; rc == 0 && r < nrep; r++) {
-        hlo_value_unref(vals[r][i]);
-        vals[r][i] = hlo_value_ref(own[i]);
-      }
-      continue;
-    }
-    if (!dev_collective_op(ins->op)) {
-      for (int r = nrep - 1; rc == 0 && r >= 0; r--) {
-        e->val = vals[r];
-        e->replica = r;
-        rc = materialize_one(e, ins, why, why_len);
-      }
-      continue;
-    }
-    int k = ins->noperands;
-    if (k > 64) {
-      snprintf(why, why_len, "%s: more than 64 operands", ins->name);
-      rc = -1;
-      break;
-    }
-    for (int r = 0; rc == 0 && r < nrep; r++)
-      for (int j = 0; rc == 0 && j < k; j++) {
-        e->val = vals[r];
-        e->replica = r;
-        hlo_value **slot = &ops[(size_t)r * k + j];
-        *slot = r && !varies[ins->operands[j]->index] ? hlo_value_ref(ops[j])
-                                                      : whole_value(e, ins->operands[j], why, why_len);
-        rc = *slot ? 0 : -1;
-      }
-    if (rc == 0) {
-      /* the lowering defects the executor found triggered belong to the hero */
-      dev_whole_ctx wc = {e->cfg, ins == e->f->hero ? e->defects : 0, why, why_len, e->jitter};
-      rc = dev_collective_run(ins, nrep, ops, &wc, outs) == 0 ? 0 : -1;
-      if (rc != 0 && !why[0])
-        snprintf(why, why_len, "%s: the device does not lower this collective", ins->name);
-    }
-    for (size_t q = 0; q < (size_t)nrep * k; q++) {
-      hlo_value_unref(ops[q]);
-      ops[q] = NULL;
-    }
-    for (int r = 0; rc == 0 && r < nrep; r++) {
-      hlo_value_unref(vals[r][i]);
-      vals[r][i] = outs[r];
-    }
-  }
-  e->val = own;
-  e->replica = 0;
-  for (int r = 1; vals && r < nrep; r++) {
-    for (int i = 0; vals[r] && i < n; i++)
-      hlo_value_unref(vals[r][i]);
-    free(vals[r]);
-  }
-  free(vals);
-  free(varies);
-  free(ops);
-  free(outs);
-  return rc;
-}
-
-int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_t why_len) {
-  const hlo_computation *c = e->c;
-  e->params = params;
-  e->replica = 0;
-  why[0] = 0;
-  if (lockstep_possible(e)) {
-    if (materialize_lockstep(e, why, why_len) != 0)
-      return -1;
-  } else {
-    for (int i = 0; i < c->ninstrs; i++)
-      if (e->mat[i] && e->kind[i] != DEV_EK_CONST && materialize_one(e, c->instrs[i], why, why_len) != 0)
-        return -1;
-  }
-  e->params = NULL;
-  for (int i = 0; e->probe && i < c->ninstrs; i++) /* dev_probe.h: read-only */
-    if (e->mat[i])
-      dev_probe_value(e->probe, c->instrs[i], e->val[i]);
   return 0;
 }

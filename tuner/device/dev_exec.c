@@ -21,7 +21,7 @@
  *   dev_output.c       the output buffers, and the root's value from them
  *   dev_trigger.c      which defects the run's config triggers
  * Compare, convert and dynamic-slice index lowering live in
- * dev_elemental.c (compare_lowering, convert_lowering) and, for the ops the
+ * dev_scalar.c (compare_lowering, convert_lowering) and, for the ops the
  * device materialises, in the reference it calls.
  *
  * Defects (dev_defect.h).  A run evaluates once, from the config and the

@@ -3,8 +3,8 @@
  * the same in words), in one table that dev_x_triggered_defects walks.
  * Apart from the executor's steps because a trigger is decided once, before
  * the grid, from the config and the fusion; the lowering defects of
- * dev_elemental.c, dev_scatter.c and dev_sort.c get their config-level
- * condition here and check their op-level one where they act.
+ * dev_elemental.c/dev_scalar.c, dev_scatter.c and dev_sort.c get their
+ * config-level condition here and check their op-level one where they act.
  */
 #include "dev_exec_internal.h"
 #include "dev_fft.h"
@@ -135,7 +135,8 @@ static bool trig_sort_lane_index(const exec *x) {
 }
 
 /* elide-convert and unsigned-cmp-signed: flag fuse-converts (the convert
- * pair, the unsigned compare: dev_elemental.c). */
+ * pair: found by dev_elemental.c, skipped by dev_scalar.c; the unsigned
+ * compare: dev_scalar.c). */
 static bool trig_fuse_converts(const exec *x) { return (x->s->cfg.flags & DEV_FLAG_FUSE_CONVERTS) != 0; }
 
 /* Each defect and the predicate of its trigger: one entry per defect. */

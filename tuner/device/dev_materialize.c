@@ -1,0 +1,400 @@
+/* dev_materialize.c — the whole values of the kernel's opaque instructions
+ * (dev_elem_materialize), computed once per run before the grid: by the
+ * device's whole-array lowerings (dev_whole.h), by its collectives with
+ * every replica's values side by side in lockstep (dev_collective.h), or,
+ * for what the device does not lower, by the host evaluator the fusion
+ * carries (dev_host.h).
+ *
+ * Apart from the evaluator (dev_elemental.c) because it works on whole
+ * arrays, not boxes: it asks the evaluator for an operand's whole value and
+ * hands back the result as a leaf, and what it depends on (the config, the
+ * jitter seed, the host, the replicas) plays no part in evaluating a tile.
+ */
+#include "dev_elemental_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev_collective.h"
+#include "dev_host.h"
+#include "dev_probe.h"
+#include "dev_whole.h"
+
+
+const hlo_value *dev_elem_value(const dev_elem *e, const hlo_instr *ins) {
+  return e->mat[ins->index] ? e->val[ins->index] : NULL;
+}
+
+/* Whole parameters while materialising. */
+static void whole_param_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_slot *v, uint8_t *poison) {
+  dev_elem *e = ctx;
+  const hlo_value *p = e->params[param];
+  int64_t off = 0;
+  for (int d = 0; d < p->rank; d++)
+    off = off * p->dims[d] + idx[d];
+  for (int64_t i = 0; i < n; i++) {
+    dev_slot_from_host(p->type, p->data, off + i, &v[i]);
+    poison[i] = 0;
+  }
+}
+
+static hlo_value *box_to_value(const hlo_shape *s, const dev_box *b) {
+  hlo_value *v = hlo_value_from_shape(s);
+  if (!v)
+    return NULL;
+  for (int64_t i = 0; i < b->count; i++)
+    dev_slot_to_host(s->type, b->v[i], v->data, i);
+  return v;
+}
+
+/* The whole value of ins (one reference), for an opaque op's operand. */
+static hlo_value *whole_value(dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
+  if (e->mat[ins->index]) {
+    if (!e->val[ins->index])
+      snprintf(why, why_len, "%s is not materialised yet", ins->name);
+    return e->val[ins->index] ? hlo_value_ref(e->val[ins->index]) : NULL;
+  }
+  /* A parameter is already a whole value: going through a box of slots
+   * and back would give the same elements at the cost of two copies. */
+  if (e->kind[ins->index] == DEV_EK_PARAM && e->params)
+    return hlo_value_ref(e->params[ins->parameter_number]);
+  if (ins->op == HLO_OP_TUPLE) {
+    hlo_value *el[64];
+    if (ins->noperands > 64) {
+      snprintf(why, why_len, "%s: tuple of more than 64 elements", ins->name);
+      return NULL;
+    }
+    for (int j = 0; j < ins->noperands; j++) {
+      el[j] = whole_value(e, ins->operands[j], why, why_len);
+      if (!el[j]) {
+        while (j-- > 0)
+          hlo_value_unref(el[j]);
+        return NULL;
+      }
+    }
+    return hlo_value_tuple(ins->noperands, el);
+  }
+  const hlo_shape *s = &ins->shape;
+  dev_box want = {.rank = s->rank};
+  for (int d = 0; d < s->rank; d++)
+    want.n[d] = s->dims[d];
+  dev_box b;
+  if (dev_elem_eval(e, ins, &want, false, whole_param_read, NULL, e, &b, why, why_len) != 0)
+    return NULL;
+  hlo_value *v = box_to_value(s, &b);
+  dev_box_free(&b);
+  if (!v)
+    snprintf(why, why_len, "out of memory");
+  return v;
+}
+
+/* Evaluates mod's entry on args with the host the fusion was given
+ * (dev_host.h): replica 0's root value, with the device's numerics and the
+ * run's replicas and rng seed, or NULL with why. */
+static hlo_value *host_eval(const dev_elem *e, const hlo_module *mod, const hlo_instr *ins, int nargs,
+                            hlo_value *const *args, char *why, size_t why_len) {
+  const dev_host *h = e->f->host;
+  if (!h || !h->evaluate) {
+    snprintf(why, why_len, "%s: %s needs a host evaluator, and the fusion was given none", ins->name,
+             hlo_opcode_name(ins->op));
+    return NULL;
+  }
+  dev_host_opts o = {.replicas = e->f->replicas > 1 ? e->f->replicas : 1,
+                     .emulate_device = 1,
+                     .rng_seed = e->f->rng_seed};
+  hlo_error err = {0};
+  hlo_value *res = NULL;
+  if (h->evaluate(mod, nargs, args, &o, &res, &err) != 0) {
+    snprintf(why, why_len, "%s", err.msg[0] ? err.msg : "the host evaluator failed");
+    return NULL;
+  }
+  return res;
+}
+
+/* A collective sees every replica's operand, and those differ when the
+ * kernel reads replica-id: so it is evaluated, for all replicas in
+ * lockstep, as the kernel computation cut at the collective (the kernel's
+ * instructions with the collective as root), on the whole parameters. */
+static hlo_value *eval_prefix(const dev_elem *e, const hlo_instr *ins, hlo_value *const *params, char *why,
+                              size_t why_len) {
+  hlo_computation comp = *e->c;
+  comp.root = (hlo_instr *)ins;
+  comp.is_entry = true;
+  comp.ninstrs = ins->index + 1;
+  hlo_module mod = *e->f->m;
+  mod.entry = &comp;
+  return host_eval(e, &mod, ins, e->c->nparams, params, why, why_len);
+}
+
+/* Evaluates one opaque instruction with the host evaluator: a module
+ * whose entry is parameters plus a shallow copy of ins reading them.  Called
+ * computations (to_apply, ...) are shared with the kernel's module. */
+static hlo_value *eval_single(const dev_elem *e, const hlo_instr *ins, hlo_value **ops, char *why, size_t why_len) {
+  int n = ins->noperands;
+  hlo_instr *params = calloc((size_t)n + 1, sizeof *params);
+  hlo_instr **pp = calloc((size_t)n + 1, sizeof *pp);
+  hlo_instr **all = calloc((size_t)n + 2, sizeof *all);
+  hlo_value *res = NULL;
+  if (!params || !pp || !all)
+    goto done;
+  hlo_computation comp;
+  memset(&comp, 0, sizeof comp);
+  hlo_instr clone = *ins;
+  comp.name = "device_opaque";
+  comp.is_entry = true;
+  for (int j = 0; j < n; j++) {
+    hlo_instr *p = &params[j];
+    p->name = ins->operands[j]->name;
+    p->op = HLO_OP_PARAMETER;
+    p->async_wrapped = HLO_OP_INVALID;
+    p->shape = ins->operands[j]->shape;
+    p->parameter_number = j;
+    p->parent = &comp;
+    p->index = j;
+    p->line = ins->line;
+    p->col = ins->col;
+    pp[j] = p;
+    all[j] = p;
+  }
+  clone.operands = pp;
+  clone.parent = &comp;
+  clone.index = n;
+  all[n] = &clone;
+  comp.ninstrs = n + 1;
+  comp.instrs = all;
+  comp.root = &clone;
+  comp.root_marked = true;
+  comp.nparams = n;
+  comp.params = pp;
+  hlo_module mod = *e->f->m;
+  mod.entry = &comp;
+  res = host_eval(e, &mod, ins, n, ops, why, why_len);
+done:
+  if (!res && why[0] == 0)
+    snprintf(why, why_len, "out of memory");
+  free(params);
+  free(pp);
+  free(all);
+  return res;
+}
+
+/* replica-id (the replica whose values e->val holds) or partition-id
+ * (partitions are not simulated: always 0), as the device computes them. */
+static hlo_value *id_value(const dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
+  hlo_value *v = hlo_value_from_shape(&ins->shape);
+  if (!v || v->count != 1 || hlo_etype_class(v->type) == HLO_CLASS_FLOAT) {
+    hlo_value_unref(v);
+    snprintf(why, why_len, v ? "%s: not an integer scalar" : "%s: out of memory", ins->name);
+    return NULL;
+  }
+  hlo_value_set_i64(v, 0, ins->op == HLO_OP_REPLICA_ID ? e->replica : 0);
+  return v;
+}
+
+/* Materialises instruction ins for the replica e->replica, whose values
+ * e->val holds.  A collective met here has no lockstep to run in (see
+ * lockstep_possible): it goes to the host evaluator, cut at the
+ * collective, for replica 0. */
+static int materialize_one(dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
+  int i = ins->index;
+  hlo_value_unref(e->val[i]);
+  e->val[i] = NULL;
+  if (ins->op == HLO_OP_PARAMETER) {
+    e->val[i] = hlo_value_ref(e->params[ins->parameter_number]);
+    return 0;
+  }
+  if (ins->op == HLO_OP_REPLICA_ID || ins->op == HLO_OP_PARTITION_ID)
+    return (e->val[i] = id_value(e, ins, why, why_len)) ? 0 : -1;
+  if (e->kind[i] == DEV_EK_GTE) {
+    hlo_value *t = whole_value(e, ins->operands[0], why, why_len);
+    if (!t)
+      return -1;
+    if (t->type != HLO_TUPLE || ins->attrs.index < 0 || ins->attrs.index >= t->ntuple) {
+      hlo_value_unref(t);
+      snprintf(why, why_len, "%s: get-tuple-element of a non-tuple", ins->name);
+      return -1;
+    }
+    e->val[i] = hlo_value_ref(t->elems[ins->attrs.index]);
+    hlo_value_unref(t);
+    return 0;
+  }
+  if (dev_collective_op(ins->op)) {
+    e->val[i] = eval_prefix(e, ins, e->params, why, why_len);
+    return e->val[i] ? 0 : -1;
+  }
+  hlo_value *ops[64];
+  if (ins->noperands > 64) {
+    snprintf(why, why_len, "%s: more than 64 operands", ins->name);
+    return -1;
+  }
+  for (int j = 0; j < ins->noperands; j++) {
+    ops[j] = whole_value(e, ins->operands[j], why, why_len);
+    if (!ops[j]) {
+      while (j-- > 0)
+        hlo_value_unref(ops[j]);
+      return -1;
+    }
+  }
+  int wr = DEV_WHOLE_UNSUPPORTED;
+  if (dev_whole_handles(ins->op)) {
+    /* the lowering defects the executor found triggered belong to the
+     * hero, and to an fft (whose defect's trigger names the fft) */
+    dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len, e->jitter};
+    wr = dev_whole_run(ins, ops, &wc, &e->val[i]);
+  }
+  if (wr == DEV_WHOLE_UNSUPPORTED) {
+    e->val[i] = eval_single(e, ins, ops, why, why_len);
+    if (!e->val[i] && ins->op == HLO_OP_CUSTOM_CALL && hlo_instr_unread(ins)) {
+      /* A target the evaluator cannot run, whose result nothing reads:
+       * the reference gives it zeros (eval_custom.c, since no output can
+       * depend on it), and so does the device, where the call alone,
+       * taken out of its computation, was refused. */
+      e->val[i] = hlo_value_from_shape(&ins->shape);
+      if (e->val[i])
+        why[0] = '\0';
+      else
+        snprintf(why, why_len, "%s: out of memory", ins->name);
+    }
+  }
+  for (int j = 0; j < ins->noperands; j++)
+    hlo_value_unref(ops[j]);
+  return e->val[i] ? 0 : -1;
+}
+
+/* Does the kernel hold a collective, and can the device run all of them
+ * itself, every replica in lockstep?  Not when one is a form it does not
+ * lower, nor when a computation the kernel calls reads replica-id: those
+ * are evaluated by the host for replica 0 alone, which would give every
+ * replica replica 0's number. */
+static bool lockstep_possible(const dev_elem *e) {
+  bool any = false;
+  for (int i = 0; i < e->c->ninstrs; i++) {
+    const hlo_instr *ins = e->c->instrs[i];
+    if (!dev_collective_op(ins->op))
+      continue;
+    if (!dev_collective_lowers(ins))
+      return false;
+    any = true;
+  }
+  const hlo_module *m = e->f->m;
+  for (int k = 0; any && k < m->ncomps; k++) {
+    const hlo_computation *cc = m->comps[k];
+    for (int i = 0; cc != e->c && i < cc->ninstrs; i++)
+      if (cc->instrs[i]->op == HLO_OP_REPLICA_ID)
+        return false;
+  }
+  return any;
+}
+
+/* The device's collectives: every replica's values are computed side by
+ * side, instruction by instruction, so that each collective finds all its
+ * operands ready (the replicas of a real machine meet there the same way).
+ * Values that cannot differ between replicas (nothing upstream reads
+ * replica-id or a collective) are computed once and shared.  On return
+ * e->val holds replica 0's values, which are the kernel's. */
+static int materialize_lockstep(dev_elem *e, char *why, size_t why_len) {
+  const hlo_computation *c = e->c;
+  int nrep = e->f->replicas > 1 ? e->f->replicas : 1, n = c->ninstrs, rc = 0;
+  hlo_value **own = e->val;
+  hlo_value ***vals = calloc((size_t)nrep, sizeof *vals);
+  bool *varies = dev_collective_varying(c);
+  hlo_value **ops = calloc((size_t)nrep * 64, sizeof *ops), **outs = calloc((size_t)nrep, sizeof *outs);
+  if (!vals || !varies || !ops || !outs)
+    rc = -1;
+  for (int r = 0; rc == 0 && r < nrep; r++)
+    if (!(vals[r] = r ? calloc((size_t)n, sizeof **vals) : own))
+      rc = -1;
+  if (rc != 0)
+    snprintf(why, why_len, "out of memory");
+  for (int i = 0; rc == 0 && i < n; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (e->kind[i] == DEV_EK_CONST) { /* every replica reads the one literal */
+      for (int r = 1; r < nrep; r++)
+        vals[r][i] = hlo_value_ref(own[i]);
+      continue;
+    }
+    if (!e->mat[i])
+      continue;
+    if (!varies[i]) {
+      e->val = own;
+      e->replica = 0;
+      rc = materialize_one(e, ins, why, why_len);
+      for (int r = 1; rc == 0 && r < nrep; r++) {
+        hlo_value_unref(vals[r][i]);
+        vals[r][i] = hlo_value_ref(own[i]);
+      }
+      continue;
+    }
+    if (!dev_collective_op(ins->op)) {
+      for (int r = nrep - 1; rc == 0 && r >= 0; r--) {
+        e->val = vals[r];
+        e->replica = r;
+        rc = materialize_one(e, ins, why, why_len);
+      }
+      continue;
+    }
+    int k = ins->noperands;
+    if (k > 64) {
+      snprintf(why, why_len, "%s: more than 64 operands", ins->name);
+      rc = -1;
+      break;
+    }
+    for (int r = 0; rc == 0 && r < nrep; r++)
+      for (int j = 0; rc == 0 && j < k; j++) {
+        e->val = vals[r];
+        e->replica = r;
+        hlo_value **slot = &ops[(size_t)r * k + j];
+        *slot = r && !varies[ins->operands[j]->index] ? hlo_value_ref(ops[j])
+                                                      : whole_value(e, ins->operands[j], why, why_len);
+        rc = *slot ? 0 : -1;
+      }
+    if (rc == 0) {
+      /* the lowering defects the executor found triggered belong to the hero */
+      dev_whole_ctx wc = {e->cfg, ins == e->f->hero ? e->defects : 0, why, why_len, e->jitter};
+      rc = dev_collective_run(ins, nrep, ops, &wc, outs) == 0 ? 0 : -1;
+      if (rc != 0 && !why[0])
+        snprintf(why, why_len, "%s: the device does not lower this collective", ins->name);
+    }
+    for (size_t q = 0; q < (size_t)nrep * k; q++) {
+      hlo_value_unref(ops[q]);
+      ops[q] = NULL;
+    }
+    for (int r = 0; rc == 0 && r < nrep; r++) {
+      hlo_value_unref(vals[r][i]);
+      vals[r][i] = outs[r];
+    }
+  }
+  e->val = own;
+  e->replica = 0;
+  for (int r = 1; vals && r < nrep; r++) {
+    for (int i = 0; vals[r] && i < n; i++)
+      hlo_value_unref(vals[r][i]);
+    free(vals[r]);
+  }
+  free(vals);
+  free(varies);
+  free(ops);
+  free(outs);
+  return rc;
+}
+
+int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_t why_len) {
+  const hlo_computation *c = e->c;
+  e->params = params;
+  e->replica = 0;
+  why[0] = 0;
+  if (lockstep_possible(e)) {
+    if (materialize_lockstep(e, why, why_len) != 0)
+      return -1;
+  } else {
+    for (int i = 0; i < c->ninstrs; i++)
+      if (e->mat[i] && e->kind[i] != DEV_EK_CONST && materialize_one(e, c->instrs[i], why, why_len) != 0)
+        return -1;
+  }
+  e->params = NULL;
+  for (int i = 0; e->probe && i < c->ninstrs; i++) /* dev_probe.h: read-only */
+    if (e->mat[i])
+      dev_probe_value(e->probe, c->instrs[i], e->val[i]);
+  return 0;
+}

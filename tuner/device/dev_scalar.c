@@ -1,0 +1,495 @@
+/* dev_scalar.c — what one element of each op computes on the device: the
+ * storage conversions of slots, the elementwise ops (the device's own f32
+ * arithmetic, its compare and convert lowerings and the two defects that
+ * act there, elide-convert and unsigned-cmp-signed), a simple reducer's
+ * step and the dot's multiply-accumulate.
+ *
+ * Apart from the evaluator (dev_elemental.c) because these are the device's
+ * numerics, which every lowering shares one element at a time (the lane
+ * programs of dev_lane.h, the whole-array ops and collectives, the
+ * executor's folds and stores), while the evaluator only decides which
+ * elements a request computes and where their operands lie.
+ */
+#include "dev_elemental_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dev_defect.h"
+#include "hlo/hlo_dtype.h"
+#include "hlo/hlo_numerics.h"
+
+
+/* ---- slots ------------------------------------------------------------------ */
+
+void dev_slot_from_host(hlo_etype t, const void *p, int64_t i, dev_slot *v) {
+  switch (t) {
+  case HLO_F32: v->f = ((const float *)p)[i]; return;
+  case HLO_F64: v->f = ((const double *)p)[i]; return;
+  case HLO_BF16: v->f = hlo_bf16_to_f32(((const uint16_t *)p)[i]); return;
+  case HLO_F16: v->f = hlo_f16_to_f32(((const uint16_t *)p)[i]); return;
+  case HLO_PRED: v->i = ((const uint8_t *)p)[i] != 0; return;
+  case HLO_S1: case HLO_S2: case HLO_S4: case HLO_S8: v->i = ((const int8_t *)p)[i]; return;
+  case HLO_U1: case HLO_U2: case HLO_U4: case HLO_U8: v->i = ((const uint8_t *)p)[i]; return;
+  case HLO_S16: v->i = ((const int16_t *)p)[i]; return;
+  case HLO_U16: v->i = ((const uint16_t *)p)[i]; return;
+  case HLO_S32: v->i = ((const int32_t *)p)[i]; return;
+  case HLO_U32: v->i = ((const uint32_t *)p)[i]; return;
+  case HLO_S64: case HLO_U64: v->i = ((const int64_t *)p)[i]; return;
+  default:
+    if (hlo_etype_class(t) == HLO_CLASS_FLOAT) /* f8 / f4: one byte */
+      v->f = hlo_float_decode(t, ((const uint8_t *)p)[i]);
+    else
+      v->i = 0;
+    return;
+  }
+}
+
+void dev_slot_to_host(hlo_etype t, dev_slot v, void *p, int64_t i) {
+  switch (t) {
+  case HLO_F32: ((float *)p)[i] = (float)v.f; return;
+  case HLO_F64: ((double *)p)[i] = v.f; return;
+  case HLO_BF16: ((uint16_t *)p)[i] = hlo_f32_to_bf16((float)v.f); return;
+  case HLO_F16: ((uint16_t *)p)[i] = hlo_f32_to_f16((float)v.f); return;
+  case HLO_PRED: ((uint8_t *)p)[i] = v.i != 0; return;
+  case HLO_S1: case HLO_S2: case HLO_S4: case HLO_S8: ((int8_t *)p)[i] = (int8_t)v.i; return;
+  case HLO_U1: case HLO_U2: case HLO_U4: case HLO_U8: ((uint8_t *)p)[i] = (uint8_t)v.i; return;
+  case HLO_S16: case HLO_U16: ((uint16_t *)p)[i] = (uint16_t)v.i; return;
+  case HLO_S32: case HLO_U32: ((uint32_t *)p)[i] = (uint32_t)v.i; return;
+  case HLO_S64: case HLO_U64: ((int64_t *)p)[i] = v.i; return;
+  default:
+    if (hlo_etype_class(t) == HLO_CLASS_FLOAT)
+      ((uint8_t *)p)[i] = (uint8_t)hlo_float_encode(t, v.f);
+    return;
+  }
+}
+
+/* x (computed in f32) rounded to float type t, as storing it would. */
+static double round_to(hlo_etype t, float x) {
+  switch (t) {
+  case HLO_F32: return x;
+  case HLO_BF16: return hlo_bf16_to_f32(hlo_f32_to_bf16(x));
+  case HLO_F16: return hlo_f16_to_f32(hlo_f32_to_f16(x));
+  default: return hlo_float_decode(t, hlo_float_encode(t, x));
+  }
+}
+
+/* ---- scalar elementwise semantics ---------------------------------------------
+ * The reference's rules (check/eval_elementwise.c header), with the device's
+ * f32 arithmetic (hlo_num_unary_f32 / hlo_num_binary_f32: approximations and FTZ)
+ * for every type that computes in f32. */
+
+static float maxf_(float a, float b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+static float minf_(float a, float b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+static double maxd_(double a, double b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+static double mind_(double a, double b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+static int64_t keyd(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  uint64_t flip = (b >> 63) ? 0x7FFFFFFFFFFFFFFFull : 0u;
+  return (int64_t)(b ^ flip);
+}
+
+static bool cmp_dir(hlo_cmp_dir d, int c) { /* c = sign of a - b; 2 = unordered */
+  switch (d) {
+  case HLO_CMP_EQ: return c == 0;
+  case HLO_CMP_NE: return c != 0;
+  case HLO_CMP_LT: return c == -1;
+  case HLO_CMP_LE: return c == -1 || c == 0;
+  case HLO_CMP_GT: return c == 1;
+  case HLO_CMP_GE: return c == 1 || c == 0;
+  default: return false;
+  }
+}
+
+static uint64_t wmask(int w) { return w >= 64 ? ~0ull : ((1ull << w) - 1u); }
+
+static int64_t sext(uint64_t v, int w) {
+  /* (v ^ sb) - sb overflows int64 for a negative 64-bit v */
+  if (w >= 64)
+    return (int64_t)v;
+  uint64_t m = wmask(w), sb = 1ull << (w - 1);
+  v &= m;
+  return (int64_t)(v ^ sb) - (int64_t)sb;
+}
+
+/* The device's compare lowering: returns the boolean.  signed_bug models
+ * defect unsigned-cmp-signed (class: signedness lost in instruction
+ * selection): an unsigned integer compare is emitted as the signed compare
+ * of the same width, so values >= 2^(bits-1) order below small ones. */
+static bool compare_lowering(const hlo_instr *ins, hlo_etype t, dev_slot a, dev_slot b, bool signed_bug) {
+  hlo_cmp_dir dir = ins->attrs.direction;
+  hlo_eclass cls = hlo_etype_class(t);
+  int c;
+  if (cls == HLO_CLASS_FLOAT) {
+    if (ins->attrs.cmp_type == HLO_CMPT_TOTALORDER) {
+      /* every value of a narrower type is exact in double, so the f64 keys
+       * order them the same way */
+      int64_t x = keyd(a.f), y = keyd(b.f);
+      c = x < y ? -1 : x > y;
+    } else {
+      c = isnan(a.f) || isnan(b.f) ? 2 : a.f < b.f ? -1 : a.f > b.f;
+    }
+  } else if (cls == HLO_CLASS_PRED) {
+    c = (a.i != 0) < (b.i != 0) ? -1 : (a.i != 0) > (b.i != 0);
+  } else {
+    bool is_signed = cls == HLO_CLASS_SINT;
+    hlo_cmp_type ty = ins->attrs.cmp_type;
+    bool want_signed = ty == HLO_CMPT_SIGNED ? true : ty == HLO_CMPT_UNSIGNED ? false : is_signed;
+    if (signed_bug && cls == HLO_CLASS_UINT)
+      want_signed = true; /* unsigned-cmp-signed */
+    int w = hlo_etype_bits(t);
+    if (want_signed) {
+      int64_t x = sext((uint64_t)a.i, w), y = sext((uint64_t)b.i, w);
+      c = x < y ? -1 : x > y;
+    } else {
+      uint64_t x = (uint64_t)a.i & wmask(w), y = (uint64_t)b.i & wmask(w);
+      c = x < y ? -1 : x > y;
+    }
+  }
+  return cmp_dir(dir, c);
+}
+
+/* The device's convert lowering: exact hlo_dtype conversion. */
+static dev_slot convert_lowering(hlo_etype s, hlo_etype d, dev_slot v) {
+  uint8_t in[16], out[16];
+  dev_slot_to_host(s, v, in, 0);
+  hlo_convert_array(s, in, d, out, 1);
+  dev_slot r;
+  dev_slot_from_host(d, out, 0, &r);
+  return r;
+}
+
+static dev_slot float_op(const hlo_instr *ins, hlo_etype t, hlo_etype rt, const dev_slot *x) {
+  hlo_opcode op = ins->op;
+  if (t == HLO_F64) {
+    double a = x[0].f, b = ins->noperands > 1 ? x[1].f : 0, r;
+    switch (op) {
+    case HLO_OP_ABS: r = fabs(a); break;
+    case HLO_OP_NEGATE: r = -a; break;
+    case HLO_OP_SIGN: r = isnan(a) ? a : a > 0 ? 1.0 : a < 0 ? -1.0 : a; break;
+    case HLO_OP_FLOOR: r = floor(a); break;
+    case HLO_OP_CEIL: r = ceil(a); break;
+    case HLO_OP_ROUND_AFZ: r = round(a); break;
+    case HLO_OP_ROUND_EVEN: r = nearbyint(a); break;
+    case HLO_OP_EXP: r = exp(a); break;
+    case HLO_OP_EXPM1: r = expm1(a); break;
+    case HLO_OP_LOG: r = log(a); break;
+    case HLO_OP_LOG1P: r = log1p(a); break;
+    case HLO_OP_LOGISTIC: r = 1.0 / (1.0 + exp(-a)); break;
+    case HLO_OP_TANH: r = tanh(a); break;
+    case HLO_OP_SQRT: r = sqrt(a); break;
+    case HLO_OP_RSQRT: r = 1.0 / sqrt(a); break;
+    case HLO_OP_CBRT: r = cbrt(a); break;
+    case HLO_OP_SINE: r = sin(a); break;
+    case HLO_OP_COSINE: r = cos(a); break;
+    case HLO_OP_TAN: r = tan(a); break;
+    case HLO_OP_ERF: r = erf(a); break;
+    case HLO_OP_REAL: r = a; break;
+    case HLO_OP_IMAG: r = 0; break;
+    case HLO_OP_REDUCE_PRECISION:
+      r = hlo_reduce_precision(a, (int)ins->attrs.exponent_bits, (int)ins->attrs.mantissa_bits);
+      break;
+    case HLO_OP_IS_FINITE: return dev_el_islot(isfinite(a) != 0);
+    case HLO_OP_ADD: r = a + b; break;
+    case HLO_OP_SUBTRACT: r = a - b; break;
+    case HLO_OP_MULTIPLY: r = a * b; break;
+    case HLO_OP_DIVIDE: r = a / b; break;
+    case HLO_OP_REMAINDER: r = fmod(a, b); break;
+    case HLO_OP_POWER: r = pow(a, b); break;
+    case HLO_OP_ATAN2: r = atan2(a, b); break;
+    case HLO_OP_MAXIMUM: r = maxd_(a, b); break;
+    case HLO_OP_MINIMUM: r = mind_(a, b); break;
+    case HLO_OP_CLAMP:
+      if (isnan(x[0].f)) return x[0];
+      if (isnan(x[1].f)) return x[1];
+      if (isnan(x[2].f)) return x[2];
+      r = mind_(x[2].f, maxd_(x[0].f, x[1].f));
+      break;
+    default: r = NAN; break;
+    }
+    return dev_el_fslot(r);
+  }
+  float a = (float)x[0].f, b = ins->noperands > 1 ? (float)x[1].f : 0.0f, r;
+  if (ins->noperands == 1 && hlo_num_unary_f32(op, a, &r))
+    return dev_el_fslot(round_to(rt, r));
+  if (ins->noperands == 2 && hlo_num_binary_f32(op, a, b, &r))
+    return dev_el_fslot(round_to(rt, r));
+  switch (op) {
+  case HLO_OP_REAL: r = a; break;
+  case HLO_OP_IMAG: r = 0; break;
+  case HLO_OP_REDUCE_PRECISION:
+    r = hlo_reduce_precision_f32(a, (int)ins->attrs.exponent_bits, (int)ins->attrs.mantissa_bits);
+    break;
+  case HLO_OP_IS_FINITE: return dev_el_islot(isfinite(a) != 0);
+  case HLO_OP_MAXIMUM: r = maxf_(a, b); break;
+  case HLO_OP_MINIMUM: r = minf_(a, b); break;
+  case HLO_OP_CLAMP: {
+    float lo = a, v = b, hi = (float)x[2].f;
+    if (isnan(lo)) r = lo;
+    else if (isnan(v)) r = v;
+    else if (isnan(hi)) r = hi;
+    else r = minf_(hi, maxf_(lo, v));
+    break;
+  }
+  default: r = NAN; break;
+  }
+  return dev_el_fslot(round_to(rt, r));
+}
+
+static uint64_t ipow(uint64_t base, uint64_t e) {
+  uint64_t acc = 1;
+  while (e) {
+    if (e & 1u)
+      acc *= base;
+    base *= base;
+    e >>= 1;
+  }
+  return acc;
+}
+
+static dev_slot int_op(const hlo_instr *ins, hlo_etype t, const dev_slot *x) {
+  bool sg = hlo_etype_class(t) == HLO_CLASS_SINT;
+  int w = hlo_etype_bits(t);
+  uint64_t m = wmask(w);
+  uint64_t a = (uint64_t)x[0].i, b = ins->noperands > 1 ? (uint64_t)x[1].i : 0;
+  int64_t sa = sext(a, w), sb = ins->noperands > 1 ? sext(b, w) : 0;
+  uint64_t ua = a & m, ub = b & m;
+  switch (ins->op) {
+  case HLO_OP_ADD: return dev_el_wrap(t, a + b);
+  case HLO_OP_SUBTRACT: return dev_el_wrap(t, a - b);
+  case HLO_OP_MULTIPLY: return dev_el_wrap(t, a * b);
+  case HLO_OP_NEGATE: return dev_el_wrap(t, 0 - a);
+  case HLO_OP_ABS: return sg && sa < 0 ? dev_el_wrap(t, 0 - a) : x[0];
+  case HLO_OP_SIGN: return sg ? dev_el_islot(sa > 0 ? 1 : sa < 0 ? -1 : 0) : dev_el_islot(ua != 0);
+  case HLO_OP_MAXIMUM: return sg ? dev_el_islot(sa > sb ? sa : sb) : dev_el_wrap(t, ua > ub ? ua : ub);
+  case HLO_OP_MINIMUM: return sg ? dev_el_islot(sa < sb ? sa : sb) : dev_el_wrap(t, ua < ub ? ua : ub);
+  case HLO_OP_AND: return dev_el_wrap(t, a & b);
+  case HLO_OP_OR: return dev_el_wrap(t, a | b);
+  case HLO_OP_XOR: return dev_el_wrap(t, a ^ b);
+  case HLO_OP_NOT: return dev_el_wrap(t, ~a);
+  case HLO_OP_DIVIDE:
+    if (ub == 0) return dev_el_wrap(t, ~0ull);
+    if (sg) {
+      if (sb == -1 && sa == sext(1ull << (w - 1), w)) return x[0];
+      return dev_el_wrap(t, (uint64_t)(sa / sb));
+    }
+    return dev_el_wrap(t, ua / ub);
+  case HLO_OP_REMAINDER:
+    if (ub == 0) return x[0];
+    if (sg) {
+      if (sb == -1) return dev_el_islot(0);
+      return dev_el_wrap(t, (uint64_t)(sa % sb));
+    }
+    return dev_el_wrap(t, ua % ub);
+  case HLO_OP_SHIFT_LEFT: return ub >= (uint64_t)w ? dev_el_islot(0) : dev_el_wrap(t, ua << ub);
+  case HLO_OP_SHIFT_RIGHT_LOGICAL: return ub >= (uint64_t)w ? dev_el_islot(0) : dev_el_wrap(t, ua >> ub);
+  case HLO_OP_SHIFT_RIGHT_ARITHMETIC: {
+    int64_t v = sext(ua, w);
+    uint64_t sh = ub >= (uint64_t)w ? (uint64_t)w - 1 : ub;
+    return dev_el_wrap(t, (uint64_t)(v >> sh));
+  }
+  case HLO_OP_POPCNT: return dev_el_islot(__builtin_popcountll(ua));
+  case HLO_OP_CLZ: {
+    int n = 0;
+    for (int bit = w - 1; bit >= 0 && !((ua >> bit) & 1u); bit--)
+      n++;
+    return dev_el_islot(n);
+  }
+  case HLO_OP_POWER:
+    if (ub == 0 || ua == 1) return dev_el_islot(1);
+    if (sg && sb < 0) return dev_el_islot(0);
+    return dev_el_wrap(t, ipow(a, ub));
+  case HLO_OP_CLAMP: {
+    uint64_t c = (uint64_t)x[2].i;
+    if (sg) {
+      int64_t lo = sa, v = sb, hi = sext(c, w);
+      int64_t r = v >= lo ? v : lo;
+      return dev_el_islot(hi <= r ? hi : r);
+    }
+    uint64_t lo = ua, v = ub, hi = c & m;
+    uint64_t r = v >= lo ? v : lo;
+    return dev_el_wrap(t, hi <= r ? hi : r);
+  }
+  default: return dev_el_islot(0);
+  }
+}
+
+static dev_slot pred_op(const hlo_instr *ins, const dev_slot *x) {
+  bool a = x[0].i != 0, b = ins->noperands > 1 && x[1].i != 0;
+  switch (ins->op) {
+  case HLO_OP_NOT: return dev_el_islot(!a);
+  case HLO_OP_AND: case HLO_OP_MULTIPLY: case HLO_OP_MINIMUM: return dev_el_islot(a && b);
+  case HLO_OP_OR: case HLO_OP_ADD: case HLO_OP_MAXIMUM: return dev_el_islot(a || b);
+  case HLO_OP_XOR: return dev_el_islot(a != b);
+  case HLO_OP_POWER: return dev_el_islot(a || !b);
+  case HLO_OP_CLAMP: return dev_el_islot(((x[1].i != 0) | (x[0].i != 0)) & (x[2].i != 0));
+  default: return dev_el_islot(0);
+  }
+}
+
+/* Defect elide-convert (class: a precision policy that keeps fused
+ * intermediates in 32-bit registers and drops casts it believes are
+ * no-ops, paper Figure 4): both converts of a float round trip
+ * S -> narrower T -> S inside the kernel are skipped, so the register keeps
+ * the unrounded S value and x - S(T(x)) cancels to 0.  Other readers of
+ * the narrow value see the unrounded register too (a store to HBM still
+ * rounds).  The value passes through unchanged: it is an S value, exact in
+ * the round trip's result type S. */
+static dev_slot elided_convert(dev_slot v) { return v; }
+
+/* One element of an elementwise instruction. */
+dev_slot dev_el_ew_apply(const dev_elem *e, const hlo_instr *ins, const dev_slot *x) {
+  hlo_etype rt = ins->shape.type;
+  switch (ins->op) {
+  case HLO_OP_COPY: return x[0];
+  case HLO_OP_SELECT: return x[0].i ? x[1] : x[2];
+  case HLO_OP_CONVERT:
+    if (e->elide && e->elide[ins->index])
+      return elided_convert(x[0]);
+    return convert_lowering(ins->operands[0]->shape.type, rt, x[0]);
+  case HLO_OP_COMPARE:
+    return dev_el_islot(compare_lowering(ins, ins->operands[0]->shape.type, x[0], x[1],
+                                  dev_el_has_defect(e, DEV_DEFECT_UNSIGNED_CMP_SIGNED)));
+  default: break;
+  }
+  hlo_etype t = ins->operands[0]->shape.type;
+  if (ins->op == HLO_OP_CLAMP)
+    t = ins->operands[1]->shape.type;
+  switch (hlo_etype_class(t)) {
+  case HLO_CLASS_FLOAT: return float_op(ins, t, rt, x);
+  case HLO_CLASS_PRED: return pred_op(ins, x);
+  default: return int_op(ins, t, x);
+  }
+}
+
+dev_slot dev_elem_scalar_op(const hlo_instr *ins, const dev_slot *x) {
+  static const dev_elem clean; /* no defect, nothing elided */
+  return dev_el_ew_apply(&clean, ins, x);
+}
+
+dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x) {
+  hlo_eclass cls = hlo_etype_class(t);
+  if (cls == HLO_CLASS_FLOAT) {
+    if (t == HLO_F64) {
+      double a = acc.f, b = x.f;
+      switch (op) {
+      case HLO_OP_ADD: return dev_el_fslot(a + b);
+      case HLO_OP_MULTIPLY: return dev_el_fslot(a * b);
+      case HLO_OP_MAXIMUM: return dev_el_fslot(a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a);
+      case HLO_OP_MINIMUM: return dev_el_fslot(a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a);
+      default: return acc;
+      }
+    }
+    float a = (float)acc.f, b = (float)x.f, r;
+    switch (op) {
+    case HLO_OP_ADD: r = a + b; break;
+    case HLO_OP_MULTIPLY: r = a * b; break;
+    case HLO_OP_MAXIMUM: r = a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a; break;
+    case HLO_OP_MINIMUM: r = a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a; break;
+    default: return acc;
+    }
+    return dev_el_fslot(round_to(t, r));
+  }
+  if (cls == HLO_CLASS_PRED) {
+    bool a = acc.i != 0, b = x.i != 0;
+    switch (op) {
+    case HLO_OP_ADD: case HLO_OP_OR: case HLO_OP_MAXIMUM: return dev_el_islot(a || b);
+    case HLO_OP_MULTIPLY: case HLO_OP_AND: case HLO_OP_MINIMUM: return dev_el_islot(a && b);
+    case HLO_OP_XOR: return dev_el_islot(a != b);
+    default: return acc;
+    }
+  }
+  bool sg = cls == HLO_CLASS_SINT;
+  int w = hlo_etype_bits(t);
+  uint64_t a = (uint64_t)acc.i, b = (uint64_t)x.i;
+  switch (op) {
+  case HLO_OP_ADD: return dev_el_wrap(t, a + b);
+  case HLO_OP_MULTIPLY: return dev_el_wrap(t, a * b);
+  case HLO_OP_AND: return dev_el_wrap(t, a & b);
+  case HLO_OP_OR: return dev_el_wrap(t, a | b);
+  case HLO_OP_XOR: return dev_el_wrap(t, a ^ b);
+  case HLO_OP_MAXIMUM:
+    if (sg) return sext(b, w) > sext(a, w) ? x : acc;
+    return (b & wmask(w)) > (a & wmask(w)) ? x : acc;
+  case HLO_OP_MINIMUM:
+    if (sg) return sext(b, w) < sext(a, w) ? x : acc;
+    return (b & wmask(w)) < (a & wmask(w)) ? x : acc;
+  default: return acc;
+  }
+}
+
+/* ---- dot arithmetic ------------------------------------------------------------ */
+
+hlo_etype dev_elem_dot_ctype(hlo_etype rt) {
+  switch (hlo_etype_class(rt)) {
+  case HLO_CLASS_FLOAT: return rt == HLO_F64 ? HLO_F64 : HLO_F32;
+  case HLO_CLASS_SINT: return HLO_S64;
+  default: return HLO_U64;
+  }
+}
+
+static double as_double(hlo_etype t, dev_slot v) {
+  hlo_eclass k = hlo_etype_class(t);
+  if (k == HLO_CLASS_FLOAT)
+    return v.f;
+  if (k == HLO_CLASS_UINT)
+    return (double)(uint64_t)v.i;
+  return (double)v.i;
+}
+
+/* An operand of an integer dot, converted to the result type first (XLA's
+ * implicit convert), then widened. */
+static uint64_t as_int(hlo_etype t, hlo_etype rt, dev_slot v) {
+  if (hlo_etype_class(t) == HLO_CLASS_FLOAT)
+    v = convert_lowering(t, rt, v);
+  else
+    v.i = (int64_t)hlo_int_wrap(rt, (uint64_t)v.i);
+  return (uint64_t)v.i;
+}
+
+dev_slot dev_elem_dot_step(hlo_etype ct, hlo_etype rt, dev_slot acc, dev_slot a, hlo_etype at, dev_slot b,
+                           hlo_etype bt, dev_precision p) {
+  if (ct == HLO_F32)
+    return dev_el_fslot(hlo_num_dot_acc((float)acc.f, (float)as_double(at, a), (float)as_double(bt, b), p));
+  if (ct == HLO_F64)
+    return dev_el_fslot(acc.f + as_double(at, a) * as_double(bt, b));
+  return dev_el_islot((int64_t)((uint64_t)acc.i + as_int(at, rt, a) * as_int(bt, rt, b)));
+}
+
+dev_slot dev_elem_dot_combine(hlo_etype ct, dev_slot x, dev_slot y) {
+  if (ct == HLO_F32)
+    return dev_el_fslot(hlo_num_ftz_f32((float)x.f + (float)y.f));
+  if (ct == HLO_F64)
+    return dev_el_fslot(x.f + y.f);
+  return dev_el_islot((int64_t)((uint64_t)x.i + (uint64_t)y.i));
+}
+
+dev_slot dev_elem_dot_finish(hlo_etype ct, hlo_etype rt, dev_slot acc) {
+  if (ct == HLO_F32)
+    return dev_el_fslot(round_to(rt, (float)acc.f));
+  if (ct == HLO_F64)
+    return acc;
+  return dev_el_wrap(rt, (uint64_t)acc.i);
+}
