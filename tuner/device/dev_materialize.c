@@ -183,9 +183,15 @@ done:
  * (partitions are not simulated: always 0), as the device computes them. */
 static hlo_value *id_value(const dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
   hlo_value *v = hlo_value_from_shape(&ins->shape);
-  if (!v || v->count != 1 || hlo_etype_class(v->type) == HLO_CLASS_FLOAT) {
+  /* The host's failure says "out of memory" first and nothing else: the
+   * sweep tells it from the device's own errors by that (fusion_run.c). */
+  if (!v) {
+    snprintf(why, why_len, "out of memory");
+    return NULL;
+  }
+  if (v->count != 1 || hlo_etype_class(v->type) == HLO_CLASS_FLOAT) {
     hlo_value_unref(v);
-    snprintf(why, why_len, v ? "%s: not an integer scalar" : "%s: out of memory", ins->name);
+    snprintf(why, why_len, "%s: not an integer scalar", ins->name);
     return NULL;
   }
   hlo_value_set_i64(v, 0, ins->op == HLO_OP_REPLICA_ID ? e->replica : 0);
@@ -254,7 +260,7 @@ static int materialize_one(dev_elem *e, const hlo_instr *ins, char *why, size_t 
       if (e->val[i])
         why[0] = '\0';
       else
-        snprintf(why, why_len, "%s: out of memory", ins->name);
+        snprintf(why, why_len, "out of memory");
     }
   }
   for (int j = 0; j < ins->noperands; j++)
