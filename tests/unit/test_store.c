@@ -27,6 +27,7 @@
 #include "config.h"
 #include "result_fixture.h"
 #include "store/store.h"
+#include "store/store_read.h"
 #include "tmpdir_fixture.h"
 
 static int setup_all(void **state) {
@@ -727,6 +728,43 @@ static void test_file_removed_mid_run(void **state) {
   tn_fusion_result_free(&r);
 }
 
+/* Runs made within one second are ordered by when they were made, not by
+ * their ids: "b" is made first, then "a", so "a" is the latest (the id
+ * order would say "b").  With the process id in the id, text order once
+ * put a run after the one that followed it when the pid crossed 10000 or
+ * wrapped at pid_max, and a walk of make check read the older run as the
+ * newest. */
+static void test_runs_in_one_second(void **state) {
+  (void)state;
+  const char *path = tdf_path("second.h5");
+  hlo_error err = {0};
+  const char *ids[2] = {"b", "a"};
+  for (int k = 0; k < 2; k++) {
+    tn_run_info run;
+    memset(&run, 0, sizeof run);
+    snprintf(run.id, sizeof run.id, "%s", ids[k]);
+    snprintf(run.machine, sizeof run.machine, "tpu-v5e");
+    snprintf(run.compiler, sizeof run.compiler, "stable");
+    tn_store *s = tn_store_begin_run(path, &run, &err);
+    if (!s || tn_store_end_run(s, "complete", &err) != 0) /* end_run frees s */
+      fail_msg("run %s: %s", ids[k], err.msg);
+  }
+  tn_run_info *runs = NULL;
+  int n = 0;
+  char version[64];
+  if (tn_results_list_runs(path, &runs, &n, version, sizeof version, &err) != 0)
+    fail_msg("list: %s", err.msg);
+  assert_int_equal(n, 2);
+  if (strcmp(runs[0].started, runs[1].started) != 0) { /* a second boundary fell between them */
+    free(runs);
+    skip();
+  }
+  assert_string_equal(runs[0].id, "b");
+  assert_string_equal(runs[1].id, "a");
+  assert_true(runs[0].created_ns > 0 && runs[0].created_ns <= runs[1].created_ns);
+  free(runs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip),
@@ -737,6 +775,7 @@ int main(void) {
       cmocka_unit_test(test_unwritable_directory),
       cmocka_unit_test(test_full_disk),
       cmocka_unit_test(test_file_removed_mid_run),
+      cmocka_unit_test(test_runs_in_one_second),
   };
   return cmocka_run_group_tests(tests, setup_all, tdf_teardown);
 }

@@ -871,6 +871,8 @@ static const col_doc fusion_attr_docs[] = {
  * (cli_sweep.c) and a merge (cli_merge.c) add. */
 static const col_doc run_attr_docs[] = {
     {"started", "", "UTC start time, ISO 8601"},
+    {"created_ns", "ns", "when the run was made in this file, since the epoch: orders runs that started in the "
+                         "same second"},
     {"finished", "", "UTC end time, ISO 8601; empty until the run ends"},
     {"status", "", "running, complete, stopped, errors or merging; running after the process ended: killed"},
     {"command", "", "the command line of the run"},
@@ -1560,6 +1562,7 @@ static int begin_edit(hid_t file, bool fresh, void *vctx, hlo_error *err) {
   if (g < 0)
     goto done;
   if (tn_h5_attr_set_str(g, "started", run->started, err) != 0 ||
+      (run->created_ns > 0 && tn_h5_attr_set_i64(g, "created_ns", run->created_ns, err) != 0) ||
       tn_h5_attr_set_str(g, "finished", run->finished, err) != 0 ||
       tn_h5_attr_set_str(g, "status", run->status, err) != 0 ||
       tn_h5_attr_set_str(g, "command", run->command, err) != 0 ||
@@ -1674,6 +1677,8 @@ static tn_store *begin_run(const char *path, tn_run_info *run, bool undoable, hl
     snprintf(run->id, sizeof run->id, "%s-%ld", stamp, (long)getpid());
   }
   utc_now(run->started, sizeof run->started, false);
+  struct timespec ts;
+  run->created_ns = clock_gettime(CLOCK_REALTIME, &ts) == 0 ? (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec : 0;
   run->finished[0] = '\0';
   if (!run->status[0]) /* a merge names its own ("merging") */
     put_str(run->status, sizeof run->status, "running");

@@ -55,6 +55,8 @@
 typedef struct tn_run_info {
   char id[64];          /* e.g. "20261129T081500Z-1234"; made unique in the file */
   char started[32];     /* ISO 8601 UTC */
+  int64_t created_ns;   /* when the run was made in this file (ns since the
+                           epoch); 0 in a file written before it was kept */
   char finished[32];    /* "" until the run finishes */
   char status[16];      /* "running", "complete", "interrupted" */
   char command[1024];
