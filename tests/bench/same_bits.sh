@@ -12,7 +12,7 @@
 # and the two files are dumped with h5dump, floats printed with 17
 # significant digits (every bit of a double), after removing what may
 # differ between two runs of the same binary: the run's id, its started /
-# finished / command / host attributes and every wall_time (the fusion's
+# created_ns / finished / command / host attributes and every wall_time (the fusion's
 # attribute and the candidates' column).  Everything else must be equal:
 # verdicts, statuses, messages, simulated times, speedups, tolerances, every
 # metric and both sides' summary statistics, error maps, the inputs kept.
@@ -40,7 +40,7 @@ normalise() {
     NR == 1 { print "HDF5 FILE {"; next }
     /^ *GROUP "[0-9]+T[0-9]+Z-[0-9]+" \{$/ { sub(/"[^"]*"/, "\"RUN\"") }
     # attributes that say when, where and how the run was started
-    skip == 0 && /^ *ATTRIBUTE "(wall_time|started|finished|command|host)" \{$/ {
+    skip == 0 && /^ *ATTRIBUTE "(wall_time|started|created_ns|finished|command|host)" \{$/ {
       skip = 1; ind = index($0, "A"); next
     }
     skip == 1 { if (index($0, "}") == ind && $0 ~ /^ *\}$/) skip = 0; next }

@@ -45,7 +45,7 @@ OMP_NUM_THREADS=2 "$TUNE" --check "$D/row_sum_long.hlo" "$D/qat_residual_bf16.hl
 if "$PYTHON3" -c 'import h5py, numpy' 2>/dev/null; then
   if "$PYTHON3" - "$TMPD/a.h5" "$TMPD/b.h5" <<'PY'
 import sys, h5py, numpy as np
-SKIP_ATTRS = {"started", "finished", "command", "host", "wall_time"}
+SKIP_ATTRS = {"started", "created_ns", "finished", "command", "host", "wall_time"}
 def runs(f):
     (rid,) = list(f["runs"].keys())
     return f["runs"][rid]

@@ -34,7 +34,7 @@ set -- --compiler nightly --budget 6 --threads 1
 canon() {
   h5dump -w0 "$1" | sed -e 1d -e 's/^\( *GROUP "\)[0-9]\{8\}T[0-9]\{6\}Z-[0-9]*"/\1RUN"/' | awk '
     skip { if ($0 == skip) skip = ""; next }
-    /^ *ATTRIBUTE "(wall_time|started|finished|host|command)" \{$/ { match($0, /^ */); skip = substr($0, 1, RLENGTH) "}"; next }
+    /^ *ATTRIBUTE "(wall_time|started|created_ns|finished|host|command)" \{$/ { match($0, /^ */); skip = substr($0, 1, RLENGTH) "}"; next }
     /DATATYPE *H5T_COMPOUND/ { incomp = 1; nm = 0; wt = 0 }
     incomp && /"[a-z_0-9]*";$/ { nm++; if ($0 ~ /"wall_time";$/) wt = nm }
     /^ *DATASPACE/ { incomp = 0 }
