@@ -63,20 +63,6 @@ static int64_t sat(int64_t a, int64_t b, int64_t k) { /* a + b * k */
   return b > 0 && k > 0 && (b > HUGE_BYTES / k || a > HUGE_BYTES - b * k) ? HUGE_BYTES : a + b * k;
 }
 
-static int64_t shape_bytes(const hlo_shape *s) {
-  if (s->type == HLO_TUPLE) {
-    int64_t b = 0;
-    for (int i = 0; i < s->ntuple; i++)
-      b = sat(b, shape_bytes(&s->elems[i]), 1);
-    return b;
-  }
-  int bits = hlo_etype_bits(s->type);
-  int64_t n = hlo_shape_elements(s);
-  if (s->type == HLO_TOKEN || bits <= 0 || n <= 0)
-    return 0;
-  return n > HUGE_BYTES / 64 ? HUGE_BYTES : (n * bits + 7) / 8;
-}
-
 int64_t dev_collective_lockstep_bytes(const hlo_computation *c, int replicas) {
   bool *v = dev_collective_varying(c);
   if (!v)
@@ -91,9 +77,9 @@ int64_t dev_collective_lockstep_bytes(const hlo_computation *c, int replicas) {
       int groups = ins->attrs.replica_groups.ngroups;
       results = groups > 0 && groups < r ? groups : groups > 0 ? r : 1;
     }
-    total = sat(total, shape_bytes(&ins->shape), results);
+    total = sat(total, hlo_shape_bytes(&ins->shape), results);
     for (int j = 0; j < ins->noperands; j++)
-      total = sat(total, shape_bytes(&ins->operands[j]->shape), v[ins->operands[j]->index] ? r : 1);
+      total = sat(total, hlo_shape_bytes(&ins->operands[j]->shape), v[ins->operands[j]->index] ? r : 1);
   }
   free(v);
   return total;

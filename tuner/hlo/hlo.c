@@ -74,6 +74,20 @@ hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name) {
   return NULL;
 }
 
+int64_t hlo_shape_bytes(const hlo_shape *s) {
+  if (s->type == HLO_TUPLE) {
+    int64_t b = 0;
+    for (int i = 0; i < s->ntuple; i++)
+      b += hlo_shape_bytes(&s->elems[i]);
+    return b;
+  }
+  if (s->type == HLO_INVALID || s->type == HLO_TOKEN)
+    return 0;
+  int64_t n = hlo_shape_elements(s);
+  int bits = hlo_etype_bits(s->type);
+  return n > INT64_MAX / 16 ? INT64_MAX / 2 : (n * (bits > 0 ? bits : 8) + 7) / 8;
+}
+
 hlo_opcode hlo_simple_reducer(const hlo_computation *c) {
   if (!c || c->nparams != 2 || c->ninstrs != 3 || !c->root || c->root->noperands != 2)
     return HLO_OP_INVALID;

@@ -319,6 +319,9 @@ hlo_opcode hlo_simple_reducer(const hlo_computation *c);
 
 /* Shape helpers. */
 int64_t hlo_shape_elements(const hlo_shape *s);  /* product of dims; 1 for rank 0 */
+/* Bytes of a value of shape s (tuples: the sum of their leaves; a size no
+ * machine holds saturates at INT64_MAX / 2). */
+int64_t hlo_shape_bytes(const hlo_shape *s);
 /* The size of a dimension of size n >= 0 after padding p:
  * lo + n + (n - 1) * interior + hi (no interior gap when n = 0).  False
  * when that, or a partial sum on the way, does not fit in int64: pad

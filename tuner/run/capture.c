@@ -82,7 +82,7 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
   int64_t held = 0;
   for (int c = 0; o->max_memory > 0 && c < m->ncomps; c++)
     for (int i = 0; i < m->comps[c]->ninstrs; i++) {
-      int64_t b = tn_shape_bytes(&m->comps[c]->instrs[i]->shape);
+      int64_t b = hlo_shape_bytes(&m->comps[c]->instrs[i]->shape);
       held = b > INT64_MAX / 2 - held ? INT64_MAX / 2 : held + b;
     }
   /* every simulated replica holds its own values */

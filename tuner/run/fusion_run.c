@@ -629,20 +629,6 @@ int tn_check_fusion(const hlo_module *m, const char *source, const tn_sweep_opts
   return tn_check_unit(m, source, o, out, &why, err);
 }
 
-int64_t tn_shape_bytes(const hlo_shape *s) {
-  if (s->type == HLO_TUPLE) {
-    int64_t b = 0;
-    for (int i = 0; i < s->ntuple; i++)
-      b += tn_shape_bytes(&s->elems[i]);
-    return b;
-  }
-  if (s->type == HLO_INVALID || s->type == HLO_TOKEN)
-    return 0;
-  int64_t n = hlo_shape_elements(s);
-  int bits = hlo_etype_bits(s->type);
-  return n > INT64_MAX / 16 ? INT64_MAX / 2 : (n * (bits > 0 ? bits : 8) + 7) / 8;
-}
-
 static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX / 2 || b > INT64_MAX / 2 ? INT64_MAX / 2 : a + b; }
 
 static int64_t sat_mul(int64_t a, int64_t b) { return b != 0 && a > INT64_MAX / 2 / b ? INT64_MAX / 2 : a * b; }
@@ -656,10 +642,10 @@ int64_t tn_memory_estimate(const hlo_module *m, int threads, int replicas, int k
   const hlo_computation *comps[2] = {m->entry, f.comp};
   for (int c = 0; c < (f.comp == m->entry ? 1 : 2); c++)
     for (int i = 0; i < comps[c]->ninstrs; i++)
-      held = sat_add(held, tn_shape_bytes(&comps[c]->instrs[i]->shape));
+      held = sat_add(held, hlo_shape_bytes(&comps[c]->instrs[i]->shape));
   /* Every simulated replica holds its own values (eval.h). */
   held = sat_mul(held, replicas > 1 ? replicas : 1);
-  int64_t out = tn_shape_bytes(&f.comp->root->shape);
+  int64_t out = hlo_shape_bytes(&f.comp->root->shape);
   /* reference and default outputs, and the f64 sensitivity maps (up to
    * twice an f32 output) */
   int64_t fixed = sat_add(held, sat_mul(out, 4 + (kept > 0 ? kept : 0)));

@@ -84,8 +84,6 @@ int tn_replicas_needed(const hlo_module *m);
  * name (1 when none): the fewest replicas its collectives are defined on. */
 int tn_replicas_named(const hlo_module *m);
 
-/* Bytes of a value of shape s (tuples: the sum of their leaves). */
-int64_t tn_shape_bytes(const hlo_shape *s);
 
 /* The estimated peak host memory of checking module m with `threads`
  * candidates in flight and `replicas` simulated replicas: the arguments
