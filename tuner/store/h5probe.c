@@ -62,10 +62,22 @@ typedef struct probe {
   tn_h5_layout lay;
   hlo_error err;      /* the first damaged header */
   bool bad;
+  const char *obj;    /* the object being read, for note_failure */
 } probe;
 
-static void note_failure(probe *p) {
-  p->nomem = p->nomem || tn_h5_failed_for_memory();
+/* HDF5 failed on the current object.  For want of memory under the
+ * child's bound, the file claims too much.  Any other failure means the
+ * object is damaged, and the file is refused here rather than left for
+ * the reader: HDF5 1.10 leaks what it had allocated when it gives up on a
+ * damaged object (H5Dopen2 on a corrupt dataset header loses some 20 kB),
+ * and in the child that is thrown away with the process. */
+static void note_failure(probe *p, const char *what) {
+  if (tn_h5_failed_for_memory()) {
+    p->nomem = true;
+  } else if (!p->bad) {
+    tn_h5_fail(&p->err, "/%s: HDF5 cannot %s (a damaged object)", p->obj ? p->obj : "", what);
+    p->bad = true;
+  }
   H5Eclear2(H5E_DEFAULT);
 }
 
@@ -76,7 +88,7 @@ static void read_data(probe *p, hid_t obj, bool is_attr, hid_t ftype, hid_t spac
   hssize_t n = H5Sget_select_npoints(space);
   size_t esize = mtype >= 0 ? H5Tget_size(mtype) : 0;
   if (mtype < 0 || n < 0 || esize == 0) {
-    note_failure(p);
+    note_failure(p, is_attr ? "describe an attribute's values" : "describe its values");
     tn_h5_close_type(mtype);
     return;
   }
@@ -92,7 +104,7 @@ static void read_data(probe *p, hid_t obj, bool is_attr, hid_t ftype, hid_t spac
   }
   herr_t r = is_attr ? H5Aread(obj, mtype, buf) : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
   if (r < 0)
-    note_failure(p);
+    note_failure(p, is_attr ? "read an attribute" : "read it");
   else if (H5Tdetect_class(mtype, H5T_VLEN) > 0 || H5Tis_variable_str(mtype) > 0)
     H5Dvlen_reclaim(mtype, space, H5P_DEFAULT, buf);
   free(buf);
@@ -107,7 +119,7 @@ static herr_t visit_attr(hid_t loc, const char *name, const H5A_info_t *info, vo
   if (t >= 0 && s >= 0)
     read_data(p, a, true, t, s);
   else
-    note_failure(p);
+    note_failure(p, "open an attribute");
   tn_h5_close_space(s);
   tn_h5_close_type(t);
   tn_h5_close_attr(a);
@@ -137,14 +149,15 @@ static int check_vlen_dataset(probe *p, hid_t d, hid_t t, hid_t s) {
 
 static herr_t visit_obj(hid_t root, const char *name, const H5O_info_t *info, void *ctx) {
   probe *p = ctx;
+  p->obj = strcmp(name, ".") == 0 ? "" : name;
   hid_t o = H5Oopen(root, name, H5P_DEFAULT);
   if (o < 0) {
-    note_failure(p);
-    return 0;
+    note_failure(p, "open it");
+    return p->bad ? 1 : 0;
   }
   hsize_t idx = 0;
   if (H5Aiterate2(o, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, visit_attr, p) < 0)
-    note_failure(p);
+    note_failure(p, "list its attributes");
   if (info->type == H5O_TYPE_DATASET) {
     hid_t t = H5Dget_type(o), s = H5Dget_space(o);
     if (t >= 0 && s >= 0 && check_vlen_dataset(p, o, t, s) != 0) {
@@ -155,13 +168,13 @@ static herr_t visit_obj(hid_t root, const char *name, const H5O_info_t *info, vo
     } else if (t >= 0 && s >= 0) {
       read_data(p, o, false, t, s);
     } else {
-      note_failure(p);
+      note_failure(p, "read its type or shape");
     }
     tn_h5_close_space(s);
     tn_h5_close_type(t);
   }
   tn_h5_close_obj(o);
-  return 0;
+  return p->bad ? 1 : 0;
 }
 
 /* First pass: every object's header bytes, before HDF5 decodes any of
@@ -190,8 +203,11 @@ static int child_read(const char *path, int report) {
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0)
     return PROBE_OK;
-  if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit_header, &p, H5O_INFO_BASIC) < 0)
-    note_failure(&p);
+  if (H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit_header, &p, H5O_INFO_BASIC) < 0) {
+    /* The second walk below says so if the tree is damaged. */
+    p.nomem = p.nomem || tn_h5_failed_for_memory();
+    H5Eclear2(H5E_DEFAULT);
+  }
   if (p.bad) {
     size_t len = strlen(p.err.msg);
     if (write(report, p.err.msg, len) < 0)

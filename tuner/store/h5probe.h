@@ -15,9 +15,12 @@
  * be walked to the end is refused too: a reader going by path could still
  * reach what the walk did not check.  A child that dies (a signal, a sanitizer
  * report), runs out of its memory bound or out of time means the file is
- * damaged, and tune refuses it with an error instead of crashing.  Errors
- * HDF5 reports cleanly are left to the real reader, which reports them in
- * its own words.
+ * damaged, and tune refuses it with an error instead of crashing.  So
+ * does an object, attribute or dataset HDF5 cannot open or read (not for
+ * want of memory): HDF5 1.10 leaks on those error paths, so the reader in
+ * the parent should never take them.  A file HDF5 cannot open at all, or
+ * one that is not HDF5, is left to the real reader, which says why in its
+ * own words.
  */
 #ifndef TUNE_H5PROBE_H
 #define TUNE_H5PROBE_H
