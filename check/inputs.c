@@ -832,7 +832,12 @@ static void fill_ranged(hlo_value *v, const chk_inputs_opts *o, uint64_t stream,
 }
 
 /* Index parameters under OOB_INDICES: two below 0 to two past the largest
- * valid start, so clamping and skipping are what gets tested. */
+ * valid start, so clamping and skipping are what gets tested.  Drawn
+ * uniformly over that span, a start into a long dimension would almost
+ * never leave it (4 chances in 1013 for a 16-row update of 1024 rows), so
+ * the first element is always one of the out-of-range values and every
+ * other element is one with probability 1/2; the rest are uniform over
+ * the valid starts. */
 static void fill_oob_index(hlo_value *v, uint64_t seed, uint64_t stream, const chk_inputs_index *idx) {
   int64_t tlo, thi, stride = 1, extent = 1;
   int_limits(v->type, &tlo, &thi);
@@ -844,13 +849,24 @@ static void fill_oob_index(hlo_value *v, uint64_t seed, uint64_t stream, const c
   int64_t n = v->count;
   for (int64_t i = 0; i < n; i++) {
     int c = idx->axis >= 0 ? (int)((i / stride) % extent) : 0;
-    int64_t top = (c < idx->ncomp ? idx->hi[c] : 0) + 2, lo = tlo > -2 ? tlo : -2;
-    if (top > thi)
-      top = thi;
-    uint64_t span = (uint64_t)(top - lo) + 1;
-    if (span > UINT32_MAX)
-      span = UINT32_MAX;
-    hlo_value_set_i64(v, i, lo + (int64_t)below(chk_inputs_bits(seed, stream, (uint64_t)i), span));
+    int64_t valid = c < idx->ncomp ? idx->hi[c] : 0; /* the largest valid start */
+    int64_t top = valid + 2 < thi ? valid + 2 : thi, lo = tlo > -2 ? tlo : -2;
+    uint64_t bits = chk_inputs_bits(seed, stream, (uint64_t)i);
+    /* the out-of-range values this type can hold: lo..-1 and valid+1..top;
+     * bit 0 tosses the coin, below() reads the high half */
+    uint64_t below0 = lo < 0 ? (uint64_t)-lo : 0, above = top > valid ? (uint64_t)(top - valid) : 0;
+    int64_t x;
+    if ((i == 0 || (bits & 1)) && below0 + above > 0) {
+      uint64_t k = below(bits, below0 + above);
+      x = k < below0 ? lo + (int64_t)k : valid + 1 + (int64_t)(k - below0);
+    } else {
+      int64_t most = valid < thi ? valid : thi; /* a narrow type may not reach the last start */
+      uint64_t span = most >= 0 ? (uint64_t)most + 1 : 1;
+      if (span > UINT32_MAX)
+        span = UINT32_MAX;
+      x = valid >= 0 ? (int64_t)below(bits, span) : valid;
+    }
+    hlo_value_set_i64(v, i, x);
   }
 }
 

@@ -85,4 +85,19 @@ expect_grep "from the module's own constants (expected)" "$TMPD/out" "the -inf p
 expect_status 0 "--check --json carries profile and nonfinite" \
   "$TUNE" --check "$ds/pad_to_lane_multiple.hlo" --budget 2 --profile edge --json
 expect_grep '"profile": "edge", "nonfinite": "intended"' "$TMPD/out" "--json names the profile and the intent"
+
+# oob-indices puts a scalar start out of range: dynslice-clamp-lost (an
+# update of 16 rows into 1024, start not clamped to 0..1008) and the
+# paper's bug2 (a set at a negative s8 index that lands 256 further on
+# f32[300]) then show, while the constrained starts (in range by design)
+# cannot show them.  The clean compiler stays silent under the profile.
+expect_status 1 "dynslice-clamp-lost on the kv cache, --profile oob-indices" \
+  "$TUNE" --check "$ds/dynamic_update_slice_kv_cache.hlo" --defect dynslice-clamp-lost --profile oob-indices \
+  --stop-on-mismatch -q
+expect_status 0 "the kv cache, clean, --profile oob-indices" \
+  "$TUNE" --check "$ds/dynamic_update_slice_kv_cache.hlo" --profile oob-indices -q
+expect_status 1 "scatter-s8-iota-wrap on bug2, --profile oob-indices" \
+  "$TUNE" --check "$ds/scatter_s8_set_bug2.hlo" --defect scatter-s8-iota-wrap --profile oob-indices --stop-on-mismatch -q
+expect_status 0 "bug2, clean, --profile oob-indices" \
+  "$TUNE" --check "$ds/scatter_s8_set_bug2.hlo" --profile oob-indices -q
 finish

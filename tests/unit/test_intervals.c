@@ -640,7 +640,9 @@ static void test_edge_values(void **state) {
 }
 
 /* oob-indices: a dynamic-slice start into s32 dimension 10 - 4 = 6 takes
- * values in [-2, 8], both sides out of range. */
+ * values in [-2, 8], both sides out of range; a scalar start is always out
+ * of range (-2, -1, 7 or 8), since one draw per check would otherwise
+ * leave a long dimension almost never. */
 static const char *ds_module = "HloModule s\n"
                                "ENTRY e {\n"
                                "  x = f32[10] parameter(0)\n"
@@ -656,6 +658,7 @@ static void test_oob_indices(void **state) {
     int x = (int)hlo_value_get_i64(v, 0);
     lo = x < lo ? x : lo;
     hi = x > hi ? x : hi;
+    assert_true(x == -2 || x == -1 || x == 7 || x == 8);
     hlo_value_unref(v);
     v = make_one(ds_module, 1, CHK_INPUTS_CONSTRAINED, seed);
     x = (int)hlo_value_get_i64(v, 0);
@@ -664,6 +667,36 @@ static void test_oob_indices(void **state) {
   }
   assert_int_equal(lo, -2);
   assert_int_equal(hi, 8);
+}
+
+/* oob-indices over an array of gather indices into 100 rows (starts 0..99):
+ * element 0 and about half the rest are one of -2, -1, 100, 101, the
+ * others are valid starts. */
+static const char *gather_module = "HloModule g\n"
+                                   "ENTRY e {\n"
+                                   "  x = f32[100,8] parameter(0)\n"
+                                   "  i = s32[64,1] parameter(1)\n"
+                                   "  ROOT g = f32[64,1,8] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={},\n"
+                                   "    start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n"
+                                   "}\n";
+
+static void test_oob_gather_indices(void **state) {
+  (void)state;
+  for (uint64_t seed = 0; seed < 20; seed++) {
+    hlo_value *v = make_one(gather_module, 1, CHK_INPUTS_OOB_INDICES, seed);
+    int out = 0;
+    for (int64_t e = 0; e < 64; e++) {
+      int64_t x = hlo_value_get_i64(v, e);
+      bool oob = x == -2 || x == -1 || x == 100 || x == 101;
+      assert_true(oob || (x >= 0 && x <= 99));
+      if (e == 0)
+        assert_true(oob);
+      out += oob;
+    }
+    /* 1 + Binomial(63, 1/2): 20..44 is beyond three standard deviations */
+    assert_in_range(out, 20, 44);
+    hlo_value_unref(v);
+  }
 }
 
 static void test_profile_names(void **state) {
@@ -732,6 +765,7 @@ int main(void) {
       cmocka_unit_test(test_threads_do_not_change_bits),
       cmocka_unit_test(test_edge_values),
       cmocka_unit_test(test_oob_indices),
+      cmocka_unit_test(test_oob_gather_indices),
       cmocka_unit_test(test_profile_names),
       cmocka_unit_test(test_mask_factors),
       cmocka_unit_test(test_edge_analysis_starts_wide),
