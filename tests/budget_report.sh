@@ -17,8 +17,9 @@
 # first divergent candidate (--stop-on-mismatch).  int8-dot-f32-acc is checked with
 # --atol 0 --rtol 0 as in tests/integration/defects.sh (the derived bound
 # of an f32 output hides a loss of a few units in s32 sums above 2^24), and
-# dynslice-clamp-lost with --profile oob-indices (its symptom needs a start
-# index out of range, which the constrained profile never draws).
+# dynslice-clamp-lost and scatter-s8-iota-wrap with --profile oob-indices
+# (their symptoms need an index out of range, which the constrained profile
+# never draws: a start past the last valid one, a negative s8 index).
 tune=${1:-./tune}
 budget=${2:-16}
 first=${3:-}
@@ -32,7 +33,7 @@ grep -v '^#' "$manifest" | while IFS='	' read -r file what defects replicas rest
     if [ "$first" = first ] && grep -q "^$d caught" "$tmp"; then continue; fi
     extra=""
     [ "$d" = int8-dot-f32-acc ] && extra="--atol 0 --rtol 0"
-    [ "$d" = dynslice-clamp-lost ] && extra="--profile oob-indices"
+    case $d in dynslice-clamp-lost | scatter-s8-iota-wrap) extra="--profile oob-indices" ;; esac
     # shellcheck disable=SC2086
     "$tune" --check "$srcdir/datasets/$file" --defect "$d" --budget "$budget" --replicas "$replicas" \
       --threads 2 --stop-on-mismatch --quiet $extra >/dev/null 2>&1
