@@ -7,7 +7,8 @@
  * default NaN inside a lane) and large magnitudes that overflow; every
  * lane must equal the sequential loop bit for bit.  Lane counts cover the
  * 32- and 8-lane row groups, the gathered remainder and the few-lane tail,
- * for row steps (da 0, db 1) and gathered steps, at every precision. */
+ * for row steps (da 0, db 1) and gathered steps, at every precision; and
+ * two rows at once (hlo_num_dot_f32_row_pair) lane for lane the same. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,6 +140,71 @@ static void test_gathered_lanes(void **state) {
       }
 }
 
+/* Two rows of one column block (hlo_num_dot_f32_row_pair): row i's lanes
+ * share lhs element a0i and read rhs b0 + q; each lane must equal the
+ * sequential loop, whatever the other row holds. */
+static void check_pair(int64_t m, int64_t len, int64_t a01, int64_t sa, int64_t sb, hlo_num_precision p) {
+  int64_t na = a01 + 1 + (len > 0 ? (len - 1) * sa : 0), b0 = 2;
+  int64_t nb = b0 + m + (len > 0 ? (len - 1) * sb : 0);
+  float *pa[3], *pb[3];
+  for (int q = 0; q < 3; q++) {
+    pa[q] = calloc((size_t)na, sizeof(float));
+    pb[q] = calloc((size_t)nb, sizeof(float));
+    assert_non_null(pa[q]);
+    assert_non_null(pb[q]);
+  }
+  for (int64_t i = 0; i < na; i++) {
+    float s[3];
+    hlo_num_dot_split(value(), p, s);
+    for (int q = 0; q < 3; q++)
+      pa[q][i] = s[q];
+  }
+  for (int64_t i = 0; i < nb; i++) {
+    float s[3];
+    hlo_num_dot_split(value(), p, s);
+    for (int q = 0; q < 3; q++)
+      pb[q][i] = s[q];
+  }
+  size_t sz = sizeof(float) * (size_t)(m ? m : 1);
+  float *acc[2] = {malloc(sz), malloc(sz)}, *want[2] = {malloc(sz), malloc(sz)};
+  int64_t a0[2] = {0, a01};
+  for (int i = 0; i < 2; i++) {
+    assert_non_null(acc[i]);
+    assert_non_null(want[i]);
+    for (int64_t q = 0; q < m; q++) {
+      acc[i][q] = q % 5 == i ? 0.0f : value();
+      want[i][q] = line(pa, pb, sa, sb, p, acc[i][q], a0[i], b0 + q, len);
+    }
+  }
+  hlo_num_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = sa, .sb = sb, .prec = p};
+  hlo_num_dot_f32_row_pair(&pl, acc[0], acc[1], m, a0[0], a0[1], b0, len);
+  for (int i = 0; i < 2; i++)
+    for (int64_t q = 0; q < m; q++)
+      if (bits(acc[i][q]) != bits(want[i][q]))
+        fail_msg("pair m=%lld len=%lld prec=%d row %d lane %lld: %a (0x%08x), want %a (0x%08x)", (long long)m,
+                 (long long)len, (int)p, i, (long long)q, (double)acc[i][q], bits(acc[i][q]), (double)want[i][q],
+                 bits(want[i][q]));
+  for (int q = 0; q < 3; q++) {
+    free(pa[q]);
+    free(pb[q]);
+  }
+  for (int i = 0; i < 2; i++) {
+    free(acc[i]);
+    free(want[i]);
+  }
+}
+
+static void test_row_pair(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof lanes / sizeof *lanes; i++)
+    for (size_t j = 0; j < sizeof lens / sizeof *lens; j++)
+      for (size_t k = 0; k < 3; k++) {
+        check_pair(lanes[i], lens[j], 1, 1, lanes[i] + 3, precs[k]);         /* rows of a [m, len] lhs, stacked */
+        check_pair(lanes[i], lens[j], lens[j] + 7, 1, lanes[i], precs[k]);   /* lines apart, rhs dense */
+        check_pair(lanes[i], lens[j], 3, 2, 2 * lanes[i] + 5, precs[k]);     /* pack-like steps along the line */
+      }
+}
+
 /* The exported scalar line is the same definition. */
 static void test_line(void **state) {
   (void)state;
@@ -175,6 +241,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_row_lanes),
       cmocka_unit_test(test_gathered_lanes),
+      cmocka_unit_test(test_row_pair),
       cmocka_unit_test(test_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,6 +87,22 @@ static float dot_operand(dev_slot v, hlo_eclass cls) {
   return (float)dv;
 }
 
+/* The box offsets (lhs, rhs) of the output element at region index idx
+ * and contracting position r0. */
+static void row_bases(const exec *x, const dev_box *bx, const hlo_shape *const *sh, int64_t r0, const int64_t *idx,
+                      int64_t *base) {
+  const hlo_instr *h = x->f->hero;
+  for (int side = 0; side < 2; side++) {
+    int64_t off = 0;
+    for (int d = 0; d < sh[side]->rank; d++) {
+      bool c;
+      int rd = dot_rdim(h, side, d, &c);
+      off = off * bx[side].n[d] + ((c ? r0 : idx[rd]) - bx[side].lo[d]);
+    }
+    base[side] = off;
+  }
+}
+
 /* fold_dot_fast's f32 case, rows of the region at a time through
  * hlo_num_dot_f32_lanes, which gives each output element the scalar loop's
  * bits (see hlo_num_dot.h).  With P pack slots, slot q of an output
@@ -102,9 +118,9 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
   int np = hlo_num_dot_parts(prec);
   int R = x->region.rank;
   int64_t nl = R > 0 ? x->region.n[R - 1] : 1;
-  float *planes[2] = {NULL, NULL}, *row = malloc(sizeof(float) * (size_t)nl);
+  float *planes[2] = {NULL, NULL}, *rows = malloc(sizeof(float) * 2 * (size_t)nl);
   uint8_t *lines[2] = {NULL, NULL};
-  int rc = row ? 1 : -1;
+  int rc = rows ? 1 : -1;
   for (int side = 0; rc == 1 && side < 2; side++) {
     int64_t n = bx[side].count;
     planes[side] = malloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)np);
@@ -152,57 +168,69 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
       s *= bx[side].n[d];
     }
   }
-  int64_t idx[HLO_MAX_RANK], oi[HLO_MAX_RANK];
+  int64_t idx[HLO_MAX_RANK];
   for (int d = 0; d < R; d++)
     idx[d] = x->region.lo[d];
-  for (int64_t ro = 0; ro < x->region.count; ro += nl) {
-    int64_t base[2];
-    for (int side = 0; side < 2; side++) {
-      int64_t off = 0;
-      for (int d = 0; d < sh[side]->rank; d++) {
-        bool c;
-        int rd = dot_rdim(h, side, d, &c);
-        oi[d] = c ? r0 : idx[rd];
-        off = off * bx[side].n[d] + (oi[d] - bx[side].lo[d]);
+  /* Result rows go two at a time: two rows that read the same rhs
+   * positions (rows of one column block of a row-major result) run through
+   * hlo_num_dot_f32_row_pair, which gives each the bits of its own
+   * hlo_num_dot_f32_lanes call.  Rows are independent sums, so which rows
+   * share a call changes no bit. */
+  for (int64_t ro = 0; ro < x->region.count; ro += 2 * nl) {
+    int nr = ro + nl < x->region.count ? 2 : 1;
+    int64_t base[2][2];
+    for (int i = 0; i < nr; i++) {
+      row_bases(x, bx, sh, r0, idx, base[i]);
+      for (int d = R - 2; d >= 0; d--) {
+        if (++idx[d] < x->region.lo[d] + x->region.n[d])
+          break;
+        idx[d] = x->region.lo[d];
       }
-      base[side] = off;
     }
+    bool pair = nr == 2 && step[0] == 0 && step[1] == 1 && base[0][1] == base[1][1];
     for (int64_t q = 0; q < P; q++) {
       int64_t first = ((q - label0 % P) % P + P) % P; /* the slot's first position */
       if (first >= len)
         continue; /* no product reaches this slot: it stays as it was */
       int64_t cnt = (len - first + P - 1) / P;
-      int64_t a0 = base[0] + first * stride[0], b0 = base[1] + first * stride[1];
-      bool nan_acc = false;
-      for (int64_t j = 0; j < nl; j++) {
-        row[j] = (float)acc[(ro + j) * P + q].f;
-        nan_acc = nan_acc || row[j] != row[j];
+      int64_t a0[2], b0[2];
+      bool nan_acc[2] = {false, false};
+      for (int i = 0; i < nr; i++) {
+        a0[i] = base[i][0] + first * stride[0];
+        b0[i] = base[i][1] + first * stride[1];
+        float *row = rows + i * nl;
+        for (int64_t j = 0; j < nl; j++) {
+          row[j] = (float)acc[(ro + i * nl + j) * P + q].f;
+          nan_acc[i] = nan_acc[i] || row[j] != row[j];
+        }
       }
-      if (nan_acc) /* see hlo_num_dot.h: NaN payloads need the scalar order */
-        for (int64_t j = 0; j < nl; j++)
-          row[j] = hlo_num_dot_f32_line(&pl, row[j], a0 + j * step[0], b0 + j * step[1], cnt);
+      if (pair && !nan_acc[0] && !nan_acc[1])
+        hlo_num_dot_f32_row_pair(&pl, rows, rows + nl, nl, a0[0], a0[1], b0[0], cnt);
       else
-        hlo_num_dot_f32_lanes(&pl, row, nl, a0, step[0], b0, step[1], cnt);
-      for (int64_t j = 0; j < nl; j++) {
-        acc[(ro + j) * P + q].f = row[j];
+        for (int i = 0; i < nr; i++) {
+          float *row = rows + i * nl;
+          if (nan_acc[i]) /* see hlo_num_dot.h: NaN payloads need the scalar order */
+            for (int64_t j = 0; j < nl; j++)
+              row[j] = hlo_num_dot_f32_line(&pl, row[j], a0[i] + j * step[0], b0[i] + j * step[1], cnt);
+          else
+            hlo_num_dot_f32_lanes(&pl, row, nl, a0[i], step[0], b0[i], step[1], cnt);
+        }
+      for (int64_t j = 0; j < nr * nl; j++) {
+        acc[(ro + j) * P + q].f = rows[j];
         valid[(ro + j) * P + q] = 1;
       }
     }
     /* Every slot of an element gets the poison of its whole line. */
-    for (int64_t j = 0; j < nl; j++) {
-      uint8_t pz = (uint8_t)((lines[0] ? lines[0][base[0] + j * step[0]] : 0) |
-                             (lines[1] ? lines[1][base[1] + j * step[1]] : 0));
-      for (int64_t q = 0; q < P; q++)
-        poison[(ro + j) * P + q] |= pz;
-    }
-    for (int d = R - 2; d >= 0; d--) {
-      if (++idx[d] < x->region.lo[d] + x->region.n[d])
-        break;
-      idx[d] = x->region.lo[d];
-    }
+    for (int i = 0; i < nr; i++)
+      for (int64_t j = 0; j < nl; j++) {
+        uint8_t pz = (uint8_t)((lines[0] ? lines[0][base[i][0] + j * step[0]] : 0) |
+                               (lines[1] ? lines[1][base[i][1] + j * step[1]] : 0));
+        for (int64_t q = 0; q < P; q++)
+          poison[(ro + i * nl + j) * P + q] |= pz;
+      }
   }
 done:
-  free(row);
+  free(rows);
   for (int side = 0; side < 2; side++) {
     free(planes[side]);
     free(lines[side]);

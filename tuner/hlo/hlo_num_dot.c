@@ -37,61 +37,118 @@ float hlo_num_dot_f32_line(const hlo_num_dot_planes *pl, float acc, int64_t a0, 
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
 
-/* hlo_num_ftz_f32 on 8 lanes: a zero or subnormal keeps only its sign. */
+/* hlo_num_ftz_f32 on 8 lanes: a zero or subnormal keeps only its sign.
+ * tiny is all ones in such a lane; shifted right by one it is the
+ * magnitude mask to clear.  Spelt so, the mask needs no constant beyond
+ * the exponent field (and zero), which leaves registers for the sums of
+ * the two-row kernels. */
 INLINE v8f v_ftz(v8f x) {
   v8i b = (v8i)x;
-  v8i tiny = (b & 0x7F800000) == 0;
-  return (v8f)(b & (~tiny | (v8i){INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN,
-                                  INT32_MIN}));
+  v8u tiny = (v8u)((b & 0x7F800000) == 0);
+  return (v8f)(b & ~(v8i)(tiny >> 1));
 }
 
-/* hlo_num_dot_parts_product on 8 lanes, term for term. */
+/* hlo_num_dot_parts_product on 8 lanes, term for term, into T; X(k) is
+ * the lhs part k as 8 lanes, Y[k] the rhs part k.  One spelling of the
+ * order for both kernels below. */
+#define V_PROD(P, X, Y, T)                                                                                    \
+  do {                                                                                                       \
+    switch (P) {                                                                                             \
+    case HLO_NUM_PREC_HIGH:                                                                                  \
+      T = X(1) * Y[0];                                                                                       \
+      T = T + X(0) * Y[1];                                                                                   \
+      T = T + X(0) * Y[0];                                                                                   \
+      break;                                                                                                 \
+    case HLO_NUM_PREC_HIGHEST:                                                                               \
+      T = X(2) * Y[0];                                                                                       \
+      T = T + X(0) * Y[2];                                                                                   \
+      T = T + X(1) * Y[1];                                                                                   \
+      T = T + X(1) * Y[0];                                                                                   \
+      T = T + X(0) * Y[1];                                                                                   \
+      T = T + X(0) * Y[0];                                                                                   \
+      break;                                                                                                 \
+    default:                                                                                                 \
+      T = X(0) * Y[0];                                                                                       \
+      break;                                                                                                 \
+    }                                                                                                        \
+    T = v_ftz(T);                                                                                            \
+  } while (0)
+
+/* Lanes with their own lhs values. */
 INLINE v8f v_prod(hlo_num_precision p, const v8f *x, const v8f *y) {
   v8f t;
-  switch (p) {
-  case HLO_NUM_PREC_HIGH:
-    t = x[1] * y[0];
-    t = t + x[0] * y[1];
-    t = t + x[0] * y[0];
-    break;
-  case HLO_NUM_PREC_HIGHEST:
-    t = x[2] * y[0];
-    t = t + x[0] * y[2];
-    t = t + x[1] * y[1];
-    t = t + x[1] * y[0];
-    t = t + x[0] * y[1];
-    t = t + x[0] * y[0];
-    break;
-  default:
-    t = x[0] * y[0];
-    break;
-  }
-  return v_ftz(t);
+#define X_LANES(k) x[k]
+  V_PROD(p, X_LANES, y, t);
+#undef X_LANES
+  return t;
 }
 
-/* NV * 8 lanes of one result row: the lhs element is shared (broadcast),
- * the rhs elements are contiguous.  NV independent sums hide the add
- * latency. */
-INLINE void row_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int nv, float *acc, int64_t a0, int64_t b0,
-                      int64_t len) {
-  v8f s[4];
-  memcpy(s, acc, sizeof(v8f) * (size_t)nv);
+/* Lanes sharing one lhs value per part (x[k], a scalar), broadcast where it
+ * is used: GCC 12 spells a broadcast stored into an array of vectors as
+ * eight element inserts, but one used in place as a single vbroadcastss. */
+INLINE v8f v_prod_bcast(hlo_num_precision p, const float *x, const v8f *y) {
+  v8f t;
+#define X_BCAST(k) ((v8f){x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k]})
+  V_PROD(p, X_BCAST, y, t);
+#undef X_BCAST
+  return t;
+}
+
+/* NR result rows of NV * 8 lanes each: the rows share their rhs positions
+ * (b0 + 8 * v), each row has its own lhs element (a0[i]), broadcast.  Every
+ * accumulator is a lane group's own running sum, so the order of products
+ * within a lane is the scalar loop's.  NR and NV are constants after
+ * inlining and the loops over them unroll completely: the NR * NV sums
+ * stay in registers (an array of sums indexed in a loop that does not
+ * unroll lives on the stack, and each step then waits on a store and a
+ * reload), and each rhs vector, loaded once, serves all NR rows. */
+INLINE void rows_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int nr, int nv, float *const *acc,
+                       const int64_t *a0, int64_t b0, int64_t len) {
+  v8f s[2][4];
+#pragma GCC unroll 2
+  for (int i = 0; i < nr; i++)
+#pragma GCC unroll 4
+    for (int v = 0; v < nv; v++)
+      memcpy(&s[i][v], acc[i] + 8 * v, sizeof(v8f));
   int np = hlo_num_dot_parts(prec);
   const int64_t sa = pl->sa, sb = pl->sb;
+  const float *pa[2][3];
+  for (int i = 0; i < nr; i++)
+    for (int p = 0; p < np; p++)
+      pa[i][p] = pl->a[p] + a0[i];
   for (int64_t r = 0; r < len; r++) {
-    v8f x[3], y[3];
-    for (int p = 0; p < np; p++) {
-      float a = pl->a[p][a0 + r * sa];
-      x[p] = (v8f){a, a, a, a, a, a, a, a};
-    }
+    float x[2][3];
+    v8f y[3];
+#pragma GCC unroll 2
+    for (int i = 0; i < nr; i++)
+#pragma GCC unroll 3
+      for (int p = 0; p < np; p++)
+        x[i][p] = pa[i][p][r * sa];
+#pragma GCC unroll 4
     for (int v = 0; v < nv; v++) {
+#pragma GCC unroll 3
       for (int p = 0; p < np; p++)
         memcpy(&y[p], pl->b[p] + b0 + r * sb + 8 * v, sizeof y[p]);
-      s[v] = v_ftz(s[v] + v_prod(prec, x, y));
+#pragma GCC unroll 2
+      for (int i = 0; i < nr; i++)
+        s[i][v] = v_ftz(s[i][v] + v_prod_bcast(prec, x[i], y));
     }
   }
-  memcpy(acc, s, sizeof(v8f) * (size_t)nv);
+#pragma GCC unroll 2
+  for (int i = 0; i < nr; i++)
+#pragma GCC unroll 4
+    for (int v = 0; v < nv; v++)
+      memcpy(acc[i] + 8 * v, &s[i][v], sizeof(v8f));
+}
+
+/* One result row (see rows_lanes). */
+INLINE void row_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int nv, float *acc, int64_t a0, int64_t b0,
+                      int64_t len) {
+  float *const accs[1] = {acc};
+  const int64_t a0s[1] = {a0};
+  rows_lanes(pl, prec, 1, nv, accs, a0s, b0, len);
 }
 
 /* 32 lanes at arbitrary element offsets (oa[q], ob[q]), loaded one by one. */
@@ -128,6 +185,14 @@ INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, f
   DOT_CLONES static void gather32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa,        \
                                            const int64_t *ob, int64_t len) {                               \
     gather_lanes(pl, PREC, acc, oa, ob, len);                                                              \
+  }                                                                                                        \
+  DOT_CLONES static void pair32_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,   \
+                                         int64_t b0, int64_t len) {                                        \
+    rows_lanes(pl, PREC, 2, 4, acc, a0, b0, len);                                                          \
+  }                                                                                                        \
+  DOT_CLONES static void pair8_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,    \
+                                        int64_t b0, int64_t len) {                                         \
+    rows_lanes(pl, PREC, 2, 1, acc, a0, b0, len);                                                          \
   }
 DEF_PREC(default, HLO_NUM_PREC_DEFAULT)
 DEF_PREC(high, HLO_NUM_PREC_HIGH)
@@ -154,6 +219,41 @@ static void gather32(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa
   case HLO_NUM_PREC_HIGH: gather32_high(pl, acc, oa, ob, len); break;
   case HLO_NUM_PREC_HIGHEST: gather32_highest(pl, acc, oa, ob, len); break;
   default: gather32_default(pl, acc, oa, ob, len); break;
+  }
+}
+
+static void pair32(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0, int64_t b0, int64_t len) {
+  switch (pl->prec) {
+  case HLO_NUM_PREC_HIGH: pair32_high(pl, acc, a0, b0, len); break;
+  case HLO_NUM_PREC_HIGHEST: pair32_highest(pl, acc, a0, b0, len); break;
+  default: pair32_default(pl, acc, a0, b0, len); break;
+  }
+}
+
+static void pair8(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0, int64_t b0, int64_t len) {
+  switch (pl->prec) {
+  case HLO_NUM_PREC_HIGH: pair8_high(pl, acc, a0, b0, len); break;
+  case HLO_NUM_PREC_HIGHEST: pair8_highest(pl, acc, a0, b0, len); break;
+  default: pair8_default(pl, acc, a0, b0, len); break;
+  }
+}
+
+void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
+                              int64_t a01, int64_t b0, int64_t len) {
+  const int64_t a0[2] = {a00, a01};
+  int64_t q = 0;
+  for (; q + 32 <= m; q += 32) {
+    float *const acc[2] = {acc0 + q, acc1 + q};
+    pair32(pl, acc, a0, b0 + q, len);
+  }
+  for (; q + 8 <= m; q += 8) {
+    float *const acc[2] = {acc0 + q, acc1 + q};
+    pair8(pl, acc, a0, b0 + q, len);
+  }
+  /* fewer than 8 lanes left: each row on its own, gathered */
+  if (q < m) {
+    hlo_num_dot_f32_lanes(pl, acc0 + q, m - q, a00, 0, b0 + q, 1, len);
+    hlo_num_dot_f32_lanes(pl, acc1 + q, m - q, a01, 0, b0 + q, 1, len);
   }
 }
 
@@ -214,6 +314,12 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
 }
 
 #else /* no vector extensions: the scalar loop per lane */
+
+void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
+                              int64_t a01, int64_t b0, int64_t len) {
+  hlo_num_dot_f32_lanes(pl, acc0, m, a00, 0, b0, 1, len);
+  hlo_num_dot_f32_lanes(pl, acc1, m, a01, 0, b0, 1, len);
+}
 
 void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
                        int64_t len) {

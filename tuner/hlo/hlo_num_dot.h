@@ -43,6 +43,16 @@ typedef struct hlo_num_dot_planes {
 void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
                        int64_t len);
 
+/* Two rows of a row-major result that read the same rhs positions (two
+ * output rows of one column block): row i's m lanes start at lhs element
+ * a0i, shared by the row, and rhs element b0 + q.  Bit for bit
+ *   hlo_num_dot_f32_lanes(pl, acc0, m, a00, 0, b0, 1, len);
+ *   hlo_num_dot_f32_lanes(pl, acc1, m, a01, 0, b0, 1, len);
+ * but with twice the independent sums in flight and each rhs vector
+ * loaded once for both rows. */
+void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
+                              int64_t a01, int64_t b0, int64_t len);
+
 /* One lane, the plain scalar loop: the definition the lanes above follow. */
 float hlo_num_dot_f32_line(const hlo_num_dot_planes *pl, float acc, int64_t a0, int64_t b0, int64_t len);
 
