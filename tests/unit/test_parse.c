@@ -392,6 +392,31 @@ static void test_constants_scalars(void **state) {
   hlo_module_free(m);
 }
 
+/* The ends of each integer type's range parse (one past them is an error,
+ * test_error_messages); pred takes 0 and 1 as false and true. */
+static void test_constants_at_type_limits(void **state) {
+  (void)state;
+  hlo_module *m = parse_ok("ENTRY e {\n"
+                           "  a = s8[2] constant({-128, 127})\n"
+                           "  b = u4[] constant(15)\n"
+                           "  c = s4[2] constant({-8, 7})\n"
+                           "  d = pred[2] constant({0, 1})\n"
+                           "  ROOT e = u8[] constant(255)\n"
+                           "}\n");
+  hlo_literal *l = find(m, "e", "a")->literal;
+  assert_int_equal(l->i[0], -128);
+  assert_int_equal(l->i[1], 127);
+  assert_true(find(m, "e", "b")->literal->u[0] == 15);
+  l = find(m, "e", "c")->literal;
+  assert_int_equal(l->i[0], -8);
+  assert_int_equal(l->i[1], 7);
+  l = find(m, "e", "d")->literal;
+  assert_int_equal(l->i[0], 0);
+  assert_int_equal(l->i[1], 1);
+  assert_true(find(m, "e", "e")->literal->u[0] == 255);
+  hlo_module_free(m);
+}
+
 static void test_constants_arrays(void **state) {
   (void)state;
   hlo_module *m = parse_ok("ENTRY e {\n"
@@ -907,6 +932,13 @@ static void test_error_messages(void **state) {
   expect_error("ENTRY e {\n  p = s32[] constant(99999999999999999999)\n}\n", 2, 22,
                "integer 99999999999999999999 overflows 64 bits");
   expect_error("ENTRY e {\n  p = s32[3] constant({1, 2})\n}\n", 2, 23, "constant has 2 elements");
+  /* Values the element type cannot hold (the parser fuzzer's pred
+   * constant(0x9b), held as 155 and printed as "true"); the limits are
+   * the types' own: s8 -128..127, u4 0..15, pred 0 or 1. */
+  expect_error("Hl { \nc = pred[1,3] constant(0x9b)\n}\n", 2, 24, "value 0x9b is out of range for pred");
+  expect_error("ENTRY e {\n  c = s8[] constant(128)\n}\n", 2, 21, "value 128 is out of range for s8");
+  expect_error("ENTRY e {\n  c = s8[2] constant({-128, -129})\n}\n", 2, 29, "value -129 is out of range for s8");
+  expect_error("ENTRY e {\n  c = u4[] constant(16)\n}\n", 2, 21, "value 16 is out of range for u4");
   expect_error("ENTRY e {\n  c = f32[9999999999,9999999999] constant({...})\n}\n", 2, 43,
                "too many elements");
   expect_error("HloModule m, replica_count=x2\nENTRY e { ROOT p = f32[] parameter(0) }\n", 1, 28,
@@ -1110,6 +1142,7 @@ int main(void) {
       cmocka_unit_test(test_inline_computation_and_inferred_shapes),
       cmocka_unit_test(test_not_nul_terminated),
       cmocka_unit_test(test_error_messages),
+      cmocka_unit_test(test_constants_at_type_limits),
       cmocka_unit_test(test_error_truncated),
       cmocka_unit_test(test_error_nesting),
       cmocka_unit_test(test_error_empty),
