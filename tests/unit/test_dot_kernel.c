@@ -65,30 +65,29 @@ static float line(float *const *a, float *const *b, int64_t sa, int64_t sb, hlo_
   return acc;
 }
 
+/* n random values split into the three planes the executor keeps
+ * (hlo_num_dot_split); the caller frees p[0..2]. */
+static void split_planes(float *pl[3], int64_t n, hlo_num_precision p) {
+  for (int q = 0; q < 3; q++) {
+    pl[q] = calloc((size_t)n, sizeof(float));
+    assert_non_null(pl[q]);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    float s[3];
+    hlo_num_dot_split(value(), p, s);
+    for (int q = 0; q < 3; q++)
+      pl[q][i] = s[q];
+  }
+}
+
 /* m lanes, len positions, steps (da, db) between lanes and (sa, sb) along
  * the line; operands split as the executor does (hlo_num_dot_split). */
 static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t sa, int64_t sb, hlo_num_precision p) {
   int64_t na = 1 + (m > 0 ? (m - 1) * da : 0) + (len > 0 ? (len - 1) * sa : 0);
   int64_t nb = 1 + (m > 0 ? (m - 1) * db : 0) + (len > 0 ? (len - 1) * sb : 0);
   float *pa[3], *pb[3];
-  for (int q = 0; q < 3; q++) {
-    pa[q] = calloc((size_t)na, sizeof(float));
-    pb[q] = calloc((size_t)nb, sizeof(float));
-    assert_non_null(pa[q]);
-    assert_non_null(pb[q]);
-  }
-  for (int64_t i = 0; i < na; i++) {
-    float s[3];
-    hlo_num_dot_split(value(), p, s);
-    for (int q = 0; q < 3; q++)
-      pa[q][i] = s[q];
-  }
-  for (int64_t i = 0; i < nb; i++) {
-    float s[3];
-    hlo_num_dot_split(value(), p, s);
-    for (int q = 0; q < 3; q++)
-      pb[q][i] = s[q];
-  }
+  split_planes(pa, na, p);
+  split_planes(pb, nb, p);
   float *acc = malloc(sizeof(float) * (size_t)(m ? m : 1)), *want = malloc(sizeof(float) * (size_t)(m ? m : 1));
   assert_non_null(acc);
   assert_non_null(want);
@@ -147,24 +146,8 @@ static void check_pair(int64_t m, int64_t len, int64_t a01, int64_t sa, int64_t 
   int64_t na = a01 + 1 + (len > 0 ? (len - 1) * sa : 0), b0 = 2;
   int64_t nb = b0 + m + (len > 0 ? (len - 1) * sb : 0);
   float *pa[3], *pb[3];
-  for (int q = 0; q < 3; q++) {
-    pa[q] = calloc((size_t)na, sizeof(float));
-    pb[q] = calloc((size_t)nb, sizeof(float));
-    assert_non_null(pa[q]);
-    assert_non_null(pb[q]);
-  }
-  for (int64_t i = 0; i < na; i++) {
-    float s[3];
-    hlo_num_dot_split(value(), p, s);
-    for (int q = 0; q < 3; q++)
-      pa[q][i] = s[q];
-  }
-  for (int64_t i = 0; i < nb; i++) {
-    float s[3];
-    hlo_num_dot_split(value(), p, s);
-    for (int q = 0; q < 3; q++)
-      pb[q][i] = s[q];
-  }
+  split_planes(pa, na, p);
+  split_planes(pb, nb, p);
   size_t sz = sizeof(float) * (size_t)(m ? m : 1);
   float *acc[2] = {malloc(sz), malloc(sz)}, *want[2] = {malloc(sz), malloc(sz)};
   int64_t a0[2] = {0, a01};
