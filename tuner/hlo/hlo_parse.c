@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo_dtype.h"
 #include "hlo_lex.h"
 
 enum { MAX_DEPTH = 64 };                   /* tuples, literals, inline computations */
@@ -733,27 +734,26 @@ static int parse_scalar(parser *P, hlo_etype t) {
     return expected(P, "an integer");
   if (is_float_text(s, n))
     return hlo_lex_error_at(&P->lx, at, "expected an integer, not '%.*s'", (int)n, s);
-  /* A value the type cannot hold is refused, as XLA's parser does: kept,
-   * it would print back as written but be evaluated wrapped (s8 300), or
-   * print as another value than the one held (pred 155 prints "true"). */
-  int bits = hlo_etype_bits(t);
+  /* A value the type cannot hold (one hlo_int_wrap changes) is refused, as
+   * XLA's parser does: kept, it would print back as written but be
+   * evaluated wrapped (s8 300), or print as another value than the one
+   * held (pred 155 prints "true"). */
   if (cls == HLO_CLASS_UINT) {
     uint64_t u;
     if (s[0] == '-')
       return hlo_lex_error_at(&P->lx, at, "negative value %.*s for unsigned type", (int)n, s);
     if (!digits_u64(s, n, &u))
       return hlo_lex_error_at(&P->lx, at, "integer %.*s overflows 64 bits", (int)n, s);
-    if (bits < 64 && u > ((uint64_t)1 << bits) - 1)
+    if (hlo_int_wrap(t, u) != u)
       return hlo_lex_error_at(&P->lx, at, "value %.*s is out of range for %s", (int)n, s, hlo_etype_name(t));
     return push_u64(P, u);
   }
   int64_t v;
   if (!text_i64(s, n, &v))
     return hlo_lex_error_at(&P->lx, at, "integer %.*s overflows 64 bits", (int)n, s);
-  if (cls == HLO_CLASS_PRED && v != 0 && v != 1)
-    return hlo_lex_error_at(&P->lx, at, "value %.*s is out of range for pred (true, false, 0 or 1)", (int)n, s);
-  if (cls == HLO_CLASS_SINT && bits < 64 && (v < -(INT64_C(1) << (bits - 1)) || v > (INT64_C(1) << (bits - 1)) - 1))
-    return hlo_lex_error_at(&P->lx, at, "value %.*s is out of range for %s", (int)n, s, hlo_etype_name(t));
+  if (hlo_int_wrap(t, (uint64_t)v) != (uint64_t)v)
+    return hlo_lex_error_at(&P->lx, at, "value %.*s is out of range for %s%s", (int)n, s, hlo_etype_name(t),
+                            cls == HLO_CLASS_PRED ? " (true, false, 0 or 1)" : "");
   return vpush(P, &P->vals, &v, sizeof v);
 }
 
