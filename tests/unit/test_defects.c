@@ -348,6 +348,48 @@ static void dma_race_pad(void **s) {
   (void)s;
   check_defect(DEV_DEFECT_DMA_RACE, "pad_to_lane_multiple.hlo", t_dma_race);
 }
+/* The eager timing (DEV_JITTER_EAGER) makes every transfer the faulty
+ * schedule issues early land first, so the race shows on the first run.
+ * scatter_u8_set_slot's f32[512] in tiles of 128 with buf=2 copies its
+ * operand in 4 fetches through a ring of 2: fetches 2 and 3 land in the
+ * buffers of fetches 0 and 1 before those are read, so output elements
+ * [0, 256) hold operand elements [256, 512), but for the slot the scatter
+ * then sets (a u8, so below 256) and the clean tiles 2 and 3 are
+ * unchanged.  With buf=4 the ring never wraps and nothing changes; nor
+ * does the eager timing change a clean run. */
+static void dma_race_eager(void **s) {
+  (void)s;
+  fusion_fx x;
+  load(&x, "scatter_u8_set_slot.hlo");
+  dev_compiler racy, clean;
+  profile_of(DEV_DEFECT_DMA_RACE, &racy);
+  memset(&clean, 0, sizeof clean);
+  snprintf(clean.name, sizeof clean.name, "test-clean");
+  dev_config c2, c4;
+  hlo_error err;
+  assert_int_equal(dev_config_parse("tile=128 k=0 buf=2 order=0 pack=1 prec=default flags=none", &c2, &err), 0);
+  assert_int_equal(dev_config_parse("tile=128 k=0 buf=4 order=0 pack=1 prec=default flags=none", &c4, &err), 0);
+  hlo_value *ref = NULL, *drawn = NULL, *eager = NULL, *wide = NULL;
+  assert_int_equal(run(&x, &c2, &clean, JITTER, &ref), DEV_OK);
+  assert_int_equal(run(&x, &c2, &clean, DEV_JITTER_EAGER, &drawn), DEV_OK);
+  assert_int_equal(run(&x, &c2, &racy, DEV_JITTER_EAGER, &eager), DEV_OK);
+  assert_int_equal(run(&x, &c4, &racy, DEV_JITTER_EAGER, &wide), DEV_OK);
+  assert_int_equal(ref->count, 512);
+  assert_memory_equal(drawn->data, ref->data, 512 * sizeof(float));
+  assert_memory_equal(wide->data, ref->data, 512 * sizeof(float));
+  int slot = *(const uint8_t *)x.args[1]->data;
+  const float *r = ref->data, *e = eager->data;
+  for (int i = 0; i < 512; i++) {
+    float want = i < 256 && i != slot ? r[i + 256] : r[i];
+    if (memcmp(&e[i], &want, sizeof want) != 0)
+      fail_msg("element %d: %g under the eager race, want %g (slot %d)", i, e[i], want, slot);
+  }
+  hlo_value_unref(ref);
+  hlo_value_unref(drawn);
+  hlo_value_unref(eager);
+  hlo_value_unref(wide);
+  unload(&x);
+}
 static void int8_dot_f32_acc(void **s) {
   (void)s;
   check_defect(DEV_DEFECT_INT8_DOT_F32_ACC, "int8_gram.hlo", t_int8_chunk);
@@ -388,7 +430,8 @@ int main(void) {
       cmocka_unit_test(dma_race),            cmocka_unit_test(dma_race_reduce_window),
       cmocka_unit_test(dma_race_all_reduce), cmocka_unit_test(dma_race_gather),
       cmocka_unit_test(dma_race_update_slice), cmocka_unit_test(dma_race_scatter),
-      cmocka_unit_test(dma_race_pad),        cmocka_unit_test(int8_dot_f32_acc),
+      cmocka_unit_test(dma_race_pad),        cmocka_unit_test(dma_race_eager),
+      cmocka_unit_test(int8_dot_f32_acc),
       cmocka_unit_test(dynslice_clamp_lost), cmocka_unit_test(unsigned_cmp_signed),
       cmocka_unit_test(fft_tile_twiddle),
   };

@@ -42,6 +42,20 @@
  * every order.  The backend's name says nothing about this. */
 #define DEV_BACKEND_CAP_ACCUM_ORDER 1u
 
+/* DEV_BACKEND_CAP_EAGER_TIMING: its run() honours DEV_JITTER_EAGER. */
+#define DEV_BACKEND_CAP_EAGER_TIMING 2u
+
+/* A jitter seed with this bit set asks for the earliest-completion timing:
+ * every transfer lands at once, the other bits being ignored.  A schedule
+ * that waits for its transfers computes the same bits under any timing;
+ * one that issues a transfer into a buffer a step is still reading (a
+ * missing wait) then shows it on every such transfer, where a drawn
+ * timing shows it only when the draw happens to be fast.  The checker's
+ * first run of a candidate uses it, and a rerun with a drawn seed tells a
+ * race (outputs that change with timing) from a deterministic mismatch.
+ * A backend without the cap reads it as any other seed. */
+#define DEV_JITTER_EAGER (UINT64_C(1) << 63)
+
 typedef struct dev_kernel dev_kernel; /* backend-defined */
 
 typedef enum dev_status {

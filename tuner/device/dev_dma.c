@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_backend.h"
 #include "dev_exec_internal.h"
 #include "hlo/hlo_dtype.h"
 
@@ -54,6 +55,10 @@ static uint64_t jitter_next(exec *x) {
   return x->rng * 0x2545F4914F6CDD1Dull;
 }
 
+/* A transfer's modelled latency beyond its one unit: 0 under the eager
+ * timing (dev_backend.h), else a draw in [0, 64). */
+static double dma_jitter(exec *x) { return (x->jitter_seed & DEV_JITTER_EAGER) ? 0.0 : (double)(jitter_next(x) % 64); }
+
 /* Copies the block at origin into slot `slot` of window ws: in-bounds
  * elements and their shadow from HBM, the rest poison. */
 static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
@@ -99,7 +104,7 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
       }
     }
     ws->clean[slot] = clean;
-    ws->ready_at = x->now + 1.0 + (double)(jitter_next(x) % 64);
+    ws->ready_at = x->now + 1.0 + dma_jitter(x);
     ws->fetches++;
     return;
   }
@@ -128,7 +133,7 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
     }
   }
   ws->clean[slot] = clean;
-  ws->ready_at = x->now + 1.0 + (double)(jitter_next(x) % 64);
+  ws->ready_at = x->now + 1.0 + dma_jitter(x);
   ws->fetches++;
 }
 
@@ -159,7 +164,9 @@ static uint64_t mix3(uint64_t seed, uint64_t a, uint64_t b) {
  * changes with the seed (nondeterministic). */
 static void dma_race(exec *x, int p, win_state *ws) {
   int64_t f = ws->fetches - 1, buf = x->s->cfg.buf;
-  if (!ws->plan || f + buf >= ws->nplan || mix3(x->jitter_seed, (uint64_t)p, (uint64_t)f) % 64 >= 16)
+  if (!ws->plan || f + buf >= ws->nplan)
+    return;
+  if (!(x->jitter_seed & DEV_JITTER_EAGER) && mix3(x->jitter_seed, (uint64_t)p, (uint64_t)f) % 64 >= 16)
     return;
   const dev_window *w = ws->w;
   const dev_hbm *h = &x->in[w->param->parameter_number];

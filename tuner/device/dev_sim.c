@@ -200,7 +200,7 @@ static const dev_backend sim_backend = {
     .run = sim_run,
     .cost = sim_cost,
     .release = sim_release,
-    .caps = DEV_BACKEND_CAP_ACCUM_ORDER,
+    .caps = DEV_BACKEND_CAP_ACCUM_ORDER | DEV_BACKEND_CAP_EAGER_TIMING,
 };
 
 const dev_backend *dev_sim_backend(void) { return &sim_backend; }

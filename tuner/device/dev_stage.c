@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dev_backend.h"
 #include "hlo/hlo_hash.h"
 
 void dev_tiling_plan(dev_tiling *t, int rank, const int64_t *dims, const dev_config *cfg) {
@@ -48,6 +49,8 @@ int dev_stage_open(dev_stage *s, const char *name, hlo_etype t, int64_t cap) {
 int64_t dev_race_source(const dev_race *r, uint64_t stream, int64_t f, int64_t nfetch) {
   if (!r->on || r->buf < 2 || f + r->buf >= nfetch)
     return f;
+  if (r->seed & DEV_JITTER_EAGER)
+    return f + r->buf;
   return hlo_mix64(hlo_mix64(r->seed, stream), (uint64_t)f) % 64 < 16 ? f + r->buf : f;
 }
 

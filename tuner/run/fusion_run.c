@@ -256,6 +256,20 @@ static void take_judgement(tn_cand_result *r, const chk_judgement *j) {
   snprintf(r->message, sizeof r->message, "%s", j->message);
 }
 
+/* The jitter seed of a config's first run: the eager timing when the
+ * backend offers it (dev_backend.h), so a missing wait shows on this run
+ * rather than when a drawn timing happens to be fast; else the drawn seed. */
+static uint64_t first_jitter(const tn_sweep_opts *o, uint64_t drawn) {
+  return (o->backend->caps & DEV_BACKEND_CAP_EAGER_TIMING) ? DEV_JITTER_EAGER : drawn;
+}
+
+/* The seed of the rerun that tells a race from a deterministic mismatch:
+ * always a drawn timing, never the eager one. */
+static uint64_t rerun_jitter(const tn_sweep_opts *o, uint64_t drawn) {
+  uint64_t s = hlo_mix64(drawn, 0x5EED);
+  return (o->backend->caps & DEV_BACKEND_CAP_EAGER_TIMING) ? s & ~DEV_JITTER_EAGER : s;
+}
+
 /* Runs candidate r and has check/judge.h judge it: against the default
  * (or, without one, the reference), and when it diverges, after a rerun
  * with a second jitter seed that rules out nondeterminism, against the
@@ -266,7 +280,7 @@ static void judge(shared *sh, tn_cand_result *r, hlo_value **divergent) {
   double t0 = now_s();
   hlo_value *out = NULL;
   uint64_t jitter = hlo_mix64(sh->o->seed, r->fingerprint);
-  run_config(sh, &r->cfg, jitter, r, &out);
+  run_config(sh, &r->cfg, first_jitter(sh->o, jitter), r, &out);
   if (!out) {
     r->wall_time = now_s() - t0;
     return;
@@ -282,7 +296,7 @@ static void judge(shared *sh, tn_cand_result *r, hlo_value **divergent) {
   if (j.rerun) {
     tn_cand_result again = *r;
     hlo_value *out2 = NULL;
-    run_config(sh, &r->cfg, hlo_mix64(jitter, 0x5EED), &again, &out2);
+    run_config(sh, &r->cfg, rerun_jitter(sh->o, jitter), &again, &out2);
     if (!out2 && again.verdict == CHK_VERDICT_TOOL_ERROR) {
       /* the host failed the rerun: no verdict on the candidate */
       r->status = again.status;
@@ -852,7 +866,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   double t0 = now_s();
   progress(o, "default", 0, n, 0);
   uint64_t djitter = hlo_mix64(o->seed, d->fingerprint);
-  run_config(&sh, &d->cfg, djitter, d, &sh.dflt_out);
+  run_config(&sh, &d->cfg, first_jitter(o, djitter), d, &sh.dflt_out);
   d->wall_time = now_s() - t0;
   out->default_ran = sh.dflt_out != NULL;
   if (sh.dflt_out) {
@@ -876,7 +890,7 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
     if (j.rerun) {
       tn_cand_result again = *d;
       hlo_value *out2 = NULL;
-      run_config(&sh, &d->cfg, hlo_mix64(djitter, 0x5EED), &again, &out2);
+      run_config(&sh, &d->cfg, rerun_jitter(o, djitter), &again, &out2);
       racy = chk_judge_nondeterministic(sh.dflt_out, out2, again.message, &j);
       hlo_value_unref(out2);
     }
