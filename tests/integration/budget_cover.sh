@@ -13,7 +13,9 @@
 #   prec, each of the four flags on or off, and the loop nest: the order
 #   with each output loop marked n when its tile is smaller than the
 #   dimension, else 1, and k as k when k is less than the reduction
-#   length, else 1) over the candidates that compile (the block rule of
+#   length, else 1), and the ring: single when buf is 1, else wraps when
+#   the grid's steps (output tiles times reduction chunks) outnumber buf,
+#   fits otherwise, over the candidates that compile (the block rule of
 #   the README: a last block dimension a multiple of 128 or the whole
 #   dimension, a second-minor one a multiple of 8 or the whole), and every
 #   value is covered when no knob has more than 15 values;
@@ -27,7 +29,8 @@ if [ ! -f "$ds/MANIFEST" ]; then echo "skip: no datasets"; exit 77; fi
 cd "$TMPD" || exit 1
 
 for case in reduce_middle_dim:revisit-no-reinit row_sum_sq_ragged:packed-reduce-init0 \
-  dot_f32_default:revisit-no-reinit bf16_matmul:ragged-store-mask transpose_heads:dma-race; do
+  dot_f32_default:revisit-no-reinit bf16_matmul:ragged-store-mask transpose_heads:dma-race \
+  scatter_u8_set_slot:dma-race scatter_s8_set_bug2:dma-race; do
   f=${case%%:*}
   d=${case#*:}
   expect_status 1 "$d: --budget 16 finds it on $f.hlo" \
@@ -51,8 +54,11 @@ $1 == "default" { next }
     eq = index($i, "="); key = substr($i, 1, eq - 1); v = substr($i, eq + 1)
     if (key == "tile") tile0 = v + 0
     if (key == "k") k = v + 0
+    if (key == "buf") buf = v + 0
     if (key == "order") order = v
   }
+  steps = (tile0 < dim0 ? int((dim0 + tile0 - 1) / tile0) : 1) * (k < red ? int((red + k - 1) / k) : 1)
+  ring = buf < 2 ? "single" : (steps > buf ? "wraps" : "fits")
   if ((tile0 % 128 != 0 && tile0 != dim0) || (k % 128 != 0 && k != red)) { illegal++; next }
   loops = ""
   for (i = 1; i <= length(order); i++) {
@@ -72,6 +78,7 @@ $1 == "default" { next }
     } else kn[++n] = key "=" v
   }
   kn[++n] = "loops=" loops
+  kn[++n] = "ring=" ring
   for (a = 1; a <= n; a++) {
     vals[kn[a]] = 1
     split(kn[a], kv, "="); per[kv[1] "=" kv[2]] = kv[1]

@@ -9,7 +9,8 @@
 #include "hlo/hlo_hash.h"
 
 /* Knob columns: these, then one per flag that has a column (flag_has_column),
- * one per tile dimension, and `loops` last when the shape is known. */
+ * one per tile dimension, and `loops` and `ring` last when the shape is
+ * known. */
 enum { KNOB_K, KNOB_BUF, KNOB_ORDER, KNOB_PACK, KNOB_PREC, KNOB_FIXED };
 
 /* The flags that had a column before four-step joined.  A flag no candidate
@@ -62,10 +63,42 @@ static int64_t loops_code(const dev_config *c, const tn_cover_shape *sh) {
   return code;
 }
 
+/* The grid's steps: the output tiles times the reduction chunks, saturated
+ * (only its comparison with buf matters). */
+static int64_t grid_steps(const dev_config *c, const tn_cover_shape *sh) {
+  int64_t steps = 1;
+  for (int d = 0; d <= sh->rank && d <= c->rank && steps < INT32_MAX; d++) {
+    int64_t len = d < sh->rank && d < c->rank ? sh->dims[d] : sh->k_total;
+    int64_t blk = d < sh->rank && d < c->rank ? c->tile[d] : c->k;
+    if (blk > 0 && len > blk) /* both factors below 2^31: no overflow */
+      steps *= ((len - 1) / blk + 1 < INT32_MAX ? (len - 1) / blk + 1 : INT32_MAX);
+  }
+  return steps;
+}
+
+/* The ring: RING_SINGLE when one buffer leaves nothing to overlap; with
+ * two or more, RING_FITS when the grid fetches a window no more times than
+ * the ring has buffers, so no buffer is refilled, and RING_WRAPS when a
+ * buffer is refilled while the pipeline runs.  A missing wait in a
+ * software pipeline corrupts a refilled buffer only, and which configs
+ * wrap is a product of tile, k and buf (three knobs at once) that a
+ * pairwise cover of the raw knobs can step around: scatter_u8_set_slot's
+ * 16 picks held every pair, yet its only wrapping configs without
+ * vec-scatter were left out. */
+enum { RING_SINGLE, RING_FITS, RING_WRAPS };
+
+static int64_t ring_code(const dev_config *c, const tn_cover_shape *sh) {
+  if (c->buf < 2)
+    return RING_SINGLE;
+  return grid_steps(c, sh) > c->buf ? RING_WRAPS : RING_FITS;
+}
+
 static void knob_values(const space *s, const dev_config *c, const tn_cover_shape *sh, int64_t *out) {
   int rank = s->rank, tiles = KNOB_FIXED + s->nflag;
-  if (sh)
+  if (sh) {
     out[tiles + rank] = loops_code(c, sh);
+    out[tiles + rank + 1] = ring_code(c, sh);
+  }
   out[KNOB_K] = c->k;
   out[KNOB_BUF] = c->buf;
   out[KNOB_ORDER] = order_code(c);
@@ -106,7 +139,7 @@ static int space_build(space *s, const dev_config *list, int n, const tn_cover_s
   for (int f = 0; f < DEV_FLAG_COUNT; f++)
     if (((COVER_ALWAYS_FLAGS | set) >> f) & 1u)
       s->flag_bit[s->nflag++] = f;
-  s->nk = KNOB_FIXED + s->nflag + s->rank + (sh != NULL);
+  s->nk = KNOB_FIXED + s->nflag + s->rank + (sh != NULL ? 2 : 0);
   size_t cells = (size_t)n * (size_t)s->nk;
   s->raw = malloc(sizeof *s->raw * cells);
   s->val = malloc(sizeof *s->val * cells);
@@ -180,6 +213,8 @@ static void gain(const space *s, int i, const unsigned char *vset, const unsigne
 /* "knob=value" for value id v of knob j. */
 static int knob_text(const space *s, int j, int v, char *buf, size_t n) {
   int64_t x = s->vtab[j][v];
+  if (j == KNOB_FIXED + s->nflag + s->rank + 1) /* ring */
+    return snprintf(buf, n, "ring=%s", x == RING_SINGLE ? "single" : x == RING_FITS ? "fits" : "wraps");
   if (j == KNOB_FIXED + s->nflag + s->rank) { /* loops */
     char d[DEV_MAX_RANK + 2];
     int len = 0;
