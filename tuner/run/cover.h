@@ -19,7 +19,11 @@
  * accumulator revisited across a multi-step loop while another loop is
  * single-step) that no pair of raw knobs pins down, so covering each
  * structure, and each structure with each other knob value, is worth more
- * than another tile size.  Only pairs that some config of the space holds
+ * than another tile size.  A second derived knob, `ring`, says whether the
+ * grid refills a buffer of the ring while the pipeline runs (`wraps`: more
+ * steps than buf, buf >= 2), holds every fetch in a buffer of its own
+ * (`fits`), or has one buffer (`single`): a missing wait can only corrupt
+ * a refilled buffer.  Only pairs that some config of the space holds
  * count, so the coverage of a run is measured against what was possible,
  * not against a product of value sets; and only configs that compile,
  * since one the device refuses runs nothing: a value that only illegal
