@@ -55,7 +55,9 @@ static void daily_cfg_loads(void **state) {
   assert_int_equal(c.nmachines, 1);
   assert_string_equal(c.machines[0], "tpu-v5e");
   assert_string_equal(c.compiler, "nightly");
-  assert_string_equal(c.inputs, "constrained");
+  assert_int_equal(c.ninputs, 2);
+  assert_string_equal(c.inputs[0], "constrained");
+  assert_string_equal(c.inputs[1], "oob-indices");
   assert_true(strstr(c.output, "%Y") != NULL);
   assert_true(c.nreports >= 1);
 }
@@ -90,7 +92,8 @@ static void every_key_is_read(void **state) {
   assert_int_equal(c.nmachines, 2);
   assert_string_equal(c.machines[1], "tpu-v6e");
   assert_string_equal(c.compiler, "stable");
-  assert_string_equal(c.inputs, "constrained");
+  assert_int_equal(c.ninputs, 1);
+  assert_string_equal(c.inputs[0], "constrained");
   assert_int_equal(c.budget, 16);
   assert_true(c.time_budget == 2.5);
   assert_int_equal(c.threads, 3);
@@ -149,6 +152,11 @@ static void mistakes_name_file_line_and_key(void **state) {
           ":2: 'sweep.corpus' must be an array of strings");
   refused("sweep: {\n corpus = [\"*\"];\n machines = [\"m\"];\n compiler = \"c\";\n inputs = \"wild\";\n output = \"o\";\n};\n",
           ":5: 'sweep.inputs' must be an input profile");
+  refused("sweep: {\n corpus = [\"*\"];\n machines = [\"m\"];\n compiler = \"c\";\n inputs = [\"naive\",\n"
+          "   \"wild\"];\n output = \"o\";\n};\n",
+          ":6: 'sweep.inputs' must be an input profile (naive, constrained, edge, oob-indices, special), not 'wild'");
+  refused("sweep: {\n corpus = [\"*\"];\n machines = [\"m\"];\n compiler = \"c\";\n inputs = [];\n output = \"o\";\n};\n",
+          ":5: 'sweep.inputs' must not be empty");
   refused("sweep: {\n corpus = ;\n};\n", ":2: syntax error");
   refused("other = 1;\nsweep: {};\n", ":1: unknown key 'other'");
   refused("sweep = 1;\n", ":1: missing group 'sweep'");
@@ -174,6 +182,37 @@ static void dates_expand_in_utc(void **state) {
   assert_int_equal(tn_sweep_expand("%Y%t.md", t, buf, sizeof buf, &err), -1);
 }
 
+/* A list of input profiles rotates by UTC day.  2026-12-01 is day 20,788
+ * since 1970-01-01 (Python's datetime.date subtraction), 1 mod 3, and its
+ * midnight is 1,796,083,200 s since the epoch. */
+static void inputs_rotate_by_day(void **state) {
+  (void)state;
+  tn_sweep_cfg c;
+  memset(&c, 0, sizeof c);
+  c.ninputs = 3;
+  snprintf(c.inputs[0], sizeof c.inputs[0], "constrained");
+  snprintf(c.inputs[1], sizeof c.inputs[1], "oob-indices");
+  snprintf(c.inputs[2], sizeof c.inputs[2], "edge");
+  time_t midnight = (time_t)1796083200;
+  assert_string_equal(tn_sweep_inputs_of_day(&c, midnight), "oob-indices");
+  assert_string_equal(tn_sweep_inputs_of_day(&c, midnight + 86399), "oob-indices"); /* 23:59:59 */
+  assert_string_equal(tn_sweep_inputs_of_day(&c, midnight + 86400), "edge");
+  assert_string_equal(tn_sweep_inputs_of_day(&c, midnight - 1), "constrained");
+  assert_string_equal(tn_sweep_inputs_of_day(&c, 0), "constrained");  /* day 0 */
+  assert_string_equal(tn_sweep_inputs_of_day(&c, -1), "edge");        /* day -1 */
+  char text[128], a[32], b[32];
+  tn_sweep_inputs_text(&c, text, sizeof text);
+  assert_string_equal(text, "constrained,oob-indices,edge");
+  /* The list of profiles is part of the sweep's identity. */
+  tn_sweep_identity(&c, "tpu-v5e", 0, 0, a, sizeof a);
+  c.ninputs = 1;
+  tn_sweep_inputs_text(&c, text, sizeof text);
+  assert_string_equal(text, "constrained");
+  assert_string_equal(tn_sweep_inputs_of_day(&c, midnight), "constrained");
+  tn_sweep_identity(&c, "tpu-v5e", 0, 0, b, sizeof b);
+  assert_string_not_equal(a, b);
+}
+
 static void identity_and_shards(void **state) {
   (void)state;
   tn_sweep_cfg c;
@@ -181,7 +220,8 @@ static void identity_and_shards(void **state) {
   c.ncorpus = 1;
   snprintf(c.corpus[0], sizeof c.corpus[0], "datasets/*.hlo");
   snprintf(c.compiler, sizeof c.compiler, "nightly");
-  snprintf(c.inputs, sizeof c.inputs, "naive");
+  snprintf(c.inputs[0], sizeof c.inputs[0], "naive");
+  c.ninputs = 1;
   char a[32], b[32], d[32];
   tn_sweep_identity(&c, "tpu-v5e", 0, 0, a, sizeof a);
   tn_sweep_identity(&c, "tpu-v5e", 0, 0, b, sizeof b);
@@ -237,6 +277,7 @@ int main(void) {
       cmocka_unit_test(optional_keys_default),
       cmocka_unit_test(mistakes_name_file_line_and_key),
       cmocka_unit_test(dates_expand_in_utc),
+      cmocka_unit_test(inputs_rotate_by_day),
       cmocka_unit_test(identity_and_shards),
       cmocka_unit_test(corpus_globs_sort_and_dedupe),
   };

@@ -338,6 +338,15 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
   uint64_t cover_seed = tn_cover_rotate(cfg->seed, atoi(rotation));
   if (found && tn_sweep_run_attr(out, run_id, "cover_seed", cover_text, sizeof cover_text, &err) == 1)
     cover_seed = strtoull(cover_text, NULL, 10);
+  /* The input profile rotates by day too, and a resumed run keeps its own. */
+  char inputs[32], inputs_list[TN_SWEEP_MAX_PROFILES * 32];
+  snprintf(inputs, sizeof inputs, "%s", tn_sweep_inputs_of_day(cfg, now));
+  tn_sweep_inputs_text(cfg, inputs_list, sizeof inputs_list);
+  chk_inputs_profile profile = CHK_INPUTS_CONSTRAINED;
+  if (found && tn_sweep_run_attr(out, run_id, "inputs", cover_text, sizeof cover_text, &err) == 1 &&
+      chk_inputs_profile_from_name(cover_text, &profile) == 0)
+    snprintf(inputs, sizeof inputs, "%s", cover_text);
+  (void)chk_inputs_profile_from_name(inputs, &profile); /* validated when the file was read */
   done_units done = {0};
   if (found) {
     s = tn_store_reopen_run(out, run_id, &run, &err);
@@ -362,26 +371,25 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     const tn_store_value vals[] = {
         {"sweep_identity", TN_STORE_STR, identity, 0, 0, 0},
         {"sweep_config", TN_STORE_STR, o->file, 0, 0, 0},
-        {"inputs", TN_STORE_STR, cfg->inputs, 0, 0, 0},
+        {"inputs", TN_STORE_STR, inputs, 0, 0, 0},
+        {"inputs_rotation", TN_STORE_STR, inputs_list, 0, 0, 0},
         {"shard", TN_STORE_STR, shard, 0, 0, 0},
         {"slowdown_threshold", TN_STORE_F64, NULL, 0, 0, cfg->slowdown_threshold},
         {"cover_rotation", TN_STORE_STR, rotation, 0, 0, 0},
         {"cover_seed", TN_STORE_U64, NULL, 0, cover_seed, 0},
     };
-    if (s && tn_store_set_run_values(s, NULL, 7, vals, &err) != 0) {
+    if (s && tn_store_set_run_values(s, NULL, (int)(sizeof vals / sizeof vals[0]), vals, &err) != 0) {
       tn_store_close(s);
       s = NULL;
     }
     if (s)
-      logf_("run %s: %d corpus files, machine %s, compiler %s, into %s", run.id, nfiles, env.machine.name,
-            env.compiler.name, out);
+      logf_("run %s: %d corpus files, machine %s, compiler %s, inputs %s, into %s", run.id, nfiles,
+            env.machine.name, env.compiler.name, inputs, out);
   }
   if (!s) {
     logf_("%s", err.msg);
     return -1;
   }
-  chk_inputs_profile profile = CHK_INPUTS_CONSTRAINED;
-  (void)chk_inputs_profile_from_name(cfg->inputs, &profile); /* validated when the file was read */
   tn_sweep_opts so = {
       .backend = env.backend,
       .machine = &env.machine,
@@ -536,11 +544,13 @@ int tn_cmd_sweep(const tn_opts *o) {
   }
   if (tn_mpi_size() > 1)
     tn_threads_warn(cfg.threads, tn_mpi_local_size());
-  chk_inputs_profile profile;
-  if (chk_inputs_profile_from_name(cfg.inputs, &profile) != 0) {
-    fprintf(stderr, "%s: unknown input profile '%s' (naive, constrained, edge, oob-indices, special)\n", o->file,
-            cfg.inputs);
-    return TN_EXIT_USAGE;
+  for (int i = 0; i < cfg.ninputs; i++) {
+    chk_inputs_profile profile;
+    if (chk_inputs_profile_from_name(cfg.inputs[i], &profile) != 0) {
+      fprintf(stderr, "%s: unknown input profile '%s' (naive, constrained, edge, oob-indices, special)\n", o->file,
+              cfg.inputs[i]);
+      return TN_EXIT_USAGE;
+    }
   }
   time_t now = time(NULL);
   char expanded[4096];

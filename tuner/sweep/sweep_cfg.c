@@ -148,13 +148,23 @@ static int read_sweep(const char *file, config_setting_t *g, tn_sweep_cfg *out, 
       get_str(file, config_setting_get_member(g, "output"), "sweep.output", out->output, sizeof out->output, err) != 0)
     return -1;
   s = config_setting_get_member(g, "inputs");
-  if (get_str(file, s, "sweep.inputs", out->inputs, sizeof out->inputs, err) != 0)
+  int it = config_setting_type(s);
+  if (it == CONFIG_TYPE_ARRAY || it == CONFIG_TYPE_LIST) {
+    if (get_str_array(file, s, "sweep.inputs", out->inputs[0], sizeof out->inputs[0], TN_SWEEP_MAX_PROFILES,
+                      &out->ninputs, err) != 0)
+      return -1;
+  } else if (get_str(file, s, "sweep.inputs", out->inputs[0], sizeof out->inputs[0], err) != 0) {
     return -1;
-  if (!in_list(tn_sweep_input_profiles, out->inputs)) {
-    int line = config_setting_source_line(s);
-    return hlo_error_set(err, line, 0, "%s:%d: 'sweep.inputs' must be an input profile (naive, constrained, edge, oob-indices, special), not '%s'",
-                         file, line, out->inputs);
+  } else {
+    out->ninputs = 1;
   }
+  for (int i = 0; i < out->ninputs; i++)
+    if (!in_list(tn_sweep_input_profiles, out->inputs[i])) {
+      config_setting_t *e = it == CONFIG_TYPE_ARRAY || it == CONFIG_TYPE_LIST ? config_setting_get_elem(s, (unsigned)i) : s;
+      int line = config_setting_source_line(e ? e : s);
+      return hlo_error_set(err, line, 0, "%s:%d: 'sweep.inputs' must be an input profile (naive, constrained, edge, oob-indices, special), not '%s'",
+                           file, line, out->inputs[i]);
+    }
   if ((s = config_setting_get_member(g, "budget"))) {
     if (get_int(file, s, "sweep.budget", 1000000, &v, err) != 0)
       return -1;
@@ -226,8 +236,27 @@ int tn_sweep_expand(const char *pattern, time_t t, char *buf, size_t n, hlo_erro
 }
 
 
+const char *tn_sweep_inputs_of_day(const tn_sweep_cfg *c, time_t t) {
+  int64_t day = (int64_t)t / 86400 - ((int64_t)t % 86400 < 0); /* floor, for times before 1970 */
+  int64_t i = c->ninputs > 1 ? day % c->ninputs : 0;
+  return c->inputs[i < 0 ? i + c->ninputs : i];
+}
+
+void tn_sweep_inputs_text(const tn_sweep_cfg *c, char *buf, size_t n) {
+  size_t len = 0;
+  if (n)
+    buf[0] = 0;
+  for (int i = 0; i < c->ninputs && len < n; i++) {
+    int w = snprintf(buf + len, n - len, "%s%s", i ? "," : "", c->inputs[i]);
+    if (w < 0)
+      break;
+    len += (size_t)w;
+  }
+}
+
 void tn_sweep_identity(const tn_sweep_cfg *c, const char *machine, int shard_k, int shard_n, char *buf, size_t n) {
-  char text[256];
+  char text[256], inputs[TN_SWEEP_MAX_PROFILES * 32];
+  tn_sweep_inputs_text(c, inputs, sizeof inputs);
   uint64_t h = HLO_FNV_BASIS;
   for (int i = 0; i < c->ncorpus; i++) {
     h = hlo_fnv1a_str(h, c->corpus[i]);
@@ -235,7 +264,7 @@ void tn_sweep_identity(const tn_sweep_cfg *c, const char *machine, int shard_k, 
   }
   snprintf(text, sizeof text, "|%d|%.17g|%llu|%d/%d|", c->budget, c->time_budget, (unsigned long long)c->seed,
            shard_k, shard_n);
-  h = hlo_fnv1a_str(hlo_fnv1a_str(hlo_fnv1a_str(hlo_fnv1a_str(h, machine), c->compiler), c->inputs), text);
+  h = hlo_fnv1a_str(hlo_fnv1a_str(hlo_fnv1a_str(hlo_fnv1a_str(h, machine), c->compiler), inputs), text);
   snprintf(buf, n, "%016llx", (unsigned long long)h);
 }
 

@@ -6,7 +6,9 @@
  *                                        # current directory; each must match
  *     machines = [ "tpu-v5e" ];          # one run per machine
  *     compiler = "nightly";              # configs/compilers/NAME.cfg
- *     inputs   = "naive";                # input profile
+ *     inputs   = "naive";                # input profile, or a list of them
+ *                                        # rotated by date: [ "constrained",
+ *                                        # "oob-indices" ]
  *     output   = "sweeps/tune-%Y-%m.h5"; # strftime pattern (UTC)
  *     # optional:
  *     budget = 64;                 # candidates per fusion (0: all)
@@ -35,6 +37,7 @@
 #define TN_SWEEP_MAX_MACHINES 16
 #define TN_SWEEP_MAX_REPORTS 8
 #define TN_SWEEP_MAX_GLOBS 64
+#define TN_SWEEP_MAX_PROFILES 8
 
 typedef struct tn_sweep_report {
   char format[16];       /* html, md, json, junit */
@@ -47,7 +50,10 @@ typedef struct tn_sweep_cfg {
   int nmachines;
   char machines[TN_SWEEP_MAX_MACHINES][256];
   char compiler[256];
-  char inputs[32];
+  /* The input profiles; with more than one, each day's run takes one in
+   * turn (tn_sweep_inputs_of_day). */
+  int ninputs;
+  char inputs[TN_SWEEP_MAX_PROFILES][32];
   char output[1024];
   int budget;
   double time_budget;
@@ -64,6 +70,16 @@ typedef struct tn_sweep_cfg {
 extern const char *const tn_sweep_input_profiles[];
 
 int tn_sweep_cfg_load(const char *path, tn_sweep_cfg *out, hlo_error *err);
+
+/* The input profile of the run that starts at t: inputs[d mod ninputs], d
+ * being t's UTC day counted from 1970-01-01, so consecutive days take the
+ * profiles in turn whatever the month.  A profile's symptoms differ (an
+ * index out of range only under oob-indices, in range only under the
+ * others), and one sweep file can then see both over a few days. */
+const char *tn_sweep_inputs_of_day(const tn_sweep_cfg *c, time_t t);
+
+/* The profiles joined by ',' into buf ("constrained" for one). */
+void tn_sweep_inputs_text(const tn_sweep_cfg *c, char *buf, size_t n);
 
 /* strftime of pattern at t in UTC; -1 with err when empty, too long, or
  * holding a control character (%n, %t). */

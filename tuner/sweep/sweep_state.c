@@ -135,16 +135,25 @@ static int push(tn_change **list, int *n, const tn_fusion_result *r, const tn_ca
  * in the listing fall back to the ids' order, which says nothing about
  * time: a sweep run "new" right after a run "old" would otherwise find
  * no previous run). */
-static int previous_run(const tn_run_info *runs, int nruns, const tn_run_info *cur) {
-  int prev = -1;
-  for (int i = 0; i < nruns; i++) {
+static int previous_run(const char *path, const tn_run_info *runs, int nruns, const tn_run_info *cur,
+                        hlo_error *err) {
+  char mine[32], theirs[32];
+  int has = tn_sweep_run_attr(path, cur->id, "inputs", mine, sizeof mine, err);
+  if (has < 0)
+    return -2;
+  for (int i = nruns - 1; i >= 0; i--) {
     const tn_run_info *r = &runs[i];
     if (strcmp(r->id, cur->id) == 0 || strcmp(r->started, cur->started) > 0)
       continue;
-    if (strcmp(r->machine, cur->machine) == 0 && strcmp(r->compiler, cur->compiler) == 0)
-      prev = i;
+    if (strcmp(r->machine, cur->machine) != 0 || strcmp(r->compiler, cur->compiler) != 0)
+      continue;
+    int other = has ? tn_sweep_run_attr(path, r->id, "inputs", theirs, sizeof theirs, err) : 0;
+    if (other < 0)
+      return -2;
+    if (!has || !other || strcmp(mine, theirs) == 0)
+      return i;
   }
-  return prev;
+  return -1;
 }
 
 int tn_sweep_changes(const char *path, const char *run_id, double threshold, tn_changes *out, hlo_error *err) {
@@ -159,8 +168,8 @@ int tn_sweep_changes(const char *path, const char *run_id, double threshold, tn_
     free(runs);
     return -1;
   }
-  int p = previous_run(runs, nruns, &cur.info);
-  int rc = 0;
+  int p = previous_run(path, runs, nruns, &cur.info, err);
+  int rc = p < -1 ? -1 : 0;
   if (p >= 0) {
     snprintf(out->previous, sizeof out->previous, "%s", runs[p].id);
     rc = tn_results_read_run(path, runs[p].id, &prev, err);

@@ -6,7 +6,8 @@
  *   sweep_identity  tn_sweep_identity(): corpus, machine, compiler, inputs,
  *                   budgets, seed and shard
  *   sweep_config    the sweep file's path
- *   inputs          the input profile
+ *   inputs          the input profile of this run
+ *   inputs_rotation the sweep file's profiles, joined by ','
  *   shard           "K/N", or "" for the whole corpus
  * A later sweep with the same identity that finds such a run still
  * "running" (its process was killed: a live one would hold the lock)
@@ -20,7 +21,11 @@
  * so that `tune --merge` computes the merged run's changes with it.
  *
  * What changed.  The previous run is the latest other run of the file with
- * the same machine and compiler that started before this one.  A finding
+ * the same machine and compiler that started before this one, and with the
+ * same input profile when both runs record one (`inputs`; a sweep that
+ * rotates profiles compares a day with the last day of its profile, since
+ * a finding only one profile's inputs expose would otherwise be "fixed"
+ * and "new" again on alternate days).  A finding
  * is a (fusion fingerprint, candidate config) pair with a divergent
  * verdict.  New: a finding of this run that the previous run did not have.
  * Fixed: a finding of the previous run whose fusion and config this run
