@@ -503,20 +503,9 @@ static void fill_complex(hlo_value *v, uint64_t seed, uint64_t stream) {
 }
 
 /* The type's own value range, for cutting the default ranges down. */
-static void int_limits(hlo_etype t, int64_t *lo, int64_t *hi) {
-  int bits = hlo_etype_bits(t);
-  if (hlo_etype_class(t) == HLO_CLASS_SINT) {
-    *lo = bits >= 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
-    *hi = bits >= 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
-  } else {
-    *lo = 0;
-    *hi = bits >= 63 ? INT64_MAX : (INT64_C(1) << bits) - 1;
-  }
-}
-
 static void fill_int(hlo_value *v, uint64_t seed, uint64_t stream, const chk_inputs_index *idx) {
   int64_t tlo, thi;
-  int_limits(v->type, &tlo, &thi);
+  hlo_etype_int_range(v->type, &tlo, &thi);
   bool sgn = hlo_etype_class(v->type) == HLO_CLASS_SINT;
   int64_t lo = sgn ? -8 : 0, hi = sgn ? 8 : 15;
   bool indexed = idx && idx->set;
@@ -797,9 +786,8 @@ static void fill_ranged(hlo_value *v, const chk_inputs_opts *o, uint64_t stream,
     return;
   }
   if (cls == HLO_CLASS_SINT || cls == HLO_CLASS_UINT || cls == HLO_CLASS_PRED) {
-    int64_t tlo = 0, thi = 1;
-    if (cls != HLO_CLASS_PRED)
-      int_limits(v->type, &tlo, &thi);
+    int64_t tlo, thi;
+    hlo_etype_int_range(v->type, &tlo, &thi);
     /* Integer pieces of the set, cut to the type. */
     int64_t nl = (int64_t)fmax(ceil(s.nlo), (double)tlo), nh = (int64_t)fmin(floor(s.nhi), (double)thi);
     int64_t pl = (int64_t)fmax(ceil(s.plo), (double)tlo), ph = (int64_t)fmin(floor(s.phi), (double)thi);
@@ -840,7 +828,7 @@ static void fill_ranged(hlo_value *v, const chk_inputs_opts *o, uint64_t stream,
  * the valid starts. */
 static void fill_oob_index(hlo_value *v, uint64_t seed, uint64_t stream, const chk_inputs_index *idx) {
   int64_t tlo, thi, stride = 1, extent = 1;
-  int_limits(v->type, &tlo, &thi);
+  hlo_etype_int_range(v->type, &tlo, &thi);
   if (idx->axis >= 0) {
     for (int d = v->rank - 1; d > idx->axis; d--)
       stride *= v->dims[d];

@@ -699,6 +699,29 @@ static void test_array_complex_and_misc(void **state) {
   assert_true(hlo_float_decode(HLO_F32, 0x3FC00000u) == 1.5);
 }
 
+/* The integer ranges, by hand: two's complement for signed types, 2^bits - 1
+ * for unsigned ones (u64 clipped to INT64_MAX, as documented). */
+static void test_int_range(void **state) {
+  (void)state;
+  static const struct { hlo_etype t; int64_t lo, hi; } want[] = {
+      {HLO_S4, -8, 7},          {HLO_U4, 0, 15},           {HLO_S8, -128, 127},
+      {HLO_U8, 0, 255},         {HLO_S16, -32768, 32767},  {HLO_U16, 0, 65535},
+      {HLO_S32, -2147483648LL, 2147483647LL},              {HLO_U32, 0, 4294967295LL},
+      {HLO_S64, INT64_MIN, INT64_MAX},                     {HLO_U64, 0, INT64_MAX},
+      {HLO_PRED, 0, 1},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    int64_t lo = 1, hi = -1;
+    assert_true(hlo_etype_int_range(want[i].t, &lo, &hi));
+    if (lo != want[i].lo || hi != want[i].hi)
+      fail_msg("%s: [%lld, %lld], want [%lld, %lld]", hlo_etype_name(want[i].t), (long long)lo, (long long)hi,
+               (long long)want[i].lo, (long long)want[i].hi);
+  }
+  int64_t lo = 1, hi = 1;
+  assert_false(hlo_etype_int_range(HLO_F32, &lo, &hi));
+  assert_true(lo == 0 && hi == 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bf16_ties),
@@ -706,6 +729,7 @@ int main(void) {
       cmocka_unit_test(test_f8_ties),
       cmocka_unit_test(test_subnormals),
       cmocka_unit_test(test_max_values),
+      cmocka_unit_test(test_int_range),
       cmocka_unit_test(test_overflow),
       cmocka_unit_test(test_nan_inf_zero),
       cmocka_unit_test(test_float_to_int),

@@ -279,13 +279,30 @@ uint64_t hlo_float_encode_u64(hlo_etype t, uint64_t v) {
   return encode_int(&f, false, v);
 }
 
+/* The two's complement range of `bits` bits (1..64). */
+static void sint_range(int bits, int64_t *lo, int64_t *hi) {
+  *lo = bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+  *hi = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+}
+
+bool hlo_etype_int_range(hlo_etype t, int64_t *lo, int64_t *hi) {
+  int bits = hlo_etype_bits(t);
+  *lo = *hi = 0;
+  switch (hlo_etype_class(t)) {
+  case HLO_CLASS_SINT: sint_range(bits, lo, hi); return true;
+  case HLO_CLASS_UINT: *hi = bits >= 63 ? INT64_MAX : ((int64_t)1 << bits) - 1; return true;
+  case HLO_CLASS_PRED: *hi = 1; return true;
+  default: return false;
+  }
+}
+
 int64_t hlo_double_to_sint(double x, int bits) {
   if (bits < 1 || bits > 64 || isnan(x))
     return 0;
   /* Bounds as doubles: for 64 bits max rounds to 2^63, which is exactly
    * XLA's "x >= (float)INT_MAX" test. */
-  int64_t lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
-  int64_t hi = bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+  int64_t lo, hi;
+  sint_range(bits, &lo, &hi);
   if (x <= (double)lo)
     return lo;
   if (x >= (double)hi)

@@ -150,6 +150,12 @@ double hlo_float_decode(hlo_etype t, uint64_t bits);
 uint64_t hlo_float_encode_s64(hlo_etype t, int64_t v);
 uint64_t hlo_float_encode_u64(hlo_etype t, uint64_t v);
 
+/* The values integer type t holds, [*lo, *hi]: two's complement for a
+ * signed type, [0, 2^bits - 1] for an unsigned one (u64's top clipped to
+ * INT64_MAX, the largest an int64_t holds), [0, 1] for pred; false, with
+ * [0, 0], for a type that is not an integer. */
+bool hlo_etype_int_range(hlo_etype t, int64_t *lo, int64_t *hi);
+
 /* XLA's float -> integer rule for an integer type of `bits` bits (1..64):
  * truncate, saturate, NaN -> 0. */
 int64_t hlo_double_to_sint(double x, int bits);
