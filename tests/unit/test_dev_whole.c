@@ -3,7 +3,7 @@
  * (dev_whole.h) against hand-computed values: clamped gather starts,
  * reduce-window tiles with halos, a small convolution, scatter windows combined in
  * index order and skipped when they do not fit, a stable sort of ties cut
- * into blocks, and the three defects that live in this lowering
+ * into blocks, a map through a lane program, and the three defects that live in this lowering
  * (dynslice-clamp-lost, sort-lane-index, scatter-s8-iota-wrap), each with
  * its clean twin.  Every case runs with a config whose tile cuts the op into
  * several tiles and with no config (one tile): both must give the same
@@ -340,6 +340,43 @@ static void convolution_values(void **state) {
   hlo_module_free(m);
 }
 
+/* map(x, y) with to_apply = x > 0 ? y : 0 over a [2,3] pair, tiles of 1x2
+ * (a ragged last column); relu's gradient, as real modules use it.  And
+ * a to_apply that is no lane program (it returns a tuple) is left to the
+ * caller: DEV_WHOLE_UNSUPPORTED. */
+static void map_values(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule m\ng {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  z = f32[] constant(0)\n"
+                        "  c = pred[] compare(a, z), direction=GT\n  ROOT s = f32[] select(c, b, z)\n}\n"
+                        "ENTRY e {\n  p0 = f32[2,3] parameter(0)\n  p1 = f32[2,3] parameter(1)\n"
+                        "  ROOT m = f32[2,3] map(p0, p1), dimensions={0,1}, to_apply=g\n}\n");
+  int64_t d[2] = {2, 3};
+  float x[6] = {1, -2, 0, 3, -0.0f, 5}, y[6] = {10, 20, 30, 40, 50, 60};
+  hlo_value *ops[2] = {f32s(2, d, x), f32s(2, d, y)};
+  dev_config cut = config("tile=1x2 k=0 buf=2 order=01 pack=1 prec=default flags=none");
+  static const float want[6] = {10, 0, 0, 40, 0, 60};
+  hlo_value *a = run(m, ops, &cut, 0), *b = run(m, ops, NULL, 0);
+  expect_f32(a, want, 6);
+  expect_f32(b, want, 6);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+  unref_all(ops, 2);
+  hlo_module_free(m);
+
+  m = parse("HloModule m\nt {\n  a = f32[] parameter(0)\n  ROOT t = (f32[]) tuple(a)\n}\n"
+            "ENTRY e {\n  p0 = f32[2] parameter(0)\n  ROOT m = f32[2] map(p0), dimensions={0}, to_apply=t\n}\n");
+  int64_t d2[1] = {2};
+  float v2[2] = {1, 2};
+  hlo_value *op2[1] = {f32s(1, d2, v2)};
+  char why[256] = "";
+  dev_whole_ctx ctx = {NULL, 0, why, sizeof why, 0};
+  hlo_value *out = NULL;
+  assert_int_equal(dev_whole_run(m->entry->root, op2, &ctx, &out), DEV_WHOLE_UNSUPPORTED);
+  assert_null(out);
+  unref_all(op2, 1);
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(gather_clamps_starts),
@@ -352,6 +389,7 @@ int main(void) {
       cmocka_unit_test(vec_scatter_iota_wrap),
       cmocka_unit_test(reduce_window_halos),
       cmocka_unit_test(convolution_values),
+      cmocka_unit_test(map_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

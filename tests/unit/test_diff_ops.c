@@ -1,7 +1,7 @@
 /* test_diff_ops.c — differential test of the ops the device computes with
  * its own lowering (issue 14): gather, scatter, sort, dynamic-slice,
- * dynamic-update-slice, reduce-window, convolution and reduce with a
- * general or variadic reducer.
+ * dynamic-update-slice, reduce-window, convolution, reduce with a
+ * general or variadic reducer, and map.
  *
  * Draws random small fusions of those ops from a seeded generator (shapes,
  * index types, windows, combiners, comparators, sort dimension and
@@ -19,7 +19,7 @@
  * full f32 products on both sides, so they are bitwise too.  A runtime error on the device is a failure too.
  *
  * Usage: test_diff_ops [FUSIONS [SEED]].  make check runs the quick mode
- * (84 fusions, 12 per op); `tests/unit/test_diff_ops 300` is the long mode,
+ * (96 fusions, 12 per op); `tests/unit/test_diff_ops 300` is the long mode,
  * which prints the number of (fusion, config) pairs it ran (over 10,000).
  * Exit 0 when nothing differs, 1 otherwise.
  */
@@ -258,6 +258,30 @@ static void gen_reduce(char *b, size_t n) {
              R, C, K, 1 - D);
 }
 
+/* A map of one or two operands whose computation the device compiles into
+ * a lane program: exact ops only (max, select on a compare, add and
+ * multiply, integer subtract), so both sides must agree bitwise. */
+static void gen_map(char *b, size_t n) {
+  int R = pick(1, 40), C = pick(1, 40), body = pick(0, 3);
+  const char *t = body == 3 ? "s32" : "f32";
+  static const char *const bodies[4] = {
+      "  z = f32[] constant(0)\n  ROOT r = f32[] maximum(x, z)\n",
+      "  g = pred[] compare(x, y), direction=GT\n  ROOT r = f32[] select(g, x, y)\n",
+      "  m = f32[] multiply(x, y)\n  ROOT r = f32[] add(m, x)\n",
+      "  ROOT r = s32[] subtract(x, y)\n",
+  };
+  char yparam[64] = "", p1[96] = "";
+  if (body != 0) {
+    snprintf(yparam, sizeof yparam, "  y = %s[] parameter(1)\n", t);
+    snprintf(p1, sizeof p1, "  p1 = %s[%d,%d] parameter(1)\n", t, R, C);
+  }
+  snprintf(b, n,
+           "HloModule diff_map\nfn {\n  x = %s[] parameter(0)\n%s%s}\n"
+           "ENTRY e {\n  p0 = %s[%d,%d] parameter(0)\n%s"
+           "  ROOT m = %s[%d,%d] map(p0%s), dimensions={0,1}, to_apply=fn\n}\n",
+           t, yparam, bodies[body], t, R, C, p1, t, R, C, body != 0 ? ", p1" : "");
+}
+
 static int leaves(const hlo_value *v, const hlo_value **out, int max) {
   if (v->type != HLO_TUPLE) {
     if (max > 0)
@@ -272,11 +296,11 @@ static int leaves(const hlo_value *v, const hlo_value **out, int max) {
 
 typedef struct stats {
   long fusions, pairs, differ, errors, compile_errors, skipped;
-  long per_op[7];
+  long per_op[8];
 } stats;
 
-static const char *const op_names[7] = {"gather", "scatter", "sort", "dynamic-slice/dus", "reduce-window",
-                                        "convolution", "general reduce"};
+static const char *const op_names[8] = {"gather", "scatter", "sort", "dynamic-slice/dus", "reduce-window",
+                                        "convolution", "general reduce", "map"};
 
 static void run_one(const char *text, int op, uint64_t seed, const dev_machine *mach, stats *st) {
   hlo_error err;
@@ -352,7 +376,7 @@ static void run_one(const char *text, int op, uint64_t seed, const dev_machine *
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  long nfus = argc > 1 ? atol(argv[1]) : 84;
+  long nfus = argc > 1 ? atol(argv[1]) : 96;
   rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 0x5eed14;
   if (rng_state == 0)
     rng_state = 1;
@@ -365,7 +389,7 @@ int main(int argc, char **argv) {
   stats st = {0};
   static char text[8192];
   for (long i = 0; i < nfus; i++) {
-    int op = (int)(i % 7);
+    int op = (int)(i % 8);
     switch (op) {
     case 0: gen_gather(text, sizeof text); break;
     case 1: gen_scatter(text, sizeof text); break;
@@ -373,12 +397,13 @@ int main(int argc, char **argv) {
     case 3: gen_dslice(text, sizeof text); break;
     case 4: gen_window(text, sizeof text); break;
     case 5: gen_conv(text, sizeof text); break;
-    default: gen_reduce(text, sizeof text); break;
+    case 6: gen_reduce(text, sizeof text); break;
+    default: gen_map(text, sizeof text); break;
     }
     run_one(text, op, rnd(), &mach, &st);
   }
   printf("%ld fusions, %ld (fusion, config) pairs run (", st.fusions, st.pairs);
-  for (int k = 0; k < 7; k++)
+  for (int k = 0; k < 8; k++)
     printf("%s%s %ld", k ? ", " : "", op_names[k], st.per_op[k]);
   printf("); %ld differ from the reference, %ld errors; %ld compile errors, %ld fusions the reference refused\n",
          st.differ, st.errors, st.compile_errors, st.skipped);

@@ -10,6 +10,7 @@ bool dev_whole_handles(hlo_opcode op) {
   switch (op) {
   case HLO_OP_GATHER: case HLO_OP_DYNAMIC_SLICE: case HLO_OP_DYNAMIC_UPDATE_SLICE: case HLO_OP_SCATTER:
   case HLO_OP_SORT: case HLO_OP_REDUCE_WINDOW: case HLO_OP_CONVOLUTION: case HLO_OP_REDUCE: case HLO_OP_FFT:
+  case HLO_OP_MAP:
     return true;
   default:
     return false;
@@ -30,6 +31,7 @@ int dev_whole_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_c
   case HLO_OP_CONVOLUTION: return dev_conv_run(ins, ops, ctx, out);
   case HLO_OP_REDUCE: return dev_reduce_run(ins, ops, ctx, out);
   case HLO_OP_FFT: return dev_fft_run(ins, ops, ctx, out);
+  case HLO_OP_MAP: return dev_map_run(ins, ops, ctx, out);
   default: return DEV_WHOLE_UNSUPPORTED;
   }
 }

@@ -1,7 +1,8 @@
 /* dev_whole.h — the ops the device computes from whole operand arrays:
  * gather, dynamic-slice, dynamic-update-slice, scatter, sort,
  * reduce-window (one operand, a simple reducer), convolution, reduce
- * with a general or variadic reducer, and fft (1 to 3 dimensions).
+ * with a general or variadic reducer, fft (1 to 3 dimensions), and map
+ * (whose computation is a lane program, dev_lane.h).
  *
  * Their operands are first evaluated whole by the elemental evaluator
  * (dev_elemental.h materialises them); the op itself then runs with the
@@ -69,5 +70,6 @@ int dev_reduce_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
 int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
 int dev_window_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
 int dev_fft_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+int dev_map_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
 
 #endif
