@@ -64,6 +64,7 @@
 #include "hlo/hlo_numerics.h"
 #include "eval_fuse.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_minmax.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "bitcast-convert assumes a little-endian host"
@@ -275,43 +276,19 @@ const char *chk_ew_unsupported(const hlo_instr *ins) {
     }                                    \
   } while (0)
 
-/* IEEE 754-2019 maximum/minimum (see the header comment). */
-static inline float max_f(float a, float b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static inline float min_f(float a, float b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-static inline double max_d(double a, double b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static inline double min_d(double a, double b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
+/* IEEE 754-2019 maximum/minimum (see the header comment): hlo_minmax.h. */
 
 static inline float clamp_f(float lo, float x, float hi) {
   if (isnan(lo)) return lo;
   if (isnan(x)) return x;
   if (isnan(hi)) return hi;
-  return min_f(hi, max_f(lo, x));
+  return hlo_min_f32(hi, hlo_max_f32(lo, x));
 }
 static inline double clamp_d(double lo, double x, double hi) {
   if (isnan(lo)) return lo;
   if (isnan(x)) return x;
   if (isnan(hi)) return hi;
-  return min_d(hi, max_d(lo, x));
+  return hlo_min_f64(hi, hlo_max_f64(lo, x));
 }
 
 /* Total-order keys: flipping the magnitude bits of negative numbers makes
@@ -425,9 +402,9 @@ static void float_binary(hlo_opcode op, hlo_etype ct, const void *const *in, voi
   if (ct == HLO_F32 && emulate && hlo_num_binary_f32_block(op, in[0], in[1], out, n))
     return;
   if (ct == HLO_F32)
-    FLOAT_BINARY(float, f, max_f, min_f);
+    FLOAT_BINARY(float, f, hlo_max_f32, hlo_min_f32);
   else
-    FLOAT_BINARY(double, , max_d, min_d);
+    FLOAT_BINARY(double, , hlo_max_f64, hlo_min_f64);
 }
 
 /* ---- complex kernels ---------------------------------------------------------- */
@@ -923,7 +900,7 @@ void chk_ew_block(const hlo_instr *ins, const void *const *in, void *out, int64_
  *
  * A binary float op whose operand k is a splat (one element repeated over the
  * block) reads that element once instead of a block-sized buffer of copies.
- * The loops apply the same scalar functions (max_f, ...) to the same values
+ * The loops apply the same scalar functions (hlo_max_f32, ...) to the same values
  * in the same order per element as FLOAT_BINARY does, so results are
  * bitwise those of chk_ew_block with a splat buffer.  One exception is kept
  * out: when both operands of an add or multiply are NaN, x86 returns the
@@ -986,9 +963,9 @@ void chk_ew_block_splat(const hlo_instr *ins, const void *const *in, int k, void
   hlo_opcode op = ins->op;
   hlo_etype rt = ins->shape.type;
   if (chk_ew_compute_type(rt) == HLO_F32)
-    FLOAT_BINARY_SPLAT(float, max_f, min_f);
+    FLOAT_BINARY_SPLAT(float, hlo_max_f32, hlo_min_f32);
   else
-    FLOAT_BINARY_SPLAT(double, max_d, min_d);
+    FLOAT_BINARY_SPLAT(double, hlo_max_f64, hlo_min_f64);
   if (is_narrow_float(rt))
     round_narrow(rt, out, n);
 }

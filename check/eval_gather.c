@@ -41,6 +41,7 @@
 
 #include "eval_internal.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_minmax.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -263,8 +264,6 @@ static int64_t sext(uint64_t x, int bits) {
 
 /* maximum/minimum propagate NaN (the first NaN seen); on equal values
  * (+0 and -0 included) the accumulator is kept. */
-static double fmax_nan(double a, double b) { return isnan(a) ? a : isnan(b) ? b : b > a || (b == a && signbit(a)) ? b : a; }
-static double fmin_nan(double a, double b) { return isnan(a) ? a : isnan(b) ? b : b < a || (b == a && signbit(b)) ? b : a; }
 
 /* acc = acc OP u for one element of type t.  Floats are computed exactly
  * in double and rounded once into t (f32 natively: float + and * are
@@ -279,8 +278,8 @@ static void combine_binary(hlo_opcode op, hlo_etype t, size_t es, void *acc, con
     switch (op) {
     case HLO_OP_ADD: z = x + y; break;
     case HLO_OP_MULTIPLY: z = x * y; break;
-    case HLO_OP_MAXIMUM: z = (float)fmax_nan(x, y); break;
-    case HLO_OP_MINIMUM: z = (float)fmin_nan(x, y); break;
+    case HLO_OP_MAXIMUM: z = (float)hlo_max_f64(x, y); break;
+    case HLO_OP_MINIMUM: z = (float)hlo_min_f64(x, y); break;
     default: return;
     }
     memcpy(acc, &z, 4);

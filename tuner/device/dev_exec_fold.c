@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "hlo/hlo_minmax.h"
+
 static inline float quiet(float a) {
   uint32_t b;
   memcpy(&b, &a, sizeof b);
@@ -15,15 +17,13 @@ static inline float quiet(float a) {
 
 static inline float f_add(float a, float b) { return a != a ? quiet(a) : a + b; }
 static inline float f_mul(float a, float b) { return a != a ? quiet(a) : a * b; }
-static inline float f_max(float a, float b) { return a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a; }
-static inline float f_min(float a, float b) { return a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a; }
 
 float dev_fold_f32_step(hlo_opcode op, float acc, float x) {
   switch (op) {
   case HLO_OP_ADD: return f_add(acc, x);
   case HLO_OP_MULTIPLY: return f_mul(acc, x);
-  case HLO_OP_MAXIMUM: return f_max(acc, x);
-  case HLO_OP_MINIMUM: return f_min(acc, x);
+  case HLO_OP_MAXIMUM: return hlo_max_f32(acc, x);
+  case HLO_OP_MINIMUM: return hlo_min_f32(acc, x);
   default: return acc;
   }
 }
@@ -54,8 +54,8 @@ float dev_fold_f32_step(hlo_opcode op, float acc, float x) {
     switch (op) {                                                                  \
     case HLO_OP_ADD: CHAINS8(f_add, LOAD); break;                                  \
     case HLO_OP_MULTIPLY: CHAINS8(f_mul, LOAD); break;                             \
-    case HLO_OP_MAXIMUM: CHAINS8(f_max, LOAD); break;                              \
-    case HLO_OP_MINIMUM: CHAINS8(f_min, LOAD); break;                              \
+    case HLO_OP_MAXIMUM: CHAINS8(hlo_max_f32, LOAD); break;                              \
+    case HLO_OP_MINIMUM: CHAINS8(hlo_min_f32, LOAD); break;                              \
     default: break;                                                                \
     }                                                                              \
   } while (0)
@@ -93,7 +93,7 @@ void dev_fold_f32_slot_lines(hlo_opcode op, float *acc, int m, const dev_slot *x
  * 8 consecutive elements of 8 lines are loaded and transposed, and each
  * column is applied to the lanes in turn, so lane q sees line q's elements
  * in order.  Two groups of 8 lines are in flight to overlap their chains.
- * The vector max/min pick the very operand f_max/f_min return, and add and
+ * The vector max/min pick the very operand hlo_max_f32/hlo_min_f32 return, and add and
  * multiply carry a NaN accumulator explicitly, as f_add/f_mul do. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define FOLD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))

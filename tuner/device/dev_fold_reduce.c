@@ -11,6 +11,7 @@
 
 #include "dev_exec_fold.h"
 #include "dev_exec_internal.h"
+#include "hlo/hlo_minmax.h"
 
 /* Folds value v (poisoned p) of reduction element r into the accumulators of
  * region element ro. */
@@ -33,8 +34,8 @@ static inline float red_f32(hlo_opcode op, float a, float b) {
   switch (op) {
   case HLO_OP_ADD: return a + b;
   case HLO_OP_MULTIPLY: return a * b;
-  case HLO_OP_MAXIMUM: return a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a;
-  case HLO_OP_MINIMUM: return a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a;
+  case HLO_OP_MAXIMUM: return hlo_max_f32(a, b);
+  case HLO_OP_MINIMUM: return hlo_min_f32(a, b);
   default: return a;
   }
 }

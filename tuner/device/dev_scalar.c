@@ -18,6 +18,7 @@
 #include "dev_defect.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_numerics.h"
+#include "hlo/hlo_minmax.h"
 
 
 /* ---- slots ------------------------------------------------------------------ */
@@ -79,30 +80,6 @@ static double round_to(hlo_etype t, float x) {
  * f32 arithmetic (hlo_num_unary_f32 / hlo_num_binary_f32: approximations and FTZ)
  * for every type that computes in f32. */
 
-static float maxf_(float a, float b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static float minf_(float a, float b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-static double maxd_(double a, double b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static double mind_(double a, double b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
 
 static int64_t keyd(double d) {
   uint64_t b;
@@ -219,13 +196,13 @@ static dev_slot float_op(const hlo_instr *ins, hlo_etype t, hlo_etype rt, const 
     case HLO_OP_REMAINDER: r = fmod(a, b); break;
     case HLO_OP_POWER: r = pow(a, b); break;
     case HLO_OP_ATAN2: r = atan2(a, b); break;
-    case HLO_OP_MAXIMUM: r = maxd_(a, b); break;
-    case HLO_OP_MINIMUM: r = mind_(a, b); break;
+    case HLO_OP_MAXIMUM: r = hlo_max_f64(a, b); break;
+    case HLO_OP_MINIMUM: r = hlo_min_f64(a, b); break;
     case HLO_OP_CLAMP:
       if (isnan(x[0].f)) return x[0];
       if (isnan(x[1].f)) return x[1];
       if (isnan(x[2].f)) return x[2];
-      r = mind_(x[2].f, maxd_(x[0].f, x[1].f));
+      r = hlo_min_f64(x[2].f, hlo_max_f64(x[0].f, x[1].f));
       break;
     default: r = NAN; break;
     }
@@ -243,14 +220,14 @@ static dev_slot float_op(const hlo_instr *ins, hlo_etype t, hlo_etype rt, const 
     r = hlo_reduce_precision_f32(a, (int)ins->attrs.exponent_bits, (int)ins->attrs.mantissa_bits);
     break;
   case HLO_OP_IS_FINITE: return dev_el_islot(isfinite(a) != 0);
-  case HLO_OP_MAXIMUM: r = maxf_(a, b); break;
-  case HLO_OP_MINIMUM: r = minf_(a, b); break;
+  case HLO_OP_MAXIMUM: r = hlo_max_f32(a, b); break;
+  case HLO_OP_MINIMUM: r = hlo_min_f32(a, b); break;
   case HLO_OP_CLAMP: {
     float lo = a, v = b, hi = (float)x[2].f;
     if (isnan(lo)) r = lo;
     else if (isnan(v)) r = v;
     else if (isnan(hi)) r = hi;
-    else r = minf_(hi, maxf_(lo, v));
+    else r = hlo_min_f32(hi, hlo_max_f32(lo, v));
     break;
   }
   default: r = NAN; break;
@@ -397,8 +374,8 @@ dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot
       switch (op) {
       case HLO_OP_ADD: return dev_el_fslot(a + b);
       case HLO_OP_MULTIPLY: return dev_el_fslot(a * b);
-      case HLO_OP_MAXIMUM: return dev_el_fslot(a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a);
-      case HLO_OP_MINIMUM: return dev_el_fslot(a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a);
+      case HLO_OP_MAXIMUM: return dev_el_fslot(hlo_max_f64(a, b));
+      case HLO_OP_MINIMUM: return dev_el_fslot(hlo_min_f64(a, b));
       default: return acc;
       }
     }
@@ -406,8 +383,8 @@ dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot
     switch (op) {
     case HLO_OP_ADD: r = a + b; break;
     case HLO_OP_MULTIPLY: r = a * b; break;
-    case HLO_OP_MAXIMUM: r = a != a ? a : b != b ? b : b > a || (b == a && signbit(a)) ? b : a; break;
-    case HLO_OP_MINIMUM: r = a != a ? a : b != b ? b : b < a || (b == a && signbit(b)) ? b : a; break;
+    case HLO_OP_MAXIMUM: r = hlo_max_f32(a, b); break;
+    case HLO_OP_MINIMUM: r = hlo_min_f32(a, b); break;
     default: return acc;
     }
     return dev_el_fslot(round_to(t, r));
