@@ -114,7 +114,9 @@ static int measure_one(chk_fft_spread *s, const hlo_value *v, const hlo_value *r
     }
     for (int leaf = 0; leaf < nleaves && rc == 0; leaf++) {
       const hlo_value *y = hlo_value_leaf(reference, leaf), *yp = hlo_value_leaf(moved[0], leaf), *ym = hlo_value_leaf(moved[1], leaf);
-      if (!y || !yp || !ym || !hlo_etype_is_float(y->type) || yp->type != y->type || ym->type != y->type ||
+      /* a complex output moves too: add(fft(x), y) is as much the fft's as abs(fft(x)) */
+      if (!y || !yp || !ym || !(hlo_etype_is_float(y->type) || complex_type(y->type)) || yp->type != y->type ||
+          ym->type != y->type ||
           yp->count != y->count || ym->count != y->count)
         continue;
       for (int64_t i = 0; i < y->count; i++) {
