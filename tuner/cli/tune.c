@@ -100,7 +100,7 @@ static void usage(FILE *f) {
         "      --seconds S         generate and check fusions for S seconds\n"
         "      --template T        draw only from template T (repeatable): elementwise,\n"
         "                          reduce, softmax, norm, matmul, quant, movement,\n"
-        "                          gather-scatter, sort, window, conv\n"
+        "                          gather-scatter, sort, window, conv, fft\n"
         "      --verbose           say why a generated fusion could not be checked\n"
         "\n"
         "Options of --isolate (also --compiler, --defect, --machine, --seed, --profile,\n"

@@ -25,11 +25,12 @@ typedef struct {
   int bits;
 } ty;
 
-enum { F32, BF16, F16, F8E4, F8E5, S32, S8, U8, U32, S4, U4, S16, PRED, NTY };
+/* C64 comes last: only the fft template makes one, from complex(). */
+enum { F32, BF16, F16, F8E4, F8E5, S32, S8, U8, U32, S4, U4, S16, PRED, C64, NTY };
 static const ty TY[NTY] = {{"f32", 'f', 32}, {"bf16", 'f', 16}, {"f16", 'f', 16}, {"f8e4m3fn", 'f', 8},
                            {"f8e5m2", 'f', 8}, {"s32", 's', 32}, {"s8", 's', 8},  {"u8", 'u', 8},
                            {"u32", 'u', 32},  {"s4", 's', 4},   {"u4", 'u', 4},   {"s16", 's', 16},
-                           {"pred", 'p', 8}};
+                           {"pred", 'p', 8},  {"c64", 'c', 64}};
 
 static bool is_float(int t) { return TY[t].cls == 'f'; }
 
@@ -1025,6 +1026,37 @@ static void t_conv(gen *g) {
     emit(g, t, rank, od, "maximum(%s, %s)", y.name, bcast_const(g, t, rank, od, "0").name);
 }
 
+/* An fft along the minor dimension, batch rows in front: FFT or IFFT of a
+ * c64 built with complex() from two f32 expressions, RFFT of an f32 one,
+ * or IRFFT of a c64 half spectrum.  Lengths are composite (four-step can
+ * split them, by the tile when it shares a factor) or prime; the root is
+ * the transform, or now and then its real part. */
+static void t_fft(gen *g) {
+  static const int64_t LENS[] = {8, 16, 48, 64, 97, 100, 128, 256, 384, 1000};
+  static const char *const kinds[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  int kind = pick(g, 4, kinds, "fft");
+  int64_t n = LENS[below(g, 10)];
+  int rank = chance(g, 3) ? 3 : 2;
+  int64_t d[MAX_RANK];
+  draw_shape(g, rank - 1, ELEM_CAP / (n + 1), d);
+  int64_t half = n / 2 + 1, in_len = kind == 3 ? half : n, out_len = kind == 2 ? half : n;
+  d[rank - 1] = in_len;
+  val x;
+  if (kind == 2) {
+    x = expr(g, F32, rank, d, below(g, 2));
+  } else {
+    val re = expr(g, F32, rank, d, below(g, 2)), im = expr(g, F32, rank, d, below(g, 2));
+    x = emit(g, C64, rank, d, "complex(%s, %s)", re.name, im.name);
+  }
+  int64_t od[MAX_RANK];
+  memcpy(od, d, sizeof od);
+  od[rank - 1] = out_len;
+  int ot = kind == 3 ? F32 : C64;
+  val y = emit(g, ot, rank, od, "fft(%s), fft_type=%s, fft_length={%lld}", x.name, kinds[kind], (long long)n);
+  if (ot == C64 && chance(g, 3))
+    emit(g, F32, rank, od, "real(%s)", y.name);
+}
+
 /* ---- the module --------------------------------------------------------------- */
 
 static const char *const TNAMES[] = {
@@ -1096,6 +1128,9 @@ char *tn_fuzz_generate(uint64_t seed, uint64_t index, unsigned templates, const 
   case TN_FUZZ_CONV:
     t_conv(&g);
     break;
+  case TN_FUZZ_FFT:
+    t_fft(&g);
+    break;
   case TN_FUZZ_WINDOW:
   default:
     t_window(&g);
@@ -1108,7 +1143,7 @@ char *tn_fuzz_generate(uint64_t seed, uint64_t index, unsigned templates, const 
   if (g.nparams == 0 && g.body.p) { /* all constants and iotas: give it an input */
     val r = g.last;
     val p = param(&g, r.t, r.rank, r.d);
-    emit(&g, r.t, r.rank, r.d, "maximum(%s, %s)", r.name, p.name);
+    emit(&g, r.t, r.rank, r.d, "%s(%s, %s)", r.t == C64 ? "add" : "maximum", r.name, p.name); /* no c64 max */
   }
 
   /* The root's line: "  vN = ..." becomes "  ROOT vN = ...". */

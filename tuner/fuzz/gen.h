@@ -44,7 +44,8 @@
   X(GATHER_SCATTER, "gather-scatter") /* gather, scatters, dynamic slices */          \
   X(SORT, "sort")                 /* key/value sort with an iota carried beside */   \
   X(WINDOW, "window")             /* reduce-window pooling and cumulative sums */ \
-  X(CONV, "conv")                 /* convolution: strides, padding, dilation, groups */
+  X(CONV, "conv")                 /* convolution: strides, padding, dilation, groups */ \
+  X(FFT, "fft")                   /* fft, ifft, rfft, irfft along the minor dimension */
 
 typedef enum tn_fuzz_template {
 #define X(e, name) TN_FUZZ_##e,
