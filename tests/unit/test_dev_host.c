@@ -1,7 +1,8 @@
 /* test_dev_host.c — the device's host evaluator (dev_host.h), handed in
  * dev_fusion.host: what the device does not compute itself (a collective
  * it has no lowering for, evaluated as the kernel cut at it for every
- * replica; a single op it has no lowering for, here map) goes to that host
+ * replica; a single op it has no lowering for, here a map whose
+ * computation is no lane program) goes to that host
  * and nowhere else, and what it does compute (an all-reduce, replica-id)
  * never does.
  *
@@ -48,8 +49,21 @@ static const char *const broadcast_text =
     "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
     "  ROOT y = f32[8,128] multiply(cb, hb)\n}\n";
 
-/* map(p, q) with add: p + q, then the device's own add of 1. */
+/* map(p, q) whose computation calls add: p + q, then the device's own add
+ * of 1.  A nested call is no lane program (dev_lane.h), so the device does
+ * not lower this map. */
 static const char *const map_text =
+    "HloModule m\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
+    "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=viacall\n"
+    "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
+    "  ROOT y = f32[8,128] add(m, ob)\n}\n";
+
+/* The same map with add itself as its computation, a lane program: the
+ * device computes it (dev_map.c) and never asks the host. */
+static const char *const lane_map_text =
     "HloModule m\n"
     "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
     "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
@@ -223,6 +237,23 @@ static void fake_host_answers_map(void **state) {
   unload(&x);
 }
 
+/* With a fake host, a map whose computation is a lane program never asks
+ * it: p + q + 1 with p = i, q = i + 100, by the device alone. */
+static void fake_host_not_asked_for_lane_map(void **state) {
+  (void)state;
+  memset(&seen, 0, sizeof seen);
+  fx x;
+  load(&x, lane_map_text, 2, &fake, 5);
+  dev_run r;
+  run(&x, &r);
+  assert_int_equal(r.status, DEV_OK);
+  assert_int_equal(seen.calls, 0);
+  for (int i = 0; i < N; i++)
+    assert_true(((const float *)r.out->data)[i] == 2.0f * (float)i + 101.0f);
+  hlo_value_unref(r.out);
+  unload(&x);
+}
+
 static void reference_host_all_reduce(void **state) {
   (void)state;
   fx x;
@@ -257,6 +288,7 @@ int main(void) {
       cmocka_unit_test(no_host_refuses_map), cmocka_unit_test(fake_host_answers_collective),
       cmocka_unit_test(fake_host_not_asked_for_all_reduce), cmocka_unit_test(fake_host_answers_map),
       cmocka_unit_test(reference_host_all_reduce), cmocka_unit_test(reference_host_map),
+      cmocka_unit_test(fake_host_not_asked_for_lane_map),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
