@@ -23,7 +23,17 @@
  *   - DMA accounting: a window is fetched again whenever its block index
  *     changes, i.e. once per iteration of the innermost loop it follows and
  *     of every loop outside that one (resident windows once); bytes are
- *     whole blocks (a ragged block is transferred padded).  The output block
+ *     whole blocks (a ragged block is transferred padded).  A window read
+ *     through a pad's padding (dev_window.padded) is fetched per output
+ *     tile as the box the tile reads through the pad's inverse map: bytes
+ *     are that box's, and a tile made only of padding fetches nothing.
+ *     Extending the window (a box origin derived from the tile) rather than
+ *     staging the pad like gather or dynamic-slice (dev_stage.h) keeps the
+ *     pad an elementwise-style op evaluated tile by tile with the rest of
+ *     the fusion, reading its operand through the same ring, DMA model and
+ *     dma-race as every other window; staging would have made it an op
+ *     computed from whole operands, changing how everything around it is
+ *     evaluated.  The output block
  *     is written the same way (once per tile when k is innermost; with k
  *     outside an output loop every revisit also spills and reloads the
  *     accumulators, counted as two more scratch transfers).
@@ -514,7 +524,9 @@ static int64_t padded_block(const dev_machine *m, const dev_fusion *f, const dev
     mult = m->lanes > 0 ? m->lanes : 128;
   else if (d == w->rank - 2)
     mult = sublanes_for(m, w->param->shape.type);
-  int64_t b = most > 0 ? (most + mult - 1) / mult * mult : mult;
+  if (most == 0)
+    return 0; /* cropped away: no tile reads it, nothing is held */
+  int64_t b = (most + mult - 1) / mult * mult;
   return b < w->dims[d] ? b : w->dims[d];
 }
 

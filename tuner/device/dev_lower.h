@@ -5,8 +5,10 @@
  * chunks its reduction with cfg.k; loops nest in cfg.order.  Every kernel
  * parameter gets a window: the block of it that one grid step needs, staged
  * through a ring of cfg.buf VMEM buffers.  A parameter dimension "follows"
- * an output dimension (its block is that tile), the reduction (its block is
- * the k chunk), or nothing (its block is the whole dimension).
+ * an output dimension (its block is that tile, or when it reaches the
+ * output through a pad's padding the rows the tile reads through the pad),
+ * the reduction (its block is the k chunk), or nothing (its block is the
+ * whole dimension).
  *
  * Legality (DESIGN.md §4): the last two dimensions of every block are
  * multiples of (sublanes, lanes) or equal the array's dimension, with 16
