@@ -390,6 +390,27 @@ static void dma_race_eager(void **s) {
   hlo_value_unref(wide);
   unload(&x);
 }
+/* pad_negative_interior: f32[100,77] padded -2_3_1x4_-1 to f32[200,80].
+ * Operand row i lands on output row 2i - 2: row 0 is cropped, rows 1..99
+ * land on the even rows 0..196, and the rest is padding.  The operand is
+ * fetched once per row tile that holds one of those rows (a tile of only
+ * padding fetches nothing), times the column tiles (80 or 128 wide: one). */
+static bool t_dma_race_pad_interior(const dev_fusion *f, const dev_config *c) {
+  int64_t fetches = 0;
+  for (int64_t lo = 0; lo < f->dims[0]; lo += c->tile[0]) {
+    int64_t hi = lo + c->tile[0] < f->dims[0] ? lo + c->tile[0] - 1 : f->dims[0] - 1;
+    int64_t even = lo % 2 ? lo + 1 : lo; /* the tile's first even row */
+    fetches += even <= hi && even <= 196;
+  }
+  return c->buf >= 2 && fetches * tiles_along(f, c, 1) > c->buf;
+}
+
+/* Padded along both dimensions, its operand used to be held whole (issue
+ * 14): now fetched per output tile, it races like any window. */
+static void dma_race_pad_interior(void **s) {
+  (void)s;
+  check_defect(DEV_DEFECT_DMA_RACE, "pad_negative_interior.hlo", t_dma_race_pad_interior);
+}
 static void int8_dot_f32_acc(void **s) {
   (void)s;
   check_defect(DEV_DEFECT_INT8_DOT_F32_ACC, "int8_gram.hlo", t_int8_chunk);
@@ -431,6 +452,7 @@ int main(void) {
       cmocka_unit_test(dma_race_all_reduce), cmocka_unit_test(dma_race_gather),
       cmocka_unit_test(dma_race_update_slice), cmocka_unit_test(dma_race_scatter),
       cmocka_unit_test(dma_race_pad),        cmocka_unit_test(dma_race_eager),
+      cmocka_unit_test(dma_race_pad_interior),
       cmocka_unit_test(int8_dot_f32_acc),
       cmocka_unit_test(dynslice_clamp_lost), cmocka_unit_test(unsigned_cmp_signed),
       cmocka_unit_test(fft_tile_twiddle),

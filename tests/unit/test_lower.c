@@ -239,6 +239,217 @@ static void whole_array_operands_stay_in_hbm(void **state) {
 
 }
 
+/* A pad's operand is fetched per output tile, the rows each tile reads
+ * through the pad's inverse map (issue 14).  The expectations follow from
+ * the pad's semantics (XLA operation semantics, Pad): along a dimension
+ * padded lo_hi_interior, operand index i sits at lo + i * (interior + 1),
+ * and a position outside [0, extent) is cropped.
+ *
+ * datasets/pad_negative_interior.hlo: f32[100,77], padding -2_3_1x4_-1 ->
+ * f32[200,80].  Dim 0: row i at -2 + 2i; row 0 is cropped (-2), rows
+ * 1..99 land on 0, 2, ..., 196, and 197..199 are high padding (with the
+ * odd rows in between).  Dim 1: column j at 4 + j; columns 0..75 land on
+ * 4..79, column 76 is cropped (80). */
+static const char *PAD_NEG_INTERIOR =
+    "HloModule m\nENTRY e {\n  p = f32[100,77] parameter(0)\n  z = f32[] constant(0)\n"
+    "  ROOT q = f32[200,80] pad(p, z), padding=-2_3_1x4_-1\n}\n";
+
+static int64_t rows(const dev_pad_map *pm, int64_t lo, int64_t n, int64_t *first) {
+  return dev_pad_rows(pm, lo, n, first);
+}
+
+static void pad_inverse_map(void **state) {
+  (void)state;
+  fx x;
+  load(&x, PAD_NEG_INTERIOR, "tpu-v5e");
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=8x80 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  const dev_window *w = &s.wins[0];
+  assert_false(w->resident);
+  assert_true(w->padded[0]);
+  assert_true(w->padded[1]);
+  assert_int_equal(w->follows[0], 0);
+  assert_int_equal(w->follows[1], 1);
+  /* dim 0: out = -2 + 2i for i in [1, 100) */
+  assert_int_equal(w->pad[0].at, -2);
+  assert_int_equal(w->pad[0].step, 2);
+  assert_int_equal(w->pad[0].first, 1);
+  assert_int_equal(w->pad[0].end, 100);
+  /* dim 1: out = 4 + j for j in [0, 76) */
+  assert_int_equal(w->pad[1].at, 4);
+  assert_int_equal(w->pad[1].step, 1);
+  assert_int_equal(w->pad[1].first, 0);
+  assert_int_equal(w->pad[1].end, 76);
+  int64_t first;
+  /* output rows [0, 8): 0, 2, 4, 6 are operand rows 1..4 */
+  assert_int_equal(rows(&w->pad[0], 0, 8, &first), 4);
+  assert_int_equal(first, 1);
+  /* [8, 16): rows 5..8 */
+  assert_int_equal(rows(&w->pad[0], 8, 8, &first), 4);
+  assert_int_equal(first, 5);
+  /* the last tile [192, 200): 192, 194, 196 are rows 97..99; 198 would be
+   * row 100, past the operand */
+  assert_int_equal(rows(&w->pad[0], 192, 8, &first), 3);
+  assert_int_equal(first, 97);
+  /* [197, 200): high padding only */
+  assert_int_equal(rows(&w->pad[0], 197, 3, &first), 0);
+  /* [1, 2): one interior padding row */
+  assert_int_equal(rows(&w->pad[0], 1, 1, &first), 0);
+  /* [0, 1): row 1 alone (row 0, at -2, is cropped) */
+  assert_int_equal(rows(&w->pad[0], 0, 1, &first), 1);
+  assert_int_equal(first, 1);
+  /* an empty range reads nothing */
+  assert_int_equal(rows(&w->pad[0], 8, 0, &first), 0);
+  /* columns: [0, 80) reads 0..75; [0, 4) is low padding; [64, 80) reads
+   * 60..75; [4, 5) reads column 0 */
+  assert_int_equal(rows(&w->pad[1], 0, 80, &first), 76);
+  assert_int_equal(first, 0);
+  assert_int_equal(rows(&w->pad[1], 0, 4, &first), 0);
+  assert_int_equal(rows(&w->pad[1], 64, 16, &first), 16);
+  assert_int_equal(first, 60);
+  assert_int_equal(rows(&w->pad[1], 4, 1, &first), 1);
+  assert_int_equal(first, 0);
+  /* the block: at most 4 rows per 8-row tile, rounded up to the 8 f32
+   * sublanes; 76 columns, rounded up to 128 lanes, capped at all 77 */
+  assert_int_equal(w->block[0], 8);
+  assert_int_equal(w->block[1], 77);
+  /* VMEM: the block and the 8x80 output block, each twice */
+  assert_int_equal(s.vmem_bytes, 2 * 8 * 77 * 4 + 2 * 8 * 80 * 4);
+  /* DMA: 25 row tiles, each reads rows (none is only padding): 25
+   * fetches moving the 99 x 76 elements that reach the output, once each,
+   * and 25 output blocks */
+  assert_int_equal(s.dma_count, 25 + 25);
+  assert_int_equal(s.dma_bytes, 99 * 76 * 4 + 25 * 8 * 80 * 4);
+  dev_schedule_free(&s);
+  /* one tile of all 200 rows: the 99 rows round up past 100, so the block
+   * is the whole operand, fetched once */
+  assert_int_equal(lower(&x, "tile=200x80 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why),
+                   0);
+  assert_int_equal(s.wins[0].block[0], 100);
+  assert_int_equal(s.dma_count, 2);
+  assert_int_equal(s.dma_bytes, 99 * 76 * 4 + 200 * 80 * 4);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+}
+
+/* Interior padding 15 over 16 rows: row i at 16i, 241 rows.  With 8-row
+ * tiles the even tiles hold one row each (tile 2t: row t) and the odd ones
+ * only padding: those fetch nothing. */
+static void pad_tiles_of_padding_fetch_nothing(void **state) {
+  (void)state;
+  fx x;
+  load(&x,
+       "HloModule m\nENTRY e {\n  p = f32[16,128] parameter(0)\n  z = f32[] constant(0.5)\n"
+       "  ROOT q = f32[241,128] pad(p, z), padding=0_0_15x0_0\n}\n",
+       "tpu-v5e");
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  const dev_window *w = &s.wins[0];
+  assert_true(w->padded[0]);
+  assert_false(w->padded[1]); /* not padded: follows the tile as ever */
+  assert_int_equal(w->block[1], 128);
+  int64_t first;
+  assert_int_equal(rows(&w->pad[0], 0, 8, &first), 1);
+  assert_int_equal(first, 0);
+  assert_int_equal(rows(&w->pad[0], 8, 8, &first), 0);
+  assert_int_equal(rows(&w->pad[0], 16, 8, &first), 1);
+  assert_int_equal(first, 1);
+  /* the ragged last tile [240, 241): row 15 */
+  assert_int_equal(rows(&w->pad[0], 240, 1, &first), 1);
+  assert_int_equal(first, 15);
+  assert_int_equal(w->block[0], 8); /* one row, rounded up to 8 sublanes */
+  assert_int_equal(s.vmem_bytes, 2 * 8 * 128 * 4 + 2 * 8 * 128 * 4);
+  /* 31 row tiles: 16 fetches of one 128-float row, 31 output blocks */
+  assert_int_equal(s.tiles[0], 31);
+  assert_int_equal(s.dma_count, 16 + 31);
+  assert_int_equal(s.dma_bytes, 16 * 128 * 4 + 31 * 8 * 128 * 4);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+}
+
+/* Pads in a chain compose.  Dim 0: the first pad (1_0_1) puts row i at
+ * 1 + 2i of 16, the second (-3_2) moves that to 2i - 2 of 15: row 0 is
+ * cropped, rows 1..7 land on 0, 2, ..., 12.  Dim 1: column j at 2 + j of
+ * 104, then + 30 (30_-4) of 130: 32 + j, and columns 98 and 99 (130, 131)
+ * are cropped.  An operand cropped away entirely is never fetched and
+ * holds no VMEM. */
+static void pad_chains_and_crops(void **state) {
+  (void)state;
+  fx x;
+  load(&x,
+       "HloModule m\nENTRY e {\n  p = f32[8,100] parameter(0)\n  z = f32[] constant(-1)\n"
+       "  e = f32[8,100] exponential(p)\n  q1 = f32[16,104] pad(e, z), padding=1_0_1x2_2\n"
+       "  n = f32[16,104] negate(q1)\n  ROOT q2 = f32[15,130] pad(n, z), padding=-3_2x30_-4\n}\n",
+       "tpu-v5e");
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  const dev_window *w = &s.wins[0];
+  assert_int_equal(w->pad[0].at, -2);
+  assert_int_equal(w->pad[0].step, 2);
+  assert_int_equal(w->pad[0].first, 1);
+  assert_int_equal(w->pad[0].end, 8);
+  assert_int_equal(w->pad[1].at, 32);
+  assert_int_equal(w->pad[1].step, 1);
+  assert_int_equal(w->pad[1].first, 0);
+  assert_int_equal(w->pad[1].end, 98);
+  int64_t first;
+  /* rows [0, 8): 1..4; [8, 15): 5..7.  Columns [0, 128): 0..95;
+   * [128, 130): 96, 97 */
+  assert_int_equal(rows(&w->pad[0], 0, 8, &first), 4);
+  assert_int_equal(first, 1);
+  assert_int_equal(rows(&w->pad[0], 8, 7, &first), 3);
+  assert_int_equal(first, 5);
+  assert_int_equal(rows(&w->pad[1], 0, 128, &first), 96);
+  assert_int_equal(first, 0);
+  assert_int_equal(rows(&w->pad[1], 128, 2, &first), 2);
+  assert_int_equal(first, 96);
+  /* 2 x 2 tiles, each fetch moving its box: (4 + 3) x (96 + 2) floats */
+  assert_int_equal(s.dma_count, 4 + 4);
+  assert_int_equal(s.dma_bytes, 7 * 98 * 4 + 4 * 8 * 128 * 4);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+
+  load(&x,
+       "HloModule m\nENTRY e {\n  p = f32[8,128] parameter(0)\n  r = f32[16,128] parameter(1)\n"
+       "  z = f32[] constant(1)\n  q = f32[16,128] pad(p, z), padding=-8_16x0_0\n"
+       "  ROOT s = f32[16,128] add(q, r)\n}\n",
+       "tpu-v5e");
+  assert_int_equal(lower(&x, "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  assert_true(s.wins[0].padded[0]);
+  assert_int_equal(s.wins[0].block[0], 0);
+  assert_int_equal(s.wins[0].block_bytes, 0);
+  /* r's 8x128 blocks and the output's, twice each; p moves nothing */
+  assert_int_equal(s.vmem_bytes, 2 * 8 * 128 * 4 + 2 * 8 * 128 * 4);
+  assert_int_equal(s.dma_count, 2 + 2);
+  assert_int_equal(s.dma_bytes, 2 * 8 * 128 * 4 + 2 * 8 * 128 * 4);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+}
+
+/* A pad above the reduce hero: the executor computes the hero whole along
+ * a dimension that reaches the output through padding, so the hero's
+ * operand is not windowed through that pad (it reads every row). */
+static void pad_above_the_hero_is_not_followed(void **state) {
+  (void)state;
+  fx x;
+  load(&x,
+       "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+       "ENTRY e {\n  p = f32[50,300] parameter(0)\n  z = f32[] constant(0)\n"
+       "  r = f32[50] reduce(p, z), dimensions={1}, to_apply=add\n  ROOT q = f32[60] pad(r, z), padding=-2_12\n}\n",
+       "tpu-v5e");
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=128 k=300 buf=2 order=0k pack=1 prec=default flags=none", &s, why, sizeof why), 0);
+  assert_false(s.wins[0].padded[0]);
+  assert_int_equal(s.wins[0].follows[0], DEV_FOLLOW_NONE);
+  assert_int_equal(s.wins[0].block[0], 50);
+  dev_schedule_free(&s);
+  hlo_module_free(x.m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lane_rule_and_full_dims),
@@ -248,6 +459,10 @@ int main(void) {
       cmocka_unit_test(dot_windows),
       cmocka_unit_test(replica_elementwise_collectives_are_tiled),
       cmocka_unit_test(whole_array_operands_stay_in_hbm),
+      cmocka_unit_test(pad_inverse_map),
+      cmocka_unit_test(pad_tiles_of_padding_fetch_nothing),
+      cmocka_unit_test(pad_chains_and_crops),
+      cmocka_unit_test(pad_above_the_hero_is_not_followed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,9 +59,12 @@ static uint64_t jitter_next(exec *x) {
  * timing (dev_backend.h), else a draw in [0, 64). */
 static double dma_jitter(exec *x) { return (x->jitter_seed & DEV_JITTER_EAGER) ? 0.0 : (double)(jitter_next(x) % 64); }
 
-/* Copies the block at origin into slot `slot` of window ws: in-bounds
- * elements and their shadow from HBM, the rest poison. */
-static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
+/* Copies the block at origin into slot `slot` of window ws: the elements
+ * below lim (per dimension: the array's extent, or along a padded
+ * dimension the end of the rows the tile reads) and their shadow from HBM,
+ * the rest poison.  So a padded window's transfer brings exactly the box
+ * its tile reads, and a read outside that box is a read of poison. */
+static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin, const int64_t *lim) {
   const dev_window *w = ws->w;
   const dev_hbm *h = &x->in[w->param->parameter_number];
   uint8_t pat[16];
@@ -74,16 +77,16 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
     int64_t row = w->block[r - 1], nrows = ws->belems / row;
     bool clean = true; /* the whole block inside the array */
     for (int d = 0; d < r; d++)
-      clean = clean && origin[d] + w->block[d] <= w->dims[d];
+      clean = clean && origin[d] + w->block[d] <= lim[d];
     for (int64_t q = 0; q < nrows; q++) {
       bool inside = true;
       int64_t g = 0;
       for (int d = 0; d < r - 1; d++) {
         int64_t gi = origin[d] + loc[d];
-        inside = inside && gi < w->dims[d];
+        inside = inside && gi < lim[d];
         g = g * w->dims[d] + gi;
       }
-      int64_t valid = inside ? w->dims[r - 1] - origin[r - 1] : 0;
+      int64_t valid = inside ? lim[r - 1] - origin[r - 1] : 0;
       valid = valid < 0 ? 0 : valid > row ? row : valid;
       uint8_t *dst = ws->data[slot] + (size_t)(q * row) * ws->esz;
       uint8_t *sh = ws->shadow[slot] + q * row;
@@ -114,7 +117,7 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin) {
     int64_t g = 0;
     for (int d = 0; d < r; d++) {
       int64_t gi = origin[d] + loc[d];
-      inside = inside && gi < w->dims[d];
+      inside = inside && gi < lim[d];
       g = g * w->dims[d] + gi;
     }
     uint8_t *dst = ws->data[slot] + (size_t)i * ws->esz;
@@ -193,12 +196,28 @@ static void dma_race(exec *x, int p, win_state *ws) {
   }
 }
 
-/* The block origin of window w at the current step. */
-static void window_origin(const exec *x, const dev_window *w, int64_t *origin) {
+/* The block origin of window w at the current step, and in lim, per
+ * dimension, where the part of the block the step reads ends: the array's
+ * extent, or along a padded dimension (dev_window.padded) the end of the
+ * rows the output tile reads through the pad's inverse map, whose first
+ * row is the origin there.  False when along a padded dimension the tile
+ * is made only of padding: the step reads nothing of w and nothing is
+ * fetched (the slot keeps the block it holds). */
+static bool window_box(const exec *x, const dev_window *w, int64_t *origin, int64_t *lim) {
+  bool any = true;
   for (int d = 0; d < w->rank; d++) {
     int fo = w->follows[d];
+    lim[d] = w->dims[d];
+    if (fo >= 0 && w->padded[d]) {
+      int64_t tile = x->s->cfg.tile[fo], lo = x->t[fo] * tile, dim = x->f->dims[fo];
+      int64_t n = dev_pad_rows(&w->pad[d], lo, lo + tile < dim ? tile : dim - lo, &origin[d]);
+      lim[d] = origin[d] + n;
+      any = any && n > 0;
+      continue;
+    }
     origin[d] = fo >= 0 ? x->t[fo] * w->block[d] : fo == DEV_FOLLOW_K ? x->chunk * w->block[d] : 0;
   }
+  return any;
 }
 
 /* Fetches every non-resident window whose block changed at this step. */
@@ -208,12 +227,13 @@ void dev_x_stage_windows(exec *x) {
     const dev_window *w = ws->w;
     if (!w || !w->param || w->resident || !ws->data)
       continue;
-    int64_t origin[DEV_MAX_RANK];
-    window_origin(x, w, origin);
+    int64_t origin[DEV_MAX_RANK], lim[DEV_MAX_RANK];
+    if (!window_box(x, w, origin, lim))
+      continue;
     if (ws->have && memcmp(origin, ws->origin, sizeof(int64_t) * (size_t)w->rank) == 0)
       continue;
     int slot = (int)(ws->fetches % x->s->cfg.buf);
-    dma_issue(x, ws, slot, origin);
+    dma_issue(x, ws, slot, origin, lim);
     dma_wait(x, ws);
     ws->cur = slot;
     ws->have = true;
@@ -324,9 +344,10 @@ int dev_x_plan_fetches(exec *x) {
       return dev_x_fail(x, "out of memory");
     ws->nplan = 0;
     for (int64_t step = 0; step < steps; step++) {
-      int64_t origin[DEV_MAX_RANK];
+      int64_t origin[DEV_MAX_RANK], lim[DEV_MAX_RANK];
       dev_x_decode_step(x, step);
-      window_origin(x, w, origin);
+      if (!window_box(x, w, origin, lim))
+        continue; /* as dev_x_stage_windows: no fetch */
       int64_t *last = ws->plan + (ws->nplan - 1) * w->rank;
       if (ws->nplan > 0 && memcmp(origin, last, sizeof(int64_t) * (size_t)w->rank) == 0)
         continue;

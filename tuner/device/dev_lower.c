@@ -23,7 +23,17 @@
  *   - DMA accounting: a window is fetched again whenever its block index
  *     changes, i.e. once per iteration of the innermost loop it follows and
  *     of every loop outside that one (resident windows once); bytes are
- *     whole blocks (a ragged block is transferred padded).  The output block
+ *     whole blocks (a ragged block is transferred padded).  A window read
+ *     through a pad's padding (dev_window.padded) is fetched per output
+ *     tile as the box the tile reads through the pad's inverse map: bytes
+ *     are that box's, and a tile made only of padding fetches nothing.
+ *     Extending the window (a box origin derived from the tile) rather than
+ *     staging the pad like gather or dynamic-slice (dev_stage.h) keeps the
+ *     pad an elementwise-style op evaluated tile by tile with the rest of
+ *     the fusion, reading its operand through the same ring, DMA model and
+ *     dma-race as every other window; staging would have made it an op
+ *     computed from whole operands, changing how everything around it is
+ *     evaluated.  The output block
  *     is written the same way (once per tile when k is innermost; with k
  *     outside an output loop every revisit also spills and reloads the
  *     accumulators, counted as two more scratch transfers).
@@ -57,24 +67,48 @@ __attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t n, con
 
 #define UNSET (-3)
 
-static int *map_of(int *map, const hlo_instr *ins) { return map + (size_t)ins->index * HLO_MAX_RANK; }
+/* What one dimension of one instruction follows: fo is an output
+ * dimension, DEV_FOLLOW_K, DEV_FOLLOW_NONE or UNSET.  padded (only in the
+ * windows' analysis, and only with fo >= 0) says the dimension reaches the
+ * output through the padding of a pad, by map pm (dev_lower.h). */
+typedef struct follow {
+  int fo;
+  bool padded;
+  dev_pad_map pm;
+} follow;
+
+static follow fol(int fo) {
+  follow v;
+  memset(&v, 0, sizeof v);
+  v.fo = fo;
+  return v;
+}
+
+static bool same_follow(const follow *a, const follow *b) {
+  if (a->fo != b->fo || a->padded != b->padded)
+    return false;
+  return !a->padded || (a->pm.at == b->pm.at && a->pm.step == b->pm.step && a->pm.first == b->pm.first &&
+                        a->pm.end == b->pm.end);
+}
+
+static follow *map_of(follow *map, const hlo_instr *ins) { return map + (size_t)ins->index * HLO_MAX_RANK; }
 
 static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
 
 /* Merges mapping value v into slot *dst: unset takes v, agreement keeps it,
  * disagreement means the dimension follows nothing. */
-static void merge(int *dst, int v) {
-  if (*dst == UNSET)
+static void merge(follow *dst, follow v) {
+  if (dst->fo == UNSET)
     *dst = v;
-  else if (*dst != v)
-    *dst = DEV_FOLLOW_NONE;
+  else if (!same_follow(dst, &v))
+    *dst = fol(DEV_FOLLOW_NONE);
 }
 
-static void mark_none(int *map, const hlo_instr *o) {
+static void mark_none(follow *map, const hlo_instr *o) {
   const hlo_shape *s = leaf0(o);
   int r = s ? s->rank : 0;
   for (int d = 0; d < r && d < HLO_MAX_RANK; d++)
-    merge(&map_of(map, o)[d], DEV_FOLLOW_NONE);
+    merge(&map_of(map, o)[d], fol(DEV_FOLLOW_NONE));
 }
 
 static bool in_list(const hlo_ints *l, int64_t d) {
@@ -82,6 +116,49 @@ static bool in_list(const hlo_ints *l, int64_t d) {
     if (l->v[i] == d)
       return true;
   return false;
+}
+
+/* Division rounding down and up, for a positive divisor b. */
+static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+int64_t dev_pad_rows(const dev_pad_map *pm, int64_t lo, int64_t n, int64_t *first) {
+  *first = pm->first;
+  if (n <= 0 || pm->step <= 0)
+    return 0;
+  int64_t a = ceil_div(lo - pm->at, pm->step), b = floor_div(lo + n - 1 - pm->at, pm->step);
+  if (a < pm->first)
+    a = pm->first;
+  if (b > pm->end - 1)
+    b = pm->end - 1;
+  if (b < a)
+    return 0;
+  *first = a;
+  return b - a + 1;
+}
+
+/* The mapping of a pad's operand dimension of extent in, padded by pd, when
+ * the pad's own dimension (extent out) follows output dimension v.fo by v:
+ * operand index i sits at pad position lo + i * (interior + 1), which
+ * reaches the output at v's position for it, if v lets that position
+ * through (negative padding crops the rest). */
+static follow through_pad(follow v, const hlo_pad_dim *pd, int64_t in, int64_t out) {
+  int64_t S = pd->interior + 1;
+  int64_t at = v.padded ? v.pm.at : 0, step = v.padded ? v.pm.step : 1;
+  int64_t f0 = v.padded ? v.pm.first : 0, e0 = v.padded ? v.pm.end : out;
+  follow r = fol(v.fo);
+  r.padded = true;
+  r.pm.at = at + pd->lo * step;
+  r.pm.step = step * S;
+  r.pm.first = ceil_div(f0 - pd->lo, S);
+  r.pm.end = floor_div(e0 - 1 - pd->lo, S) + 1;
+  if (r.pm.first < 0)
+    r.pm.first = 0;
+  if (r.pm.end > in)
+    r.pm.end = in;
+  if (r.pm.end < r.pm.first) /* nothing of the operand reaches the output */
+    r.pm.end = r.pm.first;
+  return r;
 }
 
 /* How many reduction dims the hero has (1 makes K usable for windows). */
@@ -95,13 +172,27 @@ static int hero_red_dims(const dev_fusion *f) {
   return 0;
 }
 
-static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool vred) {
-  const int *m = map_of(map, ins);
+/* padded: the windows' analysis (dev_lower), where a padded dimension of a
+ * pad maps its operand through the pad's inverse map; otherwise (the map
+ * dev_follow_map hands the executor, which takes a following dimension's
+ * index to be the output's) it follows nothing. */
+static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bool vred, bool padded) {
+  const follow *m = map_of(map, ins);
   const hlo_shape *s = leaf0(ins);
   int rank = s ? s->rank : 0;
   dev_elem_kind k = dev_elem_classify(ins);
   bool hero = ins == f->hero;
   int kval = (hero && hero_red_dims(f) == 1) ? DEV_FOLLOW_K : DEV_FOLLOW_NONE;
+  /* The executor computes the hero over its region of the output tile as
+   * the public map gives it (dev_acc.c), in which a dimension that reaches
+   * the output through padding follows nothing: the hero is computed whole
+   * along it, so its operands are read whole along it too. */
+  follow hm[HLO_MAX_RANK];
+  if (hero && padded) {
+    for (int d = 0; d < rank && d < HLO_MAX_RANK; d++)
+      hm[d] = m[d].padded ? fol(DEV_FOLLOW_NONE) : m[d];
+    m = hm;
+  }
   /* A variadic reduce hero the executor chunks (dev_exec_variadic.h): its
    * get-tuple-elements hand it their mapping (all its results have one
    * shape), and each of its N operands maps as a single reduce's does. */
@@ -118,9 +209,9 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
       int r = 0;
       for (int d = 0; os && d < os->rank; d++) {
         if (in_list(&ins->attrs.dimensions, d))
-          merge(&map_of(map, o)[d], kval);
+          merge(&map_of(map, o)[d], fol(kval));
         else
-          merge(&map_of(map, o)[d], r < rank ? m[r++] : DEV_FOLLOW_NONE);
+          merge(&map_of(map, o)[d], r < rank ? m[r++] : fol(DEV_FOLLOW_NONE));
       }
       mark_none(map, ins->operands[n + j]);
     }
@@ -155,7 +246,7 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
     const hlo_ints *dims = &ins->attrs.dimensions;
     for (int d = 0; d < dims->n && d < HLO_MAX_RANK; d++) {
       int64_t rd = dims->v[d];
-      merge(&map_of(map, o)[d], rd >= 0 && rd < rank ? m[rd] : DEV_FOLLOW_NONE);
+      merge(&map_of(map, o)[d], rd >= 0 && rd < rank ? m[rd] : fol(DEV_FOLLOW_NONE));
     }
     return;
   }
@@ -173,9 +264,9 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
     int r = 0;
     for (int d = 0; os && d < os->rank; d++) {
       if (in_list(&ins->attrs.dimensions, d))
-        merge(&map_of(map, o)[d], kval);
+        merge(&map_of(map, o)[d], fol(kval));
       else
-        merge(&map_of(map, o)[d], r < rank ? m[r++] : DEV_FOLLOW_NONE);
+        merge(&map_of(map, o)[d], r < rank ? m[r++] : fol(DEV_FOLLOW_NONE));
     }
     mark_none(map, ins->operands[1]);
     return;
@@ -194,16 +285,16 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
         nfree_lhs += !in_list(&dn->lhs_batch, d) && !in_list(&dn->lhs_contracting, d);
       int next = batch->n + (side ? nfree_lhs : 0);
       for (int d = 0; os && d < os->rank; d++) {
-        int v;
+        follow v;
         if (in_list(contr, d)) {
-          v = kval;
+          v = fol(kval);
         } else if (in_list(batch, d)) {
           int bi = 0;
           while (bi < batch->n && batch->v[bi] != d)
             bi++;
-          v = bi < rank ? m[bi] : DEV_FOLLOW_NONE;
+          v = bi < rank ? m[bi] : fol(DEV_FOLLOW_NONE);
         } else {
-          v = next < rank ? m[next] : DEV_FOLLOW_NONE;
+          v = next < rank ? m[next] : fol(DEV_FOLLOW_NONE);
           next++;
         }
         merge(&map_of(map, o)[d], v);
@@ -213,12 +304,20 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
   }
   case DEV_EK_PAD: {
     /* an unpadded dimension (no low, high or interior padding) reads
-     * position i of the operand for output position i */
+     * position i of the operand for output position i; a padded one reads
+     * operand index i for pad position lo + i * (interior + 1), which the
+     * windows' analysis follows (a padded dimension of the pad's operand
+     * is then fetched per output tile, dev_pad_rows) and the executor's
+     * map does not */
     const hlo_instr *o = ins->operands[0];
     const hlo_shape *os = leaf0(o);
     for (int d = 0; os && d < os->rank && d < rank; d++) {
       const hlo_pad_dim *pd = &ins->attrs.pad[d];
-      merge(&map_of(map, o)[d], pd->lo == 0 && pd->hi == 0 && pd->interior == 0 ? m[d] : DEV_FOLLOW_NONE);
+      follow v = m[d];
+      if (pd->lo != 0 || pd->hi != 0 || pd->interior != 0)
+        v = padded && v.fo >= 0 && pd->interior >= 0 ? through_pad(v, pd, os->dims[d], s->dims[d])
+                                                      : fol(DEV_FOLLOW_NONE);
+      merge(&map_of(map, o)[d], v);
     }
     mark_none(map, ins->operands[1]);
     return;
@@ -230,7 +329,7 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
       const hlo_instr *o = ins->operands[j];
       const hlo_shape *os = leaf0(o);
       for (int d = 0; os && d < os->rank && d < rank; d++)
-        merge(&map_of(map, o)[d], d == cd ? DEV_FOLLOW_NONE : m[d]);
+        merge(&map_of(map, o)[d], d == cd ? fol(DEV_FOLLOW_NONE) : m[d]);
     }
     return;
   }
@@ -243,14 +342,16 @@ static void propagate(const dev_fusion *f, int *map, const hlo_instr *ins, bool 
   }
 }
 
-int *dev_follow_map(const dev_fusion *f) {
+/* The follow analysis of dev_follow_map, or with padded the windows' one
+ * (propagate).  NULL when out of memory. */
+static follow *follow_analysis(const dev_fusion *f, bool padded) {
   const hlo_computation *c = f->comp;
   bool vred = dev_vred_native(f);
-  int *map = malloc(sizeof(int) * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK);
+  follow *map = malloc(sizeof *map * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK);
   if (!map)
     return NULL;
   for (int i = 0; i < c->ninstrs * HLO_MAX_RANK; i++)
-    map[i] = UNSET;
+    map[i] = fol(UNSET);
   /* The root (each leaf of a tuple root with the output's dims) follows the
    * output dims one to one. */
   const hlo_instr *root = c->root;
@@ -262,21 +363,32 @@ int *dev_follow_map(const dev_fusion *f) {
       for (int d = 0; same && d < f->rank; d++)
         same = os->dims[d] == f->dims[d];
       for (int d = 0; os && d < os->rank && d < HLO_MAX_RANK; d++)
-        merge(&map_of(map, o)[d], same ? d : DEV_FOLLOW_NONE);
+        merge(&map_of(map, o)[d], fol(same ? d : DEV_FOLLOW_NONE));
     }
   } else {
     for (int d = 0; d < f->rank; d++)
-      map_of(map, root)[d] = d;
+      map_of(map, root)[d] = fol(d);
   }
   for (int i = c->ninstrs - 1; i >= 0; i--) {
     const hlo_instr *ins = c->instrs[i];
     if (ins == root && root->op == HLO_OP_TUPLE)
       continue;
-    propagate(f, map, ins, vred);
+    propagate(f, map, ins, vred, padded);
   }
   for (int i = 0; i < c->ninstrs * HLO_MAX_RANK; i++)
-    if (map[i] == UNSET)
-      map[i] = DEV_FOLLOW_NONE;
+    if (map[i].fo == UNSET)
+      map[i] = fol(DEV_FOLLOW_NONE);
+  return map;
+}
+
+int *dev_follow_map(const dev_fusion *f) {
+  const hlo_computation *c = f->comp;
+  follow *fm = follow_analysis(f, false);
+  int *map = fm ? malloc(sizeof(int) * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK) : NULL;
+  if (map)
+    for (int i = 0; i < c->ninstrs * HLO_MAX_RANK; i++)
+      map[i] = fm[i].fo;
+  free(fm);
   return map;
 }
 
@@ -389,6 +501,68 @@ static int64_t fetches(const dev_schedule *s, const bool *dep_dim, bool dep_k) {
   return n;
 }
 
+/* A padded window dimension d (dev_window.padded): the block holds the
+ * most rows any output tile of its dimension fo reads through the pad's
+ * inverse map, rounded up as the layout wants a block's last two
+ * dimensions (lanes; sublanes of the type) and capped at the whole
+ * dimension, so that the block is legal whenever the tile is.  Also the
+ * tiles that read any row (*nonempty) and the rows all tiles read (*rows),
+ * for the DMA account. */
+static int64_t padded_block(const dev_machine *m, const dev_fusion *f, const dev_config *cfg, const dev_window *w,
+                            int d, int64_t *nonempty, int64_t *rows) {
+  int fo = w->follows[d];
+  int64_t tile = cfg->tile[fo], dim = f->dims[fo], most = 0;
+  *nonempty = *rows = 0;
+  for (int64_t lo = 0; lo < dim; lo += tile) {
+    int64_t first, n = dev_pad_rows(&w->pad[d], lo, lo + tile < dim ? tile : dim - lo, &first);
+    *nonempty += n > 0;
+    *rows += n;
+    most = n > most ? n : most;
+  }
+  int64_t mult = 1;
+  if (d == w->rank - 1)
+    mult = m->lanes > 0 ? m->lanes : 128;
+  else if (d == w->rank - 2)
+    mult = sublanes_for(m, w->param->shape.type);
+  if (most == 0)
+    return 0; /* cropped away: no tile reads it, nothing is held */
+  int64_t b = (most + mult - 1) / mult * mult;
+  return b < w->dims[d] ? b : w->dims[d];
+}
+
+/* The fetches of a window with padded dimensions and the elements they
+ * move: as fetches(), one per iteration of the loops out to the innermost
+ * one the window depends on, except that an iteration whose tile reads
+ * only padding along a padded dimension fetches nothing, and a fetch moves
+ * the rows its tile reads along a padded dimension (the rest of the block
+ * is not transferred) and the whole block along the others. */
+static void padded_fetches(const dev_schedule *s, const dev_window *w, const bool *dep_dim, bool dep_k,
+                           const int64_t *nonempty, const int64_t *rows, int64_t *count, int64_t *elems) {
+  int inner = -1, pd[DEV_MAX_RANK];
+  for (int o = 0; o < DEV_MAX_RANK; o++)
+    pd[o] = -1;
+  for (int d = 0; d < w->rank; d++)
+    if (w->padded[d])
+      pd[w->follows[d]] = d;
+  for (int j = 0; j < s->cfg.norder; j++) {
+    int o = s->cfg.order[j];
+    if (o == DEV_ORDER_K ? dep_k : dep_dim[o])
+      inner = j;
+  }
+  int64_t n = 1, e = 1;
+  for (int j = 0; j <= inner; j++) {
+    int o = s->cfg.order[j];
+    bool p = o != DEV_ORDER_K && pd[o] >= 0;
+    n *= p ? nonempty[pd[o]] : loop_bound(s, o);
+    e *= p ? rows[pd[o]] : loop_bound(s, o);
+  }
+  for (int d = 0; d < w->rank; d++)
+    if (!w->padded[d])
+      e *= w->block[d];
+  *count = n;
+  *elems = e;
+}
+
 static int passes(dev_precision p) { return p == DEV_PREC_HIGHEST ? 6 : p == DEV_PREC_HIGH ? 3 : 1; }
 
 int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, dev_schedule *s, char *why,
@@ -434,7 +608,9 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     return -1;
   s->out_block_bytes = block_bytes(f->out_type, rank, oblock);
 
-  int *map = dev_follow_map(f);
+  /* the windows' analysis: padded dimensions follow the output through the
+   * pad (dev_lower.h, dev_window.padded) */
+  follow *map = follow_analysis(f, true);
   if (!map)
     return refuse(why, why_len, "out of memory");
   const hlo_computation *c = f->comp;
@@ -472,12 +648,21 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     w->rank = ps->rank;
     w->resident = true;
     bool dep_dim[DEV_MAX_RANK] = {false};
-    bool dep_k = false;
+    bool dep_k = false, any_padded = false;
+    int64_t nonempty[DEV_MAX_RANK] = {0}, rows[DEV_MAX_RANK] = {0};
     for (int d = 0; d < ps->rank; d++) {
       w->dims[d] = ps->dims[d];
-      int fo = map_of(map, pi)[d];
+      const follow *fe = &map_of(map, pi)[d];
+      int fo = fe->fo;
       w->follows[d] = fo;
-      if (fo >= 0 && fo < rank) {
+      if (fo >= 0 && fo < rank && fe->padded) {
+        w->padded[d] = true;
+        w->pad[d] = fe->pm;
+        w->block[d] = padded_block(m, f, cfg, w, d, &nonempty[d], &rows[d]);
+        dep_dim[fo] = true;
+        w->resident = false;
+        any_padded = true;
+      } else if (fo >= 0 && fo < rank) {
         w->block[d] = cfg->tile[fo];
         dep_dim[fo] = true;
         w->resident = false;
@@ -500,6 +685,14 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     w->in_hbm = w->resident && pi->index >= 0 && pi->index < c->ninstrs && whole[pi->index];
     if (!w->in_hbm)
       vmem += w->block_bytes * cfg->buf;
+    if (any_padded) {
+      int64_t nf, elems;
+      padded_fetches(s, w, dep_dim, dep_k, nonempty, rows, &nf, &elems);
+      int bits = hlo_etype_bits(ps->type);
+      s->dma_count += nf;
+      s->dma_bytes += (elems * (bits > 0 ? bits : 8) + 7) / 8;
+      continue;
+    }
     int64_t nf = w->resident ? 1 : fetches(s, dep_dim, dep_k);
     s->dma_count += nf;
     s->dma_bytes += nf * w->block_bytes;
@@ -510,7 +703,10 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     const hlo_shape *hs = leaf0(f->hero);
     int64_t region = 1;
     for (int d = 0; hs && d < hs->rank; d++) {
-      int fo = map_of(map, f->hero)[d];
+      /* a dimension the hero reaches the output by through padding is
+       * computed whole (propagate) */
+      const follow *fe = &map_of(map, f->hero)[d];
+      int fo = fe->padded ? DEV_FOLLOW_NONE : fe->fo;
       region *= (fo >= 0 && fo < rank) ? (cfg->tile[fo] < f->dims[fo] ? cfg->tile[fo] : f->dims[fo]) : hs->dims[d];
     }
     int abits = hlo_etype_bits(f->acc_type);

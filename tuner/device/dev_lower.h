@@ -5,8 +5,10 @@
  * chunks its reduction with cfg.k; loops nest in cfg.order.  Every kernel
  * parameter gets a window: the block of it that one grid step needs, staged
  * through a ring of cfg.buf VMEM buffers.  A parameter dimension "follows"
- * an output dimension (its block is that tile), the reduction (its block is
- * the k chunk), or nothing (its block is the whole dimension).
+ * an output dimension (its block is that tile, or when it reaches the
+ * output through a pad's padding the rows the tile reads through the pad),
+ * the reduction (its block is the k chunk), or nothing (its block is the
+ * whole dimension).
  *
  * Legality (DESIGN.md §4): the last two dimensions of every block are
  * multiples of (sublanes, lanes) or equal the array's dimension, with 16
@@ -27,12 +29,32 @@
 #define DEV_FOLLOW_NONE (-1) /* block spans the whole dimension */
 #define DEV_FOLLOW_K (-2)    /* block is the k chunk */
 
+/* How a window dimension read through a pad maps to the output dimension
+ * it follows (dev_window.padded): index i of the parameter lands on output
+ * position at + i * step, and only indices in [first, end) reach the
+ * output at all (the others are cropped by negative padding).  A padded
+ * dimension with low padding lo and interior padding n maps operand index i
+ * to lo + i * (n + 1); pads in a chain compose. */
+typedef struct dev_pad_map {
+  int64_t at, step;                 /* output position of index i */
+  int64_t first, end;               /* indices that reach the output */
+} dev_pad_map;
+
 typedef struct dev_window {
   const hlo_instr *param;           /* the kernel parameter */
   int rank;
   int64_t dims[DEV_MAX_RANK];       /* the parameter's dims */
   int64_t block[DEV_MAX_RANK];      /* block shape in elements */
   int follows[DEV_MAX_RANK];        /* output dim, DEV_FOLLOW_K or DEV_FOLLOW_NONE */
+  /* A dimension that follows output dimension follows[d] through a pad
+   * with padding along it: its block is not the tile but the rows the tile
+   * reads through the pad's inverse map (dev_pad_rows), a box whose origin
+   * moves with the tile by whatever the padding makes it, fetched per tile
+   * and not at all for a tile made only of padding.  block[d] is then the
+   * largest such box, rounded up to the layout's multiple (or the whole
+   * dimension). */
+  bool padded[DEV_MAX_RANK];
+  dev_pad_map pad[DEV_MAX_RANK];    /* where padded[d] */
   int64_t block_bytes;
   bool resident;                    /* follows nothing: fetched once */
   bool in_hbm;                      /* resident and read only by ops computed
@@ -62,6 +84,13 @@ typedef struct dev_schedule {
  * by such instructions (a parameter among them stays in HBM).  A malloc'd
  * array of c->ninstrs flags, or NULL when out of memory. */
 bool *dev_evaluated_whole(const hlo_computation *c);
+
+/* The parameter indices along a padded window dimension (map pm) that
+ * output positions [lo, lo + n) read: returns their count, 0 when the range
+ * holds only padding (or n <= 0), and sets *first to the first of them (to
+ * pm->first when there are none).  The indices are those i in
+ * [pm->first, pm->end) with lo <= pm->at + i * pm->step < lo + n. */
+int64_t dev_pad_rows(const dev_pad_map *pm, int64_t lo, int64_t n, int64_t *first);
 
 /* Lowers.  Returns 0, or -1 with a compile-error reason in why (e.g.
  * "block f32[8,100] of param_0: last dimension 100 is not a multiple of 128
