@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/hlo_dtype.h"
 #include "hlo/hlo_num_dot.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
@@ -220,12 +221,93 @@ static void test_line(void **state) {
   }
 }
 
+/* The bf16 split by hand, from hlo_numerics.h's definition: flush, hi =
+ * bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid), the lower parts 0
+ * for a non-finite x or a precision without them. */
+static float bf16_of(float f) { return hlo_bf16_to_f32(hlo_f32_to_bf16(f)); }
+
+static void split_by_hand(float x, hlo_num_precision p, float t[3]) {
+  x = hlo_num_ftz_f32(x);
+  t[0] = bf16_of(x);
+  t[1] = t[2] = 0.0f;
+  if (p == HLO_NUM_PREC_DEFAULT || !isfinite(x))
+    return;
+  float r = x - t[0];
+  t[1] = bf16_of(r);
+  if (p == HLO_NUM_PREC_HIGHEST)
+    t[2] = bf16_of(r - t[1]);
+}
+
+/* Values the split treats apart: zeros, subnormals, the smallest normal
+ * and its neighbours, the largest finite (hi rounds to inf), infinities,
+ * NaNs with payloads, exact bf16 ties. */
+static float special(int k) {
+  static const uint32_t s[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x807FFFFFu, 0x00800000u, 0x00800001u,
+                               0x80812345u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u,
+                               0xFF812345u, 0x7F80ABCDu, 0x3F808000u, 0x3F818000u, 0x3F808001u, 0x3F7FFFFFu};
+  float f;
+  memcpy(&f, &s[k % (int)(sizeof s / sizeof *s)], sizeof f);
+  return f;
+}
+
+/* hlo_num_dot_split_block against the split by hand, element for element,
+ * for block lengths around the vector width, in place and not; its NaN
+ * flag and smallest part exponent against the parts' own. */
+static void test_split_block(void **state) {
+  (void)state;
+  static const int64_t ns[] = {0, 1, 7, 8, 9, 16, 23, 100};
+  for (size_t k = 0; k < 3; k++)
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+      for (int kind = 0; kind < 4; kind++) {
+        int64_t n = ns[i];
+        float x[100], pl[4][100], want[3][100];
+        bool want_nan = false;
+        int want_exp = 255;
+        for (int64_t j = 0; j < n; j++) {
+          /* kind 0: ordinary values; 1: specials among them; 2: no NaN
+           * but tiny values (subnormal parts); 3: all specials */
+          x[j] = kind == 3 || (kind == 1 && j % 3 == 1) ? special((int)j + (int)k)
+                 : kind == 2 && j % 2                   ? 1.5e-38f * (float)(j + 1) / 7.0f
+                                                        : value();
+          if (kind != 1 && kind != 3 && x[j] != x[j])
+            x[j] = 1.0f;
+        }
+        for (int64_t j = 0; j < n; j++) {
+          float t[3];
+          split_by_hand(x[j], precs[k], t);
+          for (int q = 0; q < hlo_num_dot_parts(precs[k]); q++) {
+            want[q][j] = t[q];
+            want_nan = want_nan || t[q] != t[q];
+            uint32_t b = bits(t[q]);
+            int e = (int)((b >> 23) & 0xFF);
+            if ((b & 0x7FFFFFFFu) != 0 && e != 255 && (e ? e : 1) < want_exp)
+              want_exp = e ? e : 1;
+          }
+        }
+        for (int in_place = 0; in_place < 2; in_place++) {
+          memcpy(pl[0], x, sizeof x);
+          float *const parts[3] = {pl[in_place ? 0 : 1], pl[in_place ? 1 : 2], pl[in_place ? 2 : 3]};
+          int exp_min = -1;
+          bool nan = hlo_num_dot_split_block(pl[0], n, precs[k], parts, &exp_min);
+          assert_int_equal(nan, want_nan);
+          assert_int_equal(exp_min, want_exp);
+          for (int q = 0; q < hlo_num_dot_parts(precs[k]); q++)
+            for (int64_t j = 0; j < n; j++)
+              if (bits(parts[q][j]) != bits(want[q][j]))
+                fail_msg("split n=%lld prec=%d kind=%d in_place=%d part %d of %a (0x%08x): 0x%08x, want 0x%08x",
+                         (long long)n, (int)precs[k], kind, in_place, q, (double)x[j], bits(x[j]), bits(parts[q][j]),
+                         bits(want[q][j]));
+        }
+      }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_row_lanes),
       cmocka_unit_test(test_gathered_lanes),
       cmocka_unit_test(test_row_pair),
       cmocka_unit_test(test_line),
+      cmocka_unit_test(test_split_block),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

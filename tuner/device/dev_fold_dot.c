@@ -120,6 +120,7 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
   int64_t nl = R > 0 ? x->region.n[R - 1] : 1;
   float *planes[2] = {NULL, NULL}, *rows = malloc(sizeof(float) * 2 * (size_t)nl);
   uint8_t *lines[2] = {NULL, NULL};
+  int exp_min[2] = {0, 0};
   int rc = rows ? 1 : -1;
   for (int side = 0; rc == 1 && side < 2; side++) {
     int64_t n = bx[side].count;
@@ -129,17 +130,12 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
       rc = -1;
       break;
     }
+    /* The operands as f32 into the first plane, then split in place. */
     hlo_eclass cls = hlo_etype_class(sh[side]->type);
-    bool nan = false;
-    for (int64_t i = 0; i < n; i++) {
-      float t[3];
-      hlo_num_dot_split(dot_operand(bx[side].v[i], cls), prec, t);
-      for (int p = 0; p < np; p++) {
-        planes[side][p * n + i] = t[p];
-        nan = nan || t[p] != t[p];
-      }
-    }
-    if (nan) {
+    for (int64_t i = 0; i < n; i++)
+      planes[side][i] = dot_operand(bx[side].v[i], cls);
+    float *const parts[3] = {planes[side], planes[side] + (np > 1 ? n : 0), planes[side] + (np > 2 ? 2 * n : 0)};
+    if (hlo_num_dot_split_block(planes[side], n, prec, parts, &exp_min[side])) {
       rc = 0;
       goto done;
     }

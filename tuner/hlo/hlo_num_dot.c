@@ -20,6 +20,38 @@ float hlo_num_dot_f32_line(const hlo_num_dot_planes *pl, float acc, int64_t a0, 
   return acc;
 }
 
+/* A part's exponent key for exp_min: its biased exponent, at least 1 (a
+ * subnormal part is a multiple of the smallest subnormal bf16, as a part
+ * of exponent 1 is); 255 for a zero or a non-finite part, which bound
+ * nothing. */
+static int part_key(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  int e = (int)((b >> 23) & 0xFF);
+  if ((b & 0x7FFFFFFFu) == 0 || e == 255)
+    return 255;
+  return e ? e : 1;
+}
+
+/* Elements [i0, n) one at a time: the definition. */
+static bool split_scalar(const float *x, int64_t i0, int64_t n, hlo_num_precision prec, float *const parts[3],
+                         int *exp_min) {
+  int np = hlo_num_dot_parts(prec), em = *exp_min;
+  bool nan = false;
+  for (int64_t i = i0; i < n; i++) {
+    float t[3];
+    hlo_num_dot_split(x[i], prec, t);
+    for (int p = 0; p < np; p++) {
+      parts[p][i] = t[p];
+      nan = nan || t[p] != t[p];
+      int k = part_key(t[p]);
+      em = k < em ? k : em;
+    }
+  }
+  *exp_min = em;
+  return nan;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 
 #if defined(__x86_64__) && defined(__linux__)
@@ -48,6 +80,77 @@ INLINE v8f v_ftz(v8f x) {
   v8i b = (v8i)x;
   v8u tiny = (v8u)((b & 0x7F800000) == 0);
   return (v8f)(b & ~(v8i)(tiny >> 1));
+}
+
+/* hlo_f32_to_bf16 and back (hlo_dtype.h) on 8 lanes of f32 bits, the
+ * scalar code's integer steps with its NaN branch as a select. */
+INLINE v8u v_bf16(v8u b) {
+  v8u nan = (v8u)((b & 0x7FFFFFFFu) > 0x7F800000u);
+  v8u quiet = ((b >> 16) | 0x0040u) << 16;
+  v8u near = ((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16) << 16;
+  return (nan & quiet) | (~nan & near);
+}
+
+/* part_key on 8 lanes of f32 bits. */
+INLINE v8u v_part_key(v8u b) {
+  v8u e = (b >> 23) & 0xFFu;
+  v8u none = (v8u)((b & 0x7FFFFFFFu) == 0) | (v8u)(e == 255u);
+  e = e | (v8u)(e == 0u) >> 31; /* 0 becomes 1 */
+  return (none & 255u) | (~none & e);
+}
+
+INLINE v8u v_min(v8u a, v8u b) {
+  v8u lt = (v8u)(a < b);
+  return (lt & a) | (~lt & b);
+}
+
+/* hlo_num_dot_split_block, 8 elements at a time: hlo_num_dot_split's
+ * steps per lane (flush, hi, then mid and lo from the exact remainders,
+ * zero for a non-finite x), selects for its branches. */
+DOT_CLONES static bool split_vec(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3],
+                                 int *exp_min, int64_t *done) {
+  v8u em = {255, 255, 255, 255, 255, 255, 255, 255};
+  v8i nan = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v8u b;
+    memcpy(&b, x + i, sizeof b);
+    v8u tiny = (v8u)((b & 0x7F800000u) == 0);
+    b &= ~(tiny >> 1);
+    v8u hi = v_bf16(b);
+    nan |= (v8i)((v8f)hi != (v8f)hi);
+    em = v_min(em, v_part_key(hi));
+    memcpy(parts[0] + i, &hi, sizeof hi);
+    if (prec == HLO_NUM_PREC_DEFAULT)
+      continue;
+    v8u finite = (v8u)((b & 0x7F800000u) != 0x7F800000u);
+    v8f r = (v8f)b - (v8f)hi; /* exact: hi has the leading 8 bits of x */
+    v8u mid = v_bf16((v8u)r) & finite;
+    nan |= (v8i)((v8f)mid != (v8f)mid);
+    em = v_min(em, v_part_key(mid));
+    memcpy(parts[1] + i, &mid, sizeof mid);
+    if (prec != HLO_NUM_PREC_HIGHEST)
+      continue;
+    v8u lo = v_bf16((v8u)(r - (v8f)mid)) & finite;
+    nan |= (v8i)((v8f)lo != (v8f)lo);
+    em = v_min(em, v_part_key(lo));
+    memcpy(parts[2] + i, &lo, sizeof lo);
+  }
+  int m = 255;
+  bool any = false;
+  for (int j = 0; j < 8; j++) {
+    m = (int)em[j] < m ? (int)em[j] : m;
+    any = any || nan[j];
+  }
+  *exp_min = m;
+  *done = i;
+  return any;
+}
+
+bool hlo_num_dot_split_block(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3], int *exp_min) {
+  int64_t i0 = 0;
+  bool nan = split_vec(x, n, prec, parts, exp_min, &i0);
+  return split_scalar(x, i0, n, prec, parts, exp_min) || nan;
 }
 
 /* hlo_num_dot_parts_product on 8 lanes, term for term, into T; X(k) is
@@ -314,6 +417,11 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
 }
 
 #else /* no vector extensions: the scalar loop per lane */
+
+bool hlo_num_dot_split_block(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3], int *exp_min) {
+  *exp_min = 255;
+  return split_scalar(x, 0, n, prec, parts, exp_min);
+}
 
 void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
                               int64_t a01, int64_t b0, int64_t len) {

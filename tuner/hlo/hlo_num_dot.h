@@ -23,6 +23,7 @@
 #ifndef TUNE_HLO_NUM_DOT_H
 #define TUNE_HLO_NUM_DOT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hlo_numerics.h"
@@ -35,6 +36,14 @@ typedef struct hlo_num_dot_planes {
   int64_t sa, sb;
   hlo_num_precision prec;
 } hlo_num_dot_planes;
+
+/* hlo_num_dot_split of x[i] into parts[p][i] for i < n and the
+ * precision's parts p < hlo_num_dot_parts(prec) (the other planes are
+ * not written; parts[0] may be x itself), bit for bit, eight elements at
+ * a time.  *exp_min becomes the smallest biased exponent, counted as at
+ * least 1, of a nonzero finite part written, 255 when there is none.
+ * Returns true when some part is a NaN. */
+bool hlo_num_dot_split_block(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3], int *exp_min);
 
 /* Lanes q = 0..m-1: lane q's line starts at element a0 + q * da of the lhs
  * planes and b0 + q * db of the rhs planes; acc[q] takes len products in
