@@ -66,6 +66,27 @@ static float line(float *const *a, float *const *b, int64_t sa, int64_t sb, hlo_
   return acc;
 }
 
+/* What split_planes multiplies its values by (tiny scales make products
+ * and sums subnormal), and whether the cases tell the kernels the parts'
+ * smallest exponents (exp_min, which lets them leave out flushes). */
+static float scale = 1.0f;
+static bool known_exp = false;
+
+/* exp_min of n elements of three planes, by hand: the smallest biased
+ * exponent, counted as at least 1, of a nonzero finite part. */
+static int planes_exp_min(float *const *pl, int64_t n) {
+  int em = 255;
+  for (int q = 0; q < 3; q++)
+    for (int64_t i = 0; i < n; i++) {
+      uint32_t b;
+      memcpy(&b, &pl[q][i], sizeof b);
+      int e = (int)((b >> 23) & 0xFF);
+      if ((b & 0x7FFFFFFFu) != 0 && e != 255 && (e ? e : 1) < em)
+        em = e ? e : 1;
+    }
+  return em;
+}
+
 /* n random values split into the three planes the executor keeps
  * (hlo_num_dot_split); the caller frees p[0..2]. */
 static void split_planes(float *pl[3], int64_t n, hlo_num_precision p) {
@@ -75,7 +96,7 @@ static void split_planes(float *pl[3], int64_t n, hlo_num_precision p) {
   }
   for (int64_t i = 0; i < n; i++) {
     float s[3];
-    hlo_num_dot_split(value(), p, s);
+    hlo_num_dot_split(value() * scale, p, s);
     for (int q = 0; q < 3; q++)
       pl[q][i] = s[q];
   }
@@ -93,10 +114,14 @@ static void check_case(int64_t m, int64_t len, int64_t da, int64_t db, int64_t s
   assert_non_null(acc);
   assert_non_null(want);
   for (int64_t q = 0; q < m; q++)
-    acc[q] = q % 5 == 0 ? 0.0f : value();
+    acc[q] = q % 5 == 0 ? 0.0f : value() * scale;
   for (int64_t q = 0; q < m; q++)
     want[q] = line(pa, pb, sa, sb, p, acc[q], q * da, q * db, len);
   hlo_num_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = sa, .sb = sb, .prec = p};
+  if (known_exp) {
+    pl.exp_min[0] = planes_exp_min(pa, na);
+    pl.exp_min[1] = planes_exp_min(pb, nb);
+  }
   hlo_num_dot_f32_lanes(&pl, acc, m, 0, da, 0, db, len);
   for (int64_t q = 0; q < m; q++)
     if (bits(acc[q]) != bits(want[q]))
@@ -156,11 +181,15 @@ static void check_pair(int64_t m, int64_t len, int64_t a01, int64_t sa, int64_t 
     assert_non_null(acc[i]);
     assert_non_null(want[i]);
     for (int64_t q = 0; q < m; q++) {
-      acc[i][q] = q % 5 == i ? 0.0f : value();
+      acc[i][q] = q % 5 == i ? 0.0f : value() * scale;
       want[i][q] = line(pa, pb, sa, sb, p, acc[i][q], a0[i], b0 + q, len);
     }
   }
   hlo_num_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = sa, .sb = sb, .prec = p};
+  if (known_exp) {
+    pl.exp_min[0] = planes_exp_min(pa, na);
+    pl.exp_min[1] = planes_exp_min(pb, nb);
+  }
   hlo_num_dot_f32_row_pair(&pl, acc[0], acc[1], m, a0[0], a0[1], b0, len);
   for (int i = 0; i < 2; i++)
     for (int64_t q = 0; q < m; q++)
@@ -301,6 +330,64 @@ static void test_split_block(void **state) {
       }
 }
 
+/* The cases above again with exp_min known, at scales where nothing is
+ * subnormal (the kernels without flushes) and where products and sums
+ * underflow (exp_min too small: the flushing kernels), and between. */
+static void test_known_exp(void **state) {
+  static const float scales[] = {1.0f, 0x1p-40f, 0x1p-56f, 0x1p-60f, 0x1p-64f};
+  known_exp = true;
+  for (size_t i = 0; i < sizeof scales / sizeof *scales; i++) {
+    scale = scales[i];
+    test_row_lanes(state);
+    test_gathered_lanes(state);
+    test_row_pair(state);
+  }
+  known_exp = false;
+  scale = 1.0f;
+}
+
+/* m lanes of one line (a[r] * b[r] summed from acc), through the row
+ * kernels with exp_min by hand; every lane must be want. */
+static void check_line_lanes(const float *a, const float *b, int64_t len, float acc0, float want) {
+  enum { M = 8 };
+  float pa[16], pb[16 * M], z[16 * M] = {0}, acc[M];
+  for (int64_t r = 0; r < len; r++) {
+    pa[r] = a[r];
+    for (int q = 0; q < M; q++)
+      pb[r * M + q] = b[r];
+  }
+  float *const ap[3] = {pa, z, z}, *const bp[3] = {pb, z, z};
+  hlo_num_dot_planes pl = {.a = {pa, z, z},
+                           .b = {pb, z, z},
+                           .sa = 1,
+                           .sb = M,
+                           .prec = HLO_NUM_PREC_DEFAULT,
+                           .exp_min = {planes_exp_min(ap, len), planes_exp_min(bp, len * M)}};
+  for (int q = 0; q < M; q++)
+    acc[q] = acc0;
+  hlo_num_dot_f32_lanes(&pl, acc, M, 0, 0, 0, 1, len);
+  for (int q = 0; q < M; q++)
+    if (bits(acc[q]) != bits(want))
+      fail_msg("lane %d: %a, want %a", q, (double)acc[q], (double)want);
+}
+
+/* The bound of "No subnormals" (hlo_num_dot.c) at its edge, by hand.
+ * Two products of 15 significant bits that cancel to their last bit:
+ * with parts of exponents 70 and 71 (sum 141) that bit is 2^-127, a
+ * subnormal the flush takes to 0; with 70 and 72 (sum 142) it is 2^-126
+ * and stays.  And an incoming sum whose ulp is 2^-127 (exponent 23),
+ * cancelled by a product of large parts. */
+static void test_exp_min_edge(void **state) {
+  (void)state;
+  float a[2] = {0x1.02p-57f, -0x1.04p-57f}, b[2] = {0x1.02p-56f, 0x1p-56f};
+  check_line_lanes(a, b, 2, 0.0f, 0.0f);
+  float b2[2] = {0x1.02p-55f, 0x1p-55f};
+  check_line_lanes(a, b2, 2, 0.0f, 0x1p-126f);
+  float c[1] = {-0x1p-52f}, d[1] = {0x1p-52f};
+  check_line_lanes(c, d, 1, 0x1.000002p-104f, 0.0f);
+  check_line_lanes(c, d, 1, 0x1.000004p-104f, 0x1p-126f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_row_lanes),
@@ -308,6 +395,8 @@ int main(void) {
       cmocka_unit_test(test_row_pair),
       cmocka_unit_test(test_line),
       cmocka_unit_test(test_split_block),
+      cmocka_unit_test(test_known_exp),
+      cmocka_unit_test(test_exp_min_edge),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,7 +147,7 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
     goto done;
   }
   int64_t P = x->P;
-  hlo_num_dot_planes pl = {.sa = stride[0] * P, .sb = stride[1] * P, .prec = prec};
+  hlo_num_dot_planes pl = {.sa = stride[0] * P, .sb = stride[1] * P, .prec = prec, .exp_min = {exp_min[0], exp_min[1]}};
   for (int p = 0; p < np; p++) {
     pl.a[p] = planes[0] + p * bx[0].count;
     pl.b[p] = planes[1] + p * bx[1].count;

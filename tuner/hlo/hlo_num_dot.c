@@ -153,10 +153,14 @@ bool hlo_num_dot_split_block(const float *x, int64_t n, hlo_num_precision prec, 
   return split_scalar(x, i0, n, prec, parts, exp_min) || nan;
 }
 
-/* hlo_num_dot_parts_product on 8 lanes, term for term, into T; X(k) is
- * the lhs part k as 8 lanes, Y[k] the rhs part k.  One spelling of the
- * order for both kernels below. */
-#define V_PROD(P, X, Y, T)                                                                                    \
+/* v_ftz when F; the kernels below come with F true and false (see "No
+ * subnormals" further down), a constant after inlining. */
+INLINE v8f v_ftz_if(bool f, v8f x) { return f ? v_ftz(x) : x; }
+
+/* hlo_num_dot_parts_product on 8 lanes, term for term, into T (flushed
+ * when F); X(k) is the lhs part k as 8 lanes, Y[k] the rhs part k.  One
+ * spelling of the order for both kernels below. */
+#define V_PROD(P, F, X, Y, T)                                                                                  \
   do {                                                                                                       \
     switch (P) {                                                                                             \
     case HLO_NUM_PREC_HIGH:                                                                                  \
@@ -176,14 +180,14 @@ bool hlo_num_dot_split_block(const float *x, int64_t n, hlo_num_precision prec, 
       T = X(0) * Y[0];                                                                                       \
       break;                                                                                                 \
     }                                                                                                        \
-    T = v_ftz(T);                                                                                            \
+    T = v_ftz_if(F, T);                                                                                      \
   } while (0)
 
 /* Lanes with their own lhs values. */
-INLINE v8f v_prod(hlo_num_precision p, const v8f *x, const v8f *y) {
+INLINE v8f v_prod(hlo_num_precision p, bool f, const v8f *x, const v8f *y) {
   v8f t;
 #define X_LANES(k) x[k]
-  V_PROD(p, X_LANES, y, t);
+  V_PROD(p, f, X_LANES, y, t);
 #undef X_LANES
   return t;
 }
@@ -191,10 +195,10 @@ INLINE v8f v_prod(hlo_num_precision p, const v8f *x, const v8f *y) {
 /* Lanes sharing one lhs value per part (x[k], a scalar), broadcast where it
  * is used: GCC 12 spells a broadcast stored into an array of vectors as
  * eight element inserts, but one used in place as a single vbroadcastss. */
-INLINE v8f v_prod_bcast(hlo_num_precision p, const float *x, const v8f *y) {
+INLINE v8f v_prod_bcast(hlo_num_precision p, bool f, const float *x, const v8f *y) {
   v8f t;
 #define X_BCAST(k) ((v8f){x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k]})
-  V_PROD(p, X_BCAST, y, t);
+  V_PROD(p, f, X_BCAST, y, t);
 #undef X_BCAST
   return t;
 }
@@ -207,7 +211,7 @@ INLINE v8f v_prod_bcast(hlo_num_precision p, const float *x, const v8f *y) {
  * stay in registers (an array of sums indexed in a loop that does not
  * unroll lives on the stack, and each step then waits on a store and a
  * reload), and each rhs vector, loaded once, serves all NR rows. */
-INLINE void rows_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int nr, int nv, float *const *acc,
+INLINE void rows_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, bool f, int nr, int nv, float *const *acc,
                        const int64_t *a0, int64_t b0, int64_t len) {
   v8f s[2][4];
 #pragma GCC unroll 2
@@ -236,7 +240,7 @@ INLINE void rows_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int
         memcpy(&y[p], pl->b[p] + b0 + r * sb + 8 * v, sizeof y[p]);
 #pragma GCC unroll 2
       for (int i = 0; i < nr; i++)
-        s[i][v] = v_ftz(s[i][v] + v_prod_bcast(prec, x[i], y));
+        s[i][v] = v_ftz_if(f, s[i][v] + v_prod_bcast(prec, f, x[i], y));
     }
   }
 #pragma GCC unroll 2
@@ -247,15 +251,15 @@ INLINE void rows_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int
 }
 
 /* One result row (see rows_lanes). */
-INLINE void row_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int nv, float *acc, int64_t a0, int64_t b0,
-                      int64_t len) {
+INLINE void row_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, bool f, int nv, float *acc, int64_t a0,
+                      int64_t b0, int64_t len) {
   float *const accs[1] = {acc};
   const int64_t a0s[1] = {a0};
-  rows_lanes(pl, prec, 1, nv, accs, a0s, b0, len);
+  rows_lanes(pl, prec, f, 1, nv, accs, a0s, b0, len);
 }
 
 /* 32 lanes at arbitrary element offsets (oa[q], ob[q]), loaded one by one. */
-INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, float *acc, const int64_t *oa,
+INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, bool f, float *acc, const int64_t *oa,
                          const int64_t *ob, int64_t len) {
   v8f s[4];
   memcpy(s, acc, sizeof s);
@@ -270,88 +274,110 @@ INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, f
           x[p][j] = pl->a[p][oa[8 * v + j] + ra];
           y[p][j] = pl->b[p][ob[8 * v + j] + rb];
         }
-      s[v] = v_ftz(s[v] + v_prod(prec, x, y));
+      s[v] = v_ftz_if(f, s[v] + v_prod(prec, f, x, y));
     }
   }
   memcpy(acc, s, sizeof s);
 }
 
-#define DEF_PREC(SUFFIX, PREC)                                                                              \
+/* No subnormals.  hlo_num_ftz_f32 changes a subnormal only.  Let every
+ * part read be a multiple of 2^(e - 134), e its biased exponent counted
+ * as at least 1 (a part is a bf16 value, 8 significant bits), and every
+ * incoming sum a multiple of 2^(e - 150) (its ulp).  Then each product of
+ * parts, exact in f32 or an overflow to inf, is a multiple of
+ * Q = 2^(ea + eb - 268) with ea, eb the two sides' smallest such e, and a
+ * rounded sum of two multiples of Q is one again (when it is inexact, the
+ * ulp it rounds to is a larger power of two).  So when Q and every
+ * incoming sum's ulp are at least 2^-126, the smallest normal, every
+ * finite nonzero value a lane computes is at least 2^-126: nothing is
+ * subnormal, every flush is the identity, and the kernels may leave them
+ * out (F false) with the bits of the flushing loop.  Zeros, infinities and
+ * NaNs pass a flush unchanged.  The caller states ea and eb (exp_min,
+ * from hlo_num_dot_split_block); 0 there means unknown and keeps the
+ * flushes. */
+static bool no_subnormals(const hlo_num_dot_planes *pl, const float *acc, int64_t m) {
+  if (pl->exp_min[0] <= 0 || pl->exp_min[1] <= 0 || pl->exp_min[0] + pl->exp_min[1] - 268 < -126)
+    return false;
+  for (int64_t q = 0; q < m; q++) {
+    uint32_t b;
+    memcpy(&b, &acc[q], sizeof b);
+    if ((b & 0x7FFFFFFFu) != 0 && ((b >> 23) & 0xFF) < 24) /* ulp below 2^-126 */
+      return false;
+  }
+  return true;
+}
+
+#define DEF_PREC(SUFFIX, PREC, F)                                                                           \
   DOT_CLONES static void row32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,      \
                                         int64_t len) {                                                     \
-    row_lanes(pl, PREC, 4, acc, a0, b0, len);                                                              \
+    row_lanes(pl, PREC, F, 4, acc, a0, b0, len);                                                           \
   }                                                                                                        \
   DOT_CLONES static void row8_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,       \
                                        int64_t len) {                                                      \
-    row_lanes(pl, PREC, 1, acc, a0, b0, len);                                                              \
+    row_lanes(pl, PREC, F, 1, acc, a0, b0, len);                                                           \
   }                                                                                                        \
   DOT_CLONES static void gather32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa,        \
                                            const int64_t *ob, int64_t len) {                               \
-    gather_lanes(pl, PREC, acc, oa, ob, len);                                                              \
+    gather_lanes(pl, PREC, F, acc, oa, ob, len);                                                           \
   }                                                                                                        \
   DOT_CLONES static void pair32_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,   \
                                          int64_t b0, int64_t len) {                                        \
-    rows_lanes(pl, PREC, 2, 4, acc, a0, b0, len);                                                          \
+    rows_lanes(pl, PREC, F, 2, 4, acc, a0, b0, len);                                                       \
   }                                                                                                        \
   DOT_CLONES static void pair8_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,    \
                                         int64_t b0, int64_t len) {                                         \
-    rows_lanes(pl, PREC, 2, 1, acc, a0, b0, len);                                                          \
+    rows_lanes(pl, PREC, F, 2, 1, acc, a0, b0, len);                                                       \
   }
-DEF_PREC(default, HLO_NUM_PREC_DEFAULT)
-DEF_PREC(high, HLO_NUM_PREC_HIGH)
-DEF_PREC(highest, HLO_NUM_PREC_HIGHEST)
+DEF_PREC(default, HLO_NUM_PREC_DEFAULT, true)
+DEF_PREC(high, HLO_NUM_PREC_HIGH, true)
+DEF_PREC(highest, HLO_NUM_PREC_HIGHEST, true)
+DEF_PREC(default_nf, HLO_NUM_PREC_DEFAULT, false)
+DEF_PREC(high_nf, HLO_NUM_PREC_HIGH, false)
+DEF_PREC(highest_nf, HLO_NUM_PREC_HIGHEST, false)
 
-static void row32(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: row32_high(pl, acc, a0, b0, len); break;
-  case HLO_NUM_PREC_HIGHEST: row32_highest(pl, acc, a0, b0, len); break;
-  default: row32_default(pl, acc, a0, b0, len); break;
+/* The kernel NAME for pl's precision, without flushes when nf, on ARGS. */
+#define PICK(NAME, PL, NF, ARGS)                                                                            \
+  switch ((PL)->prec) {                                                                                    \
+  case HLO_NUM_PREC_HIGH: (NF) ? NAME##_high_nf ARGS : NAME##_high ARGS; break;                            \
+  case HLO_NUM_PREC_HIGHEST: (NF) ? NAME##_highest_nf ARGS : NAME##_highest ARGS; break;                   \
+  default: (NF) ? NAME##_default_nf ARGS : NAME##_default ARGS; break;                                     \
   }
+
+static void row32(const hlo_num_dot_planes *pl, bool nf, float *acc, int64_t a0, int64_t b0, int64_t len) {
+  PICK(row32, pl, nf, (pl, acc, a0, b0, len));
 }
 
-static void row8(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: row8_high(pl, acc, a0, b0, len); break;
-  case HLO_NUM_PREC_HIGHEST: row8_highest(pl, acc, a0, b0, len); break;
-  default: row8_default(pl, acc, a0, b0, len); break;
-  }
+static void row8(const hlo_num_dot_planes *pl, bool nf, float *acc, int64_t a0, int64_t b0, int64_t len) {
+  PICK(row8, pl, nf, (pl, acc, a0, b0, len));
 }
 
-static void gather32(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa, const int64_t *ob, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: gather32_high(pl, acc, oa, ob, len); break;
-  case HLO_NUM_PREC_HIGHEST: gather32_highest(pl, acc, oa, ob, len); break;
-  default: gather32_default(pl, acc, oa, ob, len); break;
-  }
+static void gather32(const hlo_num_dot_planes *pl, bool nf, float *acc, const int64_t *oa, const int64_t *ob,
+                     int64_t len) {
+  PICK(gather32, pl, nf, (pl, acc, oa, ob, len));
 }
 
-static void pair32(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0, int64_t b0, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: pair32_high(pl, acc, a0, b0, len); break;
-  case HLO_NUM_PREC_HIGHEST: pair32_highest(pl, acc, a0, b0, len); break;
-  default: pair32_default(pl, acc, a0, b0, len); break;
-  }
+static void pair32(const hlo_num_dot_planes *pl, bool nf, float *const *acc, const int64_t *a0, int64_t b0,
+                   int64_t len) {
+  PICK(pair32, pl, nf, (pl, acc, a0, b0, len));
 }
 
-static void pair8(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0, int64_t b0, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: pair8_high(pl, acc, a0, b0, len); break;
-  case HLO_NUM_PREC_HIGHEST: pair8_highest(pl, acc, a0, b0, len); break;
-  default: pair8_default(pl, acc, a0, b0, len); break;
-  }
+static void pair8(const hlo_num_dot_planes *pl, bool nf, float *const *acc, const int64_t *a0, int64_t b0,
+                  int64_t len) {
+  PICK(pair8, pl, nf, (pl, acc, a0, b0, len));
 }
 
 void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
                               int64_t a01, int64_t b0, int64_t len) {
   const int64_t a0[2] = {a00, a01};
+  bool nf = no_subnormals(pl, acc0, m) && no_subnormals(pl, acc1, m);
   int64_t q = 0;
   for (; q + 32 <= m; q += 32) {
     float *const acc[2] = {acc0 + q, acc1 + q};
-    pair32(pl, acc, a0, b0 + q, len);
+    pair32(pl, nf, acc, a0, b0 + q, len);
   }
   for (; q + 8 <= m; q += 8) {
     float *const acc[2] = {acc0 + q, acc1 + q};
-    pair8(pl, acc, a0, b0 + q, len);
+    pair8(pl, nf, acc, a0, b0 + q, len);
   }
   /* fewer than 8 lanes left: each row on its own, gathered */
   if (q < m) {
@@ -362,12 +388,13 @@ void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *
 
 void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
                        int64_t len) {
+  bool nf = no_subnormals(pl, acc, m);
   int64_t q = 0;
   if (da == 0 && db == 1) {
     for (; q + 32 <= m; q += 32)
-      row32(pl, acc + q, a0, b0 + q, len);
+      row32(pl, nf, acc + q, a0, b0 + q, len);
     for (; q + 8 <= m; q += 8)
-      row8(pl, acc + q, a0, b0 + q, len);
+      row8(pl, nf, acc + q, a0, b0 + q, len);
   }
   /* Lanes that share their lhs line but not a row of the rhs (a result
    * row whose rhs lines are far apart, a transposed rhs): 32 lanes at a
@@ -379,7 +406,11 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
     enum { TILE_R = 64 };
     float tile[3][TILE_R * 32];
     int np = hlo_num_dot_parts(pl->prec);
-    hlo_num_dot_planes tp = {.a = {pl->a[0], pl->a[1], pl->a[2]}, .sa = pl->sa, .sb = 32, .prec = pl->prec};
+    hlo_num_dot_planes tp = {.a = {pl->a[0], pl->a[1], pl->a[2]},
+                             .sa = pl->sa,
+                             .sb = 32,
+                             .prec = pl->prec,
+                             .exp_min = {pl->exp_min[0], pl->exp_min[1]}};
     for (int p = 0; p < 3; p++)
       tp.b[p] = tile[p];
     for (; q + 32 <= m; q += 32)
@@ -391,7 +422,7 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
             for (int64_t r = 0; r < n; r++)
               tile[p][r * 32 + j] = src[r * pl->sb];
           }
-        row32(&tp, acc + q, a0 + r0 * pl->sa, 0, n);
+        row32(&tp, nf, acc + q, a0 + r0 * pl->sa, 0, n);
       }
   }
   /* The rest (or everything, for other steps) 32 lanes at a time; spare
@@ -411,7 +442,7 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
         acc[q + j] = hlo_num_dot_f32_line(pl, acc[q + j], oa[j], ob[j], len);
       continue;
     }
-    gather32(pl, s, oa, ob, len);
+    gather32(pl, nf, s, oa, ob, len);
     memcpy(acc + q, s, sizeof(float) * (size_t)g);
   }
 }

@@ -35,6 +35,12 @@ typedef struct hlo_num_dot_planes {
   const float *a[3], *b[3];
   int64_t sa, sb;
   hlo_num_precision prec;
+  /* Optional, 0 when unknown: exp_min[0] (exp_min[1]) is at most what
+   * hlo_num_dot_split_block returned for every part the lanes read from the
+   * a (b) planes.  Known and large enough, it lets the kernels leave out
+   * flushes that cannot change a bit (see "No subnormals" in
+   * hlo_num_dot.c). */
+  int exp_min[2];
 } hlo_num_dot_planes;
 
 /* hlo_num_dot_split of x[i] into parts[p][i] for i < n and the
