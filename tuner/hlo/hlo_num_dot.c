@@ -386,6 +386,49 @@ void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *
   }
 }
 
+/* g <= 32 lanes that share their lhs line, lane j's rhs line starting at
+ * b0 + j * db: the rhs lines are copied side by side into a tile of
+ * TILE_R positions and 8 * ceil(g / 8) columns, the columns past g
+ * zero, which the row kernels then read as a row; the sums of those
+ * columns go to scratch and are dropped.  Each lane still takes its own
+ * products in order, so the bits are the scalar loop's; the copy replaces
+ * an element-by-element fill of every vector at every step (a transposed
+ * rhs, or the few lanes a row leaves past its last 8). */
+static void tile_lanes(const hlo_num_dot_planes *pl, bool nf, float *acc, int64_t g, int64_t a0, int64_t b0,
+                       int64_t db, int64_t len) {
+  enum { TILE_R = 64 };
+  float tile[3][TILE_R * 32], s[32];
+  int np = hlo_num_dot_parts(pl->prec);
+  int64_t w = (g + 7) / 8 * 8;
+  hlo_num_dot_planes tp = {.a = {pl->a[0], pl->a[1], pl->a[2]},
+                           .sa = pl->sa,
+                           .sb = w,
+                           .prec = pl->prec,
+                           .exp_min = {pl->exp_min[0], pl->exp_min[1]}};
+  for (int p = 0; p < 3; p++)
+    tp.b[p] = tile[p];
+  memcpy(s, acc, sizeof(float) * (size_t)g);
+  memset(s + g, 0, sizeof(float) * (size_t)(w - g));
+  for (int64_t r0 = 0; r0 < len; r0 += TILE_R) {
+    int64_t n = len - r0 < TILE_R ? len - r0 : TILE_R;
+    for (int p = 0; p < np; p++) {
+      for (int64_t j = 0; j < g; j++) {
+        const float *src = pl->b[p] + b0 + j * db + r0 * pl->sb;
+        for (int64_t r = 0; r < n; r++)
+          tile[p][r * w + j] = src[r * pl->sb];
+      }
+      for (int64_t r = 0; g < w && r < n; r++)
+        memset(&tile[p][r * w + g], 0, sizeof(float) * (size_t)(w - g));
+    }
+    if (w == 32)
+      row32(&tp, nf, s, a0 + r0 * pl->sa, 0, n);
+    else
+      for (int64_t v = 0; v < w; v += 8)
+        row8(&tp, nf, s + v, a0 + r0 * pl->sa, v, n);
+  }
+  memcpy(acc, s, sizeof(float) * (size_t)g);
+}
+
 void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
                        int64_t len) {
   bool nf = no_subnormals(pl, acc, m);
@@ -397,36 +440,18 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
       row8(pl, nf, acc + q, a0, b0 + q, len);
   }
   /* Lanes that share their lhs line but not a row of the rhs (a result
-   * row whose rhs lines are far apart, a transposed rhs): 32 lanes at a
-   * time, the rhs lines are copied side by side into a tile of TILE_R
-   * positions, which row32 then reads as a row.  Each lane still takes its
-   * own products in order, so the bits are the gather's below; the copy
-   * only replaces the element-by-element vector fill of every step. */
-  if (da == 0 && db != 1) {
-    enum { TILE_R = 64 };
-    float tile[3][TILE_R * 32];
-    int np = hlo_num_dot_parts(pl->prec);
-    hlo_num_dot_planes tp = {.a = {pl->a[0], pl->a[1], pl->a[2]},
-                             .sa = pl->sa,
-                             .sb = 32,
-                             .prec = pl->prec,
-                             .exp_min = {pl->exp_min[0], pl->exp_min[1]}};
-    for (int p = 0; p < 3; p++)
-      tp.b[p] = tile[p];
-    for (; q + 32 <= m; q += 32)
-      for (int64_t r0 = 0; r0 < len; r0 += TILE_R) {
-        int64_t n = len - r0 < TILE_R ? len - r0 : TILE_R;
-        for (int p = 0; p < np; p++)
-          for (int64_t j = 0; j < 32; j++) {
-            const float *src = pl->b[p] + b0 + (q + j) * db + r0 * pl->sb;
-            for (int64_t r = 0; r < n; r++)
-              tile[p][r * 32 + j] = src[r * pl->sb];
-          }
-        row32(&tp, nf, acc + q, a0 + r0 * pl->sa, 0, n);
-      }
+   * row whose rhs lines are far apart, a transposed rhs), 32 at a time,
+   * and the few a row leaves: through a tile. */
+  for (; da == 0 && q < m; q += 32) {
+    int64_t g = m - q < 32 ? m - q : 32;
+    if (g < 2) { /* one lane: the copy would not pay */
+      acc[q] = hlo_num_dot_f32_line(pl, acc[q], a0, b0 + q * db, len);
+      continue;
+    }
+    tile_lanes(pl, nf, acc + q, g, a0, b0 + q * db, db, len);
   }
-  /* The rest (or everything, for other steps) 32 lanes at a time; spare
-   * lanes repeat the group's first line into a scratch sum. */
+  /* Other steps 32 lanes at a time; spare lanes repeat the group's first
+   * line into a scratch sum. */
   for (; q < m; q += 32) {
     int64_t g = m - q < 32 ? m - q : 32;
     int64_t oa[32], ob[32];
