@@ -346,11 +346,10 @@ static void test_known_exp(void **state) {
   scale = 1.0f;
 }
 
-/* m lanes of one line (a[r] * b[r] summed from acc), through the row
- * kernels with exp_min by hand; every lane must be want. */
-static void check_line_lanes(const float *a, const float *b, int64_t len, float acc0, float want) {
-  enum { M = 8 };
-  float pa[16], pb[16 * M], z[16 * M] = {0}, acc[M];
+/* m lanes (up to 16) of one line (a[r] * b[r] summed from acc), through
+ * the row kernels with exp_min by hand; every lane must be want. */
+static void check_line_lanes_m(int M, const float *a, const float *b, int64_t len, float acc0, float want) {
+  float pa[16], pb[16 * 16], z[16 * 16] = {0}, acc[16];
   for (int64_t r = 0; r < len; r++) {
     pa[r] = a[r];
     for (int q = 0; q < M; q++)
@@ -368,7 +367,14 @@ static void check_line_lanes(const float *a, const float *b, int64_t len, float 
   hlo_num_dot_f32_lanes(&pl, acc, M, 0, 0, 0, 1, len);
   for (int q = 0; q < M; q++)
     if (bits(acc[q]) != bits(want))
-      fail_msg("lane %d: %a, want %a", q, (double)acc[q], (double)want);
+      fail_msg("m=%d lane %d: %a, want %a", M, q, (double)acc[q], (double)want);
+}
+
+/* ... with 8, 3 and 11 lanes (a vector's worth, and lanes past it). */
+static void check_line_lanes(const float *a, const float *b, int64_t len, float acc0, float want) {
+  check_line_lanes_m(8, a, b, len, acc0, want);
+  check_line_lanes_m(3, a, b, len, acc0, want);
+  check_line_lanes_m(11, a, b, len, acc0, want);
 }
 
 /* The bound of "No subnormals" (hlo_num_dot.c) at its edge, by hand.

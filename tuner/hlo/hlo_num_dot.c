@@ -295,16 +295,26 @@ INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, b
  * NaNs pass a flush unchanged.  The caller states ea and eb (exp_min,
  * from hlo_num_dot_split_block); 0 there means unknown and keeps the
  * flushes. */
-static bool no_subnormals(const hlo_num_dot_planes *pl, const float *acc, int64_t m) {
+DOT_CLONES static bool no_subnormals(const hlo_num_dot_planes *pl, const float *acc, int64_t m) {
   if (pl->exp_min[0] <= 0 || pl->exp_min[1] <= 0 || pl->exp_min[0] + pl->exp_min[1] - 268 < -126)
     return false;
-  for (int64_t q = 0; q < m; q++) {
+  /* a nonzero sum whose ulp is below 2^-126: exponent under 24 */
+  v8u bad = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t q = 0;
+  for (; q + 8 <= m; q += 8) {
+    v8u b;
+    memcpy(&b, acc + q, sizeof b);
+    bad |= (v8u)((b & 0x7FFFFFFFu) != 0) & (v8u)(((b >> 23) & 0xFFu) < 24u);
+  }
+  uint32_t any = 0;
+  for (int j = 0; j < 8; j++)
+    any |= bad[j];
+  for (; q < m; q++) {
     uint32_t b;
     memcpy(&b, &acc[q], sizeof b);
-    if ((b & 0x7FFFFFFFu) != 0 && ((b >> 23) & 0xFF) < 24) /* ulp below 2^-126 */
-      return false;
+    any |= (b & 0x7FFFFFFFu) != 0 && ((b >> 23) & 0xFF) < 24;
   }
-  return true;
+  return any == 0;
 }
 
 #define DEF_PREC(SUFFIX, PREC, F)                                                                           \
