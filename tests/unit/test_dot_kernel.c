@@ -8,7 +8,8 @@
  * lane must equal the sequential loop bit for bit.  Lane counts cover the
  * 32- and 8-lane row groups, the gathered remainder and the few-lane tail,
  * for row steps (da 0, db 1) and gathered steps, at every precision; and
- * two rows at once (hlo_num_dot_f32_row_pair) lane for lane the same. */
+ * two rows at once (hlo_num_dot_f32_row_pair) and a column block's rows
+ * (hlo_num_dot_f32_rows) lane for lane the same. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -218,6 +219,59 @@ static void test_row_pair(void **state) {
       }
 }
 
+/* nrows rows of one column block (hlo_num_dot_f32_rows): row i's lanes
+ * share lhs element a0[i] = i * a_step and read rhs b0 + q; each lane
+ * must equal the sequential loop. */
+static void check_rows(int64_t nrows, int64_t m, int64_t len, int64_t a_step, int64_t sa, int64_t sb,
+                       hlo_num_precision p) {
+  int64_t na = nrows * a_step + 1 + (len > 0 ? (len - 1) * sa : 0), b0 = 3;
+  int64_t nb = b0 + m + (len > 0 ? (len - 1) * sb : 0);
+  float *pa[3], *pb[3];
+  split_planes(pa, na, p);
+  split_planes(pb, nb, p);
+  size_t sz = sizeof(float) * (size_t)(nrows * m > 0 ? nrows * m : 1);
+  float *acc = malloc(sz), *want = malloc(sz);
+  int64_t a0[8];
+  assert_non_null(acc);
+  assert_non_null(want);
+  for (int64_t i = 0; i < nrows; i++) {
+    a0[i] = i * a_step;
+    for (int64_t q = 0; q < m; q++) {
+      acc[i * m + q] = (q + i) % 5 == 0 ? 0.0f : value() * scale;
+      want[i * m + q] = line(pa, pb, sa, sb, p, acc[i * m + q], a0[i], b0 + q, len);
+    }
+  }
+  hlo_num_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = sa, .sb = sb, .prec = p};
+  if (known_exp) {
+    pl.exp_min[0] = planes_exp_min(pa, na);
+    pl.exp_min[1] = planes_exp_min(pb, nb);
+  }
+  hlo_num_dot_f32_rows(&pl, acc, nrows, m, a0, b0, len);
+  for (int64_t k = 0; k < nrows * m; k++)
+    if (bits(acc[k]) != bits(want[k]))
+      fail_msg("rows nrows=%lld m=%lld len=%lld prec=%d row %lld lane %lld: %a (0x%08x), want %a (0x%08x)",
+               (long long)nrows, (long long)m, (long long)len, (int)p, (long long)(k / m), (long long)(k % m),
+               (double)acc[k], bits(acc[k]), (double)want[k], bits(want[k]));
+  for (int q = 0; q < 3; q++) {
+    free(pa[q]);
+    free(pb[q]);
+  }
+  free(acc);
+  free(want);
+}
+
+static void test_rows(void **state) {
+  (void)state;
+  static const int64_t nrows[] = {1, 2, 3, 5};
+  for (size_t n = 0; n < sizeof nrows / sizeof *nrows; n++)
+    for (size_t i = 0; i < sizeof lanes / sizeof *lanes; i++)
+      for (size_t j = 0; j < sizeof lens / sizeof *lens; j++)
+        for (size_t k = 0; k < 3; k++) {
+          check_rows(nrows[n], lanes[i], lens[j], lens[j] + 2, 1, lanes[i] + 3, precs[k]); /* stacked lhs rows */
+          check_rows(nrows[n], lanes[i], lens[j], 1, 2, 2 * lanes[i] + 1, precs[k]);      /* pack-like steps */
+        }
+}
+
 /* The exported scalar line is the same definition. */
 static void test_line(void **state) {
   (void)state;
@@ -341,6 +395,7 @@ static void test_known_exp(void **state) {
     test_row_lanes(state);
     test_gathered_lanes(state);
     test_row_pair(state);
+    test_rows(state);
   }
   known_exp = false;
   scale = 1.0f;
@@ -399,6 +454,7 @@ int main(void) {
       cmocka_unit_test(test_row_lanes),
       cmocka_unit_test(test_gathered_lanes),
       cmocka_unit_test(test_row_pair),
+      cmocka_unit_test(test_rows),
       cmocka_unit_test(test_line),
       cmocka_unit_test(test_split_block),
       cmocka_unit_test(test_known_exp),

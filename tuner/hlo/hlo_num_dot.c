@@ -396,6 +396,41 @@ void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *
   }
 }
 
+/* Blocks of 32 and 8 lanes, then the rest of each row on its own; within
+ * a block, the rows two at a time over ROWS_R positions, then the next
+ * positions.  A lane's sum goes through memory between two calls, which
+ * changes no bit, and each call's flushes are its own lanes' choice (see
+ * no_subnormals), which changes none either.  ROWS_R positions of a
+ * 32-lane block of the rhs planes are 16 KiB per part. */
+void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrows, int64_t m, const int64_t *a0,
+                          int64_t b0, int64_t len) {
+  enum { ROWS_R = 128 };
+  int np = hlo_num_dot_parts(pl->prec);
+  int64_t rb = ROWS_R / np, q = 0;
+  for (int w = 32; w >= 8; w -= 24)
+    for (; q + w <= m; q += w)
+      for (int64_t r0 = 0; r0 < len; r0 += rb) {
+        int64_t n = len - r0 < rb ? len - r0 : rb, ra = r0 * pl->sa, rr = b0 + q + r0 * pl->sb;
+        for (int64_t i = 0; i < nrows; i += 2) {
+          float *const ac[2] = {acc + i * m + q, i + 1 < nrows ? acc + (i + 1) * m + q : NULL};
+          if (i + 1 < nrows) {
+            const int64_t a[2] = {a0[i] + ra, a0[i + 1] + ra};
+            bool nf = no_subnormals(pl, ac[0], w) && no_subnormals(pl, ac[1], w);
+            if (w == 32)
+              pair32(pl, nf, ac, a, rr, n);
+            else
+              pair8(pl, nf, ac, a, rr, n);
+          } else if (w == 32) {
+            row32(pl, no_subnormals(pl, ac[0], w), ac[0], a0[i] + ra, rr, n);
+          } else {
+            row8(pl, no_subnormals(pl, ac[0], w), ac[0], a0[i] + ra, rr, n);
+          }
+        }
+      }
+  for (int64_t i = 0; q < m && i < nrows; i++)
+    hlo_num_dot_f32_lanes(pl, acc + i * m + q, m - q, a0[i], 0, b0 + q, 1, len);
+}
+
 /* g <= 32 lanes that share their lhs line, lane j's rhs line starting at
  * b0 + j * db: the rhs lines are copied side by side into a tile of
  * TILE_R positions and 8 * ceil(g / 8) columns, the columns past g
@@ -493,6 +528,12 @@ void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *
                               int64_t a01, int64_t b0, int64_t len) {
   hlo_num_dot_f32_lanes(pl, acc0, m, a00, 0, b0, 1, len);
   hlo_num_dot_f32_lanes(pl, acc1, m, a01, 0, b0, 1, len);
+}
+
+void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrows, int64_t m, const int64_t *a0,
+                          int64_t b0, int64_t len) {
+  for (int64_t i = 0; i < nrows; i++)
+    hlo_num_dot_f32_lanes(pl, acc + i * m, m, a0[i], 0, b0, 1, len);
 }
 
 void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,

@@ -68,6 +68,16 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
 void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
                               int64_t a01, int64_t b0, int64_t len);
 
+/* nrows rows of a row-major result that read the same rhs positions (the
+ * rows of one column block): row i's m lanes are acc[i * m + q], take the
+ * lhs element a0[i], shared by the row, and the rhs element b0 + q.  Bit
+ * for bit the nrows calls
+ *   hlo_num_dot_f32_lanes(pl, acc + i * m, m, a0[i], 0, b0, 1, len);
+ * but run a block of lanes and of positions at a time over all rows, so
+ * that the rhs block stays in the first-level cache for all of them. */
+void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrows, int64_t m, const int64_t *a0,
+                          int64_t b0, int64_t len);
+
 /* One lane, the plain scalar loop: the definition the lanes above follow. */
 float hlo_num_dot_f32_line(const hlo_num_dot_planes *pl, float acc, int64_t a0, int64_t b0, int64_t len);
 
