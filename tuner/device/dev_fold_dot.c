@@ -87,19 +87,57 @@ static float dot_operand(dev_slot v, hlo_eclass cls) {
   return (float)dv;
 }
 
-/* The box offsets (lhs, rhs) of the output element at region index idx
- * and contracting position r0. */
-static void row_bases(const exec *x, const dev_box *bx, const hlo_shape *const *sh, int64_t r0, const int64_t *idx,
-                      int64_t *base) {
+/* The plane offsets (lhs, rhs) of the output element at region index idx
+ * and contracting position r0, box dim d of side s being es[s][d]
+ * elements apart in its planes. */
+static void row_bases(const exec *x, const dev_box *bx, const hlo_shape *const *sh, int64_t (*es)[HLO_MAX_RANK],
+                      int64_t r0, const int64_t *idx, int64_t *base) {
   const hlo_instr *h = x->f->hero;
   for (int side = 0; side < 2; side++) {
     int64_t off = 0;
     for (int d = 0; d < sh[side]->rank; d++) {
       bool c;
       int rd = dot_rdim(h, side, d, &c);
-      off = off * bx[side].n[d] + ((c ? r0 : idx[rd]) - bx[side].lo[d]);
+      off += ((c ? r0 : idx[rd]) - bx[side].lo[d]) * es[side][d];
     }
     base[side] = off;
+  }
+}
+
+/* Whether any of n flags is set, eight at a time. */
+static bool any_set(const uint8_t *p, int64_t n) {
+  uint64_t w = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t u;
+    memcpy(&u, p + i, sizeof u);
+    w |= u;
+  }
+  for (; i < n; i++)
+    w |= p[i];
+  return w != 0;
+}
+
+/* The f32 operand values of box b (element type class cls) into out, box
+ * dim d es[d] elements apart. */
+static void box_operands(const dev_box *b, hlo_eclass cls, const int64_t *es, float *out) {
+  int64_t idx[HLO_MAX_RANK] = {0}, off = 0;
+  int last = b->rank - 1;
+  for (int64_t i = 0; i < b->count;) {
+    int64_t n = last >= 0 ? b->n[last] : 1, e = last >= 0 ? es[last] : 1;
+    for (int64_t j = 0; j < n; j++)
+      out[off + j * e] = dot_operand(b->v[i + j], cls);
+    i += n;
+    int d = last - 1;
+    for (; d >= 0; d--) {
+      off += es[d];
+      if (++idx[d] < b->n[d])
+        break;
+      off -= idx[d] * es[d];
+      idx[d] = 0;
+    }
+    if (d < 0)
+      break;
   }
 }
 
@@ -118,28 +156,56 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
   int np = hlo_num_dot_parts(prec);
   int R = x->region.rank;
   int64_t nl = R > 0 ? x->region.n[R - 1] : 1;
-  float *planes[2] = {NULL, NULL}, *rows = malloc(sizeof(float) * 2 * (size_t)nl);
+  /* The region's result rows, nl lanes each: their sums, plane offsets
+   * (lhs, rhs), lhs offsets for a call, NaN flags. */
+  int64_t nrow = nl > 0 ? x->region.count / nl : 0, rn = nrow ? nrow : 1;
+  float *planes[2] = {NULL, NULL}, *rows = malloc(sizeof(float) * (size_t)(rn * nl));
+  int64_t *rbase = malloc(sizeof(int64_t) * 3 * (size_t)rn), *a0s = rbase ? rbase + 2 * rn : NULL;
+  bool *nan_row = malloc(sizeof(bool) * (size_t)rn);
   uint8_t *lines[2] = {NULL, NULL};
-  int rc = rows ? 1 : -1;
+  int exp_min[2] = {0, 0};
+  /* Where each box element goes in its side's planes: es[side][d] elements
+   * per step along box dim d.  That is the box's own row-major layout,
+   * except for an rhs whose dim along the region's last dimension (a
+   * result row's lanes) is not its innermost, as in a transposed rhs
+   * (attention's q k^T): its planes put that dim innermost, so a result
+   * row reads a contiguous rhs row and takes the row and two-row kernels
+   * instead of a tile copy per result row.  Only where the result row's
+   * bits do not depend on it: which plane offset holds an element changes
+   * no product.  Its poison lines keep the box layout, so a poisoned box
+   * keeps it too. */
+  int64_t es[2][HLO_MAX_RANK], cstep[2], step[2] = {0, 0};
+  int rc = rows && rbase && nan_row ? 1 : -1;
   for (int side = 0; rc == 1 && side < 2; side++) {
     int64_t n = bx[side].count;
+    int rank = sh[side]->rank, dn = -1;
+    for (int d = 0; R > 0 && d < rank; d++) {
+      bool c;
+      if (dot_rdim(h, side, d, &c) == R - 1 && !c)
+        dn = d;
+    }
+    bool poisoned = bx[side].poison && any_set(bx[side].poison, n);
+    bool move = side == 1 && dn >= 0 && dn != rank - 1 && !poisoned;
+    int64_t s = move ? bx[side].n[dn] : 1;
+    for (int d = rank - 1; d >= 0; d--)
+      if (!move || d != dn) {
+        es[side][d] = s;
+        s *= bx[side].n[d];
+      }
+    if (move)
+      es[side][dn] = 1;
+    cstep[side] = es[side][cd[side]];
+    step[side] = dn >= 0 ? es[side][dn] : 0;
     planes[side] = malloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)np);
-    lines[side] = bx[side].poison ? malloc((size_t)(n ? n : 1)) : NULL;
-    if (!planes[side] || (bx[side].poison && !lines[side])) {
+    lines[side] = poisoned ? malloc((size_t)(n ? n : 1)) : NULL;
+    if (!planes[side] || (poisoned && !lines[side])) {
       rc = -1;
       break;
     }
-    hlo_eclass cls = hlo_etype_class(sh[side]->type);
-    bool nan = false;
-    for (int64_t i = 0; i < n; i++) {
-      float t[3];
-      hlo_num_dot_split(dot_operand(bx[side].v[i], cls), prec, t);
-      for (int p = 0; p < np; p++) {
-        planes[side][p * n + i] = t[p];
-        nan = nan || t[p] != t[p];
-      }
-    }
-    if (nan) {
+    /* The operands as f32 into the first plane, then split in place. */
+    box_operands(&bx[side], hlo_etype_class(sh[side]->type), es[side], planes[side]);
+    float *const parts[3] = {planes[side], planes[side] + (np > 1 ? n : 0), planes[side] + (np > 2 ? 2 * n : 0)};
+    if (hlo_num_dot_split_block(planes[side], n, prec, parts, &exp_min[side])) {
       rc = 0;
       goto done;
     }
@@ -151,86 +217,79 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
     goto done;
   }
   int64_t P = x->P;
-  hlo_num_dot_planes pl = {.sa = stride[0] * P, .sb = stride[1] * P, .prec = prec};
+  hlo_num_dot_planes pl = {.sa = cstep[0] * P, .sb = cstep[1] * P, .prec = prec, .exp_min = {exp_min[0], exp_min[1]}};
   for (int p = 0; p < np; p++) {
     pl.a[p] = planes[0] + p * bx[0].count;
     pl.b[p] = planes[1] + p * bx[1].count;
   }
-  /* How far one step along the region's last dimension moves each side. */
-  int64_t step[2] = {0, 0};
-  for (int side = 0; R > 0 && side < 2; side++) {
-    int64_t s = 1;
-    for (int d = sh[side]->rank - 1; d >= 0; d--) {
-      bool c;
-      int rd = dot_rdim(h, side, d, &c);
-      if (!c && rd == R - 1)
-        step[side] += s;
-      s *= bx[side].n[d];
-    }
-  }
   int64_t idx[HLO_MAX_RANK];
   for (int d = 0; d < R; d++)
     idx[d] = x->region.lo[d];
-  /* Result rows go two at a time: two rows that read the same rhs
-   * positions (rows of one column block of a row-major result) run through
-   * hlo_num_dot_f32_row_pair, which gives each the bits of its own
-   * hlo_num_dot_f32_lanes call.  Rows are independent sums, so which rows
-   * share a call changes no bit. */
-  for (int64_t ro = 0; ro < x->region.count; ro += 2 * nl) {
-    int nr = ro + nl < x->region.count ? 2 : 1;
-    int64_t base[2][2];
-    for (int i = 0; i < nr; i++) {
-      row_bases(x, bx, sh, r0, idx, base[i]);
-      for (int d = R - 2; d >= 0; d--) {
-        if (++idx[d] < x->region.lo[d] + x->region.n[d])
-          break;
-        idx[d] = x->region.lo[d];
-      }
+  /* Every result row's plane offsets at r0 (its lanes nl apart in acc). */
+  for (int64_t i = 0; i < nrow; i++) {
+    row_bases(x, bx, sh, es, r0, idx, rbase + 2 * i);
+    for (int d = R - 2; d >= 0; d--) {
+      if (++idx[d] < x->region.lo[d] + x->region.n[d])
+        break;
+      idx[d] = x->region.lo[d];
     }
-    bool pair = nr == 2 && step[0] == 0 && step[1] == 1 && base[0][1] == base[1][1];
-    for (int64_t q = 0; q < P; q++) {
-      int64_t first = ((q - label0 % P) % P + P) % P; /* the slot's first position */
-      if (first >= len)
-        continue; /* no product reaches this slot: it stays as it was */
-      int64_t cnt = (len - first + P - 1) / P;
-      int64_t a0[2], b0[2];
-      bool nan_acc[2] = {false, false};
-      for (int i = 0; i < nr; i++) {
-        a0[i] = base[i][0] + first * stride[0];
-        b0[i] = base[i][1] + first * stride[1];
-        float *row = rows + i * nl;
-        for (int64_t j = 0; j < nl; j++) {
-          row[j] = (float)acc[(ro + i * nl + j) * P + q].f;
-          nan_acc[i] = nan_acc[i] || row[j] != row[j];
-        }
-      }
-      if (pair && !nan_acc[0] && !nan_acc[1])
-        hlo_num_dot_f32_row_pair(&pl, rows, rows + nl, nl, a0[0], a0[1], b0[0], cnt);
-      else
-        for (int i = 0; i < nr; i++) {
-          float *row = rows + i * nl;
-          if (nan_acc[i]) /* see hlo_num_dot.h: NaN payloads need the scalar order */
-            for (int64_t j = 0; j < nl; j++)
-              row[j] = hlo_num_dot_f32_line(&pl, row[j], a0[i] + j * step[0], b0[i] + j * step[1], cnt);
-          else
-            hlo_num_dot_f32_lanes(&pl, row, nl, a0[i], step[0], b0[i], step[1], cnt);
-        }
-      for (int64_t j = 0; j < nr * nl; j++) {
-        acc[(ro + j) * P + q].f = rows[j];
-        valid[(ro + j) * P + q] = 1;
-      }
-    }
-    /* Every slot of an element gets the poison of its whole line. */
-    for (int i = 0; i < nr; i++)
-      for (int64_t j = 0; j < nl; j++) {
-        uint8_t pz = (uint8_t)((lines[0] ? lines[0][base[i][0] + j * step[0]] : 0) |
-                               (lines[1] ? lines[1][base[i][1] + j * step[1]] : 0));
-        for (int64_t q = 0; q < P; q++)
-          poison[(ro + i * nl + j) * P + q] |= pz;
-      }
   }
+  /* Consecutive rows that read the same rhs positions (the rows of one
+   * column block of a row-major result) run through hlo_num_dot_f32_rows
+   * together, which gives each the bits of its own hlo_num_dot_f32_lanes
+   * call and keeps a block of the rhs in cache for all of them.  Rows are
+   * independent sums, so which rows share a call changes no bit. */
+  bool rowwise = step[0] == 0 && step[1] == 1;
+  for (int64_t q = 0; q < P; q++) {
+    int64_t first = ((q - label0 % P) % P + P) % P; /* the slot's first position */
+    if (first >= len)
+      continue; /* no product reaches this slot: it stays as it was */
+    int64_t cnt = (len - first + P - 1) / P;
+    for (int64_t i = 0; i < nrow; i++) {
+      bool nan = false;
+      for (int64_t j = 0; j < nl; j++) {
+        float f = (float)acc[(i * nl + j) * P + q].f;
+        rows[i * nl + j] = f;
+        nan = nan || f != f;
+      }
+      nan_row[i] = nan;
+    }
+    for (int64_t i = 0; i < nrow;) {
+      float *row = rows + i * nl;
+      int64_t a0 = rbase[2 * i] + first * cstep[0], b0 = rbase[2 * i + 1] + first * cstep[1];
+      if (nan_row[i]) { /* see hlo_num_dot.h: NaN payloads need the scalar order */
+        for (int64_t j = 0; j < nl; j++)
+          row[j] = hlo_num_dot_f32_line(&pl, row[j], a0 + j * step[0], b0 + j * step[1], cnt);
+        i++;
+      } else if (!rowwise) {
+        hlo_num_dot_f32_lanes(&pl, row, nl, a0, step[0], b0, step[1], cnt);
+        i++;
+      } else {
+        int64_t e = i;
+        for (; e < nrow && !nan_row[e] && rbase[2 * e + 1] == rbase[2 * i + 1]; e++)
+          a0s[e - i] = rbase[2 * e] + first * cstep[0];
+        hlo_num_dot_f32_rows(&pl, row, e - i, nl, a0s, b0, cnt);
+        i = e;
+      }
+    }
+    for (int64_t k = 0; k < nrow * nl; k++) {
+      acc[k * P + q].f = rows[k];
+      valid[k * P + q] = 1;
+    }
+  }
+  /* Every slot of an element gets the poison of its whole line (a side
+   * without lines has none: it keeps its box layout, es = the box's). */
+  for (int64_t i = 0; (lines[0] || lines[1]) && i < nrow; i++)
+    for (int64_t j = 0; j < nl; j++) {
+      uint8_t pz = (uint8_t)((lines[0] ? lines[0][rbase[2 * i] + j * step[0]] : 0) |
+                             (lines[1] ? lines[1][rbase[2 * i + 1] + j * step[1]] : 0));
+      for (int64_t q = 0; q < P; q++)
+        poison[(i * nl + j) * P + q] |= pz;
+    }
 done:
   free(rows);
+  free(rbase);
+  free(nan_row);
   for (int side = 0; side < 2; side++) {
     free(planes[side]);
     free(lines[side]);

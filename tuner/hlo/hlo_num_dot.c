@@ -20,6 +20,38 @@ float hlo_num_dot_f32_line(const hlo_num_dot_planes *pl, float acc, int64_t a0, 
   return acc;
 }
 
+/* A part's exponent key for exp_min: its biased exponent, at least 1 (a
+ * subnormal part is a multiple of the smallest subnormal bf16, as a part
+ * of exponent 1 is); 255 for a zero or a non-finite part, which bound
+ * nothing. */
+static int part_key(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  int e = (int)((b >> 23) & 0xFF);
+  if ((b & 0x7FFFFFFFu) == 0 || e == 255)
+    return 255;
+  return e ? e : 1;
+}
+
+/* Elements [i0, n) one at a time: the definition. */
+static bool split_scalar(const float *x, int64_t i0, int64_t n, hlo_num_precision prec, float *const parts[3],
+                         int *exp_min) {
+  int np = hlo_num_dot_parts(prec), em = *exp_min;
+  bool nan = false;
+  for (int64_t i = i0; i < n; i++) {
+    float t[3];
+    hlo_num_dot_split(x[i], prec, t);
+    for (int p = 0; p < np; p++) {
+      parts[p][i] = t[p];
+      nan = nan || t[p] != t[p];
+      int k = part_key(t[p]);
+      em = k < em ? k : em;
+    }
+  }
+  *exp_min = em;
+  return nan;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 
 #if defined(__x86_64__) && defined(__linux__)
@@ -50,10 +82,85 @@ INLINE v8f v_ftz(v8f x) {
   return (v8f)(b & ~(v8i)(tiny >> 1));
 }
 
-/* hlo_num_dot_parts_product on 8 lanes, term for term, into T; X(k) is
- * the lhs part k as 8 lanes, Y[k] the rhs part k.  One spelling of the
- * order for both kernels below. */
-#define V_PROD(P, X, Y, T)                                                                                    \
+/* hlo_f32_to_bf16 and back (hlo_dtype.h) on 8 lanes of f32 bits, the
+ * scalar code's integer steps with its NaN branch as a select. */
+INLINE v8u v_bf16(v8u b) {
+  v8u nan = (v8u)((b & 0x7FFFFFFFu) > 0x7F800000u);
+  v8u quiet = ((b >> 16) | 0x0040u) << 16;
+  v8u near = ((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16) << 16;
+  return (nan & quiet) | (~nan & near);
+}
+
+/* part_key on 8 lanes of f32 bits. */
+INLINE v8u v_part_key(v8u b) {
+  v8u e = (b >> 23) & 0xFFu;
+  v8u none = (v8u)((b & 0x7FFFFFFFu) == 0) | (v8u)(e == 255u);
+  e = e | (v8u)(e == 0u) >> 31; /* 0 becomes 1 */
+  return (none & 255u) | (~none & e);
+}
+
+INLINE v8u v_min(v8u a, v8u b) {
+  v8u lt = (v8u)(a < b);
+  return (lt & a) | (~lt & b);
+}
+
+/* hlo_num_dot_split_block, 8 elements at a time: hlo_num_dot_split's
+ * steps per lane (flush, hi, then mid and lo from the exact remainders,
+ * zero for a non-finite x), selects for its branches. */
+DOT_CLONES static bool split_vec(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3],
+                                 int *exp_min, int64_t *done) {
+  v8u em = {255, 255, 255, 255, 255, 255, 255, 255};
+  v8i nan = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v8u b;
+    memcpy(&b, x + i, sizeof b);
+    v8u tiny = (v8u)((b & 0x7F800000u) == 0);
+    b &= ~(tiny >> 1);
+    v8u hi = v_bf16(b);
+    nan |= (v8i)((v8f)hi != (v8f)hi);
+    em = v_min(em, v_part_key(hi));
+    memcpy(parts[0] + i, &hi, sizeof hi);
+    if (prec == HLO_NUM_PREC_DEFAULT)
+      continue;
+    v8u finite = (v8u)((b & 0x7F800000u) != 0x7F800000u);
+    v8f r = (v8f)b - (v8f)hi; /* exact: hi has the leading 8 bits of x */
+    v8u mid = v_bf16((v8u)r) & finite;
+    nan |= (v8i)((v8f)mid != (v8f)mid);
+    em = v_min(em, v_part_key(mid));
+    memcpy(parts[1] + i, &mid, sizeof mid);
+    if (prec != HLO_NUM_PREC_HIGHEST)
+      continue;
+    v8u lo = v_bf16((v8u)(r - (v8f)mid)) & finite;
+    nan |= (v8i)((v8f)lo != (v8f)lo);
+    em = v_min(em, v_part_key(lo));
+    memcpy(parts[2] + i, &lo, sizeof lo);
+  }
+  int m = 255;
+  bool any = false;
+  for (int j = 0; j < 8; j++) {
+    m = (int)em[j] < m ? (int)em[j] : m;
+    any = any || nan[j];
+  }
+  *exp_min = m;
+  *done = i;
+  return any;
+}
+
+bool hlo_num_dot_split_block(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3], int *exp_min) {
+  int64_t i0 = 0;
+  bool nan = split_vec(x, n, prec, parts, exp_min, &i0);
+  return split_scalar(x, i0, n, prec, parts, exp_min) || nan;
+}
+
+/* v_ftz when F; the kernels below come with F true and false (see "No
+ * subnormals" further down), a constant after inlining. */
+INLINE v8f v_ftz_if(bool f, v8f x) { return f ? v_ftz(x) : x; }
+
+/* hlo_num_dot_parts_product on 8 lanes, term for term, into T (flushed
+ * when F); X(k) is the lhs part k as 8 lanes, Y[k] the rhs part k.  One
+ * spelling of the order for both kernels below. */
+#define V_PROD(P, F, X, Y, T)                                                                                  \
   do {                                                                                                       \
     switch (P) {                                                                                             \
     case HLO_NUM_PREC_HIGH:                                                                                  \
@@ -73,14 +180,14 @@ INLINE v8f v_ftz(v8f x) {
       T = X(0) * Y[0];                                                                                       \
       break;                                                                                                 \
     }                                                                                                        \
-    T = v_ftz(T);                                                                                            \
+    T = v_ftz_if(F, T);                                                                                      \
   } while (0)
 
 /* Lanes with their own lhs values. */
-INLINE v8f v_prod(hlo_num_precision p, const v8f *x, const v8f *y) {
+INLINE v8f v_prod(hlo_num_precision p, bool f, const v8f *x, const v8f *y) {
   v8f t;
 #define X_LANES(k) x[k]
-  V_PROD(p, X_LANES, y, t);
+  V_PROD(p, f, X_LANES, y, t);
 #undef X_LANES
   return t;
 }
@@ -88,10 +195,10 @@ INLINE v8f v_prod(hlo_num_precision p, const v8f *x, const v8f *y) {
 /* Lanes sharing one lhs value per part (x[k], a scalar), broadcast where it
  * is used: GCC 12 spells a broadcast stored into an array of vectors as
  * eight element inserts, but one used in place as a single vbroadcastss. */
-INLINE v8f v_prod_bcast(hlo_num_precision p, const float *x, const v8f *y) {
+INLINE v8f v_prod_bcast(hlo_num_precision p, bool f, const float *x, const v8f *y) {
   v8f t;
 #define X_BCAST(k) ((v8f){x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k]})
-  V_PROD(p, X_BCAST, y, t);
+  V_PROD(p, f, X_BCAST, y, t);
 #undef X_BCAST
   return t;
 }
@@ -104,7 +211,7 @@ INLINE v8f v_prod_bcast(hlo_num_precision p, const float *x, const v8f *y) {
  * stay in registers (an array of sums indexed in a loop that does not
  * unroll lives on the stack, and each step then waits on a store and a
  * reload), and each rhs vector, loaded once, serves all NR rows. */
-INLINE void rows_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int nr, int nv, float *const *acc,
+INLINE void rows_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, bool f, int nr, int nv, float *const *acc,
                        const int64_t *a0, int64_t b0, int64_t len) {
   v8f s[2][4];
 #pragma GCC unroll 2
@@ -133,7 +240,7 @@ INLINE void rows_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int
         memcpy(&y[p], pl->b[p] + b0 + r * sb + 8 * v, sizeof y[p]);
 #pragma GCC unroll 2
       for (int i = 0; i < nr; i++)
-        s[i][v] = v_ftz(s[i][v] + v_prod_bcast(prec, x[i], y));
+        s[i][v] = v_ftz_if(f, s[i][v] + v_prod_bcast(prec, f, x[i], y));
     }
   }
 #pragma GCC unroll 2
@@ -144,15 +251,15 @@ INLINE void rows_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int
 }
 
 /* One result row (see rows_lanes). */
-INLINE void row_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, int nv, float *acc, int64_t a0, int64_t b0,
-                      int64_t len) {
+INLINE void row_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, bool f, int nv, float *acc, int64_t a0,
+                      int64_t b0, int64_t len) {
   float *const accs[1] = {acc};
   const int64_t a0s[1] = {a0};
-  rows_lanes(pl, prec, 1, nv, accs, a0s, b0, len);
+  rows_lanes(pl, prec, f, 1, nv, accs, a0s, b0, len);
 }
 
 /* 32 lanes at arbitrary element offsets (oa[q], ob[q]), loaded one by one. */
-INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, float *acc, const int64_t *oa,
+INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, bool f, float *acc, const int64_t *oa,
                          const int64_t *ob, int64_t len) {
   v8f s[4];
   memcpy(s, acc, sizeof s);
@@ -167,88 +274,120 @@ INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, f
           x[p][j] = pl->a[p][oa[8 * v + j] + ra];
           y[p][j] = pl->b[p][ob[8 * v + j] + rb];
         }
-      s[v] = v_ftz(s[v] + v_prod(prec, x, y));
+      s[v] = v_ftz_if(f, s[v] + v_prod(prec, f, x, y));
     }
   }
   memcpy(acc, s, sizeof s);
 }
 
-#define DEF_PREC(SUFFIX, PREC)                                                                              \
+/* No subnormals.  hlo_num_ftz_f32 changes a subnormal only.  Let every
+ * part read be a multiple of 2^(e - 134), e its biased exponent counted
+ * as at least 1 (a part is a bf16 value, 8 significant bits), and every
+ * incoming sum a multiple of 2^(e - 150) (its ulp).  Then each product of
+ * parts, exact in f32 or an overflow to inf, is a multiple of
+ * Q = 2^(ea + eb - 268) with ea, eb the two sides' smallest such e, and a
+ * rounded sum of two multiples of Q is one again (when it is inexact, the
+ * ulp it rounds to is a larger power of two).  So when Q and every
+ * incoming sum's ulp are at least 2^-126, the smallest normal, every
+ * finite nonzero value a lane computes is at least 2^-126: nothing is
+ * subnormal, every flush is the identity, and the kernels may leave them
+ * out (F false) with the bits of the flushing loop.  Zeros, infinities and
+ * NaNs pass a flush unchanged.  The caller states ea and eb (exp_min,
+ * from hlo_num_dot_split_block); 0 there means unknown and keeps the
+ * flushes. */
+DOT_CLONES static bool no_subnormals(const hlo_num_dot_planes *pl, const float *acc, int64_t m) {
+  if (pl->exp_min[0] <= 0 || pl->exp_min[1] <= 0 || pl->exp_min[0] + pl->exp_min[1] - 268 < -126)
+    return false;
+  /* a nonzero sum whose ulp is below 2^-126: exponent under 24 */
+  v8u bad = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t q = 0;
+  for (; q + 8 <= m; q += 8) {
+    v8u b;
+    memcpy(&b, acc + q, sizeof b);
+    bad |= (v8u)((b & 0x7FFFFFFFu) != 0) & (v8u)(((b >> 23) & 0xFFu) < 24u);
+  }
+  uint32_t any = 0;
+  for (int j = 0; j < 8; j++)
+    any |= bad[j];
+  for (; q < m; q++) {
+    uint32_t b;
+    memcpy(&b, &acc[q], sizeof b);
+    any |= (b & 0x7FFFFFFFu) != 0 && ((b >> 23) & 0xFF) < 24;
+  }
+  return any == 0;
+}
+
+#define DEF_PREC(SUFFIX, PREC, F)                                                                           \
   DOT_CLONES static void row32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,      \
                                         int64_t len) {                                                     \
-    row_lanes(pl, PREC, 4, acc, a0, b0, len);                                                              \
+    row_lanes(pl, PREC, F, 4, acc, a0, b0, len);                                                           \
   }                                                                                                        \
   DOT_CLONES static void row8_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,       \
                                        int64_t len) {                                                      \
-    row_lanes(pl, PREC, 1, acc, a0, b0, len);                                                              \
+    row_lanes(pl, PREC, F, 1, acc, a0, b0, len);                                                           \
   }                                                                                                        \
   DOT_CLONES static void gather32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa,        \
                                            const int64_t *ob, int64_t len) {                               \
-    gather_lanes(pl, PREC, acc, oa, ob, len);                                                              \
+    gather_lanes(pl, PREC, F, acc, oa, ob, len);                                                           \
   }                                                                                                        \
   DOT_CLONES static void pair32_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,   \
                                          int64_t b0, int64_t len) {                                        \
-    rows_lanes(pl, PREC, 2, 4, acc, a0, b0, len);                                                          \
+    rows_lanes(pl, PREC, F, 2, 4, acc, a0, b0, len);                                                       \
   }                                                                                                        \
   DOT_CLONES static void pair8_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,    \
                                         int64_t b0, int64_t len) {                                         \
-    rows_lanes(pl, PREC, 2, 1, acc, a0, b0, len);                                                          \
+    rows_lanes(pl, PREC, F, 2, 1, acc, a0, b0, len);                                                       \
   }
-DEF_PREC(default, HLO_NUM_PREC_DEFAULT)
-DEF_PREC(high, HLO_NUM_PREC_HIGH)
-DEF_PREC(highest, HLO_NUM_PREC_HIGHEST)
+DEF_PREC(default, HLO_NUM_PREC_DEFAULT, true)
+DEF_PREC(high, HLO_NUM_PREC_HIGH, true)
+DEF_PREC(highest, HLO_NUM_PREC_HIGHEST, true)
+DEF_PREC(default_nf, HLO_NUM_PREC_DEFAULT, false)
+DEF_PREC(high_nf, HLO_NUM_PREC_HIGH, false)
+DEF_PREC(highest_nf, HLO_NUM_PREC_HIGHEST, false)
 
-static void row32(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: row32_high(pl, acc, a0, b0, len); break;
-  case HLO_NUM_PREC_HIGHEST: row32_highest(pl, acc, a0, b0, len); break;
-  default: row32_default(pl, acc, a0, b0, len); break;
+/* The kernel NAME for pl's precision, without flushes when nf, on ARGS. */
+#define PICK(NAME, PL, NF, ARGS)                                                                            \
+  switch ((PL)->prec) {                                                                                    \
+  case HLO_NUM_PREC_HIGH: (NF) ? NAME##_high_nf ARGS : NAME##_high ARGS; break;                            \
+  case HLO_NUM_PREC_HIGHEST: (NF) ? NAME##_highest_nf ARGS : NAME##_highest ARGS; break;                   \
+  default: (NF) ? NAME##_default_nf ARGS : NAME##_default ARGS; break;                                     \
   }
+
+static void row32(const hlo_num_dot_planes *pl, bool nf, float *acc, int64_t a0, int64_t b0, int64_t len) {
+  PICK(row32, pl, nf, (pl, acc, a0, b0, len));
 }
 
-static void row8(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: row8_high(pl, acc, a0, b0, len); break;
-  case HLO_NUM_PREC_HIGHEST: row8_highest(pl, acc, a0, b0, len); break;
-  default: row8_default(pl, acc, a0, b0, len); break;
-  }
+static void row8(const hlo_num_dot_planes *pl, bool nf, float *acc, int64_t a0, int64_t b0, int64_t len) {
+  PICK(row8, pl, nf, (pl, acc, a0, b0, len));
 }
 
-static void gather32(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa, const int64_t *ob, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: gather32_high(pl, acc, oa, ob, len); break;
-  case HLO_NUM_PREC_HIGHEST: gather32_highest(pl, acc, oa, ob, len); break;
-  default: gather32_default(pl, acc, oa, ob, len); break;
-  }
+static void gather32(const hlo_num_dot_planes *pl, bool nf, float *acc, const int64_t *oa, const int64_t *ob,
+                     int64_t len) {
+  PICK(gather32, pl, nf, (pl, acc, oa, ob, len));
 }
 
-static void pair32(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0, int64_t b0, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: pair32_high(pl, acc, a0, b0, len); break;
-  case HLO_NUM_PREC_HIGHEST: pair32_highest(pl, acc, a0, b0, len); break;
-  default: pair32_default(pl, acc, a0, b0, len); break;
-  }
+static void pair32(const hlo_num_dot_planes *pl, bool nf, float *const *acc, const int64_t *a0, int64_t b0,
+                   int64_t len) {
+  PICK(pair32, pl, nf, (pl, acc, a0, b0, len));
 }
 
-static void pair8(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0, int64_t b0, int64_t len) {
-  switch (pl->prec) {
-  case HLO_NUM_PREC_HIGH: pair8_high(pl, acc, a0, b0, len); break;
-  case HLO_NUM_PREC_HIGHEST: pair8_highest(pl, acc, a0, b0, len); break;
-  default: pair8_default(pl, acc, a0, b0, len); break;
-  }
+static void pair8(const hlo_num_dot_planes *pl, bool nf, float *const *acc, const int64_t *a0, int64_t b0,
+                  int64_t len) {
+  PICK(pair8, pl, nf, (pl, acc, a0, b0, len));
 }
 
 void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
                               int64_t a01, int64_t b0, int64_t len) {
   const int64_t a0[2] = {a00, a01};
+  bool nf = no_subnormals(pl, acc0, m) && no_subnormals(pl, acc1, m);
   int64_t q = 0;
   for (; q + 32 <= m; q += 32) {
     float *const acc[2] = {acc0 + q, acc1 + q};
-    pair32(pl, acc, a0, b0 + q, len);
+    pair32(pl, nf, acc, a0, b0 + q, len);
   }
   for (; q + 8 <= m; q += 8) {
     float *const acc[2] = {acc0 + q, acc1 + q};
-    pair8(pl, acc, a0, b0 + q, len);
+    pair8(pl, nf, acc, a0, b0 + q, len);
   }
   /* fewer than 8 lanes left: each row on its own, gathered */
   if (q < m) {
@@ -257,42 +396,107 @@ void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *
   }
 }
 
+/* Blocks of 32 and 8 lanes, then the rest of each row on its own; within
+ * a block, the rows two at a time over ROWS_R positions, then the next
+ * positions.  A lane's sum goes through memory between two calls, which
+ * changes no bit, and each call's flushes are its own lanes' choice (see
+ * no_subnormals), which changes none either.  ROWS_R positions of a
+ * 32-lane block of the rhs planes are 16 KiB per part. */
+void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrows, int64_t m, const int64_t *a0,
+                          int64_t b0, int64_t len) {
+  enum { ROWS_R = 128 };
+  int np = hlo_num_dot_parts(pl->prec);
+  int64_t rb = ROWS_R / np, q = 0;
+  for (int w = 32; w >= 8; w -= 24)
+    for (; q + w <= m; q += w)
+      for (int64_t r0 = 0; r0 < len; r0 += rb) {
+        int64_t n = len - r0 < rb ? len - r0 : rb, ra = r0 * pl->sa, rr = b0 + q + r0 * pl->sb;
+        for (int64_t i = 0; i < nrows; i += 2) {
+          float *const ac[2] = {acc + i * m + q, i + 1 < nrows ? acc + (i + 1) * m + q : NULL};
+          if (i + 1 < nrows) {
+            const int64_t a[2] = {a0[i] + ra, a0[i + 1] + ra};
+            bool nf = no_subnormals(pl, ac[0], w) && no_subnormals(pl, ac[1], w);
+            if (w == 32)
+              pair32(pl, nf, ac, a, rr, n);
+            else
+              pair8(pl, nf, ac, a, rr, n);
+          } else if (w == 32) {
+            row32(pl, no_subnormals(pl, ac[0], w), ac[0], a0[i] + ra, rr, n);
+          } else {
+            row8(pl, no_subnormals(pl, ac[0], w), ac[0], a0[i] + ra, rr, n);
+          }
+        }
+      }
+  for (int64_t i = 0; q < m && i < nrows; i++)
+    hlo_num_dot_f32_lanes(pl, acc + i * m + q, m - q, a0[i], 0, b0 + q, 1, len);
+}
+
+/* g <= 32 lanes that share their lhs line, lane j's rhs line starting at
+ * b0 + j * db: the rhs lines are copied side by side into a tile of
+ * TILE_R positions and 8 * ceil(g / 8) columns, the columns past g
+ * zero, which the row kernels then read as a row; the sums of those
+ * columns go to scratch and are dropped.  Each lane still takes its own
+ * products in order, so the bits are the scalar loop's; the copy replaces
+ * an element-by-element fill of every vector at every step (a transposed
+ * rhs, or the few lanes a row leaves past its last 8). */
+static void tile_lanes(const hlo_num_dot_planes *pl, bool nf, float *acc, int64_t g, int64_t a0, int64_t b0,
+                       int64_t db, int64_t len) {
+  enum { TILE_R = 64 };
+  float tile[3][TILE_R * 32], s[32];
+  int np = hlo_num_dot_parts(pl->prec);
+  int64_t w = (g + 7) / 8 * 8;
+  hlo_num_dot_planes tp = {.a = {pl->a[0], pl->a[1], pl->a[2]},
+                           .sa = pl->sa,
+                           .sb = w,
+                           .prec = pl->prec,
+                           .exp_min = {pl->exp_min[0], pl->exp_min[1]}};
+  for (int p = 0; p < 3; p++)
+    tp.b[p] = tile[p];
+  memcpy(s, acc, sizeof(float) * (size_t)g);
+  memset(s + g, 0, sizeof(float) * (size_t)(w - g));
+  for (int64_t r0 = 0; r0 < len; r0 += TILE_R) {
+    int64_t n = len - r0 < TILE_R ? len - r0 : TILE_R;
+    for (int p = 0; p < np; p++) {
+      for (int64_t j = 0; j < g; j++) {
+        const float *src = pl->b[p] + b0 + j * db + r0 * pl->sb;
+        for (int64_t r = 0; r < n; r++)
+          tile[p][r * w + j] = src[r * pl->sb];
+      }
+      for (int64_t r = 0; g < w && r < n; r++)
+        memset(&tile[p][r * w + g], 0, sizeof(float) * (size_t)(w - g));
+    }
+    if (w == 32)
+      row32(&tp, nf, s, a0 + r0 * pl->sa, 0, n);
+    else
+      for (int64_t v = 0; v < w; v += 8)
+        row8(&tp, nf, s + v, a0 + r0 * pl->sa, v, n);
+  }
+  memcpy(acc, s, sizeof(float) * (size_t)g);
+}
+
 void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,
                        int64_t len) {
+  bool nf = no_subnormals(pl, acc, m);
   int64_t q = 0;
   if (da == 0 && db == 1) {
     for (; q + 32 <= m; q += 32)
-      row32(pl, acc + q, a0, b0 + q, len);
+      row32(pl, nf, acc + q, a0, b0 + q, len);
     for (; q + 8 <= m; q += 8)
-      row8(pl, acc + q, a0, b0 + q, len);
+      row8(pl, nf, acc + q, a0, b0 + q, len);
   }
   /* Lanes that share their lhs line but not a row of the rhs (a result
-   * row whose rhs lines are far apart, a transposed rhs): 32 lanes at a
-   * time, the rhs lines are copied side by side into a tile of TILE_R
-   * positions, which row32 then reads as a row.  Each lane still takes its
-   * own products in order, so the bits are the gather's below; the copy
-   * only replaces the element-by-element vector fill of every step. */
-  if (da == 0 && db != 1) {
-    enum { TILE_R = 64 };
-    float tile[3][TILE_R * 32];
-    int np = hlo_num_dot_parts(pl->prec);
-    hlo_num_dot_planes tp = {.a = {pl->a[0], pl->a[1], pl->a[2]}, .sa = pl->sa, .sb = 32, .prec = pl->prec};
-    for (int p = 0; p < 3; p++)
-      tp.b[p] = tile[p];
-    for (; q + 32 <= m; q += 32)
-      for (int64_t r0 = 0; r0 < len; r0 += TILE_R) {
-        int64_t n = len - r0 < TILE_R ? len - r0 : TILE_R;
-        for (int p = 0; p < np; p++)
-          for (int64_t j = 0; j < 32; j++) {
-            const float *src = pl->b[p] + b0 + (q + j) * db + r0 * pl->sb;
-            for (int64_t r = 0; r < n; r++)
-              tile[p][r * 32 + j] = src[r * pl->sb];
-          }
-        row32(&tp, acc + q, a0 + r0 * pl->sa, 0, n);
-      }
+   * row whose rhs lines are far apart, a transposed rhs), 32 at a time,
+   * and the few a row leaves: through a tile. */
+  for (; da == 0 && q < m; q += 32) {
+    int64_t g = m - q < 32 ? m - q : 32;
+    if (g < 2) { /* one lane: the copy would not pay */
+      acc[q] = hlo_num_dot_f32_line(pl, acc[q], a0, b0 + q * db, len);
+      continue;
+    }
+    tile_lanes(pl, nf, acc + q, g, a0, b0 + q * db, db, len);
   }
-  /* The rest (or everything, for other steps) 32 lanes at a time; spare
-   * lanes repeat the group's first line into a scratch sum. */
+  /* Other steps 32 lanes at a time; spare lanes repeat the group's first
+   * line into a scratch sum. */
   for (; q < m; q += 32) {
     int64_t g = m - q < 32 ? m - q : 32;
     int64_t oa[32], ob[32];
@@ -308,17 +512,28 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
         acc[q + j] = hlo_num_dot_f32_line(pl, acc[q + j], oa[j], ob[j], len);
       continue;
     }
-    gather32(pl, s, oa, ob, len);
+    gather32(pl, nf, s, oa, ob, len);
     memcpy(acc + q, s, sizeof(float) * (size_t)g);
   }
 }
 
 #else /* no vector extensions: the scalar loop per lane */
 
+bool hlo_num_dot_split_block(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3], int *exp_min) {
+  *exp_min = 255;
+  return split_scalar(x, 0, n, prec, parts, exp_min);
+}
+
 void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
                               int64_t a01, int64_t b0, int64_t len) {
   hlo_num_dot_f32_lanes(pl, acc0, m, a00, 0, b0, 1, len);
   hlo_num_dot_f32_lanes(pl, acc1, m, a01, 0, b0, 1, len);
+}
+
+void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrows, int64_t m, const int64_t *a0,
+                          int64_t b0, int64_t len) {
+  for (int64_t i = 0; i < nrows; i++)
+    hlo_num_dot_f32_lanes(pl, acc + i * m, m, a0[i], 0, b0, 1, len);
 }
 
 void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, int64_t a0, int64_t da, int64_t b0, int64_t db,

@@ -23,6 +23,7 @@
 #ifndef TUNE_HLO_NUM_DOT_H
 #define TUNE_HLO_NUM_DOT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hlo_numerics.h"
@@ -34,7 +35,21 @@ typedef struct hlo_num_dot_planes {
   const float *a[3], *b[3];
   int64_t sa, sb;
   hlo_num_precision prec;
+  /* Optional, 0 when unknown: exp_min[0] (exp_min[1]) is at most what
+   * hlo_num_dot_split_block returned for every part the lanes read from the
+   * a (b) planes.  Known and large enough, it lets the kernels leave out
+   * flushes that cannot change a bit (see "No subnormals" in
+   * hlo_num_dot.c). */
+  int exp_min[2];
 } hlo_num_dot_planes;
+
+/* hlo_num_dot_split of x[i] into parts[p][i] for i < n and the
+ * precision's parts p < hlo_num_dot_parts(prec) (the other planes are
+ * not written; parts[0] may be x itself), bit for bit, eight elements at
+ * a time.  *exp_min becomes the smallest biased exponent, counted as at
+ * least 1, of a nonzero finite part written, 255 when there is none.
+ * Returns true when some part is a NaN. */
+bool hlo_num_dot_split_block(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3], int *exp_min);
 
 /* Lanes q = 0..m-1: lane q's line starts at element a0 + q * da of the lhs
  * planes and b0 + q * db of the rhs planes; acc[q] takes len products in
@@ -52,6 +67,16 @@ void hlo_num_dot_f32_lanes(const hlo_num_dot_planes *pl, float *acc, int64_t m, 
  * loaded once for both rows. */
 void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
                               int64_t a01, int64_t b0, int64_t len);
+
+/* nrows rows of a row-major result that read the same rhs positions (the
+ * rows of one column block): row i's m lanes are acc[i * m + q], take the
+ * lhs element a0[i], shared by the row, and the rhs element b0 + q.  Bit
+ * for bit the nrows calls
+ *   hlo_num_dot_f32_lanes(pl, acc + i * m, m, a0[i], 0, b0, 1, len);
+ * but run a block of lanes and of positions at a time over all rows, so
+ * that the rhs block stays in the first-level cache for all of them. */
+void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrows, int64_t m, const int64_t *a0,
+                          int64_t b0, int64_t len);
 
 /* One lane, the plain scalar loop: the definition the lanes above follow. */
 float hlo_num_dot_f32_line(const hlo_num_dot_planes *pl, float acc, int64_t a0, int64_t b0, int64_t len);
