@@ -4,7 +4,12 @@
  *                            errno ENOMEM; 0 or unset fails nothing
  *   TUNE_FAILMALLOC_PERSIST=1  every allocation from the Nth on fails, not
  *                            only the Nth (a host that stays out of memory)
- *   TUNE_FAILMALLOC_LOG=FILE at exit, append "allocations=K failed=F" to FILE,
+ *   TUNE_FAILMALLOC_LOG=FILE at the first failed allocation and at exit,
+ *                            append "allocations=K failed=F" to FILE (the
+ *                            last line is the one to read: a process that
+ *                            dies without running its exit handlers, as
+ *                            under an AddressSanitizer report, leaves the
+ *                            first),
  *                            and "caller=OBJECT" naming the library (or the
  *                            program) that asked for the failed allocation;
  *                            on a crash, "signal=S in=OBJECT after_main=0|1"
@@ -193,6 +198,8 @@ static int on_stack(const char *fn) {
 
 /* Whether this allocation is the one (or, persisting, one of those) to
  * fail.  ret is the allocator's return address, to name who asked. */
+static void append_log(int sig, const char *where);
+
 static int should_fail(void *ret) {
   if (!atomic_load(&armed) || naming)
     return 0;
@@ -230,6 +237,9 @@ static int should_fail(void *ret) {
     naming = 1;
     via_h5fl_blk = on_stack("H5FL_blk_malloc");
     naming = 0;
+    /* Now, not only at exit: an ASan report ends the process with _exit,
+     * and the walk would not learn whose allocation failed. */
+    append_log(0, NULL);
   }
   if (trace) {
     void *pc[64];
