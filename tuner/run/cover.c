@@ -63,16 +63,22 @@ static int64_t loops_code(const dev_config *c, const tn_cover_shape *sh) {
   return code;
 }
 
-/* The grid's steps: the output tiles times the reduction chunks, saturated
- * (only its comparison with buf matters). */
+/* How many blocks of blk cover len, saturated below 2^31 (1 without a
+ * block, or when one covers it). */
+static int64_t blocks_of(int64_t len, int64_t blk) {
+  if (blk <= 0 || len <= blk)
+    return 1;
+  int64_t b = (len - 1) / blk + 1;
+  return b < INT32_MAX ? b : INT32_MAX;
+}
+
+/* The grid's steps: the reduction chunks times the output tiles, saturated
+ * (only its comparison with buf matters; two factors below 2^31 cannot
+ * overflow). */
 static int64_t grid_steps(const dev_config *c, const tn_cover_shape *sh) {
-  int64_t steps = 1;
-  for (int d = 0; d <= sh->rank && d <= c->rank && steps < INT32_MAX; d++) {
-    int64_t len = d < sh->rank && d < c->rank ? sh->dims[d] : sh->k_total;
-    int64_t blk = d < sh->rank && d < c->rank ? c->tile[d] : c->k;
-    if (blk > 0 && len > blk) /* both factors below 2^31: no overflow */
-      steps *= ((len - 1) / blk + 1 < INT32_MAX ? (len - 1) / blk + 1 : INT32_MAX);
-  }
+  int64_t steps = blocks_of(sh->k_total, c->k);
+  for (int d = 0; d < sh->rank && d < c->rank && steps < INT32_MAX; d++)
+    steps *= blocks_of(sh->dims[d], c->tile[d]);
   return steps;
 }
 
