@@ -340,13 +340,13 @@ static int sweep_machine(const tn_opts *o, const tn_sweep_cfg *cfg, const char *
     cover_seed = strtoull(cover_text, NULL, 10);
   /* The input profile rotates by day too, and a resumed run keeps its own. */
   char inputs[32], inputs_list[TN_SWEEP_MAX_PROFILES * 32];
-  snprintf(inputs, sizeof inputs, "%s", tn_sweep_inputs_of_day(cfg, now));
-  tn_sweep_inputs_text(cfg, inputs_list, sizeof inputs_list);
   chk_inputs_profile profile = CHK_INPUTS_CONSTRAINED;
-  if (found && tn_sweep_run_attr(out, run_id, "inputs", cover_text, sizeof cover_text, &err) == 1 &&
-      chk_inputs_profile_from_name(cover_text, &profile) == 0)
-    snprintf(inputs, sizeof inputs, "%s", cover_text);
-  (void)chk_inputs_profile_from_name(inputs, &profile); /* validated when the file was read */
+  if (!found || tn_sweep_run_attr(out, run_id, "inputs", inputs, sizeof inputs, &err) != 1 ||
+      chk_inputs_profile_from_name(inputs, &profile) != 0) {
+    snprintf(inputs, sizeof inputs, "%s", tn_sweep_inputs_of_day(cfg, now));
+    (void)chk_inputs_profile_from_name(inputs, &profile); /* validated when the file was read */
+  }
+  tn_sweep_inputs_text(cfg, inputs_list, sizeof inputs_list);
   done_units done = {0};
   if (found) {
     s = tn_store_reopen_run(out, run_id, &run, &err);
