@@ -446,39 +446,41 @@ hlo_value *chk_op_dot(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops)
     if (!as || !bs) {
       rc = -1;
     } else {
-      bool nan = false;
-      float parts[3];
-      for (int64_t i = 0; i < B * M * K; i++) {
-        hlo_num_dot_split(Af[i], p, parts);
-        for (int q = 0; q < np; q++) {
-          as[(size_t)q * na + (size_t)i] = parts[q];
-          nan |= parts[q] != parts[q];
-        }
-      }
-      for (int64_t i = 0; i < B * K * N; i++) {
-        hlo_num_dot_split(Bf[i], p, parts);
-        for (int q = 0; q < np; q++) {
-          bs[(size_t)q * nbs + (size_t)i] = parts[q];
-          nan |= parts[q] != parts[q];
-        }
-      }
       hlo_num_dot_planes pl = {.sa = 1, .sb = N, .prec = p};
-      for (int q = 0; q < np; q++) {
-        pl.a[q] = as + (size_t)q * na;
-        pl.b[q] = bs + (size_t)q * nbs;
+      float *ap[3], *bp[3];
+      for (int q = 0; q < 3; q++) {
+        ap[q] = as + (size_t)(q < np ? q : 0) * na;
+        bp[q] = bs + (size_t)(q < np ? q : 0) * nbs;
       }
-      int64_t step = slice_rows(N * K);
-      for (int64_t r0 = 0; r0 < B * M && !timed_out; r0 += step) {
-        int64_t r1 = B * M - r0 < step ? B * M : r0 + step;
-#pragma omp parallel for schedule(static) if ((r1 - r0) * N * K >= (1 << 18))
-        for (int64_t bi = r0; bi < r1; bi++) {
-          int64_t b = bi / M;
+      /* exp_min lets the kernels leave out flushes that provably change
+       * nothing ("No subnormals" in hlo_num_dot.c); the bits are the
+       * flushing loop's either way. */
+      bool nan = hlo_num_dot_split_block(Af, B * M * K, p, ap, &pl.exp_min[0]);
+      nan |= hlo_num_dot_split_block(Bf, B * K * N, p, bp, &pl.exp_min[1]);
+      for (int q = 0; q < np; q++) {
+        pl.a[q] = ap[q];
+        pl.b[q] = bp[q];
+      }
+      /* Rows of one batch read the same rhs, so a block of them goes
+       * through hlo_num_dot_f32_rows together, each row with the bits of
+       * its own lane call; blocks never straddle a batch. */
+      enum { ROW_BLOCK = 16 };
+      int64_t step = (slice_rows(N * K) + ROW_BLOCK - 1) / ROW_BLOCK, bpm = (M + ROW_BLOCK - 1) / ROW_BLOCK;
+      for (int64_t r0 = 0; r0 < B * bpm && !timed_out; r0 += step) {
+        int64_t r1 = B * bpm - r0 < step ? B * bpm : r0 + step;
+#pragma omp parallel for schedule(dynamic) if ((r1 - r0) * ROW_BLOCK * N * K >= (1 << 18))
+        for (int64_t blk = r0; blk < r1; blk++) {
+          int64_t b = blk / bpm, i0 = (blk % bpm) * ROW_BLOCK, n = M - i0 < ROW_BLOCK ? M - i0 : ROW_BLOCK;
+          int64_t bi0 = b * M + i0, a0s[ROW_BLOCK];
           if (!nan) {
-            hlo_num_dot_f32_lanes(&pl, Cf + bi * N, N, bi * K, 0, b * K * N, 1, K);
+            for (int64_t i = 0; i < n; i++)
+              a0s[i] = (bi0 + i) * K;
+            hlo_num_dot_f32_rows(&pl, Cf + bi0 * N, n, N, a0s, b * K * N, K);
             continue;
           }
-          for (int64_t j = 0; j < N; j++)
-            Cf[bi * N + j] = hlo_num_dot_f32_line(&pl, 0.0f, bi * K, b * K * N + j, K);
+          for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < N; j++)
+              Cf[(bi0 + i) * N + j] = hlo_num_dot_f32_line(&pl, 0.0f, (bi0 + i) * K, b * K * N + j, K);
         }
         timed_out = chk_time_up(ev, ins);
       }

@@ -167,15 +167,21 @@ static void test_dot_blocked_matches_naive(void **state) {
  * out here as the plain loop; the evaluator's vectorised rows must give its
  * bits at each precision, for a width that is not a multiple of 8, for
  * operands whose products are subnormal, and with a NaN among them (which
- * takes the scalar path). */
-static void emulated_case(const char *prec, hlo_num_precision p, bool with_nan) {
-  enum { B = 2, M = 5, K = 37, N = 19 };
-  static float a[B * M * K], bm[B * K * N], want[B * M * N];
+ * takes the scalar path).  The M x N shapes cover row blocks that a batch
+ * ends inside (M = 37: 16 + 16 + 5 rows) and rows of 32 + 8 + 1 lanes;
+ * tiny = false leaves every product normal, where the kernels skip the
+ * flushes they can prove idle; tiny = true also makes every third row of a
+ * and every fourth column of b tiny, so whole sums are made of subnormal
+ * products that the device flushes to zero. */
+enum { EM_B = 2, EM_MAX_M = 37, EM_K = 37, EM_MAX_N = 41 };
+static void emulated_case(const char *prec, hlo_num_precision p, bool with_nan, int M, int N, bool tiny) {
+  enum { B = EM_B, K = EM_K };
+  static float a[B * EM_MAX_M * K], bm[B * K * EM_MAX_N], want[B * EM_MAX_M * EM_MAX_N];
   uint32_t s = 11;
   for (int i = 0; i < B * M * K; i++)
-    a[i] = rnd(&s) * (i % 7 == 0 ? 1e-20f : 1.0f);
+    a[i] = rnd(&s) * (tiny && (i % 7 == 0 || i / K % 3 == 0) ? 1e-20f : 1.0f);
   for (int i = 0; i < B * K * N; i++)
-    bm[i] = rnd(&s) * (i % 5 == 0 ? 1e-19f : 1.0f);
+    bm[i] = rnd(&s) * (tiny && (i % 5 == 0 || i % N % 4 == 0) ? 1e-19f : 1.0f);
   if (with_nan)
     a[3 * K + 4] = NAN;
   for (int b = 0; b < B; b++)
@@ -188,10 +194,10 @@ static void emulated_case(const char *prec, hlo_num_precision p, bool with_nan) 
       }
   char t[512];
   snprintf(t, sizeof t,
-           "HloModule m\nENTRY e { a = f32[2,5,37] parameter(0)\n b = f32[2,37,19] parameter(1)\n"
-           " ROOT d = f32[2,5,19] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2},"
+           "HloModule m\nENTRY e { a = f32[2,%d,37] parameter(0)\n b = f32[2,37,%d] parameter(1)\n"
+           " ROOT d = f32[2,%d,%d] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2},"
            " rhs_batch_dims={0}, rhs_contracting_dims={1}%s%s%s }\n",
-           prec ? ", operand_precision={" : "", prec ? prec : "", prec ? "}" : "");
+           M, N, M, N, prec ? ", operand_precision={" : "", prec ? prec : "", prec ? "}" : "");
   hlo_error err = {0};
   hlo_module *m = hlo_parse(t, strlen(t), &err);
   assert_non_null(m);
@@ -221,11 +227,16 @@ static void emulated_case(const char *prec, hlo_num_precision p, bool with_nan) 
 
 static void test_dot_emulated_device_numerics(void **state) {
   (void)state;
-  emulated_case(NULL, HLO_NUM_PREC_DEFAULT, false);
-  emulated_case("high,high", HLO_NUM_PREC_HIGH, false);
-  emulated_case("highest,highest", HLO_NUM_PREC_HIGHEST, false);
-  emulated_case(NULL, HLO_NUM_PREC_DEFAULT, true);
-  emulated_case("highest,highest", HLO_NUM_PREC_HIGHEST, true);
+  for (int shape = 0; shape < 2; shape++) {
+    int M = shape ? 37 : 5, N = shape ? 41 : 19;
+    for (int tiny = 0; tiny < 2; tiny++) {
+      emulated_case(NULL, HLO_NUM_PREC_DEFAULT, false, M, N, tiny);
+      emulated_case("high,high", HLO_NUM_PREC_HIGH, false, M, N, tiny);
+      emulated_case("highest,highest", HLO_NUM_PREC_HIGHEST, false, M, N, tiny);
+    }
+    emulated_case(NULL, HLO_NUM_PREC_DEFAULT, true, M, N, true);
+    emulated_case("highest,highest", HLO_NUM_PREC_HIGHEST, true, M, N, true);
+  }
 }
 
 static void test_dot_f64_and_shape_errors(void **state) {
