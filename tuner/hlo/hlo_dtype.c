@@ -235,24 +235,25 @@ static uint64_t encode_int(const fmt *f, bool neg, uint64_t mag) {
 /* ---- public scalar functions -------------------------------------------- */
 
 uint64_t hlo_float_encode(hlo_etype t, double x) {
-  fmt f;
-  if (!get_fmt(t, &f))
-    return 0;
   if (t == HLO_F64)
     return dbits(x);
   if (t == HLO_F32)
     return hlo_f32_bits_((float)x); /* C's conversion rounds once (Annex F) */
+  fmt f;
+  if (!get_fmt(t, &f))
+    return 0;
   return encode_fmt(&f, x);
 }
 
 double hlo_float_decode(hlo_etype t, uint64_t bits) {
-  fmt f;
-  if (!get_fmt(t, &f))
-    return NAN;
+  /* the common types before building a format */
   if (t == HLO_F64)
     return bitsd(bits);
   if (t == HLO_F32)
     return (double)hlo_bits_f32_((uint32_t)bits);
+  fmt f;
+  if (!get_fmt(t, &f))
+    return NAN;
   return decode_fmt(&f, bits);
 }
 
