@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/hlo_num_dot.h"
 #include "hlo/hlo_numerics.h"
 #include "eval_internal.h"
 #include "hlo/hlo_dtype.h"
@@ -299,6 +300,9 @@ typedef struct {
   hlo_num_precision prec;
   double *a64, *b64;
   float *a32[3], *b32[3]; /* hlo_num_dot_parts(prec) planes */
+  /* Every flush of the walk provably changes nothing ("No subnormals" in
+   * hlo_num_dot.c; the lanes start at zero), so it may leave them out. */
+  bool no_flush;
 } dot_terms;
 
 static void dot_terms_free(dot_terms *t) {
@@ -338,7 +342,7 @@ static void *canon_copy(const void *src, size_t esz, int nd, const int64_t *size
 
 /* One operand's two forms: f64 values into *x64, bf16 parts into x32. */
 static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision prec, int nd, const int64_t *size,
-                         const int64_t *stride, int64_t count, double **x64, float **x32) {
+                         const int64_t *stride, int64_t count, double **x64, float **x32, int *exp_min) {
   hlo_value *f = dot_operand_f64(v, bf16_pass);
   if (!f)
     return -1;
@@ -354,11 +358,10 @@ static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision p
   bool ok = *x64 && c;
   for (int q = 0; q < np; q++)
     ok = ok && x32[q];
-  for (int64_t i = 0; ok && i < count; i++) {
-    float parts[3];
-    hlo_num_dot_split(c[i], prec, parts);
-    for (int q = 0; q < np; q++)
-      x32[q][i] = parts[q];
+  *exp_min = 0;
+  if (ok) {
+    float *const parts[3] = {x32[0], np > 1 ? x32[1] : x32[0], np > 2 ? x32[2] : x32[0]};
+    hlo_num_dot_split_block(c, count, prec, parts, exp_min);
   }
   free(c);
   return ok ? 0 : -1;
@@ -392,11 +395,13 @@ static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *
   t->B = B, t->M = M, t->K = K, t->N = N;
   t->prec = hlo_num_dot_precision(ins, HLO_NUM_PREC_DEFAULT);
   bool bf16_pass = t->prec == HLO_NUM_PREC_DEFAULT; /* as dot_f64 for an f32 accumulation */
-  if (canon_operand(ops[0], bf16_pass, t->prec, lnd, ls, lst, B * M * K, &t->a64, t->a32) != 0 ||
-      canon_operand(ops[1], bf16_pass, t->prec, rnd, rs, rst, B * K * N, &t->b64, t->b32) != 0) {
+  int ea, eb;
+  if (canon_operand(ops[0], bf16_pass, t->prec, lnd, ls, lst, B * M * K, &t->a64, t->a32, &ea) != 0 ||
+      canon_operand(ops[1], bf16_pass, t->prec, rnd, rs, rst, B * K * N, &t->b64, t->b32, &eb) != 0) {
     dot_terms_free(t);
     return -1;
   }
+  t->no_flush = ea > 0 && eb > 0 && ea + eb - 268 >= -126;
   return 0;
 }
 
@@ -415,9 +420,14 @@ enum { COL_BLOCK = 64 };
 
 #define INLINE static inline __attribute__((always_inline))
 
+/* hlo_num_ftz_f32 when F, else x (a flush known to change nothing). */
+INLINE float ftz(bool F, float x) {
+  return F ? hlo_num_ftz_f32(x) : x;
+}
+
 /* The product of lhs parts x and the rhs parts y[q][j], as
  * hlo_num_dot_parts_product forms it (term for term), flushed. */
-INLINE float part_product(hlo_num_precision prec, const float *x, const float *const *y, int64_t j) {
+INLINE float part_product(hlo_num_precision prec, bool F, const float *x, const float *const *y, int64_t j) {
   float t;
   switch (prec) {
   case HLO_NUM_PREC_HIGH:
@@ -437,31 +447,31 @@ INLINE float part_product(hlo_num_precision prec, const float *x, const float *c
     t = x[0] * y[0][j];
     break;
   }
-  return hlo_num_ftz_f32(t);
+  return ftz(F, t);
 }
 
 /* One step of the walk (dot_block) for the block's columns: product k
  * into the f64 sums and into lanes k % 2, 2 + k % 4 and 6 + k % 8, each
  * add as the emulating reference does it, acc = ftz(acc + product)
  * (hlo_num_dot.h). */
-INLINE void walk1(hlo_num_precision prec, double a, const double *y64, const float *x, const float *const *y,
+INLINE void walk1(hlo_num_precision prec, bool F, double a, const double *y64, const float *x, const float *const *y,
                   int64_t k, int64_t nj, double *restrict x64, float *restrict lane) {
   float *restrict l2 = lane + (k % 2) * COL_BLOCK, *restrict l4 = lane + (2 + k % 4) * COL_BLOCK;
   float *restrict l8 = lane + (6 + k % 8) * COL_BLOCK;
 #pragma omp simd
   for (int64_t j = 0; j < nj; j++) {
     x64[j] = x64[j] + a * y64[j];
-    float p = part_product(prec, x, y, j);
-    l2[j] = hlo_num_ftz_f32(l2[j] + p);
-    l4[j] = hlo_num_ftz_f32(l4[j] + p);
-    l8[j] = hlo_num_ftz_f32(l8[j] + p);
+    float p = part_product(prec, F, x, y, j);
+    l2[j] = ftz(F, l2[j] + p);
+    l4[j] = ftz(F, l4[j] + p);
+    l8[j] = ftz(F, l8[j] + p);
   }
 }
 
 /* Eight steps k0 .. k0 + 7 at once, k0 a multiple of 8, so that step u
  * goes to lanes u % 2, 2 + u % 4 and 6 + u; the same adds in the same
  * order as eight walk1 steps, with the sums kept in registers between. */
-INLINE void walk8(hlo_num_precision prec, const double *a, const double *y64, const float (*x)[3],
+INLINE void walk8(hlo_num_precision prec, bool F, const double *a, const double *y64, const float (*x)[3],
                   const float *const *y, int64_t N, int64_t nj, double *restrict x64, float *restrict lane) {
 #pragma omp simd
   for (int64_t j = 0; j < nj; j++) {
@@ -470,7 +480,7 @@ INLINE void walk8(hlo_num_precision prec, const double *a, const double *y64, co
 #pragma GCC unroll 8
     for (int u = 0; u < 8; u++) {
       s = s + a[u] * y64[u * N + j];
-      p[u] = part_product(prec, x[u], y, u * N + j);
+      p[u] = part_product(prec, F, x[u], y, u * N + j);
     }
     x64[j] = s;
 #pragma GCC unroll 2
@@ -478,24 +488,24 @@ INLINE void walk8(hlo_num_precision prec, const double *a, const double *y64, co
       float l = lane[q * COL_BLOCK + j];
 #pragma GCC unroll 4
       for (int u = q; u < 8; u += 2)
-        l = hlo_num_ftz_f32(l + p[u]);
+        l = ftz(F, l + p[u]);
       lane[q * COL_BLOCK + j] = l;
     }
 #pragma GCC unroll 4
     for (int q = 0; q < 4; q++) {
       float l = lane[(2 + q) * COL_BLOCK + j];
-      l = hlo_num_ftz_f32(l + p[q]);
-      l = hlo_num_ftz_f32(l + p[q + 4]);
+      l = ftz(F, l + p[q]);
+      l = ftz(F, l + p[q + 4]);
       lane[(2 + q) * COL_BLOCK + j] = l;
     }
 #pragma GCC unroll 8
     for (int q = 0; q < 8; q++)
-      lane[(6 + q) * COL_BLOCK + j] = hlo_num_ftz_f32(lane[(6 + q) * COL_BLOCK + j] + p[q]);
+      lane[(6 + q) * COL_BLOCK + j] = ftz(F, lane[(6 + q) * COL_BLOCK + j] + p[q]);
   }
 }
 
-/* dot_block at precision prec (a constant once inlined). */
-INLINE void walk(hlo_num_precision prec, const dot_terms *t, int64_t row, int64_t j0, int64_t nj,
+/* dot_block at precision prec, flushing when F (constants once inlined). */
+INLINE void walk(hlo_num_precision prec, bool F, const dot_terms *t, int64_t row, int64_t j0, int64_t nj,
                  double *restrict x64, float *restrict lane) {
   const int64_t K = t->K, N = t->N, b = row / t->M;
   const int np = hlo_num_dot_parts(prec);
@@ -515,7 +525,7 @@ INLINE void walk(hlo_num_precision prec, const dot_terms *t, int64_t row, int64_
     }
     for (int q = 0; q < np; q++)
       y[q] = t->b32[q] + b0 + k * N;
-    walk8(prec, a, t->b64 + b0 + k * N, (const float(*)[3])x, y, N, nj, x64, lane);
+    walk8(prec, F, a, t->b64 + b0 + k * N, (const float(*)[3])x, y, N, nj, x64, lane);
   }
   for (; k < K; k++) {
     float x[3] = {0, 0, 0};
@@ -524,7 +534,7 @@ INLINE void walk(hlo_num_precision prec, const dot_terms *t, int64_t row, int64_
       x[q] = t->a32[q][a0 + k];
       y[q] = t->b32[q] + b0 + k * N;
     }
-    walk1(prec, t->a64[a0 + k], t->b64 + b0 + k * N, x, y, k, nj, x64, lane);
+    walk1(prec, F, t->a64[a0 + k], t->b64 + b0 + k * N, x, y, k, nj, x64, lane);
   }
 }
 
@@ -539,10 +549,19 @@ INLINE void walk(hlo_num_precision prec, const dot_terms *t, int64_t row, int64_
 DOT_CLONES
 static void dot_block(const dot_terms *t, int64_t row, int64_t j0, int64_t nj, double *restrict x64,
                       float *restrict lane) {
+  bool F = !t->no_flush;
   switch (t->prec) {
-  case HLO_NUM_PREC_HIGH: walk(HLO_NUM_PREC_HIGH, t, row, j0, nj, x64, lane); break;
-  case HLO_NUM_PREC_HIGHEST: walk(HLO_NUM_PREC_HIGHEST, t, row, j0, nj, x64, lane); break;
-  default: walk(HLO_NUM_PREC_DEFAULT, t, row, j0, nj, x64, lane); break;
+  case HLO_NUM_PREC_HIGH:
+    F ? walk(HLO_NUM_PREC_HIGH, true, t, row, j0, nj, x64, lane) : walk(HLO_NUM_PREC_HIGH, false, t, row, j0, nj, x64, lane);
+    break;
+  case HLO_NUM_PREC_HIGHEST:
+    F ? walk(HLO_NUM_PREC_HIGHEST, true, t, row, j0, nj, x64, lane)
+      : walk(HLO_NUM_PREC_HIGHEST, false, t, row, j0, nj, x64, lane);
+    break;
+  default:
+    F ? walk(HLO_NUM_PREC_DEFAULT, true, t, row, j0, nj, x64, lane)
+      : walk(HLO_NUM_PREC_DEFAULT, false, t, row, j0, nj, x64, lane);
+    break;
   }
 }
 

@@ -421,14 +421,19 @@ static double random_value(uint64_t *state) {
   return sign * ldexp(mant, (int)((r >> 16) % 20) - 10);
 }
 
+/* Operand scales of compare_routes. */
+enum { ANY_SCALE, TINY, MODERATE };
+
 /* One dot (HLO text whose ROOT `d` dots parameters l and r) against
  * reference_route, bit for bit, on seeded operands of type t; with
- * `poison` one lhs element is Inf and one rhs element NaN; with `tiny`
+ * `poison` one lhs element is Inf and one rhs element NaN.  scale TINY:
  * every product is near the smallest normal f32, 2^-126 (between 2^-127
  * and 2^-124), so that products and running sums keep falling below it
- * and are flushed. */
+ * and are flushed.  MODERATE: every operand is 0.75 or between 2^-10 and
+ * 2^10 in magnitude, so no product or sum can be subnormal and the walk
+ * leaves its flushes out (dot_terms.no_flush). */
 static void compare_routes(const char *text, hlo_etype t, int lrank, const int64_t *ldims, int rrank,
-                           const int64_t *rdims, bool poison, bool tiny, uint64_t seed) {
+                           const int64_t *rdims, bool poison, int scale, uint64_t seed) {
   hlo_error err = {0};
   hlo_module *m = hlo_parse(text, strlen(text), &err);
   assert_non_null(m);
@@ -446,8 +451,13 @@ static void compare_routes(const char *text, hlo_etype t, int lrank, const int64
     assert_non_null(v);
     for (int64_t i = 0; i < count; i++) {
       v[i] = random_value(&state);
-      if (tiny)
+      if (scale == TINY)
         v[i] = ldexp(v[i] < 0 ? -1.0 : 1.0, s == 0 ? -63 : -64) * (1 + fabs(frexp(v[i], &(int){0})));
+      if (scale == MODERATE) {
+        int e;
+        double f = frexp(v[i], &e);
+        v[i] = f == 0 || !isfinite(f) ? 0.75 : ldexp(f, e % 10);
+      }
     }
     if (poison)
       v[count / 3] = s == 0 ? INFINITY : NAN;
@@ -499,26 +509,28 @@ static void dot_lane_sums_match_reference_route(void **state) {
   };
   for (int i = 0; i < 3; i++) {
     for (int poison = 0; poison < 2; poison++)
-      compare_routes(plain[i], HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), poison, false, 1000 + (uint64_t)i);
-    compare_routes(plain[i], HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), false, true, 2000 + (uint64_t)i);
+      compare_routes(plain[i], HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), poison, ANY_SCALE, 1000 + (uint64_t)i);
+    compare_routes(plain[i], HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), false, TINY, 2000 + (uint64_t)i);
+    for (int poison = 0; poison < 2; poison++)
+      compare_routes(plain[i], HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), poison, MODERATE, 3000 + (uint64_t)i);
   }
   /* More than one block of columns (ROW_BLOCK), a transposed rhs. */
   compare_routes(DOT_TEXT("f32[3,20]", "f32[300,20]",
                           "f32[3,300] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={1}"),
-                 HLO_F32, 2, DIMS(3, 20), 2, DIMS(300, 20), false, false, 7);
+                 HLO_F32, 2, DIMS(3, 20), 2, DIMS(300, 20), false, ANY_SCALE, 7);
   compare_routes(DOT_TEXT("bf16[2,3,24]", "bf16[2,24,5]",
                           "f32[2,3,5] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={0},"
                           " lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
-                 HLO_BF16, 3, DIMS(2, 3, 24), 3, DIMS(2, 24, 5), false, false, 11);
+                 HLO_BF16, 3, DIMS(2, 3, 24), 3, DIMS(2, 24, 5), false, ANY_SCALE, 11);
   for (int poison = 0; poison < 2; poison++)
     compare_routes(DOT_TEXT("f32[5,6,3]", "f32[3,7,5]",
                             "f32[6,7] dot(l, r), lhs_contracting_dims={2,0}, rhs_contracting_dims={0,2},"
                             " operand_precision={highest,highest}"),
-                   HLO_F32, 3, DIMS(5, 6, 3), 3, DIMS(3, 7, 5), poison, false, 13);
+                   HLO_F32, 3, DIMS(5, 6, 3), 3, DIMS(3, 7, 5), poison, ANY_SCALE, 13);
   compare_routes(DOT_TEXT("f32[2,5,4,3]", "f32[3,2,4,6]",
                           "f32[2,5,6] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={1},"
                           " lhs_contracting_dims={3,2}, rhs_contracting_dims={0,2}"),
-                 HLO_F32, 4, DIMS(2, 5, 4, 3), 4, DIMS(3, 2, 4, 6), false, false, 17);
+                 HLO_F32, 4, DIMS(2, 5, 4, 3), 4, DIMS(3, 2, 4, 6), false, ANY_SCALE, 17);
 }
 
 /* A sum that a tanh saturates: x = {1000, -1000, 500, -500} sums to 0,
