@@ -5,7 +5,13 @@
  *
  * The files are tests/results/: results_small_orig.h5, a sound results
  * file, and results_byte837_segv.h5, the same 29,096 bytes with byte 837
- * changed, which crashes HDF5 (issue 11 bug 5). */
+ * changed, which crashes HDF5 (issue 11 bug 5).
+ *
+ * The child's time is bounded twice: in CPU seconds, which a starved
+ * machine does not use up, and, as a backstop for a child that waits
+ * instead of running, in wall seconds.  The TUNE_TEST_PROBE hook makes
+ * the child spin or sleep under small bounds, so each bound is seen to
+ * end it with its own message. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>
@@ -117,10 +123,49 @@ static void vouched_files_are_not_read(void **state) {
   assert_int_equal(tn_h5_probe_children(), c0 + 1);
 }
 
+/* A fresh copy of the sound file (a probed one would be remembered). */
+static const char *sound_copy(const char *name) {
+  static unsigned char sound[65536];
+  size_t n = slurp("results_small_orig.h5", sound, sizeof sound);
+  const char *file = tdf_path(name);
+  FILE *f = fopen(file, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(sound, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+  return file;
+}
+
+static void a_spinning_child_meets_the_cpu_bound(void **state) {
+  (void)state;
+  const char *file = sound_copy("spin.h5");
+  hlo_error err = {0};
+  setenv("TUNE_TEST_PROBE", "spin 1 600", 1);
+  int rc = tn_h5_probe(file, &err);
+  unsetenv("TUNE_TEST_PROBE");
+  assert_int_equal(rc, -1);
+  assert_non_null(strstr(err.msg, "did not finish in 1 s of CPU time"));
+  /* the same file, read for real, is sound: the refusal was the bound's */
+  assert_int_equal(tn_h5_probe(file, &err), 0);
+}
+
+static void a_waiting_child_meets_the_wall_bound(void **state) {
+  (void)state;
+  const char *file = sound_copy("wait.h5");
+  hlo_error err = {0};
+  setenv("TUNE_TEST_PROBE", "wait 600 1", 1);
+  int rc = tn_h5_probe(file, &err);
+  unsetenv("TUNE_TEST_PROBE");
+  assert_int_equal(rc, -1);
+  assert_non_null(strstr(err.msg, "did not finish in 1 s and was given up"));
+  assert_null(strstr(err.msg, "corrupt"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(probed_once_then_anew_after_a_write),
       cmocka_unit_test(vouched_files_are_not_read),
+      cmocka_unit_test(a_spinning_child_meets_the_cpu_bound),
+      cmocka_unit_test(a_waiting_child_meets_the_wall_bound),
   };
   return cmocka_run_group_tests(tests, group_setup, tdf_teardown);
 }

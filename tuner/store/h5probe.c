@@ -1,4 +1,5 @@
 /* h5probe.c — reading an HDF5 file once in a child process (h5probe.h). */
+#define _DEFAULT_SOURCE /* wait4, for the child's CPU time */
 #define _POSIX_C_SOURCE 200809L
 
 #include "h5probe.h"
@@ -36,9 +37,39 @@ static rlim_t memory_bound(off_t file_size) {
   return scaled > floor ? scaled : floor;
 }
 
-/* Seconds the child may take: generous for a sound file of that size. */
+/* CPU seconds the child may take: generous for a sound file of that size.
+ * CPU time, not wall time, because a starved machine (a loaded CI box)
+ * can keep a sound small file's read from finishing in 30 s of wall
+ * time; a damaged file that makes HDF5 loop burns CPU and meets it. */
 static unsigned time_bound(off_t file_size) {
   return 30u + (unsigned)(file_size / (1 << 20));
+}
+
+/* Wall seconds, the backstop for a child that waits instead of running
+ * (one that inherited a lock held across fork would wait forever). */
+static unsigned wall_bound(off_t file_size) {
+  return 3u * time_bound(file_size);
+}
+
+/* Test hook: TUNE_TEST_PROBE="spin CPU WALL" or "wait CPU WALL" makes the
+ * child burn CPU, or sleep, instead of reading, under bounds of CPU and
+ * WALL seconds, so that a test sees each bound end it. */
+typedef struct {
+  int mode; /* 0: read the file; 1: spin; 2: wait */
+  unsigned cpu, wall;
+} probe_bounds;
+
+static probe_bounds bounds_for(off_t file_size) {
+  probe_bounds b = {0, time_bound(file_size), wall_bound(file_size)};
+  const char *t = getenv("TUNE_TEST_PROBE");
+  char mode[8];
+  unsigned c, w;
+  if (t && sscanf(t, "%7s %u %u", mode, &c, &w) == 3 && c > 0 && w > 0) {
+    b.mode = strcmp(mode, "spin") == 0 ? 1 : strcmp(mode, "wait") == 0 ? 2 : 0;
+    b.cpu = c;
+    b.wall = w;
+  }
+  return b;
 }
 
 /* The child's address space now, from /proc; 0 when unknown. */
@@ -312,6 +343,7 @@ int tn_h5_probe(const char *path, hlo_error *err) {
   int fds[2];
   if (pipe(fds) != 0)
     return tn_h5_fail(err, "%s: cannot check the file (pipe: %s)", path, strerror(errno));
+  probe_bounds pb = bounds_for(st.st_size);
   fflush(NULL); /* nothing buffered may be written twice */
   pthread_mutex_lock(&sound_mu);
   nchildren++;
@@ -336,12 +368,19 @@ int tn_h5_probe(const char *path, hlo_error *err) {
     /* A crash of the library must end the child, not run handlers a
      * sanitizer or a fuzzer installed in the parent (they would report
      * HDF5's crash as ours). */
-    const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM};
+    const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM, SIGXCPU};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
       signal(fatal[i], SIG_DFL);
     if (__sanitizer_set_death_callback)
       __sanitizer_set_death_callback(NULL);
-    alarm(time_bound(st.st_size));
+    /* the soft limit sends SIGXCPU; the hard one, a little later, kills */
+    struct rlimit cpu = {pb.cpu, pb.cpu + 5};
+    setrlimit(RLIMIT_CPU, &cpu);
+    alarm(pb.wall);
+    for (volatile unsigned long spin = 0; pb.mode == 1;)
+      spin++;
+    while (pb.mode == 2)
+      pause();
     _exit(child_read(path, fds[1]));
   }
   close(fds[1]);
@@ -357,9 +396,10 @@ int tn_h5_probe(const char *path, hlo_error *err) {
   why[got] = '\0';
   close(fds[0]);
   int status = 0;
+  struct rusage ru;
   pid_t w;
   do
-    w = waitpid(pid, &status, 0);
+    w = wait4(pid, &status, 0, &ru);
   while (w < 0 && errno == EINTR);
   if (w < 0)
     return tn_h5_fail(err, "%s: cannot check the file (wait: %s)", path, strerror(errno));
@@ -377,13 +417,22 @@ int tn_h5_probe(const char *path, hlo_error *err) {
     return tn_h5_fail(err, "%s: corrupt HDF5 file: %s", path, got ? why : "a damaged object header");
   if (WIFEXITED(status) && WEXITSTATUS(status) == PROBE_NOMEM)
     return tn_h5_fail(err, "%s: corrupt HDF5 file: a stored size asks for more memory than the file can hold", path);
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    /* A damaged file can make HDF5 loop; a sound but very large file on
-     * a starved machine can also run out of time, and saying only
-     * "corrupt" would wrong it. */
+  /* A damaged file can make HDF5 loop; a sound but very large file can
+   * also run out of time, and saying only "corrupt" would wrong it. */
+  /* SIGKILL counts only when the CPU time shows it was the hard limit
+   * (not, say, the kernel's out-of-memory killer). */
+  bool cpu_out = WIFSIGNALED(status) &&
+                 (WTERMSIG(status) == SIGXCPU ||
+                  (WTERMSIG(status) == SIGKILL && (unsigned)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) >= pb.cpu));
+  if (cpu_out)
     return tn_h5_fail(err,
-                      "%s: corrupt HDF5 file, or one too large to check on this machine now: reading it did not "
-                      "finish in %u s",
-                      path, time_bound(st.st_size));
+                      "%s: corrupt HDF5 file, or one too large to check on this machine: reading it did not "
+                      "finish in %u s of CPU time",
+                      path, pb.cpu);
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    return tn_h5_fail(err,
+                      "%s: cannot check the file: reading it did not finish in %u s and was given up (the machine "
+                      "may be overloaded; try again)",
+                      path, pb.wall);
   return tn_h5_fail(err, "%s: corrupt HDF5 file: the HDF5 library cannot read it without crashing", path);
 }
