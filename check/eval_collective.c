@@ -421,6 +421,39 @@ static int collective_permute(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_
   return 0;
 }
 
+/* collective-broadcast (StableHLO's collective_broadcast): a replica in a
+ * group receives the operands of the group's first member, one in no
+ * group zeros. */
+static int collective_broadcast(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *const *ops,
+                                hlo_value **outs) {
+  int n = ins->noperands;
+  for (int r = 0; r < nrep; r++) {
+    const int64_t *members;
+    int size;
+    int pos = find_group(ins, nrep, r, &members, &size);
+    if (pos >= 0 && check_members(ev, ins, members, size, nrep) != 0)
+      return -1;
+    int src = pos >= 0 ? member(members, 0) : -1;
+    if (src >= 0) {
+      hlo_value *leaves[64];
+      if (n < 1 || n > 64) {
+        chk_fail(ev, ins, "takes 1 to 64 operands");
+        return -1;
+      }
+      for (int k = 0; k < n; k++)
+        leaves[k] = hlo_value_ref(ops[src * n + k]);
+      outs[r] = wrap(ev, ins, leaves, n); /* takes the references */
+    } else {
+      outs[r] = hlo_value_from_shape(&ins->shape);
+      if (!outs[r])
+        chk_fail(ev, ins, "out of memory");
+    }
+    if (!outs[r])
+      return -1;
+  }
+  return 0;
+}
+
 int chk_op_collective(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *const *ops, hlo_value **outs) {
   int rc;
   if ((ins->op == HLO_OP_ALL_REDUCE || ins->op == HLO_OP_REDUCE_SCATTER) && !ins->attrs.calls.to_apply) {
@@ -442,6 +475,9 @@ int chk_op_collective(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *c
     break;
   case HLO_OP_COLLECTIVE_PERMUTE:
     rc = collective_permute(ev, ins, nrep, ops, outs);
+    break;
+  case HLO_OP_COLLECTIVE_BROADCAST:
+    rc = collective_broadcast(ev, ins, nrep, ops, outs);
     break;
   default:
     chk_fail(ev, ins, "not a collective");

@@ -3,8 +3,11 @@
  * all-reduce within replica groups, in the group's listed order (shown by
  * a bf16 sum whose rounding depends on it, and by a reducer that is not
  * associative), all-gather, reduce-scatter, both forms of all-to-all,
- * collective-permute (zeros where no pair targets a replica), the errors a
- * bad replica group gets, and a form the device leaves to the host.  Every
+ * collective-permute (zeros where no pair targets a replica),
+ * collective-broadcast (StableHLO's collective_broadcast: every member
+ * gets the group's first member's operands, a replica in no group zeros),
+ * the errors a bad replica group gets, and a form the device leaves to the
+ * host.  Every
  * case runs with a config whose tile cuts the result into several tiles
  * and with none (one tile): both must give the same values. */
 #include <setjmp.h>
@@ -48,7 +51,7 @@ static const dev_config *tiny(void) {
 static int run(const hlo_module *m, int nrep, hlo_value **ops, const dev_config *cfg, hlo_value **outs, char *why,
                size_t why_len) {
   why[0] = 0;
-  dev_whole_ctx ctx = {cfg, 0, why, why_len};
+  dev_whole_ctx ctx = {.cfg = cfg, .why = why, .why_len = why_len};
   return dev_collective_run(m->entry->root, nrep, ops, &ctx, outs);
 }
 
@@ -285,18 +288,55 @@ static void bad_groups_are_errors(void **state) {
   expect_error(text, 2, "names replica 7 but only 2 replicas run");
 }
 
-/* collective-broadcast has no lowering here: the caller is told so. */
-static void broadcast_is_not_lowered(void **state) {
+/* Four replicas, groups {2,0} and {3}; replica 1 is in none.  The first
+ * listed member is the source: replicas 2 and 0 get x_2, replica 3 its
+ * own x_3, replica 1 zeros.  Two operands, so each result is a pair:
+ * (x_src, y_src) with x_r = {3r+1, 3r+2, 3r+3} and y_r = -x_r. */
+static void collective_broadcast_from_first_member(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule m, replica_count=4\nENTRY e {\n  p = f32[3] parameter(0)\n"
+                        "  q = f32[3] parameter(1)\n"
+                        "  ROOT cb = (f32[3], f32[3]) collective-broadcast(p, q), replica_groups={{2,0},{3}}\n}\n");
+  assert_true(dev_collective_lowers(m->entry->root));
+  int64_t d[1] = {3};
+  float x[4][3], y[4][3];
+  hlo_value *ops[8];
+  for (int r = 0; r < 4; r++) {
+    for (int i = 0; i < 3; i++) {
+      x[r][i] = (float)(3 * r + i + 1);
+      y[r][i] = -x[r][i];
+    }
+    ops[2 * r] = f32s(1, d, x[r]);
+    ops[2 * r + 1] = f32s(1, d, y[r]);
+  }
+  const float from2[6] = {7, 8, 9, -7, -8, -9}, from3[6] = {10, 11, 12, -10, -11, -12}, zero[6] = {0};
+  const float *want[4] = {from2, zero, from2, from3};
+  expect(m, 4, ops, 2, want, 3);
+  unref_all(ops, 8);
+  hlo_module_free(m);
+  /* a group naming a replica that does not run is an error, as for the
+   * other collectives */
+  expect_error("HloModule m, replica_count=2\nENTRY e {\n  p = f32[2] parameter(0)\n"
+               "  ROOT cb = f32[2] collective-broadcast(p), replica_groups={{0,7}}\n}\n",
+               2, "names replica 7 but only 2 replicas run");
+}
+
+/* ragged-all-to-all has no lowering here: the caller is told so. */
+static void ragged_all_to_all_is_not_lowered(void **state) {
   (void)state;
   hlo_module *m = parse("HloModule m, replica_count=2\nENTRY e {\n  p = f32[2] parameter(0)\n"
-                        "  ROOT cb = f32[2] collective-broadcast(p), replica_groups={{0,1}}\n}\n");
+                        "  o = f32[2] parameter(1)\n  io = s64[2] parameter(2)\n  ss = s64[2] parameter(3)\n"
+                        "  oo = s64[2] parameter(4)\n  rs = s64[2] parameter(5)\n"
+                        "  ROOT ra = f32[2] ragged-all-to-all(p, o, io, ss, oo, rs), replica_groups={{0,1}}\n}\n");
   assert_false(dev_collective_lowers(m->entry->root));
   int64_t d[1] = {2};
   const float x[2] = {1, 2};
-  hlo_value *ops[2] = {f32s(1, d, x), f32s(1, d, x)}, *outs[2];
+  hlo_value *ops[12], *outs[2];
+  for (int i = 0; i < 12; i++)
+    ops[i] = f32s(1, d, x);
   char why[256];
   assert_int_equal(run(m, 2, ops, NULL, outs, why, sizeof why), DEV_WHOLE_UNSUPPORTED);
-  unref_all(ops, 2);
+  unref_all(ops, 12);
   hlo_module_free(m);
 }
 
@@ -306,7 +346,8 @@ int main(void) {
       cmocka_unit_test(all_reduce_with_a_lane_program), cmocka_unit_test(all_gather_in_group_order),
       cmocka_unit_test(reduce_scatter_keeps_each_slab), cmocka_unit_test(all_to_all_array_form),
       cmocka_unit_test(all_to_all_tuple_form),          cmocka_unit_test(collective_permute_moves_and_zeroes),
-      cmocka_unit_test(bad_groups_are_errors),          cmocka_unit_test(broadcast_is_not_lowered),
+      cmocka_unit_test(bad_groups_are_errors),          cmocka_unit_test(collective_broadcast_from_first_member),
+      cmocka_unit_test(ragged_all_to_all_is_not_lowered),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,11 @@
 /* test_dev_host.c — the device's host evaluator (dev_host.h), handed in
  * dev_fusion.host: what the device does not compute itself (a collective
- * it has no lowering for, evaluated as the kernel cut at it for every
- * replica; a single op it has no lowering for, here a map whose
- * computation is no lane program) goes to that host
- * and nowhere else, and what it does compute (an all-reduce, replica-id)
- * never does.
+ * it has no lowering for, here an all-reduce whose reducer calls another
+ * computation, evaluated as the kernel cut at it for every replica; a
+ * single op it has no lowering for, here a map whose computation is no
+ * lane program) goes to that host and nowhere else, and what it does
+ * compute (an all-reduce with a lane-program reducer, replica-id) never
+ * does.
  *
  *   no host     the op is refused with a runtime error that says so,
  *               never a crash and never a silent answer; the all-reduce
@@ -39,15 +40,18 @@ static const char *const all_reduce_text =
     "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
     "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
 
-/* The same, with a collective-broadcast, which the device does not lower:
- * every replica gets replica 0's x = p + 0, halved: p / 2. */
-static const char *const broadcast_text =
+/* The same all-reduce with a reducer that calls add: a nested call is no
+ * lane program (dev_lane.h), so the device does not lower this
+ * collective; the host folds it to the same 2p + 3. */
+static const char *const call_reducer_text =
     "HloModule m, replica_count=4\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
     "ENTRY e {\n  p = f32[8,128] parameter(0)\n  r = u32[] replica-id()\n  rf = f32[] convert(r)\n"
     "  rb = f32[8,128] broadcast(rf), dimensions={}\n  x = f32[8,128] add(p, rb)\n"
-    "  cb = f32[8,128] collective-broadcast(x), replica_groups={{0,1,2,3}}\n"
+    "  ar = f32[8,128] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=viacall\n"
     "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
-    "  ROOT y = f32[8,128] multiply(cb, hb)\n}\n";
+    "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
 
 /* map(p, q) whose computation calls add: p + q, then the device's own add
  * of 1.  A nested call is no lane program (dev_lane.h), so the device does
@@ -155,7 +159,7 @@ static void expect_refused(const char *text, int nargs, const char *what) {
 
 static void no_host_refuses_collective(void **state) {
   (void)state;
-  expect_refused(broadcast_text, 1, "cb: collective-broadcast");
+  expect_refused(call_reducer_text, 1, "ar: all-reduce");
 }
 
 /* The all-reduce needs no host: replica-id and the collective are the
@@ -183,14 +187,13 @@ static void fake_host_answers_collective(void **state) {
   (void)state;
   memset(&seen, 0, sizeof seen);
   fx x;
-  load(&x, broadcast_text, 1, &fake, 77);
+  load(&x, call_reducer_text, 1, &fake, 77);
   dev_run r;
   run(&x, &r);
   assert_int_equal(r.status, DEV_OK);
-  /* only the kernel cut at the collective-broadcast: replica-id is the
-   * device's */
+  /* only the kernel cut at the all-reduce: replica-id is the device's */
   assert_int_equal(seen.calls, 1);
-  assert_int_equal(seen.root_op, HLO_OP_COLLECTIVE_BROADCAST);
+  assert_int_equal(seen.root_op, HLO_OP_ALL_REDUCE);
   assert_int_equal(seen.nargs, 1);
   assert_int_equal(seen.o.replicas, 4);
   assert_int_equal(seen.o.emulate_device, 1);
@@ -268,6 +271,20 @@ static void reference_host_all_reduce(void **state) {
   unload(&x);
 }
 
+static void reference_host_call_reducer(void **state) {
+  (void)state;
+  fx x;
+  load(&x, call_reducer_text, 1, tn_backend_host(), 0);
+  dev_run r;
+  run(&x, &r);
+  if (r.status != DEV_OK)
+    fail_msg("run: %s", r.message);
+  for (int i = 0; i < N; i++) /* replica 0's view: 2p + 3 */
+    assert_true(((const float *)r.out->data)[i] == 2.0f * (float)i + 3.0f);
+  hlo_value_unref(r.out);
+  unload(&x);
+}
+
 static void reference_host_map(void **state) {
   (void)state;
   fx x;
@@ -288,7 +305,7 @@ int main(void) {
       cmocka_unit_test(no_host_refuses_map), cmocka_unit_test(fake_host_answers_collective),
       cmocka_unit_test(fake_host_not_asked_for_all_reduce), cmocka_unit_test(fake_host_answers_map),
       cmocka_unit_test(reference_host_all_reduce), cmocka_unit_test(reference_host_map),
-      cmocka_unit_test(fake_host_not_asked_for_lane_map),
+      cmocka_unit_test(fake_host_not_asked_for_lane_map), cmocka_unit_test(reference_host_call_reducer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

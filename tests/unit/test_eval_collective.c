@@ -146,6 +146,24 @@ static void collective_permute_shift(void **state) {
   expect_rows(got, 1, want);
 }
 
+static void collective_broadcast_from_first_member(void **state) {
+  (void)state;
+  /* x = 10 id + {0, 1}; groups {3,1} and {0}, replica 2 in none
+   * (StableHLO's collective_broadcast): replicas 3 and 1 get x_3 =
+   * {30, 31}, replica 0 its own {0, 1}, replica 2 zeros. */
+  const char *t = "ENTRY e {\n" RID " ten = f32[] constant(10)\n t = f32[] multiply(f, ten)\n"
+                  " tb = f32[2] broadcast(t), dimensions={}\n io = s32[2] iota(), iota_dimension=0\n"
+                  " fo = f32[2] convert(io)\n x = f32[2] add(tb, fo)\n"
+                  " ROOT c = f32[2] collective-broadcast(x), replica_groups={{3,1},{0}}\n}\n";
+  float got[NREP][16];
+  int64_t n;
+  hlo_error err;
+  assert_int_equal(run(t, got, &n, &err), 0);
+  assert_int_equal(n, 2);
+  const float want[] = {0, 1, 30, 31, 0, 0, 30, 31};
+  expect_rows(got, 2, want);
+}
+
 static void group_outside_replicas_is_an_error(void **state) {
   (void)state;
   const char *t = SUM "ENTRY e {\n" RID
@@ -210,7 +228,7 @@ int main(void) {
       cmocka_unit_test(all_gather_dim0),
       cmocka_unit_test(reduce_scatter_dim0),
       cmocka_unit_test(all_to_all_dim0),
-      cmocka_unit_test(collective_permute_shift),
+      cmocka_unit_test(collective_permute_shift), cmocka_unit_test(collective_broadcast_from_first_member),
       cmocka_unit_test(group_outside_replicas_is_an_error),
       cmocka_unit_test(one_result_per_group),
   };

@@ -16,7 +16,10 @@
  *   collective-permute  a replica named as a target of source_target_pairs
  *                    receives its source's operand, any other replica
  *                    zeros; a pair naming a replica that does not run is
- *                    ignored (its transfer has no end to run on).
+ *                    ignored (its transfer has no end to run on);
+ *   collective-broadcast  every member receives the operand of the
+ *                    group's first member (StableHLO's collective_broadcast),
+ *                    a replica in no group zeros.
  * Several operands (or one tuple) are independent arrays, one result each.
  */
 #include "dev_collective.h"
@@ -225,7 +228,7 @@ static int64_t run_at(const coll *c, const group *g, int pos, int src, int k, co
       from = leaf(c, g->m[k], pos);
     }
     break;
-  default: /* collective-permute */
+  default: /* collective-permute, collective-broadcast */
     if (src < 0) {
       memset(dst, 0, (size_t)n * x->elem_size);
       return n;
@@ -357,13 +360,29 @@ static int permute_source(const coll *c, int r) {
   return src;
 }
 
+/* The replica whose operands replica r receives in a broadcast: its
+ * group's first member; -1 when r is in no group (it gets zeros), or -2
+ * after fail. */
+static int broadcast_source(const coll *c, int r) {
+  const hlo_replica_groups *rg = &c->ins->attrs.replica_groups;
+  for (int i = 0; i < rg->ngroups; i++)
+    for (int j = 0; j < rg->groups[i].n; j++)
+      if (rg->groups[i].v[j] == r) {
+        group g;
+        return group_of(c, r, &g) < 0 ? -2 : g.m[0];
+      }
+  return rg->ngroups == 0 ? 0 : -1;
+}
+
 /* Replica r's result: one array per operand array, wrapped as the
  * instruction's shape says. */
 static hlo_value *result(const coll *c, int r) {
   group g;
   int pos = 0, src = -1;
-  if (c->ins->op == HLO_OP_COLLECTIVE_PERMUTE) {
-    src = permute_source(c, r);
+  if (c->ins->op == HLO_OP_COLLECTIVE_PERMUTE || c->ins->op == HLO_OP_COLLECTIVE_BROADCAST) {
+    src = c->ins->op == HLO_OP_COLLECTIVE_PERMUTE ? permute_source(c, r) : broadcast_source(c, r);
+    if (src < -1)
+      return NULL;
     g.size = 0;
   } else if ((pos = group_of(c, r, &g)) < 0) {
     return NULL;
@@ -441,7 +460,7 @@ static int operand_arrays(const hlo_instr *ins, const hlo_shape **leaves) {
 }
 
 bool dev_collective_lowers(const hlo_instr *ins) {
-  if (!dev_collective_op(ins->op) || ins->op == HLO_OP_COLLECTIVE_BROADCAST || ins->op == HLO_OP_RAGGED_ALL_TO_ALL ||
+  if (!dev_collective_op(ins->op) || ins->op == HLO_OP_RAGGED_ALL_TO_ALL ||
       (ins->op == HLO_OP_COLLECTIVE_PERMUTE && ins->noperands != 1))
     return false;
   const hlo_shape *leaves[64];

@@ -218,7 +218,8 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
     return;
   }
   /* An all-reduce combines the replicas element by element, and a
-   * collective-permute hands each replica another's array unchanged: output
+   * collective-permute or a collective-broadcast of one operand hands each
+   * replica another's array unchanged: output
    * element i reads element i of the replicas' operands and nothing else,
    * so the operand is windowed like an elementwise op's.  Held whole
    * instead, one f32[4096,4096] operand (64 MiB, twice buffered) filled
@@ -226,7 +227,8 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
    * error.  The executor computes the collective from whole operands
    * (dev_collective.c, staging its own tiles); this is the schedule's
    * account of what a tile needs. */
-  if ((ins->op == HLO_OP_ALL_REDUCE || (ins->op == HLO_OP_COLLECTIVE_PERMUTE && ins->noperands == 1)) &&
+  bool hands_over = ins->op == HLO_OP_COLLECTIVE_PERMUTE || ins->op == HLO_OP_COLLECTIVE_BROADCAST;
+  if ((ins->op == HLO_OP_ALL_REDUCE || (hands_over && ins->noperands == 1)) &&
       k == DEV_EK_OPAQUE && s && s->type != HLO_TUPLE)
     k = DEV_EK_ELEMENTWISE;
   switch (k) {

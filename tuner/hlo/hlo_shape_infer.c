@@ -1310,6 +1310,8 @@ int hlo_infer_shape(const hlo_instr *in, hlo_arena *scratch, hlo_shape *out, hlo
     return gather_scatter_dim(&c, false);
   case HLO_OP_ALL_TO_ALL:
     return all_to_all_rule(&c, out);
+  case HLO_OP_COLLECTIVE_BROADCAST:
+    return same_as_operands(&c, out);
   case HLO_OP_COLLECTIVE_PERMUTE:
     /* The combined form with buffers and offsets has 4 operands: no rule. */
     return in->noperands == 1 ? same_as_operands(&c, out) : 0;

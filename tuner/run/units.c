@@ -17,7 +17,7 @@ static bool heavy(hlo_opcode op) {
   case HLO_OP_DOT: case HLO_OP_CONVOLUTION: case HLO_OP_REDUCE: case HLO_OP_REDUCE_WINDOW:
   case HLO_OP_SORT: case HLO_OP_SCATTER: case HLO_OP_GATHER: case HLO_OP_DYNAMIC_UPDATE_SLICE:
   case HLO_OP_ALL_REDUCE: case HLO_OP_ALL_GATHER: case HLO_OP_REDUCE_SCATTER: case HLO_OP_ALL_TO_ALL:
-  case HLO_OP_COLLECTIVE_PERMUTE:
+  case HLO_OP_COLLECTIVE_PERMUTE: case HLO_OP_COLLECTIVE_BROADCAST:
     return true;
   default:
     return false;
