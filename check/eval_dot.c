@@ -209,21 +209,53 @@ static int gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, const float
 
 /* ---- f64 and integer kernels ---------------------------------------------- */
 
-/* i-k-j order: row i of C accumulates a[i,k] * B[k,:] for k ascending, which
- * keeps each element's order while the j loop vectorises.  At -O2 GCC
- * leaves the loop scalar unless told: `omp simd` vectorises across j only
- * (lanes are different elements; no multiply-add, fp-contract is off). */
+/* Every element of C accumulates a[i,k] * B[k,j] for k ascending onto its
+ * initial value, one add per product, no multiply-add (fp-contract is
+ * off): the bits depend on nothing else, so the loops below may block as
+ * they like.  A block of GB_R rows by GB_C columns keeps its sums in
+ * registers across the whole k loop and loads each B vector once for
+ * the GB_R rows; the rows and columns left over take the i-k-j loop.
+ * At -O2 GCC leaves the j loops scalar unless told: `omp simd`
+ * vectorises across j only (lanes are different elements). */
+enum { GB_R = 4, GB_C = 32 };
+
+__attribute__((always_inline)) static inline void gemm_f64_block(int64_t N, int64_t K, const double *A,
+                                                                 const double *B, double *C) {
+  double acc[GB_R][GB_C];
+  for (int r = 0; r < GB_R; r++)
+    memcpy(acc[r], C + r * N, sizeof acc[r]);
+  for (int64_t k = 0; k < K; k++) {
+    const double *restrict b = B + k * N;
+#pragma GCC unroll 4
+    for (int r = 0; r < GB_R; r++) {
+      double a = A[r * K + k];
+#pragma omp simd
+      for (int j = 0; j < GB_C; j++)
+        acc[r][j] = acc[r][j] + a * b[j];
+    }
+  }
+  for (int r = 0; r < GB_R; r++)
+    memcpy(C + r * N, acc[r], sizeof acc[r]);
+}
+
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void gemm_f64(int64_t M, int64_t N, int64_t K, const double *A, const double *B, double *C) {
+  int64_t nb = (M + GB_R - 1) / GB_R;
 #pragma omp parallel for schedule(static) if (M * N * K >= (1 << 18))
-  for (int64_t i = 0; i < M; i++) {
-    double *restrict c = C + i * N;
-    for (int64_t k = 0; k < K; k++) {
-      double a = A[i * K + k];
-      const double *restrict b = B + k * N;
+  for (int64_t ib = 0; ib < nb; ib++) {
+    int64_t i0 = ib * GB_R, nr = M - i0 < GB_R ? M - i0 : GB_R, j0 = 0;
+    if (nr == GB_R)
+      for (; j0 + GB_C <= N; j0 += GB_C)
+        gemm_f64_block(N, K, A + i0 * K, B + j0, C + i0 * N + j0);
+    for (int64_t i = i0; i < i0 + nr && j0 < N; i++) {
+      double *restrict c = C + i * N;
+      for (int64_t k = 0; k < K; k++) {
+        double a = A[i * K + k];
+        const double *restrict b = B + k * N;
 #pragma omp simd
-      for (int64_t j = 0; j < N; j++)
-        c[j] = c[j] + a * b[j];
+        for (int64_t j = j0; j < N; j++)
+          c[j] = c[j] + a * b[j];
+      }
     }
   }
 }

@@ -253,6 +253,40 @@ static void test_dot_f64_and_shape_errors(void **state) {
   hlo_value_unref(o);
 }
 
+/* An f64 dot is each element's products added k ascending from zero, one
+ * rounding per add and per product (no multiply-add): the plain loop below
+ * is that definition.  9 x 70 covers the evaluator's register blocks of
+ * 4 rows by 32 columns and the rows and columns they leave over. */
+static void test_dot_f64_order(void **state) {
+  (void)state;
+  enum { M = 9, K = 13, N = 70 };
+  static double a[M * K], b[K * N], want[M * N];
+  uint32_t s = 5;
+  for (int i = 0; i < M * K; i++)
+    a[i] = (double)rnd(&s) * 1e3 + (double)rnd(&s) * 1e-9;
+  for (int i = 0; i < K * N; i++)
+    b[i] = (double)rnd(&s) * 1e-3 + (double)rnd(&s) * 1e-12;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      volatile double c = 0.0; /* one rounding per step, whatever the flags */
+      for (int k = 0; k < K; k++) {
+        volatile double p = a[i * K + k] * b[k * N + j];
+        c = c + p;
+      }
+      want[i * N + j] = c;
+    }
+  const char *t = "HloModule m\nENTRY e { a = f64[9,13] parameter(0)\n b = f64[13,70] parameter(1)\n"
+                  " ROOT d = f64[9,70] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} }\n";
+  int64_t da[2] = {M, K}, db[2] = {K, N};
+  hlo_value *args[2] = {hlo_value_array(HLO_F64, 2, da), hlo_value_array(HLO_F64, 2, db)};
+  memcpy(args[0]->data, a, sizeof a);
+  memcpy(args[1]->data, b, sizeof b);
+  hlo_value *o = fx_eval(t, 2, args);
+  assert_int_equal(o->count, M * N);
+  assert_memory_equal(o->data, want, sizeof want);
+  hlo_value_unref(o); /* fx_eval took the arguments */
+}
+
 /* ---- convolution ------------------------------------------------------- */
 
 static hlo_value *conv1(const char *window, const char *outshape, const float *x, int64_t nx,
@@ -401,6 +435,7 @@ int main(void) {
       cmocka_unit_test(test_dot_blocked_matches_naive),
       cmocka_unit_test(test_dot_emulated_device_numerics),
       cmocka_unit_test(test_dot_f64_and_shape_errors),
+      cmocka_unit_test(test_dot_f64_order),
       cmocka_unit_test(test_conv_1d),
       cmocka_unit_test(test_conv_2d),
       cmocka_unit_test(test_conv_groups),
