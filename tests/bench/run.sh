@@ -125,6 +125,41 @@ awk '
                                     $2, val($0, "rate"), 100 * f, cp, (f + 0 >= 0.5 ? "met" : "NOT met") }
 ' "$work/check.txt"
 
+# ---- tune --check linear in module size (issue 15 item 4) ----
+# One fusion of a chain of N f32[128] elementwise ops, N = 20,000 and
+# 200,000, generated here; --check --budget 4 on one thread, CPU time (user
+# + system) best of 3.  Target: the 200k case about 10x the 20k one (it was
+# 45x, 59x at the start of the sixteenth session); a cost quadratic in the
+# instructions would show as 100x.
+echo "== tune --check: a 20,000- and a 200,000-instruction fusion (time linear in module size) =="
+chain() {
+  awk -v n="$1" 'BEGIN {
+    print "HloModule chain\nENTRY e {\n  p0 = f32[128] parameter(0)\n  p1 = f32[128] parameter(1)"
+    split("add multiply subtract maximum", op, " "); prev = "p0"
+    for (i = 0; i < n; i++) { printf "  x%d = f32[128] %s(%s, p1)\n", i, op[i % 4 + 1], prev; prev = "x" i }
+    printf "  ROOT r = f32[128] negate(%s)\n}\n", prev }' >"$2"
+}
+if [ -x /usr/bin/time ]; then
+  for n in 20000 200000; do
+    chain "$n" "$work/chain$n.hlo"
+    best=""
+    for i in 1 2 3; do
+      /usr/bin/time -f "%U %S" -o "$work/time.txt" "$TUNE_BUILDDIR/tune" --check "$work/chain$n.hlo" --budget 4 \
+        --threads 1 -q -o "$work/chain$n.h5" >/dev/null 2>&1 || true
+      rm -f "$work/chain$n.h5"
+      t=$(awk '{print $1 + $2}' "$work/time.txt")
+      if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
+    done
+    eval "t$n=$best"
+    rm -f "$work/chain$n.hlo"
+  done
+  awk -v a="$t20000" -v b="$t200000" 'BEGIN {
+    printf "tune --check: 20k instructions %.2f s CPU, 200k %.2f s CPU: %.1fx for 10x the instructions; target about 10x (<= 12.5x): %s\n",
+           a, b, b / a, (b / a <= 12.5 ? "met" : "NOT met") }'
+else
+  echo "no /usr/bin/time: not timed"
+fi
+
 # ---- idle OpenMP threads: libgomp's default wait against passive (README "Waiting threads") ----
 # The same --check at 2 threads, alternated three times each way so that a
 # change in the machine's load hits both; the figure is the ratio of the
