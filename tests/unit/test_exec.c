@@ -141,6 +141,51 @@ static void dot_default_precision_rounds_to_bf16(void **state) {
   }
 }
 
+/* An s8 x s8 -> s32 dot is the products widened to s32 and summed (XLA's
+ * dot semantics; with these values no sum leaves s32's range), the same
+ * whatever the config: whole contraction, chunks of 128, and two packed
+ * accumulators.  Written out as the plain loop. */
+static void dot_s8_sums_exactly(void **state) {
+  (void)state;
+  enum { M = 4, K = 300, N = 5 };
+  const char *text = "HloModule m\nENTRY e {\n  a = s8[4,300] parameter(0)\n  b = s8[300,5] parameter(1)\n"
+                     "  ROOT d = s32[4,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  const char *cfgs[3] = {"tile=4x5 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                         "tile=4x5 k=128 buf=2 order=01k pack=1 prec=default flags=none",
+                         "tile=4x5 k=128 buf=2 order=01k pack=2 prec=default flags=none"};
+  int64_t da[2] = {M, K}, db[2] = {K, N};
+  hlo_value *a = hlo_value_array(HLO_S8, 2, da), *b = hlo_value_array(HLO_S8, 2, db);
+  assert_true(a && b);
+  int8_t *pa = a->data, *pb = b->data;
+  for (int i = 0; i < M * K; i++)
+    pa[i] = (int8_t)((i * 37 + 11) % 256 - 128);
+  for (int i = 0; i < K * N; i++)
+    pb[i] = (int8_t)((i * 53 + 7) % 256 - 128);
+  int32_t want[M * N];
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      int32_t c = 0;
+      for (int k = 0; k < K; k++)
+        c += (int32_t)pa[i * K + k] * (int32_t)pb[k * N + j];
+      want[i * N + j] = c;
+    }
+  for (int c = 0; c < 3; c++) {
+    fx x;
+    load(&x, text, cfgs[c]);
+    hlo_value *args[2] = {a, b};
+    dev_run r;
+    run(&x, args, 2, NULL, &r);
+    if (r.status != DEV_OK)
+      fail_msg("%s: %s", cfgs[c], r.message);
+    assert_int_equal(r.out->type, HLO_S32);
+    assert_memory_equal(r.out->data, want, sizeof want);
+    hlo_value_unref(r.out);
+    unload(&x);
+  }
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+}
+
 static void hygiene_faults(void **state) {
   (void)state;
   fx x;
@@ -183,7 +228,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
       cmocka_unit_test(reduction_order_is_the_configs),
-      cmocka_unit_test(dot_default_precision_rounds_to_bf16),
+      cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly),
       cmocka_unit_test(hygiene_faults),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

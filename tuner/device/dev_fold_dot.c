@@ -351,6 +351,10 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
       }
     }
   }
+  /* Unpoisoned boxes (the usual case) need no per-line poison scan, which
+   * would cost as much as the products. */
+  bool poisoned = any_set(bx[0].poison, bx[0].count) || any_set(bx[1].poison, bx[1].count);
+  bool plain_int = ct != HLO_F32 && !f32_int_acc && x->P == 1;
   int64_t idx[HLO_MAX_RANK], oi[HLO_MAX_RANK];
   for (int d = 0; d < x->region.rank; d++)
     idx[d] = x->region.lo[d];
@@ -367,11 +371,19 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
       base[side] = off;
     }
     uint8_t p = 0;
-    for (int64_t r = 0; r < len; r++) {
+    for (int64_t r = 0; poisoned && r < len; r++) {
       int64_t a = base[0] + r * stride[0], b = base[1] + r * stride[1];
       p |= bx[0].poison[a] | bx[1].poison[b];
     }
-    if (ct == HLO_F32 && x->P == 1) {
+    if (plain_int) {
+      /* one running integer sum, wrapping as the general loop's does */
+      uint64_t s = (uint64_t)acc[ro].i;
+      const uint64_t *ia = ints[0] + base[0], *ib = ints[1] + base[1];
+      for (int64_t r = 0; r < len; r++)
+        s += ia[r * stride[0]] * ib[r * stride[1]];
+      acc[ro].i = (int64_t)s;
+      valid[ro] = 1;
+    } else if (ct == HLO_F32 && x->P == 1) {
       /* one running f32 accumulator: keep it in a register */
       float f = (float)acc[ro].f;
       const float *pa = parts[0] + 3 * base[0], *pb = parts[1] + 3 * base[1];
