@@ -15,6 +15,7 @@
 #include "hlo/hlo_numerics.h"
 #include "eval_internal.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 #include "tolerance.h"
 
 static bool in_kernel(const chk_accums *A, const hlo_instr *ins) {
@@ -62,11 +63,7 @@ static int reduce_sums(const hlo_instr *ins, const hlo_value *x, const hlo_value
       return -1;
     double t = hlo_value_get_f64(x, i);
     s[o] += signed_sum ? t : fabs(t);
-    for (int d = x->rank - 1; d >= 0; d--) {
-      if (++idx[d] < x->dims[d])
-        break;
-      idx[d] = 0;
-    }
+    hlo_index_next(x->rank, x->dims, idx);
   }
   return 0;
 }

@@ -36,6 +36,7 @@
 
 #include "eval_internal.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 
 /* Dot products of the feature runs at the listed (input, kernel) offsets. */
 #define DEF_ACCUM(NAME, C)                                                              \
@@ -222,11 +223,7 @@ hlo_value *chk_op_convolution(chk_eval *ev, const hlo_instr *ins, hlo_value *con
               ko[npos] = k_lin * g.ki;
               npos++;
             }
-            for (int d = g.ns - 1; d >= 0; d--) {
-              if (++widx[d] < g.ks[d])
-                break;
-              widx[d] = 0;
-            }
+            hlo_index_next(g.ns, g.ks, widx);
           }
           for (int64_t f = 0; f < g.f_out; f++) {
             int64_t in_n = (f / fpb) * nper + n, c0 = (f / fpg) * g.ki;

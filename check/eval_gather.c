@@ -41,6 +41,7 @@
 
 #include "eval_internal.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 #include "hlo/hlo_minmax.h"
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -60,16 +61,6 @@ static int index_batch_dims(const hlo_value *idx, int64_t ivd, int64_t *idx_dim)
     if (d != ivd)
       idx_dim[n++] = d;
   return n;
-}
-
-/* Advances a row-major odometer over dims[0..n); false after the last. */
-static bool odometer_next(int n, const int64_t *dims, int64_t *pos) {
-  for (int d = n - 1; d >= 0; d--) {
-    if (++pos[d] < dims[d])
-      return true;
-    pos[d] = 0;
-  }
-  return false;
 }
 
 /* Copies a box of n dims from src to dst with element strides ss / ds.
@@ -99,7 +90,7 @@ static void box_copy(char *dst, const int64_t *ds, const char *src, const int64_
         memcpy(dst + (size_t)(doff + i * ds[inner]) * es, src + (size_t)(so + i * ss[inner]) * es,
                es);
     }
-  } while (odometer_next(inner, dims, pos));
+  } while (hlo_index_next(inner, dims, pos));
 }
 
 /* ---- gather --------------------------------------------------------------- */
@@ -214,7 +205,7 @@ static hlo_value *op_gather(chk_eval *ev, const hlo_instr *ins, hlo_value *const
     box_copy((char *)r->data + (size_t)doff * r->elem_size, win_dst,
              (const char *)a->data + (size_t)soff * a->elem_size, win_src, nwin, win_dims,
              a->elem_size);
-  } while (odometer_next(nb, bdims, pos));
+  } while (hlo_index_next(nb, bdims, pos));
   return r;
 }
 
@@ -559,8 +550,8 @@ static int scatter_run(scatter_ctx *c, const hlo_value *idx) {
       }
       if (combine_at(c, oi, ui) != 0)
         return -1;
-    } while (odometer_next(nwin, win_dims, w));
-  } while (odometer_next(nb, bdims, pos));
+    } while (hlo_index_next(nwin, win_dims, w));
+  } while (hlo_index_next(nb, bdims, pos));
   return 0;
 }
 

@@ -49,6 +49,7 @@
 #include "eval_internal.h"
 #include "eval_reduce_prog.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 
 /* ---- scalar operations, one per (compute type, op) ------------------------ */
 
@@ -596,13 +597,7 @@ static int reduce_fast(const hlo_value *x, const bool *red, const fast_red *fr, 
       fr->k->rows(op, xp, M, L);
     else
       fr->k->cols(op, xp, M, L);
-    for (int g = np - 1; g >= 0; g--) { /* odometer over the prefix */
-      obase += ostride[g];
-      if (++idx[g] < gsize[g])
-        break;
-      obase -= ostride[g] * gsize[g];
-      idx[g] = 0;
-    }
+    hlo_index_next_off(np, gsize, ostride, idx, &obase); /* over the prefix */
   }
   free(owned);
   return 0;

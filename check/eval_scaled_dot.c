@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
+#include "hlo/hlo_index.h"
 
 /* x * broadcast(scale) in type ct, or NULL after chk_fail. */
 static hlo_value *dequantize(chk_eval *ev, const hlo_instr *ins, const hlo_value *x, const hlo_value *scale,
@@ -44,11 +45,7 @@ static hlo_value *dequantize(chk_eval *ev, const hlo_instr *ins, const hlo_value
       ((float *)r->data)[i] = (float)v * (float)f;
     else
       ((double *)r->data)[i] = v * f;
-    for (int d = x->rank - 1; d >= 0; d--) {
-      if (++idx[d] < x->dims[d])
-        break;
-      idx[d] = 0;
-    }
+    hlo_index_next(x->rank, x->dims, idx);
   }
   return r;
 }

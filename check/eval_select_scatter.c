@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
+#include "hlo/hlo_index.h"
 
 const hlo_computation *chk_raw_computation(const hlo_module *m, const hlo_instr *ins, const char *attr) {
   for (int i = 0; i < ins->nraw; i++) {
@@ -71,16 +72,6 @@ static int64_t operand_index(const hlo_value *x, const hlo_window *win, const in
     flat = flat * x->dims[d] + p;
   }
   return flat;
-}
-
-/* Row-major successor of idx within dims; false after the last. */
-static bool next_index(int rank, const int64_t *dims, int64_t *idx) {
-  for (int d = rank - 1; d >= 0; d--) {
-    if (++idx[d] < dims[d])
-      return true;
-    idx[d] = 0;
-  }
-  return false;
 }
 
 hlo_value *chk_op_select_and_scatter(chk_eval *ev, const hlo_instr *ins, hlo_value *const *ops) {
@@ -146,7 +137,7 @@ hlo_value *chk_op_select_and_scatter(chk_eval *ev, const hlo_instr *ins, hlo_val
       hlo_value_unref(keep);
       if (!k)
         pick = e;
-    } while (next_index(rank, wdims, w));
+    } while (hlo_index_next(rank, wdims, w));
     if (pick >= 0) {
       hlo_value *r = call2(ev, ins, sct, out, pick, src, si);
       if (!r) {
@@ -160,7 +151,7 @@ hlo_value *chk_op_select_and_scatter(chk_eval *ev, const hlo_instr *ins, hlo_val
       memcpy((char *)out->data + (size_t)pick * out->elem_size, r->data, out->elem_size);
       hlo_value_unref(r);
     }
-    next_index(rank, src->dims, s);
+    hlo_index_next(rank, src->dims, s);
   }
   return out;
 }

@@ -33,6 +33,7 @@
 #include "dev_lane.h"
 #include "dev_stage.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 
 /* fusion.replicas is at most this (dev_fusion.c), and so is a group. */
 #define MAX_MEMBERS 64
@@ -315,7 +316,7 @@ static hlo_value *build(const coll *c, const group *g, int pos, int src, int k, 
         o[r - 1] += raced;
       stage_row(c, g, pos, src, k, o, len - raced, acc, buf, &st, off + raced);
       off += len;
-    } while (dev_stage_next(r, rows, p));
+    } while (hlo_index_next(r, rows, p));
     if (dev_stage_end(&st, c->ctx->why, c->ctx->why_len) != 0) {
       hlo_value_unref(out);
       out = NULL;

@@ -35,6 +35,7 @@
 #include "dev_elemental.h"
 #include "dev_stage.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 
 typedef struct geom {
   int ns;
@@ -122,7 +123,7 @@ int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
     int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
     int64_t cnt = dev_tiling_box(&tl, t, lo, n);
     dev_stage_begin(&st, cnt);
-    for (int64_t l = 0; l < cnt; l++, dev_stage_next(nd, n, p)) {
+    for (int64_t l = 0; l < cnt; l++, hlo_index_next(nd, n, p)) {
       int64_t o[HLO_MAX_RANK];
       for (int d = 0; d < nd; d++)
         o[d] = lo[d] + p[d];
@@ -132,7 +133,7 @@ int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
       double ad = 0;
       uint64_t ai = 0;
       int64_t w[HLO_MAX_RANK] = {0};
-      for (int64_t q = 0; q < wvol; q++, dev_stage_next(g.ns, wsz, w)) {
+      for (int64_t q = 0; q < wvol; q++, hlo_index_next(g.ns, wsz, w)) {
         int64_t xoff = xn * xs[g.xi[0]], koff = f * ks[g.ki[0]];
         bool inside = true;
         for (int d = 0; d < g.ns && inside; d++) {

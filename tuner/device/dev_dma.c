@@ -11,6 +11,7 @@
 #include "dev_backend.h"
 #include "dev_exec_internal.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 
 /* n elements of host array p (type t) from element off into slots: the
  * per-element dev_slot_from_host, as a typed loop for the common types
@@ -100,11 +101,7 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin, c
         memcpy(dst + (size_t)i * ws->esz, pat, ws->esz);
       if (!clean)
         memset(sh + valid, 1, (size_t)(row - valid));
-      for (int d = r - 2; d >= 0; d--) {
-        if (++loc[d] < w->block[d])
-          break;
-        loc[d] = 0;
-      }
+      hlo_index_next(r - 1, w->block, loc); /* next row */
     }
     ws->clean[slot] = clean;
     ws->ready_at = x->now + 1.0 + dma_jitter(x);
@@ -129,11 +126,7 @@ static void dma_issue(exec *x, win_state *ws, int slot, const int64_t *origin, c
       ws->shadow[slot][i] = 1;
       clean = false;
     }
-    for (int d = r - 1; d >= 0; d--) {
-      if (++loc[d] < w->block[d])
-        break;
-      loc[d] = 0;
-    }
+    hlo_index_next(r, w->block, loc);
   }
   ws->clean[slot] = clean;
   ws->ready_at = x->now + 1.0 + dma_jitter(x);
@@ -188,11 +181,7 @@ static void dma_race(exec *x, int p, win_state *ws) {
       memcpy(ws->data[ws->cur] + (size_t)i * ws->esz, h->data + (size_t)g * ws->esz, ws->esz);
       ws->shadow[ws->cur][i] = h->shadow[g];
     }
-    for (int d = r - 1; d >= 0; d--) {
-      if (++loc[d] < w->block[d])
-        break;
-      loc[d] = 0;
-    }
+    hlo_index_next(r, w->block, loc);
   }
 }
 

@@ -28,6 +28,7 @@
 #include "dev_defect.h"
 #include "dev_hbm.h"
 #include "dev_stage.h"
+#include "hlo/hlo_index.h"
 
 static int64_t floor_mod(int64_t a, int64_t m) {
   int64_t r = m ? a % m : 0;
@@ -44,7 +45,7 @@ static void stage_tile(dev_stage *st, const hlo_value *from, const int64_t *str,
   int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
   int64_t cnt = dev_tiling_box(tl, t, lo, n);
   cnt = cnt < limit ? cnt : limit;
-  for (int64_t l = 0; l < cnt; l++, dev_stage_next(r, n, p)) {
+  for (int64_t l = 0; l < cnt; l++, hlo_index_next(r, n, p)) {
     int64_t g = 0;
     for (int d = 0; d < r; d++)
       g += (start ? floor_mod(start[d] + lo[d] + p[d], from->dims[d]) : lo[d] + p[d]) * str[d];
@@ -124,7 +125,7 @@ int dev_dslice_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
       continue;
     }
     memset(p, 0, sizeof p);
-    for (int64_t l = 0; l < cnt; l++, dev_stage_next(r, n, p)) {
+    for (int64_t l = 0; l < cnt; l++, hlo_index_next(r, n, p)) {
       int64_t g = 0;
       for (int d = 0; d < r; d++)
         g += floor_mod(start[d] + lo[d] + p[d], op->dims[d]) * ostr[d];

@@ -23,6 +23,7 @@
 #include "dev_probe.h"
 #include "hlo/hlo_numerics.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 
 /* ---- classification ------------------------------------------------------- */
 
@@ -189,15 +190,6 @@ static int64_t box_off(const dev_box *b, const int64_t *idx) {
   for (int d = 0; d < b->rank; d++)
     off = off * b->n[d] + (idx[d] - b->lo[d]);
   return off;
-}
-
-/* Advances idx through box b in row-major order. */
-static void odo_next(int64_t *idx, const dev_box *b) {
-  for (int d = b->rank - 1; d >= 0; d--) {
-    if (++idx[d] < b->lo[d] + b->n[d])
-      return;
-    idx[d] = b->lo[d];
-  }
 }
 
 static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
@@ -430,12 +422,7 @@ static void read_rows(const dev_box *b, int which, bool hero, const eval_ctx *x)
       x->hread(x->ctx, idx, row, b->v + off, b->poison + off);
     else
       x->pread(x->ctx, which, idx, row, b->v + off, b->poison + off);
-    /* next row: advance all but the last dimension */
-    for (int d = b->rank - 2; d >= 0; d--) {
-      if (++idx[d] < b->lo[d] + b->n[d])
-        break;
-      idx[d] = b->lo[d];
-    }
+    hlo_index_next_box(b->rank - 1, b->lo, b->n, idx); /* next row: all but the last dimension */
   }
 }
 
@@ -458,7 +445,7 @@ static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   int64_t idx[HLO_MAX_RANK], oidx[HLO_MAX_RANK];
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
-  for (int64_t i = 0; i < b->count; i++, odo_next(idx, b)) {
+  for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
     uint8_t p = ib->poison[0];
     dev_slot acc = ib->v[0];
     for (int j = 0; j < nkept; j++)
@@ -493,7 +480,7 @@ static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   int64_t idx[HLO_MAX_RANK], li[HLO_MAX_RANK], ri[HLO_MAX_RANK], c[HLO_MAX_RANK];
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
-  for (int64_t i = 0; i < b->count; i++, odo_next(idx, b)) {
+  for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
     for (int d = 0; d < ls->rank; d++) {
       int rd = dot_result_dim(ins, 0, d);
       li[d] = rd >= 0 ? idx[rd] : 0;
@@ -515,11 +502,7 @@ static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
       }
       dev_slot a = opv(e, l, li, &p), bb = opv(e, r, ri, &p);
       acc = dev_elem_dot_step(ct, rt, acc, a, ls->type, bb, rs->type, prec);
-      for (int j = nc - 1; j >= 0; j--) {
-        if (++c[j] < csz[j])
-          break;
-        c[j] = 0;
-      }
+      hlo_index_next(nc, csz, c);
     }
     b->v[i] = dev_elem_dot_finish(ct, rt, acc);
     b->poison[i] = p;
@@ -585,7 +568,7 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     int64_t idx[HLO_MAX_RANK], zero[HLO_MAX_RANK] = {0};
     for (int d = 0; d < b->rank; d++)
       idx[d] = b->lo[d];
-    for (int64_t i = 0; i < b->count; i++, odo_next(idx, b)) {
+    for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
       uint8_t p = 0;
       for (int j = 0; j < nop; j++) {
         const hlo_instr *o = ins->operands[j];
@@ -699,7 +682,7 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
   int64_t idx[HLO_MAX_RANK], oi[HLO_MAX_RANK];
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
-#define EACH for (int64_t i = 0; i < b->count; i++, odo_next(idx, b))
+#define EACH for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx))
   if (e->mat[ins->index]) {
     const hlo_value *v = e->val[ins->index];
     EACH dev_slot_from_host(v->type, v->data, flat_in(s, idx), &b->v[i]);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dev_exec_internal.h"
+#include "hlo/hlo_index.h"
 #include "hlo/hlo_num_dot.h"
 #include "hlo/hlo_numerics.h"
 
@@ -128,15 +129,7 @@ static void box_operands(const dev_box *b, hlo_eclass cls, const int64_t *es, fl
     for (int64_t j = 0; j < n; j++)
       out[off + j * e] = dot_operand(b->v[i + j], cls);
     i += n;
-    int d = last - 1;
-    for (; d >= 0; d--) {
-      off += es[d];
-      if (++idx[d] < b->n[d])
-        break;
-      off -= idx[d] * es[d];
-      idx[d] = 0;
-    }
-    if (d < 0)
+    if (!hlo_index_next_off(last, b->n, es, idx, &off))
       break;
   }
 }
@@ -228,11 +221,7 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
   /* Every result row's plane offsets at r0 (its lanes nl apart in acc). */
   for (int64_t i = 0; i < nrow; i++) {
     row_bases(x, bx, sh, es, r0, idx, rbase + 2 * i);
-    for (int d = R - 2; d >= 0; d--) {
-      if (++idx[d] < x->region.lo[d] + x->region.n[d])
-        break;
-      idx[d] = x->region.lo[d];
-    }
+    hlo_index_next_box(R - 1, x->region.lo, x->region.n, idx);
   }
   /* Consecutive rows that read the same rhs positions (the rows of one
    * column block of a row-major result) run through hlo_num_dot_f32_rows
@@ -411,11 +400,7 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
     }
     for (int q = 0; q < x->P; q++)
       poison[ro * x->P + q] |= p;
-    for (int d = x->region.rank - 1; d >= 0; d--) {
-      if (++idx[d] < x->region.lo[d] + x->region.n[d])
-        break;
-      idx[d] = x->region.lo[d];
-    }
+    hlo_index_next_box(x->region.rank, x->region.lo, x->region.n, idx);
   }
   for (int side = 0; side < 2; side++) {
     free(parts[side]);
@@ -500,11 +485,7 @@ int dev_x_fold_dot_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison
       valid[k] = 1;
       poison[k] |= p;
     }
-    for (int d = x->region.rank - 1; d >= 0; d--) {
-      if (++idx[d] < x->region.lo[d] + x->region.n[d])
-        break;
-      idx[d] = x->region.lo[d];
-    }
+    hlo_index_next_box(x->region.rank, x->region.lo, x->region.n, idx);
   }
   dev_elem_box_release(x->el, &bx[0]);
   dev_elem_box_release(x->el, &bx[1]);

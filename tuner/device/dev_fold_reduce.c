@@ -12,6 +12,7 @@
 #include "dev_exec_fold.h"
 #include "dev_exec_internal.h"
 #include "hlo/hlo_minmax.h"
+#include "hlo/hlo_index.h"
 
 /* Folds value v (poisoned p) of reduction element r into the accumulators of
  * region element ro. */
@@ -230,11 +231,7 @@ static void fold_reduce_rows(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *po
           q = 0;
       }
     }
-    for (int j = nkept - 1; j >= 0; j--) {
-      if (++kidx[j] < x->region.lo[j] + x->region.n[j])
-        break;
-      kidx[j] = x->region.lo[j];
-    }
+    hlo_index_next_box(nkept, x->region.lo, x->region.n, kidx);
   }
 }
 
@@ -313,11 +310,7 @@ static int fold_reduce_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *po
         off = off * b.n[d] + (oidx[d] - b.lo[d]);
       fold_one(x, acc, valid, poison, ro, label0 + (r - r0), b.v[off], b.poison[off]);
     }
-    for (int j = hd.nkept - 1; j >= 0; j--) {
-      if (++kidx[j] < x->region.lo[j] + x->region.n[j])
-        break;
-      kidx[j] = x->region.lo[j];
-    }
+    hlo_index_next_box(hd.nkept, x->region.lo, x->region.n, kidx);
   }
   dev_elem_box_release(x->el, &b);
   return 0;
@@ -368,11 +361,7 @@ static int fold_vred_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *pois
       koff[ro] = 0;
       for (int j = 0; j < hd.nkept; j++)
         koff[ro] += (kidx[j] - b[0].lo[hd.kept[j]]) * stride[hd.kept[j]];
-      for (int j = hd.nkept - 1; j >= 0; j--) {
-        if (++kidx[j] < x->region.lo[j] + x->region.n[j])
-          break;
-        kidx[j] = x->region.lo[j];
-      }
+      hlo_index_next_box(hd.nkept, x->region.lo, x->region.n, kidx);
     }
     for (int64_t r = r0; r < r0 + len; r++) {
       dev_x_unflatten_red(hd.rsz, hd.nred, r, ridx);

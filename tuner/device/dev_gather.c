@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "dev_stage.h"
+#include "hlo/hlo_index.h"
 
 static bool in_list(const hlo_ints *l, int64_t d) {
   for (int i = 0; i < l->n; i++)
@@ -48,7 +49,7 @@ static void stage_tile(const gather_plan *g, dev_stage *st, int64_t t, int64_t l
   int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
   int64_t cnt = dev_tiling_box(g->tl, t, lo, n);
   cnt = cnt < limit ? cnt : limit;
-  for (int64_t l = 0; l < cnt; l++, dev_stage_next(rr, n, p)) {
+  for (int64_t l = 0; l < cnt; l++, hlo_index_next(rr, n, p)) {
     int64_t ipos[HLO_MAX_RANK + 1] = {0}, src[HLO_MAX_RANK] = {0};
     for (int d = 0; d < rr; d++)
       if (g->batch_of[d] >= 0 && g->batch_of[d] < ri)

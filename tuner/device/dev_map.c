@@ -23,6 +23,7 @@
 #include "dev_elemental.h"
 #include "dev_lane.h"
 #include "dev_stage.h"
+#include "hlo/hlo_index.h"
 
 #define MAP_MAX_OPERANDS 16
 
@@ -46,7 +47,7 @@ static void stage_box(dev_stage *st, dev_lane *lane, const hlo_instr *ins, hlo_v
   int r = ins->shape.rank, nops = ins->noperands;
   int64_t p[HLO_MAX_RANK] = {0};
   dev_slot args[MAP_MAX_OPERANDS], res;
-  for (int64_t l = 0; l < limit; l++, dev_stage_next(r, n, p)) {
+  for (int64_t l = 0; l < limit; l++, hlo_index_next(r, n, p)) {
     int64_t g = 0;
     for (int d = 0; d < r; d++)
       g += (lo[d] + p[d]) * str[d];

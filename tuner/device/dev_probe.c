@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/hlo_index.h"
+
 /* One instruction's record.  The running sums are in double (Welford), so
  * that folding elements tile by tile in the schedule's order gives the
  * same summary whatever that order is, up to the last float bit. */
@@ -132,11 +134,7 @@ void dev_probe_box(dev_probe *p, const hlo_instr *ins, const dev_box *b) {
       dev_slot_to_host(s->val->type, b->v[i], s->val->data, flat);
       fold(s, flat);
     }
-    for (int d = b->rank - 1; d >= 0; d--) { /* next row-major index of the box */
-      if (++idx[d] < b->lo[d] + b->n[d])
-        break;
-      idx[d] = b->lo[d];
-    }
+    hlo_index_next_box(b->rank, b->lo, b->n, idx);
   }
 }
 

@@ -20,6 +20,7 @@
 #include "dev_elemental.h"
 #include "dev_lane.h"
 #include "dev_stage.h"
+#include "hlo/hlo_index.h"
 
 #define DEV_REDUCE_MAX_OPERANDS 8
 
@@ -96,14 +97,14 @@ int dev_reduce_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
     int64_t cnt = dev_tiling_box(&tl, tt, lo, nn);
     for (int j = 0; j < n; j++)
       dev_stage_begin(&st[j], cnt);
-    for (int64_t l = 0; l < cnt; l++, dev_stage_next(nk, nn, p)) {
+    for (int64_t l = 0; l < cnt; l++, hlo_index_next(nk, nn, p)) {
       int64_t base = 0;
       for (int d = 0; d < nk; d++)
         base += (lo[d] + p[d]) * str[kept[d]];
       dev_slot args[2 * DEV_REDUCE_MAX_OPERANDS];
       memcpy(args, init, sizeof init[0] * (size_t)n);
       int64_t q[HLO_MAX_RANK] = {0};
-      for (int64_t e = 0; e < rvol; e++, dev_stage_next(nr, rdims, q)) {
+      for (int64_t e = 0; e < rvol; e++, hlo_index_next(nr, rdims, q)) {
         int64_t off = base;
         for (int d = 0; d < nr; d++)
           off += q[d] * str[red[d]];

@@ -47,6 +47,7 @@
 #include "dev_lane.h"
 #include "dev_stage.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 
 #define DEV_SCATTER_MAX_OPERANDS 16
 
@@ -143,7 +144,7 @@ static int vec_scatter(const hlo_instr *ins, hlo_value *const *ops, const dev_wh
     int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
     int64_t cnt = dev_tiling_box(&tl, t, lo, n);
     dev_stage_begin(&st, cnt);
-    for (int64_t l = 0; l < cnt; l++, dev_stage_next(r, n, p)) {
+    for (int64_t l = 0; l < cnt; l++, hlo_index_next(r, n, p)) {
       bool mask = true;
       int64_t g = 0;
       for (int d = 0; d < r; d++) {
@@ -246,7 +247,7 @@ static void stage_updates(const hlo_instr *ins, const update_plan *u, int64_t b0
   }
   for (int64_t b = 0; b < nb && b < limit; b++) {
     int64_t w[HLO_MAX_RANK] = {0};
-    for (int64_t q = 0; q < u->wvol; q++, dev_stage_next(u->nw, u->wdims, w)) {
+    for (int64_t q = 0; q < u->wvol; q++, hlo_index_next(u->nw, u->wdims, w)) {
       int64_t uo = 0;
       for (int j = 0; j < u->ns; j++)
         uo += bpos[j] * u->ustr[u->sdim[j]];
@@ -257,7 +258,7 @@ static void stage_updates(const hlo_instr *ins, const update_plan *u, int64_t b0
         dev_stage_put(&u->st[k], b * u->wvol + q, (const char *)upd->data + (size_t)uo * upd->elem_size);
       }
     }
-    dev_stage_next(u->ns, u->sdims, bpos);
+    hlo_index_next(u->ns, u->sdims, bpos);
   }
 }
 
@@ -397,11 +398,11 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
       bool fits = true;
       for (int d = 0; d < ro; d++)
         fits = fits && start[d] >= 0 && start[d] <= op0->dims[d] - wsize[d];
-      dev_stage_next(ns, sdims, bpos);
+      hlo_index_next(ns, sdims, bpos);
       if (!fits)
         continue; /* the whole window is skipped */
       int64_t w[HLO_MAX_RANK] = {0};
-      for (int64_t q = 0; q < wvol; q++, dev_stage_next(nw, wdims, w)) {
+      for (int64_t q = 0; q < wvol; q++, hlo_index_next(nw, wdims, w)) {
         int64_t g = 0;
         for (int d = 0; d < ro; d++)
           g += start[d] * ostr[d];

@@ -18,6 +18,7 @@
 #include "dev_lower.h"
 #include "dev_probe.h"
 #include "dev_space.h"
+#include "hlo/hlo_index.h"
 
 struct dev_kernel {
   dev_fusion f;
@@ -78,11 +79,7 @@ static hlo_value *launch_bitcast(const hlo_instr *ins, const hlo_value *a, char 
       off = off * as->dims[d] + src[d];
     memcpy((char *)v->data + (size_t)i * v->elem_size, (const char *)a->data + (size_t)off * a->elem_size,
            v->elem_size);
-    for (int d = rs->rank - 1; d >= 0; d--) { /* next row-major index */
-      if (++idx[d] < rs->dims[d])
-        break;
-      idx[d] = 0;
-    }
+    hlo_index_next(rs->rank, rs->dims, idx);
   }
   return v;
 }

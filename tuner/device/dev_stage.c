@@ -7,6 +7,7 @@
 
 #include "dev_backend.h"
 #include "hlo/hlo_hash.h"
+#include "hlo/hlo_index.h"
 
 void dev_tiling_plan(dev_tiling *t, int rank, const int64_t *dims, const dev_config *cfg) {
   memset(t, 0, sizeof *t);
@@ -80,15 +81,6 @@ int dev_stage_end(const dev_stage *s, char *why, size_t why_len) {
   return 0;
 }
 
-bool dev_stage_next(int r, const int64_t *n, int64_t *idx) {
-  for (int d = r - 1; d >= 0; d--) {
-    if (++idx[d] < n[d])
-      return true;
-    idx[d] = 0;
-  }
-  return false;
-}
-
 /* Stages the first `limit` elements of tile t of v (row-major in its
  * box), a row at a time. */
 static void stage_tile_of(dev_stage *s, const dev_tiling *tl, const hlo_value *v, int64_t t, int64_t limit) {
@@ -104,7 +96,7 @@ static void stage_tile_of(dev_stage *s, const dev_tiling *tl, const hlo_value *v
     int64_t m = cnt - at < row ? cnt - at : row;
     dev_stage_put_run(s, at, (const char *)v->data + (size_t)g * v->elem_size, m);
     if (r > 1)
-      dev_stage_next(r - 1, n, idx);
+      hlo_index_next(r - 1, n, idx);
   }
 }
 
@@ -149,6 +141,6 @@ void dev_stage_copy_out(const dev_stage *s, const dev_tiling *t, const int64_t *
       g = g * t->dims[d] + lo[d] + (d + 1 < r ? idx[d] : 0);
     memcpy((char *)dst + (size_t)g * esz, dev_stage_at(s, q * row), (size_t)row * esz);
     if (r > 1)
-      dev_stage_next(r - 1, n, idx);
+      hlo_index_next(r - 1, n, idx);
   }
 }

@@ -90,9 +90,6 @@ int dev_stage_end(const dev_stage *s, char *why, size_t why_len);
 /* Copies a finished tile (elements row-major over box lo/n) to its place
  * in dst, a dense row-major array of t's dims and the stage's type. */
 void dev_stage_copy_out(const dev_stage *s, const dev_tiling *t, const int64_t *lo, const int64_t *n, void *dst);
-/* Steps idx (rank r) to the next position of box n, row-major, counting
- * from 0 in each dim; false after the last. */
-bool dev_stage_next(int r, const int64_t *n, int64_t *idx);
 /* Element i of the tile's data. */
 static inline const void *dev_stage_at(const dev_stage *s, int64_t i) {
   return s->vmem.data + (size_t)i * s->vmem.esz;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dev_exec_internal.h"
+#include "hlo/hlo_index.h"
 
 /* The inverse for a row being stored: dev_slot_to_host per element. */
 static void slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64_t off) {
@@ -111,11 +112,7 @@ static int store_tile(exec *x, int j, const dev_box *b) {
       slots_to_host(h->type, b->v + i, row, h->data, off);
       for (int64_t k = 0; k < row; k++)
         h->shadow[off + k] = b->poison[i + k] != 0;
-      for (int d = b->rank - 2; d >= 0; d--) {
-        if (++idx[d] < b->lo[d] + b->n[d])
-          break;
-        idx[d] = b->lo[d];
-      }
+      hlo_index_next_box(b->rank - 1, b->lo, b->n, idx); /* next row */
     }
     return 0;
   }
@@ -127,11 +124,7 @@ static int store_tile(exec *x, int j, const dev_box *b) {
     dev_slot_to_host(h->type, b->v[i], tmp, 0);
     if (store_elem(x, j, off, tmp, b->poison[i] != 0, ragged_store_stale_source(x, h, b, idx)) != 0)
       return -1;
-    for (int d = b->rank - 1; d >= 0; d--) {
-      if (++idx[d] < b->lo[d] + b->n[d])
-        break;
-      idx[d] = b->lo[d];
-    }
+    hlo_index_next_box(b->rank, b->lo, b->n, idx);
   }
   return 0;
 }
@@ -155,11 +148,7 @@ static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
     if (store_elem(x, j, off + x->hooks.store_shift, (const char *)v->data + (size_t)off * v->elem_size, false,
                    x->out_tiled[j] ? ragged_store_stale_source(x, h, b, idx) : -1) != 0)
       return -1;
-    for (int d = b->rank - 1; d >= 0; d--) {
-      if (++idx[d] < b->lo[d] + b->n[d])
-        break;
-      idx[d] = b->lo[d];
-    }
+    hlo_index_next_box(b->rank, b->lo, b->n, idx);
   }
   return 0;
 }

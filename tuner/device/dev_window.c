@@ -24,6 +24,7 @@
 
 #include "dev_elemental.h"
 #include "dev_stage.h"
+#include "hlo/hlo_index.h"
 
 /* The input index range [*a, *b] that the windows of outputs [lo, lo+n)
  * reach along one dimension of input extent in; empty when *a > *b. */
@@ -59,7 +60,7 @@ static int64_t tile_halo(const hlo_window *win, const hlo_value *op, const dev_t
 static void stage_box(dev_stage *in, const hlo_value *op, const int64_t *ostr, const int64_t *a, const int64_t *hn,
                       int64_t count) {
   int64_t p[HLO_MAX_RANK] = {0};
-  for (int64_t l = 0; l < count; l++, dev_stage_next(op->rank, hn, p)) {
+  for (int64_t l = 0; l < count; l++, hlo_index_next(op->rank, hn, p)) {
     int64_t g = 0;
     for (int d = 0; d < op->rank; d++)
       g += (a[d] + p[d]) * ostr[d];
@@ -138,13 +139,13 @@ int dev_window_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
     /* fold each output of the tile from VMEM */
     dev_stage_begin(&ot, cnt);
     int64_t p[HLO_MAX_RANK] = {0};
-    for (int64_t l = 0; l < cnt; l++, dev_stage_next(r, n, p)) {
+    for (int64_t l = 0; l < cnt; l++, hlo_index_next(r, n, p)) {
       dev_slot acc = init_v;
       /* window positions, row-major */
       int64_t k[HLO_MAX_RANK] = {0}, wsize[HLO_MAX_RANK], wvol = 1;
       for (int d = 0; d < r; d++)
         wvol *= (wsize[d] = win->dims[d].size);
-      for (int64_t q = 0; q < wvol; q++, dev_stage_next(r, wsize, k)) {
+      for (int64_t q = 0; q < wvol; q++, hlo_index_next(r, wsize, k)) {
         int64_t off = 0;
         bool inside = true;
         for (int d = 0; d < r && inside; d++) {

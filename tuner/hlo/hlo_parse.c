@@ -51,6 +51,7 @@
 #include <string.h>
 
 #include "hlo_dtype.h"
+#include "hlo_index.h"
 #include "hlo_lex.h"
 
 enum { MAX_DEPTH = 64 };                   /* tuples, literals, inline computations */
@@ -1245,11 +1246,7 @@ static int parse_iota_groups(parser *P, hlo_replica_groups *rg) {
     for (int i = 0; i < r; i++)
       id += idx[i] * tstride[i];
     ids[k] = id;
-    for (int i = r - 1; i >= 0; i--) { /* odometer over the transposed dims */
-      if (++idx[i] < tdims[i])
-        break;
-      idx[i] = 0;
-    }
+    hlo_index_next(r, tdims, idx); /* over the transposed dims */
   }
   for (int64_t i = 0; i < g; i++) {
     rg->groups[i].n = (int)gs;
