@@ -90,6 +90,38 @@ static int plan(const hlo_instr *ins, const hlo_value *x, const hlo_value *k, ge
   return 0;
 }
 
+/* An operand as the products read it, for result type rt: f64 values (an
+ * f64 result), f32 values (another float result: an f32 product of the two
+ * values rounded to f32, as the loop forms it), or integers wrapped to rt.
+ * One allocation, p, the caller frees. */
+typedef struct conv_operand {
+  void *p;
+  double *d;
+  float *f;
+  uint64_t *u;
+} conv_operand;
+
+static int operand_of(const hlo_value *v, hlo_etype rt, conv_operand *o) {
+  size_t n = (size_t)(v->count > 0 ? v->count : 1);
+  bool f64 = rt == HLO_F64, fl = is_float(rt);
+  *o = (conv_operand){0};
+  o->p = malloc(n * (fl && !f64 ? sizeof(float) : 8));
+  if (!o->p)
+    return -1;
+  o->d = o->p, o->f = o->p, o->u = o->p;
+  for (int64_t i = 0; i < v->count; i++) {
+    dev_slot a;
+    dev_slot_from_host(v->type, v->data, i, &a);
+    if (f64)
+      o->d[i] = a.f;
+    else if (fl)
+      o->f[i] = (float)a.f;
+    else
+      o->u[i] = hlo_int_wrap(rt, (uint64_t)a.i);
+  }
+  return 0;
+}
+
 int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out) {
   const hlo_value *x = ops[0], *k = ops[1];
   const hlo_shape *rs = &ins->shape;
@@ -118,7 +150,20 @@ int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
     return -1;
   }
   int64_t fpg = g.feat_out / g.groups, fpb = g.feat_out / g.bgroups;
-  int rc = 0;
+  /* Each operand element converted once to what the products read (the
+   * f32 or f64 value, or the integer wrapped to the result type), not once
+   * per product: the same values, so the same sums. */
+  conv_operand xo, ko;
+  int rc = operand_of(x, rt, &xo) | operand_of(k, rt, &ko);
+  if (rc != 0) {
+    free(xo.p);
+    free(ko.p);
+    dev_stage_close(&st);
+    hlo_value_unref(res);
+    snprintf(ctx->why, ctx->why_len, "out of memory");
+    return -1;
+  }
+  const int64_t xcs = xs[g.xi[nd - 1]], kcs = ks[g.ki[nd - 1]];
   for (int64_t t = 0; t < tl.ntiles && rc == 0; t++) {
     int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
     int64_t cnt = dev_tiling_box(&tl, t, lo, n);
@@ -146,20 +191,20 @@ int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
         }
         if (!inside)
           continue;
-        for (int64_t c = 0; c < g.kin; c++) {
-          dev_slot a, b;
-          dev_slot_from_host(x->type, x->data, xoff + (c0 + c) * xs[g.xi[nd - 1]], &a);
-          dev_slot_from_host(k->type, k->data, koff + c * ks[g.ki[nd - 1]], &b);
-          if (f64) {
-            double pr = a.f * b.f;
+        const int64_t xa = xoff + c0 * xcs;
+        if (f64) {
+          for (int64_t c = 0; c < g.kin; c++) {
+            double pr = xo.d[xa + c * xcs] * ko.d[koff + c * kcs];
             ad = ad + pr;
-          } else if (fl) {
-            float pr = (float)a.f * (float)b.f;
-            af = af + pr;
-          } else {
-            uint64_t ua = hlo_int_wrap(rt, (uint64_t)a.i), ub = hlo_int_wrap(rt, (uint64_t)b.i);
-            ai = ai + ua * ub;
           }
+        } else if (fl) {
+          for (int64_t c = 0; c < g.kin; c++) {
+            float pr = xo.f[xa + c * xcs] * ko.f[koff + c * kcs];
+            af = af + pr;
+          }
+        } else {
+          for (int64_t c = 0; c < g.kin; c++)
+            ai = ai + xo.u[xa + c * xcs] * ko.u[koff + c * kcs];
         }
       }
       dev_slot v;
@@ -184,6 +229,8 @@ int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
       dev_stage_copy_out(&st, &tl, lo, n, res->data);
   }
   dev_stage_close(&st);
+  free(xo.p);
+  free(ko.p);
   if (rc != 0) {
     hlo_value_unref(res);
     return -1;
