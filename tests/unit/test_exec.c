@@ -186,6 +186,46 @@ static void dot_s8_sums_exactly(void **state) {
   hlo_value_unref(b);
 }
 
+/* transpose(p, {1,2,0}) of p = f32[2,3,4] is out[i,j,k] = p[k,i,j] (XLA:
+ * output dim d is operand dim perm[d]); broadcast(q, {1}) of q = f32[4]
+ * puts q along output dim 1: their sum is p[k,i,j] + q[j].  A permutation
+ * that is not its own inverse. */
+static void transpose_and_broadcast_by_hand(void **state) {
+  (void)state;
+  const char *text = "HloModule m\nENTRY e {\n  p = f32[2,3,4] parameter(0)\n  q = f32[4] parameter(1)\n"
+                     "  t = f32[3,4,2] transpose(p), dimensions={1,2,0}\n"
+                     "  b = f32[3,4,2] broadcast(q), dimensions={1}\n  ROOT r = f32[3,4,2] add(t, b)\n}\n";
+  const char *cfgs[2] = {"tile=3x4x2 k=0 buf=2 order=012 pack=1 prec=default flags=none",
+                         "tile=3x4x2 k=0 buf=1 order=210 pack=1 prec=default flags=none"};
+  int64_t dp[3] = {2, 3, 4}, dq[1] = {4};
+  hlo_value *p = f32_array(3, dp), *q = f32_array(1, dq);
+  for (int i = 0; i < 24; i++)
+    ((float *)p->data)[i] = (float)(i * 10);
+  for (int i = 0; i < 4; i++)
+    ((float *)q->data)[i] = (float)(i + 1) * 0.25f;
+  for (int c = 0; c < 2; c++) {
+    fx x;
+    load(&x, text, cfgs[c]);
+    hlo_value *args[2] = {p, q};
+    dev_run r;
+    run(&x, args, 2, NULL, &r);
+    if (r.status != DEV_OK)
+      fail_msg("%s: %s", cfgs[c], r.message);
+    const float *o = r.out->data;
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 2; k++) {
+          float want = (float)((k * 12 + i * 4 + j) * 10) + (float)(j + 1) * 0.25f;
+          if (o[(i * 4 + j) * 2 + k] != want)
+            fail_msg("%s: out[%d,%d,%d] = %g, want %g", cfgs[c], i, j, k, o[(i * 4 + j) * 2 + k], want);
+        }
+    hlo_value_unref(r.out);
+    unload(&x);
+  }
+  hlo_value_unref(p);
+  hlo_value_unref(q);
+}
+
 static void hygiene_faults(void **state) {
   (void)state;
   fx x;
@@ -228,7 +268,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
       cmocka_unit_test(reduction_order_is_the_configs),
-      cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly),
+      cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly), cmocka_unit_test(transpose_and_broadcast_by_hand),
       cmocka_unit_test(hygiene_faults),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -426,6 +426,29 @@ static void read_rows(const dev_box *b, int which, bool hero, const eval_ctx *x)
   }
 }
 
+/* A broadcast (transposed false: operand dim j is output dim dims[j]) or
+ * a transpose (true: output dim d is operand dim dims[d]) into box b: every
+ * element is a copy of the operand element opv would read, whose box
+ * offset is linear in the output index, so it is stepped along with it
+ * instead of being formed from a multi-index per element. */
+static void move_strided(dev_elem *e, const hlo_instr *o, const hlo_ints *dims, bool transposed, dev_box *b) {
+  const dev_box *ob = &e->bx[o->index];
+  int64_t ostr[HLO_MAX_RANK], st[HLO_MAX_RANK] = {0}, ri[HLO_MAX_RANK] = {0}, s = 1, off = 0;
+  for (int d = ob->rank - 1; d >= 0; d--) {
+    ostr[d] = s;
+    s *= ob->n[d];
+  }
+  for (int j = 0; j < dims->n; j++) {
+    int od = transposed ? j : (int)dims->v[j], id = transposed ? (int)dims->v[j] : j; /* output, operand dim */
+    st[od] += ostr[id];
+    off += (b->lo[od] - ob->lo[id]) * ostr[id];
+  }
+  for (int64_t i = 0; i < b->count; i++, hlo_index_next_off(b->rank, b->n, st, ri, &off)) {
+    b->v[i] = ob->v[off];
+    b->poison[i] = ob->poison[off];
+  }
+}
+
 static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   const hlo_instr *o = ins->operands[0];
   const hlo_shape *os = leaf0(o);
@@ -442,23 +465,35 @@ static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   int64_t total = 1;
   for (int j = 0; j < nred; j++)
     total *= os->dims[red[j]];
-  int64_t idx[HLO_MAX_RANK], oidx[HLO_MAX_RANK];
+  /* The operand's box offsets (as box_off forms them): each output
+   * element's first term from its kept index, then the reduced dimensions
+   * stepped row-major, the last fastest, with the offset kept in step. */
+  const dev_box *ob = &e->bx[o->index];
+  int64_t ostr[HLO_MAX_RANK], rdims[HLO_MAX_RANK], rstr[HLO_MAX_RANK], s = 1;
+  for (int d = ob->rank - 1; d >= 0; d--) {
+    ostr[d] = s;
+    s *= ob->n[d];
+  }
+  int64_t red0 = 0;
+  for (int j = 0; j < nred; j++) {
+    rdims[j] = os->dims[red[j]];
+    rstr[j] = ostr[red[j]];
+    red0 -= ob->lo[red[j]] * ostr[red[j]];
+  }
+  int64_t idx[HLO_MAX_RANK], ri[HLO_MAX_RANK];
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
   for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
     uint8_t p = ib->poison[0];
     dev_slot acc = ib->v[0];
+    int64_t off = red0;
     for (int j = 0; j < nkept; j++)
-      oidx[kept[j]] = idx[j];
+      off += (idx[j] - ob->lo[kept[j]]) * ostr[kept[j]];
     for (int j = 0; j < nred; j++)
-      oidx[red[j]] = 0;
-    for (int64_t r = 0; r < total; r++) {
-      acc = dev_elem_reduce_step(op, t, acc, opv(e, o, oidx, &p));
-      for (int j = nred - 1; j >= 0; j--) {
-        if (++oidx[red[j]] < os->dims[red[j]])
-          break;
-        oidx[red[j]] = 0;
-      }
+      ri[j] = 0;
+    for (int64_t r = 0; r < total; r++, hlo_index_next_off(nred, rdims, rstr, ri, &off)) {
+      p |= ob->poison[off];
+      acc = dev_elem_reduce_step(op, t, acc, ob->v[off]);
     }
     b->v[i] = acc;
     b->poison[i] = p;
@@ -715,28 +750,12 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
   case DEV_EK_ELEMENTWISE:
     eval_elementwise(e, ins, b);
     return;
-  case DEV_EK_BROADCAST: {
-    const hlo_ints *dims = &ins->attrs.dimensions;
-    EACH {
-      for (int j = 0; j < dims->n; j++)
-        oi[j] = idx[dims->v[j]];
-      uint8_t p = 0;
-      b->v[i] = opv(e, ins->operands[0], oi, &p);
-      b->poison[i] = p;
-    }
+  case DEV_EK_BROADCAST: /* operand dim j is output dim dims[j] */
+    move_strided(e, ins->operands[0], &ins->attrs.dimensions, false, b);
     return;
-  }
-  case DEV_EK_TRANSPOSE: {
-    const hlo_ints *pm = &ins->attrs.dimensions;
-    EACH {
-      for (int d = 0; d < pm->n; d++)
-        oi[pm->v[d]] = idx[d];
-      uint8_t p = 0;
-      b->v[i] = opv(e, ins->operands[0], oi, &p);
-      b->poison[i] = p;
-    }
+  case DEV_EK_TRANSPOSE: /* output dim d is operand dim pm[d] */
+    move_strided(e, ins->operands[0], &ins->attrs.dimensions, true, b);
     return;
-  }
   case DEV_EK_RESHAPE: {
     /* A reshape keeps the row-major order; a bitcast keeps the physical
      * buffer, which differs from it when a layout is not row-major. */
