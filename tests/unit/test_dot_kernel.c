@@ -478,6 +478,47 @@ static void test_exp_min_edge(void **state) {
   check_line_lanes(c, d, 1, 0x1.000004p-104f, 0x1p-126f);
 }
 
+/* The same edge across the rows of a column block: the test for
+ * subnormal sums must look at every row a kernel call runs, not the
+ * first only.  Row 0's sums are ordinary; rows 1 on start from
+ * 0x1.000002p-104, which the product -2^-104 takes to the subnormal
+ * 2^-127 (flushed: 0).  The parts' exponents allow leaving out the
+ * flushes, so only the incoming sums forbid it.  32 lanes (the four-row
+ * kernel), 40 (and the 8-lane two-row one), over 4, 5 and 6 rows. */
+static void test_rows_exp_min_edge(void **state) {
+  (void)state;
+  static const int64_t nrows[] = {4, 5, 6};
+  static const int64_t ms[] = {32, 40};
+  for (size_t n = 0; n < sizeof nrows / sizeof *nrows; n++)
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) {
+      int64_t nr = nrows[n], m = ms[k];
+      float pa[8], pb[40], z[40] = {0}, acc[6 * 40], want[6 * 40];
+      int64_t a0[6];
+      for (int64_t i = 0; i < nr; i++)
+        pa[i] = -0x1p-52f, a0[i] = i;
+      for (int64_t q = 0; q < m; q++)
+        pb[q] = 0x1p-52f;
+      float *const ap[3] = {pa, z, z}, *const bp[3] = {pb, z, z};
+      hlo_num_dot_planes pl = {.a = {pa, z, z},
+                               .b = {pb, z, z},
+                               .sa = 1,
+                               .sb = m,
+                               .prec = HLO_NUM_PREC_DEFAULT,
+                               .exp_min = {planes_exp_min(ap, nr), planes_exp_min(bp, m)}};
+      for (int64_t i = 0; i < nr; i++)
+        for (int64_t q = 0; q < m; q++) {
+          acc[i * m + q] = i == 0 ? 1.0f : 0x1.000002p-104f;
+          want[i * m + q] = hlo_num_dot_f32_line(&pl, acc[i * m + q], a0[i], q, 1);
+        }
+      assert_true(want[m] == 0.0f);
+      hlo_num_dot_f32_rows(&pl, acc, nr, m, a0, 0, 1);
+      for (int64_t k2 = 0; k2 < nr * m; k2++)
+        if (bits(acc[k2]) != bits(want[k2]))
+          fail_msg("rows edge nrows=%lld m=%lld row %lld lane %lld: %a, want %a", (long long)nr, (long long)m,
+                   (long long)(k2 / m), (long long)(k2 % m), (double)acc[k2], (double)want[k2]);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_row_lanes),
@@ -489,6 +530,7 @@ int main(void) {
       cmocka_unit_test(test_split_block),
       cmocka_unit_test(test_known_exp),
       cmocka_unit_test(test_exp_min_edge),
+      cmocka_unit_test(test_rows_exp_min_edge),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -296,26 +296,37 @@ INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, b
  * NaNs pass a flush unchanged.  The caller states ea and eb (exp_min,
  * from hlo_num_dot_split_block); 0 there means unknown and keeps the
  * flushes. */
-DOT_CLONES static bool no_subnormals(const hlo_num_dot_planes *pl, const float *acc, int64_t m) {
+/* The test, for nr rows of m lanes (acc[0..nr-1]) at once: one call and
+ * one reduction of the vector for a block of rows, where the four-row
+ * kernel would otherwise pay four of each on every call. */
+DOT_CLONES static bool rows_no_subnormals(const hlo_num_dot_planes *pl, const float *const *acc, int nr, int64_t m) {
   if (pl->exp_min[0] <= 0 || pl->exp_min[1] <= 0 || pl->exp_min[0] + pl->exp_min[1] - 268 < -126)
     return false;
   /* a nonzero sum whose ulp is below 2^-126: exponent under 24 */
   v8u bad = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t q = 0;
-  for (; q + 8 <= m; q += 8) {
-    v8u b;
-    memcpy(&b, acc + q, sizeof b);
-    bad |= (v8u)((b & 0x7FFFFFFFu) != 0) & (v8u)(((b >> 23) & 0xFFu) < 24u);
-  }
   uint32_t any = 0;
+  for (int i = 0; i < nr; i++) {
+    const float *a = acc[i];
+    int64_t q = 0;
+    for (; q + 8 <= m; q += 8) {
+      v8u b;
+      memcpy(&b, a + q, sizeof b);
+      bad |= (v8u)((b & 0x7FFFFFFFu) != 0) & (v8u)(((b >> 23) & 0xFFu) < 24u);
+    }
+    for (; q < m; q++) {
+      uint32_t b;
+      memcpy(&b, &a[q], sizeof b);
+      any |= (b & 0x7FFFFFFFu) != 0 && ((b >> 23) & 0xFF) < 24;
+    }
+  }
   for (int j = 0; j < 8; j++)
     any |= bad[j];
-  for (; q < m; q++) {
-    uint32_t b;
-    memcpy(&b, &acc[q], sizeof b);
-    any |= (b & 0x7FFFFFFFu) != 0 && ((b >> 23) & 0xFF) < 24;
-  }
   return any == 0;
+}
+
+static bool no_subnormals(const hlo_num_dot_planes *pl, const float *acc, int64_t m) {
+  const float *const rows[1] = {acc};
+  return rows_no_subnormals(pl, rows, 1, m);
 }
 
 #define DEF_PREC(SUFFIX, PREC, F)                                                                           \
@@ -545,17 +556,16 @@ void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrow
         for (; w == 32 && quad && i + 4 <= nrows; i += 4) {
           float *const ac[4] = {acc + i * m + q, acc + (i + 1) * m + q, acc + (i + 2) * m + q, acc + (i + 3) * m + q};
           const int64_t a[4] = {a0[i] + ra, a0[i + 1] + ra, a0[i + 2] + ra, a0[i + 3] + ra};
-          bool nf = true;
-          for (int k = 0; k < 4; k++)
-            nf = nf && no_subnormals(&bp, ac[k], w);
-          quad32(&bp, nf, ac, a, rr, n);
+          const float *const cac[4] = {ac[0], ac[1], ac[2], ac[3]};
+          quad32(&bp, rows_no_subnormals(&bp, cac, 4, w), ac, a, rr, n);
         }
 #endif
         for (; i < nrows; i += 2) {
           float *const ac[2] = {acc + i * m + q, i + 1 < nrows ? acc + (i + 1) * m + q : NULL};
           if (i + 1 < nrows) {
             const int64_t a[2] = {a0[i] + ra, a0[i + 1] + ra};
-            bool nf = no_subnormals(&bp, ac[0], w) && no_subnormals(&bp, ac[1], w);
+            const float *const cac[2] = {ac[0], ac[1]};
+            bool nf = rows_no_subnormals(&bp, cac, 2, w);
             if (w == 32)
               pair32(&bp, nf, ac, a, rr, n);
             else
