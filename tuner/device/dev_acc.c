@@ -255,7 +255,16 @@ void dev_x_acc_finalize(exec *x) {
     acc_finalize_vred(x);
     return;
   }
-  for (int64_t i = 0; i < x->region.count; i++) {
+  int64_t n = x->region.count;
+  if (x->is_dot && !x->split && x->P == 1 && n > 0 && !memchr(x->acc_valid, 0, (size_t)n)) {
+    /* one valid slot per element, which combine_packs gives as it is:
+     * the loop below as a block */
+    dev_elem_dot_finish_block(x->acc_t, x->res_t, x->acc, x->fin, n);
+    memcpy(x->fin_poison, x->acc_poison, (size_t)n);
+    x->acc_open = false;
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
     dev_slot r;
     uint8_t p = 0;
     if (!x->split && x->P == 1 && x->acc_valid[i]) {
