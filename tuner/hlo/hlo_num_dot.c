@@ -296,11 +296,16 @@ INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, b
  * NaNs pass a flush unchanged.  The caller states ea and eb (exp_min,
  * from hlo_num_dot_split_block); 0 there means unknown and keeps the
  * flushes. */
+/* The test's half on the parts: Q at least 2^-126. */
+static bool parts_allow_nf(const hlo_num_dot_planes *pl) {
+  return pl->exp_min[0] > 0 && pl->exp_min[1] > 0 && pl->exp_min[0] + pl->exp_min[1] - 268 >= -126;
+}
+
 /* The test, for nr rows of m lanes (acc[0..nr-1]) at once: one call and
  * one reduction of the vector for a block of rows, where the four-row
  * kernel would otherwise pay four of each on every call. */
 DOT_CLONES static bool rows_no_subnormals(const hlo_num_dot_planes *pl, const float *const *acc, int nr, int64_t m) {
-  if (pl->exp_min[0] <= 0 || pl->exp_min[1] <= 0 || pl->exp_min[0] + pl->exp_min[1] - 268 < -126)
+  if (!parts_allow_nf(pl))
     return false;
   /* a nonzero sum whose ulp is below 2^-126: exponent under 24 */
   v8u bad = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -468,22 +473,53 @@ INLINE void quad_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, boo
       memcpy(acc[i] + 16 * v, &s[i][v], sizeof(v16f));
 }
 
-#define DEF_QUAD(SUFFIX, PREC, F)                                                                          \
-  __attribute__((target("avx512f"))) static void quad32_##SUFFIX(const hlo_num_dot_planes *pl,             \
-                                                                 float *const *acc, const int64_t *a0,     \
-                                                                 int64_t b0, int64_t len) {                \
-    quad_lanes(pl, PREC, F, acc, a0, b0, len);                                                             \
-  }
-DEF_QUAD(default, HLO_NUM_PREC_DEFAULT, true)
-DEF_QUAD(high, HLO_NUM_PREC_HIGH, true)
-DEF_QUAD(highest, HLO_NUM_PREC_HIGHEST, true)
-DEF_QUAD(default_nf, HLO_NUM_PREC_DEFAULT, false)
-DEF_QUAD(high_nf, HLO_NUM_PREC_HIGH, false)
-DEF_QUAD(highest_nf, HLO_NUM_PREC_HIGHEST, false)
+/* rows_no_subnormals' scan of the four rows' 32 sums, on 16-lane vectors
+ * inside the kernel's own function: the separate call and its reduction
+ * cost about a tenth of a call of the kernel. */
+INLINE bool quad_no_tiny(float *const *acc) {
+  v16u bad = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; v++) {
+      v16u b;
+      memcpy(&b, acc[i] + 16 * v, sizeof b);
+      bad |= (v16u)((b & 0x7FFFFFFFu) != 0) & (v16u)(((b >> 23) & 0xFFu) < 24u);
+    }
+  v8u lo, hi;
+  memcpy(&lo, &bad, sizeof lo);
+  memcpy(&hi, (const char *)&bad + sizeof lo, sizeof hi);
+  lo |= hi;
+  uint32_t any = 0;
+  for (int j = 0; j < 8; j++)
+    any |= lo[j];
+  return any == 0;
+}
 
-static void quad32(const hlo_num_dot_planes *pl, bool nf, float *const *acc, const int64_t *a0, int64_t b0,
-                   int64_t len) {
-  PICK(quad32, pl, nf, (pl, acc, a0, b0, len));
+/* The four-row kernel of one precision: without flushes when the parts
+ * allow it (may_skip, parts_allow_nf) and no incoming sum is too small,
+ * as rows_no_subnormals decides for the other kernels; else with them. */
+#define DEF_QUAD(SUFFIX, PREC)                                                                             \
+  __attribute__((target("avx512f"))) static void quad32_##SUFFIX(const hlo_num_dot_planes *pl,             \
+                                                                 bool may_skip, float *const *acc,         \
+                                                                 const int64_t *a0, int64_t b0,            \
+                                                                 int64_t len) {                            \
+    if (may_skip && quad_no_tiny(acc))                                                                     \
+      quad_lanes(pl, PREC, false, acc, a0, b0, len);                                                       \
+    else                                                                                                   \
+      quad_lanes(pl, PREC, true, acc, a0, b0, len);                                                        \
+  }
+DEF_QUAD(default, HLO_NUM_PREC_DEFAULT)
+DEF_QUAD(high, HLO_NUM_PREC_HIGH)
+DEF_QUAD(highest, HLO_NUM_PREC_HIGHEST)
+
+static void quad32(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0, int64_t b0, int64_t len) {
+  bool may_skip = parts_allow_nf(pl);
+  switch (pl->prec) {
+  case HLO_NUM_PREC_HIGH: quad32_high(pl, may_skip, acc, a0, b0, len); break;
+  case HLO_NUM_PREC_HIGHEST: quad32_highest(pl, may_skip, acc, a0, b0, len); break;
+  default: quad32_default(pl, may_skip, acc, a0, b0, len); break;
+  }
 }
 
 /* Whether the processor (and the system, for the wider registers) runs
@@ -556,8 +592,7 @@ void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrow
         for (; w == 32 && quad && i + 4 <= nrows; i += 4) {
           float *const ac[4] = {acc + i * m + q, acc + (i + 1) * m + q, acc + (i + 2) * m + q, acc + (i + 3) * m + q};
           const int64_t a[4] = {a0[i] + ra, a0[i + 1] + ra, a0[i + 2] + ra, a0[i + 3] + ra};
-          const float *const cac[4] = {ac[0], ac[1], ac[2], ac[3]};
-          quad32(&bp, rows_no_subnormals(&bp, cac, 4, w), ac, a, rr, n);
+          quad32(&bp, ac, a, rr, n);
         }
 #endif
         for (; i < nrows; i += 2) {
