@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dev_exec_internal.h"
+#include "dev_slot_f32.h"
 #include "hlo/hlo_num_dot.h"
 #include "hlo/hlo_numerics.h"
 
@@ -118,52 +119,6 @@ static bool any_set(const uint8_t *p, int64_t n) {
   return w != 0;
 }
 
-/* n consecutive slots' doubles as floats into o, each the (float) cast;
- * returns whether one is a NaN.  Four at a time through a vector
- * conversion where the compiler has vector extensions (at -O2 it does
- * not vectorise such a loop itself): a conversion of each element by the
- * same rounding as the cast, so the same floats, NaNs included. */
-static bool slots_to_f32(const dev_slot *v, int64_t n, float *o) {
-  int64_t j = 0;
-  bool nan = false;
-#if defined(__GNUC__)
-  typedef double v4d __attribute__((vector_size(32)));
-  typedef float v4f __attribute__((vector_size(16)));
-  typedef int32_t v4i __attribute__((vector_size(16)));
-  v4i bad = {0, 0, 0, 0};
-  for (; j + 4 <= n; j += 4) {
-    v4d d;
-    memcpy(&d, v + j, sizeof d);
-    v4f f = __builtin_convertvector(d, v4f);
-    bad |= f != f;
-    memcpy(o + j, &f, sizeof f);
-  }
-  nan = (bad[0] | bad[1] | bad[2] | bad[3]) != 0;
-#endif
-  for (; j < n; j++) {
-    o[j] = (float)v[j].f;
-    nan = nan || o[j] != o[j];
-  }
-  return nan;
-}
-
-/* The way back: n floats into n consecutive slots' doubles, exactly. */
-static void f32_to_slots(const float *o, int64_t n, dev_slot *v) {
-  int64_t j = 0;
-#if defined(__GNUC__)
-  typedef double v4d __attribute__((vector_size(32)));
-  typedef float v4f __attribute__((vector_size(16)));
-  for (; j + 4 <= n; j += 4) {
-    v4f f;
-    memcpy(&f, o + j, sizeof f);
-    v4d d = __builtin_convertvector(f, v4d);
-    memcpy(v + j, &d, sizeof d);
-  }
-#endif
-  for (; j < n; j++)
-    v[j].f = o[j];
-}
-
 /* The f32 operand values of box b (element type class cls) into out, box
  * dim d es[d] elements apart. */
 static void box_operands(const dev_box *b, hlo_eclass cls, const int64_t *es, float *out) {
@@ -174,7 +129,7 @@ static void box_operands(const dev_box *b, hlo_eclass cls, const int64_t *es, fl
     float *o = out + off;
     const dev_slot *v = b->v + i;
     if (cls == HLO_CLASS_FLOAT && e == 1) /* the common case: dot_operand's cast */
-      slots_to_f32(v, n, o);
+      dev_slots_to_f32(v, n, o);
     else
       for (int64_t j = 0; j < n; j++)
         o[j * e] = dot_operand(v[j], cls);
@@ -299,7 +254,7 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
     for (int64_t i = 0; i < nrow; i++) {
       bool nan = false;
       if (P == 1) {
-        nan = slots_to_f32(acc + i * nl, nl, rows + i * nl);
+        nan = dev_slots_to_f32(acc + i * nl, nl, rows + i * nl);
       } else {
         for (int64_t j = 0; j < nl; j++) {
           float f = (float)acc[(i * nl + j) * P + q].f;
@@ -328,7 +283,7 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
       }
     }
     if (P == 1) {
-      f32_to_slots(rows, nrow * nl, acc);
+      dev_f32_to_slots(rows, nrow * nl, acc);
       memset(valid, 1, (size_t)(nrow * nl));
     } else {
       for (int64_t k = 0; k < nrow * nl; k++) {
