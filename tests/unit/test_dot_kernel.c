@@ -9,7 +9,8 @@
  * 32- and 8-lane row groups, the gathered remainder and the few-lane tail,
  * for row steps (da 0, db 1) and gathered steps, at every precision; and
  * two rows at once (hlo_num_dot_f32_row_pair) and a column block's rows
- * (hlo_num_dot_f32_rows) lane for lane the same. */
+ * (hlo_num_dot_f32_rows, two and four rows at a time) lane for lane the
+ * same. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -221,7 +222,8 @@ static void test_row_pair(void **state) {
 
 /* nrows rows of one column block (hlo_num_dot_f32_rows): row i's lanes
  * share lhs element a0[i] = i * a_step and read rhs b0 + q; each lane
- * must equal the sequential loop. */
+ * must equal the scalar definition, hlo_num_dot_f32_line (itself checked
+ * against the loop here, lane for lane). */
 static void check_rows(int64_t nrows, int64_t m, int64_t len, int64_t a_step, int64_t sa, int64_t sb,
                        hlo_num_precision p) {
   int64_t na = nrows * a_step + 1 + (len > 0 ? (len - 1) * sa : 0), b0 = 3;
@@ -231,17 +233,19 @@ static void check_rows(int64_t nrows, int64_t m, int64_t len, int64_t a_step, in
   split_planes(pb, nb, p);
   size_t sz = sizeof(float) * (size_t)(nrows * m > 0 ? nrows * m : 1);
   float *acc = malloc(sz), *want = malloc(sz);
-  int64_t a0[8];
+  int64_t a0[16];
+  assert_true(nrows <= 16);
   assert_non_null(acc);
   assert_non_null(want);
+  hlo_num_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = sa, .sb = sb, .prec = p};
   for (int64_t i = 0; i < nrows; i++) {
     a0[i] = i * a_step;
     for (int64_t q = 0; q < m; q++) {
       acc[i * m + q] = (q + i) % 5 == 0 ? 0.0f : value() * scale;
-      want[i * m + q] = line(pa, pb, sa, sb, p, acc[i * m + q], a0[i], b0 + q, len);
+      want[i * m + q] = hlo_num_dot_f32_line(&pl, acc[i * m + q], a0[i], b0 + q, len);
+      assert_int_equal(bits(want[i * m + q]), bits(line(pa, pb, sa, sb, p, acc[i * m + q], a0[i], b0 + q, len)));
     }
   }
-  hlo_num_dot_planes pl = {.a = {pa[0], pa[1], pa[2]}, .b = {pb[0], pb[1], pb[2]}, .sa = sa, .sb = sb, .prec = p};
   if (known_exp) {
     pl.exp_min[0] = planes_exp_min(pa, na);
     pl.exp_min[1] = planes_exp_min(pb, nb);
@@ -249,9 +253,9 @@ static void check_rows(int64_t nrows, int64_t m, int64_t len, int64_t a_step, in
   hlo_num_dot_f32_rows(&pl, acc, nrows, m, a0, b0, len);
   for (int64_t k = 0; k < nrows * m; k++)
     if (bits(acc[k]) != bits(want[k]))
-      fail_msg("rows nrows=%lld m=%lld len=%lld prec=%d row %lld lane %lld: %a (0x%08x), want %a (0x%08x)",
-               (long long)nrows, (long long)m, (long long)len, (int)p, (long long)(k / m), (long long)(k % m),
-               (double)acc[k], bits(acc[k]), (double)want[k], bits(want[k]));
+      fail_msg("rows nrows=%lld m=%lld len=%lld sb=%lld prec=%d row %lld lane %lld: %a (0x%08x), want %a (0x%08x)",
+               (long long)nrows, (long long)m, (long long)len, (long long)sb, (int)p, (long long)(k / m),
+               (long long)(k % m), (double)acc[k], bits(acc[k]), (double)want[k], bits(want[k]));
   for (int q = 0; q < 3; q++) {
     free(pa[q]);
     free(pb[q]);
@@ -269,6 +273,30 @@ static void test_rows(void **state) {
         for (size_t k = 0; k < 3; k++) {
           check_rows(nrows[n], lanes[i], lens[j], lens[j] + 2, 1, lanes[i] + 3, precs[k]); /* stacked lhs rows */
           check_rows(nrows[n], lanes[i], lens[j], 1, 2, 2 * lanes[i] + 1, precs[k]);      /* pack-like steps */
+        }
+}
+
+/* Four rows and more: the rhs block copied side by side, the four-row
+ * kernels where the processor has them, and the rows four leave (one,
+ * two, three) through the two-row and one-row kernels on the copy; ragged
+ * lane counts (the 8-lane blocks and the tail after the 32-lane ones),
+ * lines past one block of positions (300: two blocks and a ragged third
+ * at every precision), and a power-of-two rhs row (512), the case the
+ * copy is for. */
+static void test_rows_four(void **state) {
+  (void)state;
+  static const int64_t nrows[] = {4, 6, 7, 9};
+  static const int64_t qlanes[] = {8, 31, 32, 45, 70};
+  static const int64_t qlens[] = {0, 17, 150, 300};
+  for (size_t n = 0; n < sizeof nrows / sizeof *nrows; n++)
+    for (size_t i = 0; i < sizeof qlanes / sizeof *qlanes; i++)
+      for (size_t j = 0; j < sizeof qlens / sizeof *qlens; j++)
+        for (size_t k = 0; k < 3; k++) {
+          int64_t m = qlanes[i], len = qlens[j];
+          check_rows(nrows[n], m, len, len + 2, 1, m + 3, precs[k]); /* stacked lhs rows */
+          check_rows(nrows[n], m, len, 1, 2, 2 * m + 1, precs[k]);   /* pack-like steps */
+          if (len <= 150)
+            check_rows(nrows[n], m, len, len + 1, 1, 512, precs[k]); /* a 512-wide rhs */
         }
 }
 
@@ -396,6 +424,7 @@ static void test_known_exp(void **state) {
     test_gathered_lanes(state);
     test_row_pair(state);
     test_rows(state);
+    test_rows_four(state);
   }
   known_exp = false;
   scale = 1.0f;
@@ -449,16 +478,59 @@ static void test_exp_min_edge(void **state) {
   check_line_lanes(c, d, 1, 0x1.000004p-104f, 0x1p-126f);
 }
 
+/* The same edge across the rows of a column block: the test for
+ * subnormal sums must look at every row a kernel call runs, not the
+ * first only.  Row 0's sums are ordinary; rows 1 on start from
+ * 0x1.000002p-104, which the product -2^-104 takes to the subnormal
+ * 2^-127 (flushed: 0).  The parts' exponents allow leaving out the
+ * flushes, so only the incoming sums forbid it.  32 lanes (the four-row
+ * kernel), 40 (and the 8-lane two-row one), over 4, 5 and 6 rows. */
+static void test_rows_exp_min_edge(void **state) {
+  (void)state;
+  static const int64_t nrows[] = {4, 5, 6};
+  static const int64_t ms[] = {32, 40};
+  for (size_t n = 0; n < sizeof nrows / sizeof *nrows; n++)
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) {
+      int64_t nr = nrows[n], m = ms[k];
+      float pa[8], pb[40], z[40] = {0}, acc[6 * 40], want[6 * 40];
+      int64_t a0[6];
+      for (int64_t i = 0; i < nr; i++)
+        pa[i] = -0x1p-52f, a0[i] = i;
+      for (int64_t q = 0; q < m; q++)
+        pb[q] = 0x1p-52f;
+      float *const ap[3] = {pa, z, z}, *const bp[3] = {pb, z, z};
+      hlo_num_dot_planes pl = {.a = {pa, z, z},
+                               .b = {pb, z, z},
+                               .sa = 1,
+                               .sb = m,
+                               .prec = HLO_NUM_PREC_DEFAULT,
+                               .exp_min = {planes_exp_min(ap, nr), planes_exp_min(bp, m)}};
+      for (int64_t i = 0; i < nr; i++)
+        for (int64_t q = 0; q < m; q++) {
+          acc[i * m + q] = i == 0 ? 1.0f : 0x1.000002p-104f;
+          want[i * m + q] = hlo_num_dot_f32_line(&pl, acc[i * m + q], a0[i], q, 1);
+        }
+      assert_true(want[m] == 0.0f);
+      hlo_num_dot_f32_rows(&pl, acc, nr, m, a0, 0, 1);
+      for (int64_t k2 = 0; k2 < nr * m; k2++)
+        if (bits(acc[k2]) != bits(want[k2]))
+          fail_msg("rows edge nrows=%lld m=%lld row %lld lane %lld: %a, want %a", (long long)nr, (long long)m,
+                   (long long)(k2 / m), (long long)(k2 % m), (double)acc[k2], (double)want[k2]);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_row_lanes),
       cmocka_unit_test(test_gathered_lanes),
       cmocka_unit_test(test_row_pair),
       cmocka_unit_test(test_rows),
+      cmocka_unit_test(test_rows_four),
       cmocka_unit_test(test_line),
       cmocka_unit_test(test_split_block),
       cmocka_unit_test(test_known_exp),
       cmocka_unit_test(test_exp_min_edge),
+      cmocka_unit_test(test_rows_exp_min_edge),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,16 @@ static int acc_init_window(exec *x) {
    * variadic reduce's slot); the first window of a run finds them cleared
    * and is right. */
   int slots = dev_x_on(x, DEV_DEFECT_PACKED_REDUCE_INIT0) ? 1 : x->P;
+  if (x->is_dot && nv == 1 && slots == x->P) {
+    /* the loop below when every slot is live and holds one value: the
+     * n * P slots in a row, filled as such */
+    int64_t ns = n * x->P;
+    for (int64_t k = 0; k < ns; k++)
+      x->acc[k] = init[0];
+    memset(x->acc_valid, 1, (size_t)ns);
+    memset(x->acc_poison, ipoison, (size_t)ns);
+    n = 0;
+  }
   for (int64_t i = 0; i < n; i++)
     for (int p = 0; p < slots; p++) {
       int64_t k = i * x->P + p;
@@ -245,10 +255,23 @@ void dev_x_acc_finalize(exec *x) {
     acc_finalize_vred(x);
     return;
   }
-  for (int64_t i = 0; i < x->region.count; i++) {
+  int64_t n = x->region.count;
+  if (x->is_dot && !x->split && x->P == 1 && n > 0 && !memchr(x->acc_valid, 0, (size_t)n)) {
+    /* one valid slot per element, which combine_packs gives as it is:
+     * the loop below as a block */
+    dev_elem_dot_finish_block(x->acc_t, x->res_t, x->acc, x->fin, n);
+    memcpy(x->fin_poison, x->acc_poison, (size_t)n);
+    x->acc_open = false;
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
     dev_slot r;
     uint8_t p = 0;
-    if (!x->split) {
+    if (!x->split && x->P == 1 && x->acc_valid[i]) {
+      /* combine_packs of one valid slot, without the call */
+      r = x->acc[i];
+      p = x->acc_poison[i];
+    } else if (!x->split) {
       combine_packs(x, x->acc, x->acc_valid, x->acc_poison, i, &r, &p);
     } else {
       /* init (slot 0 of acc), then the partials in chunk order */
@@ -280,14 +303,14 @@ void dev_x_hero_read(void *ctx, const int64_t *idx, int64_t n, dev_slot *v, uint
       inside = false;
     off = off * b->n[d] + l;
   }
+  if (inside) { /* a run of n elements in the region: copied as such */
+    memcpy(v, x->fin + off, sizeof *v * (size_t)n);
+    memcpy(poison, x->fin_poison + off, (size_t)n);
+    return;
+  }
   for (int64_t i = 0; i < n; i++) {
-    if (inside) {
-      v[i] = x->fin[off + i];
-      poison[i] = x->fin_poison[off + i];
-    } else {
-      v[i].i = 0;
-      poison[i] = 1;
-    }
+    v[i].i = 0;
+    poison[i] = 1;
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "dev_backend.h"
 #include "dev_exec_internal.h"
+#include "dev_slot_f32.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
 
@@ -18,12 +19,9 @@
  * (every read of a parameter row goes through here). */
 static void slots_from_host(hlo_etype t, const void *p, int64_t off, int64_t n, dev_slot *v) {
   switch (t) {
-  case HLO_F32: {
-    const float *f = (const float *)p + off;
-    for (int64_t i = 0; i < n; i++)
-      v[i].f = f[i];
+  case HLO_F32:
+    dev_f32_to_slots((const float *)p + off, n, v);
     return;
-  }
   case HLO_BF16: {
     const uint16_t *h = (const uint16_t *)p + off;
     for (int64_t i = 0; i < n; i++)

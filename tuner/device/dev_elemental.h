@@ -166,6 +166,8 @@ dev_slot dev_elem_dot_step(hlo_etype ct, hlo_etype rt, dev_slot acc, dev_slot a,
                            hlo_etype bt, dev_precision p);
 dev_slot dev_elem_dot_combine(hlo_etype ct, dev_slot x, dev_slot y);
 dev_slot dev_elem_dot_finish(hlo_etype ct, hlo_etype rt, dev_slot acc);
+/* out[i] = dev_elem_dot_finish(ct, rt, acc[i]) for i < n. */
+void dev_elem_dot_finish_block(hlo_etype ct, hlo_etype rt, const dev_slot *acc, dev_slot *out, int64_t n);
 
 /* The value a materialised (opaque) instruction got, NULL otherwise. */
 const hlo_value *dev_elem_value(const dev_elem *e, const hlo_instr *ins);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dev_exec_internal.h"
+#include "dev_slot_f32.h"
 #include "hlo/hlo_index.h"
 #include "hlo/hlo_num_dot.h"
 #include "hlo/hlo_numerics.h"
@@ -126,8 +127,13 @@ static void box_operands(const dev_box *b, hlo_eclass cls, const int64_t *es, fl
   int last = b->rank - 1;
   for (int64_t i = 0; i < b->count;) {
     int64_t n = last >= 0 ? b->n[last] : 1, e = last >= 0 ? es[last] : 1;
-    for (int64_t j = 0; j < n; j++)
-      out[off + j * e] = dot_operand(b->v[i + j], cls);
+    float *o = out + off;
+    const dev_slot *v = b->v + i;
+    if (cls == HLO_CLASS_FLOAT && e == 1) /* the common case: dot_operand's cast */
+      dev_slots_to_f32(v, n, o);
+    else
+      for (int64_t j = 0; j < n; j++)
+        o[j * e] = dot_operand(v[j], cls);
     i += n;
     if (!hlo_index_next_off(last, b->n, es, idx, &off))
       break;
@@ -236,10 +242,14 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
     int64_t cnt = (len - first + P - 1) / P;
     for (int64_t i = 0; i < nrow; i++) {
       bool nan = false;
-      for (int64_t j = 0; j < nl; j++) {
-        float f = (float)acc[(i * nl + j) * P + q].f;
-        rows[i * nl + j] = f;
-        nan = nan || f != f;
+      if (P == 1) {
+        nan = dev_slots_to_f32(acc + i * nl, nl, rows + i * nl);
+      } else {
+        for (int64_t j = 0; j < nl; j++) {
+          float f = (float)acc[(i * nl + j) * P + q].f;
+          rows[i * nl + j] = f;
+          nan = nan || f != f;
+        }
       }
       nan_row[i] = nan;
     }
@@ -261,9 +271,14 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
         i = e;
       }
     }
-    for (int64_t k = 0; k < nrow * nl; k++) {
-      acc[k * P + q].f = rows[k];
-      valid[k * P + q] = 1;
+    if (P == 1) {
+      dev_f32_to_slots(rows, nrow * nl, acc);
+      memset(valid, 1, (size_t)(nrow * nl));
+    } else {
+      for (int64_t k = 0; k < nrow * nl; k++) {
+        acc[k * P + q].f = rows[k];
+        valid[k * P + q] = 1;
+      }
     }
   }
   /* Every slot of an element gets the poison of its whole line (a side

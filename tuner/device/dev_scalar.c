@@ -470,3 +470,15 @@ dev_slot dev_elem_dot_finish(hlo_etype ct, hlo_etype rt, dev_slot acc) {
     return acc;
   return dev_el_wrap(rt, (uint64_t)acc.i);
 }
+
+/* An f32 result, the common case, is the f32 sum as is (round_to of
+ * f32): a loop without the call and the type tests per element. */
+void dev_elem_dot_finish_block(hlo_etype ct, hlo_etype rt, const dev_slot *acc, dev_slot *out, int64_t n) {
+  if (ct == HLO_F32 && rt == HLO_F32) {
+    for (int64_t i = 0; i < n; i++)
+      out[i].f = (float)acc[i].f;
+    return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    out[i] = dev_elem_dot_finish(ct, rt, acc[i]);
+}

@@ -9,14 +9,21 @@
 #include <string.h>
 
 #include "dev_exec_internal.h"
+#include "dev_slot_f32.h"
+#include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
 
-/* The inverse for a row being stored: dev_slot_to_host per element. */
+/* The inverse for a row being stored: dev_slot_to_host per element, its
+ * f32 and bf16 cases as typed loops. */
 static void slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64_t off) {
   if (t == HLO_F32) {
-    float *f = (float *)p + off;
+    dev_slots_to_f32(v, n, (float *)p + off);
+    return;
+  }
+  if (t == HLO_BF16) {
+    uint16_t *h = (uint16_t *)p + off;
     for (int64_t i = 0; i < n; i++)
-      f[i] = (float)v[i].f;
+      h[i] = hlo_f32_to_bf16((float)v[i].f);
     return;
   }
   for (int64_t i = 0; i < n; i++)

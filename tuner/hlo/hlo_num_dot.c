@@ -157,10 +157,11 @@ bool hlo_num_dot_split_block(const float *x, int64_t n, hlo_num_precision prec, 
  * subnormals" further down), a constant after inlining. */
 INLINE v8f v_ftz_if(bool f, v8f x) { return f ? v_ftz(x) : x; }
 
-/* hlo_num_dot_parts_product on 8 lanes, term for term, into T (flushed
- * when F); X(k) is the lhs part k as 8 lanes, Y[k] the rhs part k.  One
- * spelling of the order for both kernels below. */
-#define V_PROD(P, F, X, Y, T)                                                                                  \
+/* hlo_num_dot_parts_product on a vector of lanes, term for term, into T
+ * (flushed by FTZ_IF when F); X(k) is the lhs part k as a vector, Y[k] the
+ * rhs part k.  One spelling of the order for all kernels below, whatever
+ * their vector width. */
+#define V_PROD(P, F, FTZ_IF, X, Y, T)                                                                        \
   do {                                                                                                       \
     switch (P) {                                                                                             \
     case HLO_NUM_PREC_HIGH:                                                                                  \
@@ -180,14 +181,14 @@ INLINE v8f v_ftz_if(bool f, v8f x) { return f ? v_ftz(x) : x; }
       T = X(0) * Y[0];                                                                                       \
       break;                                                                                                 \
     }                                                                                                        \
-    T = v_ftz_if(F, T);                                                                                      \
+    T = FTZ_IF(F, T);                                                                                        \
   } while (0)
 
 /* Lanes with their own lhs values. */
 INLINE v8f v_prod(hlo_num_precision p, bool f, const v8f *x, const v8f *y) {
   v8f t;
 #define X_LANES(k) x[k]
-  V_PROD(p, f, X_LANES, y, t);
+  V_PROD(p, f, v_ftz_if, X_LANES, y, t);
 #undef X_LANES
   return t;
 }
@@ -198,7 +199,7 @@ INLINE v8f v_prod(hlo_num_precision p, bool f, const v8f *x, const v8f *y) {
 INLINE v8f v_prod_bcast(hlo_num_precision p, bool f, const float *x, const v8f *y) {
   v8f t;
 #define X_BCAST(k) ((v8f){x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k]})
-  V_PROD(p, f, X_BCAST, y, t);
+  V_PROD(p, f, v_ftz_if, X_BCAST, y, t);
 #undef X_BCAST
   return t;
 }
@@ -295,26 +296,42 @@ INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, b
  * NaNs pass a flush unchanged.  The caller states ea and eb (exp_min,
  * from hlo_num_dot_split_block); 0 there means unknown and keeps the
  * flushes. */
-DOT_CLONES static bool no_subnormals(const hlo_num_dot_planes *pl, const float *acc, int64_t m) {
-  if (pl->exp_min[0] <= 0 || pl->exp_min[1] <= 0 || pl->exp_min[0] + pl->exp_min[1] - 268 < -126)
+/* The test's half on the parts: Q at least 2^-126. */
+static bool parts_allow_nf(const hlo_num_dot_planes *pl) {
+  return pl->exp_min[0] > 0 && pl->exp_min[1] > 0 && pl->exp_min[0] + pl->exp_min[1] - 268 >= -126;
+}
+
+/* The test, for nr rows of m lanes (acc[0..nr-1]) at once: one call and
+ * one reduction of the vector for a block of rows, where the four-row
+ * kernel would otherwise pay four of each on every call. */
+DOT_CLONES static bool rows_no_subnormals(const hlo_num_dot_planes *pl, const float *const *acc, int nr, int64_t m) {
+  if (!parts_allow_nf(pl))
     return false;
   /* a nonzero sum whose ulp is below 2^-126: exponent under 24 */
   v8u bad = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t q = 0;
-  for (; q + 8 <= m; q += 8) {
-    v8u b;
-    memcpy(&b, acc + q, sizeof b);
-    bad |= (v8u)((b & 0x7FFFFFFFu) != 0) & (v8u)(((b >> 23) & 0xFFu) < 24u);
-  }
   uint32_t any = 0;
+  for (int i = 0; i < nr; i++) {
+    const float *a = acc[i];
+    int64_t q = 0;
+    for (; q + 8 <= m; q += 8) {
+      v8u b;
+      memcpy(&b, a + q, sizeof b);
+      bad |= (v8u)((b & 0x7FFFFFFFu) != 0) & (v8u)(((b >> 23) & 0xFFu) < 24u);
+    }
+    for (; q < m; q++) {
+      uint32_t b;
+      memcpy(&b, &a[q], sizeof b);
+      any |= (b & 0x7FFFFFFFu) != 0 && ((b >> 23) & 0xFF) < 24;
+    }
+  }
   for (int j = 0; j < 8; j++)
     any |= bad[j];
-  for (; q < m; q++) {
-    uint32_t b;
-    memcpy(&b, &acc[q], sizeof b);
-    any |= (b & 0x7FFFFFFFu) != 0 && ((b >> 23) & 0xFF) < 24;
-  }
   return any == 0;
+}
+
+static bool no_subnormals(const hlo_num_dot_planes *pl, const float *acc, int64_t m) {
+  const float *const rows[1] = {acc};
+  return rows_no_subnormals(pl, rows, 1, m);
 }
 
 #define DEF_PREC(SUFFIX, PREC, F)                                                                           \
@@ -376,6 +393,142 @@ static void pair8(const hlo_num_dot_planes *pl, bool nf, float *const *acc, cons
   PICK(pair8, pl, nf, (pl, acc, a0, b0, len));
 }
 
+/* Four rows at once, on machines with 512-bit vectors.  The two-row
+ * kernels above use 8-lane vectors, of which a 32-lane block is four, and
+ * all three clones have only sixteen such registers: two rows' eight sums
+ * fill half and the rest go to operands.  With avx512f there are 32
+ * registers of 16 lanes, so a 32-lane block is two, and four rows' eight
+ * sums leave room for every operand: each rhs vector, loaded once, serves
+ * four rows, and eight independent sums are in flight.  The lanes and
+ * their order of operations are those of the row kernels (V_PROD, the same
+ * flush), only more of them per instruction.  These kernels are built for
+ * avx512f alone and run only where the processor has it (quad_ok); a
+ * machine without runs the two-row kernels. */
+#if defined(__x86_64__) && defined(__linux__)
+#define HAVE_QUAD 1
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64)));
+
+/* v_ftz on 16 lanes. */
+INLINE v16f v16_ftz(v16f x) {
+  v16i b = (v16i)x;
+  v16u tiny = (v16u)((b & 0x7F800000) == 0);
+  return (v16f)(b & ~(v16i)(tiny >> 1));
+}
+
+INLINE v16f v16_ftz_if(bool f, v16f x) { return f ? v16_ftz(x) : x; }
+
+/* v_prod_bcast on 16 lanes. */
+INLINE v16f v16_prod_bcast(hlo_num_precision p, bool f, const float *x, const v16f *y) {
+  v16f t;
+#define X_BCAST16(k)                                                                                           \
+  ((v16f){x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k], x[k]})
+  V_PROD(p, f, v16_ftz_if, X_BCAST16, y, t);
+#undef X_BCAST16
+  return t;
+}
+
+/* rows_lanes with four rows of two 16-lane vectors: row i's 32 sums are
+ * acc[i][0..31], its lhs element a0[i]; the loops over rows and vectors
+ * unroll completely, so the eight sums stay in registers. */
+INLINE void quad_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, bool f, float *const *acc,
+                       const int64_t *a0, int64_t b0, int64_t len) {
+  v16f s[4][2];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; v++)
+      memcpy(&s[i][v], acc[i] + 16 * v, sizeof(v16f));
+  int np = hlo_num_dot_parts(prec);
+  const int64_t sa = pl->sa, sb = pl->sb;
+  const float *pa[4][3];
+  for (int i = 0; i < 4; i++)
+    for (int p = 0; p < np; p++)
+      pa[i][p] = pl->a[p] + a0[i];
+  for (int64_t r = 0; r < len; r++) {
+    float x[4][3];
+    v16f y[2][3];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+#pragma GCC unroll 3
+      for (int p = 0; p < np; p++)
+        x[i][p] = pa[i][p][r * sa];
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; v++)
+#pragma GCC unroll 3
+      for (int p = 0; p < np; p++)
+        memcpy(&y[v][p], pl->b[p] + b0 + r * sb + 16 * v, sizeof y[v][p]);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+#pragma GCC unroll 2
+      for (int v = 0; v < 2; v++)
+        s[i][v] = v16_ftz_if(f, s[i][v] + v16_prod_bcast(prec, f, x[i], y[v]));
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; v++)
+      memcpy(acc[i] + 16 * v, &s[i][v], sizeof(v16f));
+}
+
+/* rows_no_subnormals' scan of the four rows' 32 sums, on 16-lane vectors
+ * inside the kernel's own function: the separate call and its reduction
+ * cost about a tenth of a call of the kernel. */
+INLINE bool quad_no_tiny(float *const *acc) {
+  v16u bad = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; v++) {
+      v16u b;
+      memcpy(&b, acc[i] + 16 * v, sizeof b);
+      bad |= (v16u)((b & 0x7FFFFFFFu) != 0) & (v16u)(((b >> 23) & 0xFFu) < 24u);
+    }
+  v8u lo, hi;
+  memcpy(&lo, &bad, sizeof lo);
+  memcpy(&hi, (const char *)&bad + sizeof lo, sizeof hi);
+  lo |= hi;
+  uint32_t any = 0;
+  for (int j = 0; j < 8; j++)
+    any |= lo[j];
+  return any == 0;
+}
+
+/* The four-row kernel of one precision: without flushes when the parts
+ * allow it (may_skip, parts_allow_nf) and no incoming sum is too small,
+ * as rows_no_subnormals decides for the other kernels; else with them. */
+#define DEF_QUAD(SUFFIX, PREC)                                                                             \
+  __attribute__((target("avx512f"))) static void quad32_##SUFFIX(const hlo_num_dot_planes *pl,             \
+                                                                 bool may_skip, float *const *acc,         \
+                                                                 const int64_t *a0, int64_t b0,            \
+                                                                 int64_t len) {                            \
+    if (may_skip && quad_no_tiny(acc))                                                                     \
+      quad_lanes(pl, PREC, false, acc, a0, b0, len);                                                       \
+    else                                                                                                   \
+      quad_lanes(pl, PREC, true, acc, a0, b0, len);                                                        \
+  }
+DEF_QUAD(default, HLO_NUM_PREC_DEFAULT)
+DEF_QUAD(high, HLO_NUM_PREC_HIGH)
+DEF_QUAD(highest, HLO_NUM_PREC_HIGHEST)
+
+static void quad32(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0, int64_t b0, int64_t len) {
+  bool may_skip = parts_allow_nf(pl);
+  switch (pl->prec) {
+  case HLO_NUM_PREC_HIGH: quad32_high(pl, may_skip, acc, a0, b0, len); break;
+  case HLO_NUM_PREC_HIGHEST: quad32_highest(pl, may_skip, acc, a0, b0, len); break;
+  default: quad32_default(pl, may_skip, acc, a0, b0, len); break;
+  }
+}
+
+/* Whether the processor (and the system, for the wider registers) runs
+ * the kernels above: the test the target_clones resolver makes. */
+static bool quad_ok(void) { return __builtin_cpu_supports("avx512f"); }
+#else
+#define HAVE_QUAD 0
+#endif
+
 void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *acc1, int64_t m, int64_t a00,
                               int64_t a01, int64_t b0, int64_t len) {
   const int64_t a0[2] = {a00, a01};
@@ -396,34 +549,66 @@ void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *
   }
 }
 
-/* Blocks of 32 and 8 lanes, then the rest of each row on its own; within
- * a block, the rows two at a time over ROWS_R positions, then the next
- * positions.  A lane's sum goes through memory between two calls, which
- * changes no bit, and each call's flushes are its own lanes' choice (see
- * no_subnormals), which changes none either.  ROWS_R positions of a
- * 32-lane block of the rhs planes are 16 KiB per part. */
+/* Blocks of 32 and 8 lanes, then the rest of each row on its own;
+ * within a block, the rows four at a time where quad_ok, then two at a
+ * time, over ROWS_R positions, then the next positions.  A lane's sum
+ * goes through memory between two calls, which changes no bit, and each
+ * call's flushes are its own lanes' choice (see no_subnormals), which
+ * changes none either.  ROWS_R positions of a 32-lane block of the rhs
+ * planes are 16 KiB, all parts together.
+ *
+ * With four rows or more, that block is first copied side by side into
+ * tile, 32 floats a position, and the kernels read it there: in the
+ * planes its positions are a plane row apart, and when that is a multiple
+ * of a large power of two (a 512-wide rhs: 2 KiB) they all fall into a
+ * few sets of the first-level cache and evict one another before the next
+ * rows come back to them.  The copy holds the same parts (so exp_min
+ * still bounds them) and reading a value from it changes no product. */
 void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrows, int64_t m, const int64_t *a0,
                           int64_t b0, int64_t len) {
   enum { ROWS_R = 128 };
+  /* on the stack: sweeps run candidates on several threads */
+  float tile[ROWS_R * 32] __attribute__((aligned(64)));
   int np = hlo_num_dot_parts(pl->prec);
   int64_t rb = ROWS_R / np, q = 0;
+  bool quad = HAVE_QUAD && nrows >= 4 && quad_ok();
   for (int w = 32; w >= 8; w -= 24)
     for (; q + w <= m; q += w)
       for (int64_t r0 = 0; r0 < len; r0 += rb) {
         int64_t n = len - r0 < rb ? len - r0 : rb, ra = r0 * pl->sa, rr = b0 + q + r0 * pl->sb;
-        for (int64_t i = 0; i < nrows; i += 2) {
+        hlo_num_dot_planes bp = *pl;
+        if (w == 32 && nrows >= 4) {
+          for (int p = 0; p < np; p++) {
+            float *t = tile + p * rb * 32;
+            for (int64_t r = 0; r < n; r++)
+              memcpy(t + r * 32, pl->b[p] + rr + r * pl->sb, 32 * sizeof(float));
+            bp.b[p] = t;
+          }
+          bp.sb = 32;
+          rr = 0;
+        }
+        int64_t i = 0;
+#if HAVE_QUAD
+        for (; w == 32 && quad && i + 4 <= nrows; i += 4) {
+          float *const ac[4] = {acc + i * m + q, acc + (i + 1) * m + q, acc + (i + 2) * m + q, acc + (i + 3) * m + q};
+          const int64_t a[4] = {a0[i] + ra, a0[i + 1] + ra, a0[i + 2] + ra, a0[i + 3] + ra};
+          quad32(&bp, ac, a, rr, n);
+        }
+#endif
+        for (; i < nrows; i += 2) {
           float *const ac[2] = {acc + i * m + q, i + 1 < nrows ? acc + (i + 1) * m + q : NULL};
           if (i + 1 < nrows) {
             const int64_t a[2] = {a0[i] + ra, a0[i + 1] + ra};
-            bool nf = no_subnormals(pl, ac[0], w) && no_subnormals(pl, ac[1], w);
+            const float *const cac[2] = {ac[0], ac[1]};
+            bool nf = rows_no_subnormals(&bp, cac, 2, w);
             if (w == 32)
-              pair32(pl, nf, ac, a, rr, n);
+              pair32(&bp, nf, ac, a, rr, n);
             else
-              pair8(pl, nf, ac, a, rr, n);
+              pair8(&bp, nf, ac, a, rr, n);
           } else if (w == 32) {
-            row32(pl, no_subnormals(pl, ac[0], w), ac[0], a0[i] + ra, rr, n);
+            row32(&bp, no_subnormals(&bp, ac[0], w), ac[0], a0[i] + ra, rr, n);
           } else {
-            row8(pl, no_subnormals(pl, ac[0], w), ac[0], a0[i] + ra, rr, n);
+            row8(&bp, no_subnormals(&bp, ac[0], w), ac[0], a0[i] + ra, rr, n);
           }
         }
       }

@@ -74,7 +74,9 @@ void hlo_num_dot_f32_row_pair(const hlo_num_dot_planes *pl, float *acc0, float *
  * for bit the nrows calls
  *   hlo_num_dot_f32_lanes(pl, acc + i * m, m, a0[i], 0, b0, 1, len);
  * but run a block of lanes and of positions at a time over all rows, so
- * that the rhs block stays in the first-level cache for all of them. */
+ * that the rhs block stays in the first-level cache for all of them (with
+ * four rows or more, from a copy of it side by side), four rows at a time
+ * where the processor has 512-bit vectors. */
 void hlo_num_dot_f32_rows(const hlo_num_dot_planes *pl, float *acc, int64_t nrows, int64_t m, const int64_t *a0,
                           int64_t b0, int64_t len);
 
