@@ -42,15 +42,25 @@ typedef struct gather_plan {
 } gather_plan;
 
 /* DMAs the first `limit` elements of tile t (row-major in its box) into
- * the stage, each from the operand at its clamped start plus offset. */
+ * the stage, each from the operand at its clamped start plus offset.  When
+ * the tile's last dim is an offset dim along the operand's innermost one,
+ * a row of the tile shares one index vector and reads consecutive operand
+ * elements, so the address is formed once per row and the row moves as
+ * one run (an embedding lookup: a table row per index); otherwise per
+ * element. */
 static void stage_tile(const gather_plan *g, dev_stage *st, int64_t t, int64_t limit) {
   const hlo_gather_dnums *dn = &g->ins->attrs.gather;
-  int rr = g->tl->rank, ri = g->ind->rank, ro = g->op->rank;
+  int rr = g->tl->rank, ri = g->ind->rank, ro = g->op->rank, last = rr - 1;
   int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
   int64_t cnt = dev_tiling_box(g->tl, t, lo, n);
   cnt = cnt < limit ? cnt : limit;
-  for (int64_t l = 0; l < cnt; l++, hlo_index_next(rr, n, p)) {
-    int64_t ipos[HLO_MAX_RANK + 1] = {0}, src[HLO_MAX_RANK] = {0};
+  bool rows = rr > 0 && g->off_of[last] >= 0 && g->ostr[g->off_of[last]] == 1;
+  for (int64_t l = 0; l < cnt;) {
+    /* only the ranks in use are cleared: zeroing both whole arrays per
+     * element was a large part of the gather's time */
+    int64_t ipos[HLO_MAX_RANK + 1], src[HLO_MAX_RANK];
+    memset(ipos, 0, sizeof ipos[0] * (size_t)(ri + 1));
+    memset(src, 0, sizeof src[0] * (size_t)ro);
     for (int d = 0; d < rr; d++)
       if (g->batch_of[d] >= 0 && g->batch_of[d] < ri)
         ipos[g->batch_of[d]] = lo[d] + p[d];
@@ -70,7 +80,21 @@ static void stage_tile(const gather_plan *g, dev_stage *st, int64_t t, int64_t l
     int64_t off = 0;
     for (int d = 0; d < ro; d++)
       off += src[d] * g->ostr[d];
-    dev_stage_put(st, l, (const char *)g->op->data + (size_t)off * g->op->elem_size);
+    const char *from = (const char *)g->op->data + (size_t)off * g->op->elem_size;
+    if (!rows) {
+      dev_stage_put(st, l, from);
+      l++;
+      hlo_index_next(rr, n, p);
+      continue;
+    }
+    int64_t m = n[last] - p[last] < cnt - l ? n[last] - p[last] : cnt - l;
+    dev_stage_put_run(st, l, from, m);
+    l += m;
+    p[last] += m;
+    if (p[last] == n[last]) {
+      p[last] = 0;
+      hlo_index_next(last, n, p);
+    }
   }
 }
 
