@@ -148,6 +148,26 @@ static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
   int64_t count = 1;
   for (int d = 0; d < b->rank; d++)
     count *= b->n[d];
+  /* The common case, row by row, as in store_tile: a box inside the
+   * array, no shifted stores and no stale rows, where every element store
+   * would copy its bytes and clear its shadow. */
+  bool inside = b->rank == h->rank && b->rank > 0 && count > 0 && x->hooks.store_shift == 0 &&
+                !(x->out_tiled[j] && dev_x_on(x, DEV_DEFECT_RAGGED_STORE_MASK));
+  for (int d = 0; inside && d < b->rank; d++)
+    inside = b->lo[d] >= 0 && b->lo[d] + b->n[d] <= h->dims[d];
+  if (inside) {
+    int64_t row = b->n[b->rank - 1];
+    for (int64_t i = 0; i < count; i += row) {
+      int64_t off = 0;
+      for (int d = 0; d < b->rank; d++)
+        off = off * h->dims[d] + idx[d];
+      memcpy(h->data + (size_t)off * h->esz, (const char *)v->data + (size_t)off * v->elem_size,
+             (size_t)row * h->esz);
+      memset(h->shadow + off, 0, (size_t)row);
+      hlo_index_next_box(b->rank - 1, b->lo, b->n, idx); /* next row */
+    }
+    return 0;
+  }
   for (int64_t i = 0; i < count; i++) {
     int64_t off = 0;
     for (int d = 0; d < b->rank; d++)
