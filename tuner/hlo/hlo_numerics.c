@@ -194,8 +194,15 @@ float hlo_num_log_f32(float x) {
     return -INFINITY;
   if (isinf(x))
     return x;
-  int e;
-  float m = frexpf(x, &e); /* [0.5, 1) */
+  /* frexpf from the bits: x is normal here (flushed, finite, positive,
+   * nonzero), so m is its significand with the exponent of 0.5 */
+  union {
+    float f;
+    uint32_t u;
+  } bits = {x};
+  int e = (int)(bits.u >> 23) - 126;
+  bits.u = (bits.u & 0x007FFFFFu) | 0x3F000000u;
+  float m = bits.f; /* [0.5, 1) */
   if (m < 0.70710678f) {
     m *= 2.0f;
     e -= 1;
