@@ -91,9 +91,33 @@ static bool same_follow(const follow *a, const follow *b) {
                         a->pm.end == b->pm.end);
 }
 
-static follow *map_of(follow *map, const hlo_instr *ins) { return map + (size_t)ins->index * HLO_MAX_RANK; }
+/* The analysis's answer: an instruction's dims at v + base[index], as many
+ * slots as its (first leaf's) rank and at least one.  Sized per
+ * instruction, not HLO_MAX_RANK each: a 200,000-instruction kernel took
+ * 128 MB per analysis, twice per candidate, which made --check of a huge
+ * module grow faster than its size. */
+typedef struct fmap {
+  follow *v;
+  int64_t *base;
+  int64_t n; /* slots */
+} fmap;
 
 static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
+
+static int width(const hlo_instr *ins) {
+  const hlo_shape *s = leaf0(ins);
+  int r = s && s->rank > 0 ? s->rank : 1;
+  return r < HLO_MAX_RANK ? r : HLO_MAX_RANK;
+}
+
+static follow *map_of(const fmap *map, const hlo_instr *ins) { return map->v + map->base[ins->index]; }
+
+static void fmap_free(fmap *map) {
+  free(map->v);
+  free(map->base);
+  map->v = NULL;
+  map->base = NULL;
+}
 
 /* Merges mapping value v into slot *dst: unset takes v, agreement keeps it,
  * disagreement means the dimension follows nothing. */
@@ -104,11 +128,18 @@ static void merge(follow *dst, follow v) {
     *dst = fol(DEV_FOLLOW_NONE);
 }
 
-static void mark_none(follow *map, const hlo_instr *o) {
+/* merge into dim d of instruction o; a d past o's rank (a malformed
+ * dimension list) is ignored. */
+static void merge_at(const fmap *map, const hlo_instr *o, int64_t d, follow v) {
+  if (d >= 0 && d < width(o))
+    merge(&map_of(map, o)[d], v);
+}
+
+static void mark_none(const fmap *map, const hlo_instr *o) {
   const hlo_shape *s = leaf0(o);
   int r = s ? s->rank : 0;
-  for (int d = 0; d < r && d < HLO_MAX_RANK; d++)
-    merge(&map_of(map, o)[d], fol(DEV_FOLLOW_NONE));
+  for (int d = 0; d < r; d++)
+    merge_at(map, o, d, fol(DEV_FOLLOW_NONE));
 }
 
 static bool in_list(const hlo_ints *l, int64_t d) {
@@ -176,7 +207,7 @@ static int hero_red_dims(const dev_fusion *f) {
  * pad maps its operand through the pad's inverse map; otherwise (the map
  * dev_follow_map hands the executor, which takes a following dimension's
  * index to be the output's) it follows nothing. */
-static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bool vred, bool padded) {
+static void propagate(const dev_fusion *f, const fmap *map, const hlo_instr *ins, bool vred, bool padded) {
   const follow *m = map_of(map, ins);
   const hlo_shape *s = leaf0(ins);
   int rank = s ? s->rank : 0;
@@ -198,7 +229,7 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
    * shape), and each of its N operands maps as a single reduce's does. */
   if (vred && k == DEV_EK_GTE && ins->operands[0] == f->hero) {
     for (int d = 0; d < rank; d++)
-      merge(&map_of(map, f->hero)[d], m[d]);
+      merge_at(map, f->hero, d, m[d]);
     return;
   }
   if (vred && hero) {
@@ -209,9 +240,9 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
       int r = 0;
       for (int d = 0; os && d < os->rank; d++) {
         if (in_list(&ins->attrs.dimensions, d))
-          merge(&map_of(map, o)[d], fol(kval));
+          merge_at(map, o, d, fol(kval));
         else
-          merge(&map_of(map, o)[d], r < rank ? m[r++] : fol(DEV_FOLLOW_NONE));
+          merge_at(map, o, d, r < rank ? m[r++] : fol(DEV_FOLLOW_NONE));
       }
       mark_none(map, ins->operands[n + j]);
     }
@@ -238,7 +269,7 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
       const hlo_shape *os = leaf0(o);
       if (os && os->rank == rank)
         for (int d = 0; d < rank; d++)
-          merge(&map_of(map, o)[d], m[d]);
+          merge_at(map, o, d, m[d]);
       else
         mark_none(map, o);
     }
@@ -246,9 +277,9 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
   case DEV_EK_BROADCAST: {
     const hlo_instr *o = ins->operands[0];
     const hlo_ints *dims = &ins->attrs.dimensions;
-    for (int d = 0; d < dims->n && d < HLO_MAX_RANK; d++) {
+    for (int d = 0; d < dims->n; d++) {
       int64_t rd = dims->v[d];
-      merge(&map_of(map, o)[d], rd >= 0 && rd < rank ? m[rd] : fol(DEV_FOLLOW_NONE));
+      merge_at(map, o, d, rd >= 0 && rd < rank ? m[rd] : fol(DEV_FOLLOW_NONE));
     }
     return;
   }
@@ -256,8 +287,7 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
     const hlo_instr *o = ins->operands[0];
     const hlo_ints *p = &ins->attrs.dimensions;
     for (int d = 0; d < p->n && d < rank; d++)
-      if (p->v[d] >= 0 && p->v[d] < HLO_MAX_RANK)
-        merge(&map_of(map, o)[p->v[d]], m[d]);
+      merge_at(map, o, p->v[d], m[d]);
     return;
   }
   case DEV_EK_REDUCE: {
@@ -266,9 +296,9 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
     int r = 0;
     for (int d = 0; os && d < os->rank; d++) {
       if (in_list(&ins->attrs.dimensions, d))
-        merge(&map_of(map, o)[d], fol(kval));
+        merge_at(map, o, d, fol(kval));
       else
-        merge(&map_of(map, o)[d], r < rank ? m[r++] : fol(DEV_FOLLOW_NONE));
+        merge_at(map, o, d, r < rank ? m[r++] : fol(DEV_FOLLOW_NONE));
     }
     mark_none(map, ins->operands[1]);
     return;
@@ -299,7 +329,7 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
           v = next < rank ? m[next] : fol(DEV_FOLLOW_NONE);
           next++;
         }
-        merge(&map_of(map, o)[d], v);
+        merge_at(map, o, d, v);
       }
     }
     return;
@@ -319,7 +349,7 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
       if (pd->lo != 0 || pd->hi != 0 || pd->interior != 0)
         v = padded && v.fo >= 0 && pd->interior >= 0 ? through_pad(v, pd, os->dims[d], s->dims[d])
                                                       : fol(DEV_FOLLOW_NONE);
-      merge(&map_of(map, o)[d], v);
+      merge_at(map, o, d, v);
     }
     mark_none(map, ins->operands[1]);
     return;
@@ -331,7 +361,7 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
       const hlo_instr *o = ins->operands[j];
       const hlo_shape *os = leaf0(o);
       for (int d = 0; os && d < os->rank && d < rank; d++)
-        merge(&map_of(map, o)[d], d == cd ? fol(DEV_FOLLOW_NONE) : m[d]);
+        merge_at(map, o, d, d == cd ? fol(DEV_FOLLOW_NONE) : m[d]);
     }
     return;
   }
@@ -345,15 +375,26 @@ static void propagate(const dev_fusion *f, follow *map, const hlo_instr *ins, bo
 }
 
 /* The follow analysis of dev_follow_map, or with padded the windows' one
- * (propagate).  NULL when out of memory. */
-static follow *follow_analysis(const dev_fusion *f, bool padded) {
+ * (propagate), into *map (fmap_free).  -1 when out of memory. */
+static int follow_analysis(const dev_fusion *f, bool padded, fmap *map) {
   const hlo_computation *c = f->comp;
   bool vred = dev_vred_native(f);
-  follow *map = malloc(sizeof *map * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK);
-  if (!map)
-    return NULL;
-  for (int i = 0; i < c->ninstrs * HLO_MAX_RANK; i++)
-    map[i] = fol(UNSET);
+  map->v = NULL;
+  map->n = 0;
+  map->base = malloc(sizeof *map->base * (size_t)(c->ninstrs ? c->ninstrs : 1));
+  if (!map->base)
+    return -1;
+  for (int i = 0; i < c->ninstrs; i++) {
+    map->base[i] = map->n;
+    map->n += width(c->instrs[i]);
+  }
+  map->v = malloc(sizeof *map->v * (size_t)(map->n ? map->n : 1));
+  if (!map->v) {
+    fmap_free(map);
+    return -1;
+  }
+  for (int64_t i = 0; i < map->n; i++)
+    map->v[i] = fol(UNSET);
   /* The root (each leaf of a tuple root with the output's dims) follows the
    * output dims one to one. */
   const hlo_instr *root = c->root;
@@ -364,11 +405,11 @@ static follow *follow_analysis(const dev_fusion *f, bool padded) {
       bool same = os && os->type != HLO_TUPLE && os->rank == f->rank;
       for (int d = 0; same && d < f->rank; d++)
         same = os->dims[d] == f->dims[d];
-      for (int d = 0; os && d < os->rank && d < HLO_MAX_RANK; d++)
-        merge(&map_of(map, o)[d], fol(same ? d : DEV_FOLLOW_NONE));
+      for (int d = 0; os && d < os->rank; d++)
+        merge_at(map, o, d, fol(same ? d : DEV_FOLLOW_NONE));
     }
   } else {
-    for (int d = 0; d < f->rank; d++)
+    for (int d = 0; d < f->rank && d < width(root); d++)
       map_of(map, root)[d] = fol(d);
   }
   for (int i = c->ninstrs - 1; i >= 0; i--) {
@@ -377,20 +418,23 @@ static follow *follow_analysis(const dev_fusion *f, bool padded) {
       continue;
     propagate(f, map, ins, vred, padded);
   }
-  for (int i = 0; i < c->ninstrs * HLO_MAX_RANK; i++)
-    if (map[i].fo == UNSET)
-      map[i] = fol(DEV_FOLLOW_NONE);
-  return map;
+  for (int64_t i = 0; i < map->n; i++)
+    if (map->v[i].fo == UNSET)
+      map->v[i] = fol(DEV_FOLLOW_NONE);
+  return 0;
 }
 
 int *dev_follow_map(const dev_fusion *f) {
   const hlo_computation *c = f->comp;
-  follow *fm = follow_analysis(f, false);
-  int *map = fm ? malloc(sizeof(int) * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK) : NULL;
-  if (map)
-    for (int i = 0; i < c->ninstrs * HLO_MAX_RANK; i++)
-      map[i] = fm[i].fo;
-  free(fm);
+  fmap fm;
+  if (follow_analysis(f, false, &fm) != 0)
+    return NULL;
+  int *map = malloc(sizeof(int) * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK);
+  for (int i = 0; map && i < c->ninstrs; i++)
+    for (int d = 0; d < HLO_MAX_RANK; d++)
+      map[(size_t)i * HLO_MAX_RANK + (size_t)d] =
+          d < width(c->instrs[i]) ? fm.v[fm.base[i] + d].fo : DEV_FOLLOW_NONE;
+  fmap_free(&fm);
   return map;
 }
 
@@ -612,20 +656,20 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
 
   /* the windows' analysis: padded dimensions follow the output through the
    * pad (dev_lower.h, dev_window.padded) */
-  follow *map = follow_analysis(f, true);
-  if (!map)
+  fmap fmv, *map = &fmv;
+  if (follow_analysis(f, true, map) != 0)
     return refuse(why, why_len, "out of memory");
   const hlo_computation *c = f->comp;
   s->nwin = c->nparams;
   s->wins = calloc((size_t)(s->nwin ? s->nwin : 1), sizeof *s->wins);
   if (!s->wins) {
-    free(map);
+    fmap_free(map);
     return refuse(why, why_len, "out of memory");
   }
   int64_t vmem = s->out_block_bytes * cfg->buf;
   bool *whole = dev_evaluated_whole(c);
   if (!whole) {
-    free(map);
+    fmap_free(map);
     dev_schedule_free(s);
     return refuse(why, why_len, "out of memory");
   }
@@ -641,7 +685,7 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
       continue;
     }
     if (ps->rank > DEV_MAX_RANK) {
-      free(map);
+      fmap_free(map);
       free(whole);
       dev_schedule_free(s);
       return refuse(why, why_len, "parameter %s has rank %d above the device's %d", pi->name, ps->rank,
@@ -678,7 +722,7 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
       }
     }
     if (check_block(m, ps->type, w->rank, w->dims, w->block, pi->name, why, why_len) != 0) {
-      free(map);
+      fmap_free(map);
       free(whole);
       dev_schedule_free(s);
       return -1;
@@ -715,7 +759,7 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     int64_t ab = abits < 32 ? 4 : abits / 8; /* narrow types accumulate in 32-bit slots */
     s->scratch_bytes = region * ab * cfg->pack * ((cfg->flags & DEV_FLAG_SPLIT_REDUCTION) ? s->nk : 1);
   }
-  free(map);
+  fmap_free(map);
   free(whole);
   vmem += s->scratch_bytes;
   s->vmem_bytes = vmem;
