@@ -444,6 +444,15 @@ static void move_strided(dev_elem *e, const hlo_instr *o, const hlo_ints *dims, 
     st[od] += ostr[id];
     off += (b->lo[od] - ob->lo[id]) * ostr[id];
   }
+  bool scalar = true; /* every output element reads the same operand element */
+  for (int d = 0; d < b->rank; d++)
+    scalar = scalar && st[d] == 0;
+  if (scalar && b->count > 0) {
+    for (int64_t i = 0; i < b->count; i++)
+      b->v[i] = ob->v[off];
+    memset(b->poison, ob->poison[off], (size_t)b->count);
+    return;
+  }
   for (int64_t i = 0; i < b->count; i++, hlo_index_next_off(b->rank, b->n, st, ri, &off)) {
     b->v[i] = ob->v[off];
     b->poison[i] = ob->poison[off];
