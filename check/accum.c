@@ -398,7 +398,7 @@ static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *
     dot_terms_free(t);
     return -1;
   }
-  t->no_flush = ea > 0 && eb > 0 && ea + eb - 268 >= -126;
+  t->no_flush = hlo_num_dot_parts_never_subnormal(ea, eb);
   return 0;
 }
 

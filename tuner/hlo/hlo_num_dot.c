@@ -296,9 +296,13 @@ INLINE void gather_lanes(const hlo_num_dot_planes *pl, hlo_num_precision prec, b
  * NaNs pass a flush unchanged.  The caller states ea and eb (exp_min,
  * from hlo_num_dot_split_block); 0 there means unknown and keeps the
  * flushes. */
-/* The test's half on the parts: Q at least 2^-126. */
+bool hlo_num_dot_parts_never_subnormal(int ea, int eb) {
+  return ea > 0 && eb > 0 && ea + eb - 268 >= -126; /* Q at least 2^-126 */
+}
+
+/* The test's half on the parts. */
 static bool parts_allow_nf(const hlo_num_dot_planes *pl) {
-  return pl->exp_min[0] > 0 && pl->exp_min[1] > 0 && pl->exp_min[0] + pl->exp_min[1] - 268 >= -126;
+  return hlo_num_dot_parts_never_subnormal(pl->exp_min[0], pl->exp_min[1]);
 }
 
 /* The test, for nr rows of m lanes (acc[0..nr-1]) at once: one call and

@@ -43,6 +43,13 @@ typedef struct hlo_num_dot_planes {
   int exp_min[2];
 } hlo_num_dot_planes;
 
+/* Whether, with ea and eb the two sides' exp_min (hlo_num_dot_split_block;
+ * 0: unknown), every product of their parts and every sum of such
+ * products that starts from zero is zero, at least the smallest normal,
+ * inf or NaN, so that no flush can change a bit ("No subnormals" in
+ * hlo_num_dot.c). */
+bool hlo_num_dot_parts_never_subnormal(int ea, int eb);
+
 /* hlo_num_dot_split of x[i] into parts[p][i] for i < n and the
  * precision's parts p < hlo_num_dot_parts(prec) (the other planes are
  * not written; parts[0] may be x itself), bit for bit, eight elements at
