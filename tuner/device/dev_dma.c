@@ -10,36 +10,8 @@
 
 #include "dev_backend.h"
 #include "dev_exec_internal.h"
-#include "dev_slot_f32.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
-
-/* n elements of host array p (type t) from element off into slots: the
- * per-element dev_slot_from_host, as a typed loop for the common types
- * (every read of a parameter row goes through here). */
-static void slots_from_host(hlo_etype t, const void *p, int64_t off, int64_t n, dev_slot *v) {
-  switch (t) {
-  case HLO_F32:
-    dev_f32_to_slots((const float *)p + off, n, v);
-    return;
-  case HLO_BF16: {
-    const uint16_t *h = (const uint16_t *)p + off;
-    for (int64_t i = 0; i < n; i++)
-      v[i].f = hlo_bf16_to_f32(h[i]);
-    return;
-  }
-  case HLO_S32: {
-    const int32_t *q = (const int32_t *)p + off;
-    for (int64_t i = 0; i < n; i++)
-      v[i].i = q[i];
-    return;
-  }
-  default:
-    for (int64_t i = 0; i < n; i++)
-      dev_slot_from_host(t, p, off + i, &v[i]);
-    return;
-  }
-}
 
 /* ---- the DMA model -------------------------------------------------------------
  * A transfer issued at time `now` completes at now + latency + jitter, with
@@ -241,7 +213,7 @@ void dev_x_window_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_
     int64_t off = 0;
     for (int d = 0; d < h->rank; d++)
       off = off * h->dims[d] + idx[d];
-    slots_from_host(h->type, h->data, off, n, v);
+    dev_slots_from_host(h->type, h->data, off, n, v);
     memcpy(poison, h->shadow + off, (size_t)n);
     return;
   }
@@ -277,7 +249,7 @@ void dev_x_window_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_
     }
     return;
   }
-  slots_from_host(ws->type, ws->data[ws->cur], loc, n, v);
+  dev_slots_from_host(ws->type, ws->data[ws->cur], loc, n, v);
   if (ws->clean[ws->cur])
     memset(poison, 0, (size_t)n);
   else

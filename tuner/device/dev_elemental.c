@@ -14,7 +14,6 @@
  */
 #include "dev_elemental_internal.h"
 #include "dev_layout.h"
-#include "dev_slot_f32.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -731,14 +730,8 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
   if (e->mat[ins->index]) { /* row by row: a row of the box is a run of the value */
     const hlo_value *v = e->val[ins->index];
     int64_t row = b->rank ? b->n[b->rank - 1] : 1;
-    for (int64_t i = 0; i < b->count; i += row, hlo_index_next_box(b->rank - 1, b->lo, b->n, idx)) {
-      int64_t at = flat_in(s, idx);
-      if (v->type == HLO_F32)
-        dev_f32_to_slots((const float *)v->data + at, row, b->v + i);
-      else
-        for (int64_t j = 0; j < row; j++)
-          dev_slot_from_host(v->type, v->data, at + j, &b->v[i + j]);
-    }
+    for (int64_t i = 0; i < b->count; i += row, hlo_index_next_box(b->rank - 1, b->lo, b->n, idx))
+      dev_slots_from_host(v->type, v->data, flat_in(s, idx), row, b->v + i);
     return;
   }
   if (x->hero_leaf && ins == e->f->hero) {

@@ -146,6 +146,11 @@ void dev_elem_box_release(dev_elem *e, dev_box *b);
 /* Storage conversions between slots and host arrays of type t. */
 void dev_slot_from_host(hlo_etype t, const void *p, int64_t i, dev_slot *v);
 void dev_slot_to_host(hlo_etype t, dev_slot v, void *p, int64_t i);
+/* The same for the n elements from element off of host array p: the
+ * per-element conversions, with typed loops for the common types (every
+ * parameter row read and every row stored goes through these). */
+void dev_slots_from_host(hlo_etype t, const void *p, int64_t off, int64_t n, dev_slot *v);
+void dev_slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64_t off);
 
 /* One element of elementwise instruction ins (dev_elem_classify gives
  * DEV_EK_ELEMENTWISE) on operand values x, with the device's clean

@@ -19,7 +19,6 @@
 #include "dev_collective.h"
 #include "dev_host.h"
 #include "dev_probe.h"
-#include "dev_slot_f32.h"
 #include "dev_whole.h"
 
 
@@ -44,12 +43,7 @@ static hlo_value *box_to_value(const hlo_shape *s, const dev_box *b) {
   hlo_value *v = hlo_value_from_shape(s);
   if (!v)
     return NULL;
-  if (s->type == HLO_F32) { /* dev_slot_to_host's f32 case, four at a time */
-    dev_slots_to_f32(b->v, b->count, v->data);
-    return v;
-  }
-  for (int64_t i = 0; i < b->count; i++)
-    dev_slot_to_host(s->type, b->v[i], v->data, i);
+  dev_slots_to_host(s->type, b->v, b->count, v->data, 0);
   return v;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dev_defect.h"
+#include "dev_slot_f32.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_numerics.h"
 #include "hlo/hlo_minmax.h"
@@ -63,6 +64,45 @@ void dev_slot_to_host(hlo_etype t, dev_slot v, void *p, int64_t i) {
       ((uint8_t *)p)[i] = (uint8_t)hlo_float_encode(t, v.f);
     return;
   }
+}
+
+void dev_slots_from_host(hlo_etype t, const void *p, int64_t off, int64_t n, dev_slot *v) {
+  switch (t) {
+  case HLO_F32:
+    dev_f32_to_slots((const float *)p + off, n, v);
+    return;
+  case HLO_BF16: {
+    const uint16_t *h = (const uint16_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].f = hlo_bf16_to_f32(h[i]);
+    return;
+  }
+  case HLO_S32: {
+    const int32_t *q = (const int32_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i];
+    return;
+  }
+  default:
+    for (int64_t i = 0; i < n; i++)
+      dev_slot_from_host(t, p, off + i, &v[i]);
+    return;
+  }
+}
+
+void dev_slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64_t off) {
+  if (t == HLO_F32) {
+    dev_slots_to_f32(v, n, (float *)p + off);
+    return;
+  }
+  if (t == HLO_BF16) {
+    uint16_t *h = (uint16_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      h[i] = hlo_f32_to_bf16((float)v[i].f);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    dev_slot_to_host(t, v[i], p, off + i);
 }
 
 /* x (computed in f32) rounded to float type t, as storing it would. */

@@ -9,26 +9,7 @@
 #include <string.h>
 
 #include "dev_exec_internal.h"
-#include "dev_slot_f32.h"
-#include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
-
-/* The inverse for a row being stored: dev_slot_to_host per element, its
- * f32 and bf16 cases as typed loops. */
-static void slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64_t off) {
-  if (t == HLO_F32) {
-    dev_slots_to_f32(v, n, (float *)p + off);
-    return;
-  }
-  if (t == HLO_BF16) {
-    uint16_t *h = (uint16_t *)p + off;
-    for (int64_t i = 0; i < n; i++)
-      h[i] = hlo_f32_to_bf16((float)v[i].f);
-    return;
-  }
-  for (int64_t i = 0; i < n; i++)
-    dev_slot_to_host(t, v[i], p, off + i);
-}
 
 static void tile_box(const exec *x, dev_box *b) {
   memset(b, 0, sizeof *b);
@@ -116,7 +97,7 @@ static int store_tile(exec *x, int j, const dev_box *b) {
       int64_t off = 0;
       for (int d = 0; d < b->rank; d++)
         off = off * h->dims[d] + idx[d];
-      slots_to_host(h->type, b->v + i, row, h->data, off);
+      dev_slots_to_host(h->type, b->v + i, row, h->data, off);
       for (int64_t k = 0; k < row; k++)
         h->shadow[off + k] = b->poison[i + k] != 0;
       hlo_index_next_box(b->rank - 1, b->lo, b->n, idx); /* next row */
