@@ -76,6 +76,28 @@ static int store_elem(exec *x, int j, int64_t off, const void *src, bool poisone
   return 0;
 }
 
+/* The row-major offset in leaf h of index idx, whose first rank dims
+ * count (the box's rank, which is h's wherever a store lands in bounds). */
+static int64_t hbm_off(const dev_hbm *h, int rank, const int64_t *idx) {
+  int64_t off = 0;
+  for (int d = 0; d < rank; d++)
+    off = off * h->dims[d] + idx[d];
+  return off;
+}
+
+/* Whether box b of leaf h is stored row by row as plain copies: it lies
+ * inside the array, so no store reaches a redzone; no test hook shifts the
+ * stores; and no stale row can stand in for one (ragged-store-mask, where
+ * stale says the box may have them).  Then dev_hbm_store would only copy
+ * each element and set its shadow. */
+static bool rows_plain(const exec *x, const dev_hbm *h, const dev_box *b, bool stale) {
+  bool inside = b->rank == h->rank && b->rank > 0 && b->n[b->rank - 1] > 0 && x->hooks.store_shift == 0 &&
+                !(stale && dev_x_on(x, DEV_DEFECT_RAGGED_STORE_MASK));
+  for (int d = 0; inside && d < b->rank; d++)
+    inside = b->lo[d] >= 0 && b->lo[d] + b->n[d] <= h->dims[d];
+  return inside;
+}
+
 /* Writes box b of leaf j to HBM: only the valid (in-array) part is stored,
  * the ragged remainder of a tile is discarded. */
 static int store_tile(exec *x, int j, const dev_box *b) {
@@ -84,19 +106,10 @@ static int store_tile(exec *x, int j, const dev_box *b) {
   int64_t idx[HLO_MAX_RANK];
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
-  /* The common case, row by row: no shifted stores (test hook), no stale
-   * rows (ragged-store-mask), and a box inside the array, so every store is
-   * in bounds and dev_hbm_store would just copy the element and set its
-   * shadow. */
-  bool inside = b->rank == h->rank && b->rank > 0 && b->n[b->rank - 1] > 0;
-  for (int d = 0; inside && d < b->rank; d++)
-    inside = b->lo[d] >= 0 && b->lo[d] + b->n[d] <= h->dims[d];
-  if (inside && x->hooks.store_shift == 0 && !dev_x_on(x, DEV_DEFECT_RAGGED_STORE_MASK)) {
+  if (rows_plain(x, h, b, true)) { /* the common case */
     int64_t row = b->n[b->rank - 1];
     for (int64_t i = 0; i < b->count; i += row) {
-      int64_t off = 0;
-      for (int d = 0; d < b->rank; d++)
-        off = off * h->dims[d] + idx[d];
+      int64_t off = hbm_off(h, b->rank, idx);
       dev_slots_to_host(h->type, b->v + i, row, h->data, off);
       for (int64_t k = 0; k < row; k++)
         h->shadow[off + k] = b->poison[i + k] != 0;
@@ -105,10 +118,7 @@ static int store_tile(exec *x, int j, const dev_box *b) {
     return 0;
   }
   for (int64_t i = 0; i < b->count; i++) {
-    int64_t off = 0;
-    for (int d = 0; d < b->rank; d++)
-      off = off * h->dims[d] + idx[d];
-    off += x->hooks.store_shift;
+    int64_t off = hbm_off(h, b->rank, idx) + x->hooks.store_shift;
     dev_slot_to_host(h->type, b->v[i], tmp, 0);
     if (store_elem(x, j, off, tmp, b->poison[i] != 0, ragged_store_stale_source(x, h, b, idx)) != 0)
       return -1;
@@ -129,19 +139,10 @@ static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
   int64_t count = 1;
   for (int d = 0; d < b->rank; d++)
     count *= b->n[d];
-  /* The common case, row by row, as in store_tile: a box inside the
-   * array, no shifted stores and no stale rows, where every element store
-   * would copy its bytes and clear its shadow. */
-  bool inside = b->rank == h->rank && b->rank > 0 && count > 0 && x->hooks.store_shift == 0 &&
-                !(x->out_tiled[j] && dev_x_on(x, DEV_DEFECT_RAGGED_STORE_MASK));
-  for (int d = 0; inside && d < b->rank; d++)
-    inside = b->lo[d] >= 0 && b->lo[d] + b->n[d] <= h->dims[d];
-  if (inside) {
+  if (rows_plain(x, h, b, x->out_tiled[j])) { /* the common case, as in store_tile */
     int64_t row = b->n[b->rank - 1];
     for (int64_t i = 0; i < count; i += row) {
-      int64_t off = 0;
-      for (int d = 0; d < b->rank; d++)
-        off = off * h->dims[d] + idx[d];
+      int64_t off = hbm_off(h, b->rank, idx);
       memcpy(h->data + (size_t)off * h->esz, (const char *)v->data + (size_t)off * v->elem_size,
              (size_t)row * h->esz);
       memset(h->shadow + off, 0, (size_t)row);
@@ -150,9 +151,7 @@ static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
     return 0;
   }
   for (int64_t i = 0; i < count; i++) {
-    int64_t off = 0;
-    for (int d = 0; d < b->rank; d++)
-      off = off * h->dims[d] + idx[d];
+    int64_t off = hbm_off(h, b->rank, idx);
     if (store_elem(x, j, off + x->hooks.store_shift, (const char *)v->data + (size_t)off * v->elem_size, false,
                    x->out_tiled[j] ? ragged_store_stale_source(x, h, b, idx) : -1) != 0)
       return -1;
