@@ -98,12 +98,12 @@ static bool same_follow(const follow *a, const follow *b) {
  * module grow faster than its size. */
 typedef struct fmap {
   follow *v;
-  int64_t *base;
-  int64_t n; /* slots */
+  int64_t *base; /* ninstrs + 1 entries: the last is the number of slots */
 } fmap;
 
 static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
 
+/* The slots an instruction gets. */
 static int width(const hlo_instr *ins) {
   const hlo_shape *s = leaf0(ins);
   int r = s && s->rank > 0 ? s->rank : 1;
@@ -111,6 +111,8 @@ static int width(const hlo_instr *ins) {
 }
 
 static follow *map_of(const fmap *map, const hlo_instr *ins) { return map->v + map->base[ins->index]; }
+
+static int64_t slots_of(const fmap *map, int index) { return map->base[index + 1] - map->base[index]; }
 
 static void fmap_free(fmap *map) {
   free(map->v);
@@ -131,7 +133,7 @@ static void merge(follow *dst, follow v) {
 /* merge into dim d of instruction o; a d past o's rank (a malformed
  * dimension list) is ignored. */
 static void merge_at(const fmap *map, const hlo_instr *o, int64_t d, follow v) {
-  if (d >= 0 && d < width(o))
+  if (d >= 0 && d < slots_of(map, o->index))
     merge(&map_of(map, o)[d], v);
 }
 
@@ -380,20 +382,19 @@ static int follow_analysis(const dev_fusion *f, bool padded, fmap *map) {
   const hlo_computation *c = f->comp;
   bool vred = dev_vred_native(f);
   map->v = NULL;
-  map->n = 0;
-  map->base = malloc(sizeof *map->base * (size_t)(c->ninstrs ? c->ninstrs : 1));
+  map->base = malloc(sizeof *map->base * (size_t)(c->ninstrs + 1));
   if (!map->base)
     return -1;
-  for (int i = 0; i < c->ninstrs; i++) {
-    map->base[i] = map->n;
-    map->n += width(c->instrs[i]);
-  }
-  map->v = malloc(sizeof *map->v * (size_t)(map->n ? map->n : 1));
+  map->base[0] = 0;
+  for (int i = 0; i < c->ninstrs; i++)
+    map->base[i + 1] = map->base[i] + width(c->instrs[i]);
+  int64_t n = map->base[c->ninstrs];
+  map->v = malloc(sizeof *map->v * (size_t)(n ? n : 1));
   if (!map->v) {
     fmap_free(map);
     return -1;
   }
-  for (int64_t i = 0; i < map->n; i++)
+  for (int64_t i = 0; i < n; i++)
     map->v[i] = fol(UNSET);
   /* The root (each leaf of a tuple root with the output's dims) follows the
    * output dims one to one. */
@@ -409,7 +410,7 @@ static int follow_analysis(const dev_fusion *f, bool padded, fmap *map) {
         merge_at(map, o, d, fol(same ? d : DEV_FOLLOW_NONE));
     }
   } else {
-    for (int d = 0; d < f->rank && d < width(root); d++)
+    for (int d = 0; d < f->rank && d < slots_of(map, root->index); d++)
       map_of(map, root)[d] = fol(d);
   }
   for (int i = c->ninstrs - 1; i >= 0; i--) {
@@ -418,7 +419,7 @@ static int follow_analysis(const dev_fusion *f, bool padded, fmap *map) {
       continue;
     propagate(f, map, ins, vred, padded);
   }
-  for (int64_t i = 0; i < map->n; i++)
+  for (int64_t i = 0; i < n; i++)
     if (map->v[i].fo == UNSET)
       map->v[i] = fol(DEV_FOLLOW_NONE);
   return 0;
@@ -433,7 +434,7 @@ int *dev_follow_map(const dev_fusion *f) {
   for (int i = 0; map && i < c->ninstrs; i++)
     for (int d = 0; d < HLO_MAX_RANK; d++)
       map[(size_t)i * HLO_MAX_RANK + (size_t)d] =
-          d < width(c->instrs[i]) ? fm.v[fm.base[i] + d].fo : DEV_FOLLOW_NONE;
+          d < slots_of(&fm, i) ? fm.v[fm.base[i] + d].fo : DEV_FOLLOW_NONE;
   fmap_free(&fm);
   return map;
 }
