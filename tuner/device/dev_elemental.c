@@ -185,6 +185,16 @@ void dev_elem_box_release(dev_elem *e, dev_box *b) {
     dev_box_free(b);
 }
 
+/* The element steps of box b's dims: box_off's offset is the sum of
+ * (idx[d] - lo[d]) * str[d]. */
+static void box_strides(const dev_box *b, int64_t *str) {
+  int64_t s = 1;
+  for (int d = b->rank - 1; d >= 0; d--) {
+    str[d] = s;
+    s *= b->n[d];
+  }
+}
+
 static int64_t box_off(const dev_box *b, const int64_t *idx) {
   int64_t off = 0;
   for (int d = 0; d < b->rank; d++)
@@ -433,11 +443,8 @@ static void read_rows(const dev_box *b, int which, bool hero, const eval_ctx *x)
  * instead of being formed from a multi-index per element. */
 static void move_strided(dev_elem *e, const hlo_instr *o, const hlo_ints *dims, bool transposed, dev_box *b) {
   const dev_box *ob = &e->bx[o->index];
-  int64_t ostr[HLO_MAX_RANK], st[HLO_MAX_RANK] = {0}, ri[HLO_MAX_RANK] = {0}, s = 1, off = 0;
-  for (int d = ob->rank - 1; d >= 0; d--) {
-    ostr[d] = s;
-    s *= ob->n[d];
-  }
+  int64_t ostr[HLO_MAX_RANK], st[HLO_MAX_RANK] = {0}, ri[HLO_MAX_RANK] = {0}, off = 0;
+  box_strides(ob, ostr);
   for (int j = 0; j < dims->n; j++) {
     int od = transposed ? j : (int)dims->v[j], id = transposed ? (int)dims->v[j] : j; /* output, operand dim */
     st[od] += ostr[id];
@@ -478,11 +485,8 @@ static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
    * element's first term from its kept index, then the reduced dimensions
    * stepped row-major, the last fastest, with the offset kept in step. */
   const dev_box *ob = &e->bx[o->index];
-  int64_t ostr[HLO_MAX_RANK], rdims[HLO_MAX_RANK], rstr[HLO_MAX_RANK], s = 1;
-  for (int d = ob->rank - 1; d >= 0; d--) {
-    ostr[d] = s;
-    s *= ob->n[d];
-  }
+  int64_t ostr[HLO_MAX_RANK], rdims[HLO_MAX_RANK], rstr[HLO_MAX_RANK];
+  box_strides(ob, ostr);
   int64_t red0 = 0;
   for (int j = 0; j < nred; j++) {
     rdims[j] = os->dims[red[j]];
