@@ -635,8 +635,8 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
         rc = -1;
         break;
       }
-      hlo_value *e[3] = {hlo_value_ref(data), chk_zero_value(&ins->shape.elems[1]),
-                         chk_zero_value(&ins->shape.elems[2])};
+      hlo_value *e[3] = {hlo_value_ref(data), hlo_value_from_shape(&ins->shape.elems[1]),
+                         hlo_value_from_shape(&ins->shape.elems[2])};
       if (!e[1] || !e[2] || !(out[r] = hlo_value_tuple(3, e))) {
         for (int k = 0; k < 3; k++)
           hlo_value_unref(e[k]);
@@ -680,7 +680,7 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
   case HLO_OP_SEND_DONE:
   case HLO_OP_AFTER_ALL:
     for (int r = 0; r < nrep && rc == 0; r++)
-      if (!(out[r] = chk_zero_value(&ins->shape))) {
+      if (!(out[r] = hlo_value_from_shape(&ins->shape))) {
         chk_fail(ev, ins, "out of memory");
         rc = -1;
       }

@@ -22,28 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* A value of shape s with zero elements (and empty tokens), recursively. */
-hlo_value *chk_zero_value(const hlo_shape *s) {
-  if (s->type != HLO_TUPLE)
-    return hlo_value_array(s->type, s->rank, s->dims);
-  hlo_value **e = calloc((size_t)(s->ntuple ? s->ntuple : 1), sizeof *e);
-  if (!e)
-    return NULL;
-  for (int i = 0; i < s->ntuple; i++)
-    if (!(e[i] = chk_zero_value(&s->elems[i]))) {
-      for (int j = 0; j < i; j++)
-        hlo_value_unref(e[j]);
-      free(e);
-      return NULL;
-    }
-  hlo_value *t = hlo_value_tuple(s->ntuple, e);
-  if (!t)
-    for (int i = 0; i < s->ntuple; i++)
-      hlo_value_unref(e[i]);
-  free(e);
-  return t;
-}
-
 static bool operands_tuple_shape(const hlo_instr *ins, const hlo_shape *s) {
   if (s->type != HLO_TUPLE || s->ntuple != ins->noperands)
     return false;
@@ -128,7 +106,7 @@ hlo_value *chk_async_pack(const hlo_instr *start, hlo_value *const *operands, hl
         rc = -1;
       }
       free(o);
-    } else if (!(e[k] = chk_zero_value(es))) {
+    } else if (!(e[k] = hlo_value_from_shape(es))) {
       rc = -1;
     }
   }

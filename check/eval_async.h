@@ -29,7 +29,5 @@ hlo_value *chk_async_pack(const hlo_instr *start, hlo_value *const *operands, hl
  * says. */
 hlo_value *chk_async_unpack(const hlo_instr *done, const hlo_value *start_value);
 
-/* A value of shape s, every array zero-filled and tokens empty. */
-hlo_value *chk_zero_value(const hlo_shape *s);
 
 #endif

@@ -341,7 +341,7 @@ hlo_value *chk_op_custom_call(chk_eval *ev, const hlo_instr *ins, hlo_value *con
   if (c)
     return chk_call(ev, ins, c, ins->noperands, ops);
   if (hlo_instr_unread(ins)) {
-    hlo_value *z = chk_zero_value(&ins->shape);
+    hlo_value *z = hlo_value_from_shape(&ins->shape);
     return z ? z : chk_fail(ev, ins, "out of memory");
   }
   return chk_fail(ev, ins, "custom-call target \"%s\" is not supported by the evaluator",

@@ -64,7 +64,7 @@ hlo_value *chk_feed_value(chk_eval *ev, const hlo_instr *ins) {
   if (!chk_feed_supported(ins) || ins->op == HLO_OP_RECV_DONE)
     return chk_fail(ev, ins,
                     "infeed returns (data, token), a host recv (data, u32[], token), outfeed a token");
-  hlo_value *v = chk_zero_value(&ins->shape);
+  hlo_value *v = hlo_value_from_shape(&ins->shape);
   if (!v)
     return chk_fail(ev, ins, "out of memory");
   if (ins->op == HLO_OP_OUTFEED)

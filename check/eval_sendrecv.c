@@ -165,7 +165,7 @@ int chk_peer_recv(chk_eval *ev, const hlo_instr *recv, int nrep, int base, hlo_v
     for (int p = 0; p < np; p++)
       if (pr[p].a < total && pr[p].b < total && pr[p].b == me)
         src = pr[p].a;
-    hlo_value *e[3] = {NULL, chk_zero_value(&recv->shape.elems[1]), chk_zero_value(&recv->shape.elems[2])};
+    hlo_value *e[3] = {NULL, hlo_value_from_shape(&recv->shape.elems[1]), hlo_value_from_shape(&recv->shape.elems[2])};
     if (src >= 0) {
       /* Only replicas evaluated in this lockstep group are at hand; a
        * branch taken by some replicas only is evaluated per replica. */
@@ -178,7 +178,7 @@ int chk_peer_recv(chk_eval *ev, const hlo_instr *recv, int nrep, int base, hlo_v
       }
       e[0] = hlo_value_ref(data[src - base]);
     } else {
-      e[0] = chk_zero_value(&recv->shape.elems[0]);
+      e[0] = hlo_value_from_shape(&recv->shape.elems[0]);
     }
     if (!e[0] || !e[1] || !e[2] || !(out[r] = hlo_value_tuple(3, e))) {
       for (int k = 0; k < 3; k++)

@@ -43,7 +43,8 @@ hlo_value *hlo_value_array(hlo_etype type, int rank, const int64_t *dims);
 /* The same without zero-filling, for results a kernel overwrites entirely:
  * skipping the fill saves a whole pass over memory on large outputs. */
 hlo_value *hlo_value_array_uninit(hlo_etype type, int rank, const int64_t *dims);
-/* An array shaped like an (array) hlo_shape, zero-filled. */
+/* A value shaped like s, every array zero-filled (tokens empty), through
+ * nested tuples. */
 hlo_value *hlo_value_from_shape(const hlo_shape *s);
 /* A tuple of n elements; takes over one reference to each element. */
 hlo_value *hlo_value_tuple(int n, hlo_value *const *elems);
