@@ -100,6 +100,23 @@ dev_elem_kind dev_elem_classify(const hlo_instr *ins) {
   }
 }
 
+uint8_t *dev_elem_classify_all(const hlo_computation *c) {
+  uint8_t *k = malloc((size_t)(c->ninstrs ? c->ninstrs : 1));
+  for (int i = 0; k && i < c->ninstrs; i++)
+    k[i] = (uint8_t)dev_elem_classify(c->instrs[i]);
+  return k;
+}
+
+dev_elem_kind dev_elem_kind_of(const dev_fusion *f, const hlo_instr *ins) {
+  /* The index is only ins's position in its own computation: an
+   * instruction of another one (a reducer's) must not read the kernel's
+   * entry at that position. */
+  const hlo_computation *c = f ? f->comp : NULL;
+  if (f && f->kinds && ins->index >= 0 && ins->index < c->ninstrs && c->instrs[ins->index] == ins)
+    return (dev_elem_kind)f->kinds[ins->index];
+  return dev_elem_classify(ins);
+}
+
 /* ---- boxes ---------------------------------------------------------------------- */
 
 void dev_box_free(dev_box *b) {
@@ -995,7 +1012,7 @@ dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
   }
   for (int i = 0; i < c->ninstrs; i++) {
     const hlo_instr *ins = c->instrs[i];
-    e->kind[i] = dev_elem_classify(ins);
+    e->kind[i] = f->kinds ? (dev_elem_kind)f->kinds[i] : dev_elem_classify(ins);
     if (e->kind[i] == DEV_EK_OPAQUE)
       e->mat[i] = true;
     else if (e->kind[i] == DEV_EK_GTE)
