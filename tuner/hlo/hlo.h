@@ -255,6 +255,11 @@ struct hlo_instr {
                                  this is FUSION; HLO_OP_INVALID otherwise */
   hlo_shape shape;
   int noperands;
+  int index;                  /* position in parent->instrs; here, beside
+                                 the operands and in the cache line the
+                                 walks over a computation read anyway (the
+                                 struct is large: at its end it cost one
+                                 more cache miss per instruction and walk) */
   hlo_instr **operands;
   int64_t parameter_number;   /* parameter(N) */
   hlo_literal *literal;       /* constant */
@@ -262,7 +267,6 @@ struct hlo_instr {
   int nraw;
   hlo_raw_attr *raw;
   hlo_computation *parent;
-  int index;                  /* position in parent->instrs */
   int line, col;              /* where the instruction's name starts */
 };
 
