@@ -425,17 +425,23 @@ static int follow_analysis(const dev_fusion *f, bool padded, fmap *map) {
   return 0;
 }
 
-/* dev_follow_map computed afresh. */
-static int *follow_ints(const dev_fusion *f) {
-  const hlo_computation *c = f->comp;
-  fmap fm;
-  if (follow_analysis(f, false, &fm) != 0)
-    return NULL;
+/* dev_follow_map's answer from its analysis fm (only the following output
+ * dimension of each slot, HLO_MAX_RANK per instruction), or NULL when out
+ * of memory. */
+static int *follow_ints_of(const fmap *fm, const hlo_computation *c) {
   int *map = malloc(sizeof(int) * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK);
   for (int i = 0; map && i < c->ninstrs; i++)
     for (int d = 0; d < HLO_MAX_RANK; d++)
-      map[(size_t)i * HLO_MAX_RANK + (size_t)d] =
-          d < slots_of(&fm, i) ? fm.v[fm.base[i] + d].fo : DEV_FOLLOW_NONE;
+      map[(size_t)i * HLO_MAX_RANK + (size_t)d] = d < slots_of(fm, i) ? fm->v[fm->base[i] + d].fo : DEV_FOLLOW_NONE;
+  return map;
+}
+
+/* dev_follow_map computed afresh. */
+static int *follow_ints(const dev_fusion *f) {
+  fmap fm;
+  if (follow_analysis(f, false, &fm) != 0)
+    return NULL;
+  int *map = follow_ints_of(&fm, f->comp);
   fmap_free(&fm);
   return map;
 }
@@ -492,6 +498,8 @@ struct dev_lower_plan {
   fmap windows; /* follow_analysis(f, true): dev_lower's windows */
   int *follow;  /* dev_follow_map's answer */
   bool *whole;  /* evaluated_whole */
+  int *macs;    /* indices of the dots and convolutions (the MXU work) */
+  int nmacs;
 };
 
 void dev_lower_plan_free(dev_lower_plan *p) {
@@ -500,6 +508,7 @@ void dev_lower_plan_free(dev_lower_plan *p) {
   fmap_free(&p->windows);
   free(p->follow);
   free(p->whole);
+  free(p->macs);
   free(p);
 }
 
@@ -507,11 +516,15 @@ dev_lower_plan *dev_lower_plan_new(const dev_fusion *f) {
   dev_lower_plan *p = calloc(1, sizeof *p);
   if (!p)
     return NULL;
+  const hlo_computation *c = f->comp;
   if (follow_analysis(f, true, &p->windows) != 0 || !(p->follow = follow_ints(f)) ||
-      !(p->whole = evaluated_whole(f, f->comp))) {
+      !(p->whole = evaluated_whole(f, c)) || !(p->macs = malloc(sizeof *p->macs * (size_t)(c->ninstrs ? c->ninstrs : 1)))) {
     dev_lower_plan_free(p);
     return NULL;
   }
+  for (int i = 0; i < c->ninstrs; i++)
+    if (c->instrs[i]->op == HLO_OP_DOT || c->instrs[i]->op == HLO_OP_CONVOLUTION)
+      p->macs[p->nmacs++] = i;
   return p;
 }
 
@@ -836,8 +849,11 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
 
   /* work */
   int64_t mxu = 0, mac_flops = 0;
-  for (int i = 0; i < c->ninstrs; i++) {
-    const hlo_instr *ins = c->instrs[i];
+  /* a prepared fusion lists its dots and convolutions: the rest of the
+   * instructions need not be read again per config */
+  int nscan = f->lower ? f->lower->nmacs : c->ninstrs;
+  for (int t = 0; t < nscan; t++) {
+    const hlo_instr *ins = c->instrs[f->lower ? f->lower->macs[t] : t];
     if ((ins->op != HLO_OP_DOT && ins->op != HLO_OP_CONVOLUTION) || ins->noperands < 2)
       continue;
     const hlo_shape *rs = leaf0(ins), *l = leaf0(ins->operands[0]);
