@@ -517,7 +517,13 @@ dev_lower_plan *dev_lower_plan_new(const dev_fusion *f) {
   if (!p)
     return NULL;
   const hlo_computation *c = f->comp;
-  if (follow_analysis(f, true, &p->windows) != 0 || !(p->follow = follow_ints(f)) ||
+  /* The two follow analyses differ only through pads (propagate's padded
+   * argument): without one, the executor's map is the windows' one. */
+  bool pads = false;
+  for (int i = 0; i < c->ninstrs && !pads; i++)
+    pads = dev_elem_kind_of(f, c->instrs[i]) == DEV_EK_PAD;
+  if (follow_analysis(f, true, &p->windows) != 0 ||
+      !(p->follow = pads ? follow_ints(f) : follow_ints_of(&p->windows, c)) ||
       !(p->whole = evaluated_whole(f, c)) || !(p->macs = malloc(sizeof *p->macs * (size_t)(c->ninstrs ? c->ninstrs : 1)))) {
     dev_lower_plan_free(p);
     return NULL;
