@@ -219,7 +219,7 @@ static int64_t box_off(const dev_box *b, const int64_t *idx) {
   return off;
 }
 
-static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
+static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf0(&ins->shape); }
 
 /* Unions box (lo, n) into the need of instruction o, clipped to its dims. */
 static void need(dev_elem *e, const hlo_instr *o, const int64_t *lo, const int64_t *n) {

@@ -101,7 +101,7 @@ typedef struct fmap {
   int64_t *base; /* ninstrs + 1 entries: the last is the number of slots */
 } fmap;
 
-static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
+static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf0(&ins->shape); }
 
 /* The slots an instruction gets. */
 static int width(const hlo_instr *ins) {

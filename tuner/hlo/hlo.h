@@ -337,5 +337,10 @@ bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b, bool with_layout);
 int hlo_shape_leaf_count(const hlo_shape *s);
 /* The k-th array leaf in depth-first order. */
 const hlo_shape *hlo_shape_leaf(const hlo_shape *s, int k);
+/* hlo_shape_leaf(s, 0), inline for an array: the device asks it of every
+ * operand of every instruction it evaluates, almost always of an array. */
+static inline const hlo_shape *hlo_shape_leaf0(const hlo_shape *s) {
+  return s->type != HLO_TUPLE ? s : hlo_shape_leaf(s, 0);
+}
 
 #endif
