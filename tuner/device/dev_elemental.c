@@ -918,6 +918,20 @@ static void recycle_read(dev_elem *e, const hlo_instr *ins, int keep) {
   }
 }
 
+/* How many instructions ahead the walks below ask for the next ones.  An
+ * hlo_instr is some 800 bytes (mostly attributes) and a large kernel's do
+ * not fit in the caches: each walk then waited on memory for every
+ * instruction, whose address the hardware cannot guess while c->instrs
+ * already says it.  A hint only: what is computed does not change. */
+#define PREFETCH_AHEAD 16
+
+/* Starts loading the lines of ins the walks read first: its opcode and
+ * shape, and its operand list. */
+static inline void prefetch_instr(const hlo_instr *ins) {
+  __builtin_prefetch(ins);
+  __builtin_prefetch(&ins->operands);
+}
+
 int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf, dev_param_read *pread,
                   dev_hero_read *hread, void *ctx, dev_box *out, char *why, size_t why_len) {
   const hlo_computation *c = e->c;
@@ -940,6 +954,8 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
   }
   for (int i = node->index; i >= 0; i--) {
     const hlo_instr *ins = c->instrs[i];
+    if (i >= PREFETCH_AHEAD)
+      prefetch_instr(c->instrs[i - PREFETCH_AHEAD]);
     if (e->need[i] && !is_leaf(e, ins, hero_leaf))
       infer(e, ins, &e->bx[i]);
   }
@@ -949,6 +965,8 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
     e->last_use[i] = -1;
   for (int i = 0; i <= node->index; i++) {
     const hlo_instr *ins = c->instrs[i];
+    if (i + PREFETCH_AHEAD <= node->index)
+      prefetch_instr(c->instrs[i + PREFETCH_AHEAD]);
     if (!e->need[i] || is_leaf(e, ins, hero_leaf))
       continue;
     for (int j = 0; j < ins->noperands; j++)
@@ -960,6 +978,8 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
   eval_ctx x = {pread, hread, ctx, hero_leaf};
   int rc = 0;
   for (int i = 0; i <= node->index && rc == 0; i++) {
+    if (i + PREFETCH_AHEAD <= node->index)
+      prefetch_instr(c->instrs[i + PREFETCH_AHEAD]);
     if (!e->need[i])
       continue;
     const hlo_instr *ins = c->instrs[i];
