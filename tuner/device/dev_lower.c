@@ -524,7 +524,8 @@ dev_lower_plan *dev_lower_plan_new(const dev_fusion *f) {
     pads = dev_elem_kind_of(f, c->instrs[i]) == DEV_EK_PAD;
   if (follow_analysis(f, true, &p->windows) != 0 ||
       !(p->follow = pads ? follow_ints(f) : follow_ints_of(&p->windows, c)) ||
-      !(p->whole = evaluated_whole(f, c)) || !(p->macs = malloc(sizeof *p->macs * (size_t)(c->ninstrs ? c->ninstrs : 1)))) {
+      !(p->whole = evaluated_whole(f, c)) ||
+      !(p->macs = malloc(sizeof *p->macs * (size_t)(c->ninstrs ? c->ninstrs : 1)))) {
     dev_lower_plan_free(p);
     return NULL;
   }
@@ -720,11 +721,10 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     return -1;
   s->out_block_bytes = block_bytes(f->out_type, rank, oblock);
 
-  /* the windows' analysis: padded dimensions follow the output through the
-   * pad (dev_lower.h, dev_window.padded) */
-  /* the windows' analysis and which instructions are evaluated whole: the
-   * prepared fusion's (dev_fusion_prepare), else this lowering's own,
-   * which it frees (own, own_whole) */
+  /* the windows' analysis (padded dimensions follow the output through the
+   * pad: dev_lower.h, dev_window.padded) and which instructions are
+   * evaluated whole: the prepared fusion's (dev_fusion_prepare), else this
+   * lowering's own, which it frees (own, own_whole) */
   fmap own = {NULL, NULL};
   bool *own_whole = NULL;
   const fmap *map = f->lower ? &f->lower->windows : &own;
