@@ -10,7 +10,10 @@
 
 #include <cmocka.h>
 
+#include "device/dev_elemental.h"
+#include "device/dev_exec.h"
 #include "device/dev_lower.h"
+#include "device/dev_space.h"
 #include "hlo/hlo_parse.h"
 
 typedef struct fx {
@@ -450,6 +453,102 @@ static void pad_above_the_hero_is_not_followed(void **state) {
   hlo_module_free(x.m);
 }
 
+/* A prepared fusion (dev_fusion_prepare) shares analyses across its
+ * candidates; what every config lowers to, the executor's follow map and
+ * every instruction's kind must be those of the unprepared one. */
+static void same_schedule(const dev_schedule *a, const dev_schedule *b) {
+  assert_memory_equal(a->tiles, b->tiles, sizeof a->tiles);
+  assert_int_equal(a->nk, b->nk);
+  assert_int_equal(a->steps, b->steps);
+  assert_int_equal(a->nwin, b->nwin);
+  /* both calloc'd: padding bytes are zero in either */
+  assert_memory_equal(a->wins, b->wins, sizeof *a->wins * (size_t)a->nwin);
+  assert_int_equal(a->out_block_bytes, b->out_block_bytes);
+  assert_int_equal(a->scratch_bytes, b->scratch_bytes);
+  assert_int_equal(a->vmem_bytes, b->vmem_bytes);
+  assert_int_equal(a->dma_bytes, b->dma_bytes);
+  assert_int_equal(a->dma_count, b->dma_count);
+  assert_int_equal(a->mxu_flops, b->mxu_flops);
+  assert_int_equal(a->vpu_ops, b->vpu_ops);
+  assert_int_equal(a->eup_ops, b->eup_ops);
+  assert_int_equal(a->ragged, b->ragged);
+}
+
+static void prepared_is_unprepared(void **state) {
+  (void)state;
+  static const char *const modules[] = {
+      /* a pad with interior padding below a reduce hero */
+      "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "ENTRY e {\n  p = f32[8,100] parameter(0)\n  z = f32[] constant(0)\n"
+      "  q = f32[16,256] pad(p, z), padding=2_6x3_54_1\n"
+      "  ROOT r = f32[16] reduce(q, z), dimensions={1}, to_apply=add\n}\n",
+      /* a dot with an elementwise epilogue */
+      "HloModule m\nENTRY e {\n  a = f32[64,256] parameter(0)\n  b = f32[256,128] parameter(1)\n"
+      "  c = f32[64,128] parameter(2)\n"
+      "  d = f32[64,128] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  ROOT r = f32[64,128] add(d, c)\n}\n",
+      /* a variadic reduce (argmax): its reducer's instructions share
+       * indices with the kernel's */
+      "HloModule m\nred {\n  a = f32[] parameter(0)\n  i = s32[] parameter(1)\n  b = f32[] parameter(2)\n"
+      "  j = s32[] parameter(3)\n  g = pred[] compare(a, b), direction=GT\n  x = f32[] select(g, a, b)\n"
+      "  y = s32[] select(g, i, j)\n  ROOT t = (f32[], s32[]) tuple(x, y)\n}\n"
+      "ENTRY e {\n  p = f32[16,1000] parameter(0)\n  io = s32[16,1000] iota(), iota_dimension=1\n"
+      "  m = f32[] constant(-inf)\n  z = s32[] constant(0)\n"
+      "  r = (f32[16], s32[16]) reduce(p, io, m, z), dimensions={1}, to_apply=red\n"
+      "  ROOT g = s32[16] get-tuple-element(r), index=1\n}\n",
+      /* a gather, whose operand is evaluated whole, and a tuple root */
+      "HloModule m\nENTRY e {\n  t = f32[4096,256] parameter(0)\n  i = s32[64,1] parameter(1)\n"
+      "  g = f32[64,256] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0},"
+      " index_vector_dim=1, slice_sizes={1,256}\n"
+      "  n = f32[64,256] negate(g)\n  ROOT r = (f32[64,256], f32[64,256]) tuple(n, g)\n}\n",
+  };
+  for (size_t k = 0; k < sizeof modules / sizeof *modules; k++) {
+    fx x;
+    load(&x, modules[k], "tpu-v5e");
+    const hlo_computation *c = x.f.comp;
+    dev_config *cands = NULL, dflt;
+    int n = 0;
+    hlo_error err;
+    assert_int_equal(dev_space_enumerate(&x.f, &x.mach, &cands, &n, &dflt, &err), 0);
+    int *map0 = dev_follow_map(&x.f);
+    assert_non_null(map0);
+    dev_fusion p = x.f;
+    assert_int_equal(dev_fusion_prepare(&p), 0);
+    assert_non_null(p.kinds);
+    assert_non_null(p.lower);
+    int *map1 = dev_follow_map(&p);
+    assert_non_null(map1);
+    assert_memory_equal(map0, map1, sizeof *map0 * (size_t)c->ninstrs * HLO_MAX_RANK);
+    free(map0);
+    free(map1);
+    for (int i = 0; i < c->ninstrs; i++)
+      assert_int_equal(dev_elem_kind_of(&p, c->instrs[i]), dev_elem_classify(c->instrs[i]));
+    for (int j = 0; j < x.m->ncomps; j++)
+      for (int i = 0; i < x.m->comps[j]->ninstrs; i++)
+        assert_int_equal(dev_elem_kind_of(&p, x.m->comps[j]->instrs[i]), dev_elem_classify(x.m->comps[j]->instrs[i]));
+    for (int i = -1; i < n; i++) {
+      const dev_config *cfg = i < 0 ? &dflt : &cands[i];
+      dev_schedule s0, s1;
+      char why0[256] = "", why1[256] = "";
+      int rc0 = dev_lower(&x.f, cfg, &x.mach, &s0, why0, sizeof why0);
+      int rc1 = dev_lower(&p, cfg, &x.mach, &s1, why1, sizeof why1);
+      assert_int_equal(rc0, rc1);
+      assert_string_equal(why0, why1);
+      if (rc0 == 0) {
+        same_schedule(&s0, &s1);
+        dev_schedule_free(&s0);
+        dev_schedule_free(&s1);
+      }
+    }
+    free(cands);
+    dev_fusion_release(&p);
+    assert_null(p.kinds);
+    assert_null(p.lower);
+    dev_fusion_release(&p); /* twice is fine */
+    hlo_module_free(x.m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lane_rule_and_full_dims),
@@ -463,6 +562,7 @@ int main(void) {
       cmocka_unit_test(pad_tiles_of_padding_fetch_nothing),
       cmocka_unit_test(pad_chains_and_crops),
       cmocka_unit_test(pad_above_the_hero_is_not_followed),
+      cmocka_unit_test(prepared_is_unprepared),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -100,6 +100,23 @@ dev_elem_kind dev_elem_classify(const hlo_instr *ins) {
   }
 }
 
+uint8_t *dev_elem_classify_all(const hlo_computation *c) {
+  uint8_t *k = malloc((size_t)(c->ninstrs ? c->ninstrs : 1));
+  for (int i = 0; k && i < c->ninstrs; i++)
+    k[i] = (uint8_t)dev_elem_classify(c->instrs[i]);
+  return k;
+}
+
+dev_elem_kind dev_elem_kind_of(const dev_fusion *f, const hlo_instr *ins) {
+  /* The index is only ins's position in its own computation: an
+   * instruction of another one (a reducer's) must not read the kernel's
+   * entry at that position. */
+  const hlo_computation *c = f ? f->comp : NULL;
+  if (f && f->kinds && ins->index >= 0 && ins->index < c->ninstrs && c->instrs[ins->index] == ins)
+    return (dev_elem_kind)f->kinds[ins->index];
+  return dev_elem_classify(ins);
+}
+
 /* ---- boxes ---------------------------------------------------------------------- */
 
 void dev_box_free(dev_box *b) {
@@ -202,7 +219,7 @@ static int64_t box_off(const dev_box *b, const int64_t *idx) {
   return off;
 }
 
-static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
+static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf0(&ins->shape); }
 
 /* Unions box (lo, n) into the need of instruction o, clipped to its dims. */
 static void need(dev_elem *e, const hlo_instr *o, const int64_t *lo, const int64_t *n) {
@@ -901,6 +918,20 @@ static void recycle_read(dev_elem *e, const hlo_instr *ins, int keep) {
   }
 }
 
+/* How many instructions ahead the walks below ask for the next ones.  An
+ * hlo_instr is some 800 bytes (mostly attributes) and a large kernel's do
+ * not fit in the caches: each walk then waited on memory for every
+ * instruction, whose address the hardware cannot guess while c->instrs
+ * already says it.  A hint only: what is computed does not change. */
+#define PREFETCH_AHEAD 16
+
+/* Starts loading the lines of ins the walks read first: its opcode and
+ * shape, and its operand list. */
+static inline void prefetch_instr(const hlo_instr *ins) {
+  __builtin_prefetch(ins);
+  __builtin_prefetch(&ins->operands);
+}
+
 int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf, dev_param_read *pread,
                   dev_hero_read *hread, void *ctx, dev_box *out, char *why, size_t why_len) {
   const hlo_computation *c = e->c;
@@ -923,6 +954,8 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
   }
   for (int i = node->index; i >= 0; i--) {
     const hlo_instr *ins = c->instrs[i];
+    if (i >= PREFETCH_AHEAD)
+      prefetch_instr(c->instrs[i - PREFETCH_AHEAD]);
     if (e->need[i] && !is_leaf(e, ins, hero_leaf))
       infer(e, ins, &e->bx[i]);
   }
@@ -932,6 +965,8 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
     e->last_use[i] = -1;
   for (int i = 0; i <= node->index; i++) {
     const hlo_instr *ins = c->instrs[i];
+    if (i + PREFETCH_AHEAD <= node->index)
+      prefetch_instr(c->instrs[i + PREFETCH_AHEAD]);
     if (!e->need[i] || is_leaf(e, ins, hero_leaf))
       continue;
     for (int j = 0; j < ins->noperands; j++)
@@ -943,6 +978,8 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
   eval_ctx x = {pread, hread, ctx, hero_leaf};
   int rc = 0;
   for (int i = 0; i <= node->index && rc == 0; i++) {
+    if (i + PREFETCH_AHEAD <= node->index)
+      prefetch_instr(c->instrs[i + PREFETCH_AHEAD]);
     if (!e->need[i])
       continue;
     const hlo_instr *ins = c->instrs[i];
@@ -995,7 +1032,7 @@ dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
   }
   for (int i = 0; i < c->ninstrs; i++) {
     const hlo_instr *ins = c->instrs[i];
-    e->kind[i] = dev_elem_classify(ins);
+    e->kind[i] = f->kinds ? (dev_elem_kind)f->kinds[i] : dev_elem_classify(ins);
     if (e->kind[i] == DEV_EK_OPAQUE)
       e->mat[i] = true;
     else if (e->kind[i] == DEV_EK_GTE)

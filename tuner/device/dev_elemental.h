@@ -69,6 +69,14 @@ typedef enum dev_elem_kind {
 
 dev_elem_kind dev_elem_classify(const hlo_instr *ins);
 
+/* dev_elem_classify of every instruction of c, by index, one byte each
+ * (dev_fusion.kinds): malloc'd, or NULL when out of memory. */
+uint8_t *dev_elem_classify_all(const hlo_computation *c);
+
+/* dev_elem_classify(ins), read from f->kinds when f is prepared
+ * (dev_fusion_prepare) and ins is an instruction of its kernel. */
+dev_elem_kind dev_elem_kind_of(const dev_fusion *f, const hlo_instr *ins);
+
 
 /* One element slot. */
 typedef union dev_slot {

@@ -1,7 +1,11 @@
 /* dev_fusion.c — finding the kernel, its hero and its iteration space. */
 #include "dev_fusion.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "dev_elemental.h"
+#include "dev_lower.h"
 
 static const char *const hero_names[] = {
     "loop", "reduce", "dot", "convolution", "reduce-window", "scatter", "sort",
@@ -219,4 +223,29 @@ int dev_fusion_analyze(const hlo_module *m, dev_fusion *f, hlo_error *err) {
       return too_big(err, ins, "element count or flops");
   }
   return 0;
+}
+
+int dev_fusion_prepare(dev_fusion *f) {
+  dev_fusion_release(f);
+  /* The kinds first: the plan's analyses read them. */
+  uint8_t *kinds = dev_elem_classify_all(f->comp);
+  if (!kinds)
+    return -1;
+  f->kinds = kinds;
+  dev_lower_plan *lower = dev_lower_plan_new(f);
+  if (!lower) {
+    dev_fusion_release(f);
+    return -1;
+  }
+  f->lower = lower;
+  return 0;
+}
+
+void dev_fusion_release(dev_fusion *f) {
+  /* f owns what it points to (dev_fusion_prepare); the const is for the
+   * candidates that only read it. */
+  free((void *)f->kinds);
+  dev_lower_plan_free((dev_lower_plan *)f->lower);
+  f->kinds = NULL;
+  f->lower = NULL;
 }

@@ -38,6 +38,9 @@ typedef enum dev_hero_kind {
   DEV_HERO_COLLECTIVE
 } dev_hero_kind;
 
+/* The per-fusion analyses of dev_lower.c (dev_lower.h). */
+typedef struct dev_lower_plan dev_lower_plan;
+
 typedef struct dev_fusion {
   const hlo_module *m;
   const hlo_instr *launch;      /* the fusion instruction in the entry, or NULL */
@@ -70,10 +73,36 @@ typedef struct dev_fusion {
                                    itself (dev_host.h), with replicas and
                                    rng_seed above; NULL unless the caller sets
                                    it, and then such ops are refused */
+  /* What every candidate would otherwise work out again from the kernel's
+   * instructions: dev_fusion_prepare builds it, dev_fusion_release frees
+   * it.  NULL (dev_fusion_analyze leaves it so) when not prepared: each
+   * user then computes its own, with the same result.  A 200,000-
+   * instruction kernel spent more time on these walks, redone per
+   * candidate over instructions that no longer fit in the caches, than on
+   * its arithmetic (issue 15 item 4). */
+  const uint8_t *kinds;         /* dev_elem_classify of comp->instrs[i], as
+                                   a dev_elem_kind (dev_elemental.h) */
+  const dev_lower_plan *lower;  /* dev_lower.h's analyses of the kernel */
 } dev_fusion;
 
-/* Analyses m.  0, or -1 with err (e.g. an output rank above DEV_MAX_RANK). */
+/* Analyses m.  0, or -1 with err (e.g. an output rank above DEV_MAX_RANK).
+ * Allocates nothing: a dev_fusion that was never prepared needs no
+ * release. */
 int dev_fusion_analyze(const hlo_module *m, dev_fusion *out, hlo_error *err);
+
+/* Builds f->kinds and f->lower, once, for a caller that runs many configs
+ * of one fusion.  Call it after the last change to f's fields (the
+ * analyses read the hero and the kernel), before the candidates start:
+ * from then on they are read-only, shared by candidates on any thread.
+ * The caller owns them and frees them with dev_fusion_release after the
+ * last use of f or of any copy of it (a compiled kernel keeps a copy:
+ * release those first).  0, or -1 when out of memory (f is then left
+ * unprepared, which is still correct, only slower). */
+int dev_fusion_prepare(dev_fusion *f);
+
+/* Frees what dev_fusion_prepare built and sets f unprepared.  Fine on an
+ * unprepared f. */
+void dev_fusion_release(dev_fusion *f);
 
 const char *dev_hero_name(dev_hero_kind k);
 

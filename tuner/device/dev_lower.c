@@ -101,7 +101,7 @@ typedef struct fmap {
   int64_t *base; /* ninstrs + 1 entries: the last is the number of slots */
 } fmap;
 
-static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf(&ins->shape, 0); }
+static const hlo_shape *leaf0(const hlo_instr *ins) { return hlo_shape_leaf0(&ins->shape); }
 
 /* The slots an instruction gets. */
 static int width(const hlo_instr *ins) {
@@ -213,7 +213,7 @@ static void propagate(const dev_fusion *f, const fmap *map, const hlo_instr *ins
   const follow *m = map_of(map, ins);
   const hlo_shape *s = leaf0(ins);
   int rank = s ? s->rank : 0;
-  dev_elem_kind k = dev_elem_classify(ins);
+  dev_elem_kind k = dev_elem_kind_of(f, ins);
   bool hero = ins == f->hero;
   int kval = (hero && hero_red_dims(f) == 1) ? DEV_FOLLOW_K : DEV_FOLLOW_NONE;
   /* The executor computes the hero over its region of the output tile as
@@ -425,16 +425,23 @@ static int follow_analysis(const dev_fusion *f, bool padded, fmap *map) {
   return 0;
 }
 
-int *dev_follow_map(const dev_fusion *f) {
-  const hlo_computation *c = f->comp;
-  fmap fm;
-  if (follow_analysis(f, false, &fm) != 0)
-    return NULL;
+/* dev_follow_map's answer from its analysis fm (only the following output
+ * dimension of each slot, HLO_MAX_RANK per instruction), or NULL when out
+ * of memory. */
+static int *follow_ints_of(const fmap *fm, const hlo_computation *c) {
   int *map = malloc(sizeof(int) * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK);
   for (int i = 0; map && i < c->ninstrs; i++)
     for (int d = 0; d < HLO_MAX_RANK; d++)
-      map[(size_t)i * HLO_MAX_RANK + (size_t)d] =
-          d < slots_of(&fm, i) ? fm.v[fm.base[i] + d].fo : DEV_FOLLOW_NONE;
+      map[(size_t)i * HLO_MAX_RANK + (size_t)d] = d < slots_of(fm, i) ? fm->v[fm->base[i] + d].fo : DEV_FOLLOW_NONE;
+  return map;
+}
+
+/* dev_follow_map computed afresh. */
+static int *follow_ints(const dev_fusion *f) {
+  fmap fm;
+  if (follow_analysis(f, false, &fm) != 0)
+    return NULL;
+  int *map = follow_ints_of(&fm, f->comp);
   fmap_free(&fm);
   return map;
 }
@@ -451,7 +458,7 @@ int *dev_follow_map(const dev_fusion *f) {
  * and what the root or a tiled op reads, are not among them.  Instructions
  * come in program order, so every reader of i is seen before i.  NULL when
  * out of memory. */
-bool *dev_evaluated_whole(const hlo_computation *c) {
+static bool *evaluated_whole(const dev_fusion *f, const hlo_computation *c) {
   int n = c->ninstrs;
   bool *whole = calloc((size_t)(n ? n : 1), sizeof *whole);
   bool *read = calloc((size_t)(n ? n : 1), sizeof *read);
@@ -465,7 +472,7 @@ bool *dev_evaluated_whole(const hlo_computation *c) {
   for (int i = n - 1; i >= 0; i--) {
     const hlo_instr *ins = c->instrs[i];
     whole[i] = ins != c->root && read[i] && !tiled_reader[i];
-    bool by_whole = dev_elem_classify(ins) == DEV_EK_OPAQUE || whole[i];
+    bool by_whole = dev_elem_kind_of(f, ins) == DEV_EK_OPAQUE || whole[i];
     for (int j = 0; j < ins->noperands; j++) {
       int o = ins->operands[j]->index;
       if (o < 0 || o >= n)
@@ -478,6 +485,65 @@ bool *dev_evaluated_whole(const hlo_computation *c) {
   free(read);
   free(tiled_reader);
   return whole;
+}
+
+bool *dev_evaluated_whole(const hlo_computation *c) { return evaluated_whole(NULL, c); }
+
+/* ---- the per-fusion plan ------------------------------------------------ */
+
+/* What dev_lower and the executor need from the kernel's instructions and
+ * nothing from a config: built once per fusion (dev_fusion_prepare), then
+ * only read, so candidates on several threads share it. */
+struct dev_lower_plan {
+  fmap windows; /* follow_analysis(f, true): dev_lower's windows */
+  int *follow;  /* dev_follow_map's answer */
+  bool *whole;  /* evaluated_whole */
+  int *macs;    /* indices of the dots and convolutions (the MXU work) */
+  int nmacs;
+};
+
+void dev_lower_plan_free(dev_lower_plan *p) {
+  if (!p)
+    return;
+  fmap_free(&p->windows);
+  free(p->follow);
+  free(p->whole);
+  free(p->macs);
+  free(p);
+}
+
+dev_lower_plan *dev_lower_plan_new(const dev_fusion *f) {
+  dev_lower_plan *p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  const hlo_computation *c = f->comp;
+  /* The two follow analyses differ only through pads (propagate's padded
+   * argument): without one, the executor's map is the windows' one. */
+  bool pads = false;
+  for (int i = 0; i < c->ninstrs && !pads; i++)
+    pads = dev_elem_kind_of(f, c->instrs[i]) == DEV_EK_PAD;
+  if (follow_analysis(f, true, &p->windows) != 0 ||
+      !(p->follow = pads ? follow_ints(f) : follow_ints_of(&p->windows, c)) ||
+      !(p->whole = evaluated_whole(f, c)) ||
+      !(p->macs = malloc(sizeof *p->macs * (size_t)(c->ninstrs ? c->ninstrs : 1)))) {
+    dev_lower_plan_free(p);
+    return NULL;
+  }
+  for (int i = 0; i < c->ninstrs; i++)
+    if (c->instrs[i]->op == HLO_OP_DOT || c->instrs[i]->op == HLO_OP_CONVOLUTION)
+      p->macs[p->nmacs++] = i;
+  return p;
+}
+
+int *dev_follow_map(const dev_fusion *f) {
+  if (!f->lower)
+    return follow_ints(f);
+  /* The caller owns and frees what it gets (dev_exec.h): a copy. */
+  size_t n = sizeof(int) * (size_t)(f->comp->ninstrs ? f->comp->ninstrs : 1) * HLO_MAX_RANK;
+  int *map = malloc(n);
+  if (map)
+    memcpy(map, f->lower->follow, n);
+  return map;
 }
 
 /* ---- legality ------------------------------------------------------------- */
@@ -655,22 +721,26 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     return -1;
   s->out_block_bytes = block_bytes(f->out_type, rank, oblock);
 
-  /* the windows' analysis: padded dimensions follow the output through the
-   * pad (dev_lower.h, dev_window.padded) */
-  fmap fmv, *map = &fmv;
-  if (follow_analysis(f, true, map) != 0)
+  /* the windows' analysis (padded dimensions follow the output through the
+   * pad: dev_lower.h, dev_window.padded) and which instructions are
+   * evaluated whole: the prepared fusion's (dev_fusion_prepare), else this
+   * lowering's own, which it frees (own, own_whole) */
+  fmap own = {NULL, NULL};
+  bool *own_whole = NULL;
+  const fmap *map = f->lower ? &f->lower->windows : &own;
+  if (!f->lower && follow_analysis(f, true, &own) != 0)
     return refuse(why, why_len, "out of memory");
   const hlo_computation *c = f->comp;
   s->nwin = c->nparams;
   s->wins = calloc((size_t)(s->nwin ? s->nwin : 1), sizeof *s->wins);
   if (!s->wins) {
-    fmap_free(map);
+    fmap_free(&own);
     return refuse(why, why_len, "out of memory");
   }
   int64_t vmem = s->out_block_bytes * cfg->buf;
-  bool *whole = dev_evaluated_whole(c);
+  const bool *whole = f->lower ? f->lower->whole : (own_whole = evaluated_whole(f, c));
   if (!whole) {
-    fmap_free(map);
+    fmap_free(&own);
     dev_schedule_free(s);
     return refuse(why, why_len, "out of memory");
   }
@@ -686,8 +756,8 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
       continue;
     }
     if (ps->rank > DEV_MAX_RANK) {
-      fmap_free(map);
-      free(whole);
+      fmap_free(&own);
+      free(own_whole);
       dev_schedule_free(s);
       return refuse(why, why_len, "parameter %s has rank %d above the device's %d", pi->name, ps->rank,
                     DEV_MAX_RANK);
@@ -723,8 +793,8 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
       }
     }
     if (check_block(m, ps->type, w->rank, w->dims, w->block, pi->name, why, why_len) != 0) {
-      fmap_free(map);
-      free(whole);
+      fmap_free(&own);
+      free(own_whole);
       dev_schedule_free(s);
       return -1;
     }
@@ -760,8 +830,8 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     int64_t ab = abits < 32 ? 4 : abits / 8; /* narrow types accumulate in 32-bit slots */
     s->scratch_bytes = region * ab * cfg->pack * ((cfg->flags & DEV_FLAG_SPLIT_REDUCTION) ? s->nk : 1);
   }
-  fmap_free(map);
-  free(whole);
+  fmap_free(&own);
+  free(own_whole);
   vmem += s->scratch_bytes;
   s->vmem_bytes = vmem;
   if (vmem > m->vmem_bytes) {
@@ -785,8 +855,11 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
 
   /* work */
   int64_t mxu = 0, mac_flops = 0;
-  for (int i = 0; i < c->ninstrs; i++) {
-    const hlo_instr *ins = c->instrs[i];
+  /* a prepared fusion lists its dots and convolutions: the rest of the
+   * instructions need not be read again per config */
+  int nscan = f->lower ? f->lower->nmacs : c->ninstrs;
+  for (int t = 0; t < nscan; t++) {
+    const hlo_instr *ins = c->instrs[f->lower ? f->lower->macs[t] : t];
     if ((ins->op != HLO_OP_DOT && ins->op != HLO_OP_CONVOLUTION) || ins->noperands < 2)
       continue;
     const hlo_shape *rs = leaf0(ins), *l = leaf0(ins->operands[0]);

@@ -85,6 +85,14 @@ typedef struct dev_schedule {
  * array of c->ninstrs flags, or NULL when out of memory. */
 bool *dev_evaluated_whole(const hlo_computation *c);
 
+/* The analyses of f's kernel that dev_lower and the executor's
+ * dev_follow_map (dev_exec.h) make and no config changes: the windows'
+ * follow analysis, the executor's follow map and dev_evaluated_whole.
+ * dev_fusion_prepare builds them once into f->lower (reading f->kinds when
+ * set); the dev_fusion functions own them.  NULL when out of memory. */
+dev_lower_plan *dev_lower_plan_new(const dev_fusion *f);
+void dev_lower_plan_free(dev_lower_plan *p);
+
 /* The parameter indices along a padded window dimension (map pm) that
  * output positions [lo, lo + n) read: returns their count, 0 when the range
  * holds only padding (or n <= 0), and sets *first to the first of them (to

@@ -255,6 +255,11 @@ struct hlo_instr {
                                  this is FUSION; HLO_OP_INVALID otherwise */
   hlo_shape shape;
   int noperands;
+  int index;                  /* position in parent->instrs; here, beside
+                                 the operands and in the cache line the
+                                 walks over a computation read anyway (the
+                                 struct is large: at its end it cost one
+                                 more cache miss per instruction and walk) */
   hlo_instr **operands;
   int64_t parameter_number;   /* parameter(N) */
   hlo_literal *literal;       /* constant */
@@ -262,7 +267,6 @@ struct hlo_instr {
   int nraw;
   hlo_raw_attr *raw;
   hlo_computation *parent;
-  int index;                  /* position in parent->instrs */
   int line, col;              /* where the instruction's name starts */
 };
 
@@ -333,5 +337,10 @@ bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b, bool with_layout);
 int hlo_shape_leaf_count(const hlo_shape *s);
 /* The k-th array leaf in depth-first order. */
 const hlo_shape *hlo_shape_leaf(const hlo_shape *s, int k);
+/* hlo_shape_leaf(s, 0), inline for an array: the device asks it of every
+ * operand of every instruction it evaluates, almost always of an array. */
+static inline const hlo_shape *hlo_shape_leaf0(const hlo_shape *s) {
+  return s->type != HLO_TUPLE ? s : hlo_shape_leaf(s, 0);
+}
 
 #endif

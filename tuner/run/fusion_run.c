@@ -474,6 +474,11 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   sh->f.replicas = sh->replicas;
   sh->f.rng_seed = o->seed;
   sh->f.host = tn_backend_host();
+  /* Every candidate compiles and runs this one fusion: the analyses of its
+   * instructions that no config changes are made once here, before the
+   * candidates' threads start, and freed by teardown.  Unprepared (out of
+   * memory) each candidate makes its own: slower, same results. */
+  (void)dev_fusion_prepare(&sh->f);
   sh->acc.kernel = sh->f.comp;
   progress(o, "reference", 0, 0, 0);
   if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
@@ -502,6 +507,7 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
 }
 
 static void teardown(shared *sh) {
+  dev_fusion_release(&sh->f);
   chk_accums_free(&sh->acc);
   chk_fft_spreads_free(&sh->ffts);
   for (int i = 0; i < sh->nargs; i++)
