@@ -47,11 +47,17 @@ typedef struct sorter {
   dev_lane *cmp;
   dev_slot **line; /* per operand, the current line's values */
   dev_slot *args;  /* 2n comparator arguments */
+  int nkeys;       /* the operands the comparator reads (is_key) */
+  int keys[DEV_SORT_MAX_OPERANDS];
 } sorter;
 
-/* Does position a go before position b (both in the current line)? */
+/* Does position a go before position b (both in the current line)?  Only
+ * the key operands' arguments are filled in: the comparator never reads
+ * the others (a top-k's carried indices), and a sort compares tens of
+ * thousands of times. */
 static bool before(sorter *s, int64_t a, int64_t b) {
-  for (int k = 0; k < s->n; k++) {
+  for (int q = 0; q < s->nkeys; q++) {
+    int k = s->keys[q];
     s->args[2 * k] = s->line[k][a];
     s->args[2 * k + 1] = s->line[k][b];
   }
@@ -225,6 +231,8 @@ int dev_sort_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
   int rc = s.line && s.args && perm && carried && tmp ? 0 : -1;
   for (int k = 0; k < n && rc == 0; k++) {
     keyk[k] = is_key(cmpc, k);
+    if (keyk[k])
+      s.keys[s.nkeys++] = k;
     if (!(s.line[k] = malloc(L * sizeof **s.line)) || !(res[k] = hlo_value_array_uninit(ops[k]->type, r, ops[k]->dims)))
       rc = -1;
   }
