@@ -157,6 +157,11 @@ void dev_slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64
  * lowering: for the scalar computations ops call per element (sort
  * comparators, scatter combiners; dev_lane.h). */
 dev_slot dev_elem_scalar_op(const hlo_instr *ins, const dev_slot *x);
+/* A function computing exactly dev_elem_scalar_op(ins, x) for this ins,
+ * chosen once (a lane program's step) instead of per element: a
+ * specialised one for the common cases, else dev_elem_scalar_op. */
+typedef dev_slot dev_elem_scalar_fn(const hlo_instr *ins, const dev_slot *x);
+dev_elem_scalar_fn *dev_elem_scalar_lowering(const hlo_instr *ins);
 
 /* Applies a simple reducer op of element type t: acc = op(acc, x), with the
  * rounding of t (bf16/f16 round after each step, integers wrap). */

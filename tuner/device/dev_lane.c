@@ -1,16 +1,18 @@
 /* dev_lane.c — compiling and running scalar computations (dev_lane.h).
  *
  * Each instruction gets one register (its index in the computation);
- * parameters are copied in, constants are decoded once at compile time, and
- * the elementwise steps run in program order, which is already a valid
- * evaluation order.
+ * parameters are read from the arguments, constants are decoded once at
+ * compile time, and the elementwise steps run in program order, which is
+ * already a valid evaluation order.
  *
  * A program runs once per comparison of a sort (tens of thousands of times
  * for one line of a thousand elements), so compiling also flattens it: the
- * elementwise steps with their operand registers in one array, and only the
- * parameters some step or result reads in another.  Running is then two
- * short loops over plain integers instead of a walk over the computation's
- * instructions; the registers and the values computed are the same.
+ * elementwise steps in one array, each with the function computing it
+ * (dev_elem_scalar_lowering) and where its operands are (a register, or
+ * for a parameter the argument itself), and the parameters that are
+ * results in another.  Running is then two short loops over plain integers
+ * instead of a walk over the computation's instructions; the values
+ * computed are the same.
  */
 #include "dev_lane.h"
 
@@ -21,14 +23,17 @@
 
 #define DEV_LANE_MAX_OPERANDS 3 /* select and clamp are the widest */
 
-/* One elementwise instruction: its register and its operands'. */
+/* One elementwise instruction: its register and where its operands are.
+ * An operand that is a parameter is read straight from the arguments
+ * (src = -1 - its parameter number), any other from its register. */
 typedef struct lane_step {
   const hlo_instr *ins;
+  dev_elem_scalar_fn *op; /* dev_elem_scalar_lowering(ins) */
   int dst, nsrc;
   int src[DEV_LANE_MAX_OPERANDS];
 } lane_step;
 
-/* A parameter that is read: args[arg] goes to register dst. */
+/* A parameter that is a result: args[arg] goes to register dst. */
 typedef struct lane_param {
   int arg, dst;
 } lane_param;
@@ -40,7 +45,7 @@ struct dev_lane {
   int *res;          /* register of each result */
   lane_step *steps;  /* the elementwise instructions, in program order */
   int nsteps;
-  lane_param *read;  /* the parameters read, in program order */
+  lane_param *read;  /* the parameters that are results */
   int nread;
 };
 
@@ -54,26 +59,9 @@ void dev_lane_free(dev_lane *p) {
   free(p);
 }
 
-/* Is instruction i of c read by an elementwise step or as a result? */
-static bool lane_reads(const hlo_computation *c, int i) {
-  const hlo_instr *r = c->root;
-  if (r->index == i)
-    return true;
-  for (int k = 0; r->op == HLO_OP_TUPLE && k < r->noperands; k++)
-    if (r->operands[k]->index == i)
-      return true;
-  for (int n = 0; n < c->ninstrs; n++) {
-    const hlo_instr *ins = c->instrs[n];
-    if (ins == r && ins->op == HLO_OP_TUPLE)
-      continue;
-    for (int j = 0; j < ins->noperands; j++)
-      if (ins->operands[j]->index == i)
-        return true;
-  }
-  return false;
-}
-
-/* Fills p->steps and p->read from its (checked) computation. */
+/* Fills p->steps and p->read from its (checked) computation and results.
+ * Parameters no result names need no register: the steps read them from
+ * the arguments. */
 static int lane_flatten(dev_lane *p) {
   const hlo_computation *c = p->c;
   p->steps = calloc((size_t)c->ninstrs, sizeof *p->steps);
@@ -83,16 +71,21 @@ static int lane_flatten(dev_lane *p) {
   for (int i = 0; i < c->ninstrs; i++) {
     const hlo_instr *ins = c->instrs[i];
     if (ins->op == HLO_OP_PARAMETER) {
-      /* an unread parameter's register is never looked at */
-      if (lane_reads(c, i))
+      bool result = false;
+      for (int k = 0; k < p->nres; k++)
+        result = result || p->res[k] == i;
+      if (result)
         p->read[p->nread++] = (lane_param){(int)ins->parameter_number, i};
     } else if (ins->op != HLO_OP_CONSTANT && !(ins == c->root && ins->op == HLO_OP_TUPLE)) {
       lane_step *st = &p->steps[p->nsteps++];
       st->ins = ins;
+      st->op = dev_elem_scalar_lowering(ins);
       st->dst = i;
       st->nsrc = ins->noperands;
-      for (int j = 0; j < ins->noperands; j++)
-        st->src[j] = ins->operands[j]->index;
+      for (int j = 0; j < ins->noperands; j++) {
+        const hlo_instr *o = ins->operands[j];
+        st->src[j] = o->op == HLO_OP_PARAMETER ? -1 - (int)o->parameter_number : o->index;
+      }
     }
   }
   return 0;
@@ -180,16 +173,17 @@ int dev_lane_nparams(const dev_lane *p) { return p->nparams; }
 int dev_lane_nresults(const dev_lane *p) { return p->nres; }
 
 void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res) {
-  /* every parameter comes before the instructions that read it, so copying
-   * the parameters first computes what program order would */
+  /* the steps never write the arguments (res may be args: results are
+   * written last), so parameters read in place are what program order
+   * would have copied */
   for (int q = 0; q < p->nread; q++)
     p->reg[p->read[q].dst] = args[p->read[q].arg];
   for (int q = 0; q < p->nsteps; q++) {
     const lane_step *st = &p->steps[q];
     dev_slot x[DEV_LANE_MAX_OPERANDS];
     for (int j = 0; j < st->nsrc; j++)
-      x[j] = p->reg[st->src[j]];
-    p->reg[st->dst] = dev_elem_scalar_op(st->ins, x);
+      x[j] = st->src[j] >= 0 ? p->reg[st->src[j]] : args[-1 - st->src[j]];
+    p->reg[st->dst] = st->op(st->ins, x);
   }
   for (int k = 0; k < p->nres; k++)
     res[k] = p->reg[p->res[k]];
