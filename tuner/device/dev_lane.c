@@ -176,6 +176,16 @@ void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res) {
   /* the steps never write the arguments (res may be args: results are
    * written last), so parameters read in place are what program order
    * would have copied */
+  if (p->nsteps == 1 && p->nread == 0 && p->nres == 1 && p->res[0] == p->steps[0].dst) {
+    /* one op on the arguments (a sort's compare): its result needs no
+     * register */
+    const lane_step *st = p->steps;
+    dev_slot x[DEV_LANE_MAX_OPERANDS];
+    for (int j = 0; j < st->nsrc; j++)
+      x[j] = st->src[j] >= 0 ? p->reg[st->src[j]] : args[-1 - st->src[j]];
+    res[0] = st->op(st->ins, x);
+    return;
+  }
   for (int q = 0; q < p->nread; q++)
     p->reg[p->read[q].dst] = args[p->read[q].arg];
   for (int q = 0; q < p->nsteps; q++) {
@@ -187,4 +197,16 @@ void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res) {
   }
   for (int k = 0; k < p->nres; k++)
     res[k] = p->reg[p->res[k]];
+}
+
+bool dev_lane_single_compare(const dev_lane *p, const hlo_instr **cmp, int *a, int *b) {
+  if (p->nsteps != 1 || p->nread != 0 || p->nres != 1 || p->res[0] != p->steps[0].dst)
+    return false;
+  const lane_step *st = p->steps;
+  if (st->ins->op != HLO_OP_COMPARE || st->nsrc != 2 || st->src[0] >= 0 || st->src[1] >= 0)
+    return false;
+  *cmp = st->ins;
+  *a = -1 - st->src[0];
+  *b = -1 - st->src[1];
+  return true;
 }

@@ -418,11 +418,19 @@ static dev_slot scalar_total_order_compare(const hlo_instr *ins, const dev_slot 
   return dev_el_islot(cmp_dir(ins->attrs.direction, total_order_sign(x[0].f, x[1].f)));
 }
 
+bool dev_elem_compare_by_key(const hlo_instr *ins) {
+  return ins->op == HLO_OP_COMPARE && ins->noperands == 2 && ins->attrs.cmp_type == HLO_CMPT_TOTALORDER &&
+         hlo_etype_class(ins->operands[0]->shape.type) == HLO_CLASS_FLOAT;
+}
+
+int64_t dev_elem_compare_key(dev_slot x) { return keyd(x.f); }
+
+bool dev_elem_compare_keys(const hlo_instr *ins, int64_t x, int64_t y) {
+  return cmp_dir(ins->attrs.direction, x < y ? -1 : x > y);
+}
+
 dev_elem_scalar_fn *dev_elem_scalar_lowering(const hlo_instr *ins) {
-  if (ins->op == HLO_OP_COMPARE && ins->noperands == 2 && ins->attrs.cmp_type == HLO_CMPT_TOTALORDER &&
-      hlo_etype_class(ins->operands[0]->shape.type) == HLO_CLASS_FLOAT)
-    return scalar_total_order_compare;
-  return dev_elem_scalar_op;
+  return dev_elem_compare_by_key(ins) ? scalar_total_order_compare : dev_elem_scalar_op;
 }
 
 dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x) {
