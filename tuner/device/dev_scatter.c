@@ -245,9 +245,14 @@ static void stage_updates(const hlo_instr *ins, const update_plan *u, int64_t b0
     bpos[j] = u->sdims[j] ? rest % u->sdims[j] : 0;
     rest = u->sdims[j] ? rest / u->sdims[j] : 0;
   }
+  /* When the last window dim is the update's innermost (stride 1), a row
+   * of the window is a run of consecutive update elements and moves as one
+   * (every offset lies inside the chunk's buffer: b < limit, q < wvol) */
+  int last = u->nw - 1;
+  int64_t run = u->nw > 0 && u->ustr[uwd->v[last]] == 1 ? u->wdims[last] : 1;
   for (int64_t b = 0; b < nb && b < limit; b++) {
     int64_t w[HLO_MAX_RANK] = {0};
-    for (int64_t q = 0; q < u->wvol; q++, hlo_index_next(u->nw, u->wdims, w)) {
+    for (int64_t q = 0; q < u->wvol; q += run) {
       int64_t uo = 0;
       for (int j = 0; j < u->ns; j++)
         uo += bpos[j] * u->ustr[u->sdim[j]];
@@ -255,8 +260,16 @@ static void stage_updates(const hlo_instr *ins, const update_plan *u, int64_t b0
         uo += w[j] * u->ustr[uwd->v[j]];
       for (int k = 0; k < u->n; k++) {
         const hlo_value *upd = u->ops[u->n + 1 + k];
-        dev_stage_put(&u->st[k], b * u->wvol + q, (const char *)upd->data + (size_t)uo * upd->elem_size);
+        const char *from = (const char *)upd->data + (size_t)uo * upd->elem_size;
+        if (run > 1)
+          dev_stage_put_run(&u->st[k], b * u->wvol + q, from, run);
+        else
+          dev_stage_put(&u->st[k], b * u->wvol + q, from);
       }
+      if (run > 1)
+        hlo_index_next(last, u->wdims, w); /* w[last] stays 0 */
+      else
+        hlo_index_next(u->nw, u->wdims, w);
     }
     hlo_index_next(u->ns, u->sdims, bpos);
   }
@@ -401,11 +414,14 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
       hlo_index_next(ns, sdims, bpos);
       if (!fits)
         continue; /* the whole window is skipped */
-      int64_t w[HLO_MAX_RANK] = {0};
+      /* the window fits, so every element lands inside the result: the
+       * stores are plain writes that clear the shadow (dev_hbm_store's
+       * in-bounds case), made straight into the buffer */
+      int64_t g0 = 0, w[HLO_MAX_RANK] = {0};
+      for (int d = 0; d < ro; d++)
+        g0 += start[d] * ostr[d];
       for (int64_t q = 0; q < wvol; q++, hlo_index_next(nw, wdims, w)) {
-        int64_t g = 0;
-        for (int d = 0; d < ro; d++)
-          g += start[d] * ostr[d];
+        int64_t g = g0;
         for (int j = 0; j < nw; j++)
           g += w[j] * ostr[wop[j]];
         dev_slot vals[DEV_SCATTER_MAX_OPERANDS], us[DEV_SCATTER_MAX_OPERANDS];
@@ -415,9 +431,8 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
         }
         combine(&cb, types, vals, us);
         for (int k = 0; k < n; k++) {
-          uint8_t tmp[16];
-          dev_slot_to_host(types[k], vals[k], tmp, 0);
-          dev_hbm_store(&res[k], g, tmp, false);
+          dev_slot_to_host(types[k], vals[k], res[k].data, g);
+          res[k].shadow[g] = 0;
         }
       }
     }
