@@ -98,6 +98,25 @@ static bool rows_plain(const exec *x, const dev_hbm *h, const dev_box *b, bool s
   return inside;
 }
 
+/* sh[k] = pz[k] != 0 for k < n, eight bytes at a time: per byte, adding
+ * 0x7F to its low seven bits sets bit 7 exactly when they are not all
+ * zero (no carry leaves the byte), OR-ing the byte in adds its own bit 7,
+ * and bit 7 moved down is the 0 or 1 the shadow holds.  A byte loop
+ * through the box and buffer pointers, reloaded per element because
+ * bytes may alias them, was most of a small gather's store time. */
+static void shadow_from_poison(uint8_t *sh, const uint8_t *pz, int64_t n) {
+  const uint64_t low7 = 0x7F7F7F7F7F7F7F7Full, top = 0x8080808080808080ull;
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    uint64_t w;
+    memcpy(&w, pz + k, 8);
+    uint64_t t = ((((w & low7) + low7) | w) & top) >> 7;
+    memcpy(sh + k, &t, 8);
+  }
+  for (; k < n; k++)
+    sh[k] = pz[k] != 0;
+}
+
 /* Writes box b of leaf j to HBM: only the valid (in-array) part is stored,
  * the ragged remainder of a tile is discarded. */
 static int store_tile(exec *x, int j, const dev_box *b) {
@@ -111,8 +130,7 @@ static int store_tile(exec *x, int j, const dev_box *b) {
     for (int64_t i = 0; i < b->count; i += row) {
       int64_t off = hbm_off(h, b->rank, idx);
       dev_slots_to_host(h->type, b->v + i, row, h->data, off);
-      for (int64_t k = 0; k < row; k++)
-        h->shadow[off + k] = b->poison[i + k] != 0;
+      shadow_from_poison(h->shadow + off, b->poison + i, row);
       hlo_index_next_box(b->rank - 1, b->lo, b->n, idx); /* next row */
     }
     return 0;
