@@ -164,12 +164,15 @@ typedef dev_slot dev_elem_scalar_fn(const hlo_instr *ins, const dev_slot *x);
 dev_elem_scalar_fn *dev_elem_scalar_lowering(const hlo_instr *ins);
 /* Compares whose lowering orders integer keys (floats in the total
  * order): when dev_elem_compare_by_key(ins), dev_elem_scalar_op(ins, {x,
- * y}) is dev_elem_compare_keys(ins, dev_elem_compare_key(x),
- * dev_elem_compare_key(y)), so an op comparing the same values many times
- * (a sort) can derive each value's key once. */
+ * y}) is out[1 + sign(kx - ky)] for kx = dev_elem_compare_key(x), ky =
+ * dev_elem_compare_key(y) and out from dev_elem_compare_outcomes(ins), so
+ * an op comparing the same values many times (a sort) can derive each
+ * value's key once. */
 bool dev_elem_compare_by_key(const hlo_instr *ins);
 int64_t dev_elem_compare_key(dev_slot x);
-bool dev_elem_compare_keys(const hlo_instr *ins, int64_t x, int64_t y);
+/* out[0], out[1], out[2]: the result when the left key is below, equal to,
+ * above the right one. */
+void dev_elem_compare_outcomes(const hlo_instr *ins, bool out[3]);
 
 /* Applies a simple reducer op of element type t: acc = op(acc, x), with the
  * rounding of t (bf16/f16 round after each step, integers wrap). */

@@ -425,8 +425,9 @@ bool dev_elem_compare_by_key(const hlo_instr *ins) {
 
 int64_t dev_elem_compare_key(dev_slot x) { return keyd(x.f); }
 
-bool dev_elem_compare_keys(const hlo_instr *ins, int64_t x, int64_t y) {
-  return cmp_dir(ins->attrs.direction, x < y ? -1 : x > y);
+void dev_elem_compare_outcomes(const hlo_instr *ins, bool out[3]) {
+  for (int c = -1; c <= 1; c++)
+    out[c + 1] = cmp_dir(ins->attrs.direction, c);
 }
 
 dev_elem_scalar_fn *dev_elem_scalar_lowering(const hlo_instr *ins) {

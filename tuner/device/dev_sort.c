@@ -58,6 +58,7 @@ typedef struct sorter {
    * into key[], and a comparison is the lowering's order of two keys,
    * which is what running the comparator on the two elements computes. */
   const hlo_instr *kcmp; /* that compare, or NULL */
+  bool kout[3];          /* its dev_elem_compare_outcomes */
   int kop;               /* its operand */
   bool kl_right, kr_right; /* its left / right operand is the right element */
   int64_t *key;          /* the current line's keys */
@@ -71,6 +72,7 @@ static void plan_keys(sorter *s) {
   if (!dev_lane_single_compare(s->cmp, &cmp, &a, &b) || a / 2 != b / 2 || !dev_elem_compare_by_key(cmp))
     return;
   s->kcmp = cmp;
+  dev_elem_compare_outcomes(cmp, s->kout);
   s->kop = a / 2;
   s->kl_right = a % 2 == 1;
   s->kr_right = b % 2 == 1;
@@ -81,8 +83,10 @@ static void plan_keys(sorter *s) {
  * the others (a top-k's carried indices), and a sort compares tens of
  * thousands of times. */
 static bool before(sorter *s, int64_t a, int64_t b) {
-  if (s->kcmp)
-    return dev_elem_compare_keys(s->kcmp, s->key[s->kl_right ? b : a], s->key[s->kr_right ? b : a]);
+  if (s->kcmp) {
+    int64_t x = s->key[s->kl_right ? b : a], y = s->key[s->kr_right ? b : a];
+    return s->kout[1 + (x > y) - (x < y)];
+  }
   for (int q = 0; q < s->nkeys; q++) {
     int k = s->keys[q];
     s->args[2 * k] = s->line[k][a];
@@ -135,8 +139,7 @@ static int block_in_vmem(sorter *s, dev_stage *st, int64_t *pos, int64_t n, int6
   for (int64_t i = 0; i < n; i++)
     tmp[i] = pos[i];
   sort_block(s, tmp, n, tmp + n);
-  for (int64_t i = 0; i < n; i++)
-    dev_stage_put(st, i, &tmp[i]);
+  dev_stage_put_run(st, 0, tmp, n); /* n is within the buffer: a block */
   if (dev_stage_end(st, why, why_len) != 0)
     return -1;
   memcpy(pos, st->vmem.data, (size_t)n * sizeof *pos);
