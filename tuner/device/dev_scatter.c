@@ -380,8 +380,18 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
   hlo_value_strides(u0, ustr);
   hlo_value_strides(op0, ostr);
   int64_t bpos[HLO_MAX_RANK] = {0};
-  /* one operand combined by a simple reducer: the usual scatter-add */
+  /* one operand combined by a simple reducer: the usual scatter-add.  When
+   * a window row is contiguous in the result, it is combined as a row:
+   * converted to slots, stepped element by element, converted back (the
+   * per-element conversions, in typed loops) */
   bool simple = n == 1 && !cb.set && !cb.keep && cb.red != HLO_OP_INVALID;
+  int64_t wrow = nw > 0 ? wdims[nw - 1] : 1;
+  dev_slot *rowv = NULL;
+  if (rc == 0 && simple && nw > 0 && ostr[wop[nw - 1]] == 1 && wrow > 1 &&
+      !(rowv = malloc(2 * (size_t)wrow * sizeof *rowv))) {
+    snprintf(ctx->why, ctx->why_len, "out of memory");
+    rc = -1;
+  }
   update_plan up = {.n = n, .ops = ops, .ns = ns, .nw = nw, .sdim = sdim, .sdims = sdims, .wdims = wdims,
                     .wvol = wvol, .ustr = ustr, .st = st};
   for (int64_t b0 = 0; b0 < nbatch && rc == 0; b0 += chunk) {
@@ -430,7 +440,14 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
         for (int j = 0; j + 1 < nw; j++)
           g += w[j] * ostr[wop[j]];
         const int64_t u0off = b * wvol + q;
-        if (simple) { /* what combine does for it, without the dispatch */
+        if (simple && rowv) { /* a row of the result and of the chunk, each contiguous */
+          dev_slots_from_host(types[0], res[0].data, g, row, rowv);
+          dev_slots_from_host(types[0], st[0].vmem.data, u0off, row, rowv + row);
+          for (int64_t l = 0; l < row; l++)
+            rowv[l] = dev_elem_reduce_step(cb.red, types[0], rowv[l], rowv[row + l]);
+          dev_slots_to_host(types[0], rowv, row, res[0].data, g);
+          memset(res[0].shadow + g, 0, (size_t)row);
+        } else if (simple) { /* what combine does for it, without the dispatch */
           for (int64_t l = 0; l < row; l++, g += step) {
             dev_slot v, u;
             dev_slot_from_host(types[0], res[0].data, g, &v);
@@ -470,6 +487,7 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
     dev_hbm_free(&res[k]);
   for (int k = 0; k < nst; k++)
     dev_stage_close(&st[k]);
+  free(rowv);
   dev_lane_free(cb.lane);
   if (rc == 0 && n == 1 && ins->shape.type != HLO_TUPLE) {
     *out = el[0];
