@@ -177,6 +177,9 @@ void dev_elem_compare_outcomes(const hlo_instr *ins, bool out[3]);
 /* Applies a simple reducer op of element type t: acc = op(acc, x), with the
  * rounding of t (bf16/f16 round after each step, integers wrap). */
 dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x);
+/* acc[i] = dev_elem_reduce_step(op, t, acc[i], x[i]) for i < n (a row of a
+ * scatter-add), with the op and type dispatched once for f32. */
+void dev_elem_reduce_steps(hlo_opcode op, hlo_etype t, dev_slot *acc, const dev_slot *x, int64_t n);
 
 /* Dot arithmetic: the compute type of a dot with result type rt (f32 for
  * float results other than f64, f64, s64/u64 for integers), one

@@ -485,6 +485,29 @@ dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot
   }
 }
 
+void dev_elem_reduce_steps(hlo_opcode op, hlo_etype t, dev_slot *acc, const dev_slot *x, int64_t n) {
+  /* f32: dev_elem_reduce_step's f32 branch with the op chosen once (its
+   * rounding to f32 is the identity) */
+#define F32_STEPS(EXPR)                                  \
+  for (int64_t i = 0; i < n; i++) {                      \
+    float a = (float)acc[i].f, b = (float)x[i].f;        \
+    acc[i] = dev_el_fslot(EXPR);                         \
+  }                                                      \
+  return;
+  if (t == HLO_F32) {
+    switch (op) {
+    case HLO_OP_ADD: F32_STEPS(a + b)
+    case HLO_OP_MULTIPLY: F32_STEPS(a * b)
+    case HLO_OP_MAXIMUM: F32_STEPS(hlo_max_f32(a, b))
+    case HLO_OP_MINIMUM: F32_STEPS(hlo_min_f32(a, b))
+    default: break;
+    }
+  }
+#undef F32_STEPS
+  for (int64_t i = 0; i < n; i++)
+    acc[i] = dev_elem_reduce_step(op, t, acc[i], x[i]);
+}
+
 /* ---- dot arithmetic ------------------------------------------------------------ */
 
 hlo_etype dev_elem_dot_ctype(hlo_etype rt) {

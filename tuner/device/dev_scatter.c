@@ -443,8 +443,7 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
         if (simple && rowv) { /* a row of the result and of the chunk, each contiguous */
           dev_slots_from_host(types[0], res[0].data, g, row, rowv);
           dev_slots_from_host(types[0], st[0].vmem.data, u0off, row, rowv + row);
-          for (int64_t l = 0; l < row; l++)
-            rowv[l] = dev_elem_reduce_step(cb.red, types[0], rowv[l], rowv[row + l]);
+          dev_elem_reduce_steps(cb.red, types[0], rowv, rowv + row, row);
           dev_slots_to_host(types[0], rowv, row, res[0].data, g);
           memset(res[0].shadow + g, 0, (size_t)row);
         } else if (simple) { /* what combine does for it, without the dispatch */
