@@ -78,10 +78,11 @@ static void plan_keys(sorter *s) {
   s->kr_right = b % 2 == 1;
 }
 
-/* Does position a go before position b (both in the current line)?  Only
- * the key operands' arguments are filled in: the comparator never reads
- * the others (a top-k's carried indices), and a sort compares tens of
- * thousands of times. */
+/* Does position a go before position b (both in the current line)?  With
+ * keys (plan_keys), the compare's outcome for the two keys; else the
+ * comparator runs, with only the key operands' arguments filled in: it
+ * never reads the others (a top-k's carried indices), and a sort compares
+ * tens of thousands of times. */
 static bool before(sorter *s, int64_t a, int64_t b) {
   if (s->kcmp) {
     int64_t x = s->key[s->kl_right ? b : a], y = s->key[s->kr_right ? b : a];
