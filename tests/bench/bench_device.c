@@ -50,6 +50,7 @@
 
 #include "run/backend_host.h"
 #include "bench_util.h"
+#include "cli/heap_policy.h"
 #include "device/dev_backend.h"
 #include "check/eval.h"
 #include "hlo/hlo_parse.h"
@@ -215,6 +216,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: bench_device REPS {FILE.hlo | --dot N}...\n");
     return 2;
   }
+  /* the allocator's policy as tune sets it first thing (heap_policy.h):
+   * without it glibc hands a run's freed buffers back to the kernel and
+   * the next run faults them in again, a cost tune never pays */
+  tn_heap_policy_setup();
   int reps = atoi(argv[1]);
   if (reps < 1)
     reps = 1;

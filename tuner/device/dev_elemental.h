@@ -165,10 +165,29 @@ void dev_slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64
  * lowering: for the scalar computations ops call per element (sort
  * comparators, scatter combiners; dev_lane.h). */
 dev_slot dev_elem_scalar_op(const hlo_instr *ins, const dev_slot *x);
+/* A function computing exactly dev_elem_scalar_op(ins, x) for this ins,
+ * chosen once (a lane program's step) instead of per element: a
+ * specialised one for the common cases, else dev_elem_scalar_op. */
+typedef dev_slot dev_elem_scalar_fn(const hlo_instr *ins, const dev_slot *x);
+dev_elem_scalar_fn *dev_elem_scalar_lowering(const hlo_instr *ins);
+/* Compares whose lowering orders integer keys (floats in the total
+ * order): when dev_elem_compare_by_key(ins), dev_elem_scalar_op(ins, {x,
+ * y}) is out[1 + sign(kx - ky)] for kx = dev_elem_compare_key(x), ky =
+ * dev_elem_compare_key(y) and out from dev_elem_compare_outcomes(ins), so
+ * an op comparing the same values many times (a sort) can derive each
+ * value's key once. */
+bool dev_elem_compare_by_key(const hlo_instr *ins);
+int64_t dev_elem_compare_key(dev_slot x);
+/* out[0], out[1], out[2]: the result when the left key is below, equal to,
+ * above the right one. */
+void dev_elem_compare_outcomes(const hlo_instr *ins, bool out[3]);
 
 /* Applies a simple reducer op of element type t: acc = op(acc, x), with the
  * rounding of t (bf16/f16 round after each step, integers wrap). */
 dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x);
+/* acc[i] = dev_elem_reduce_step(op, t, acc[i], x[i]) for i < n (a row of a
+ * scatter-add), with the op and type dispatched once for f32. */
+void dev_elem_reduce_steps(hlo_opcode op, hlo_etype t, dev_slot *acc, const dev_slot *x, int64_t n);
 
 /* Dot arithmetic: the compute type of a dot with result type rt (f32 for
  * float results other than f64, f64, s64/u64 for integers), one

@@ -92,22 +92,17 @@ void dev_hbm_pattern(hlo_etype t, void *out) {
 void dev_hbm_poison(dev_hbm *b) {
   uint8_t pat[16];
   dev_hbm_pattern(b->type, pat);
-  /* typed fills for the common widths (one loop the compiler vectorises) */
-  if (b->esz == 4) {
-    uint32_t v, *d = (uint32_t *)(void *)b->data;
-    memcpy(&v, pat, 4);
-    for (int64_t i = 0; i < b->count; i++)
-      d[i] = v;
-  } else if (b->esz == 2) {
-    uint16_t v, *d = (uint16_t *)(void *)b->data;
-    memcpy(&v, pat, 2);
-    for (int64_t i = 0; i < b->count; i++)
-      d[i] = v;
-  } else if (b->esz == 1) {
-    memset(b->data, pat[0], (size_t)b->count);
-  } else {
-    for (int64_t i = 0; i < b->count; i++)
-      memcpy(b->data + (size_t)i * b->esz, pat, b->esz);
+  size_t total = (size_t)b->count * b->esz;
+  if (b->esz == 1) {
+    memset(b->data, pat[0], total);
+  } else if (total > 0) {
+    /* one element, then the filled part copied onto the rest, doubling:
+     * a few large memcpys.  The typed per-element loops this replaces
+     * were not vectorised at -O2 and were a tenth of a small gather's or
+     * scatter's run (an output and every staging tile are poisoned). */
+    memcpy(b->data, pat, b->esz);
+    for (size_t have = b->esz; have < total; have *= 2)
+      memcpy(b->data + have, b->data, have < total - have ? have : total - have);
   }
   memset(b->shadow, 1, (size_t)b->count);
 }
@@ -128,8 +123,26 @@ int dev_hbm_store(dev_hbm *b, int64_t off, const void *src, bool poisoned) {
   return 0;
 }
 
+_Static_assert(DEV_REDZONE % 8 == 0, "redzones are checked a word at a time");
+
+/* Whether the DEV_REDZONE bytes at p all hold the canary, eight at a time. */
+static bool redzone_intact(const uint8_t *p) {
+  const uint64_t want = 0x0101010101010101ull * DEV_CANARY;
+  for (int i = 0; i < DEV_REDZONE; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    if (w != want)
+      return false;
+  }
+  return true;
+}
+
 int dev_hbm_check(const dev_hbm *b, char *why, size_t n) {
   size_t bytes = (size_t)b->count * b->esz;
+  /* the intact case a word at a time (a sort checks its buffer per
+   * block); the byte loops below find where a damaged redzone was hit */
+  if (redzone_intact(b->raw) && redzone_intact(b->data + bytes))
+    return 0;
   for (int i = 0; i < DEV_REDZONE; i++)
     if (b->raw[i] != DEV_CANARY) {
       snprintf(why, n, "redzone write: %s at byte offset -%d before the start", b->name, DEV_REDZONE - i);

@@ -1,9 +1,18 @@
 /* dev_lane.c — compiling and running scalar computations (dev_lane.h).
  *
  * Each instruction gets one register (its index in the computation);
- * parameters are copied in, constants are decoded once at compile time, and
- * the elementwise steps run in program order, which is already a valid
- * evaluation order.
+ * parameters are read from the arguments, constants are decoded once at
+ * compile time, and the elementwise steps run in program order, which is
+ * already a valid evaluation order.
+ *
+ * A program runs once per comparison of a sort (tens of thousands of times
+ * for one line of a thousand elements), so compiling also flattens it: the
+ * elementwise steps in one array, each with the function computing it
+ * (dev_elem_scalar_lowering) and where its operands are (a register, or
+ * for a parameter the argument itself), and the parameters that are
+ * results in another.  Running is then two short loops over plain integers
+ * instead of a walk over the computation's instructions; the values
+ * computed are the same.
  */
 #include "dev_lane.h"
 
@@ -14,11 +23,30 @@
 
 #define DEV_LANE_MAX_OPERANDS 3 /* select and clamp are the widest */
 
+/* One elementwise instruction: its register and where its operands are.
+ * An operand that is a parameter is read straight from the arguments
+ * (src = -1 - its parameter number), any other from its register. */
+typedef struct lane_step {
+  const hlo_instr *ins;
+  dev_elem_scalar_fn *op; /* dev_elem_scalar_lowering(ins) */
+  int dst, nsrc;
+  int src[DEV_LANE_MAX_OPERANDS];
+} lane_step;
+
+/* A parameter that is a result: args[arg] goes to register dst. */
+typedef struct lane_param {
+  int arg, dst;
+} lane_param;
+
 struct dev_lane {
   const hlo_computation *c;
   int nparams, nres;
-  dev_slot *reg;   /* one per instruction */
-  int *res;        /* register of each result */
+  dev_slot *reg;     /* one per instruction */
+  int *res;          /* register of each result */
+  lane_step *steps;  /* the elementwise instructions, in program order */
+  int nsteps;
+  lane_param *read;  /* the parameters that are results */
+  int nread;
 };
 
 void dev_lane_free(dev_lane *p) {
@@ -26,7 +54,41 @@ void dev_lane_free(dev_lane *p) {
     return;
   free(p->reg);
   free(p->res);
+  free(p->steps);
+  free(p->read);
   free(p);
+}
+
+/* Fills p->steps and p->read from its (checked) computation and results.
+ * Parameters no result names need no register: the steps read them from
+ * the arguments. */
+static int lane_flatten(dev_lane *p) {
+  const hlo_computation *c = p->c;
+  p->steps = calloc((size_t)c->ninstrs, sizeof *p->steps);
+  p->read = calloc((size_t)c->ninstrs, sizeof *p->read);
+  if (!p->steps || !p->read)
+    return -1;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (ins->op == HLO_OP_PARAMETER) {
+      bool result = false;
+      for (int k = 0; k < p->nres; k++)
+        result = result || p->res[k] == i;
+      if (result)
+        p->read[p->nread++] = (lane_param){(int)ins->parameter_number, i};
+    } else if (ins->op != HLO_OP_CONSTANT && !(ins == c->root && ins->op == HLO_OP_TUPLE)) {
+      lane_step *st = &p->steps[p->nsteps++];
+      st->ins = ins;
+      st->op = dev_elem_scalar_lowering(ins);
+      st->dst = i;
+      st->nsrc = ins->noperands;
+      for (int j = 0; j < ins->noperands; j++) {
+        const hlo_instr *o = ins->operands[j];
+        st->src[j] = o->op == HLO_OP_PARAMETER ? -1 - (int)o->parameter_number : o->index;
+      }
+    }
+  }
+  return 0;
 }
 
 static bool scalar_value(const hlo_shape *s) {
@@ -97,6 +159,10 @@ dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len) 
     }
     p->res[k] = v->index;
   }
+  if (lane_flatten(p) != 0) {
+    snprintf(why, why_len, "out of memory");
+    goto refuse;
+  }
   return p;
 refuse:
   dev_lane_free(p);
@@ -107,18 +173,40 @@ int dev_lane_nparams(const dev_lane *p) { return p->nparams; }
 int dev_lane_nresults(const dev_lane *p) { return p->nres; }
 
 void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res) {
-  const hlo_computation *c = p->c;
-  for (int i = 0; i < c->ninstrs; i++) {
-    const hlo_instr *ins = c->instrs[i];
-    if (ins->op == HLO_OP_PARAMETER) {
-      p->reg[i] = args[ins->parameter_number];
-    } else if (ins->op != HLO_OP_CONSTANT && !(ins == c->root && ins->op == HLO_OP_TUPLE)) {
-      dev_slot x[DEV_LANE_MAX_OPERANDS];
-      for (int j = 0; j < ins->noperands; j++)
-        x[j] = p->reg[ins->operands[j]->index];
-      p->reg[i] = dev_elem_scalar_op(ins, x);
-    }
+  /* the steps never write the arguments (res may be args: results are
+   * written last), so parameters read in place are what program order
+   * would have copied */
+  if (p->nsteps == 1 && p->nread == 0 && p->nres == 1 && p->res[0] == p->steps[0].dst) {
+    /* one op on the arguments (a sort's compare): its result needs no
+     * register */
+    const lane_step *st = p->steps;
+    dev_slot x[DEV_LANE_MAX_OPERANDS];
+    for (int j = 0; j < st->nsrc; j++)
+      x[j] = st->src[j] >= 0 ? p->reg[st->src[j]] : args[-1 - st->src[j]];
+    res[0] = st->op(st->ins, x);
+    return;
+  }
+  for (int q = 0; q < p->nread; q++)
+    p->reg[p->read[q].dst] = args[p->read[q].arg];
+  for (int q = 0; q < p->nsteps; q++) {
+    const lane_step *st = &p->steps[q];
+    dev_slot x[DEV_LANE_MAX_OPERANDS];
+    for (int j = 0; j < st->nsrc; j++)
+      x[j] = st->src[j] >= 0 ? p->reg[st->src[j]] : args[-1 - st->src[j]];
+    p->reg[st->dst] = st->op(st->ins, x);
   }
   for (int k = 0; k < p->nres; k++)
     res[k] = p->reg[p->res[k]];
+}
+
+bool dev_lane_single_compare(const dev_lane *p, const hlo_instr **cmp, int *a, int *b) {
+  if (p->nsteps != 1 || p->nread != 0 || p->nres != 1 || p->res[0] != p->steps[0].dst)
+    return false;
+  const lane_step *st = p->steps;
+  if (st->ins->op != HLO_OP_COMPARE || st->nsrc != 2 || st->src[0] >= 0 || st->src[1] >= 0)
+    return false;
+  *cmp = st->ins;
+  *a = -1 - st->src[0];
+  *b = -1 - st->src[1];
+  return true;
 }

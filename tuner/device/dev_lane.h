@@ -14,6 +14,7 @@
 #ifndef TUNE_DEV_LANE_H
 #define TUNE_DEV_LANE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "dev_elemental.h"
@@ -33,5 +34,11 @@ int dev_lane_nresults(const dev_lane *p);
 /* Runs p on args[0..nparams) into res[0..nresults); res may be args (a
  * fold's accumulators).  Not reentrant: the registers live in p. */
 void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res);
+
+/* Whether p is a single compare of two of its parameters and returns its
+ * result (a sort's usual comparator): then *cmp is that compare and *a, *b
+ * the parameter numbers of its left and right operands.  Running p is then
+ * dev_elem_scalar_op(*cmp, {args[*a], args[*b]}). */
+bool dev_lane_single_compare(const dev_lane *p, const hlo_instr **cmp, int *a, int *b);
 
 #endif

@@ -128,6 +128,14 @@ static int64_t keyd(double d) {
   return (int64_t)(b ^ flip);
 }
 
+/* The sign of a - b in the total order of floats: every value of a
+ * narrower type is exact in double, so the f64 keys order them the same
+ * way. */
+static inline int total_order_sign(double a, double b) {
+  int64_t x = keyd(a), y = keyd(b);
+  return x < y ? -1 : x > y;
+}
+
 static bool cmp_dir(hlo_cmp_dir d, int c) { /* c = sign of a - b; 2 = unordered */
   switch (d) {
   case HLO_CMP_EQ: return c == 0;
@@ -161,10 +169,7 @@ static bool compare_lowering(const hlo_instr *ins, hlo_etype t, dev_slot a, dev_
   int c;
   if (cls == HLO_CLASS_FLOAT) {
     if (ins->attrs.cmp_type == HLO_CMPT_TOTALORDER) {
-      /* every value of a narrower type is exact in double, so the f64 keys
-       * order them the same way */
-      int64_t x = keyd(a.f), y = keyd(b.f);
-      c = x < y ? -1 : x > y;
+      c = total_order_sign(a.f, b.f);
     } else {
       c = isnan(a.f) || isnan(b.f) ? 2 : a.f < b.f ? -1 : a.f > b.f;
     }
@@ -406,6 +411,29 @@ dev_slot dev_elem_scalar_op(const hlo_instr *ins, const dev_slot *x) {
   return dev_el_ew_apply(&clean, ins, x);
 }
 
+/* dev_elem_scalar_op on a float compare in the total order (a sort's
+ * usual comparator): compare_lowering's branch for it, taken without
+ * looking up the op, the defect set and the type class per call. */
+static dev_slot scalar_total_order_compare(const hlo_instr *ins, const dev_slot *x) {
+  return dev_el_islot(cmp_dir(ins->attrs.direction, total_order_sign(x[0].f, x[1].f)));
+}
+
+bool dev_elem_compare_by_key(const hlo_instr *ins) {
+  return ins->op == HLO_OP_COMPARE && ins->noperands == 2 && ins->attrs.cmp_type == HLO_CMPT_TOTALORDER &&
+         hlo_etype_class(ins->operands[0]->shape.type) == HLO_CLASS_FLOAT;
+}
+
+int64_t dev_elem_compare_key(dev_slot x) { return keyd(x.f); }
+
+void dev_elem_compare_outcomes(const hlo_instr *ins, bool out[3]) {
+  for (int c = -1; c <= 1; c++)
+    out[c + 1] = cmp_dir(ins->attrs.direction, c);
+}
+
+dev_elem_scalar_fn *dev_elem_scalar_lowering(const hlo_instr *ins) {
+  return dev_elem_compare_by_key(ins) ? scalar_total_order_compare : dev_elem_scalar_op;
+}
+
 dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x) {
   hlo_eclass cls = hlo_etype_class(t);
   if (cls == HLO_CLASS_FLOAT) {
@@ -455,6 +483,29 @@ dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot
     return (b & wmask(w)) < (a & wmask(w)) ? x : acc;
   default: return acc;
   }
+}
+
+void dev_elem_reduce_steps(hlo_opcode op, hlo_etype t, dev_slot *acc, const dev_slot *x, int64_t n) {
+  /* f32: dev_elem_reduce_step's f32 branch with the op chosen once (its
+   * rounding to f32 is the identity) */
+#define F32_STEPS(EXPR)                                  \
+  for (int64_t i = 0; i < n; i++) {                      \
+    float a = (float)acc[i].f, b = (float)x[i].f;        \
+    acc[i] = dev_el_fslot(EXPR);                         \
+  }                                                      \
+  return;
+  if (t == HLO_F32) {
+    switch (op) {
+    case HLO_OP_ADD: F32_STEPS(a + b)
+    case HLO_OP_MULTIPLY: F32_STEPS(a * b)
+    case HLO_OP_MAXIMUM: F32_STEPS(hlo_max_f32(a, b))
+    case HLO_OP_MINIMUM: F32_STEPS(hlo_min_f32(a, b))
+    default: break;
+    }
+  }
+#undef F32_STEPS
+  for (int64_t i = 0; i < n; i++)
+    acc[i] = dev_elem_reduce_step(op, t, acc[i], x[i]);
 }
 
 /* ---- dot arithmetic ------------------------------------------------------------ */

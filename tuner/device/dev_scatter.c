@@ -245,9 +245,14 @@ static void stage_updates(const hlo_instr *ins, const update_plan *u, int64_t b0
     bpos[j] = u->sdims[j] ? rest % u->sdims[j] : 0;
     rest = u->sdims[j] ? rest / u->sdims[j] : 0;
   }
+  /* When the last window dim is the update's innermost (stride 1), a row
+   * of the window is a run of consecutive update elements and moves as one
+   * (every offset lies inside the chunk's buffer: b < limit, q < wvol) */
+  int last = u->nw - 1;
+  int64_t run = u->nw > 0 && u->ustr[uwd->v[last]] == 1 ? u->wdims[last] : 1;
   for (int64_t b = 0; b < nb && b < limit; b++) {
     int64_t w[HLO_MAX_RANK] = {0};
-    for (int64_t q = 0; q < u->wvol; q++, hlo_index_next(u->nw, u->wdims, w)) {
+    for (int64_t q = 0; q < u->wvol; q += run) {
       int64_t uo = 0;
       for (int j = 0; j < u->ns; j++)
         uo += bpos[j] * u->ustr[u->sdim[j]];
@@ -255,8 +260,16 @@ static void stage_updates(const hlo_instr *ins, const update_plan *u, int64_t b0
         uo += w[j] * u->ustr[uwd->v[j]];
       for (int k = 0; k < u->n; k++) {
         const hlo_value *upd = u->ops[u->n + 1 + k];
-        dev_stage_put(&u->st[k], b * u->wvol + q, (const char *)upd->data + (size_t)uo * upd->elem_size);
+        const char *from = (const char *)upd->data + (size_t)uo * upd->elem_size;
+        if (run > 1)
+          dev_stage_put_run(&u->st[k], b * u->wvol + q, from, run);
+        else
+          dev_stage_put(&u->st[k], b * u->wvol + q, from);
       }
+      if (run > 1)
+        hlo_index_next(last, u->wdims, w); /* w[last] stays 0 */
+      else
+        hlo_index_next(u->nw, u->wdims, w);
     }
     hlo_index_next(u->ns, u->sdims, bpos);
   }
@@ -367,6 +380,18 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
   hlo_value_strides(u0, ustr);
   hlo_value_strides(op0, ostr);
   int64_t bpos[HLO_MAX_RANK] = {0};
+  /* one operand combined by a simple reducer: the usual scatter-add.  When
+   * a window row is contiguous in the result, it is combined as a row:
+   * converted to slots, stepped element by element, converted back (the
+   * per-element conversions, in typed loops) */
+  bool simple = n == 1 && !cb.set && !cb.keep && cb.red != HLO_OP_INVALID;
+  int64_t wrow = nw > 0 ? wdims[nw - 1] : 1;
+  dev_slot *rowv = NULL;
+  if (rc == 0 && simple && nw > 0 && ostr[wop[nw - 1]] == 1 && wrow > 1 &&
+      !(rowv = malloc(2 * (size_t)wrow * sizeof *rowv))) {
+    snprintf(ctx->why, ctx->why_len, "out of memory");
+    rc = -1;
+  }
   update_plan up = {.n = n, .ops = ops, .ns = ns, .nw = nw, .sdim = sdim, .sdims = sdims, .wdims = wdims,
                     .wvol = wvol, .ustr = ustr, .st = st};
   for (int64_t b0 = 0; b0 < nbatch && rc == 0; b0 += chunk) {
@@ -401,24 +426,50 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
       hlo_index_next(ns, sdims, bpos);
       if (!fits)
         continue; /* the whole window is skipped */
-      int64_t w[HLO_MAX_RANK] = {0};
-      for (int64_t q = 0; q < wvol; q++, hlo_index_next(nw, wdims, w)) {
-        int64_t g = 0;
-        for (int d = 0; d < ro; d++)
-          g += start[d] * ostr[d];
-        for (int j = 0; j < nw; j++)
+      /* the window fits, so every element lands inside the result: the
+       * stores are plain writes that clear the shadow (dev_hbm_store's
+       * in-bounds case), made straight into the buffer */
+      int64_t g0 = 0, w[HLO_MAX_RANK] = {0};
+      for (int d = 0; d < ro; d++)
+        g0 += start[d] * ostr[d];
+      /* row by row along the last window dim (row-major order, as
+       * before), the offset stepped along the row */
+      int64_t row = nw > 0 ? wdims[nw - 1] : 1, step = nw > 0 ? ostr[wop[nw - 1]] : 0;
+      for (int64_t q = 0; q < wvol; q += row) {
+        int64_t g = g0;
+        for (int j = 0; j + 1 < nw; j++)
           g += w[j] * ostr[wop[j]];
-        dev_slot vals[DEV_SCATTER_MAX_OPERANDS], us[DEV_SCATTER_MAX_OPERANDS];
-        for (int k = 0; k < n; k++) {
-          dev_slot_from_host(types[k], res[k].data, g, &vals[k]);
-          dev_slot_from_host(types[k], st[k].vmem.data, b * wvol + q, &us[k]);
+        const int64_t u0off = b * wvol + q;
+        if (simple && rowv) { /* a row of the result and of the chunk, each contiguous */
+          dev_slots_from_host(types[0], res[0].data, g, row, rowv);
+          dev_slots_from_host(types[0], st[0].vmem.data, u0off, row, rowv + row);
+          dev_elem_reduce_steps(cb.red, types[0], rowv, rowv + row, row);
+          dev_slots_to_host(types[0], rowv, row, res[0].data, g);
+          memset(res[0].shadow + g, 0, (size_t)row);
+        } else if (simple) { /* what combine does for it, without the dispatch */
+          for (int64_t l = 0; l < row; l++, g += step) {
+            dev_slot v, u;
+            dev_slot_from_host(types[0], res[0].data, g, &v);
+            dev_slot_from_host(types[0], st[0].vmem.data, u0off + l, &u);
+            dev_slot_to_host(types[0], dev_elem_reduce_step(cb.red, types[0], v, u), res[0].data, g);
+            res[0].shadow[g] = 0;
+          }
+        } else {
+          for (int64_t l = 0; l < row; l++, g += step) {
+            dev_slot vals[DEV_SCATTER_MAX_OPERANDS], us[DEV_SCATTER_MAX_OPERANDS];
+            for (int k = 0; k < n; k++) {
+              dev_slot_from_host(types[k], res[k].data, g, &vals[k]);
+              dev_slot_from_host(types[k], st[k].vmem.data, u0off + l, &us[k]);
+            }
+            combine(&cb, types, vals, us);
+            for (int k = 0; k < n; k++) {
+              dev_slot_to_host(types[k], vals[k], res[k].data, g);
+              res[k].shadow[g] = 0;
+            }
+          }
         }
-        combine(&cb, types, vals, us);
-        for (int k = 0; k < n; k++) {
-          uint8_t tmp[16];
-          dev_slot_to_host(types[k], vals[k], tmp, 0);
-          dev_hbm_store(&res[k], g, tmp, false);
-        }
+        if (nw > 1)
+          hlo_index_next(nw - 1, wdims, w);
       }
     }
   }
@@ -435,6 +486,7 @@ int dev_scatter_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
     dev_hbm_free(&res[k]);
   for (int k = 0; k < nst; k++)
     dev_stage_close(&st[k]);
+  free(rowv);
   dev_lane_free(cb.lane);
   if (rc == 0 && n == 1 && ins->shape.type != HLO_TUPLE) {
     *out = el[0];

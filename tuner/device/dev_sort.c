@@ -12,7 +12,10 @@
  * of positions (stably: insertion sort of runs of 16, then merges), then
  * sorted blocks are merged
  * pairwise, left run first on ties, doubling the run length until one run
- * is left.  The comparator runs as a lane program (dev_lane.h).
+ * is left.  The comparator runs as a lane program (dev_lane.h); when it is
+ * a single total-order compare of one operand's two elements, each
+ * element's key is derived once per line instead (dev_elem_compare_key)
+ * and a comparison orders two keys, with the same outcome.
  *
  * Lowering with flag two-stage-sort, for an unstable sort along a major
  * (not the minor-most) dimension of length N = M*128 >= 256: the line is
@@ -47,11 +50,46 @@ typedef struct sorter {
   dev_lane *cmp;
   dev_slot **line; /* per operand, the current line's values */
   dev_slot *args;  /* 2n comparator arguments */
+  int nkeys;       /* the operands the comparator reads (is_key) */
+  int keys[DEV_SORT_MAX_OPERANDS];
+  /* A comparator that is one compare, lowered as an order of integer keys,
+   * of two parameters of one operand (dev_lane_single_compare,
+   * dev_elem_compare_by_key): each element's key is derived once per line
+   * into key[], and a comparison is the lowering's order of two keys,
+   * which is what running the comparator on the two elements computes. */
+  const hlo_instr *kcmp; /* that compare, or NULL */
+  bool kout[3];          /* its dev_elem_compare_outcomes */
+  int kop;               /* its operand */
+  bool kl_right, kr_right; /* its left / right operand is the right element */
+  int64_t *key;          /* the current line's keys */
 } sorter;
 
-/* Does position a go before position b (both in the current line)? */
+/* Sets s->kcmp and its fields when the comparator qualifies. */
+static void plan_keys(sorter *s) {
+  const hlo_instr *cmp;
+  int a, b;
+  s->kcmp = NULL;
+  if (!dev_lane_single_compare(s->cmp, &cmp, &a, &b) || a / 2 != b / 2 || !dev_elem_compare_by_key(cmp))
+    return;
+  s->kcmp = cmp;
+  dev_elem_compare_outcomes(cmp, s->kout);
+  s->kop = a / 2;
+  s->kl_right = a % 2 == 1;
+  s->kr_right = b % 2 == 1;
+}
+
+/* Does position a go before position b (both in the current line)?  With
+ * keys (plan_keys), the compare's outcome for the two keys; else the
+ * comparator runs, with only the key operands' arguments filled in: it
+ * never reads the others (a top-k's carried indices), and a sort compares
+ * tens of thousands of times. */
 static bool before(sorter *s, int64_t a, int64_t b) {
-  for (int k = 0; k < s->n; k++) {
+  if (s->kcmp) {
+    int64_t x = s->key[s->kl_right ? b : a], y = s->key[s->kr_right ? b : a];
+    return s->kout[1 + (x > y) - (x < y)];
+  }
+  for (int q = 0; q < s->nkeys; q++) {
+    int k = s->keys[q];
     s->args[2 * k] = s->line[k][a];
     s->args[2 * k + 1] = s->line[k][b];
   }
@@ -102,8 +140,7 @@ static int block_in_vmem(sorter *s, dev_stage *st, int64_t *pos, int64_t n, int6
   for (int64_t i = 0; i < n; i++)
     tmp[i] = pos[i];
   sort_block(s, tmp, n, tmp + n);
-  for (int64_t i = 0; i < n; i++)
-    dev_stage_put(st, i, &tmp[i]);
+  dev_stage_put_run(st, 0, tmp, n); /* n is within the buffer: a block */
   if (dev_stage_end(st, why, why_len) != 0)
     return -1;
   memcpy(pos, st->vmem.data, (size_t)n * sizeof *pos);
@@ -225,9 +262,14 @@ int dev_sort_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
   int rc = s.line && s.args && perm && carried && tmp ? 0 : -1;
   for (int k = 0; k < n && rc == 0; k++) {
     keyk[k] = is_key(cmpc, k);
+    if (keyk[k])
+      s.keys[s.nkeys++] = k;
     if (!(s.line[k] = malloc(L * sizeof **s.line)) || !(res[k] = hlo_value_array_uninit(ops[k]->type, r, ops[k]->dims)))
       rc = -1;
   }
+  plan_keys(&s);
+  if (rc == 0 && s.kcmp && !(s.key = malloc(L * sizeof *s.key)))
+    rc = -1;
   if (rc == 0 && dev_stage_open(&st, "vmem sort block", HLO_S64, blk > 0 ? blk : 1) != 0)
     rc = -1;
   else if (rc == 0)
@@ -240,6 +282,8 @@ int dev_sort_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
       for (int k = 0; k < n; k++)
         for (int64_t j = 0; j < len; j++)
           dev_slot_from_host(ops[k]->type, ops[k]->data, base + j * inner, &s.line[k][j]);
+      for (int64_t j = 0; s.kcmp && j < len; j++)
+        s.key[j] = dev_elem_compare_key(s.line[s.kop][j]);
       if (two_stage)
         rc = sort_line_lanes(&s, &st, len, lost, perm, carried, tmp, ctx->why, ctx->why_len);
       else
@@ -263,6 +307,7 @@ int dev_sort_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
   free(perm);
   free(carried);
   free(tmp);
+  free(s.key);
   dev_lane_free(s.cmp);
   if (rc == 0 && ins->shape.type != HLO_TUPLE && n == 1) {
     *out = res[0];

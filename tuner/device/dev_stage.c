@@ -81,22 +81,46 @@ int dev_stage_end(const dev_stage *s, char *why, size_t why_len) {
   return 0;
 }
 
+/* The contiguous runs of box lo/n in a row-major array of t's dims: a row
+ * of the box, and where the box spans whole rows (and whole planes, ...)
+ * of the array, as many of them as lie back to back.  Returns the run's
+ * length in elements; *outer is the number of leading dims the runs step
+ * through (hlo_index_next over n).  A tile as wide as the array is then
+ * one run instead of a copy per row. */
+static int64_t box_run(const dev_tiling *t, const int64_t *n, int *outer) {
+  int k = t->rank - 1;
+  int64_t run = t->rank ? n[k] : 1;
+  while (k > 0 && n[k] == t->dims[k]) {
+    k--;
+    run *= n[k];
+  }
+  *outer = k > 0 ? k : 0;
+  return run;
+}
+
+/* The flat offset in t's array of box origin lo moved by idx along the
+ * first `outer` dims. */
+static int64_t box_offset(const dev_tiling *t, const int64_t *lo, const int64_t *idx, int outer) {
+  int64_t g = 0;
+  for (int d = 0; d < t->rank; d++)
+    g = g * t->dims[d] + lo[d] + (d < outer ? idx[d] : 0);
+  return g;
+}
+
 /* Stages the first `limit` elements of tile t of v (row-major in its
- * box), a row at a time. */
+ * box), a contiguous run at a time. */
 static void stage_tile_of(dev_stage *s, const dev_tiling *tl, const hlo_value *v, int64_t t, int64_t limit) {
   int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], idx[HLO_MAX_RANK] = {0};
   int64_t cnt = dev_tiling_box(tl, t, lo, n);
-  int r = tl->rank;
-  int64_t row = r ? n[r - 1] : 1;
+  int outer;
+  int64_t run = box_run(tl, n, &outer);
   cnt = cnt < limit ? cnt : limit;
-  for (int64_t at = 0; at < cnt; at += row) {
-    int64_t g = 0;
-    for (int d = 0; d < r; d++)
-      g = g * tl->dims[d] + lo[d] + (d + 1 < r ? idx[d] : 0);
-    int64_t m = cnt - at < row ? cnt - at : row;
+  for (int64_t at = 0; at < cnt; at += run) {
+    int64_t g = box_offset(tl, lo, idx, outer);
+    int64_t m = cnt - at < run ? cnt - at : run;
     dev_stage_put_run(s, at, (const char *)v->data + (size_t)g * v->elem_size, m);
-    if (r > 1)
-      hlo_index_next(r - 1, n, idx);
+    if (outer > 0)
+      hlo_index_next(outer, n, idx);
   }
 }
 
@@ -130,17 +154,15 @@ int dev_stage_copy_tiled(dev_hbm *dst, const hlo_value *v, const dev_config *cfg
 
 void dev_stage_copy_out(const dev_stage *s, const dev_tiling *t, const int64_t *lo, const int64_t *n, void *dst) {
   size_t esz = s->vmem.esz;
-  int r = t->rank;
-  int64_t row = r ? n[r - 1] : 1, rows = 1;
-  for (int d = 0; d + 1 < r; d++)
-    rows *= n[d];
+  int outer;
+  int64_t run = box_run(t, n, &outer), runs = 1;
+  for (int d = 0; d < outer; d++)
+    runs *= n[d];
   int64_t idx[HLO_MAX_RANK] = {0};
-  for (int64_t q = 0; q < rows; q++) {
-    int64_t g = 0;
-    for (int d = 0; d < r; d++)
-      g = g * t->dims[d] + lo[d] + (d + 1 < r ? idx[d] : 0);
-    memcpy((char *)dst + (size_t)g * esz, dev_stage_at(s, q * row), (size_t)row * esz);
-    if (r > 1)
-      hlo_index_next(r - 1, n, idx);
+  for (int64_t q = 0; q < runs; q++) {
+    int64_t g = box_offset(t, lo, idx, outer);
+    memcpy((char *)dst + (size_t)g * esz, dev_stage_at(s, q * run), (size_t)run * esz);
+    if (outer > 0)
+      hlo_index_next(outer, n, idx);
   }
 }

@@ -98,6 +98,40 @@ static bool rows_plain(const exec *x, const dev_hbm *h, const dev_box *b, bool s
   return inside;
 }
 
+/* The contiguous runs of box b inside leaf h (rows_plain holds): a row of
+ * the box, or where the box spans whole rows (planes, ...) of h, as many
+ * as lie back to back.  Returns the run's length; *outer is the number of
+ * leading dims the runs step through (hlo_index_next_box over b). */
+static int64_t box_run(const dev_hbm *h, const dev_box *b, int *outer) {
+  int k = b->rank - 1;
+  int64_t run = b->n[k];
+  while (k > 0 && b->lo[k] == 0 && b->n[k] == h->dims[k]) {
+    k--;
+    run *= b->n[k];
+  }
+  *outer = k;
+  return run;
+}
+
+/* sh[k] = pz[k] != 0 for k < n, eight bytes at a time: per byte, adding
+ * 0x7F to its low seven bits sets bit 7 exactly when they are not all
+ * zero (no carry leaves the byte), OR-ing the byte in adds its own bit 7,
+ * and bit 7 moved down is the 0 or 1 the shadow holds.  A byte loop
+ * through the box and buffer pointers, reloaded per element because
+ * bytes may alias them, was most of a small gather's store time. */
+static void shadow_from_poison(uint8_t *sh, const uint8_t *pz, int64_t n) {
+  const uint64_t low7 = 0x7F7F7F7F7F7F7F7Full, top = 0x8080808080808080ull;
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    uint64_t w;
+    memcpy(&w, pz + k, 8);
+    uint64_t t = ((((w & low7) + low7) | w) & top) >> 7;
+    memcpy(sh + k, &t, 8);
+  }
+  for (; k < n; k++)
+    sh[k] = pz[k] != 0;
+}
+
 /* Writes box b of leaf j to HBM: only the valid (in-array) part is stored,
  * the ragged remainder of a tile is discarded. */
 static int store_tile(exec *x, int j, const dev_box *b) {
@@ -107,13 +141,13 @@ static int store_tile(exec *x, int j, const dev_box *b) {
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
   if (rows_plain(x, h, b, true)) { /* the common case */
-    int64_t row = b->n[b->rank - 1];
-    for (int64_t i = 0; i < b->count; i += row) {
+    int outer;
+    int64_t run = box_run(h, b, &outer);
+    for (int64_t i = 0; i < b->count; i += run) {
       int64_t off = hbm_off(h, b->rank, idx);
-      dev_slots_to_host(h->type, b->v + i, row, h->data, off);
-      for (int64_t k = 0; k < row; k++)
-        h->shadow[off + k] = b->poison[i + k] != 0;
-      hlo_index_next_box(b->rank - 1, b->lo, b->n, idx); /* next row */
+      dev_slots_to_host(h->type, b->v + i, run, h->data, off);
+      shadow_from_poison(h->shadow + off, b->poison + i, run);
+      hlo_index_next_box(outer, b->lo, b->n, idx); /* next run */
     }
     return 0;
   }
@@ -140,13 +174,14 @@ static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
   for (int d = 0; d < b->rank; d++)
     count *= b->n[d];
   if (rows_plain(x, h, b, x->out_tiled[j])) { /* the common case, as in store_tile */
-    int64_t row = b->n[b->rank - 1];
-    for (int64_t i = 0; i < count; i += row) {
+    int outer;
+    int64_t run = box_run(h, b, &outer);
+    for (int64_t i = 0; i < count; i += run) {
       int64_t off = hbm_off(h, b->rank, idx);
       memcpy(h->data + (size_t)off * h->esz, (const char *)v->data + (size_t)off * v->elem_size,
-             (size_t)row * h->esz);
-      memset(h->shadow + off, 0, (size_t)row);
-      hlo_index_next_box(b->rank - 1, b->lo, b->n, idx); /* next row */
+             (size_t)run * h->esz);
+      memset(h->shadow + off, 0, (size_t)run);
+      hlo_index_next_box(outer, b->lo, b->n, idx); /* next run */
     }
     return 0;
   }
