@@ -782,7 +782,9 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   }
   int n = 0;
   list[n++] = dflt;
-  if (o->only) {
+  if (o->default_only) {
+    /* the default alone (list[0]) */
+  } else if (o->only) {
     dev_config only;
     /* Knobs --only leaves out come from the default (only.h). */
     char dtext[DEV_CONFIG_TEXT_MAX], full[DEV_CONFIG_TEXT_MAX];

@@ -38,6 +38,10 @@ typedef struct tn_sweep_opts {
   double time_budget;     /* seconds; 0 = none.  Candidates not started in
                              time are left out of the result. */
   const char *only;       /* check the default and this one config text */
+  bool default_only;      /* check the default alone: no other candidate
+                             is listed, compiled or chosen (isolation,
+                             which needs the default's run and the
+                             tolerance, not a sweep; space_size is then 1) */
   bool stop_on_mismatch;  /* stop at the first divergent candidate */
   bool tol_override;      /* use tol for every float leaf */
   chk_tol tol;
