@@ -25,6 +25,15 @@ static bool in_kernel(const chk_accums *A, const hlo_instr *ins) {
 
 static bool is_real_float(hlo_etype t) { return hlo_etype_is_float(t) && hlo_etype_class(t) != HLO_CLASS_COMPLEX; }
 
+/* Element i of v as hlo_value_get_f64 reads it, without the call for
+ * f32, the type almost every probed sum and measured output has: the
+ * probe and the measurement read every element of them, several times. */
+static inline double value_at(const hlo_value *v, int64_t i) {
+  if (v->type == HLO_F32)
+    return ((const float *)v->data)[i];
+  return hlo_value_get_f64(v, i);
+}
+
 static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i);
 
 /* Marks in red (HLO_MAX_RANK entries) the dimensions of x a reduce sums
@@ -609,6 +618,23 @@ static double noise_of(double s, double exact, double w) {
   return fabs(exact - s) / w;
 }
 
+/* max(rho, noise_of(s, exact, w)), bit for bit, dividing only when the
+ * quotient can exceed rho: the probe meets four quotients per element of
+ * a dot, and the division was a good part of the noise walk's own cost.
+ * Below the threshold the exact quotient is below rho: fl(rho w) is at
+ * most rho w (1 + 2^-53) and the factor 1 - 2^-50 takes the threshold
+ * under rho w; the rounded quotient, rounding being monotone, is then at
+ * most rho, which leaves the maximum as it is. */
+static inline double raise_noise(double rho, double s, double exact, double w) {
+  if (!(w > 0) || !isfinite(w) || !isfinite(exact) || !isfinite(s))
+    return rho;
+  double d = fabs(exact - s);
+  if (d <= rho * w * (1.0 - 0x1p-50))
+    return rho;
+  double q = d / w;
+  return q > rho ? q : rho;
+}
+
 /* rho of a dot measured in its sequential order alone: dot_f64's sum
  * against v. */
 static double seq_noise(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, const double *abs_sum,
@@ -671,16 +697,11 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
         for (int64_t j = 0; j < nj; j++) {
           int64_t e = row * t.N + j0 + j;
           double w = g * abs_sum[e];
-          double q = noise_of(hlo_value_get_f64(v, e), x64[j], w);
+          rho = raise_noise(rho, value_at(v, e), x64[j], w);
           float sums[3];
           combine_lanes(lane, j, sums);
-          for (int i = 0; i < nsums; i++) {
-            double qi = noise_of(sums[i], x64[j], w);
-            if (qi > q)
-              q = qi;
-          }
-          if (q > rho)
-            rho = q;
+          for (int i = 0; i < nsums; i++)
+            rho = raise_noise(rho, sums[i], x64[j], w);
         }
       }
     }
@@ -870,13 +891,23 @@ static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, i
   hlo_value *c = hlo_value_clone(*value);
   if (!c)
     return;
-  for (int64_t e = 0; e < a->n; e++) {
-    double x = hlo_value_get_f64(c, e);
-    /* both sides of a comparison with coefficient a->h, each as far as
-     * its bound allows */
-    double d = st->scale * 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
-    if (isfinite(x))
-      hlo_value_set_f64(c, e, x + st->sign * d);
+  /* both sides of a comparison with coefficient a->h, each as far as
+   * its bound allows */
+  if (c->type == HLO_F32) { /* hlo_value_set_f64's f32 store, inline */
+    float *p = c->data;
+    for (int64_t e = 0; e < a->n; e++) {
+      double x = p[e];
+      double d = st->scale * 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
+      if (isfinite(x))
+        p[e] = (float)(x + st->sign * d);
+    }
+  } else {
+    for (int64_t e = 0; e < a->n; e++) {
+      double x = hlo_value_get_f64(c, e);
+      double d = st->scale * 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
+      if (isfinite(x))
+        hlo_value_set_f64(c, e, x + st->sign * d);
+    }
   }
   hlo_value_unref(*value);
   *value = c;
@@ -904,8 +935,8 @@ static int shifted(chk_accums *A, const chk_accum *a, double scale, chk_accums_e
 
 /* How far output element i moved under the larger of the two shifts. */
 static double moved_by(const hlo_value *y, const hlo_value *yp, const hlo_value *ym, int64_t i) {
-  double v = hlo_value_get_f64(y, i);
-  double dp = fabs(hlo_value_get_f64(yp, i) - v), dm = fabs(hlo_value_get_f64(ym, i) - v);
+  double v = value_at(y, i);
+  double dp = fabs(value_at(yp, i) - v), dm = fabs(value_at(ym, i) - v);
   double d = dp > dm ? dp : dm;
   /* A shift that turns a finite output non-finite marks an
    * ill-conditioned element: no finite allowance applies there. */
@@ -969,8 +1000,7 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
          * what rounding alone can make of it and scaled up to the full
          * shift, stands when it is larger. */
         if (two && isfinite(dy[i])) {
-          double v = fabs(hlo_value_get_f64(y, i)), vp = fabs(hlo_value_get_f64(sp, i)),
-                 vm = fabs(hlo_value_get_f64(sm, i));
+          double v = fabs(value_at(y, i)), vp = fabs(value_at(sp, i)), vm = fabs(value_at(sm, i));
           double top = v > vp ? v : vp;
           top = top > vm ? top : vm;
           double up = (moved_by(y, sp, sm, i) - SMALL_SHIFT_ULPS * ulp * top) / SMALL_SHIFT;
