@@ -77,6 +77,14 @@ typedef struct tn_sweep_opts {
                              none */
 } tn_sweep_opts;
 
+/* The default config of analysed fusion f on backend b: the config its
+ * space lists first.  On the built-in device that is dev_space_default's,
+ * computed alone (the sim's space starts from it), rather than by
+ * enumerating the space and dropping the rest; another backend's space is
+ * asked.  0, or -1 with err. */
+int tn_default_config(const dev_backend *b, const dev_fusion *f, const dev_machine *m, dev_config *dflt,
+                      hlo_error *err);
+
 /* How many replicas the reference must simulate for m's collectives: its
  * replica_count, or one more than the highest replica a group names, or
  * the group size an all-gather's or reduce-scatter's shapes imply when

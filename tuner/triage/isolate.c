@@ -47,11 +47,8 @@ typedef struct {
 
 /* The default config of analysed fusion f, or -1 with why. */
 static int default_config(const iso_ctx *c, const dev_fusion *f, dev_config *dflt, char *why, size_t n) {
-  dev_config *cands = NULL;
-  int ncands = 0;
   hlo_error err = {0};
-  int rc = c->o->backend->space(f, c->o->machine, &cands, &ncands, dflt, &err);
-  free(cands);
+  int rc = tn_default_config(c->o->backend, f, c->o->machine, dflt, &err);
   if (rc != 0)
     snprintf(why, n, "no candidate space: %.400s", err.msg);
   return rc;
