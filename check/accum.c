@@ -571,13 +571,20 @@ static void dot_block(const dot_terms *t, int64_t row, int64_t j0, int64_t nj, d
   }
 }
 
-/* Column j's sums of 2, 4 and 8 lanes, each lane added in order in f32. */
-static void combine_lanes(const float *lane, int64_t j, float sums[3]) {
-  for (int i = 0, l = 0; i < 3; i++) {
-    float s = 0;
-    for (int p = 0; p < 2 << i; p++, l++)
-      s += lane[l * COL_BLOCK + j];
-    sums[i] = s;
+/* The block's sums of 2, 4 and 8 lanes, each lane added in order in f32
+ * from 0: sums[i COL_BLOCK + j] for P = 2 << i and column j.  Columns
+ * side by side, one vector of them at a time: each column's adds are its
+ * own, in the same order. */
+static void combine_lanes(const float *lane, int64_t nj, float *sums) {
+  for (int i = 0, l0 = 0; i < 3; l0 += 2 << i, i++) {
+    float *out = sums + i * COL_BLOCK;
+#pragma omp simd
+    for (int64_t j = 0; j < nj; j++) {
+      float s = 0;
+      for (int p = 0; p < 2 << i; p++)
+        s += lane[(l0 + p) * COL_BLOCK + j];
+      out[j] = s;
+    }
   }
 }
 
@@ -589,8 +596,8 @@ int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exa
     return -1;
   }
   double *x64 = malloc(sizeof *x64 * COL_BLOCK);
-  float *lane = malloc(sizeof *lane * LANES * COL_BLOCK);
-  if (!x64 || !lane) {
+  float *lane = malloc(sizeof *lane * LANES * COL_BLOCK), *psum = malloc(sizeof *psum * 3 * COL_BLOCK);
+  if (!x64 || !lane || !psum) {
     hlo_error_set(err, 0, 0, "%s: out of memory", dot->name);
     rc = -1;
   }
@@ -598,14 +605,17 @@ int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exa
     for (int64_t row = 0; row < t.B * t.M; row++) {
       int64_t nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
       dot_block(&t, row, j0, nj, x64, lane);
+      combine_lanes(lane, nj, psum);
       for (int64_t j = 0; j < nj; j++) {
         int64_t e = row * t.N + j0 + j;
         exact[e] = x64[j];
-        combine_lanes(lane, j, sums + 3 * e);
+        for (int i = 0; i < 3; i++)
+          sums[3 * e + i] = psum[i * COL_BLOCK + j];
       }
     }
   free(x64);
   free(lane);
+  free(psum);
   dot_terms_free(&t);
   return rc;
 }
@@ -684,29 +694,29 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
 #pragma omp parallel reduction(max : rho) reduction(|| : failed) if (rows * t.N * t.K >= (1 << 18))
   {
     double *x64 = malloc(sizeof *x64 * COL_BLOCK);
-    float *lane = malloc(sizeof *lane * LANES * COL_BLOCK);
-    if (!x64 || !lane)
+    float *lane = malloc(sizeof *lane * LANES * COL_BLOCK), *psum = malloc(sizeof *psum * 3 * COL_BLOCK);
+    if (!x64 || !lane || !psum)
       failed = true;
 #pragma omp for collapse(2) schedule(static)
     for (int64_t jb = 0; jb < nblocks; jb++) {
       for (int64_t row = 0; row < rows; row++) {
-        if (!x64 || !lane)
+        if (!x64 || !lane || !psum)
           continue;
         int64_t j0 = jb * COL_BLOCK, nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
         dot_block(&t, row, j0, nj, x64, lane);
+        combine_lanes(lane, nj, psum);
         for (int64_t j = 0; j < nj; j++) {
           int64_t e = row * t.N + j0 + j;
           double w = g * abs_sum[e];
           rho = raise_noise(rho, value_at(v, e), x64[j], w);
-          float sums[3];
-          combine_lanes(lane, j, sums);
           for (int i = 0; i < nsums; i++)
-            rho = raise_noise(rho, sums[i], x64[j], w);
+            rho = raise_noise(rho, psum[i * COL_BLOCK + j], x64[j], w);
         }
       }
     }
     free(x64);
     free(lane);
+    free(psum);
   }
   dot_terms_free(&t);
   if (failed) {
