@@ -335,15 +335,11 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
   }
   f.rng_seed = o->seed;
   f.host = tn_backend_host();
-  /* The default config: --check below lists it first (its space's
-   * default), so it is asked for here only when an --config must be
-   * completed from it before the check runs; a bad --config is then an
-   * error whatever the check would have found. */
-  const char *ov = override_for(o, u->name);
-  if (ov && default_config(c, &f, &cfg, why, sizeof why) != 0) {
+  if (default_config(c, &f, &cfg, why, sizeof why) != 0) {
     snprintf(r->note, sizeof r->note, "%s", why);
     goto done;
   }
+  const char *ov = override_for(o, u->name);
   if (ov) {
     char dtext[DEV_CONFIG_TEXT_MAX], full[DEV_CONFIG_TEXT_MAX];
     dev_config_print(&cfg, dtext, sizeof dtext);
@@ -354,8 +350,8 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
       goto done;
     }
     r->overridden = true;
-    dev_config_print(&cfg, r->config, sizeof r->config);
   }
+  dev_config_print(&cfg, r->config, sizeof r->config);
 
   /* The tolerance --check derives for this unit on these operands (its
    * default against the reference). */
@@ -366,26 +362,10 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
                       .default_out = ov ? NULL : &dflt_out, .reference_out = &ref};
   hlo_error serr = {0};
   if (tn_check_fusion(um, c->source, &so, &fr, &serr) != 0) {
-    /* The unit's default and why, as when the default was asked for
-     * before the check: a unit without a candidate space says so. */
-    if (!ov && default_config(c, &f, &cfg, why, sizeof why) != 0) {
-      snprintf(r->note, sizeof r->note, "%s", why);
-      goto done;
-    }
-    if (!ov)
-      dev_config_print(&cfg, r->config, sizeof r->config);
     snprintf(r->note, sizeof r->note, "%.500s", serr.msg);
     goto done;
   }
   have_fr = true;
-  if (!ov) {
-    if (fr.ncands < 1) {
-      snprintf(r->note, sizeof r->note, "the check ran no default config");
-      goto done;
-    }
-    cfg = fr.cands[0].cfg; /* the space's default, listed first */
-    dev_config_print(&cfg, r->config, sizeof r->config);
-  }
 
   int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(um);
   if (replicas < 1)
