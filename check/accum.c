@@ -25,6 +25,15 @@ static bool in_kernel(const chk_accums *A, const hlo_instr *ins) {
 
 static bool is_real_float(hlo_etype t) { return hlo_etype_is_float(t) && hlo_etype_class(t) != HLO_CLASS_COMPLEX; }
 
+/* Element i of v as hlo_value_get_f64 reads it, without the call for
+ * f32, the type almost every probed sum and measured output has: the
+ * probe and the measurement read every element of them, several times. */
+static inline double value_at(const hlo_value *v, int64_t i) {
+  if (v->type == HLO_F32)
+    return ((const float *)v->data)[i];
+  return hlo_value_get_f64(v, i);
+}
+
 static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i);
 
 /* Marks in red (HLO_MAX_RANK entries) the dimensions of x a reduce sums
@@ -562,13 +571,20 @@ static void dot_block(const dot_terms *t, int64_t row, int64_t j0, int64_t nj, d
   }
 }
 
-/* Column j's sums of 2, 4 and 8 lanes, each lane added in order in f32. */
-static void combine_lanes(const float *lane, int64_t j, float sums[3]) {
-  for (int i = 0, l = 0; i < 3; i++) {
-    float s = 0;
-    for (int p = 0; p < 2 << i; p++, l++)
-      s += lane[l * COL_BLOCK + j];
-    sums[i] = s;
+/* The block's sums of 2, 4 and 8 lanes, each lane added in order in f32
+ * from 0: sums[i COL_BLOCK + j] for P = 2 << i and column j.  Columns
+ * side by side, one vector of them at a time: each column's adds are its
+ * own, in the same order. */
+static void combine_lanes(const float *lane, int64_t nj, float *sums) {
+  for (int i = 0, l0 = 0; i < 3; l0 += 2 << i, i++) {
+    float *out = sums + i * COL_BLOCK;
+#pragma omp simd
+    for (int64_t j = 0; j < nj; j++) {
+      float s = 0;
+      for (int p = 0; p < 2 << i; p++)
+        s += lane[(l0 + p) * COL_BLOCK + j];
+      out[j] = s;
+    }
   }
 }
 
@@ -580,8 +596,8 @@ int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exa
     return -1;
   }
   double *x64 = malloc(sizeof *x64 * COL_BLOCK);
-  float *lane = malloc(sizeof *lane * LANES * COL_BLOCK);
-  if (!x64 || !lane) {
+  float *lane = malloc(sizeof *lane * LANES * COL_BLOCK), *psum = malloc(sizeof *psum * 3 * COL_BLOCK);
+  if (!x64 || !lane || !psum) {
     hlo_error_set(err, 0, 0, "%s: out of memory", dot->name);
     rc = -1;
   }
@@ -589,14 +605,17 @@ int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exa
     for (int64_t row = 0; row < t.B * t.M; row++) {
       int64_t nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
       dot_block(&t, row, j0, nj, x64, lane);
+      combine_lanes(lane, nj, psum);
       for (int64_t j = 0; j < nj; j++) {
         int64_t e = row * t.N + j0 + j;
         exact[e] = x64[j];
-        combine_lanes(lane, j, sums + 3 * e);
+        for (int i = 0; i < 3; i++)
+          sums[3 * e + i] = psum[i * COL_BLOCK + j];
       }
     }
   free(x64);
   free(lane);
+  free(psum);
   dot_terms_free(&t);
   return rc;
 }
@@ -607,6 +626,23 @@ static double noise_of(double s, double exact, double w) {
   if (!(w > 0) || !isfinite(w) || !isfinite(exact) || !isfinite(s))
     return 0;
   return fabs(exact - s) / w;
+}
+
+/* max(rho, noise_of(s, exact, w)), bit for bit, dividing only when the
+ * quotient can exceed rho: the probe meets four quotients per element of
+ * a dot, and the division was a good part of the noise walk's own cost.
+ * Below the threshold the exact quotient is below rho: fl(rho w) is at
+ * most rho w (1 + 2^-53) and the factor 1 - 2^-50 takes the threshold
+ * under rho w; the rounded quotient, rounding being monotone, is then at
+ * most rho, which leaves the maximum as it is. */
+static inline double raise_noise(double rho, double s, double exact, double w) {
+  if (!(w > 0) || !isfinite(w) || !isfinite(exact) || !isfinite(s))
+    return rho;
+  double d = fabs(exact - s);
+  if (d <= rho * w * (1.0 - 0x1p-50))
+    return rho;
+  double q = d / w;
+  return q > rho ? q : rho;
 }
 
 /* rho of a dot measured in its sequential order alone: dot_f64's sum
@@ -658,34 +694,29 @@ static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
 #pragma omp parallel reduction(max : rho) reduction(|| : failed) if (rows * t.N * t.K >= (1 << 18))
   {
     double *x64 = malloc(sizeof *x64 * COL_BLOCK);
-    float *lane = malloc(sizeof *lane * LANES * COL_BLOCK);
-    if (!x64 || !lane)
+    float *lane = malloc(sizeof *lane * LANES * COL_BLOCK), *psum = malloc(sizeof *psum * 3 * COL_BLOCK);
+    if (!x64 || !lane || !psum)
       failed = true;
 #pragma omp for collapse(2) schedule(static)
     for (int64_t jb = 0; jb < nblocks; jb++) {
       for (int64_t row = 0; row < rows; row++) {
-        if (!x64 || !lane)
+        if (!x64 || !lane || !psum)
           continue;
         int64_t j0 = jb * COL_BLOCK, nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
         dot_block(&t, row, j0, nj, x64, lane);
+        combine_lanes(lane, nj, psum);
         for (int64_t j = 0; j < nj; j++) {
           int64_t e = row * t.N + j0 + j;
           double w = g * abs_sum[e];
-          double q = noise_of(hlo_value_get_f64(v, e), x64[j], w);
-          float sums[3];
-          combine_lanes(lane, j, sums);
-          for (int i = 0; i < nsums; i++) {
-            double qi = noise_of(sums[i], x64[j], w);
-            if (qi > q)
-              q = qi;
-          }
-          if (q > rho)
-            rho = q;
+          rho = raise_noise(rho, value_at(v, e), x64[j], w);
+          for (int i = 0; i < nsums; i++)
+            rho = raise_noise(rho, psum[i * COL_BLOCK + j], x64[j], w);
         }
       }
     }
     free(x64);
     free(lane);
+    free(psum);
   }
   dot_terms_free(&t);
   if (failed) {
@@ -870,13 +901,23 @@ static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, i
   hlo_value *c = hlo_value_clone(*value);
   if (!c)
     return;
-  for (int64_t e = 0; e < a->n; e++) {
-    double x = hlo_value_get_f64(c, e);
-    /* both sides of a comparison with coefficient a->h, each as far as
-     * its bound allows */
-    double d = st->scale * 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
-    if (isfinite(x))
-      hlo_value_set_f64(c, e, x + st->sign * d);
+  /* both sides of a comparison with coefficient a->h, each as far as
+   * its bound allows */
+  if (c->type == HLO_F32) { /* hlo_value_set_f64's f32 store, inline */
+    float *p = c->data;
+    for (int64_t e = 0; e < a->n; e++) {
+      double x = p[e];
+      double d = st->scale * 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
+      if (isfinite(x))
+        p[e] = (float)(x + st->sign * d);
+    }
+  } else {
+    for (int64_t e = 0; e < a->n; e++) {
+      double x = hlo_value_get_f64(c, e);
+      double d = st->scale * 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
+      if (isfinite(x))
+        hlo_value_set_f64(c, e, x + st->sign * d);
+    }
   }
   hlo_value_unref(*value);
   *value = c;
@@ -904,8 +945,8 @@ static int shifted(chk_accums *A, const chk_accum *a, double scale, chk_accums_e
 
 /* How far output element i moved under the larger of the two shifts. */
 static double moved_by(const hlo_value *y, const hlo_value *yp, const hlo_value *ym, int64_t i) {
-  double v = hlo_value_get_f64(y, i);
-  double dp = fabs(hlo_value_get_f64(yp, i) - v), dm = fabs(hlo_value_get_f64(ym, i) - v);
+  double v = value_at(y, i);
+  double dp = fabs(value_at(yp, i) - v), dm = fabs(value_at(ym, i) - v);
   double d = dp > dm ? dp : dm;
   /* A shift that turns a finite output non-finite marks an
    * ill-conditioned element: no finite allowance applies there. */
@@ -969,8 +1010,7 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
          * what rounding alone can make of it and scaled up to the full
          * shift, stands when it is larger. */
         if (two && isfinite(dy[i])) {
-          double v = fabs(hlo_value_get_f64(y, i)), vp = fabs(hlo_value_get_f64(sp, i)),
-                 vm = fabs(hlo_value_get_f64(sm, i));
+          double v = fabs(value_at(y, i)), vp = fabs(value_at(sp, i)), vm = fabs(value_at(sm, i));
           double top = v > vp ? v : vp;
           top = top > vm ? top : vm;
           double up = (moved_by(y, sp, sm, i) - SMALL_SHIFT_ULPS * ulp * top) / SMALL_SHIFT;

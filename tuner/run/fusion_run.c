@@ -21,6 +21,7 @@
 #include "device/dev_elemental.h"
 #include "device/dev_fusion.h"
 #include "device/dev_lower.h"
+#include "device/dev_space.h"
 #include "check/eval.h"
 #include "check/fft_spread.h"
 #include "check/judge.h"
@@ -385,6 +386,17 @@ int tn_replicas_named(const hlo_module *m) { return scan_replicas(m->entry, 1, f
 int tn_replicas_needed(const hlo_module *m) {
   int n = m->replica_count > 1 && m->replica_count <= 64 ? (int)m->replica_count : 1;
   return scan_replicas(m->entry, n, true, 0);
+}
+
+int tn_default_config(const dev_backend *b, const dev_fusion *f, const dev_machine *m, dev_config *dflt,
+                      hlo_error *err) {
+  if (b == dev_sim_backend())
+    return dev_space_default(f, m, dflt, err);
+  dev_config *cands = NULL;
+  int n = 0;
+  int rc = b->space(f, m, &cands, &n, dflt, err);
+  free(cands);
+  return rc;
 }
 
 /* Evaluates the reference with device numerics on every replica the
@@ -776,7 +788,8 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   /* The candidate list: the backend's space, the default first. */
   dev_config *cands = NULL, dflt;
   int ncands = 0;
-  if (o->backend->space(&sh.f, o->machine, &cands, &ncands, &dflt, err) != 0) {
+  if (o->default_only ? tn_default_config(o->backend, &sh.f, o->machine, &dflt, err) != 0
+                      : o->backend->space(&sh.f, o->machine, &cands, &ncands, &dflt, err) != 0) {
     teardown(&sh);
     return -1;
   }
@@ -788,7 +801,9 @@ static int check_fusion(const hlo_module *m, const char *source, const tn_sweep_
   }
   int n = 0;
   list[n++] = dflt;
-  if (o->only) {
+  if (o->default_only) {
+    /* the default alone (list[0]) */
+  } else if (o->only) {
     dev_config only;
     /* Knobs --only leaves out come from the default (only.h). */
     char dtext[DEV_CONFIG_TEXT_MAX], full[DEV_CONFIG_TEXT_MAX];

@@ -38,6 +38,10 @@ typedef struct tn_sweep_opts {
   double time_budget;     /* seconds; 0 = none.  Candidates not started in
                              time are left out of the result. */
   const char *only;       /* check the default and this one config text */
+  bool default_only;      /* check the default alone: no other candidate
+                             is listed, compiled or chosen (isolation,
+                             which needs the default's run and the
+                             tolerance, not a sweep; space_size is then 1) */
   bool stop_on_mismatch;  /* stop at the first divergent candidate */
   bool tol_override;      /* use tol for every float leaf */
   chk_tol tol;
@@ -72,6 +76,14 @@ typedef struct tn_sweep_opts {
                              not evaluate it again; NULL when there was
                              none */
 } tn_sweep_opts;
+
+/* The default config of analysed fusion f on backend b: the config its
+ * space lists first.  On the built-in device that is dev_space_default's,
+ * computed alone (the sim's space starts from it), rather than by
+ * enumerating the space and dropping the rest; another backend's space is
+ * asked.  0, or -1 with err. */
+int tn_default_config(const dev_backend *b, const dev_fusion *f, const dev_machine *m, dev_config *dflt,
+                      hlo_error *err);
 
 /* How many replicas the reference must simulate for m's collectives: its
  * replica_count, or one more than the highest replica a group names, or

@@ -93,7 +93,9 @@ typedef struct tn_iso_unit {
   char config[DEV_CONFIG_TEXT_MAX];    /* the fused run's config */
   bool overridden;                     /* it came from --config */
   bool nondeterministic;               /* two timing seeds gave the fused
-                                          run different outputs */
+                                          run different outputs (the
+                                          second seed runs only where the
+                                          timing can matter: isolate.c) */
   int nkernels;                        /* single-op kernels of the unfused run */
   tn_iso_cmp fused_unfused, fused_ref, unfused_ref;
   chk_tol tol;                         /* the loosest leaf tolerance used */
