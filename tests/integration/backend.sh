@@ -68,7 +68,7 @@ if command -v "$cc" >/dev/null 2>&1; then
     expect_status 2 "a .so without tune_backend_v1 exits 2" "$TUNE" --check "$softmax" --backend "$TMPD/nosym.so"
     expect_grep "nosym.so: .*no symbol tune_backend_v1" "$TMPD/err" "the message names the missing symbol"
     expect_status 2 "a .so with another ABI version exits 2" "$TUNE" --check "$softmax" --backend "$TMPD/abi.so"
-    expect_grep "abi.so: backend ABI 99, this tune needs 3" "$TMPD/err" "the message gives both ABI versions"
+    expect_grep "abi.so: backend ABI 99, this tune needs 4" "$TMPD/err" "the message gives both ABI versions"
   else
     echo "# skip: $cc cannot build a shared object"; sed 's/^/  # /' "$TMPD/ccerr" | head -n 3
   fi

@@ -30,8 +30,9 @@
 /* 2: dev_host_opts gained rng_seed, so a backend built against 1 hands the
  * host a shorter struct than it reads.
  * 3: dev_backend gained caps at its end, so tune would read a backend built
- * against 2 past the end of its struct. */
-#define DEV_BACKEND_ABI 3
+ * against 2 past the end of its struct.
+ * 4: dev_backend gained default_config at its end, for the same reason. */
+#define DEV_BACKEND_ABI 4
 
 /* What tune may assume of a backend's kernels (dev_backend.caps).
  *
@@ -44,6 +45,12 @@
 
 /* DEV_BACKEND_CAP_EAGER_TIMING: its run() honours DEV_JITTER_EAGER. */
 #define DEV_BACKEND_CAP_EAGER_TIMING 2u
+
+/* DEV_BACKEND_CAP_TIMING_BY_RACE: a kernel's output changes with the
+ * jitter seed only when the compiler carries DEV_DEFECT_DMA_RACE (a
+ * missing wait); otherwise every seed gives the same bits, so a second
+ * run with another seed can only repeat the first and may be skipped. */
+#define DEV_BACKEND_CAP_TIMING_BY_RACE 4u
 
 /* A jitter seed with this bit set asks for the earliest-completion timing:
  * every transfer lands at once, the other bits being ignored.  A schedule
@@ -92,6 +99,10 @@ typedef struct dev_backend {
   double (*cost)(const dev_kernel *k);
   void (*release)(dev_kernel *k);
   unsigned caps;       /* DEV_BACKEND_CAP_* flags; 0 assumes nothing */
+  /* Optional (NULL: tune calls space() and keeps its *dflt): the config the
+   * compiler would pick itself, without listing the space, for callers
+   * that run the default alone (tune --isolate).  0 or -1 with err. */
+  int (*default_config)(const dev_fusion *f, const dev_machine *m, dev_config *dflt, hlo_error *err);
 } dev_backend;
 
 typedef void dev_backend_attach_fn(const dev_host *host);

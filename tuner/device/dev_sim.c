@@ -197,7 +197,8 @@ static const dev_backend sim_backend = {
     .run = sim_run,
     .cost = sim_cost,
     .release = sim_release,
-    .caps = DEV_BACKEND_CAP_ACCUM_ORDER | DEV_BACKEND_CAP_EAGER_TIMING,
+    .caps = DEV_BACKEND_CAP_ACCUM_ORDER | DEV_BACKEND_CAP_EAGER_TIMING | DEV_BACKEND_CAP_TIMING_BY_RACE,
+    .default_config = dev_space_default, /* the default sim_space hands back */
 };
 
 const dev_backend *dev_sim_backend(void) { return &sim_backend; }

@@ -390,8 +390,8 @@ int tn_replicas_needed(const hlo_module *m) {
 
 int tn_default_config(const dev_backend *b, const dev_fusion *f, const dev_machine *m, dev_config *dflt,
                       hlo_error *err) {
-  if (b == dev_sim_backend())
-    return dev_space_default(f, m, dflt, err);
+  if (b->default_config)
+    return b->default_config(f, m, dflt, err);
   dev_config *cands = NULL;
   int n = 0;
   int rc = b->space(f, m, &cands, &n, dflt, err);

@@ -289,15 +289,13 @@ static void keep_operands(tn_iso_unit *r, const hlo_module *um, const tn_capture
     r->inputs[k] = hlo_value_ref(cap->args[k]);
 }
 
-/* Can a unit's fused output change with the run's timing seed?  On the
- * built-in device only through the dma-race defect: dev_defect.h has it
- * the one timing-dependent symptom, and dev_backend.h (DEV_JITTER_EAGER)
- * says a schedule that waits for its transfers computes the same bits
- * under any timing.  So without that defect a second seed's run can only
- * repeat the first's bits, and is not made.  Another backend promises
- * nothing of the kind: its kernels always get the second run. */
+/* Can a unit's fused output change with the run's timing seed?  Not on a
+ * backend that declares it changes only through the dma-race defect
+ * (DEV_BACKEND_CAP_TIMING_BY_RACE) when the compiler does not carry that
+ * defect: a second seed's run could only repeat the first's bits, and is
+ * not made.  A backend that promises nothing always gets the second run. */
 static bool timing_may_matter(const tn_iso_opts *o) {
-  return o->backend != dev_sim_backend() || dev_compiler_has(o->compiler, DEV_DEFECT_DMA_RACE);
+  return !(o->backend->caps & DEV_BACKEND_CAP_TIMING_BY_RACE) || dev_compiler_has(o->compiler, DEV_DEFECT_DMA_RACE);
 }
 
 /* Isolates one unit.  0, or -1 with err for bad input (a bad --config);
