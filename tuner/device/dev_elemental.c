@@ -16,6 +16,7 @@
 #include "dev_layout.h"
 
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1011,6 +1012,48 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
 
 /* ---- setup ------------------------------------------------------------------ */
 
+/* One spare array per thread that may be running a candidate is enough;
+ * an array given back when every place is taken is freed.  The places are
+ * swapped atomically, so taking and giving need no lock. */
+#define DEV_ELEM_SPARES 8
+
+struct dev_elem_spares {
+  _Atomic(dev_box *) v[DEV_ELEM_SPARES]; /* each of the fusion's ninstrs boxes */
+};
+
+dev_elem_spares *dev_elem_spares_new(void) {
+  dev_elem_spares *s = malloc(sizeof *s);
+  for (int k = 0; s && k < DEV_ELEM_SPARES; k++)
+    atomic_init(&s->v[k], NULL);
+  return s;
+}
+
+void dev_elem_spares_free(dev_elem_spares *s) {
+  if (!s)
+    return;
+  for (int k = 0; k < DEV_ELEM_SPARES; k++)
+    free(atomic_load(&s->v[k]));
+  free(s);
+}
+
+static dev_box *spare_take(dev_elem_spares *s) {
+  for (int k = 0; s && k < DEV_ELEM_SPARES; k++) {
+    dev_box *b = atomic_exchange(&s->v[k], NULL);
+    if (b)
+      return b;
+  }
+  return NULL;
+}
+
+static void spare_give(dev_elem_spares *s, dev_box *b) {
+  for (int k = 0; s && b && k < DEV_ELEM_SPARES; k++) {
+    dev_box *none = NULL;
+    if (atomic_compare_exchange_strong(&s->v[k], &none, b))
+      return;
+  }
+  free(b);
+}
+
 dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
   const hlo_computation *c = f->comp;
   dev_elem *e = calloc(1, sizeof *e);
@@ -1023,7 +1066,9 @@ dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
   e->kind = calloc(n, sizeof *e->kind);
   e->mat = calloc(n, sizeof *e->mat);
   e->val = calloc(n, sizeof *e->val);
-  e->bx = calloc(n, sizeof *e->bx);
+  e->bx = spare_take(f->spares);
+  if (!e->bx)
+    e->bx = calloc(n, sizeof *e->bx);
   e->need = calloc(n, sizeof *e->need);
   e->last_use = calloc(n, sizeof *e->last_use);
   if (!e->kind || !e->mat || !e->val || !e->bx || !e->need || !e->last_use) {
@@ -1056,7 +1101,7 @@ void dev_elem_free(dev_elem *e) {
   free(e->elide);
   free(e->mat);
   free(e->val);
-  free(e->bx);
+  spare_give(e->f->spares, e->bx);
   free(e->need);
   free(e->last_use);
   for (int k = 0; k < e->npool; k++) {

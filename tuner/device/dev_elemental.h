@@ -145,6 +145,18 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
 
 void dev_box_free(dev_box *b);
 
+/* A prepared fusion's spare per-instruction box arrays (dev_fusion.spares).
+ * Every run of a candidate makes a dev_elem, whose array of one dev_box
+ * per instruction is 59 MB at 200,000 instructions: above the heap's
+ * mapping threshold, so a fresh one per run was mapped and faulted in
+ * again every time.  dev_elem_free leaves its array here and the next
+ * dev_elem_new of the same fusion, on any thread, takes it.  An array's
+ * stale boxes are harmless: each request of dev_elem_eval sets the boxes
+ * it uses before reading them, as it already does from one tile to the
+ * next.  new: NULL when out of memory; free frees the arrays it holds. */
+dev_elem_spares *dev_elem_spares_new(void);
+void dev_elem_spares_free(dev_elem_spares *s);
+
 /* Hands a box that dev_elem_eval returned back to e, whose next requests
  * reuse its buffers instead of allocating fresh ones (a kernel evaluates the
  * same boxes tile after tile).  The box's buffers are cleared; NULL e frees

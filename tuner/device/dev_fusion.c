@@ -238,6 +238,10 @@ int dev_fusion_prepare(dev_fusion *f) {
     return -1;
   }
   f->lower = lower;
+  if (!(f->spares = dev_elem_spares_new())) {
+    dev_fusion_release(f);
+    return -1;
+  }
   return 0;
 }
 
@@ -246,6 +250,8 @@ void dev_fusion_release(dev_fusion *f) {
    * candidates that only read it. */
   free((void *)f->kinds);
   dev_lower_plan_free((dev_lower_plan *)f->lower);
+  dev_elem_spares_free(f->spares);
   f->kinds = NULL;
   f->lower = NULL;
+  f->spares = NULL;
 }

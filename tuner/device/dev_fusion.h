@@ -40,6 +40,8 @@ typedef enum dev_hero_kind {
 
 /* The per-fusion analyses of dev_lower.c (dev_lower.h). */
 typedef struct dev_lower_plan dev_lower_plan;
+/* Spare per-instruction box arrays of the evaluator (dev_elemental.h). */
+typedef struct dev_elem_spares dev_elem_spares;
 
 typedef struct dev_fusion {
   const hlo_module *m;
@@ -83,6 +85,9 @@ typedef struct dev_fusion {
   const uint8_t *kinds;         /* dev_elem_classify of comp->instrs[i], as
                                    a dev_elem_kind (dev_elemental.h) */
   const dev_lower_plan *lower;  /* dev_lower.h's analyses of the kernel */
+  dev_elem_spares *spares;      /* the only mutable part: arrays one run's
+                                   evaluator hands on to the next run's
+                                   (dev_elem_new), safe across threads */
 } dev_fusion;
 
 /* Analyses m.  0, or -1 with err (e.g. an output rank above DEV_MAX_RANK).
@@ -90,7 +95,7 @@ typedef struct dev_fusion {
  * release. */
 int dev_fusion_analyze(const hlo_module *m, dev_fusion *out, hlo_error *err);
 
-/* Builds f->kinds and f->lower, once, for a caller that runs many configs
+/* Builds f->kinds, f->lower and f->spares, once, for a caller that runs many configs
  * of one fusion.  Call it after the last change to f's fields (the
  * analyses read the hero and the kernel), before the candidates start:
  * from then on they are read-only, shared by candidates on any thread.
