@@ -427,6 +427,18 @@ int hlo_num_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) 
   return 1;
 }
 
+/* r, or a's NaN quieted when a is a NaN (x86's rule for two NaN operands,
+ * with a the first source), as a select the vectoriser can use. */
+static inline float nan_first(float a, float r) {
+  uint32_t ua, ur;
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ur, &r, sizeof ur);
+  uint32_t m = (uint32_t)0 - (uint32_t)(a != a);
+  ur = ((ua | 0x00400000u) & m) | (ur & ~m);
+  memcpy(&r, &ur, sizeof r);
+  return r;
+}
+
 int hlo_num_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
   float probe;
   if (!hlo_num_binary_f32(op, 1.0f, 1.0f, &probe))
@@ -442,10 +454,14 @@ int hlo_num_binary_f32_block(hlo_opcode op, const float *x, const float *y, floa
    * source's NaN, and hlo_num_binary_f32's scalar code puts x first; a vector
    * loop may put either operand first (the op commutes for the compiler),
    * so x's NaN is carried explicitly, quieted as the hardware does */
+  /* The sum and product are computed whatever a is and then selected:
+   * computed only when a is not NaN, as the scalar code reads, they kept
+   * the loop scalar (the compiler may not speculate a float op that could
+   * trap); with a NaN they are discarded, so the bits are the same. */
   switch (op) {
-  case HLO_OP_ADD: FTZ_LOOP(a != a ? quiet_nan(a) : a + b) return 1;
+  case HLO_OP_ADD: FTZ_LOOP(nan_first(a, a + b)) return 1;
   case HLO_OP_SUBTRACT: FTZ_LOOP(a - b) return 1;
-  case HLO_OP_MULTIPLY: FTZ_LOOP(a != a ? quiet_nan(a) : a * b) return 1;
+  case HLO_OP_MULTIPLY: FTZ_LOOP(nan_first(a, a * b)) return 1;
   case HLO_OP_DIVIDE: FTZ_LOOP(a / b) return 1;
   default: break;
   }
