@@ -418,10 +418,50 @@ int hlo_num_binary_f32(hlo_opcode op, float x, float y, float *out) {
   return 1;
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define EXP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define EXP_CLONES
+#endif
+
+/* hlo_num_exp_f32 over a block.  For |x| <= 86 (after the flush) the scalar
+ * code runs none of its branches: n = nearbyint(x log2 e) lies in
+ * [-125, 125], so scale2 multiplies by 2^n built from bits.  That path is
+ * straight float arithmetic, which a vector loop computes with the same
+ * IEEE operations in the same order (no FMA contraction: -ffp-contract=off
+ * is the project's), so it gives the same bits; any other argument is
+ * replaced by 0 so that every lane converts a small n.  Every other element (NaN, infinity,
+ * the edges of the range) is then recomputed by the scalar function.  The
+ * emulated exp was a fifth of a softmax candidate's time, one element at a
+ * time. */
+EXP_CLONES static void exp_block(const float *x, float *o, int64_t n) {
+  SIMD for (int64_t i = 0; i < n; i++) {
+    float v = hlo_num_ftz_f32(x[i]);
+    v = v >= -86.0f && v <= 86.0f ? v : 0.0f; /* recomputed below */
+    /* nearbyintf in the default rounding mode, which tune never changes:
+     * below 2^22 adding and taking away 1.5 * 2^23 rounds to an integer,
+     * ties to even, and the compiler keeps it (no -ffast-math) */
+    float k = (v * LOG2E + 0x1.8p23f) - 0x1.8p23f;
+    float r = (v - k * LN2_HI) - k * LN2_LO;
+    union {
+      uint32_t u;
+      float f;
+    } two = {.u = (uint32_t)((int32_t)k + 127) << 23};
+    o[i] = hlo_num_ftz_f32(exp_poly(r) * two.f);
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (!(fabsf(hlo_num_ftz_f32(x[i])) <= 86.0f))
+      o[i] = hlo_num_exp_f32(x[i]);
+}
+
 int hlo_num_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) {
   float probe;
   if (!hlo_num_unary_f32(op, 0.0f, &probe))
     return 0;
+  if (op == HLO_OP_EXP) { /* hlo_num_unary_f32's exp is hlo_num_exp_f32, whose flushes cover its own */
+    exp_block(x, o, n);
+    return 1;
+  }
   for (int64_t i = 0; i < n; i++)
     hlo_num_unary_f32(op, x[i], &o[i]);
   return 1;
