@@ -218,29 +218,36 @@ static void binary_block_matches_scalar(void **state) {
   assert_int_equal(fbits(r), 0xFFC00000);
 }
 
-/* hlo_num_unary_f32_block's exp is hlo_num_exp_f32 element by element: the
- * vector path for |x| <= 86 and the scalar recomputation of the rest meet
- * at the edges, and NaN, infinities and subnormals go the scalar way.  One
- * f32 in every 4,096 of all 2^32 bit patterns, plus both sides of each
- * edge.  (An exhaustive run over all 2^32 found no difference either.) */
-static void exp_block_matches_scalar(void **state) {
+/* hlo_num_unary_f32_block's exp, logistic and log are hlo_num_unary_f32
+ * element by element: the vector path and the scalar recomputation of the
+ * arguments outside its domain meet at the edges, and NaN, infinities,
+ * zeros, negatives and subnormals go the scalar way.  One f32 in every
+ * 4,096 of all 2^32 bit patterns, plus both sides of each edge.  (An
+ * exhaustive run over all 2^32 found no difference either.) */
+static void transcendental_blocks_match_scalar(void **state) {
   (void)state;
   enum { N = 1 << 20 };
   float *x = malloc(N * sizeof *x), *o = malloc(N * sizeof *o);
   assert_non_null(x);
   assert_non_null(o);
   const float edge[] = {86.0f, -86.0f, 87.3365478515625f, -87.3365478515625f, 88.72283935546875f,
-                        -88.72283935546875f, 0x1p-126f, -0x1p-126f};
+                        -88.72283935546875f, 0x1p-126f, -0x1p-126f, 0x1.fffffep127f, 0.70710678f, 1.0f};
   int n = 0;
   for (int e = 0; e < (int)(sizeof edge / sizeof edge[0]); e++)
     for (int d = -64; d < 64; d++)
       x[n++] = bitsf(fbits(edge[e]) + (uint32_t)d);
   for (uint64_t u = 0; u < (1ull << 32) && n < N; u += 4096)
     x[n++] = bitsf((uint32_t)u + (uint32_t)(u >> 12) % 4096);
-  assert_int_equal(hlo_num_unary_f32_block(HLO_OP_EXP, x, o, n), 1);
-  for (int i = 0; i < n; i++)
-    if (fbits(o[i]) != fbits(hlo_num_exp_f32(x[i])))
-      fail_msg("exp(0x%08x): block 0x%08x, scalar 0x%08x", fbits(x[i]), fbits(o[i]), fbits(hlo_num_exp_f32(x[i])));
+  const hlo_opcode ops[] = {HLO_OP_EXP, HLO_OP_LOGISTIC, HLO_OP_LOG};
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(hlo_num_unary_f32_block(ops[k], x, o, n), 1);
+    for (int i = 0; i < n; i++) {
+      float want;
+      assert_int_equal(hlo_num_unary_f32(ops[k], x[i], &want), 1);
+      if (fbits(o[i]) != fbits(want))
+        fail_msg("op %d on 0x%08x: block 0x%08x, scalar 0x%08x", (int)ops[k], fbits(x[i]), fbits(o[i]), fbits(want));
+    }
+  }
   free(x);
   free(o);
 }
@@ -252,7 +259,7 @@ int main(void) {
       cmocka_unit_test(dot_passes),
       cmocka_unit_test(f16_bf16_rounding_blocks),
       cmocka_unit_test(binary_block_matches_scalar),
-      cmocka_unit_test(exp_block_matches_scalar),
+      cmocka_unit_test(transcendental_blocks_match_scalar),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
