@@ -186,6 +186,26 @@ float hlo_num_tanh_f32(float x) {
 
 /* ---- log family -------------------------------------------------------- */
 
+/* log(m 2^e) for m in [sqrt(1/2), sqrt(2)): straight float arithmetic,
+ * shared by hlo_num_log_f32 and its vector block (log_block). */
+static inline float log_reduced(float m, int32_t e) {
+  /* log(m) = 2 atanh(s), s = f / (2 + f), |s| <= 0.1716 */
+  float f = m - 1.0f;
+  float s = f / (2.0f + f);
+  float z = s * s;
+  float r = 2.0f / 13.0f;
+  r = 2.0f / 11.0f + z * r;
+  r = 2.0f / 9.0f + z * r;
+  r = 2.0f / 7.0f + z * r;
+  r = 2.0f / 5.0f + z * r;
+  r = 2.0f / 3.0f + z * r;
+  float fe = (float)e;
+  /* f - s*f = 2s exactly in real arithmetic; writing it this way keeps the
+   * large term f exact and moves the rounding into the small correction. */
+  float lg = (f - s * (f - z * r));
+  return fe * LN2_HI + (fe * LN2_LO + lg);
+}
+
 float hlo_num_log_f32(float x) {
   x = hlo_num_ftz_f32(x);
   if (isnan(x) || x < 0.0f)
@@ -207,21 +227,7 @@ float hlo_num_log_f32(float x) {
     m *= 2.0f;
     e -= 1;
   }
-  /* log(m) = 2 atanh(s), s = f / (2 + f), |s| <= 0.1716 */
-  float f = m - 1.0f;
-  float s = f / (2.0f + f);
-  float z = s * s;
-  float r = 2.0f / 13.0f;
-  r = 2.0f / 11.0f + z * r;
-  r = 2.0f / 9.0f + z * r;
-  r = 2.0f / 7.0f + z * r;
-  r = 2.0f / 5.0f + z * r;
-  r = 2.0f / 3.0f + z * r;
-  float fe = (float)e;
-  /* f - s*f = 2s exactly in real arithmetic; writing it this way keeps the
-   * large term f exact and moves the rounding into the small correction. */
-  float lg = (f - s * (f - z * r)) ;
-  return fe * LN2_HI + (fe * LN2_LO + lg);
+  return log_reduced(m, e);
 }
 
 float hlo_num_log1p_f32(float x) {
@@ -504,18 +510,7 @@ EXP_CLONES static void log_block(const float *x, float *o, int64_t n) {
     int32_t low = m < 0.70710678f;
     m = pick(low, m2, m);
     e -= low;
-    float f = m - 1.0f;
-    float s = f / (2.0f + f);
-    float z = s * s;
-    float r = 2.0f / 13.0f;
-    r = 2.0f / 11.0f + z * r;
-    r = 2.0f / 9.0f + z * r;
-    r = 2.0f / 7.0f + z * r;
-    r = 2.0f / 5.0f + z * r;
-    r = 2.0f / 3.0f + z * r;
-    float fe = (float)e;
-    float lg = (f - s * (f - z * r));
-    o[i] = fe * LN2_HI + (fe * LN2_LO + lg);
+    o[i] = log_reduced(m, e);
   }
   for (int64_t i = 0; i < n; i++)
     if (!log_plain_arg(hlo_num_ftz_f32(x[i])))
