@@ -536,15 +536,7 @@ int hlo_num_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) 
 
 /* r, or a's NaN quieted when a is a NaN (x86's rule for two NaN operands,
  * with a the first source), as a select the vectoriser can use. */
-static inline float nan_first(float a, float r) {
-  uint32_t ua, ur;
-  memcpy(&ua, &a, sizeof ua);
-  memcpy(&ur, &r, sizeof ur);
-  uint32_t m = (uint32_t)0 - (uint32_t)(a != a);
-  ur = ((ua | 0x00400000u) & m) | (ur & ~m);
-  memcpy(&r, &ur, sizeof r);
-  return r;
-}
+static inline float nan_first(float a, float r) { return pick(a != a, quiet_nan(a), r); }
 
 int hlo_num_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
   float probe;
