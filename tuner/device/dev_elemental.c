@@ -1077,7 +1077,7 @@ dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
   }
   for (int i = 0; i < c->ninstrs; i++) {
     const hlo_instr *ins = c->instrs[i];
-    e->kind[i] = f->kinds ? (dev_elem_kind)f->kinds[i] : dev_elem_classify(ins);
+    e->kind[i] = dev_elem_kind_of(f, ins);
     if (e->kind[i] == DEV_EK_OPAQUE)
       e->mat[i] = true;
     else if (e->kind[i] == DEV_EK_GTE)
