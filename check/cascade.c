@@ -15,7 +15,7 @@ static bool moves_data(hlo_opcode op) {
   case HLO_OP_BROADCAST: case HLO_OP_SLICE: case HLO_OP_REVERSE: case HLO_OP_DYNAMIC_SLICE:
   case HLO_OP_GATHER: case HLO_OP_GET_TUPLE_ELEMENT: case HLO_OP_ALL_GATHER:
   case HLO_OP_ALL_TO_ALL: case HLO_OP_COLLECTIVE_PERMUTE: case HLO_OP_COLLECTIVE_BROADCAST:
-  case HLO_OP_OPT_BARRIER:
+  case HLO_OP_RAGGED_ALL_TO_ALL: case HLO_OP_OPT_BARRIER:
     return true;
   default:
     return false;

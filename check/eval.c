@@ -156,7 +156,8 @@ chk_op_fn *chk_op_lookup(hlo_opcode op) {
 
 static bool is_collective(hlo_opcode op) {
   return op == HLO_OP_ALL_GATHER || op == HLO_OP_ALL_REDUCE || op == HLO_OP_REDUCE_SCATTER ||
-         op == HLO_OP_ALL_TO_ALL || op == HLO_OP_COLLECTIVE_PERMUTE || op == HLO_OP_COLLECTIVE_BROADCAST;
+         op == HLO_OP_ALL_TO_ALL || op == HLO_OP_COLLECTIVE_PERMUTE || op == HLO_OP_COLLECTIVE_BROADCAST ||
+         op == HLO_OP_RAGGED_ALL_TO_ALL;
 }
 
 /* Ops the driver evaluates itself. */

@@ -454,6 +454,87 @@ static int collective_broadcast(chk_eval *ev, const hlo_instr *ins, int nrep, hl
   return 0;
 }
 
+/* Offsets and sizes of ragged-all-to-all are clamped to +-2^62 so that sums
+ * of an offset and a size (or a row count) cannot overflow int64. */
+#define RAGGED_BIG ((int64_t)1 << 62)
+
+static int64_t ragged_meta(const hlo_value *m, int64_t i) {
+  int64_t v = hlo_value_get_i64(m, i);
+  return v > RAGGED_BIG ? RAGGED_BIG : v < -RAGGED_BIG ? -RAGGED_BIG : v;
+}
+
+/* ragged-all-to-all(input, output, input_offsets, send_sizes,
+ * output_offsets, recv_sizes), XLA's RaggedAllToAll.  Rows are slices
+ * along dimension 0.  The four metadata arrays hold size * U entries for a
+ * group of `size`: entry j * U + u of a sender describes its u-th update
+ * to the member at position j, which copies the sender's input rows
+ * [input_offsets, + send_sizes) to rows [output_offsets, + send_sizes) of
+ * that member's result.  A result starts as its replica's own output
+ * operand, and rows no update writes keep those values.  recv_sizes is
+ * the receiver's account of the same sizes and moves no data.
+ *
+ * What XLA leaves undefined is defined here, the same way on the device
+ * (dev_collective.c), so that any input evaluates: a negative size sends
+ * nothing; of an update's rows only those inside both the sender's input
+ * and the receiver's output are copied; and where updates overlap, the
+ * later one wins, in the order of the senders' positions, then u. */
+static int ragged_all_to_all(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *const *ops,
+                             hlo_value **outs) {
+  enum { IN, OUT, IN_OFF, SEND, OUT_OFF };
+  int n = ins->noperands;
+  if (n != 6) {
+    chk_fail(ev, ins, "takes 6 operands (input, output, input_offsets, send_sizes, output_offsets, recv_sizes)");
+    return -1;
+  }
+  for (int r = 0; r < nrep; r++) {
+    const int64_t *mem;
+    int size;
+    int pos = group_of(ev, ins, nrep, r, &mem, &size);
+    if (pos < 0)
+      return -1;
+    const hlo_value *own = ops[r * n + OUT];
+    int64_t nmeta = ops[r * n + IN_OFF]->count;
+    if (own->rank < 1 || nmeta % size != 0) {
+      chk_fail(ev, ins, "needs arrays of rank >= 1 and metadata of a multiple of the group size %d entries", size);
+      return -1;
+    }
+    int64_t per = nmeta / size, rows_out = own->dims[0];
+    for (int j = 0; j < size; j++) {
+      const hlo_value *in = ops[member(mem, j) * n + IN];
+      if (in->type != own->type || in->rank != own->rank ||
+          (in->dims[0] ? in->count / in->dims[0] : 0) != (rows_out ? own->count / rows_out : 0)) {
+        chk_fail(ev, ins, "input and output must agree in type and in every dimension but the first");
+        return -1;
+      }
+    }
+    int64_t row_bytes = rows_out ? (int64_t)own->count / rows_out * (int64_t)own->elem_size : 0;
+    hlo_value *res = hlo_value_clone(own);
+    if (!res) {
+      chk_fail(ev, ins, "out of memory");
+      return -1;
+    }
+    for (int j = 0; j < size; j++) {
+      hlo_value *const *s = &ops[member(mem, j) * n];
+      int64_t rows_in = s[IN]->dims[0];
+      for (int64_t u = 0; u < per; u++) {
+        int64_t e = (int64_t)pos * per + u;
+        int64_t from = ragged_meta(s[IN_OFF], e), cnt = ragged_meta(s[SEND], e), to = ragged_meta(s[OUT_OFF], e);
+        /* rows i of the update with 0 <= from + i < rows_in and 0 <= to + i < rows_out */
+        int64_t lo = 0, hi = cnt;
+        lo = -from > lo ? -from : lo;
+        lo = -to > lo ? -to : lo;
+        hi = rows_in - from < hi ? rows_in - from : hi;
+        hi = rows_out - to < hi ? rows_out - to : hi;
+        if (lo < hi)
+          memcpy((char *)res->data + (to + lo) * row_bytes, (const char *)s[IN]->data + (from + lo) * row_bytes,
+                 (size_t)((hi - lo) * row_bytes));
+      }
+    }
+    outs[r] = res;
+  }
+  return 0;
+}
+
 int chk_op_collective(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *const *ops, hlo_value **outs) {
   int rc;
   if ((ins->op == HLO_OP_ALL_REDUCE || ins->op == HLO_OP_REDUCE_SCATTER) && !ins->attrs.calls.to_apply) {
@@ -478,6 +559,9 @@ int chk_op_collective(chk_eval *ev, const hlo_instr *ins, int nrep, hlo_value *c
     break;
   case HLO_OP_COLLECTIVE_BROADCAST:
     rc = collective_broadcast(ev, ins, nrep, ops, outs);
+    break;
+  case HLO_OP_RAGGED_ALL_TO_ALL:
+    rc = ragged_all_to_all(ev, ins, nrep, ops, outs);
     break;
   default:
     chk_fail(ev, ins, "not a collective");

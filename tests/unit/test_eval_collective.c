@@ -220,6 +220,47 @@ static void one_result_per_group(void **state) {
   }
 }
 
+/* ragged-all-to-all, the case test_dev_collective works by hand (its
+ * comment derives every row): replicas 2, 0, 1 in that group order with two
+ * updates per member, and replica 3 alone in a group of one that sends
+ * nothing.  Replica q's input row i is (100q + 10i, 100q + 10i + 1), its
+ * output operand's row i the negation of that minus one.  Clipped,
+ * negative-size and overlapping updates included. */
+static void ragged_all_to_all_rows(void **state) {
+  (void)state;
+  const char *t =
+      "ENTRY e {\n" RID " ids = s32[] convert(id)\n h = f32[] constant(100)\n fh = f32[] multiply(f, h)\n"
+      " t = f32[] constant(10)\n one = f32[] constant(1)\n z = s32[] constant(0)\n"
+      " xi = f32[4,2] iota(), iota_dimension=0\n xc = f32[4,2] iota(), iota_dimension=1\n"
+      " t4 = f32[4,2] broadcast(t), dimensions={}\n a4 = f32[4,2] multiply(xi, t4)\n b4 = f32[4,2] add(a4, xc)\n"
+      " q4 = f32[4,2] broadcast(fh), dimensions={}\n x = f32[4,2] add(b4, q4)\n"
+      " oi = f32[5,2] iota(), iota_dimension=0\n oc = f32[5,2] iota(), iota_dimension=1\n"
+      " t5 = f32[5,2] broadcast(t), dimensions={}\n a5 = f32[5,2] multiply(oi, t5)\n b5 = f32[5,2] add(a5, oc)\n"
+      " q5 = f32[5,2] broadcast(fh), dimensions={}\n c5 = f32[5,2] add(b5, q5)\n n5 = f32[5,2] negate(c5)\n"
+      " one5 = f32[5,2] broadcast(one), dimensions={}\n o = f32[5,2] subtract(n5, one5)\n"
+      " tio = s32[4,6] constant({{0,0,1,0,0,0},{1,0,-1,2,0,0},{0,0,0,3,0,0},{0,0,0,0,0,0}})\n"
+      " tss = s32[4,6] constant({{0,0,1,-3,0,0},{2,0,2,1,0,0},{0,0,2,5,5,1},{0,0,0,0,0,0}})\n"
+      " too = s32[4,6] constant({{0,0,1,0,0,0},{-1,0,2,0,0,0},{0,0,0,4,0,2},{0,0,0,0,0,0}})\n"
+      " dio = s32[1,6] dynamic-slice(tio, ids, z), dynamic_slice_sizes={1,6}\n io = s32[6] reshape(dio)\n"
+      " dss = s32[1,6] dynamic-slice(tss, ids, z), dynamic_slice_sizes={1,6}\n ss = s32[6] reshape(dss)\n"
+      " doo = s32[1,6] dynamic-slice(too, ids, z), dynamic_slice_sizes={1,6}\n oo = s32[6] reshape(doo)\n"
+      " rs = s32[6] broadcast(z), dimensions={}\n"
+      " ROOT ra = f32[5,2] ragged-all-to-all(x, o, io, ss, oo, rs), replica_groups={{2,0,1},{3}}\n}\n";
+  float got[NREP][16];
+  int64_t n;
+  hlo_error err;
+  if (run(t, got, &n, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(n, 10);
+  const float want[] = {
+      120, 121, 10, 11, -21, -22, 100, 101, 230, 231,           /* x1[2] x0[1] o0[2] x1[0] x2[3] */
+      200, 201, 210, 211, 200, 201, 230, 231, -141, -142,       /* x2[0] x2[1] x2[0] x2[3] o1[4] */
+      120, 121, -211, -212, -221, -222, -231, -232, -241, -242, /* x1[2] o2[1..4] */
+      -301, -302, -311, -312, -321, -322, -331, -332, -341, -342, /* o3 */
+  };
+  expect_rows(got, 10, want);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(all_reduce_all_replicas),
@@ -230,7 +271,7 @@ int main(void) {
       cmocka_unit_test(all_to_all_dim0),
       cmocka_unit_test(collective_permute_shift), cmocka_unit_test(collective_broadcast_from_first_member),
       cmocka_unit_test(group_outside_replicas_is_an_error),
-      cmocka_unit_test(one_result_per_group),
+      cmocka_unit_test(one_result_per_group),       cmocka_unit_test(ragged_all_to_all_rows),
   };
   return cmocka_run_group_tests_name("eval_collective", tests, NULL, NULL);
 }

@@ -773,6 +773,35 @@ static void test_collectives(void **state) {
                6, 3, "cp: the result is f32[4] but the operands and attributes give f32[2]");
 }
 
+/* ragged-all-to-all(input, output, input_offsets, send_sizes,
+ * output_offsets, recv_sizes), per XLA's RaggedAllToAll: the result is the
+ * output's shape; input and output differ at most in dimension 0; the
+ * metadata are rank-1 s32/s64 arrays of one length that a group divides. */
+#define RAGGED(in, out, meta5, res)                                                              \
+  "HloModule m\nENTRY e {\n  x = " in " parameter(0)\n  o = " out " parameter(1)\n"              \
+  "  io = s32[4] parameter(2)\n  ss = s32[4] parameter(3)\n  oo = s64[4] parameter(4)\n"          \
+  "  rs = " meta5 " parameter(5)\n"                                                               \
+  "  ROOT ra = " res " ragged-all-to-all(x, o, io, ss, oo, rs), replica_groups={{0,1}}\n}\n"
+
+static void test_ragged_all_to_all(void **state) {
+  (void)state;
+  expect_valid(RAGGED("f32[3,2]", "f32[5,2]", "s32[4]", "f32[5,2]"));
+  /* line 9, the name at column 8 after "  ROOT " */
+  expect_error(RAGGED("f32[3,2]", "f32[5,2]", "s32[4]", "f32[3,2]"), 9, 8,
+               "ra: the result is f32[3,2] but the operands and attributes give f32[5,2]");
+  expect_error(RAGGED("f32[3,3]", "f32[5,2]", "s32[4]", "f32[5,2]"), 9, 8,
+               "ra: input f32[3,3] and output f32[5,2] must have one element type");
+  expect_error(RAGGED("f32[3,2]", "f32[5,2]", "f32[4]", "f32[5,2]"), 9, 8,
+               "operands 2 to 5 must be rank-1 s32 or s64 arrays of one length, operand 5 is f32[4]");
+  expect_error(RAGGED("f32[3,2]", "f32[5,2]", "s32[3]", "f32[5,2]"), 9, 8,
+               "operand 5 is s32[3]");
+  /* 3 entries cannot give two members the same number of updates */
+  expect_error("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  o = f32[5] parameter(1)\n"
+               "  io = s32[3] parameter(2)\n  ss = s32[3] parameter(3)\n  oo = s32[3] parameter(4)\n"
+               "  ROOT ra = f32[5] ragged-all-to-all(x, o, io, ss, oo, oo), replica_groups={{0,1}}\n}\n",
+               8, 8, "ra: 3 metadata entries do not divide among groups of 2");
+}
+
 static void test_constant(void **state) {
   (void)state;
   expect_valid(MOD(FILL1, FILL2, "q3 = pred[] constant(true)", "c = f32[3] constant({1, 2, 3})",
@@ -869,6 +898,7 @@ int main(void) {
       cmocka_unit_test(test_fusion_and_call),
       cmocka_unit_test(test_map),
       cmocka_unit_test(test_collectives),
+      cmocka_unit_test(test_ragged_all_to_all),
       cmocka_unit_test(test_constant),
       cmocka_unit_test(test_no_rule_accepted),
       cmocka_unit_test(test_window_out_size),

@@ -1190,6 +1190,39 @@ static int all_to_all_rule(const ctx *c, hlo_shape *out) {
   return same_as_operands(c, out);
 }
 
+/* ragged-all-to-all(input, output, input_offsets, send_sizes,
+ * output_offsets, recv_sizes): the result is the output buffer's shape.
+ * Input and output share the element type and every dimension but the
+ * first (rows are slices along it); the four metadata operands are rank-1
+ * s32 or s64 arrays of one length, which holds the same number of updates
+ * for every member of a group. */
+static int ragged_all_to_all_rule(const ctx *c, hlo_shape *out) {
+  char a[SHAPE_TEXT], b[SHAPE_TEXT];
+  if (need_operands(c, 6) < 0 || need_arrays(c) < 0)
+    return -1;
+  const hlo_shape *in = opnd(c, 0), *o = opnd(c, 1);
+  bool ok = in->type == o->type && in->rank == o->rank && in->rank >= 1;
+  for (int k = 1; ok && k < in->rank; k++)
+    ok = size_eq(in->dims[k], o->dims[k]);
+  if (!ok)
+    return fail(c, "input %s and output %s must have one element type, rank >= 1 and the same dimensions "
+                   "but the first", fmt_shape(in, a), fmt_shape(o, b));
+  const hlo_shape *m0 = opnd(c, 2);
+  for (int i = 2; i < 6; i++) {
+    const hlo_shape *m = opnd(c, i);
+    if (m->rank != 1 || (m->type != HLO_S32 && m->type != HLO_S64) || !size_eq(m->dims[0], m0->dims[0]))
+      return fail(c, "operands 2 to 5 must be rank-1 s32 or s64 arrays of one length, operand %d is %s", i,
+                  fmt_shape(m, a));
+  }
+  int64_t g = group_size(c);
+  if (g > 0 && m0->dims[0] >= 0 && m0->dims[0] % g != 0)
+    return fail(c, "%lld metadata entries do not divide among groups of %lld", (long long)m0->dims[0],
+                (long long)g);
+  *out = *o;
+  out->layout = NULL;
+  return 1;
+}
+
 static int constant_rule(const ctx *c) {
   const hlo_literal *lit = c->in->literal;
   const hlo_shape *r = result(c);
@@ -1312,6 +1345,8 @@ int hlo_infer_shape(const hlo_instr *in, hlo_arena *scratch, hlo_shape *out, hlo
     return all_to_all_rule(&c, out);
   case HLO_OP_COLLECTIVE_BROADCAST:
     return same_as_operands(&c, out);
+  case HLO_OP_RAGGED_ALL_TO_ALL:
+    return ragged_all_to_all_rule(&c, out);
   case HLO_OP_COLLECTIVE_PERMUTE:
     /* The combined form with buffers and offsets has 4 operands: no rule. */
     return in->noperands == 1 ? same_as_operands(&c, out) : 0;
