@@ -36,6 +36,14 @@ for f in all_gather_implied reduce_scatter_implied; do
   expect_grep "^fusion main (collective) from .*: verified$" "$TMPD/out" "$f is verified"
   expect_grep "verdicts  match=6" "$TMPD/out" "$f: every candidate matches"
 done
+# ragged-all-to-all with metadata from the input profile (negative, out of
+# range and overlapping updates among them): the device's own rows against
+# the reference's, over three replicas and three seeds.
+for s in 0 1 2; do
+  expect_status 0 "ragged-all-to-all, seed $s" "$TUNE" --check "$D/ragged_all_to_all.hlo" --budget 6 --seed $s
+  expect_grep "^fusion main (collective) from .*: verified$" "$TMPD/out" "ragged-all-to-all is verified (seed $s)"
+  expect_grep "verdicts  match=6" "$TMPD/out" "ragged-all-to-all: every candidate matches (seed $s)"
+done
 # A collective inside a while body counts too: the whole module runs on the
 # three replicas its group names, so the unit gets its graph inputs.
 expect_status 0 "a collective in a loop body" "$TUNE" --check "$D/collective_in_loop.hlo" --budget 6

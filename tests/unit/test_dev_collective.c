@@ -6,8 +6,8 @@
  * collective-permute (zeros where no pair targets a replica),
  * collective-broadcast (StableHLO's collective_broadcast: every member
  * gets the group's first member's operands, a replica in no group zeros),
- * the errors a bad replica group gets, and a form the device leaves to the
- * host.  Every
+ * ragged-all-to-all (clipped, negative and overlapping updates), and the
+ * errors a bad replica group gets.  Every
  * case runs with a config whose tile cuts the result into several tiles
  * and with none (one tile): both must give the same values. */
 #include <setjmp.h>
@@ -321,23 +321,95 @@ static void collective_broadcast_from_first_member(void **state) {
                2, "names replica 7 but only 2 replicas run");
 }
 
-/* ragged-all-to-all has no lowering here: the caller is told so. */
-static void ragged_all_to_all_is_not_lowered(void **state) {
-  (void)state;
-  hlo_module *m = parse("HloModule m, replica_count=2\nENTRY e {\n  p = f32[2] parameter(0)\n"
-                        "  o = f32[2] parameter(1)\n  io = s64[2] parameter(2)\n  ss = s64[2] parameter(3)\n"
-                        "  oo = s64[2] parameter(4)\n  rs = s64[2] parameter(5)\n"
-                        "  ROOT ra = f32[2] ragged-all-to-all(p, o, io, ss, oo, rs), replica_groups={{0,1}}\n}\n");
-  assert_false(dev_collective_lowers(m->entry->root));
-  int64_t d[1] = {2};
-  const float x[2] = {1, 2};
-  hlo_value *ops[12], *outs[2];
-  for (int i = 0; i < 12; i++)
-    ops[i] = f32s(1, d, x);
-  char why[256];
-  assert_int_equal(run(m, 2, ops, NULL, outs, why, sizeof why), DEV_WHOLE_UNSUPPORTED);
-  unref_all(ops, 12);
+/* The ragged-all-to-all case worked by hand (also in test_eval_collective):
+ * replicas 2, 0, 1 in that group order, two updates per member, rows of
+ * `cols` values.  Replica q's input row i holds 100q + 10i + c and its
+ * output operand row i holds -(100q + 10i + c) - 1 (c the column; rank 1
+ * is column 0 alone).  Metadata per sender, entries e = 2j + u for the
+ * member at position j (replica 2, 0, 1 for j = 0, 1, 2):
+ *   sender 0: in_off {0,0, 1,0, 0,0} size {0,0, 1,-3, 0,0} out_off {0,0, 1,0, 0,0}
+ *   sender 1: in_off {1,0, -1,2, 0,0} size {2,0, 2,1, 0,0} out_off {-1,0, 2,0, 0,0}
+ *   sender 2: in_off {0,0, 0,3, 0,0} size {0,0, 2,5, 5,1} out_off {0,0, 0,4, 0,2}
+ * Replica 0 (position 1) reads entries 2 and 3 of every sender:
+ *   sender 2 (position 0): rows 0,1 <- x2 rows 0,1; then row 4 <- x2 row 3
+ *     (5 rows from input row 3 to output row 4: only one fits both);
+ *   sender 0 (position 1): row 1 <- x0 row 1 (later sender: overwrites);
+ *     size -3 sends nothing;
+ *   sender 1 (position 2): rows from input row -1: the first falls outside,
+ *     the second puts x1 row 0 at row 3; then row 0 <- x1 row 2 (overwrites).
+ *   => rows {x1[2], x0[1], o0[2], x1[0], x2[3]}.
+ * Replica 1 (position 2), entries 4 and 5: sender 2 sends 5 rows from 0 to
+ *   0, of which 4 exist, then its row 0 again to row 2 (the later update
+ *   wins) => {x2[0], x2[1], x2[0], x2[3], o1[4]}: rows 1 and 2 come from
+ *   one replica but not from consecutive rows.
+ * Replica 2 (position 0), entries 0 and 1: sender 1 sends 2 rows from 1 to
+ *   -1; only the second lands: row 0 <- x1 row 2 => {x1[2], o2[1..4]}. */
+static const int32_t ragged_meta[3][3][6] = {
+    /* in_off, size, out_off of sender 0, 1, 2 */
+    {{0, 0, 1, 0, 0, 0}, {0, 0, 1, -3, 0, 0}, {0, 0, 1, 0, 0, 0}},
+    {{1, 0, -1, 2, 0, 0}, {2, 0, 2, 1, 0, 0}, {-1, 0, 2, 0, 0, 0}},
+    {{0, 0, 0, 3, 0, 0}, {0, 0, 2, 5, 5, 1}, {0, 0, 0, 4, 0, 2}},
+};
+
+static float ragged_x(int q, int i, int c) { return (float)(100 * q + 10 * i + c); }
+static float ragged_o(int q, int i, int c) { return -(float)(100 * q + 10 * i + c) - 1; }
+
+static void ragged_case(int cols) {
+  char text[600];
+  char row[8] = "";
+  if (cols > 1)
+    snprintf(row, sizeof row, ",%d", cols);
+  snprintf(text, sizeof text,
+           "HloModule m, replica_count=3\nENTRY e {\n  x = f32[4%s] parameter(0)\n  o = f32[5%s] parameter(1)\n"
+           "  io = s32[6] parameter(2)\n  ss = s32[6] parameter(3)\n  oo = s32[6] parameter(4)\n"
+           "  rs = s32[6] parameter(5)\n"
+           "  ROOT ra = f32[5%s] ragged-all-to-all(x, o, io, ss, oo, rs), replica_groups={{2,0,1}}\n}\n",
+           row, row, row);
+  hlo_module *m = parse(text);
+  assert_true(dev_collective_lowers(m->entry->root));
+  hlo_value *ops[18];
+  int64_t dx[2] = {4, cols}, dout[2] = {5, cols}, dm[1] = {6};
+  int rank = cols > 1 ? 2 : 1;
+  for (int q = 0; q < 3; q++) {
+    float x[4 * 2], o[5 * 2];
+    for (int i = 0; i < 5; i++)
+      for (int c = 0; c < cols; c++) {
+        if (i < 4)
+          x[i * cols + c] = ragged_x(q, i, c);
+        o[i * cols + c] = ragged_o(q, i, c);
+      }
+    ops[6 * q] = f32s(rank, dx, x);
+    ops[6 * q + 1] = f32s(rank, dout, o);
+    for (int k = 0; k < 4; k++) {
+      ops[6 * q + 2 + k] = hlo_value_array(HLO_S32, 1, dm);
+      assert_non_null(ops[6 * q + 2 + k]);
+      if (k < 3)
+        memcpy(ops[6 * q + 2 + k]->data, ragged_meta[q][k], sizeof ragged_meta[q][k]);
+    }
+  }
+  /* rows[r][i]: {source replica, its row}, -1 for the replica's own output */
+  const int src[3][5][2] = {
+      {{1, 2}, {0, 1}, {-1, 2}, {1, 0}, {2, 3}},
+      {{2, 0}, {2, 1}, {2, 0}, {2, 3}, {-1, 4}},
+      {{1, 2}, {-1, 1}, {-1, 2}, {-1, 3}, {-1, 4}},
+  };
+  float want[3][10];
+  for (int r = 0; r < 3; r++)
+    for (int i = 0; i < 5; i++)
+      for (int c = 0; c < cols; c++)
+        want[r][i * cols + c] = src[r][i][0] < 0 ? ragged_o(r, i, c) : ragged_x(src[r][i][0], src[r][i][1], c);
+  const float *w[3] = {want[0], want[1], want[2]};
+  expect(m, 3, ops, 0, w, 5 * cols);
+  unref_all(ops, 18);
   hlo_module_free(m);
+}
+
+/* ragged-all-to-all: rows of two values, and rank 1, where a run along the
+ * last dimension crosses rows and must stop where its source changes. */
+static void ragged_all_to_all_by_hand(void **state) {
+  (void)state;
+  ragged_case(2);
+  ragged_case(1);
 }
 
 int main(void) {
@@ -347,7 +419,7 @@ int main(void) {
       cmocka_unit_test(reduce_scatter_keeps_each_slab), cmocka_unit_test(all_to_all_array_form),
       cmocka_unit_test(all_to_all_tuple_form),          cmocka_unit_test(collective_permute_moves_and_zeroes),
       cmocka_unit_test(bad_groups_are_errors),          cmocka_unit_test(collective_broadcast_from_first_member),
-      cmocka_unit_test(ragged_all_to_all_is_not_lowered),
+      cmocka_unit_test(ragged_all_to_all_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,18 @@
  *                    ignored (its transfer has no end to run on);
  *   collective-broadcast  every member receives the operand of the
  *                    group's first member (StableHLO's collective_broadcast),
- *                    a replica in no group zeros.
+ *                    a replica in no group zeros;
+ *   ragged-all-to-all  (input, output, input_offsets, send_sizes,
+ *                    output_offsets, recv_sizes): entry j*U + u of a
+ *                    sender's metadata (U = entries / size) copies its
+ *                    input rows [input_offsets, + send_sizes) along
+ *                    dimension 0 to rows [output_offsets, + send_sizes) of
+ *                    member j's result, which otherwise holds member j's
+ *                    own output operand.  What XLA leaves undefined is
+ *                    defined as the reference does (eval_collective.c): a
+ *                    negative size sends nothing, only rows inside both
+ *                    arrays are copied, and of overlapping updates the last
+ *                    in (sender position, u) order wins.
  * Several operands (or one tuple) are independent arrays, one result each.
  */
 #include "dev_collective.h"
@@ -104,6 +115,10 @@ typedef struct coll {
   int d;                    /* the dimension `dimensions` names, or -1 */
   hlo_opcode red;           /* simple reducer, or HLO_OP_INVALID */
   dev_lane *lane;           /* else the reducer's lane program */
+  const int64_t *rows;      /* ragged-all-to-all: per result row of the
+                               replica being built, the replica whose input
+                               row rows[2i + 1] it holds, or -1 (its own
+                               output operand's row) */
 } coll;
 
 __attribute__((format(printf, 2, 3))) static int fail(const coll *c, const char *fmt, ...) {
@@ -190,6 +205,30 @@ static void reduce_run(const coll *c, const group *g, int k, int64_t i, int64_t 
     dev_slot_to_host(t, acc[l], dst, l);
 }
 
+/* ragged-all-to-all: elements o .. o + n - 1 along the last dimension of
+ * replica self's result, into dst; the run stops where its source changes
+ * (rank 1, where the last dimension is the row dimension).  Returns how
+ * many it wrote. */
+static int64_t ragged_run(const coll *c, int self, const int64_t *o, int64_t n, void *dst) {
+  enum { IN, OUT };
+  const int64_t *m = &c->rows[2 * o[0]];
+  const hlo_value *from = m[0] < 0 ? leaf(c, self, OUT) : leaf(c, (int)m[0], IN);
+  int r = from->rank;
+  int64_t at[HLO_MAX_RANK];
+  memcpy(at, o, sizeof at[0] * (size_t)r);
+  if (m[0] >= 0)
+    at[0] = m[1];
+  if (r == 1) {
+    int64_t run = 1;
+    while (run < n && m[2 * run] == m[0] && (m[0] < 0 || m[2 * run + 1] == m[1] + run))
+      run++;
+    n = run;
+  }
+  memcpy(dst, (const char *)from->data + (size_t)flat(r, from->dims, at) * from->elem_size,
+         (size_t)n * from->elem_size);
+  return n;
+}
+
 /* Elements o .. o + n - 1 along the last dimension of result array k, for
  * the replica at position pos of group g (src: a permute's source
  * replica, or -1), into dst.  Returns how many it wrote (at least 1): a
@@ -197,6 +236,8 @@ static void reduce_run(const coll *c, const group *g, int k, int64_t i, int64_t 
  * last dimension). */
 static int64_t run_at(const coll *c, const group *g, int pos, int src, int k, const int64_t *o, int64_t n,
                       dev_slot *acc, void *dst) {
+  if (c->ins->op == HLO_OP_RAGGED_ALL_TO_ALL)
+    return ragged_run(c, g->m[pos], o, n, dst);
   const hlo_value *x = leaf(c, g->size ? g->m[0] : 0, k);
   int r = x->rank, d = c->d, last = r - 1;
   int64_t at[HLO_MAX_RANK];
@@ -375,6 +416,77 @@ static int broadcast_source(const coll *c, int r) {
   return rg->ngroups == 0 ? 0 : -1;
 }
 
+/* ragged-all-to-all's metadata entry e of replica q's operand k, clamped
+ * to +-2^62 so that an offset plus a size or a row count cannot overflow. */
+static int64_t ragged_meta(const coll *c, int q, int k, int64_t e) {
+  const int64_t big = (int64_t)1 << 62;
+  int64_t v = hlo_value_get_i64(leaf(c, q, k), e);
+  return v > big ? big : v < -big ? -big : v;
+}
+
+/* ragged-all-to-all: the result of the replica at position pos of g.  The
+ * row map is filled walking the updates from the last to the first, so
+ * that a row keeps the first writer met, which is the last in the order the
+ * semantics name; rows no update writes keep the replica's own output.
+ * NULL after fail. */
+static hlo_value *ragged_result(const coll *c, const group *g, int pos) {
+  enum { IN, OUT, IN_OFF, SEND, OUT_OFF };
+  int self = g->m[pos];
+  const hlo_value *own = leaf(c, self, OUT);
+  int64_t nmeta = leaf(c, self, IN_OFF)->count;
+  if (own->rank < 1 || nmeta % g->size != 0 || !hlo_value_matches(own, &c->ins->shape)) {
+    fail(c, "needs an output of the result's shape, rank >= 1, and metadata of a multiple of the group size %d "
+            "entries", g->size);
+    return NULL;
+  }
+  int64_t per = nmeta / g->size, rows_out = own->dims[0];
+  for (int j = 0; j < g->size; j++) {
+    const hlo_value *in = leaf(c, g->m[j], IN);
+    if (in->type != own->type || in->rank != own->rank ||
+        (in->dims[0] ? in->count / in->dims[0] : 0) != (rows_out ? own->count / rows_out : 0)) {
+      fail(c, "input and output must agree in type and in every dimension but the first");
+      return NULL;
+    }
+  }
+  int64_t *map = malloc((size_t)(rows_out ? rows_out : 1) * 2 * sizeof *map);
+  if (!map) {
+    snprintf(c->ctx->why, c->ctx->why_len, "out of memory"); /* the host's: a tool error (fusion_run.c) */
+    return NULL;
+  }
+  for (int64_t i = 0; i < rows_out; i++)
+    map[2 * i] = -2; /* not yet written */
+  for (int j = g->size - 1; j >= 0; j--) {
+    int q = g->m[j];
+    int64_t rows_in = leaf(c, q, IN)->dims[0];
+    for (int64_t u = per - 1; u >= 0; u--) {
+      int64_t e = (int64_t)pos * per + u;
+      int64_t from = ragged_meta(c, q, IN_OFF, e), cnt = ragged_meta(c, q, SEND, e);
+      int64_t to = ragged_meta(c, q, OUT_OFF, e);
+      for (int64_t i = 0; i < cnt; i++) {
+        if (to + i >= rows_out || from + i >= rows_in)
+          break;
+        if (to + i < 0 || from + i < 0) { /* skip to the first row inside both */
+          int64_t skip = -(to < from ? to : from);
+          i = skip - 1;
+          continue;
+        }
+        if (map[2 * (to + i)] == -2) {
+          map[2 * (to + i)] = q;
+          map[2 * (to + i) + 1] = from + i;
+        }
+      }
+    }
+  }
+  for (int64_t i = 0; i < rows_out; i++)
+    if (map[2 * i] == -2)
+      map[2 * i] = -1;
+  coll rc = *c;
+  rc.rows = map;
+  hlo_value *out = build(&rc, g, pos, -1, 0, &c->ins->shape);
+  free(map);
+  return out;
+}
+
 /* Replica r's result: one array per operand array, wrapped as the
  * instruction's shape says. */
 static hlo_value *result(const coll *c, int r) {
@@ -387,6 +499,8 @@ static hlo_value *result(const coll *c, int r) {
     g.size = 0;
   } else if ((pos = group_of(c, r, &g)) < 0) {
     return NULL;
+  } else if (c->ins->op == HLO_OP_RAGGED_ALL_TO_ALL) {
+    return ragged_result(c, &g, pos);
   }
   bool tuple_form = c->ins->op == HLO_OP_ALL_TO_ALL && c->d < 0;
   if (tuple_form && c->nl != g.size) {
@@ -461,8 +575,8 @@ static int operand_arrays(const hlo_instr *ins, const hlo_shape **leaves) {
 }
 
 bool dev_collective_lowers(const hlo_instr *ins) {
-  if (!dev_collective_op(ins->op) || ins->op == HLO_OP_RAGGED_ALL_TO_ALL ||
-      (ins->op == HLO_OP_COLLECTIVE_PERMUTE && ins->noperands != 1))
+  if (!dev_collective_op(ins->op) || (ins->op == HLO_OP_COLLECTIVE_PERMUTE && ins->noperands != 1) ||
+      (ins->op == HLO_OP_RAGGED_ALL_TO_ALL && ins->noperands != 6))
     return false;
   const hlo_shape *leaves[64];
   int nl = operand_arrays(ins, leaves);

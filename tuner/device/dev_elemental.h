@@ -27,9 +27,8 @@
  * convolution and reduce with a general or variadic reducer are then
  * computed by the device's own lowering, tiled by the config (dev_whole.h),
  * and so are the collectives (dev_collective.h: every replica's values are
- * materialised in lockstep).  The rest (map, calls, complex numbers,
- * collective-broadcast, ragged all-to-all, and forms of the ops above that
- * the device does not lower, e.g. a comparator that is not a lane program,
+ * materialised in lockstep).  The rest (map, calls, complex numbers, and
+ * forms of the ops above that the device does not lower, e.g. a comparator that is not a lane program,
  * a reduce-window with a general reducer) is still handed,
  * as a single-op module, to the host evaluator the fusion carries
  * (dev_fusion.host, dev_host.h), which tune answers with the reference: a

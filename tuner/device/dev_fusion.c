@@ -39,6 +39,7 @@ static int hero_kind(hlo_opcode op, dev_hero_kind *k) {
   case HLO_OP_DYNAMIC_UPDATE_SLICE: *k = DEV_HERO_DYNAMIC_UPDATE_SLICE; return 1;
   case HLO_OP_ALL_GATHER: case HLO_OP_ALL_REDUCE: case HLO_OP_REDUCE_SCATTER:
   case HLO_OP_ALL_TO_ALL: case HLO_OP_COLLECTIVE_PERMUTE: case HLO_OP_COLLECTIVE_BROADCAST:
+  case HLO_OP_RAGGED_ALL_TO_ALL:
     *k = DEV_HERO_COLLECTIVE; return 1;
   default:
     return 0;
