@@ -6,8 +6,8 @@
  * collective-permute (zeros where no pair targets a replica),
  * collective-broadcast (StableHLO's collective_broadcast: every member
  * gets the group's first member's operands, a replica in no group zeros),
- * ragged-all-to-all (clipped, negative and overlapping updates), and the
- * errors a bad replica group gets.  Every
+ * ragged-all-to-all (clipped, negative and overlapping updates), complex
+ * values moved whole, and the errors a bad replica group gets.  Every
  * case runs with a config whose tile cuts the result into several tiles
  * and with none (one tile): both must give the same values. */
 #include <setjmp.h>
@@ -412,6 +412,77 @@ static void ragged_all_to_all_by_hand(void **state) {
   ragged_case(1);
 }
 
+/* Complex values only move: an all-gather of c64 and an all-to-all of c128
+ * carry each (real, imaginary) pair whole; an all-reduce of complex values
+ * is left to the host (the device has no complex arithmetic). */
+static void complex_values_move_whole(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule m, replica_count=2\nENTRY e {\n  p = c64[2] parameter(0)\n"
+                        "  ROOT g = c64[4] all-gather(p), replica_groups={{1,0}}, dimensions={0}\n}\n");
+  assert_true(dev_collective_lowers(m->entry->root));
+  int64_t d2[1] = {2};
+  hlo_value *ops[2];
+  for (int r = 0; r < 2; r++) {
+    ops[r] = hlo_value_array(HLO_C64, 1, d2);
+    assert_non_null(ops[r]);
+    float *v = ops[r]->data; /* element i of replica r: (10r + i) + (-10r - i - 0.5) i */
+    for (int i = 0; i < 2; i++) {
+      v[2 * i] = (float)(10 * r + i);
+      v[2 * i + 1] = -(float)(10 * r + i) - 0.5f;
+    }
+  }
+  /* group {1,0}: replica 1's pair of elements first, then replica 0's */
+  const float want[8] = {10, -10.5f, 11, -11.5f, 0, -0.5f, 1, -1.5f};
+  const dev_config *cfgs[2] = {tiny(), NULL};
+  for (int c = 0; c < 2; c++) {
+    hlo_value *outs[2];
+    char why[256];
+    if (run(m, 2, ops, cfgs[c], outs, why, sizeof why) != 0)
+      fail_msg("all-gather c64: %s", why);
+    for (int r = 0; r < 2; r++) {
+      assert_int_equal(outs[r]->count, 4);
+      assert_memory_equal(outs[r]->data, want, sizeof want);
+      hlo_value_unref(outs[r]);
+    }
+  }
+  unref_all(ops, 2);
+  hlo_module_free(m);
+
+  m = parse("HloModule m, replica_count=2\nENTRY e {\n  p = c128[2] parameter(0)\n"
+            "  ROOT a = c128[2] all-to-all(p), replica_groups={{0,1}}, dimensions={0}\n}\n");
+  assert_true(dev_collective_lowers(m->entry->root));
+  for (int r = 0; r < 2; r++) {
+    ops[r] = hlo_value_array(HLO_C128, 1, d2);
+    assert_non_null(ops[r]);
+    double *v = ops[r]->data;
+    for (int i = 0; i < 2; i++) {
+      v[2 * i] = 10 * r + i;
+      v[2 * i + 1] = 0.25 + 10 * r + i;
+    }
+  }
+  /* chunk j of every replica goes to member j: replica 0 gets element 0 of
+   * replicas 0 and 1, replica 1 gets their element 1 */
+  const double want0[4] = {0, 0.25, 10, 10.25}, want1[4] = {1, 1.25, 11, 11.25};
+  for (int c = 0; c < 2; c++) {
+    hlo_value *outs[2];
+    char why[256];
+    if (run(m, 2, ops, cfgs[c], outs, why, sizeof why) != 0)
+      fail_msg("all-to-all c128: %s", why);
+    assert_memory_equal(outs[0]->data, want0, sizeof want0);
+    assert_memory_equal(outs[1]->data, want1, sizeof want1);
+    hlo_value_unref(outs[0]);
+    hlo_value_unref(outs[1]);
+  }
+  unref_all(ops, 2);
+  hlo_module_free(m);
+
+  m = parse("HloModule m, replica_count=2\nsum {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+            "  ROOT s = c64[] add(a, b)\n}\nENTRY e {\n  p = c64[2] parameter(0)\n"
+            "  ROOT r = c64[2] all-reduce(p), replica_groups={{0,1}}, to_apply=sum\n}\n");
+  assert_false(dev_collective_lowers(m->entry->root));
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(all_reduce_within_groups),       cmocka_unit_test(all_reduce_follows_group_order),
@@ -419,7 +490,7 @@ int main(void) {
       cmocka_unit_test(reduce_scatter_keeps_each_slab), cmocka_unit_test(all_to_all_array_form),
       cmocka_unit_test(all_to_all_tuple_form),          cmocka_unit_test(collective_permute_moves_and_zeroes),
       cmocka_unit_test(bad_groups_are_errors),          cmocka_unit_test(collective_broadcast_from_first_member),
-      cmocka_unit_test(ragged_all_to_all_by_hand),
+      cmocka_unit_test(ragged_all_to_all_by_hand),       cmocka_unit_test(complex_values_move_whole),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

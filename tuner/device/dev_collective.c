@@ -582,12 +582,15 @@ bool dev_collective_lowers(const hlo_instr *ins) {
   int nl = operand_arrays(ins, leaves);
   if (nl < 1 || nl > 64)
     return false;
+  /* Complex values only move (their bytes are copied whole); the device has
+   * no complex arithmetic to reduce them with. */
+  bool reduces = ins->op == HLO_OP_ALL_REDUCE || ins->op == HLO_OP_REDUCE_SCATTER;
   for (int k = 0; k < nl; k++) {
     hlo_eclass cls = leaves[k] ? hlo_etype_class(leaves[k]->type) : HLO_CLASS_OTHER;
-    if (!leaves[k] || leaves[k]->type == HLO_TUPLE || cls == HLO_CLASS_COMPLEX || cls == HLO_CLASS_OTHER)
+    if (!leaves[k] || leaves[k]->type == HLO_TUPLE || cls == HLO_CLASS_OTHER || (cls == HLO_CLASS_COMPLEX && reduces))
       return false;
   }
-  if (ins->op != HLO_OP_ALL_REDUCE && ins->op != HLO_OP_REDUCE_SCATTER)
+  if (!reduces)
     return true;
   if (!ins->attrs.calls.to_apply)
     return true; /* refused with a message when run */
