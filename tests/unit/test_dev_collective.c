@@ -412,9 +412,9 @@ static void ragged_all_to_all_by_hand(void **state) {
   ragged_case(1);
 }
 
-/* Complex values only move: an all-gather of c64 and an all-to-all of c128
- * carry each (real, imaginary) pair whole; an all-reduce of complex values
- * is left to the host (the device has no complex arithmetic). */
+/* Complex values: an all-gather of c64 and an all-to-all of c128 carry each
+ * (real, imaginary) pair whole; an all-reduce sums them part by part; any
+ * other complex reducer is left to the host. */
 static void complex_values_move_whole(void **state) {
   (void)state;
   hlo_module *m = parse("HloModule m, replica_count=2\nENTRY e {\n  p = c64[2] parameter(0)\n"
@@ -476,9 +476,54 @@ static void complex_values_move_whole(void **state) {
   unref_all(ops, 2);
   hlo_module_free(m);
 
-  m = parse("HloModule m, replica_count=2\nsum {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
-            "  ROOT s = c64[] add(a, b)\n}\nENTRY e {\n  p = c64[2] parameter(0)\n"
-            "  ROOT r = c64[2] all-reduce(p), replica_groups={{0,1}}, to_apply=sum\n}\n");
+  /* A complex sum adds the parts in the parts' precision, in group order:
+   * real parts 1e8, 1, -1e8 give 0 in f32 (1e8 + 1 rounds back to 1e8:
+   * f32's spacing there is 8) and 1 in f64; imaginary parts 0.5 + 0.25 +
+   * 0.125 = 0.875 in both. */
+  for (int wide = 0; wide < 2; wide++) {
+    char text[400];
+    const char *ct = wide ? "c128" : "c64";
+    snprintf(text, sizeof text,
+             "HloModule m, replica_count=3\nsum {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n"
+             "  ROOT s = %s[] add(a, b)\n}\nENTRY e {\n  p = %s[1] parameter(0)\n"
+             "  ROOT r = %s[1] all-reduce(p), replica_groups={{0,1,2}}, to_apply=sum\n}\n",
+             ct, ct, ct, ct, ct);
+    m = parse(text);
+    assert_true(dev_collective_lowers(m->entry->root));
+    int64_t d1[1] = {1};
+    const double re[3] = {1e8, 1, -1e8}, im[3] = {0.5, 0.25, 0.125};
+    hlo_value *three[3];
+    for (int r = 0; r < 3; r++) {
+      three[r] = hlo_value_array(wide ? HLO_C128 : HLO_C64, 1, d1);
+      assert_non_null(three[r]);
+      if (wide) {
+        ((double *)three[r]->data)[0] = re[r];
+        ((double *)three[r]->data)[1] = im[r];
+      } else {
+        ((float *)three[r]->data)[0] = (float)re[r];
+        ((float *)three[r]->data)[1] = (float)im[r];
+      }
+    }
+    for (int c = 0; c < 2; c++) {
+      hlo_value *outs[3];
+      char why[256];
+      if (run(m, 3, three, cfgs[c], outs, why, sizeof why) != 0)
+        fail_msg("all-reduce %s: %s", ct, why);
+      for (int r = 0; r < 3; r++) {
+        double got_re = wide ? ((double *)outs[r]->data)[0] : ((float *)outs[r]->data)[0];
+        double got_im = wide ? ((double *)outs[r]->data)[1] : ((float *)outs[r]->data)[1];
+        assert_true(got_re == (wide ? 1.0 : 0.0));
+        assert_true(got_im == 0.875);
+        hlo_value_unref(outs[r]);
+      }
+    }
+    unref_all(three, 3);
+    hlo_module_free(m);
+  }
+  /* any other complex reducer is left to the host */
+  m = parse("HloModule m, replica_count=2\nmul {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+            "  ROOT s = c64[] multiply(a, b)\n}\nENTRY e {\n  p = c64[2] parameter(0)\n"
+            "  ROOT r = c64[2] all-reduce(p), replica_groups={{0,1}}, to_apply=mul\n}\n");
   assert_false(dev_collective_lowers(m->entry->root));
   hlo_module_free(m);
 }

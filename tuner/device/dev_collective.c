@@ -176,6 +176,28 @@ static int64_t flat(int r, const int64_t *dims, const int64_t *o) {
   return f;
 }
 
+/* A complex sum (the one complex reducer the device lowers) of elements
+ * [i, i + n): the real and imaginary parts are each added in the parts'
+ * own precision, member after member in group order, which is what a
+ * complex add is. */
+#define COMPLEX_SUM(T)                                                                             \
+  do {                                                                                             \
+    T *d = dst;                                                                                    \
+    memcpy(d, (const T *)leaf(c, g->m[0], k)->data + 2 * i, (size_t)(2 * n) * sizeof(T));          \
+    for (int j = 1; j < g->size; j++) {                                                            \
+      const T *x = (const T *)leaf(c, g->m[j], k)->data + 2 * i;                                   \
+      for (int64_t l = 0; l < 2 * n; l++)                                                          \
+        d[l] = d[l] + x[l];                                                                        \
+    }                                                                                              \
+  } while (0)
+
+static void complex_sum_run(const coll *c, const group *g, int k, int64_t i, int64_t n, hlo_etype t, void *dst) {
+  if (t == HLO_C64)
+    COMPLEX_SUM(float);
+  else
+    COMPLEX_SUM(double);
+}
+
 /* Folds elements [i, i + n) of array k over the group's members, in group
  * order, element by element, into dst (n elements of the array's type). */
 static void reduce_run(const coll *c, const group *g, int k, int64_t i, int64_t n, dev_slot *acc, void *dst) {
@@ -183,6 +205,10 @@ static void reduce_run(const coll *c, const group *g, int k, int64_t i, int64_t 
   hlo_etype t = x0->type;
   if (g->size == 1) { /* nothing to combine: the operand as it is */
     memcpy(dst, (const char *)x0->data + (size_t)i * x0->elem_size, (size_t)n * x0->elem_size);
+    return;
+  }
+  if (hlo_etype_class(t) == HLO_CLASS_COMPLEX) {
+    complex_sum_run(c, g, k, i, n, t, dst);
     return;
   }
   for (int64_t l = 0; l < n; l++)
@@ -582,12 +608,14 @@ bool dev_collective_lowers(const hlo_instr *ins) {
   int nl = operand_arrays(ins, leaves);
   if (nl < 1 || nl > 64)
     return false;
-  /* Complex values only move (their bytes are copied whole); the device has
-   * no complex arithmetic to reduce them with. */
+  /* Complex values are moved whole; the one complex reduction the device
+   * computes is a sum (complex_sum_run). */
   bool reduces = ins->op == HLO_OP_ALL_REDUCE || ins->op == HLO_OP_REDUCE_SCATTER;
+  bool sums = reduces && ins->attrs.calls.to_apply && hlo_simple_reducer(ins->attrs.calls.to_apply) == HLO_OP_ADD;
   for (int k = 0; k < nl; k++) {
     hlo_eclass cls = leaves[k] ? hlo_etype_class(leaves[k]->type) : HLO_CLASS_OTHER;
-    if (!leaves[k] || leaves[k]->type == HLO_TUPLE || cls == HLO_CLASS_OTHER || (cls == HLO_CLASS_COMPLEX && reduces))
+    if (!leaves[k] || leaves[k]->type == HLO_TUPLE || cls == HLO_CLASS_OTHER ||
+        (cls == HLO_CLASS_COMPLEX && reduces && !sums))
       return false;
   }
   if (!reduces)
