@@ -4,8 +4,8 @@
  * computation, evaluated as the kernel cut at it for every replica; a
  * single op it has no lowering for, here a map whose computation is no
  * lane program) goes to that host and nowhere else, and what it does
- * compute (an all-reduce with a lane-program reducer, replica-id) never
- * does.
+ * compute (an all-reduce with a lane-program reducer, replica-id, a
+ * fusion nested in the kernel) never does.
  *
  *   no host     the op is refused with a runtime error that says so,
  *               never a crash and never a silent answer; the all-reduce
@@ -74,6 +74,33 @@ static const char *const lane_map_text =
     "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=add\n"
     "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
     "  ROOT y = f32[8,128] add(m, ob)\n}\n";
+
+/* A fusion nested in the kernel, (p + q) * 2, then the kernel's add of 1:
+ * the device computes the nested fusion with its own evaluator. */
+static const char *const nested_text =
+    "HloModule m\n"
+    "inner {\n  a = f32[8,128] parameter(0)\n  b = f32[8,128] parameter(1)\n  s = f32[8,128] add(a, b)\n"
+    "  two = f32[] constant(2)\n  tb = f32[8,128] broadcast(two), dimensions={}\n"
+    "  ROOT y = f32[8,128] multiply(s, tb)\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
+    "  n = f32[8,128] fusion(p, q), kind=kLoop, calls=inner\n"
+    "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
+    "  ROOT y = f32[8,128] add(n, ob)\n}\n";
+
+/* A nested fusion holding the map of map_text, doubled: the device
+ * computes the fusion, and asks the host for the map alone. */
+static const char *const nested_map_text =
+    "HloModule m\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "inner {\n  a = f32[8,128] parameter(0)\n  b = f32[8,128] parameter(1)\n"
+    "  m = f32[8,128] map(a, b), dimensions={0,1}, to_apply=viacall\n"
+    "  two = f32[] constant(2)\n  tb = f32[8,128] broadcast(two), dimensions={}\n"
+    "  ROOT y = f32[8,128] multiply(m, tb)\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
+    "  n = f32[8,128] fusion(p, q), kind=kLoop, calls=inner\n"
+    "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
+    "  ROOT y = f32[8,128] add(n, ob)\n}\n";
 
 #define N (8 * 128)
 
@@ -257,6 +284,40 @@ static void fake_host_not_asked_for_lane_map(void **state) {
   unload(&x);
 }
 
+/* A nested fusion is the device's own: without a host, and without
+ * asking a fake one, (p + q) * 2 + 1 with p = i, q = i + 100 is 4i + 201. */
+static void nested_fusion_on_the_device(void **state) {
+  (void)state;
+  for (int with_fake = 0; with_fake < 2; with_fake++) {
+    memset(&seen, 0, sizeof seen);
+    fx x;
+    load(&x, nested_text, 2, with_fake ? &fake : NULL, 5);
+    dev_run r;
+    run(&x, &r);
+    if (r.status != DEV_OK)
+      fail_msg("run: %s", r.message);
+    assert_int_equal(seen.calls, 0);
+    for (int i = 0; i < N; i++)
+      assert_true(((const float *)r.out->data)[i] == 4.0f * (float)i + 201.0f);
+    hlo_value_unref(r.out);
+    unload(&x);
+  }
+  /* what the nested computation holds that the device does not lower goes
+   * to the host, alone: the fake's 42 for the map, doubled, plus 1 */
+  memset(&seen, 0, sizeof seen);
+  fx x;
+  load(&x, nested_map_text, 2, &fake, 5);
+  dev_run r;
+  run(&x, &r);
+  assert_int_equal(r.status, DEV_OK);
+  assert_int_equal(seen.calls, 1);
+  assert_int_equal(seen.root_op, HLO_OP_MAP);
+  for (int i = 0; i < N; i++)
+    assert_true(((const float *)r.out->data)[i] == 85.0f);
+  hlo_value_unref(r.out);
+  unload(&x);
+}
+
 /* text (an all-reduce of x = p + r over 4 replicas, halved) run with
  * tune's host: replica 0's view is 2p + 3. */
 static void expect_reference_all_reduce(const char *text) {
@@ -303,6 +364,7 @@ int main(void) {
       cmocka_unit_test(fake_host_not_asked_for_all_reduce), cmocka_unit_test(fake_host_answers_map),
       cmocka_unit_test(reference_host_all_reduce), cmocka_unit_test(reference_host_map),
       cmocka_unit_test(fake_host_not_asked_for_lane_map), cmocka_unit_test(reference_host_call_reducer),
+      cmocka_unit_test(nested_fusion_on_the_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -217,6 +217,70 @@ done:
   return res;
 }
 
+/* Does a computation reachable from c read the replica or partition id or
+ * hold a collective?  depth bounds the walk (a cycle is not valid HLO, but
+ * the text could still hold one). */
+static bool reads_replica(const hlo_computation *c, int depth) {
+  if (!c || depth > 16)
+    return c != NULL;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    const hlo_calls *k = &ins->attrs.calls;
+    if (ins->op == HLO_OP_REPLICA_ID || ins->op == HLO_OP_PARTITION_ID || dev_collective_op(ins->op))
+      return true;
+    if ((k->to_apply && reads_replica(k->to_apply, depth + 1)) || (k->calls && reads_replica(k->calls, depth + 1)) ||
+        (k->condition && reads_replica(k->condition, depth + 1)) || (k->body && reads_replica(k->body, depth + 1)))
+      return true;
+    for (int b = 0; b < k->nbranches; b++)
+      if (reads_replica(k->branches[b], depth + 1))
+        return true;
+  }
+  return false;
+}
+
+/* A fusion nested in the kernel (XLA nests them: a Triton fusion's nested
+ * dots, constants sunk into a fusion of their own...).  The device computes
+ * its called computation with its own evaluator, as a kernel of its own
+ * on the whole operands, the way it computes an opaque op's operands; what
+ * that computation holds that the device does not lower goes to the host
+ * as usual.  Not when anything it reaches reads the replica id or holds a
+ * collective: the inner evaluator runs as replica 0 alone.  Then, and on
+ * a malformed call, NULL with why empty, and the host computes it all;
+ * NULL with why set on a real failure. */
+static hlo_value *nested_fusion(dev_elem *e, const hlo_instr *ins, hlo_value **ops, char *why, size_t why_len) {
+  const hlo_computation *callee = ins->attrs.calls.calls;
+  why[0] = '\0';
+  if (!callee || !callee->root || callee->nparams != ins->noperands || reads_replica(callee, 0))
+    return NULL;
+  for (int j = 0; j < callee->nparams; j++)
+    if (!callee->params[j] || !hlo_value_matches(ops[j], &callee->params[j]->shape))
+      return NULL;
+  dev_fusion inner = *e->f;
+  inner.comp = callee;
+  inner.launch = NULL;
+  inner.hero = NULL;
+  inner.kinds = NULL; /* unprepared: the inner evaluator works its own out */
+  inner.lower = NULL;
+  inner.spares = NULL;
+  dev_elem *n = dev_elem_new(&inner, e->prec);
+  if (!n) {
+    snprintf(why, why_len, "out of memory");
+    return NULL;
+  }
+  dev_elem_set_config(n, e->cfg);
+  dev_elem_set_jitter(n, e->jitter);
+  hlo_value *v = NULL;
+  if (dev_elem_materialize(n, ops, why, why_len) == 0) {
+    n->params = ops; /* the root's evaluation reads the whole operands */
+    v = whole_value(n, callee->root, why, why_len);
+    n->params = NULL;
+  }
+  dev_elem_free(n);
+  if (!v && !why[0])
+    snprintf(why, why_len, "%s: the nested fusion failed", ins->name);
+  return v;
+}
+
 /* replica-id (the replica whose values e->val holds) or partition-id
  * (partitions are not simulated: always 0), as the device computes them. */
 static hlo_value *id_value(const dev_elem *e, const hlo_instr *ins, char *why, size_t why_len) {
@@ -281,7 +345,11 @@ static int materialize_one(dev_elem *e, const hlo_instr *ins, char *why, size_t 
     }
   }
   int wr = DEV_WHOLE_UNSUPPORTED;
-  if (dev_whole_handles(ins->op)) {
+  if (ins->op == HLO_OP_FUSION) {
+    e->val[i] = nested_fusion(e, ins, ops, why, why_len);
+    if (e->val[i] || why[0])
+      wr = e->val[i] ? 0 : -1;
+  } else if (dev_whole_handles(ins->op)) {
     /* the lowering defects the executor found triggered belong to the
      * hero, and to an fft (whose defect's trigger names the fft) */
     dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len, e->jitter};
