@@ -22,6 +22,7 @@
 
 #include "dev_defect.h"
 #include "dev_probe.h"
+#include "dev_slot_f32.h"
 #include "hlo/hlo_numerics.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
@@ -417,6 +418,35 @@ static dev_slot opv(const dev_elem *e, const hlo_instr *o, const int64_t *idx, u
   return ob->v[off];
 }
 
+/* Whether box b covers all of shape s. */
+static bool box_is_whole(const dev_box *b, const hlo_shape *s) {
+  if (b->rank != s->rank)
+    return false;
+  for (int d = 0; d < b->rank; d++)
+    if (b->lo[d] != 0 || b->n[d] != s->dims[d])
+      return false;
+  return true;
+}
+
+/* The contiguous runs of box b in a row-major array of shape s: a row of
+ * the box, and where the box spans whole rows (planes, ...) of s, as many
+ * as lie back to back.  Returns the run's length; *outer is the number of
+ * leading dims the runs step through (hlo_index_next_box over b). */
+static int64_t box_run_in(const dev_box *b, const hlo_shape *s, int *outer) {
+  int k = b->rank - 1;
+  if (k < 0) {
+    *outer = 0;
+    return 1;
+  }
+  int64_t run = b->n[k];
+  while (k > 0 && b->lo[k] == 0 && b->n[k] == s->dims[k]) {
+    k--;
+    run *= b->n[k];
+  }
+  *outer = k;
+  return run;
+}
+
 static int64_t flat_in(const hlo_shape *s, const int64_t *idx) {
   int64_t off = 0;
   for (int d = 0; d < s->rank; d++)
@@ -472,8 +502,13 @@ static void move_strided(dev_elem *e, const hlo_instr *o, const hlo_ints *dims, 
   for (int d = 0; d < b->rank; d++)
     scalar = scalar && st[d] == 0;
   if (scalar && b->count > 0) {
-    for (int64_t i = 0; i < b->count; i++)
-      b->v[i] = ob->v[off];
+    /* the one slot, then the filled part copied onto the rest, doubling:
+     * a slot per iteration of a loop that reloaded it (the boxes may
+     * alias for all the compiler knows) was a tenth of a small gather's
+     * run, for its broadcast constant */
+    b->v[0] = ob->v[off];
+    for (int64_t have = 1; have < b->count; have *= 2)
+      memcpy(b->v + have, b->v, (size_t)(have < b->count - have ? have : b->count - have) * sizeof *b->v);
     memset(b->poison, ob->poison[off], (size_t)b->count);
     return;
   }
@@ -594,6 +629,35 @@ typedef struct ew_src {
   int64_t step; /* 1: same box as the result; 0: a scalar */
 } ew_src;
 
+/* o[i] |= p[i] for i < n, eight bytes at a time (a byte loop through
+ * two byte pointers, which may alias as far as the compiler knows, went
+ * one byte per load and store: most of a small elementwise op's time). */
+static void poison_or(uint8_t *o, const uint8_t *p, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t a, c;
+    memcpy(&a, o + i, 8);
+    memcpy(&c, p + i, 8);
+    a |= c;
+    memcpy(o + i, &a, 8);
+  }
+  for (; i < n; i++)
+    o[i] |= p[i];
+}
+
+/* x[k] = (float) of source s's element i0 + k, for k < n: the cast the
+ * per-element loop made, as a vector conversion for a same-box operand
+ * and one cast for a scalar. */
+static void f32_row(const ew_src *s, int64_t i0, int64_t n, float *x) {
+  if (s->step == 1) {
+    (void)dev_slots_to_f32(s->v + i0, n, x);
+    return;
+  }
+  float c = (float)s->v[0].f;
+  for (int64_t k = 0; k < n; k++)
+    x[k] = c;
+}
+
 static bool same_box(const dev_box *a, const dev_box *b) {
   if (a->rank != b->rank)
     return false;
@@ -660,8 +724,7 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     } else if (j == 0) {
       memcpy(o, p, (size_t)b->count);
     } else {
-      for (int64_t i = 0; i < b->count; i++)
-        o[i] |= p[i];
+      poison_or(o, p, b->count);
     }
   }
   bool convert = ins->op == HLO_OP_CONVERT && !(e->elide && e->elide[ins->index]);
@@ -720,17 +783,14 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     float xa[EW_ROW], xb[EW_ROW], r[EW_ROW];
     for (int64_t i0 = 0; i0 < b->count; i0 += EW_ROW) {
       int64_t n = b->count - i0 < EW_ROW ? b->count - i0 : EW_ROW;
-      for (int64_t k = 0; k < n; k++)
-        xa[k] = (float)src[0].v[(i0 + k) * src[0].step].f;
+      f32_row(&src[0], i0, n, xa);
       if (nop == 1) {
         hlo_num_unary_f32_block(ins->op, xa, r, n);
       } else {
-        for (int64_t k = 0; k < n; k++)
-          xb[k] = (float)src[1].v[(i0 + k) * src[1].step].f;
+        f32_row(&src[1], i0, n, xb);
         hlo_num_binary_f32_block(ins->op, xa, xb, r, n);
       }
-      for (int64_t k = 0; k < n; k++)
-        b->v[i0 + k].f = r[k];
+      dev_f32_to_slots(r, n, b->v + i0);
     }
     return;
   }
@@ -749,11 +809,12 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
 #define EACH for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx))
-  if (e->mat[ins->index]) { /* row by row: a row of the box is a run of the value */
+  if (e->mat[ins->index]) { /* run by run: a row of the box, or rows back to back, is a run of the value */
     const hlo_value *v = e->val[ins->index];
-    int64_t row = b->rank ? b->n[b->rank - 1] : 1;
-    for (int64_t i = 0; i < b->count; i += row, hlo_index_next_box(b->rank - 1, b->lo, b->n, idx))
-      dev_slots_from_host(v->type, v->data, flat_in(s, idx), row, b->v + i);
+    int outer;
+    int64_t run = box_run_in(b, s, &outer);
+    for (int64_t i = 0; i < b->count; i += run, hlo_index_next_box(outer, b->lo, b->n, idx))
+      dev_slots_from_host(v->type, v->data, flat_in(s, idx), run, b->v + i);
     return;
   }
   if (x->hero_leaf && ins == e->f->hero) {
@@ -794,6 +855,22 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
      * buffer, which differs from it when a layout is not row-major. */
     const hlo_shape *os = leaf0(ins->operands[0]);
     bool relayout = ins->op == HLO_OP_BITCAST && (!dev_layout_row_major(s) || !dev_layout_row_major(os));
+    const dev_box *ob = &e->bx[ins->operands[0]->index];
+    if (!relayout && box_is_whole(ob, os)) {
+      /* The operand's box is all of it (infer needs it whole), so its box
+       * offset is the row-major flat index, which is the result's: a row
+       * of b is a run of the operand's box.  Per element, unflat and
+       * box_off made a small reshape of indices (a gather's) cost more
+       * than the gather. */
+      int outer;
+      int64_t run = box_run_in(b, s, &outer);
+      for (int64_t i = 0; i < b->count; i += run, hlo_index_next_box(outer, b->lo, b->n, idx)) {
+        int64_t at = flat_in(s, idx);
+        memcpy(b->v + i, ob->v + at, (size_t)run * sizeof *b->v);
+        memcpy(b->poison + i, ob->poison + at, (size_t)run);
+      }
+      return;
+    }
     EACH {
       if (relayout)
         dev_layout_bitcast_source(s, idx, os, oi);

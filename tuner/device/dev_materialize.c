@@ -33,10 +33,8 @@ static void whole_param_read(void *ctx, int param, const int64_t *idx, int64_t n
   int64_t off = 0;
   for (int d = 0; d < p->rank; d++)
     off = off * p->dims[d] + idx[d];
-  for (int64_t i = 0; i < n; i++) {
-    dev_slot_from_host(p->type, p->data, off + i, &v[i]);
-    poison[i] = 0;
-  }
+  dev_slots_from_host(p->type, p->data, off, n, v);
+  memset(poison, 0, (size_t)n);
 }
 
 static hlo_value *box_to_value(const hlo_shape *s, const dev_box *b) {
