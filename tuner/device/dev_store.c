@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dev_exec_internal.h"
+#include "dev_slot_f32.h"
 #include "hlo/hlo_index.h"
 
 static void tile_box(const exec *x, dev_box *b) {
@@ -132,6 +133,18 @@ static void shadow_from_poison(uint8_t *sh, const uint8_t *pz, int64_t n) {
     sh[k] = pz[k] != 0;
 }
 
+/* A run of f32 slots stored as dev_slots_to_host stores it, compiled also
+ * for AVX2 (as dev_elemental.c's rows: the same conversion at any width,
+ * so the same values).  An AVX-512 build of this loop, whose stores go to
+ * the output buffer, measured slower than the AVX2 one on a small gather. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define ROW_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ROW_CLONES
+#endif
+
+ROW_CLONES static void store_f32_run(const dev_slot *v, int64_t n, float *o) { (void)dev_slots_to_f32(v, n, o); }
+
 /* Writes box b of leaf j to HBM: only the valid (in-array) part is stored,
  * the ragged remainder of a tile is discarded. */
 static int store_tile(exec *x, int j, const dev_box *b) {
@@ -145,7 +158,10 @@ static int store_tile(exec *x, int j, const dev_box *b) {
     int64_t run = box_run(h, b, &outer);
     for (int64_t i = 0; i < b->count; i += run) {
       int64_t off = hbm_off(h, b->rank, idx);
-      dev_slots_to_host(h->type, b->v + i, run, h->data, off);
+      if (h->type == HLO_F32)
+        store_f32_run(b->v + i, run, (float *)(void *)h->data + off);
+      else
+        dev_slots_to_host(h->type, b->v + i, run, h->data, off);
       shadow_from_poison(h->shadow + off, b->poison + i, run);
       hlo_index_next_box(outer, b->lo, b->n, idx); /* next run */
     }
