@@ -264,12 +264,67 @@ static void hygiene_faults(void **state) {
   unload(&x);
 }
 
+/* An epilogue on a gathered table: rows 4, 0, 9, 2, 1, 3, -1, 2, 0, 3
+ * (4 and 9 clamped to 3, -1 to 0) of a [4,256] table t[r][c] = r + c/256,
+ * times a broadcast 3, plus a broadcast 0.5: out[i][c] = 3 t[row_i][c] +
+ * 0.5, exact in f32.  The evaluator reads the gathered value in place and
+ * the broadcasts as scalars where it can: a tile of whole rows (8x256, the
+ * second one ragged) is contiguous in the gathered value, a tile of half
+ * rows (8x128) is not and goes through boxes; both, and one whole tile,
+ * must give these values. */
+static const char *GATHER_EPILOGUE =
+    "HloModule m\nENTRY e {\n  t = f32[4,256] parameter(0)\n  i = s32[10] parameter(1)\n"
+    "  r = s32[10,1] reshape(i)\n"
+    "  g = f32[10,256] gather(t, r), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+    "index_vector_dim=1, slice_sizes={1,256}\n"
+    "  c = f32[] constant(3)\n  b = f32[10,256] broadcast(c), dimensions={}\n"
+    "  m = f32[10,256] multiply(g, b)\n"
+    "  h = f32[] constant(0.5)\n  k = f32[10,256] broadcast(h), dimensions={}\n"
+    "  ROOT o = f32[10,256] add(m, k)\n}\n";
+
+static void gather_epilogue_by_hand(void **state) {
+  (void)state;
+  static const char *cfgs[3] = {"tile=8x256 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                                "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                                "tile=16x256 k=0 buf=2 order=01 pack=1 prec=default flags=none"};
+  static const int64_t ids[10] = {4, 0, 9, 2, 1, 3, -1, 2, 0, 3};
+  static const int rows[10] = {3, 0, 3, 2, 1, 3, 0, 2, 0, 3};
+  for (int q = 0; q < 3; q++) {
+    fx x;
+    load(&x, GATHER_EPILOGUE, cfgs[q]);
+    int64_t td[2] = {4, 256}, id[1] = {10};
+    hlo_value *t = f32_array(2, td), *ix = hlo_value_array(HLO_S32, 1, id);
+    assert_non_null(ix);
+    for (int r = 0; r < 4; r++)
+      for (int c = 0; c < 256; c++)
+        ((float *)t->data)[r * 256 + c] = (float)r + (float)c / 256.0f;
+    for (int j = 0; j < 10; j++)
+      hlo_value_set_i64(ix, j, ids[j]);
+    hlo_value *args[2] = {t, ix};
+    dev_run out;
+    run(&x, args, 2, NULL, &out);
+    assert_int_equal(out.status, DEV_OK);
+    const float *o = out.out->data;
+    for (int j = 0; j < 10; j++)
+      for (int c = 0; c < 256; c++) {
+        float want = 3.0f * ((float)rows[j] + (float)c / 256.0f) + 0.5f;
+        if (o[j * 256 + c] != want)
+          fail_msg("config %d: out[%d][%d] = %g, want %g", q, j, c, o[j * 256 + c], want);
+      }
+    hlo_value_unref(out.out);
+    hlo_value_unref(t);
+    hlo_value_unref(ix);
+    unload(&x);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
       cmocka_unit_test(reduction_order_is_the_configs),
       cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly), cmocka_unit_test(transpose_and_broadcast_by_hand),
       cmocka_unit_test(hygiene_faults),
+      cmocka_unit_test(gather_epilogue_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -410,6 +410,19 @@ static void infer(dev_elem *e, const hlo_instr *ins, const dev_box *b) {
 
 /* ---- evaluation ------------------------------------------------------------------ */
 
+/* Instructions a request reads through instead of evaluating (e->virt):
+ *   VIRT_SPLAT     a broadcast of a scalar: its readers read the scalar's
+ *                  box as a scalar operand (the same element and poison
+ *                  byte everywhere, which is what the broadcast's box
+ *                  would hold);
+ *   VIRT_F32_LEAF  a materialised f32 value: its readers read the floats
+ *                  in place (row_f32_through_slot gives what a box of
+ *                  slots would have), nothing poisoned, as a box of a
+ *                  materialised value has nothing poisoned.
+ * Set by mark_virtual only where every reader is an elementwise op that
+ * evaluate_elementwise's direct path serves. */
+enum { VIRT_NONE = 0, VIRT_SPLAT, VIRT_F32_LEAF };
+
 /* Operand o's value at idx (which lies in its box). */
 static dev_slot opv(const dev_elem *e, const hlo_instr *o, const int64_t *idx, uint8_t *poison) {
   const dev_box *ob = &e->bx[o->index];
@@ -625,8 +638,10 @@ static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
 
 typedef struct ew_src {
   const dev_slot *v;
-  const uint8_t *p;
-  int64_t step; /* 1: same box as the result; 0: a scalar */
+  const uint8_t *p; /* NULL: nothing poisoned */
+  int64_t step;     /* 1: same box as the result; 0: a scalar */
+  const float *f;   /* not NULL: an f32 leaf read in place (VIRT_F32_LEAF),
+                       element k of the box at f[k] */
 } ew_src;
 
 /* Rows of slots to and from f32 (dev_slot_f32.h), compiled also for the
@@ -660,15 +675,35 @@ static void poison_or(uint8_t *o, const uint8_t *p, int64_t n) {
     o[i] |= p[i];
 }
 
+/* x[k] = f[k] as it comes back from a slot, for k < n: a float widened
+ * to double and narrowed again is itself, except that a signalling NaN
+ * comes back quiet (the widening sets its quiet bit, the payload kept). */
+ROW_CLONES static void row_f32_through_slot(const float *f, int64_t n, float *x) {
+#pragma omp simd
+  for (int64_t k = 0; k < n; k++) {
+    uint32_t u;
+    memcpy(&u, &f[k], sizeof u);
+    uint32_t nan = 0u - (uint32_t)((u & 0x7FFFFFFFu) > 0x7F800000u);
+    u |= nan & 0x00400000u;
+    memcpy(&x[k], &u, sizeof u);
+  }
+}
+
 /* x[k] = (float) of source s's element i0 + k, for k < n: the cast the
  * per-element loop made, as a vector conversion for a same-box operand
- * and one cast for a scalar. */
+ * and one cast for a scalar; an f32 leaf read in place gives what its box
+ * of slots would have. */
 static void f32_row(const ew_src *s, int64_t i0, int64_t n, float *x) {
+  if (s->f) {
+    row_f32_through_slot(s->f + i0, n, x);
+    return;
+  }
   if (s->step == 1) {
     row_to_f32(s->v + i0, n, x);
     return;
   }
   float c = (float)s->v[0].f;
+#pragma omp simd
   for (int64_t k = 0; k < n; k++)
     x[k] = c;
 }
@@ -698,15 +733,28 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   ew_src src[3];
   bool direct = true;
   for (int j = 0; j < nop; j++) {
-    const dev_box *ob = &e->bx[ins->operands[j]->index];
+    const hlo_instr *o = ins->operands[j];
+    const dev_box *ob = &e->bx[o->index];
     src[j].v = ob->v;
     src[j].p = ob->poison;
-    if (ob->rank == 0)
+    src[j].f = NULL;
+    if (e->virt[o->index] == VIRT_SPLAT) { /* the broadcast scalar's own box */
+      const dev_box *sb = &e->bx[o->operands[0]->index];
+      src[j].v = sb->v;
+      src[j].p = sb->poison;
       src[j].step = 0;
-    else if (same_box(ob, b))
+    } else if (e->virt[o->index] == VIRT_F32_LEAF) { /* mark_virtual checked the box */
+      src[j].f = (const float *)e->val[o->index]->data + flat_in(leaf0(o), ob->lo);
+      src[j].v = NULL;
+      src[j].p = NULL;
       src[j].step = 1;
-    else
+    } else if (ob->rank == 0) {
+      src[j].step = 0;
+    } else if (same_box(ob, b)) {
+      src[j].step = 1;
+    } else {
       direct = false;
+    }
   }
   if (!direct) { /* general: operands by multi-index */
     dev_slot in[3];
@@ -730,7 +778,10 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   for (int j = 0; j < nop; j++) {
     const uint8_t *p = src[j].p;
     uint8_t *o = b->poison;
-    if (src[j].step == 0) {
+    if (!p) { /* an f32 leaf read in place: nothing poisoned */
+      if (j == 0)
+        memset(o, 0, (size_t)b->count);
+    } else if (src[j].step == 0) {
       if (j == 0)
         memset(o, p[0], (size_t)b->count);
       else if (p[0])
@@ -1029,12 +1080,96 @@ static inline void prefetch_instr(const hlo_instr *ins) {
   __builtin_prefetch(&ins->operands);
 }
 
+/* Whether elementwise instruction r, over its inferred box, takes
+ * eval_elementwise's direct path when its operands marked in e->virt are
+ * read through (a splat as a scalar, an f32 leaf at r's own box), and
+ * whether an f32 leaf operand is then read by the f32 block path, the only
+ * one that reads leaves in place. */
+static bool reader_direct(const dev_elem *e, const hlo_instr *r) {
+  const dev_box *b = &e->bx[r->index];
+  bool leaf = false;
+  int nop = r->noperands < 3 ? r->noperands : 3;
+  if (e->kind[r->index] != DEV_EK_ELEMENTWISE || r->noperands > 3)
+    return false;
+  for (int j = 0; j < nop; j++) {
+    const hlo_instr *o = r->operands[j];
+    if (!e->need[o->index])
+      return false;
+    if (e->virt[o->index] == VIRT_SPLAT)
+      continue;
+    if (e->virt[o->index] == VIRT_F32_LEAF)
+      leaf = true;
+    const dev_box *ob = &e->bx[o->index];
+    if (ob->rank != 0 && !same_box(ob, b))
+      return false;
+  }
+  return !leaf || (r->op != HLO_OP_CONVERT && ew_f32_block_op(r));
+}
+
+/* Marks (e->virt) the needed instructions below the requested node that
+ * can be read through (see VIRT_SPLAT), then unmarks any with a reader that
+ * would not read it so, until none is left: unmarking one can take another
+ * reader off the direct path.  A probe watches every box: nothing is marked
+ * then. */
+static void mark_virtual(dev_elem *e, const hlo_instr *node, bool hero_leaf) {
+  const hlo_computation *c = e->c;
+  bool any = false;
+  if (e->probe)
+    return;
+  for (int i = 0; i < node->index; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (!e->need[i])
+      continue;
+    const dev_box *b = &e->bx[i];
+    if (e->mat[i]) {
+      const hlo_value *v = e->val[i];
+      const hlo_shape *s = leaf0(ins);
+      int outer;
+      int64_t count = 1;
+      for (int d = 0; d < b->rank; d++)
+        count *= b->n[d];
+      /* rank 0 is left as a box: a splat reads its scalar's box */
+      if (v && v->type == HLO_F32 && s && s->type == HLO_F32 && v->count == hlo_shape_elements(s) &&
+          b->rank > 0 && b->rank == s->rank && box_run_in(b, s, &outer) >= count)
+        e->virt[i] = VIRT_F32_LEAF;
+    } else if (!(hero_leaf && ins == e->f->hero) && e->kind[i] == DEV_EK_BROADCAST && ins->noperands == 1 &&
+               ins->attrs.dimensions.n == 0 && e->need[ins->operands[0]->index] &&
+               e->bx[ins->operands[0]->index].rank == 0) {
+      e->virt[i] = VIRT_SPLAT;
+    }
+    any = any || e->virt[i] != VIRT_NONE;
+  }
+  for (bool changed = any; changed;) {
+    changed = false;
+    for (int i = 0; i <= node->index; i++) {
+      const hlo_instr *ins = c->instrs[i];
+      if (!e->need[i] || e->virt[i] || is_leaf(e, ins, hero_leaf))
+        continue;
+      bool reads = false;
+      for (int j = 0; j < ins->noperands && !reads; j++)
+        reads = e->virt[ins->operands[j]->index] != VIRT_NONE;
+      if (e->kind[i] == DEV_EK_GTE && ins->operands[0]->op == HLO_OP_TUPLE && ins->attrs.index >= 0 &&
+          ins->attrs.index < ins->operands[0]->noperands &&
+          e->virt[ins->operands[0]->operands[ins->attrs.index]->index]) {
+        e->virt[ins->operands[0]->operands[ins->attrs.index]->index] = VIRT_NONE;
+        changed = true;
+      }
+      if (!reads || reader_direct(e, ins))
+        continue;
+      for (int j = 0; j < ins->noperands; j++)
+        e->virt[ins->operands[j]->index] = VIRT_NONE;
+      changed = true;
+    }
+  }
+}
+
 int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf, dev_param_read *pread,
                   dev_hero_read *hread, void *ctx, dev_box *out, char *why, size_t why_len) {
   const hlo_computation *c = e->c;
   memset(out, 0, sizeof *out);
   for (int i = 0; i < c->ninstrs; i++) {
     e->need[i] = false;
+    e->virt[i] = VIRT_NONE;
     e->bx[i].v = NULL;
     e->bx[i].poison = NULL;
   }
@@ -1056,18 +1191,24 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
     if (e->need[i] && !is_leaf(e, ins, hero_leaf))
       infer(e, ins, &e->bx[i]);
   }
+  mark_virtual(e, node, hero_leaf);
   /* Liveness: the last evaluated reader of every box.  A get-tuple-element
-   * of an in-kernel tuple reads the tuple's operand directly. */
+   * of an in-kernel tuple reads the tuple's operand directly, and a reader
+   * of a splat reads the broadcast's scalar. */
   for (int i = 0; i <= node->index; i++)
     e->last_use[i] = -1;
   for (int i = 0; i <= node->index; i++) {
     const hlo_instr *ins = c->instrs[i];
     if (i + PREFETCH_AHEAD <= node->index)
       prefetch_instr(c->instrs[i + PREFETCH_AHEAD]);
-    if (!e->need[i] || is_leaf(e, ins, hero_leaf))
+    if (!e->need[i] || is_leaf(e, ins, hero_leaf) || e->virt[i])
       continue;
-    for (int j = 0; j < ins->noperands; j++)
-      e->last_use[ins->operands[j]->index] = i;
+    for (int j = 0; j < ins->noperands; j++) {
+      const hlo_instr *o = ins->operands[j];
+      e->last_use[o->index] = i;
+      if (e->virt[o->index] == VIRT_SPLAT)
+        e->last_use[o->operands[0]->index] = i;
+    }
     if (e->kind[i] == DEV_EK_GTE && ins->operands[0]->op == HLO_OP_TUPLE && ins->attrs.index >= 0 &&
         ins->attrs.index < ins->operands[0]->noperands)
       e->last_use[ins->operands[0]->operands[ins->attrs.index]->index] = i;
@@ -1077,7 +1218,7 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
   for (int i = 0; i <= node->index && rc == 0; i++) {
     if (i + PREFETCH_AHEAD <= node->index)
       prefetch_instr(c->instrs[i + PREFETCH_AHEAD]);
-    if (!e->need[i])
+    if (!e->need[i] || e->virt[i])
       continue;
     const hlo_instr *ins = c->instrs[i];
     if (box_take(e, &e->bx[i]) != 0) {
@@ -1166,8 +1307,9 @@ dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
   if (!e->bx)
     e->bx = calloc(n, sizeof *e->bx);
   e->need = calloc(n, sizeof *e->need);
+  e->virt = calloc(n, sizeof *e->virt);
   e->last_use = calloc(n, sizeof *e->last_use);
-  if (!e->kind || !e->mat || !e->val || !e->bx || !e->need || !e->last_use) {
+  if (!e->kind || !e->mat || !e->val || !e->bx || !e->need || !e->virt || !e->last_use) {
     dev_elem_free(e);
     return NULL;
   }
@@ -1199,6 +1341,7 @@ void dev_elem_free(dev_elem *e) {
   free(e->val);
   spare_give(e->f->spares, e->bx);
   free(e->need);
+  free(e->virt);
   free(e->last_use);
   for (int k = 0; k < e->npool; k++) {
     free(e->pool[k].v);
