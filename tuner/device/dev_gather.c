@@ -96,7 +96,8 @@ static int64_t linear_offset(const gather_plan *g, const int64_t *lo, const int6
   for (int k = 0; k < g->nvec; k++) {
     int64_t at = base + (g->ivd < g->ind->rank ? k * g->istr[g->ivd] : 0);
     int64_t od = dn->start_index_map.v[k], hi = g->op->dims[od] - g->ins->attrs.slice_sizes.v[od];
-    int64_t s = dev_whole_index(g->ind, at);
+    /* s32 indices (the common type) read directly, as dev_whole_index reads them */
+    int64_t s = g->ind->type == HLO_S32 ? ((const int32_t *)g->ind->data)[at] : dev_whole_index(g->ind, at);
     off += (s < 0 ? 0 : s > hi ? hi : s) * g->ostr[od];
   }
   return off;
