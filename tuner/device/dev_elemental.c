@@ -846,6 +846,8 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     return;
   }
   if (ew_f32_block_op(ins)) {
+    bool to_f32 = e->f32_out && ins == e->f32_node;
+    e->f32_done = e->f32_done || to_f32;
     float xa[EW_ROW], xb[EW_ROW], r[EW_ROW];
     for (int64_t i0 = 0; i0 < b->count; i0 += EW_ROW) {
       int64_t n = b->count - i0 < EW_ROW ? b->count - i0 : EW_ROW;
@@ -856,7 +858,10 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
         f32_row(&src[1], i0, n, xb);
         hlo_num_binary_f32_block(ins->op, xa, xb, r, n);
       }
-      row_from_f32(r, n, b->v + i0);
+      if (to_f32) /* what the slot's conversion back to f32 gives */
+        row_f32_through_slot(r, n, e->f32_out + i0);
+      else
+        row_from_f32(r, n, b->v + i0);
     }
     return;
   }
@@ -1245,6 +1250,24 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
   e->bx[node->index].v = NULL;
   e->bx[node->index].poison = NULL;
   return 0;
+}
+
+int dev_elem_eval_f32(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf,
+                      dev_param_read *pread, dev_hero_read *hread, void *ctx, dev_box *out, float *f32,
+                      bool *in_f32, char *why, size_t why_len) {
+  /* only an f32 node evaluated natively; eval_elementwise decides whether
+   * its path writes f32 rows (f32_done) */
+  bool try = !e->probe && !e->mat[node->index] && !(hero_leaf && node == e->f->hero) &&
+             e->kind[node->index] == DEV_EK_ELEMENTWISE && node->shape.type == HLO_F32;
+  e->f32_out = try ? f32 : NULL;
+  e->f32_node = node;
+  e->f32_done = false;
+  int rc = dev_elem_eval(e, node, want, hero_leaf, pread, hread, ctx, out, why, why_len);
+  *in_f32 = rc == 0 && e->f32_done;
+  e->f32_out = NULL;
+  e->f32_node = NULL;
+  e->f32_done = false;
+  return rc;
 }
 
 /* ---- setup ------------------------------------------------------------------ */

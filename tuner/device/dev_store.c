@@ -169,6 +169,22 @@ static int store_tile(exec *x, int j, const dev_box *b) {
   return 0;
 }
 
+/* store_tile's common case (rows_plain holds) for a box whose values are
+ * f32 rows: element i of b is f[i]. */
+static void store_f32_rows(dev_hbm *h, const dev_box *b, const float *f) {
+  int64_t idx[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  int outer;
+  int64_t run = box_run(h, b, &outer);
+  for (int64_t i = 0; i < b->count; i += run) {
+    int64_t off = hbm_off(h, b->rank, idx);
+    memcpy((float *)(void *)h->data + off, f + i, (size_t)run * sizeof *f);
+    shadow_from_poison(h->shadow + off, b->poison + i, run);
+    hlo_index_next_box(outer, b->lo, b->n, idx); /* next run */
+  }
+}
+
 /* Stores box b of leaf j straight from a materialised value (any element
  * type, complex included): the bytes are copied, nothing is converted. */
 static int store_value(exec *x, int j, const hlo_value *v, const dev_box *b) {
@@ -237,22 +253,39 @@ int dev_x_eval_store(exec *x, int j, const dev_box *want, bool hero_leaf) {
     step = per > 0 && per < STRIP_ELEMS ? STRIP_ELEMS / per : 1;
   if (step < 1)
     step = 1;
-  for (int64_t r = 0; r < rows || (rows == 0 && r == 0); r += step) {
+  /* An f32 leaf's values may come back as f32 rows (dev_elem_eval_f32),
+   * stored as they are; without room for them, as slots. */
+  float *f32 = NULL;
+  if (x->out[j].type == HLO_F32) {
+    int64_t most = (step < rows ? step : rows) * per;
+    f32 = malloc(sizeof *f32 * (size_t)(most > 0 ? most : 1));
+  }
+  int rc = 0;
+  for (int64_t r = 0; rc == 0 && (r < rows || (rows == 0 && r == 0)); r += step) {
     dev_box sub = *want, b;
     if (want->rank > 0) {
       sub.lo[0] = want->lo[0] + r;
       sub.n[0] = rows - r < step ? rows - r : step;
       sub.count = sub.n[0] * per;
     }
-    if (dev_elem_eval(x->el, x->out_node[j], &sub, hero_leaf, dev_x_window_read, dev_x_hero_read, x, &b, x->why,
-                      x->why_len) != 0)
-      return -1;
-    int rc = store_tile(x, j, &b);
-    dev_elem_box_release(x->el, &b);
+    bool in_f32 = false;
+    rc = f32 ? dev_elem_eval_f32(x->el, x->out_node[j], &sub, hero_leaf, dev_x_window_read, dev_x_hero_read, x, &b,
+                                 f32, &in_f32, x->why, x->why_len)
+             : dev_elem_eval(x->el, x->out_node[j], &sub, hero_leaf, dev_x_window_read, dev_x_hero_read, x, &b,
+                             x->why, x->why_len);
     if (rc != 0)
-      return rc;
+      break;
+    if (in_f32 && rows_plain(x, &x->out[j], &b, true)) {
+      store_f32_rows(&x->out[j], &b, f32);
+    } else {
+      if (in_f32) /* the slots a store reads: each f32 value widened, as they would have held */
+        dev_f32_to_slots(f32, b.count, b.v);
+      rc = store_tile(x, j, &b);
+    }
+    dev_elem_box_release(x->el, &b);
   }
-  return 0;
+  free(f32);
+  return rc;
 }
 
 /* Stores leaf j, get-tuple-element g of a variadic reduce hero, on output
