@@ -318,6 +318,47 @@ static void gather_epilogue_by_hand(void **state) {
   }
 }
 
+/* Row max and row sum broadcast back over their rows, as in a softmax:
+ * x[i][j] = j - i, so max_i = 127 - i, sum_i = 8128 - 128 i and
+ * out[i][j] = x[i][j] + sum_i - max_i = j - 127 + 8128 - 128 i, all exact
+ * in f32; row 5 holds a NaN at j = 7, whose max and sum and so the whole
+ * output row are NaN.  The reduce that is not the hero (the sum, further
+ * from the root) is evaluated per tile, line by line. */
+static const char *ROW_STATS =
+    "HloModule m\nmx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n"
+    "ad {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "ENTRY e {\n  x = f32[8,128] parameter(0)\n  ninf = f32[] constant(-inf)\n  zero = f32[] constant(0)\n"
+    "  s = f32[8] reduce(x, zero), dimensions={1}, to_apply=ad\n  bs = f32[8,128] broadcast(s), dimensions={0}\n"
+    "  m = f32[8] reduce(x, ninf), dimensions={1}, to_apply=mx\n  bm = f32[8,128] broadcast(m), dimensions={0}\n"
+    "  d = f32[8,128] add(x, bs)\n  ROOT y = f32[8,128] subtract(d, bm)\n}\n";
+
+static void row_stats_broadcast_by_hand(void **state) {
+  (void)state;
+  fx x;
+  load(&x, ROW_STATS, "tile=8x128 k=128 buf=2 order=01k pack=1 prec=default flags=none");
+  int64_t dims[2] = {8, 128};
+  hlo_value *a = f32_array(2, dims);
+  float *pa = a->data;
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 128; j++)
+      pa[i * 128 + j] = (float)(j - i);
+  pa[5 * 128 + 7] = __builtin_nanf("");
+  hlo_value *args[1] = {a};
+  dev_run r;
+  run(&x, args, 1, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  const float *o = r.out->data;
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 128; j++) {
+      float got = o[i * 128 + j], want = (float)(j - 127 + 8128 - 128 * i);
+      if (i == 5 ? got == got : got != want)
+        fail_msg("out[%d][%d] = %g, want %g", i, j, got, i == 5 ? __builtin_nanf("") : want);
+    }
+  hlo_value_unref(r.out);
+  hlo_value_unref(a);
+  unload(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
@@ -325,6 +366,7 @@ int main(void) {
       cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly), cmocka_unit_test(transpose_and_broadcast_by_hand),
       cmocka_unit_test(hygiene_faults),
       cmocka_unit_test(gather_epilogue_by_hand),
+      cmocka_unit_test(row_stats_broadcast_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,7 @@
 #include "hlo/hlo_numerics.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
+#include "hlo/hlo_minmax.h"
 
 /* ---- classification ------------------------------------------------------- */
 
@@ -525,9 +526,32 @@ static void move_strided(dev_elem *e, const hlo_instr *o, const hlo_ints *dims, 
     memset(b->poison, ob->poison[off], (size_t)b->count);
     return;
   }
-  for (int64_t i = 0; i < b->count; i++, hlo_index_next_off(b->rank, b->n, st, ri, &off)) {
-    b->v[i] = ob->v[off];
-    b->poison[i] = ob->poison[off];
+  /* row by row along the last dim, whose step is the same throughout: a
+   * row of one element repeated (a broadcast along it), a run copied
+   * (the operand's rows), or stepped; the offset moves on over the outer
+   * dims only.  Per element, stepping the multi-index was a fifth of a
+   * softmax's run. */
+  int last = b->rank - 1;
+  int64_t row = b->rank ? b->n[last] : 1, step = b->rank ? st[last] : 0;
+  if (row <= 0)
+    return;
+  for (int64_t i = 0; i < b->count; i += row, hlo_index_next_off(last > 0 ? last : 0, b->n, st, ri, &off)) {
+    dev_slot *v = b->v + i;
+    uint8_t *p = b->poison + i;
+    if (step == 0) {
+      dev_slot one = ob->v[off];
+      for (int64_t k = 0; k < row; k++)
+        v[k] = one;
+      memset(p, ob->poison[off], (size_t)row);
+    } else if (step == 1) {
+      memcpy(v, ob->v + off, (size_t)row * sizeof *v);
+      memcpy(p, ob->poison + off, (size_t)row);
+    } else {
+      for (int64_t k = 0; k < row; k++) {
+        v[k] = ob->v[off + k * step];
+        p[k] = ob->poison[off + k * step];
+      }
+    }
   }
 }
 
@@ -562,12 +586,43 @@ static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   int64_t idx[HLO_MAX_RANK], ri[HLO_MAX_RANK];
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
+  /* f32 add, multiply, maximum and minimum over one reduced dim: a line
+   * of the operand with one stride, and dev_elem_reduce_step's f32 branch
+   * with the op chosen once.  Its accumulator, widened to a slot and
+   * narrowed back at every step, is the f32 result of the step before
+   * (an operation's result, or a value narrowed from a slot: never a
+   * signalling NaN), so it is kept in f32. */
+  bool f32_line = t == HLO_F32 && nred == 1 &&
+                  (op == HLO_OP_ADD || op == HLO_OP_MULTIPLY || op == HLO_OP_MAXIMUM || op == HLO_OP_MINIMUM);
   for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
     uint8_t p = ib->poison[0];
     dev_slot acc = ib->v[0];
     int64_t off = red0;
     for (int j = 0; j < nkept; j++)
       off += (idx[j] - ob->lo[kept[j]]) * ostr[kept[j]];
+    if (f32_line) {
+      const dev_slot *x = ob->v + off;
+      const uint8_t *xp = ob->poison + off;
+      int64_t s = rstr[0];
+      float a = (float)acc.f;
+#define F32_LINE(EXPR)                       \
+  for (int64_t r = 0; r < total; r++) {      \
+    float bb = (float)x[r * s].f;            \
+    p |= xp[r * s];                          \
+    a = EXPR;                                \
+  }                                          \
+  break;
+      switch (op) {
+      case HLO_OP_ADD: F32_LINE(a + bb)
+      case HLO_OP_MULTIPLY: F32_LINE(a * bb)
+      case HLO_OP_MAXIMUM: F32_LINE(hlo_max_f32(a, bb))
+      default: F32_LINE(hlo_min_f32(a, bb))
+      }
+#undef F32_LINE
+      b->v[i] = dev_el_fslot(a);
+      b->poison[i] = p;
+      continue;
+    }
     for (int j = 0; j < nred; j++)
       ri[j] = 0;
     for (int64_t r = 0; r < total; r++, hlo_index_next_off(nred, rdims, rstr, ri, &off)) {
