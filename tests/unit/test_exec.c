@@ -359,6 +359,65 @@ static void row_stats_broadcast_by_hand(void **state) {
   unload(&x);
 }
 
+/* A row min evaluated per tile (the row sum, found first from the root,
+ * the min being one copy further, is the hero), out[i][j] = min_i - sum_i:
+ *   row 0, -0 and +0 alternating: min -0 (ordered below +0), sum +0, out -0;
+ *   row 1, j - 64: min -64, sum -64, out +0;
+ *   row 2, j - 64 with NaNs of payloads 0x11 at j = 10 and 0x22 at j = 20:
+ *     min is the first NaN, which subtract's first operand passes on;
+ *   row i > 2, (7 j mod 128) - i: min -i, sum 8128 - 128 i. */
+static const char *ROW_MIN =
+    "HloModule m\nmn {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] minimum(a, b)\n}\n"
+    "ad {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "ENTRY e {\n  x = f32[8,128] parameter(0)\n  inf = f32[] constant(inf)\n  zero = f32[] constant(0)\n"
+    "  s = f32[8] reduce(x, zero), dimensions={1}, to_apply=ad\n  bs = f32[8,128] broadcast(s), dimensions={0}\n"
+    "  m = f32[8] reduce(x, inf), dimensions={1}, to_apply=mn\n  bm = f32[8,128] broadcast(m), dimensions={0}\n"
+    "  cm = f32[8,128] copy(bm)\n  ROOT y = f32[8,128] subtract(cm, bs)\n}\n";
+
+static uint32_t bits_of(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static float float_of(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static void row_min_by_hand(void **state) {
+  (void)state;
+  fx x;
+  load(&x, ROW_MIN, "tile=8x128 k=128 buf=2 order=01k pack=1 prec=default flags=none");
+  int64_t dims[2] = {8, 128};
+  hlo_value *a = f32_array(2, dims);
+  float *pa = a->data;
+  for (int j = 0; j < 128; j++) {
+    pa[j] = j % 2 ? 0.0f : -0.0f;
+    pa[128 + j] = pa[256 + j] = (float)(j - 64);
+    for (int i = 3; i < 8; i++)
+      pa[i * 128 + j] = (float)((7 * j) % 128 - i);
+  }
+  pa[256 + 10] = float_of(0x7FC00011u);
+  pa[256 + 20] = float_of(0x7FC00022u);
+  hlo_value *args[1] = {a};
+  dev_run r;
+  run(&x, args, 1, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  const float *o = r.out->data;
+  for (int j = 0; j < 128; j++) {
+    assert_int_equal(bits_of(o[j]), 0x80000000u);
+    assert_int_equal(bits_of(o[128 + j]), 0u);
+    assert_int_equal(bits_of(o[256 + j]), 0x7FC00011u);
+    for (int i = 3; i < 8; i++)
+      assert_true(o[i * 128 + j] == (float)(-i - (8128 - 128 * i)));
+  }
+  hlo_value_unref(r.out);
+  hlo_value_unref(a);
+  unload(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
@@ -367,6 +426,7 @@ int main(void) {
       cmocka_unit_test(hygiene_faults),
       cmocka_unit_test(gather_epilogue_by_hand),
       cmocka_unit_test(row_stats_broadcast_by_hand),
+      cmocka_unit_test(row_min_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

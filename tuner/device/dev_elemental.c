@@ -555,85 +555,6 @@ static void move_strided(dev_elem *e, const hlo_instr *o, const hlo_ints *dims, 
   }
 }
 
-static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
-  const hlo_instr *o = ins->operands[0];
-  const hlo_shape *os = leaf0(o);
-  hlo_opcode op = hlo_simple_reducer(ins->attrs.calls.to_apply);
-  hlo_etype t = ins->shape.type;
-  const dev_box *ib = &e->bx[ins->operands[1]->index];
-  int red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
-  for (int d = 0; d < os->rank; d++) {
-    if (in_list(&ins->attrs.dimensions, d))
-      red[nred++] = d;
-    else
-      kept[nkept++] = d;
-  }
-  int64_t total = 1;
-  for (int j = 0; j < nred; j++)
-    total *= os->dims[red[j]];
-  /* The operand's box offsets (as box_off forms them): each output
-   * element's first term from its kept index, then the reduced dimensions
-   * stepped row-major, the last fastest, with the offset kept in step. */
-  const dev_box *ob = &e->bx[o->index];
-  int64_t ostr[HLO_MAX_RANK], rdims[HLO_MAX_RANK], rstr[HLO_MAX_RANK];
-  box_strides(ob, ostr);
-  int64_t red0 = 0;
-  for (int j = 0; j < nred; j++) {
-    rdims[j] = os->dims[red[j]];
-    rstr[j] = ostr[red[j]];
-    red0 -= ob->lo[red[j]] * ostr[red[j]];
-  }
-  int64_t idx[HLO_MAX_RANK], ri[HLO_MAX_RANK];
-  for (int d = 0; d < b->rank; d++)
-    idx[d] = b->lo[d];
-  /* f32 add, multiply, maximum and minimum over one reduced dim: a line
-   * of the operand with one stride, and dev_elem_reduce_step's f32 branch
-   * with the op chosen once.  Its accumulator, widened to a slot and
-   * narrowed back at every step, is the f32 result of the step before
-   * (an operation's result, or a value narrowed from a slot: never a
-   * signalling NaN), so it is kept in f32. */
-  bool f32_line = t == HLO_F32 && nred == 1 &&
-                  (op == HLO_OP_ADD || op == HLO_OP_MULTIPLY || op == HLO_OP_MAXIMUM || op == HLO_OP_MINIMUM);
-  for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
-    uint8_t p = ib->poison[0];
-    dev_slot acc = ib->v[0];
-    int64_t off = red0;
-    for (int j = 0; j < nkept; j++)
-      off += (idx[j] - ob->lo[kept[j]]) * ostr[kept[j]];
-    if (f32_line) {
-      const dev_slot *x = ob->v + off;
-      const uint8_t *xp = ob->poison + off;
-      int64_t s = rstr[0];
-      float a = (float)acc.f;
-#define F32_LINE(EXPR)                       \
-  for (int64_t r = 0; r < total; r++) {      \
-    float bb = (float)x[r * s].f;            \
-    p |= xp[r * s];                          \
-    a = EXPR;                                \
-  }                                          \
-  break;
-      switch (op) {
-      case HLO_OP_ADD: F32_LINE(a + bb)
-      case HLO_OP_MULTIPLY: F32_LINE(a * bb)
-      case HLO_OP_MAXIMUM: F32_LINE(hlo_max_f32(a, bb))
-      default: F32_LINE(hlo_min_f32(a, bb))
-      }
-#undef F32_LINE
-      b->v[i] = dev_el_fslot(a);
-      b->poison[i] = p;
-      continue;
-    }
-    for (int j = 0; j < nred; j++)
-      ri[j] = 0;
-    for (int64_t r = 0; r < total; r++, hlo_index_next_off(nred, rdims, rstr, ri, &off)) {
-      p |= ob->poison[off];
-      acc = dev_elem_reduce_step(op, t, acc, ob->v[off]);
-    }
-    b->v[i] = acc;
-    b->poison[i] = p;
-  }
-}
-
 static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   const hlo_dot_dnums *dn = &ins->attrs.dot;
   const hlo_instr *l = ins->operands[0], *r = ins->operands[1];
@@ -925,6 +846,164 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     for (int j = 0; j < nop; j++)
       in[j] = src[j].v[i * src[j].step];
     b->v[i] = dev_el_ew_apply(e, ins, in);
+  }
+}
+
+/* Floats in their total order (-0 below +0), as int32 keys that order the
+ * same way: a negative float's magnitude bits are flipped.  The map is
+ * its own inverse.  NaNs are not ordered by it; minmax_line finds them
+ * separately. */
+static inline int32_t order_key(float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  return (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7FFFFFFFu));
+}
+
+static inline float key_float(int32_t k) {
+  uint32_t u = (uint32_t)k ^ ((uint32_t)(k >> 31) & 0x7FFFFFFFu);
+  float v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+/* The largest (max) or smallest key of f[0..n), and whether one of them
+ * is a NaN, as a vector reduction (integer max and min do not care about
+ * the order). */
+ROW_CLONES static int32_t minmax_keys(bool max, int32_t init, int32_t *bad, const float *f, int64_t n) {
+  int32_t m = init, nb = 0;
+  if (max) {
+#pragma omp simd reduction(max : m) reduction(| : nb)
+    for (int64_t r = 0; r < n; r++) {
+      uint32_t u;
+      memcpy(&u, &f[r], sizeof u);
+      nb |= (u & 0x7FFFFFFFu) > 0x7F800000u;
+      int32_t key = (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7FFFFFFFu));
+      m = key > m ? key : m;
+    }
+  } else {
+#pragma omp simd reduction(min : m) reduction(| : nb)
+    for (int64_t r = 0; r < n; r++) {
+      uint32_t u;
+      memcpy(&u, &f[r], sizeof u);
+      nb |= (u & 0x7FFFFFFFu) > 0x7F800000u;
+      int32_t key = (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7FFFFFFFu));
+      m = key < m ? key : m;
+    }
+  }
+  *bad |= nb;
+  return m;
+}
+
+/* a folded with hlo_max_f32 (max true) or hlo_min_f32 over (float)
+ * x[r * s].f for r < n, in that order, computed in any order: a NaN
+ * operand (the first NaN when both are) wins every step, so the result is
+ * the first NaN of the sequence a, x[0], x[1], ...; without one, both
+ * order -0 below +0 and every other pair by value, a total order, and the
+ * result is its largest (smallest) element whatever the order of the
+ * steps, found here as the extreme integer key.  One step after another,
+ * each waiting for the last, a row max was most of a softmax's run. */
+static float minmax_line(bool max, float a, const dev_slot *x, int64_t s, int64_t n) {
+  if (a != a)
+    return a;
+  int32_t m = order_key(a), bad = 0;
+  float f[EW_ROW];
+  for (int64_t r0 = 0; r0 < n; r0 += EW_ROW) {
+    int64_t c = n - r0 < EW_ROW ? n - r0 : EW_ROW;
+    if (s == 1)
+      row_to_f32(x + r0, c, f);
+    else
+      for (int64_t r = 0; r < c; r++)
+        f[r] = (float)x[(r0 + r) * s].f;
+    m = minmax_keys(max, m, &bad, f, c);
+  }
+  if (bad) /* the first NaN, as the steps in order give it */
+    for (int64_t r = 0; r < n; r++) {
+      float v = (float)x[r * s].f;
+      if (v != v)
+        return v;
+    }
+  return key_float(m);
+}
+
+static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
+  const hlo_instr *o = ins->operands[0];
+  const hlo_shape *os = leaf0(o);
+  hlo_opcode op = hlo_simple_reducer(ins->attrs.calls.to_apply);
+  hlo_etype t = ins->shape.type;
+  const dev_box *ib = &e->bx[ins->operands[1]->index];
+  int red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
+  for (int d = 0; d < os->rank; d++) {
+    if (in_list(&ins->attrs.dimensions, d))
+      red[nred++] = d;
+    else
+      kept[nkept++] = d;
+  }
+  int64_t total = 1;
+  for (int j = 0; j < nred; j++)
+    total *= os->dims[red[j]];
+  /* The operand's box offsets (as box_off forms them): each output
+   * element's first term from its kept index, then the reduced dimensions
+   * stepped row-major, the last fastest, with the offset kept in step. */
+  const dev_box *ob = &e->bx[o->index];
+  int64_t ostr[HLO_MAX_RANK], rdims[HLO_MAX_RANK], rstr[HLO_MAX_RANK];
+  box_strides(ob, ostr);
+  int64_t red0 = 0;
+  for (int j = 0; j < nred; j++) {
+    rdims[j] = os->dims[red[j]];
+    rstr[j] = ostr[red[j]];
+    red0 -= ob->lo[red[j]] * ostr[red[j]];
+  }
+  int64_t idx[HLO_MAX_RANK], ri[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  /* f32 add, multiply, maximum and minimum over one reduced dim: a line
+   * of the operand with one stride, and dev_elem_reduce_step's f32 branch
+   * with the op chosen once.  Its accumulator, widened to a slot and
+   * narrowed back at every step, is the f32 result of the step before
+   * (an operation's result, or a value narrowed from a slot: never a
+   * signalling NaN), so it is kept in f32. */
+  bool f32_line = t == HLO_F32 && nred == 1 &&
+                  (op == HLO_OP_ADD || op == HLO_OP_MULTIPLY || op == HLO_OP_MAXIMUM || op == HLO_OP_MINIMUM);
+  for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
+    uint8_t p = ib->poison[0];
+    dev_slot acc = ib->v[0];
+    int64_t off = red0;
+    for (int j = 0; j < nkept; j++)
+      off += (idx[j] - ob->lo[kept[j]]) * ostr[kept[j]];
+    if (f32_line) {
+      const dev_slot *x = ob->v + off;
+      const uint8_t *xp = ob->poison + off;
+      int64_t s = rstr[0];
+      float a = (float)acc.f;
+#define F32_LINE(EXPR)                       \
+  for (int64_t r = 0; r < total; r++) {      \
+    float bb = (float)x[r * s].f;            \
+    p |= xp[r * s];                          \
+    a = EXPR;                                \
+  }                                          \
+  break;
+      switch (op) {
+      case HLO_OP_ADD: F32_LINE(a + bb)
+      case HLO_OP_MULTIPLY: F32_LINE(a * bb)
+      default:
+        a = minmax_line(op == HLO_OP_MAXIMUM, a, x, s, total);
+        for (int64_t r = 0; r < total; r++)
+          p |= xp[r * s];
+        break;
+      }
+#undef F32_LINE
+      b->v[i] = dev_el_fslot(a);
+      b->poison[i] = p;
+      continue;
+    }
+    for (int j = 0; j < nred; j++)
+      ri[j] = 0;
+    for (int64_t r = 0; r < total; r++, hlo_index_next_off(nred, rdims, rstr, ri, &off)) {
+      p |= ob->poison[off];
+      acc = dev_elem_reduce_step(op, t, acc, ob->v[off]);
+    }
+    b->v[i] = acc;
+    b->poison[i] = p;
   }
 }
 
