@@ -539,9 +539,10 @@ static void move_strided(dev_elem *e, const hlo_instr *o, const hlo_ints *dims, 
     dev_slot *v = b->v + i;
     uint8_t *p = b->poison + i;
     if (step == 0) {
-      dev_slot one = ob->v[off];
+      int64_t one = ob->v[off].i; /* the slot's bits */
+#pragma omp simd
       for (int64_t k = 0; k < row; k++)
-        v[k] = one;
+        v[k].i = one;
       memset(p, ob->poison[off], (size_t)row);
     } else if (step == 1) {
       memcpy(v, ob->v + off, (size_t)row * sizeof *v);
@@ -925,6 +926,21 @@ static float minmax_line(bool max, float a, const dev_slot *x, int64_t s, int64_
   return key_float(m);
 }
 
+/* The OR of poison bytes p[r * s] for r < n (a contiguous line as a
+ * vector reduction). */
+static uint8_t poison_any(const uint8_t *p, int64_t s, int64_t n) {
+  uint8_t any = 0;
+  if (s == 1) {
+#pragma omp simd reduction(| : any)
+    for (int64_t r = 0; r < n; r++)
+      any |= p[r];
+    return any;
+  }
+  for (int64_t r = 0; r < n; r++)
+    any |= p[r * s];
+  return any;
+}
+
 static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   const hlo_instr *o = ins->operands[0];
   const hlo_shape *os = leaf0(o);
@@ -987,8 +1003,7 @@ static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
       case HLO_OP_MULTIPLY: F32_LINE(a * bb)
       default:
         a = minmax_line(op == HLO_OP_MAXIMUM, a, x, s, total);
-        for (int64_t r = 0; r < total; r++)
-          p |= xp[r * s];
+        p |= poison_any(xp, s, total);
         break;
       }
 #undef F32_LINE
