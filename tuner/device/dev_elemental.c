@@ -421,7 +421,7 @@ static void infer(dev_elem *e, const hlo_instr *ins, const dev_box *b) {
  *                  slots would have), nothing poisoned, as a box of a
  *                  materialised value has nothing poisoned.
  * Set by mark_virtual only where every reader is an elementwise op that
- * evaluate_elementwise's direct path serves. */
+ * eval_elementwise's direct path serves. */
 enum { VIRT_NONE = 0, VIRT_SPLAT, VIRT_F32_LEAF };
 
 /* Operand o's value at idx (which lies in its box). */
