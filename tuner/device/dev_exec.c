@@ -203,8 +203,10 @@ void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *cons
     }
     char name[32];
     snprintf(name, sizeof name, "param %d", p);
-    if (dev_hbm_borrow(&x.in[p], name, v) != 0) /* parameters are only read: no copy */
+    if (dev_hbm_alloc(&x.in[p], name, v->type, v->rank, v->dims) != 0)
       rc = dev_x_fail(&x, "out of memory");
+    else
+      dev_hbm_fill(&x.in[p], v);
   }
   if (rc == 0)
     rc = dev_x_setup_outputs(&x);
