@@ -91,40 +91,11 @@ static void device_buffers_are_counted(void **state) {
   hlo_mem_set_limit(0);
 }
 
-/* An input read in place (dev_hbm_borrow) is charged as its copy would
- * be, so --max-memory refuses at the same point; it reads the value's own
- * elements, every one defined. */
-static void borrowed_inputs_are_counted(void **state) {
-  (void)state;
-  int64_t d[2] = {8, 128};
-  hlo_value *v = hlo_value_array(HLO_F32, 2, d);
-  assert_non_null(v);
-  ((float *)v->data)[5] = 2.5f;
-  int64_t base = hlo_mem_held();
-  int64_t want = 8 * 128 * 4 + 2 * DEV_REDZONE + 8 * 128;
-  dev_hbm h;
-  assert_int_equal(dev_hbm_borrow(&h, "param 0", v), 0);
-  assert_int_equal(hlo_mem_held() - base, want);
-  assert_int_equal(h.count, 8 * 128);
-  assert_int_equal(h.rank, 2);
-  assert_true(((const float *)(const void *)h.data)[5] == 2.5f);
-  assert_int_equal(dev_hbm_first_poison(&h), -1);
-  dev_hbm_free(&h);
-  assert_int_equal(hlo_mem_held(), base);
-  hlo_mem_set_limit(base + want - 1);
-  assert_int_equal(dev_hbm_borrow(&h, "param 0", v), -1);
-  assert_int_equal(hlo_mem_held(), base);
-  dev_hbm_free(&h);
-  hlo_mem_set_limit(0);
-  hlo_value_unref(v);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(values_are_counted, reset),
       cmocka_unit_test_setup(the_limit_refuses, reset),
       cmocka_unit_test_setup(device_buffers_are_counted, reset),
-      cmocka_unit_test_setup(borrowed_inputs_are_counted, reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,31 +70,6 @@ int dev_hbm_alloc(dev_hbm *b, const char *name, hlo_etype t, int rank, const int
   return 0;
 }
 
-int dev_hbm_borrow(dev_hbm *b, const char *name, const hlo_value *v) {
-  memset(b, 0, sizeof *b);
-  snprintf(b->name, sizeof b->name, "%s", name);
-  b->type = v->type;
-  b->rank = v->rank;
-  b->count = 1;
-  for (int d = 0; d < v->rank; d++) {
-    b->dims[d] = v->dims[d];
-    b->count *= v->dims[d];
-  }
-  b->esz = hlo_etype_host_size(v->type);
-  /* the same charge as dev_hbm_alloc's */
-  size_t held = (size_t)b->count * b->esz + 2 * DEV_REDZONE + (size_t)(b->count ? b->count : 1);
-  if (!hlo_mem_take(held))
-    return -1;
-  b->held = held;
-  b->shadow = hbm_calloc((size_t)(b->count ? b->count : 1));
-  if (!b->shadow) {
-    dev_hbm_free(b);
-    return -1;
-  }
-  b->data = (uint8_t *)v->data; /* read only: see dev_hbm.h */
-  return 0;
-}
-
 void dev_hbm_free(dev_hbm *b) {
   hlo_mem_give(b->held);
   b->held = 0;

@@ -33,7 +33,7 @@ typedef struct dev_hbm {
   int64_t dims[HLO_MAX_RANK];
   int64_t count;
   size_t esz;             /* host bytes per element */
-  uint8_t *raw;           /* redzone, data, redzone (NULL: borrowed) */
+  uint8_t *raw;           /* redzone, data, redzone */
   uint8_t *data;
   uint8_t *shadow;        /* 1: poisoned */
   size_t held;            /* bytes taken from the account (hlo_mem.h) */
@@ -47,16 +47,6 @@ void dev_hbm_pattern(hlo_etype t, void *out);
 void dev_hbm_poison(dev_hbm *b);
 /* Copies an array value in and clears the shadow. */
 void dev_hbm_fill(dev_hbm *b, const hlo_value *v);
-/* An input buffer holding array value v, as dev_hbm_alloc then
- * dev_hbm_fill would make it, but reading v's elements in place: data
- * points into v, which must outlive b and which nothing may write through
- * b (a kernel's parameters are only read: by the window DMAs and the
- * resident reads).  The shadow is all clear and the account is charged
- * as for a copy, so --max-memory decides as before.  There are no
- * redzones: dev_hbm_check and dev_hbm_store are not for it.  The copy it
- * saves was a tenth of a small gather's run (whose table the kernel never
- * reads through HBM).  0, or -1 when out of memory. */
-int dev_hbm_borrow(dev_hbm *b, const char *name, const hlo_value *v);
 /* Stores one element (esz bytes at src) at element offset off, which may be
  * outside [0, count) by up to the redzone; poisoned marks the shadow.  -1
  * when off is beyond the redzones (a wild store, not performed). */
