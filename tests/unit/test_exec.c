@@ -418,6 +418,33 @@ static void row_min_by_hand(void **state) {
   unload(&x);
 }
 
+/* A scalar broadcast to rank 0 and then to the tile: out = 2.5 x, exact.
+ * The outer broadcast reads the inner one's box as its scalar, so the
+ * inner one must keep a box of its own. */
+static const char *SPLAT_OF_SPLAT =
+    "HloModule m\nENTRY e {\n  x = f32[8,128] parameter(0)\n  c = f32[] constant(2.5)\n"
+    "  b0 = f32[] broadcast(c), dimensions={}\n  b1 = f32[8,128] broadcast(b0), dimensions={}\n"
+    "  ROOT y = f32[8,128] multiply(x, b1)\n}\n";
+
+static void splat_of_splat_by_hand(void **state) {
+  (void)state;
+  fx x;
+  load(&x, SPLAT_OF_SPLAT, "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none");
+  int64_t dims[2] = {8, 128};
+  hlo_value *a = f32_array(2, dims);
+  for (int i = 0; i < 1024; i++)
+    ((float *)a->data)[i] = (float)(i - 300);
+  hlo_value *args[1] = {a};
+  dev_run r;
+  run(&x, args, 1, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  for (int i = 0; i < 1024; i++)
+    assert_true(((const float *)r.out->data)[i] == 2.5f * (float)(i - 300));
+  hlo_value_unref(r.out);
+  hlo_value_unref(a);
+  unload(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
@@ -427,6 +454,7 @@ int main(void) {
       cmocka_unit_test(gather_epilogue_by_hand),
       cmocka_unit_test(row_stats_broadcast_by_hand),
       cmocka_unit_test(row_min_by_hand),
+      cmocka_unit_test(splat_of_splat_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

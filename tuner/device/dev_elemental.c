@@ -1287,8 +1287,10 @@ static void mark_virtual(dev_elem *e, const hlo_instr *node, bool hero_leaf) {
           b->rank > 0 && b->rank == s->rank && box_run_in(b, s, &outer) >= count)
         e->virt[i] = VIRT_F32_LEAF;
     } else if (!(hero_leaf && ins == e->f->hero) && e->kind[i] == DEV_EK_BROADCAST && ins->noperands == 1 &&
-               ins->attrs.dimensions.n == 0 && e->need[ins->operands[0]->index] &&
+               ins->attrs.dimensions.n == 0 && b->rank > 0 && e->need[ins->operands[0]->index] &&
                e->bx[ins->operands[0]->index].rank == 0) {
+      /* (a broadcast to rank 0 keeps its box: it may be another splat's
+       * scalar) */
       e->virt[i] = VIRT_SPLAT;
     }
     any = any || e->virt[i] != VIRT_NONE;
