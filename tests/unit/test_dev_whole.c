@@ -98,6 +98,64 @@ static void gather_clamps_starts(void **state) {
   hlo_module_free(m);
 }
 
+/* Runs gather text on a [4,5] table (element r,c = 10r + c) and index
+ * array ids of dims di, once tiled by cfg and once whole, and checks both
+ * against want. */
+static void gather_expect(const char *text, const int64_t *di, const int64_t *ids, const char *cfg,
+                          const float *want, int64_t n) {
+  hlo_module *m = parse(text);
+  int64_t d0[2] = {4, 5};
+  float table[20];
+  for (int r = 0; r < 4; r++)
+    for (int c = 0; c < 5; c++)
+      table[r * 5 + c] = (float)(10 * r + c);
+  hlo_value *ops[2] = {f32s(2, d0, table), ints(HLO_S32, 2, di, ids)};
+  dev_config tiled = config(cfg);
+  hlo_value *a = run(m, ops, &tiled, 0), *b = run(m, ops, NULL, 0);
+  expect_f32(a, want, n);
+  expect_f32(b, want, n);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+  unref_all(ops, 2);
+  hlo_module_free(m);
+}
+
+/* Two-component index vectors naming the dims in reverse order
+ * (start_index_map={1,0}), [2,3] windows, nothing collapsed.  Vector
+ * (3, 1): dim 1 starts at 3, clamped to 5 - 3 = 2, dim 0 at 1; vector
+ * (-4, 7): dim 1 at 0, dim 0 at 7 clamped to 4 - 2 = 2.  The vectors are
+ * the rows of the index array (index_vector_dim=1) or its columns (0). */
+static void gather_vector_starts_and_windows(void **state) {
+  (void)state;
+  static const float want[12] = {12, 13, 14, 22, 23, 24, 20, 21, 22, 30, 31, 32};
+  int64_t di[2] = {2, 2};
+  int64_t rows[4] = {3, 1, -4, 7}, cols[4] = {3, -4, 1, 7};
+  const char *head = "HloModule g\nENTRY e {\n  p0 = f32[4,5] parameter(0)\n  p1 = s32[2,2] parameter(1)\n"
+                     "  ROOT g = f32[2,2,3] gather(p0, p1), offset_dims={1,2}, collapsed_slice_dims={}, "
+                     "start_index_map={1,0}, slice_sizes={2,3}, index_vector_dim=";
+  char text[512];
+  snprintf(text, sizeof text, "%s1\n}\n", head);
+  gather_expect(text, di, rows, "tile=1x2x2 k=0 buf=2 order=012 pack=1 prec=default flags=none", want, 12);
+  snprintf(text, sizeof text, "%s0\n}\n", head);
+  gather_expect(text, di, cols, "tile=2x1x3 k=0 buf=2 order=012 pack=1 prec=default flags=none", want, 12);
+}
+
+/* A batching dim: operand dim 0 is the batch (4 of them), index row b
+ * gives batch b's start along dim 1 (a slice 2 wide, so clamped to
+ * [0, 3]): batch 0 at 1, batch 1 at 9 -> 3, batch 2 at -2 -> 0, batch 3
+ * at 2.  (The device forms this address in its general way.) */
+static void gather_batching_dims(void **state) {
+  (void)state;
+  static const float want[8] = {1, 2, 13, 14, 20, 21, 32, 33};
+  int64_t di[2] = {4, 1};
+  int64_t ids[4] = {1, 9, -2, 2};
+  gather_expect("HloModule g\nENTRY e {\n  p0 = f32[4,5] parameter(0)\n  p1 = s32[4,1] parameter(1)\n"
+                "  ROOT g = f32[4,2] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={}, "
+                "operand_batching_dims={0}, start_indices_batching_dims={0}, start_index_map={1}, "
+                "index_vector_dim=1, slice_sizes={1,2}\n}\n",
+                di, ids, "tile=3x1 k=0 buf=2 order=01 pack=1 prec=default flags=none", want, 8);
+}
+
 static const char *SCATTER_ROWS =
     "HloModule s\nadd {\n  a = f32[] parameter(0)\n  u = f32[] parameter(1)\n  ROOT s = f32[] add(a, u)\n}\n"
     "ENTRY e {\n  p0 = f32[3,2] parameter(0)\n  p1 = s32[3,1] parameter(1)\n  p2 = f32[3,2] parameter(2)\n"
@@ -380,6 +438,8 @@ static void map_values(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(gather_clamps_starts),
+      cmocka_unit_test(gather_vector_starts_and_windows),
+      cmocka_unit_test(gather_batching_dims),
       cmocka_unit_test(scatter_combines_in_order_and_skips),
       cmocka_unit_test(scatter_general_combiner),
       cmocka_unit_test(sort_is_stable_across_blocks),

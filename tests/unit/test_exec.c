@@ -264,12 +264,197 @@ static void hygiene_faults(void **state) {
   unload(&x);
 }
 
+/* An epilogue on a gathered table: rows 4, 0, 9, 2, 1, 3, -1, 2, 0, 3
+ * (4 and 9 clamped to 3, -1 to 0) of a [4,256] table t[r][c] = r + c/256,
+ * times a broadcast 3, plus a broadcast 0.5: out[i][c] = 3 t[row_i][c] +
+ * 0.5, exact in f32.  The evaluator reads the gathered value in place and
+ * the broadcasts as scalars where it can: a tile of whole rows (8x256, the
+ * second one ragged) is contiguous in the gathered value, a tile of half
+ * rows (8x128) is not and goes through boxes; both, and one whole tile,
+ * must give these values. */
+static const char *GATHER_EPILOGUE =
+    "HloModule m\nENTRY e {\n  t = f32[4,256] parameter(0)\n  i = s32[10] parameter(1)\n"
+    "  r = s32[10,1] reshape(i)\n"
+    "  g = f32[10,256] gather(t, r), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+    "index_vector_dim=1, slice_sizes={1,256}\n"
+    "  c = f32[] constant(3)\n  b = f32[10,256] broadcast(c), dimensions={}\n"
+    "  m = f32[10,256] multiply(g, b)\n"
+    "  h = f32[] constant(0.5)\n  k = f32[10,256] broadcast(h), dimensions={}\n"
+    "  ROOT o = f32[10,256] add(m, k)\n}\n";
+
+static void gather_epilogue_by_hand(void **state) {
+  (void)state;
+  static const char *cfgs[3] = {"tile=8x256 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                                "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                                "tile=16x256 k=0 buf=2 order=01 pack=1 prec=default flags=none"};
+  static const int64_t ids[10] = {4, 0, 9, 2, 1, 3, -1, 2, 0, 3};
+  static const int rows[10] = {3, 0, 3, 2, 1, 3, 0, 2, 0, 3};
+  for (int q = 0; q < 3; q++) {
+    fx x;
+    load(&x, GATHER_EPILOGUE, cfgs[q]);
+    int64_t td[2] = {4, 256}, id[1] = {10};
+    hlo_value *t = f32_array(2, td), *ix = hlo_value_array(HLO_S32, 1, id);
+    assert_non_null(ix);
+    for (int r = 0; r < 4; r++)
+      for (int c = 0; c < 256; c++)
+        ((float *)t->data)[r * 256 + c] = (float)r + (float)c / 256.0f;
+    for (int j = 0; j < 10; j++)
+      hlo_value_set_i64(ix, j, ids[j]);
+    hlo_value *args[2] = {t, ix};
+    dev_run out;
+    run(&x, args, 2, NULL, &out);
+    assert_int_equal(out.status, DEV_OK);
+    const float *o = out.out->data;
+    for (int j = 0; j < 10; j++)
+      for (int c = 0; c < 256; c++) {
+        float want = 3.0f * ((float)rows[j] + (float)c / 256.0f) + 0.5f;
+        if (o[j * 256 + c] != want)
+          fail_msg("config %d: out[%d][%d] = %g, want %g", q, j, c, o[j * 256 + c], want);
+      }
+    hlo_value_unref(out.out);
+    hlo_value_unref(t);
+    hlo_value_unref(ix);
+    unload(&x);
+  }
+}
+
+/* Row max and row sum broadcast back over their rows, as in a softmax:
+ * x[i][j] = j - i, so max_i = 127 - i, sum_i = 8128 - 128 i and
+ * out[i][j] = x[i][j] + sum_i - max_i = j - 127 + 8128 - 128 i, all exact
+ * in f32; row 5 holds a NaN at j = 7, whose max and sum and so the whole
+ * output row are NaN.  The reduce that is not the hero (the sum, further
+ * from the root) is evaluated per tile, line by line. */
+static const char *ROW_STATS =
+    "HloModule m\nmx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n"
+    "ad {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "ENTRY e {\n  x = f32[8,128] parameter(0)\n  ninf = f32[] constant(-inf)\n  zero = f32[] constant(0)\n"
+    "  s = f32[8] reduce(x, zero), dimensions={1}, to_apply=ad\n  bs = f32[8,128] broadcast(s), dimensions={0}\n"
+    "  m = f32[8] reduce(x, ninf), dimensions={1}, to_apply=mx\n  bm = f32[8,128] broadcast(m), dimensions={0}\n"
+    "  d = f32[8,128] add(x, bs)\n  ROOT y = f32[8,128] subtract(d, bm)\n}\n";
+
+static void row_stats_broadcast_by_hand(void **state) {
+  (void)state;
+  fx x;
+  load(&x, ROW_STATS, "tile=8x128 k=128 buf=2 order=01k pack=1 prec=default flags=none");
+  int64_t dims[2] = {8, 128};
+  hlo_value *a = f32_array(2, dims);
+  float *pa = a->data;
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 128; j++)
+      pa[i * 128 + j] = (float)(j - i);
+  pa[5 * 128 + 7] = __builtin_nanf("");
+  hlo_value *args[1] = {a};
+  dev_run r;
+  run(&x, args, 1, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  const float *o = r.out->data;
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 128; j++) {
+      float got = o[i * 128 + j], want = (float)(j - 127 + 8128 - 128 * i);
+      if (i == 5 ? got == got : got != want)
+        fail_msg("out[%d][%d] = %g, want %g", i, j, got, i == 5 ? __builtin_nanf("") : want);
+    }
+  hlo_value_unref(r.out);
+  hlo_value_unref(a);
+  unload(&x);
+}
+
+/* A row min evaluated per tile (the row sum, found first from the root,
+ * the min being one copy further, is the hero), out[i][j] = min_i - sum_i:
+ *   row 0, -0 and +0 alternating: min -0 (ordered below +0), sum +0, out -0;
+ *   row 1, j - 64: min -64, sum -64, out +0;
+ *   row 2, j - 64 with NaNs of payloads 0x11 at j = 10 and 0x22 at j = 20:
+ *     min is the first NaN, which subtract's first operand passes on;
+ *   row i > 2, (7 j mod 128) - i: min -i, sum 8128 - 128 i. */
+static const char *ROW_MIN =
+    "HloModule m\nmn {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] minimum(a, b)\n}\n"
+    "ad {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "ENTRY e {\n  x = f32[8,128] parameter(0)\n  inf = f32[] constant(inf)\n  zero = f32[] constant(0)\n"
+    "  s = f32[8] reduce(x, zero), dimensions={1}, to_apply=ad\n  bs = f32[8,128] broadcast(s), dimensions={0}\n"
+    "  m = f32[8] reduce(x, inf), dimensions={1}, to_apply=mn\n  bm = f32[8,128] broadcast(m), dimensions={0}\n"
+    "  cm = f32[8,128] copy(bm)\n  ROOT y = f32[8,128] subtract(cm, bs)\n}\n";
+
+static uint32_t bits_of(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static float float_of(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static void row_min_by_hand(void **state) {
+  (void)state;
+  fx x;
+  load(&x, ROW_MIN, "tile=8x128 k=128 buf=2 order=01k pack=1 prec=default flags=none");
+  int64_t dims[2] = {8, 128};
+  hlo_value *a = f32_array(2, dims);
+  float *pa = a->data;
+  for (int j = 0; j < 128; j++) {
+    pa[j] = j % 2 ? 0.0f : -0.0f;
+    pa[128 + j] = pa[256 + j] = (float)(j - 64);
+    for (int i = 3; i < 8; i++)
+      pa[i * 128 + j] = (float)((7 * j) % 128 - i);
+  }
+  pa[256 + 10] = float_of(0x7FC00011u);
+  pa[256 + 20] = float_of(0x7FC00022u);
+  hlo_value *args[1] = {a};
+  dev_run r;
+  run(&x, args, 1, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  const float *o = r.out->data;
+  for (int j = 0; j < 128; j++) {
+    assert_int_equal(bits_of(o[j]), 0x80000000u);
+    assert_int_equal(bits_of(o[128 + j]), 0u);
+    assert_int_equal(bits_of(o[256 + j]), 0x7FC00011u);
+    for (int i = 3; i < 8; i++)
+      assert_true(o[i * 128 + j] == (float)(-i - (8128 - 128 * i)));
+  }
+  hlo_value_unref(r.out);
+  hlo_value_unref(a);
+  unload(&x);
+}
+
+/* A scalar broadcast to rank 0 and then to the tile: out = 2.5 x, exact.
+ * The outer broadcast reads the inner one's box as its scalar, so the
+ * inner one must keep a box of its own. */
+static const char *SPLAT_OF_SPLAT =
+    "HloModule m\nENTRY e {\n  x = f32[8,128] parameter(0)\n  c = f32[] constant(2.5)\n"
+    "  b0 = f32[] broadcast(c), dimensions={}\n  b1 = f32[8,128] broadcast(b0), dimensions={}\n"
+    "  ROOT y = f32[8,128] multiply(x, b1)\n}\n";
+
+static void splat_of_splat_by_hand(void **state) {
+  (void)state;
+  fx x;
+  load(&x, SPLAT_OF_SPLAT, "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none");
+  int64_t dims[2] = {8, 128};
+  hlo_value *a = f32_array(2, dims);
+  for (int i = 0; i < 1024; i++)
+    ((float *)a->data)[i] = (float)(i - 300);
+  hlo_value *args[1] = {a};
+  dev_run r;
+  run(&x, args, 1, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  for (int i = 0; i < 1024; i++)
+    assert_true(((const float *)r.out->data)[i] == 2.5f * (float)(i - 300));
+  hlo_value_unref(r.out);
+  hlo_value_unref(a);
+  unload(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
       cmocka_unit_test(reduction_order_is_the_configs),
       cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly), cmocka_unit_test(transpose_and_broadcast_by_hand),
       cmocka_unit_test(hygiene_faults),
+      cmocka_unit_test(gather_epilogue_by_hand),
+      cmocka_unit_test(row_stats_broadcast_by_hand),
+      cmocka_unit_test(row_min_by_hand),
+      cmocka_unit_test(splat_of_splat_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,9 +22,11 @@
 
 #include "dev_defect.h"
 #include "dev_probe.h"
+#include "dev_slot_f32.h"
 #include "hlo/hlo_numerics.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
+#include "hlo/hlo_minmax.h"
 
 /* ---- classification ------------------------------------------------------- */
 
@@ -409,12 +411,54 @@ static void infer(dev_elem *e, const hlo_instr *ins, const dev_box *b) {
 
 /* ---- evaluation ------------------------------------------------------------------ */
 
+/* Instructions a request reads through instead of evaluating (e->virt):
+ *   VIRT_SPLAT     a broadcast of a scalar: its readers read the scalar's
+ *                  box as a scalar operand (the same element and poison
+ *                  byte everywhere, which is what the broadcast's box
+ *                  would hold);
+ *   VIRT_F32_LEAF  a materialised f32 value: its readers read the floats
+ *                  in place (row_f32_through_slot gives what a box of
+ *                  slots would have), nothing poisoned, as a box of a
+ *                  materialised value has nothing poisoned.
+ * Set by mark_virtual only where every reader is an elementwise op that
+ * eval_elementwise's direct path serves. */
+enum { VIRT_NONE = 0, VIRT_SPLAT, VIRT_F32_LEAF };
+
 /* Operand o's value at idx (which lies in its box). */
 static dev_slot opv(const dev_elem *e, const hlo_instr *o, const int64_t *idx, uint8_t *poison) {
   const dev_box *ob = &e->bx[o->index];
   int64_t off = box_off(ob, idx);
   *poison |= ob->poison[off];
   return ob->v[off];
+}
+
+/* Whether box b covers all of shape s. */
+static bool box_is_whole(const dev_box *b, const hlo_shape *s) {
+  if (b->rank != s->rank)
+    return false;
+  for (int d = 0; d < b->rank; d++)
+    if (b->lo[d] != 0 || b->n[d] != s->dims[d])
+      return false;
+  return true;
+}
+
+/* The contiguous runs of box b in a row-major array of shape s: a row of
+ * the box, and where the box spans whole rows (planes, ...) of s, as many
+ * as lie back to back.  Returns the run's length; *outer is the number of
+ * leading dims the runs step through (hlo_index_next_box over b). */
+static int64_t box_run_in(const dev_box *b, const hlo_shape *s, int *outer) {
+  int k = b->rank - 1;
+  if (k < 0) {
+    *outer = 0;
+    return 1;
+  }
+  int64_t run = b->n[k];
+  while (k > 0 && b->lo[k] == 0 && b->n[k] == s->dims[k]) {
+    k--;
+    run *= b->n[k];
+  }
+  *outer = k;
+  return run;
 }
 
 static int64_t flat_in(const hlo_shape *s, const int64_t *idx) {
@@ -472,62 +516,43 @@ static void move_strided(dev_elem *e, const hlo_instr *o, const hlo_ints *dims, 
   for (int d = 0; d < b->rank; d++)
     scalar = scalar && st[d] == 0;
   if (scalar && b->count > 0) {
-    for (int64_t i = 0; i < b->count; i++)
-      b->v[i] = ob->v[off];
+    /* the one slot, then the filled part copied onto the rest, doubling:
+     * a slot per iteration of a loop that reloaded it (the boxes may
+     * alias for all the compiler knows) was a tenth of a small gather's
+     * run, for its broadcast constant */
+    b->v[0] = ob->v[off];
+    for (int64_t have = 1; have < b->count; have *= 2)
+      memcpy(b->v + have, b->v, (size_t)(have < b->count - have ? have : b->count - have) * sizeof *b->v);
     memset(b->poison, ob->poison[off], (size_t)b->count);
     return;
   }
-  for (int64_t i = 0; i < b->count; i++, hlo_index_next_off(b->rank, b->n, st, ri, &off)) {
-    b->v[i] = ob->v[off];
-    b->poison[i] = ob->poison[off];
-  }
-}
-
-static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
-  const hlo_instr *o = ins->operands[0];
-  const hlo_shape *os = leaf0(o);
-  hlo_opcode op = hlo_simple_reducer(ins->attrs.calls.to_apply);
-  hlo_etype t = ins->shape.type;
-  const dev_box *ib = &e->bx[ins->operands[1]->index];
-  int red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
-  for (int d = 0; d < os->rank; d++) {
-    if (in_list(&ins->attrs.dimensions, d))
-      red[nred++] = d;
-    else
-      kept[nkept++] = d;
-  }
-  int64_t total = 1;
-  for (int j = 0; j < nred; j++)
-    total *= os->dims[red[j]];
-  /* The operand's box offsets (as box_off forms them): each output
-   * element's first term from its kept index, then the reduced dimensions
-   * stepped row-major, the last fastest, with the offset kept in step. */
-  const dev_box *ob = &e->bx[o->index];
-  int64_t ostr[HLO_MAX_RANK], rdims[HLO_MAX_RANK], rstr[HLO_MAX_RANK];
-  box_strides(ob, ostr);
-  int64_t red0 = 0;
-  for (int j = 0; j < nred; j++) {
-    rdims[j] = os->dims[red[j]];
-    rstr[j] = ostr[red[j]];
-    red0 -= ob->lo[red[j]] * ostr[red[j]];
-  }
-  int64_t idx[HLO_MAX_RANK], ri[HLO_MAX_RANK];
-  for (int d = 0; d < b->rank; d++)
-    idx[d] = b->lo[d];
-  for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
-    uint8_t p = ib->poison[0];
-    dev_slot acc = ib->v[0];
-    int64_t off = red0;
-    for (int j = 0; j < nkept; j++)
-      off += (idx[j] - ob->lo[kept[j]]) * ostr[kept[j]];
-    for (int j = 0; j < nred; j++)
-      ri[j] = 0;
-    for (int64_t r = 0; r < total; r++, hlo_index_next_off(nred, rdims, rstr, ri, &off)) {
-      p |= ob->poison[off];
-      acc = dev_elem_reduce_step(op, t, acc, ob->v[off]);
+  /* row by row along the last dim, whose step is the same throughout: a
+   * row of one element repeated (a broadcast along it), a run copied
+   * (the operand's rows), or stepped; the offset moves on over the outer
+   * dims only.  Per element, stepping the multi-index was a fifth of a
+   * softmax's run. */
+  int last = b->rank - 1;
+  int64_t row = b->rank ? b->n[last] : 1, step = b->rank ? st[last] : 0;
+  if (row <= 0)
+    return;
+  for (int64_t i = 0; i < b->count; i += row, hlo_index_next_off(last > 0 ? last : 0, b->n, st, ri, &off)) {
+    dev_slot *v = b->v + i;
+    uint8_t *p = b->poison + i;
+    if (step == 0) {
+      int64_t one = ob->v[off].i; /* the slot's bits */
+#pragma omp simd
+      for (int64_t k = 0; k < row; k++)
+        v[k].i = one;
+      memset(p, ob->poison[off], (size_t)row);
+    } else if (step == 1) {
+      memcpy(v, ob->v + off, (size_t)row * sizeof *v);
+      memcpy(p, ob->poison + off, (size_t)row);
+    } else {
+      for (int64_t k = 0; k < row; k++) {
+        v[k] = ob->v[off + k * step];
+        p[k] = ob->poison[off + k * step];
+      }
     }
-    b->v[i] = acc;
-    b->poison[i] = p;
   }
 }
 
@@ -590,9 +615,75 @@ static void eval_dot(dev_elem *e, const hlo_instr *ins, dev_box *b) {
 
 typedef struct ew_src {
   const dev_slot *v;
-  const uint8_t *p;
-  int64_t step; /* 1: same box as the result; 0: a scalar */
+  const uint8_t *p; /* NULL: nothing poisoned */
+  int64_t step;     /* 1: same box as the result; 0: a scalar */
+  const float *f;   /* not NULL: an f32 leaf read in place (VIRT_F32_LEAF),
+                       element k of the box at f[k] */
 } ew_src;
+
+/* Rows of slots to and from f32 (dev_slot_f32.h), compiled also for the
+ * wider vector units, picked at load time: the conversions are the same
+ * IEEE operations at any width, so the values are the same.  An f32
+ * elementwise op converts each operand row and its result row, and these
+ * were the larger part of its time. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define ROW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ROW_CLONES
+#endif
+
+ROW_CLONES static void row_to_f32(const dev_slot *v, int64_t n, float *o) { (void)dev_slots_to_f32(v, n, o); }
+
+ROW_CLONES static void row_from_f32(const float *o, int64_t n, dev_slot *v) { dev_f32_to_slots(o, n, v); }
+
+/* o[i] |= p[i] for i < n, eight bytes at a time (a byte loop through
+ * two byte pointers, which may alias as far as the compiler knows, went
+ * one byte per load and store: most of a small elementwise op's time). */
+static void poison_or(uint8_t *o, const uint8_t *p, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t a, c;
+    memcpy(&a, o + i, 8);
+    memcpy(&c, p + i, 8);
+    a |= c;
+    memcpy(o + i, &a, 8);
+  }
+  for (; i < n; i++)
+    o[i] |= p[i];
+}
+
+/* x[k] = f[k] as it comes back from a slot, for k < n: a float widened
+ * to double and narrowed again is itself, except that a signalling NaN
+ * comes back quiet (the widening sets its quiet bit, the payload kept). */
+ROW_CLONES static void row_f32_through_slot(const float *f, int64_t n, float *x) {
+#pragma omp simd
+  for (int64_t k = 0; k < n; k++) {
+    uint32_t u;
+    memcpy(&u, &f[k], sizeof u);
+    uint32_t nan = 0u - (uint32_t)((u & 0x7FFFFFFFu) > 0x7F800000u);
+    u |= nan & 0x00400000u;
+    memcpy(&x[k], &u, sizeof u);
+  }
+}
+
+/* x[k] = (float) of source s's element i0 + k, for k < n: the cast the
+ * per-element loop made, as a vector conversion for a same-box operand
+ * and one cast for a scalar; an f32 leaf read in place gives what its box
+ * of slots would have. */
+static void f32_row(const ew_src *s, int64_t i0, int64_t n, float *x) {
+  if (s->f) {
+    row_f32_through_slot(s->f + i0, n, x);
+    return;
+  }
+  if (s->step == 1) {
+    row_to_f32(s->v + i0, n, x);
+    return;
+  }
+  float c = (float)s->v[0].f;
+#pragma omp simd
+  for (int64_t k = 0; k < n; k++)
+    x[k] = c;
+}
 
 static bool same_box(const dev_box *a, const dev_box *b) {
   if (a->rank != b->rank)
@@ -619,15 +710,28 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   ew_src src[3];
   bool direct = true;
   for (int j = 0; j < nop; j++) {
-    const dev_box *ob = &e->bx[ins->operands[j]->index];
+    const hlo_instr *o = ins->operands[j];
+    const dev_box *ob = &e->bx[o->index];
     src[j].v = ob->v;
     src[j].p = ob->poison;
-    if (ob->rank == 0)
+    src[j].f = NULL;
+    if (e->virt[o->index] == VIRT_SPLAT) { /* the broadcast scalar's own box */
+      const dev_box *sb = &e->bx[o->operands[0]->index];
+      src[j].v = sb->v;
+      src[j].p = sb->poison;
       src[j].step = 0;
-    else if (same_box(ob, b))
+    } else if (e->virt[o->index] == VIRT_F32_LEAF) { /* mark_virtual checked the box */
+      src[j].f = (const float *)e->val[o->index]->data + flat_in(leaf0(o), ob->lo);
+      src[j].v = NULL;
+      src[j].p = NULL;
       src[j].step = 1;
-    else
+    } else if (ob->rank == 0) {
+      src[j].step = 0;
+    } else if (same_box(ob, b)) {
+      src[j].step = 1;
+    } else {
       direct = false;
+    }
   }
   if (!direct) { /* general: operands by multi-index */
     dev_slot in[3];
@@ -651,7 +755,10 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   for (int j = 0; j < nop; j++) {
     const uint8_t *p = src[j].p;
     uint8_t *o = b->poison;
-    if (src[j].step == 0) {
+    if (!p) { /* an f32 leaf read in place: nothing poisoned */
+      if (j == 0)
+        memset(o, 0, (size_t)b->count);
+    } else if (src[j].step == 0) {
       if (j == 0)
         memset(o, p[0], (size_t)b->count);
       else if (p[0])
@@ -660,8 +767,7 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     } else if (j == 0) {
       memcpy(o, p, (size_t)b->count);
     } else {
-      for (int64_t i = 0; i < b->count; i++)
-        o[i] |= p[i];
+      poison_or(o, p, b->count);
     }
   }
   bool convert = ins->op == HLO_OP_CONVERT && !(e->elide && e->elide[ins->index]);
@@ -717,20 +823,22 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     return;
   }
   if (ew_f32_block_op(ins)) {
+    bool to_f32 = e->f32_out && ins == e->f32_node;
+    e->f32_done = e->f32_done || to_f32;
     float xa[EW_ROW], xb[EW_ROW], r[EW_ROW];
     for (int64_t i0 = 0; i0 < b->count; i0 += EW_ROW) {
       int64_t n = b->count - i0 < EW_ROW ? b->count - i0 : EW_ROW;
-      for (int64_t k = 0; k < n; k++)
-        xa[k] = (float)src[0].v[(i0 + k) * src[0].step].f;
+      f32_row(&src[0], i0, n, xa);
       if (nop == 1) {
         hlo_num_unary_f32_block(ins->op, xa, r, n);
       } else {
-        for (int64_t k = 0; k < n; k++)
-          xb[k] = (float)src[1].v[(i0 + k) * src[1].step].f;
+        f32_row(&src[1], i0, n, xb);
         hlo_num_binary_f32_block(ins->op, xa, xb, r, n);
       }
-      for (int64_t k = 0; k < n; k++)
-        b->v[i0 + k].f = r[k];
+      if (to_f32) /* what the slot's conversion back to f32 gives */
+        row_f32_through_slot(r, n, e->f32_out + i0);
+      else
+        row_from_f32(r, n, b->v + i0);
     }
     return;
   }
@@ -742,6 +850,178 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   }
 }
 
+/* Floats in their total order (-0 below +0), as int32 keys that order the
+ * same way: a negative float's magnitude bits are flipped.  The map is
+ * its own inverse.  NaNs are not ordered by it; minmax_line finds them
+ * separately. */
+static inline int32_t order_key(float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  return (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7FFFFFFFu));
+}
+
+static inline float key_float(int32_t k) {
+  uint32_t u = (uint32_t)k ^ ((uint32_t)(k >> 31) & 0x7FFFFFFFu);
+  float v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+/* The largest (max) or smallest key of f[0..n), and whether one of them
+ * is a NaN, as a vector reduction (integer max and min do not care about
+ * the order). */
+ROW_CLONES static int32_t minmax_keys(bool max, int32_t init, int32_t *bad, const float *f, int64_t n) {
+  int32_t m = init, nb = 0;
+  if (max) {
+#pragma omp simd reduction(max : m) reduction(| : nb)
+    for (int64_t r = 0; r < n; r++) {
+      uint32_t u;
+      memcpy(&u, &f[r], sizeof u);
+      nb |= (u & 0x7FFFFFFFu) > 0x7F800000u;
+      int32_t key = (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7FFFFFFFu));
+      m = key > m ? key : m;
+    }
+  } else {
+#pragma omp simd reduction(min : m) reduction(| : nb)
+    for (int64_t r = 0; r < n; r++) {
+      uint32_t u;
+      memcpy(&u, &f[r], sizeof u);
+      nb |= (u & 0x7FFFFFFFu) > 0x7F800000u;
+      int32_t key = (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7FFFFFFFu));
+      m = key < m ? key : m;
+    }
+  }
+  *bad |= nb;
+  return m;
+}
+
+/* a folded with hlo_max_f32 (max true) or hlo_min_f32 over (float)
+ * x[r * s].f for r < n, in that order, computed in any order: a NaN
+ * operand (the first NaN when both are) wins every step, so the result is
+ * the first NaN of the sequence a, x[0], x[1], ...; without one, both
+ * order -0 below +0 and every other pair by value, a total order, and the
+ * result is its largest (smallest) element whatever the order of the
+ * steps, found here as the extreme integer key.  One step after another,
+ * each waiting for the last, a row max was most of a softmax's run. */
+static float minmax_line(bool max, float a, const dev_slot *x, int64_t s, int64_t n) {
+  if (a != a)
+    return a;
+  int32_t m = order_key(a), bad = 0;
+  float f[EW_ROW];
+  for (int64_t r0 = 0; r0 < n; r0 += EW_ROW) {
+    int64_t c = n - r0 < EW_ROW ? n - r0 : EW_ROW;
+    if (s == 1)
+      row_to_f32(x + r0, c, f);
+    else
+      for (int64_t r = 0; r < c; r++)
+        f[r] = (float)x[(r0 + r) * s].f;
+    m = minmax_keys(max, m, &bad, f, c);
+  }
+  if (bad) /* the first NaN, as the steps in order give it */
+    for (int64_t r = 0; r < n; r++) {
+      float v = (float)x[r * s].f;
+      if (v != v)
+        return v;
+    }
+  return key_float(m);
+}
+
+/* The OR of poison bytes p[r * s] for r < n (a contiguous line as a
+ * vector reduction). */
+static uint8_t poison_any(const uint8_t *p, int64_t s, int64_t n) {
+  uint8_t any = 0;
+  if (s == 1) {
+#pragma omp simd reduction(| : any)
+    for (int64_t r = 0; r < n; r++)
+      any |= p[r];
+    return any;
+  }
+  for (int64_t r = 0; r < n; r++)
+    any |= p[r * s];
+  return any;
+}
+
+static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
+  const hlo_instr *o = ins->operands[0];
+  const hlo_shape *os = leaf0(o);
+  hlo_opcode op = hlo_simple_reducer(ins->attrs.calls.to_apply);
+  hlo_etype t = ins->shape.type;
+  const dev_box *ib = &e->bx[ins->operands[1]->index];
+  int red[HLO_MAX_RANK], nred = 0, kept[HLO_MAX_RANK], nkept = 0;
+  for (int d = 0; d < os->rank; d++) {
+    if (in_list(&ins->attrs.dimensions, d))
+      red[nred++] = d;
+    else
+      kept[nkept++] = d;
+  }
+  int64_t total = 1;
+  for (int j = 0; j < nred; j++)
+    total *= os->dims[red[j]];
+  /* The operand's box offsets (as box_off forms them): each output
+   * element's first term from its kept index, then the reduced dimensions
+   * stepped row-major, the last fastest, with the offset kept in step. */
+  const dev_box *ob = &e->bx[o->index];
+  int64_t ostr[HLO_MAX_RANK], rdims[HLO_MAX_RANK], rstr[HLO_MAX_RANK];
+  box_strides(ob, ostr);
+  int64_t red0 = 0;
+  for (int j = 0; j < nred; j++) {
+    rdims[j] = os->dims[red[j]];
+    rstr[j] = ostr[red[j]];
+    red0 -= ob->lo[red[j]] * ostr[red[j]];
+  }
+  int64_t idx[HLO_MAX_RANK], ri[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  /* f32 add, multiply, maximum and minimum over one reduced dim: a line
+   * of the operand with one stride, and dev_elem_reduce_step's f32 branch
+   * with the op chosen once.  Its accumulator, widened to a slot and
+   * narrowed back at every step, is the f32 result of the step before
+   * (an operation's result, or a value narrowed from a slot: never a
+   * signalling NaN), so it is kept in f32. */
+  bool f32_line = t == HLO_F32 && nred == 1 &&
+                  (op == HLO_OP_ADD || op == HLO_OP_MULTIPLY || op == HLO_OP_MAXIMUM || op == HLO_OP_MINIMUM);
+  for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
+    uint8_t p = ib->poison[0];
+    dev_slot acc = ib->v[0];
+    int64_t off = red0;
+    for (int j = 0; j < nkept; j++)
+      off += (idx[j] - ob->lo[kept[j]]) * ostr[kept[j]];
+    if (f32_line) {
+      const dev_slot *x = ob->v + off;
+      const uint8_t *xp = ob->poison + off;
+      int64_t s = rstr[0];
+      float a = (float)acc.f;
+#define F32_LINE(EXPR)                       \
+  for (int64_t r = 0; r < total; r++) {      \
+    float bb = (float)x[r * s].f;            \
+    p |= xp[r * s];                          \
+    a = EXPR;                                \
+  }                                          \
+  break;
+      switch (op) {
+      case HLO_OP_ADD: F32_LINE(a + bb)
+      case HLO_OP_MULTIPLY: F32_LINE(a * bb)
+      default:
+        a = minmax_line(op == HLO_OP_MAXIMUM, a, x, s, total);
+        p |= poison_any(xp, s, total);
+        break;
+      }
+#undef F32_LINE
+      b->v[i] = dev_el_fslot(a);
+      b->poison[i] = p;
+      continue;
+    }
+    for (int j = 0; j < nred; j++)
+      ri[j] = 0;
+    for (int64_t r = 0; r < total; r++, hlo_index_next_off(nred, rdims, rstr, ri, &off)) {
+      p |= ob->poison[off];
+      acc = dev_elem_reduce_step(op, t, acc, ob->v[off]);
+    }
+    b->v[i] = acc;
+    b->poison[i] = p;
+  }
+}
+
 static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_ctx *x) {
   const hlo_shape *s = leaf0(ins);
   hlo_etype t = s->type;
@@ -749,11 +1029,16 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
 #define EACH for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx))
-  if (e->mat[ins->index]) { /* row by row: a row of the box is a run of the value */
+  if (e->mat[ins->index]) { /* run by run: a row of the box, or rows back to back, is a run of the value */
     const hlo_value *v = e->val[ins->index];
-    int64_t row = b->rank ? b->n[b->rank - 1] : 1;
-    for (int64_t i = 0; i < b->count; i += row, hlo_index_next_box(b->rank - 1, b->lo, b->n, idx))
-      dev_slots_from_host(v->type, v->data, flat_in(s, idx), row, b->v + i);
+    int outer;
+    int64_t run = box_run_in(b, s, &outer);
+    for (int64_t i = 0; i < b->count; i += run, hlo_index_next_box(outer, b->lo, b->n, idx)) {
+      if (v->type == HLO_F32) /* dev_slots_from_host's f32 case */
+        row_from_f32((const float *)v->data + flat_in(s, idx), run, b->v + i);
+      else
+        dev_slots_from_host(v->type, v->data, flat_in(s, idx), run, b->v + i);
+    }
     return;
   }
   if (x->hero_leaf && ins == e->f->hero) {
@@ -794,6 +1079,22 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
      * buffer, which differs from it when a layout is not row-major. */
     const hlo_shape *os = leaf0(ins->operands[0]);
     bool relayout = ins->op == HLO_OP_BITCAST && (!dev_layout_row_major(s) || !dev_layout_row_major(os));
+    const dev_box *ob = &e->bx[ins->operands[0]->index];
+    if (!relayout && box_is_whole(ob, os)) {
+      /* The operand's box is all of it (infer needs it whole), so its box
+       * offset is the row-major flat index, which is the result's: a row
+       * of b is a run of the operand's box.  Per element, unflat and
+       * box_off made a small reshape of indices (a gather's) cost more
+       * than the gather. */
+      int outer;
+      int64_t run = box_run_in(b, s, &outer);
+      for (int64_t i = 0; i < b->count; i += run, hlo_index_next_box(outer, b->lo, b->n, idx)) {
+        int64_t at = flat_in(s, idx);
+        memcpy(b->v + i, ob->v + at, (size_t)run * sizeof *b->v);
+        memcpy(b->poison + i, ob->poison + at, (size_t)run);
+      }
+      return;
+    }
     EACH {
       if (relayout)
         dev_layout_bitcast_source(s, idx, os, oi);
@@ -933,12 +1234,98 @@ static inline void prefetch_instr(const hlo_instr *ins) {
   __builtin_prefetch(&ins->operands);
 }
 
+/* Whether elementwise instruction r, over its inferred box, takes
+ * eval_elementwise's direct path when its operands marked in e->virt are
+ * read through (a splat as a scalar, an f32 leaf at r's own box), and
+ * whether an f32 leaf operand is then read by the f32 block path, the only
+ * one that reads leaves in place. */
+static bool reader_direct(const dev_elem *e, const hlo_instr *r) {
+  const dev_box *b = &e->bx[r->index];
+  bool leaf = false;
+  int nop = r->noperands < 3 ? r->noperands : 3;
+  if (e->kind[r->index] != DEV_EK_ELEMENTWISE || r->noperands > 3)
+    return false;
+  for (int j = 0; j < nop; j++) {
+    const hlo_instr *o = r->operands[j];
+    if (!e->need[o->index])
+      return false;
+    if (e->virt[o->index] == VIRT_SPLAT)
+      continue;
+    if (e->virt[o->index] == VIRT_F32_LEAF)
+      leaf = true;
+    const dev_box *ob = &e->bx[o->index];
+    if (ob->rank != 0 && !same_box(ob, b))
+      return false;
+  }
+  return !leaf || (r->op != HLO_OP_CONVERT && ew_f32_block_op(r));
+}
+
+/* Marks (e->virt) the needed instructions below the requested node that
+ * can be read through (see VIRT_SPLAT), then unmarks any with a reader that
+ * would not read it so, until none is left: unmarking one can take another
+ * reader off the direct path.  A probe watches every box: nothing is marked
+ * then. */
+static void mark_virtual(dev_elem *e, const hlo_instr *node, bool hero_leaf) {
+  const hlo_computation *c = e->c;
+  bool any = false;
+  if (e->probe)
+    return;
+  for (int i = 0; i < node->index; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (!e->need[i])
+      continue;
+    const dev_box *b = &e->bx[i];
+    if (e->mat[i]) {
+      const hlo_value *v = e->val[i];
+      const hlo_shape *s = leaf0(ins);
+      int outer;
+      int64_t count = 1;
+      for (int d = 0; d < b->rank; d++)
+        count *= b->n[d];
+      /* rank 0 is left as a box: a splat reads its scalar's box */
+      if (v && v->type == HLO_F32 && s && s->type == HLO_F32 && v->count == hlo_shape_elements(s) &&
+          b->rank > 0 && b->rank == s->rank && box_run_in(b, s, &outer) >= count)
+        e->virt[i] = VIRT_F32_LEAF;
+    } else if (!(hero_leaf && ins == e->f->hero) && e->kind[i] == DEV_EK_BROADCAST && ins->noperands == 1 &&
+               ins->attrs.dimensions.n == 0 && b->rank > 0 && e->need[ins->operands[0]->index] &&
+               e->bx[ins->operands[0]->index].rank == 0) {
+      /* (a broadcast to rank 0 keeps its box: it may be another splat's
+       * scalar) */
+      e->virt[i] = VIRT_SPLAT;
+    }
+    any = any || e->virt[i] != VIRT_NONE;
+  }
+  for (bool changed = any; changed;) {
+    changed = false;
+    for (int i = 0; i <= node->index; i++) {
+      const hlo_instr *ins = c->instrs[i];
+      if (!e->need[i] || e->virt[i] || is_leaf(e, ins, hero_leaf))
+        continue;
+      bool reads = false;
+      for (int j = 0; j < ins->noperands && !reads; j++)
+        reads = e->virt[ins->operands[j]->index] != VIRT_NONE;
+      if (e->kind[i] == DEV_EK_GTE && ins->operands[0]->op == HLO_OP_TUPLE && ins->attrs.index >= 0 &&
+          ins->attrs.index < ins->operands[0]->noperands &&
+          e->virt[ins->operands[0]->operands[ins->attrs.index]->index]) {
+        e->virt[ins->operands[0]->operands[ins->attrs.index]->index] = VIRT_NONE;
+        changed = true;
+      }
+      if (!reads || reader_direct(e, ins))
+        continue;
+      for (int j = 0; j < ins->noperands; j++)
+        e->virt[ins->operands[j]->index] = VIRT_NONE;
+      changed = true;
+    }
+  }
+}
+
 int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf, dev_param_read *pread,
                   dev_hero_read *hread, void *ctx, dev_box *out, char *why, size_t why_len) {
   const hlo_computation *c = e->c;
   memset(out, 0, sizeof *out);
   for (int i = 0; i < c->ninstrs; i++) {
     e->need[i] = false;
+    e->virt[i] = VIRT_NONE;
     e->bx[i].v = NULL;
     e->bx[i].poison = NULL;
   }
@@ -960,18 +1347,24 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
     if (e->need[i] && !is_leaf(e, ins, hero_leaf))
       infer(e, ins, &e->bx[i]);
   }
+  mark_virtual(e, node, hero_leaf);
   /* Liveness: the last evaluated reader of every box.  A get-tuple-element
-   * of an in-kernel tuple reads the tuple's operand directly. */
+   * of an in-kernel tuple reads the tuple's operand directly, and a reader
+   * of a splat reads the broadcast's scalar. */
   for (int i = 0; i <= node->index; i++)
     e->last_use[i] = -1;
   for (int i = 0; i <= node->index; i++) {
     const hlo_instr *ins = c->instrs[i];
     if (i + PREFETCH_AHEAD <= node->index)
       prefetch_instr(c->instrs[i + PREFETCH_AHEAD]);
-    if (!e->need[i] || is_leaf(e, ins, hero_leaf))
+    if (!e->need[i] || is_leaf(e, ins, hero_leaf) || e->virt[i])
       continue;
-    for (int j = 0; j < ins->noperands; j++)
-      e->last_use[ins->operands[j]->index] = i;
+    for (int j = 0; j < ins->noperands; j++) {
+      const hlo_instr *o = ins->operands[j];
+      e->last_use[o->index] = i;
+      if (e->virt[o->index] == VIRT_SPLAT)
+        e->last_use[o->operands[0]->index] = i;
+    }
     if (e->kind[i] == DEV_EK_GTE && ins->operands[0]->op == HLO_OP_TUPLE && ins->attrs.index >= 0 &&
         ins->attrs.index < ins->operands[0]->noperands)
       e->last_use[ins->operands[0]->operands[ins->attrs.index]->index] = i;
@@ -981,7 +1374,7 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
   for (int i = 0; i <= node->index && rc == 0; i++) {
     if (i + PREFETCH_AHEAD <= node->index)
       prefetch_instr(c->instrs[i + PREFETCH_AHEAD]);
-    if (!e->need[i])
+    if (!e->need[i] || e->virt[i])
       continue;
     const hlo_instr *ins = c->instrs[i];
     if (box_take(e, &e->bx[i]) != 0) {
@@ -1008,6 +1401,24 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
   e->bx[node->index].v = NULL;
   e->bx[node->index].poison = NULL;
   return 0;
+}
+
+int dev_elem_eval_f32(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf,
+                      dev_param_read *pread, dev_hero_read *hread, void *ctx, dev_box *out, float *f32,
+                      bool *in_f32, char *why, size_t why_len) {
+  /* only an f32 node evaluated natively; eval_elementwise decides whether
+   * its path writes f32 rows (f32_done) */
+  bool try = !e->probe && !e->mat[node->index] && !(hero_leaf && node == e->f->hero) &&
+             e->kind[node->index] == DEV_EK_ELEMENTWISE && node->shape.type == HLO_F32;
+  e->f32_out = try ? f32 : NULL;
+  e->f32_node = node;
+  e->f32_done = false;
+  int rc = dev_elem_eval(e, node, want, hero_leaf, pread, hread, ctx, out, why, why_len);
+  *in_f32 = rc == 0 && e->f32_done;
+  e->f32_out = NULL;
+  e->f32_node = NULL;
+  e->f32_done = false;
+  return rc;
 }
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -1070,8 +1481,9 @@ dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec) {
   if (!e->bx)
     e->bx = calloc(n, sizeof *e->bx);
   e->need = calloc(n, sizeof *e->need);
+  e->virt = calloc(n, sizeof *e->virt);
   e->last_use = calloc(n, sizeof *e->last_use);
-  if (!e->kind || !e->mat || !e->val || !e->bx || !e->need || !e->last_use) {
+  if (!e->kind || !e->mat || !e->val || !e->bx || !e->need || !e->virt || !e->last_use) {
     dev_elem_free(e);
     return NULL;
   }
@@ -1103,6 +1515,7 @@ void dev_elem_free(dev_elem *e) {
   free(e->val);
   spare_give(e->f->spares, e->bx);
   free(e->need);
+  free(e->virt);
   free(e->last_use);
   for (int k = 0; k < e->npool; k++) {
     free(e->pool[k].v);

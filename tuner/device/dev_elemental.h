@@ -142,6 +142,18 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
                   dev_param_read *pread, dev_hero_read *hread, void *ctx, dev_box *out, char *why,
                   size_t why_len);
 
+/* dev_elem_eval for a store of an f32 node: when the node is an f32
+ * elementwise op that the evaluator computes in f32 rows (and no probe
+ * watches), its values are written to f32[i] for element i of out's box,
+ * exactly as storing out's slots would give them, out->v is left
+ * unspecified (its poison is set) and *in_f32 is true.  Otherwise it is
+ * dev_elem_eval and *in_f32 false.  f32 has room for want's elements.  The
+ * slots skipped were a conversion to double and back per element of an
+ * f32 epilogue's result. */
+int dev_elem_eval_f32(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf,
+                      dev_param_read *pread, dev_hero_read *hread, void *ctx, dev_box *out, float *f32,
+                      bool *in_f32, char *why, size_t why_len);
+
 void dev_box_free(dev_box *b);
 
 /* A prepared fusion's spare per-instruction box arrays (dev_fusion.spares).

@@ -41,6 +41,13 @@ struct dev_elem {
   uint64_t jitter;       /* the run's timing-jitter seed (dev_elem_set_jitter) */
   dev_box *bx;           /* per-request scratch */
   bool *need;
+  uint8_t *virt;         /* per request: an instruction its readers read
+                            through without a box of its own (dev_elemental.c,
+                            mark_virtual), else 0 */
+  float *f32_out;        /* dev_elem_eval_f32: where the requested node's
+                            values go as f32, else NULL */
+  const hlo_instr *f32_node;
+  bool f32_done;         /* they went there */
   int *last_use;         /* per request: the last instruction reading each
                             box, after which its buffers are recycled */
   /* Recycled box buffers.  A request evaluates every needed instruction

@@ -39,7 +39,69 @@ typedef struct gather_plan {
   const int *batch_of, *off_of;
   int64_t nvec, ivd;
   int64_t istr[HLO_MAX_RANK], ostr[HLO_MAX_RANK];
+  bool linear; /* linear_offset applies */
 } gather_plan;
+
+/* The operand offset of the element at lo + p of the output, from its
+ * multi-index: the index position of each batch dim, the operand start of
+ * each dim (batching dims, then the clamped index vector, later entries
+ * overwriting earlier ones), the offset dims added on top. */
+static int64_t general_offset(const gather_plan *g, const int64_t *lo, const int64_t *p) {
+  const hlo_gather_dnums *dn = &g->ins->attrs.gather;
+  int rr = g->tl->rank, ri = g->ind->rank, ro = g->op->rank;
+  /* only the ranks in use are cleared: zeroing both whole arrays per
+   * element was a large part of the gather's time */
+  int64_t ipos[HLO_MAX_RANK + 1], src[HLO_MAX_RANK];
+  memset(ipos, 0, sizeof ipos[0] * (size_t)(ri + 1));
+  memset(src, 0, sizeof src[0] * (size_t)ro);
+  for (int d = 0; d < rr; d++)
+    if (g->batch_of[d] >= 0 && g->batch_of[d] < ri)
+      ipos[g->batch_of[d]] = lo[d] + p[d];
+  for (int i = 0; i < dn->operand_batching_dims.n; i++)
+    src[dn->operand_batching_dims.v[i]] = ipos[dn->start_indices_batching_dims.v[i]];
+  for (int k = 0; k < g->nvec; k++) {
+    int64_t at = 0;
+    for (int d = 0; d < ri; d++)
+      at += (d == g->ivd ? k : ipos[d]) * g->istr[d];
+    int64_t od = dn->start_index_map.v[k], hi = g->op->dims[od] - g->ins->attrs.slice_sizes.v[od];
+    int64_t s = dev_whole_index(g->ind, at);
+    src[od] = s < 0 ? 0 : s > hi ? hi : s;
+  }
+  for (int d = 0; d < rr; d++)
+    if (g->off_of[d] >= 0)
+      src[g->off_of[d]] += lo[d] + p[d];
+  int64_t off = 0;
+  for (int d = 0; d < ro; d++)
+    off += src[d] * g->ostr[d];
+  return off;
+}
+
+/* general_offset when g->linear holds (no operand batching dims, and
+ * start_index_map names distinct dims: nothing is overwritten), as the sum
+ * of its terms: an index dim no batch dim sets is 0 there, and so is an
+ * operand dim no start and no offset dim sets.  Building and clearing the
+ * two index arrays, by a libc memset call each, per row, was most of an
+ * embedding lookup's gather. */
+static int64_t linear_offset(const gather_plan *g, const int64_t *lo, const int64_t *p) {
+  const hlo_gather_dnums *dn = &g->ins->attrs.gather;
+  int rr = g->tl->rank;
+  int64_t base = 0, off = 0;
+  for (int d = 0; d < rr; d++) {
+    int64_t at = lo[d] + p[d];
+    if (g->batch_of[d] >= 0 && g->batch_of[d] < g->ind->rank)
+      base += at * g->istr[g->batch_of[d]];
+    if (g->off_of[d] >= 0)
+      off += at * g->ostr[g->off_of[d]];
+  }
+  for (int k = 0; k < g->nvec; k++) {
+    int64_t at = base + (g->ivd < g->ind->rank ? k * g->istr[g->ivd] : 0);
+    int64_t od = dn->start_index_map.v[k], hi = g->op->dims[od] - g->ins->attrs.slice_sizes.v[od];
+    /* s32 indices (the common type) read directly, as dev_whole_index reads them */
+    int64_t s = g->ind->type == HLO_S32 ? ((const int32_t *)g->ind->data)[at] : dev_whole_index(g->ind, at);
+    off += (s < 0 ? 0 : s > hi ? hi : s) * g->ostr[od];
+  }
+  return off;
+}
 
 /* DMAs the first `limit` elements of tile t (row-major in its box) into
  * the stage, each from the operand at its clamped start plus offset.  When
@@ -49,37 +111,13 @@ typedef struct gather_plan {
  * one run (an embedding lookup: a table row per index); otherwise per
  * element. */
 static void stage_tile(const gather_plan *g, dev_stage *st, int64_t t, int64_t limit) {
-  const hlo_gather_dnums *dn = &g->ins->attrs.gather;
-  int rr = g->tl->rank, ri = g->ind->rank, ro = g->op->rank, last = rr - 1;
+  int rr = g->tl->rank, last = rr - 1;
   int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
   int64_t cnt = dev_tiling_box(g->tl, t, lo, n);
   cnt = cnt < limit ? cnt : limit;
   bool rows = rr > 0 && g->off_of[last] >= 0 && g->ostr[g->off_of[last]] == 1;
   for (int64_t l = 0; l < cnt;) {
-    /* only the ranks in use are cleared: zeroing both whole arrays per
-     * element was a large part of the gather's time */
-    int64_t ipos[HLO_MAX_RANK + 1], src[HLO_MAX_RANK];
-    memset(ipos, 0, sizeof ipos[0] * (size_t)(ri + 1));
-    memset(src, 0, sizeof src[0] * (size_t)ro);
-    for (int d = 0; d < rr; d++)
-      if (g->batch_of[d] >= 0 && g->batch_of[d] < ri)
-        ipos[g->batch_of[d]] = lo[d] + p[d];
-    for (int i = 0; i < dn->operand_batching_dims.n; i++)
-      src[dn->operand_batching_dims.v[i]] = ipos[dn->start_indices_batching_dims.v[i]];
-    for (int k = 0; k < g->nvec; k++) {
-      int64_t at = 0;
-      for (int d = 0; d < ri; d++)
-        at += (d == g->ivd ? k : ipos[d]) * g->istr[d];
-      int64_t od = dn->start_index_map.v[k], hi = g->op->dims[od] - g->ins->attrs.slice_sizes.v[od];
-      int64_t s = dev_whole_index(g->ind, at);
-      src[od] = s < 0 ? 0 : s > hi ? hi : s;
-    }
-    for (int d = 0; d < rr; d++)
-      if (g->off_of[d] >= 0)
-        src[g->off_of[d]] += lo[d] + p[d];
-    int64_t off = 0;
-    for (int d = 0; d < ro; d++)
-      off += src[d] * g->ostr[d];
+    int64_t off = g->linear ? linear_offset(g, lo, p) : general_offset(g, lo, p);
     const char *from = (const char *)g->op->data + (size_t)off * g->op->elem_size;
     if (!rows) {
       dev_stage_put(st, l, from);
@@ -149,6 +187,10 @@ int dev_gather_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
                    .nvec = nvec, .ivd = ivd};
   hlo_value_strides(ind, g.istr);
   hlo_value_strides(op, g.ostr);
+  g.linear = dn->operand_batching_dims.n == 0;
+  for (int k = 0; k < nvec; k++)
+    for (int q = 0; q < k; q++)
+      g.linear = g.linear && dn->start_index_map.v[q] != dn->start_index_map.v[k];
   dev_race race = dev_whole_race(ctx);
   int rc = 0;
   for (int64_t t = 0; t < tl.ntiles && rc == 0; t++) {

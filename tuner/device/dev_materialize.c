@@ -33,16 +33,20 @@ static void whole_param_read(void *ctx, int param, const int64_t *idx, int64_t n
   int64_t off = 0;
   for (int d = 0; d < p->rank; d++)
     off = off * p->dims[d] + idx[d];
-  for (int64_t i = 0; i < n; i++) {
-    dev_slot_from_host(p->type, p->data, off + i, &v[i]);
-    poison[i] = 0;
-  }
+  dev_slots_from_host(p->type, p->data, off, n, v);
+  memset(poison, 0, (size_t)n);
 }
 
 static hlo_value *box_to_value(const hlo_shape *s, const dev_box *b) {
   hlo_value *v = hlo_value_from_shape(s);
   if (!v)
     return NULL;
+  if (s->type == HLO_S32 || s->type == HLO_U32) { /* dev_slot_to_host's case, typed: index arrays */
+    uint32_t *o = v->data;
+    for (int64_t i = 0; i < b->count; i++)
+      o[i] = (uint32_t)b->v[i].i;
+    return v;
+  }
   dev_slots_to_host(s->type, b->v, b->count, v->data, 0);
   return v;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dev_exec_internal.h"
+#include "dev_slot_f32.h"
 #include "hlo/hlo_index.h"
 
 static void tile_box(const exec *x, dev_box *b) {
@@ -113,24 +114,28 @@ static int64_t box_run(const dev_hbm *h, const dev_box *b, int *outer) {
   return run;
 }
 
-/* sh[k] = pz[k] != 0 for k < n, eight bytes at a time: per byte, adding
- * 0x7F to its low seven bits sets bit 7 exactly when they are not all
- * zero (no carry leaves the byte), OR-ing the byte in adds its own bit 7,
- * and bit 7 moved down is the 0 or 1 the shadow holds.  A byte loop
- * through the box and buffer pointers, reloaded per element because
- * bytes may alias them, was most of a small gather's store time. */
-static void shadow_from_poison(uint8_t *sh, const uint8_t *pz, int64_t n) {
-  const uint64_t low7 = 0x7F7F7F7F7F7F7F7Full, top = 0x8080808080808080ull;
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    uint64_t w;
-    memcpy(&w, pz + k, 8);
-    uint64_t t = ((((w & low7) + low7) | w) & top) >> 7;
-    memcpy(sh + k, &t, 8);
-  }
-  for (; k < n; k++)
+/* A run of f32 slots stored as dev_slots_to_host stores it, compiled also
+ * for AVX2 (as dev_elemental.c's rows: the same conversion at any width,
+ * so the same values).  An AVX-512 build of this loop, whose stores go to
+ * the output buffer, measured slower than the AVX2 one on a small gather. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define ROW_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ROW_CLONES
+#endif
+
+/* sh[k] = pz[k] != 0 for k < n, as a vector loop (the two buffers never
+ * overlap: a box's poison and an output's shadow).  A byte loop through
+ * the box and buffer pointers, reloaded per element because bytes may
+ * alias them, was most of a small gather's store time; eight bytes at a
+ * time in a general register, still a tenth of it. */
+ROW_CLONES static void shadow_from_poison(uint8_t *sh, const uint8_t *pz, int64_t n) {
+#pragma omp simd
+  for (int64_t k = 0; k < n; k++)
     sh[k] = pz[k] != 0;
 }
+
+ROW_CLONES static void store_f32_run(const dev_slot *v, int64_t n, float *o) { (void)dev_slots_to_f32(v, n, o); }
 
 /* Writes box b of leaf j to HBM: only the valid (in-array) part is stored,
  * the ragged remainder of a tile is discarded. */
@@ -145,7 +150,10 @@ static int store_tile(exec *x, int j, const dev_box *b) {
     int64_t run = box_run(h, b, &outer);
     for (int64_t i = 0; i < b->count; i += run) {
       int64_t off = hbm_off(h, b->rank, idx);
-      dev_slots_to_host(h->type, b->v + i, run, h->data, off);
+      if (h->type == HLO_F32)
+        store_f32_run(b->v + i, run, (float *)(void *)h->data + off);
+      else
+        dev_slots_to_host(h->type, b->v + i, run, h->data, off);
       shadow_from_poison(h->shadow + off, b->poison + i, run);
       hlo_index_next_box(outer, b->lo, b->n, idx); /* next run */
     }
@@ -159,6 +167,22 @@ static int store_tile(exec *x, int j, const dev_box *b) {
     hlo_index_next_box(b->rank, b->lo, b->n, idx);
   }
   return 0;
+}
+
+/* store_tile's common case (rows_plain holds) for a box whose values are
+ * f32 rows: element i of b is f[i]. */
+static void store_f32_rows(dev_hbm *h, const dev_box *b, const float *f) {
+  int64_t idx[HLO_MAX_RANK];
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  int outer;
+  int64_t run = box_run(h, b, &outer);
+  for (int64_t i = 0; i < b->count; i += run) {
+    int64_t off = hbm_off(h, b->rank, idx);
+    memcpy((float *)(void *)h->data + off, f + i, (size_t)run * sizeof *f);
+    shadow_from_poison(h->shadow + off, b->poison + i, run);
+    hlo_index_next_box(outer, b->lo, b->n, idx); /* next run */
+  }
 }
 
 /* Stores box b of leaf j straight from a materialised value (any element
@@ -229,22 +253,39 @@ int dev_x_eval_store(exec *x, int j, const dev_box *want, bool hero_leaf) {
     step = per > 0 && per < STRIP_ELEMS ? STRIP_ELEMS / per : 1;
   if (step < 1)
     step = 1;
-  for (int64_t r = 0; r < rows || (rows == 0 && r == 0); r += step) {
+  /* An f32 leaf's values may come back as f32 rows (dev_elem_eval_f32),
+   * stored as they are; without room for them, as slots. */
+  float *f32 = NULL;
+  if (x->out[j].type == HLO_F32) {
+    int64_t most = (step < rows ? step : rows) * per;
+    f32 = malloc(sizeof *f32 * (size_t)(most > 0 ? most : 1));
+  }
+  int rc = 0;
+  for (int64_t r = 0; rc == 0 && (r < rows || (rows == 0 && r == 0)); r += step) {
     dev_box sub = *want, b;
     if (want->rank > 0) {
       sub.lo[0] = want->lo[0] + r;
       sub.n[0] = rows - r < step ? rows - r : step;
       sub.count = sub.n[0] * per;
     }
-    if (dev_elem_eval(x->el, x->out_node[j], &sub, hero_leaf, dev_x_window_read, dev_x_hero_read, x, &b, x->why,
-                      x->why_len) != 0)
-      return -1;
-    int rc = store_tile(x, j, &b);
-    dev_elem_box_release(x->el, &b);
+    bool in_f32 = false;
+    rc = f32 ? dev_elem_eval_f32(x->el, x->out_node[j], &sub, hero_leaf, dev_x_window_read, dev_x_hero_read, x, &b,
+                                 f32, &in_f32, x->why, x->why_len)
+             : dev_elem_eval(x->el, x->out_node[j], &sub, hero_leaf, dev_x_window_read, dev_x_hero_read, x, &b,
+                             x->why, x->why_len);
     if (rc != 0)
-      return rc;
+      break;
+    if (in_f32 && rows_plain(x, &x->out[j], &b, true)) {
+      store_f32_rows(&x->out[j], &b, f32);
+    } else {
+      if (in_f32) /* the slots a store reads: each f32 value widened, as they would have held */
+        dev_f32_to_slots(f32, b.count, b.v);
+      rc = store_tile(x, j, &b);
+    }
+    dev_elem_box_release(x->el, &b);
   }
-  return 0;
+  free(f32);
+  return rc;
 }
 
 /* Stores leaf j, get-tuple-element g of a variadic reduce hero, on output
