@@ -424,10 +424,13 @@ int hlo_num_binary_f32(hlo_opcode op, float x, float y, float *out) {
   return 1;
 }
 
+/* The block loops below are compiled for AVX-512 and AVX2 too and the
+ * widest the machine runs is picked at load time: the same IEEE operations
+ * on more lanes (no contraction: FP_CFLAGS), so the same bits. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define EXP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define BLOCK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
-#define EXP_CLONES
+#define BLOCK_CLONES
 #endif
 
 /* Vector blocks of exp, logistic and log.  Over most of its domain each
@@ -472,7 +475,7 @@ static inline float exp_plain(float v) {
   return hlo_num_ftz_f32(exp_poly(r) * two.f);
 }
 
-EXP_CLONES static void exp_block(const float *x, float *o, int64_t n) {
+BLOCK_CLONES static void exp_block(const float *x, float *o, int64_t n) {
   SIMD for (int64_t i = 0; i < n; i++) {
     float v = hlo_num_ftz_f32(x[i]);
     o[i] = exp_plain(pick((v >= -EXP_PLAIN) & (v <= EXP_PLAIN), v, 0.0f));
@@ -482,7 +485,7 @@ EXP_CLONES static void exp_block(const float *x, float *o, int64_t n) {
       o[i] = hlo_num_exp_f32(x[i]);
 }
 
-EXP_CLONES static void logistic_block(const float *x, float *o, int64_t n) {
+BLOCK_CLONES static void logistic_block(const float *x, float *o, int64_t n) {
   SIMD for (int64_t i = 0; i < n; i++) {
     float v = hlo_num_ftz_f32(x[i]);
     v = pick((v >= -EXP_PLAIN) & (v <= EXP_PLAIN), v, 0.0f);
@@ -496,7 +499,7 @@ EXP_CLONES static void logistic_block(const float *x, float *o, int64_t n) {
 /* hlo_num_log_f32's branch-free domain: positive, normal, finite. */
 static inline bool log_plain_arg(float v) { return (v >= 0x1p-126f) & (v <= 0x1.fffffep127f); }
 
-EXP_CLONES static void log_block(const float *x, float *o, int64_t n) {
+BLOCK_CLONES static void log_block(const float *x, float *o, int64_t n) {
   SIMD for (int64_t i = 0; i < n; i++) {
     float v = hlo_num_ftz_f32(x[i]);
     v = pick(log_plain_arg(v), v, 1.0f);
@@ -538,7 +541,7 @@ int hlo_num_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) 
  * with a the first source), as a select the vectoriser can use. */
 static inline float nan_first(float a, float r) { return pick(a != a, quiet_nan(a), r); }
 
-int hlo_num_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
+BLOCK_CLONES int hlo_num_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
   float probe;
   if (!hlo_num_binary_f32(op, 1.0f, 1.0f, &probe))
     return 0;
@@ -596,7 +599,7 @@ static inline float bits_f32(uint32_t u) {
   return f;
 }
 
-void hlo_num_round_f16_block(const float *x, float *o, int64_t n) {
+BLOCK_CLONES void hlo_num_round_f16_block(const float *x, float *o, int64_t n) {
   SIMD
   for (int64_t i = 0; i < n; i++) {
     uint32_t b = f32_bits(x[i]), s = b & 0x80000000u, a = b & 0x7FFFFFFFu;
@@ -612,7 +615,7 @@ void hlo_num_round_f16_block(const float *x, float *o, int64_t n) {
   }
 }
 
-void hlo_num_round_bf16_block(const float *x, float *o, int64_t n) {
+BLOCK_CLONES void hlo_num_round_bf16_block(const float *x, float *o, int64_t n) {
   SIMD
   for (int64_t i = 0; i < n; i++) {
     uint32_t b = f32_bits(x[i]);
