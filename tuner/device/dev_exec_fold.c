@@ -7,6 +7,9 @@
 
 #include "hlo/hlo_minmax.h"
 
+/* elements of each slot line narrowed and folded at a time (slot_rows8) */
+#define SLOT_CHUNK 64
+
 static inline float quiet(float a) {
   uint32_t b;
   memcpy(&b, &a, sizeof b);
@@ -80,8 +83,8 @@ void dev_fold_f32_lines(hlo_opcode op, float *acc, int m, const float *x, const 
   memcpy(acc, a, sizeof(float) * (size_t)m);
 }
 
-void dev_fold_f32_slot_lines(hlo_opcode op, float *acc, int m, const dev_slot *x, const int64_t *base, int64_t s,
-                             int64_t len) {
+static void slot_lines_scalar(hlo_opcode op, float *acc, int m, const dev_slot *x, const int64_t *base, int64_t s,
+                              int64_t len) {
   float a[8];
   int64_t b[8];
   pad8(a, b, acc, m, base);
@@ -189,6 +192,46 @@ static void redo_nan_lanes(hlo_opcode op, float *acc, const float *a0, const flo
   }
 }
 
+/* 8 lines (one register) of len (a multiple of 8) columns, L apart; add
+ * and multiply with the NaN select, so no lane needs folding again. */
+#define DEF_ROWS8(NAME, VOP)                                                                    \
+  FOLD_CLONES static void NAME(float *acc, const float *x, int64_t L, int64_t len) {            \
+    v8f a;                                                                                      \
+    memcpy(&a, acc, 32);                                                                        \
+    for (int64_t k = 0; k + 8 <= len; k += 8)                                                   \
+      STEP8(VOP, a, x + k, L);                                                                  \
+    memcpy(acc, &a, 32);                                                                        \
+  }
+DEF_ROWS8(rows8_add, V_ADD)
+DEF_ROWS8(rows8_mul, V_MUL)
+DEF_ROWS8(rows8_max, V_MAX)
+DEF_ROWS8(rows8_min, V_MIN)
+
+/* Slot lines a chunk at a time: SLOT_CHUNK elements of each of 8 lines
+ * narrowed to f32 (the cast LOAD_SLOT makes) into a
+ * scratch block, folded in vector lanes by rows8; returns how many
+ * elements of each line were folded (a multiple of SLOT_CHUNK). */
+static int64_t slot_rows8(hlo_opcode op, float *a, const dev_slot *x, const int64_t *b, int64_t len) {
+  float buf[8 * SLOT_CHUNK];
+  int64_t c = 0;
+  for (; c + SLOT_CHUNK <= len; c += SLOT_CHUNK) {
+    for (int q = 0; q < 8; q++) {
+      const dev_slot *xq = x + b[q] + c;
+      float *bq = buf + q * SLOT_CHUNK;
+      for (int i = 0; i < SLOT_CHUNK; i++) /* a known count: vectorised */
+        bq[i] = (float)xq[i].f;
+    }
+    switch (op) {
+    case HLO_OP_ADD: rows8_add(a, buf, SLOT_CHUNK, SLOT_CHUNK); break;
+    case HLO_OP_MULTIPLY: rows8_mul(a, buf, SLOT_CHUNK, SLOT_CHUNK); break;
+    case HLO_OP_MAXIMUM: rows8_max(a, buf, SLOT_CHUNK, SLOT_CHUNK); break;
+    case HLO_OP_MINIMUM: rows8_min(a, buf, SLOT_CHUNK, SLOT_CHUNK); break;
+    default: return c;
+    }
+  }
+  return c;
+}
+
 static int64_t rows16(hlo_opcode op, float *acc, const float *x, int64_t L, int64_t len) {
   float a0[16];
   int64_t done;
@@ -213,7 +256,31 @@ static int64_t rows16(hlo_opcode op, float *acc, const float *x, int64_t L, int6
   (void)op, (void)acc, (void)x, (void)L, (void)len;
   return 0;
 }
+static int64_t slot_rows8(hlo_opcode op, float *a, const dev_slot *x, const int64_t *b, int64_t len) {
+  (void)op, (void)a, (void)x, (void)b, (void)len;
+  return 0;
+}
 #endif
+
+/* Contiguous slot lines (s == 1) go through slot_rows8 a chunk at a time,
+ * the rest of each line (and strided lines) through the scalar chains:
+ * either way each line in order from its accumulator. */
+void dev_fold_f32_slot_lines(hlo_opcode op, float *acc, int m, const dev_slot *x, const int64_t *base, int64_t s,
+                             int64_t len) {
+  int64_t done = 0;
+  if (s == 1 && len >= SLOT_CHUNK) {
+    float a[8];
+    int64_t b[8];
+    pad8(a, b, acc, m, base);
+    done = slot_rows8(op, a, x, b, len);
+    memcpy(acc, a, sizeof(float) * (size_t)m);
+    for (int q = 0; q < 8; q++)
+      b[q] += done;
+    slot_lines_scalar(op, acc, m, x, b, 1, len - done);
+    return;
+  }
+  slot_lines_scalar(op, acc, m, x, base, s, len);
+}
 
 void dev_fold_f32_rows(hlo_opcode op, float *acc, int m, const float *x, int64_t L, int64_t len) {
   int q = 0;
