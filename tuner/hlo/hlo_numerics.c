@@ -22,8 +22,12 @@
  * compute what the scalar code does: nothing is reassociated). */
 #ifdef _OPENMP
 #define SIMD _Pragma("omp simd")
+/* the same with an OR reduction of the uint32_t v across the lanes */
+#define SIMD_OR(v) _Pragma(SIMD_STR_(omp simd reduction(| : v)))
+#define SIMD_STR_(x) #x
 #else
 #define SIMD
+#define SIMD_OR(v)
 #endif
 
 
@@ -476,22 +480,28 @@ static inline float exp_plain(float v) {
 }
 
 BLOCK_CLONES static void exp_block(const float *x, float *o, int64_t n) {
-  SIMD for (int64_t i = 0; i < n; i++) {
+  uint32_t outside = 0; /* any element outside the domain: then the scalar pass */
+  SIMD_OR(outside) for (int64_t i = 0; i < n; i++) {
     float v = hlo_num_ftz_f32(x[i]);
-    o[i] = exp_plain(pick((v >= -EXP_PLAIN) & (v <= EXP_PLAIN), v, 0.0f));
+    uint32_t in = (v >= -EXP_PLAIN) & (v <= EXP_PLAIN);
+    outside |= in ^ 1u;
+    o[i] = exp_plain(pick(in, v, 0.0f));
   }
-  for (int64_t i = 0; i < n; i++)
+  for (int64_t i = 0; outside && i < n; i++)
     if (!(fabsf(hlo_num_ftz_f32(x[i])) <= EXP_PLAIN))
       o[i] = hlo_num_exp_f32(x[i]);
 }
 
 BLOCK_CLONES static void logistic_block(const float *x, float *o, int64_t n) {
-  SIMD for (int64_t i = 0; i < n; i++) {
+  uint32_t outside = 0;
+  SIMD_OR(outside) for (int64_t i = 0; i < n; i++) {
     float v = hlo_num_ftz_f32(x[i]);
-    v = pick((v >= -EXP_PLAIN) & (v <= EXP_PLAIN), v, 0.0f);
+    uint32_t in = (v >= -EXP_PLAIN) & (v <= EXP_PLAIN);
+    outside |= in ^ 1u;
+    v = pick(in, v, 0.0f);
     o[i] = hlo_num_ftz_f32(1.0f / (1.0f + exp_plain(-v)));
   }
-  for (int64_t i = 0; i < n; i++)
+  for (int64_t i = 0; outside && i < n; i++)
     if (!(fabsf(hlo_num_ftz_f32(x[i])) <= EXP_PLAIN))
       o[i] = hlo_num_logistic_f32(x[i]);
 }
@@ -500,9 +510,12 @@ BLOCK_CLONES static void logistic_block(const float *x, float *o, int64_t n) {
 static inline bool log_plain_arg(float v) { return (v >= 0x1p-126f) & (v <= 0x1.fffffep127f); }
 
 BLOCK_CLONES static void log_block(const float *x, float *o, int64_t n) {
-  SIMD for (int64_t i = 0; i < n; i++) {
+  uint32_t outside = 0;
+  SIMD_OR(outside) for (int64_t i = 0; i < n; i++) {
     float v = hlo_num_ftz_f32(x[i]);
-    v = pick(log_plain_arg(v), v, 1.0f);
+    uint32_t in = log_plain_arg(v);
+    outside |= in ^ 1u;
+    v = pick(in, v, 1.0f);
     uint32_t u;
     memcpy(&u, &v, sizeof u);
     int32_t e = (int32_t)(u >> 23) - 126;
@@ -515,7 +528,7 @@ BLOCK_CLONES static void log_block(const float *x, float *o, int64_t n) {
     e -= low;
     o[i] = log_reduced(m, e);
   }
-  for (int64_t i = 0; i < n; i++)
+  for (int64_t i = 0; outside && i < n; i++)
     if (!log_plain_arg(hlo_num_ftz_f32(x[i])))
       o[i] = hlo_num_log_f32(x[i]);
 }
