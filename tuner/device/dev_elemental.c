@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "dev_defect.h"
-#include "dev_exec_fold.h"
 #include "dev_probe.h"
 #include "dev_slot_f32.h"
 #include "hlo/hlo_numerics.h"
@@ -485,40 +484,6 @@ static void move_strided(dev_elem *e, const hlo_instr *o, const hlo_ints *dims, 
   }
 }
 
-/* eval_reduce over one reduced dimension for an f32 add, multiply,
- * maximum or minimum: the output elements' lines of the operand (offsets
- * as eval_reduce forms them, stride s, len > 0 terms) folded eight side by
- * side (dev_exec_fold.h), each from the init value in order, with the
- * steps of dev_elem_reduce_step's f32 branch (whose rounding to f32 is the
- * identity); poison is the OR of the init's and the line's. */
-static void reduce_f32_lines(const dev_box *ib, const dev_box *ob, const int64_t *ostr, const int *kept, int nkept,
-                             int64_t red0, int64_t s, int64_t len, hlo_opcode op, dev_box *b) {
-  int64_t idx[HLO_MAX_RANK], base[8];
-  for (int d = 0; d < b->rank; d++)
-    idx[d] = b->lo[d];
-  float a[8];
-  int g = 0;
-  for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
-    int64_t off = red0;
-    for (int j = 0; j < nkept; j++)
-      off += (idx[j] - ob->lo[kept[j]]) * ostr[kept[j]];
-    base[g] = off;
-    a[g++] = (float)ib->v[0].f;
-    if (g < 8 && i + 1 < b->count)
-      continue;
-    dev_fold_f32_slot_lines(op, a, g, ob->v, base, s, len);
-    for (int q = 0; q < g; q++) {
-      int64_t at = i + 1 - g + q;
-      uint8_t p = ib->poison[0];
-      for (int64_t r = 0; r < len; r++)
-        p |= ob->poison[base[q] + r * s];
-      b->v[at] = dev_el_fslot(a[q]);
-      b->poison[at] = p;
-    }
-    g = 0;
-  }
-}
-
 static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   const hlo_instr *o = ins->operands[0];
   const hlo_shape *os = leaf0(o);
@@ -550,11 +515,6 @@ static void eval_reduce(dev_elem *e, const hlo_instr *ins, dev_box *b) {
   int64_t idx[HLO_MAX_RANK], ri[HLO_MAX_RANK];
   for (int d = 0; d < b->rank; d++)
     idx[d] = b->lo[d];
-  if (nred == 1 && total > 0 && t == HLO_F32 &&
-      (op == HLO_OP_ADD || op == HLO_OP_MULTIPLY || op == HLO_OP_MAXIMUM || op == HLO_OP_MINIMUM)) {
-    reduce_f32_lines(ib, ob, ostr, kept, nkept, red0, rstr[0], total, op, b);
-    return;
-  }
   for (int64_t i = 0; i < b->count; i++, hlo_index_next_box(b->rank, b->lo, b->n, idx)) {
     uint8_t p = ib->poison[0];
     dev_slot acc = ib->v[0];
