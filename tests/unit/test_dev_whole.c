@@ -398,6 +398,63 @@ static void convolution_values(void **state) {
   hlo_module_free(m);
 }
 
+/* 16 output features of a 1-D convolution, the feature last in the output
+ * and in the kernel: the device folds 8 adjacent features side by side,
+ * each still in the header's order (window position, then input feature).
+ * x is f32[1,3,2] (spatial 3, features 2), the kernel f32[2,2,16] (window
+ * 2, in 2, out 16).
+ * Values: x[s][c] = 2s + c + 1, k[w][c][f] = (2w + c + 1) * (f + 1), so
+ * out[o][f] = (f + 1) * S_o with S_0 = 1*1 + 2*2 + 3*3 + 4*4 = 30 and
+ * S_1 = 3*1 + 4*2 + 5*3 + 6*4 = 50 (all exact in f32).
+ * Order: x all ones; feature 3's products in order are 1e8, 1, -1e8, 0:
+ * (1e8 + 1) rounds to 1e8 in f32, so the header's order gives 0 where
+ * summing by input feature first would give 1.  Feature 13 meets a NaN in
+ * the kernel: its outputs are NaN and its neighbours' are still the
+ * plain sums (0 here, the rest of the kernel being 0). */
+static void convolution_feature_lanes(void **state) {
+  (void)state;
+  hlo_module *m = parse("HloModule c\nENTRY e {\n  p0 = f32[1,3,2] parameter(0)\n  p1 = f32[2,2,16] parameter(1)\n"
+                        "  ROOT c = f32[1,2,16] convolution(p0, p1), window={size=2}, dim_labels=b0f_0io->b0f\n}\n");
+  int64_t dx[3] = {1, 3, 2}, dk[3] = {2, 2, 16};
+  dev_config cut = config("tile=1x1x16 k=0 buf=2 order=012 pack=1 prec=default flags=none");
+  float x[6], k[64], want[32];
+  for (int i = 0; i < 6; i++)
+    x[i] = (float)(i + 1);
+  for (int w = 0; w < 2; w++)
+    for (int c = 0; c < 2; c++)
+      for (int f = 0; f < 16; f++)
+        k[(w * 2 + c) * 16 + f] = (float)((2 * w + c + 1) * (f + 1));
+  for (int f = 0; f < 16; f++)
+    want[f] = 30.0f * (float)(f + 1), want[16 + f] = 50.0f * (float)(f + 1);
+  hlo_value *ops[2] = {f32s(3, dx, x), f32s(3, dk, k)};
+  hlo_value *a = run(m, ops, &cut, 0), *b = run(m, ops, NULL, 0);
+  expect_f32(a, want, 32);
+  expect_f32(b, want, 32);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+  unref_all(ops, 2);
+
+  for (int i = 0; i < 6; i++)
+    x[i] = 1;
+  memset(k, 0, sizeof k);
+  k[0 * 16 + 3] = 1e8f, k[1 * 16 + 3] = 1, k[2 * 16 + 3] = -1e8f, k[3 * 16 + 3] = 0;
+  k[0 * 16 + 13] = __builtin_nanf("");
+  hlo_value *ops2[2] = {f32s(3, dx, x), f32s(3, dk, k)};
+  hlo_value *runs[2] = {run(m, ops2, &cut, 0), run(m, ops2, NULL, 0)};
+  for (int r = 0; r < 2; r++) {
+    const float *o = runs[r]->data;
+    for (int i = 0; i < 32; i++) {
+      if (i % 16 == 13)
+        assert_true(o[i] != o[i]);
+      else
+        assert_true(o[i] == 0.0f);
+    }
+    hlo_value_unref(runs[r]);
+  }
+  unref_all(ops2, 2);
+  hlo_module_free(m);
+}
+
 /* map(x, y) with to_apply = x > 0 ? y : 0 over a [2,3] pair, tiles of 1x2
  * (a ragged last column); relu's gradient, as real modules use it.  And
  * a to_apply that is no lane program (it returns a tuple) is left to the
@@ -449,6 +506,7 @@ int main(void) {
       cmocka_unit_test(vec_scatter_iota_wrap),
       cmocka_unit_test(reduce_window_halos),
       cmocka_unit_test(convolution_values),
+      cmocka_unit_test(convolution_feature_lanes),
       cmocka_unit_test(map_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -114,6 +114,55 @@ static void reduction_order_is_the_configs(void **state) {
   assert_true(row_sum("tile=8 k=128 buf=2 order=0k pack=1 prec=default flags=split-reduction") == 0.0f);
 }
 
+/* A reduce inside the epilogue (the evaluator's own, not the hero's fold):
+ * s = row sums of x, c = x - s, the hero m = row maxima of c, and the root
+ * c + m.  x[i][j] = (j mod 4) + i, except row 0: 1e8, 1, -1e8, then 0s,
+ * whose sum in order is ((1e8 + 1) - 1e8) + 0 ... = 0 (1e8 + 1 rounds to
+ * 1e8 in f32; the exact sum is 1).  So, by hand: row 0 has s = 0, m = 1e8
+ * and r = x + 1e8 = {2e8, 1e8, 0, 1e8, 1e8, ...}; row i > 0 has
+ * s = 64 * 6 + 256 i, m = 3 + i - s and r = (j mod 4) + i - s + m, all
+ * small integers.  Ten rows: the evaluator's reduce folds eight rows side
+ * by side and then two. */
+static const char *EPILOGUE_REDUCE =
+    "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+    "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] maximum(a, b) }\n"
+    "ENTRY e {\n  x = f32[10,256] parameter(0)\n  z = f32[] constant(0)\n  ninf = f32[] constant(-inf)\n"
+    "  s = f32[10] reduce(x, z), dimensions={1}, to_apply=add\n"
+    "  sb = f32[10,256] broadcast(s), dimensions={0}\n  c = f32[10,256] subtract(x, sb)\n"
+    "  m = f32[10] reduce(c, ninf), dimensions={1}, to_apply=max\n"
+    "  mb = f32[10,256] broadcast(m), dimensions={0}\n  ROOT r = f32[10,256] add(c, mb)\n}\n";
+
+static void epilogue_reduce_in_order(void **state) {
+  (void)state;
+  fx x;
+  load(&x, EPILOGUE_REDUCE, "tile=8x256 k=128 buf=2 order=01k pack=1 prec=default flags=none");
+  int64_t dims[2] = {10, 256};
+  hlo_value *p = f32_array(2, dims);
+  float *d = p->data;
+  for (int i = 0; i < 10; i++)
+    for (int j = 0; j < 256; j++)
+      d[i * 256 + j] = i == 0 ? 0.0f : (float)(j % 4 + i);
+  d[0] = 1e8f, d[1] = 1.0f, d[2] = -1e8f;
+  dev_run r;
+  run(&x, &p, 1, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  const float *o = r.out->data;
+  assert_true(o[0] == 2e8f);
+  assert_true(o[1] == 1e8f);
+  assert_true(o[2] == 0.0f);
+  for (int j = 3; j < 256; j++)
+    assert_true(o[j] == 1e8f);
+  for (int i = 1; i < 10; i++) {
+    float s = (float)(384 + 256 * i), m = (float)(3 + i) - s;
+    for (int j = 0; j < 256; j++)
+      if (o[i * 256 + j] != (float)(j % 4 + i) - s + m)
+        fail_msg("row %d column %d: %g, want %g", i, j, o[i * 256 + j], (float)(j % 4 + i) - s + m);
+  }
+  hlo_value_unref(r.out);
+  hlo_value_unref(p);
+  unload(&x);
+}
+
 static void dot_default_precision_rounds_to_bf16(void **state) {
   (void)state;
   const char *text = "HloModule m\nENTRY e {\n  a = f32[8,128] parameter(0)\n  b = f32[128,128] parameter(1)\n"
@@ -449,6 +498,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
       cmocka_unit_test(reduction_order_is_the_configs),
+      cmocka_unit_test(epilogue_reduce_in_order),
       cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly), cmocka_unit_test(transpose_and_broadcast_by_hand),
       cmocka_unit_test(hygiene_faults),
       cmocka_unit_test(gather_epilogue_by_hand),

@@ -4,7 +4,7 @@
  * accumulator first (a NaN accumulator stays, quieted; max/min return the
  * NaN operand, the accumulator on ties).  Line counts and lengths cover the
  * 16-line vector groups, the 8-line scalar groups, ragged remainders and
- * lengths that are not multiples of 8. */
+ * lengths that are not multiples of 8, and the same over value slots. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,6 +111,46 @@ static void folds_match_sequential(void **state) {
       }
 }
 
+/* dev_fold_f32_slot_lines over value slots (f32 values held as doubles):
+ * m <= 8 lines L apart, contiguous (s = 1: long lines are narrowed and
+ * folded a chunk at a time, the rest element by element) and every other
+ * element (s = 2), against the sequential loop. */
+static void check_slots(hlo_opcode op, int m, int64_t L, int64_t len, int64_t s) {
+  int64_t n = m * L + s * len + 8;
+  dev_slot *x = malloc(sizeof *x * (size_t)n);
+  assert_non_null(x);
+  for (int64_t i = 0; i < n; i++)
+    x[i].f = sample((int)i);
+  float acc[8], want[8];
+  int64_t base[8];
+  for (int q = 0; q < m; q++) {
+    acc[q] = want[q] = sample(q);
+    base[q] = q * L;
+    for (int64_t i = 0; i < len; i++)
+      want[q] = ref_step(op, want[q], (float)x[q * L + i * s].f);
+  }
+  dev_fold_f32_slot_lines(op, acc, m, x, base, s, len);
+  for (int q = 0; q < m; q++)
+    if (fbits(acc[q]) != fbits(want[q]))
+      fail_msg("slots op %d, %d lines of %lld (L %lld, s %lld): line %d got 0x%08x, want 0x%08x", (int)op, m,
+               (long long)len, (long long)L, (long long)s, q, fbits(acc[q]), fbits(want[q]));
+  free(x);
+}
+
+static void slot_folds_match_sequential(void **state) {
+  (void)state;
+  const hlo_opcode ops[] = {HLO_OP_ADD, HLO_OP_MULTIPLY, HLO_OP_MAXIMUM, HLO_OP_MINIMUM};
+  const int ms[] = {1, 3, 8};
+  const int64_t lens[] = {0, 7, 63, 64, 65, 129, 300};
+  for (int o = 0; o < 4; o++)
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 7; b++) {
+        check_slots(ops[o], ms[a], lens[b], lens[b], 1);
+        check_slots(ops[o], ms[a], lens[b] + 5, lens[b], 1);
+        check_slots(ops[o], ms[a], 2 * lens[b] + 1, lens[b], 2);
+      }
+}
+
 /* Order matters and is kept: 1e8 + 1 - 1e8 ... in f32 differs from any
  * pairwise sum; and a NaN accumulator keeps its own payload. */
 static void order_and_nan_payload(void **state) {
@@ -136,6 +176,7 @@ static void order_and_nan_payload(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(folds_match_sequential),
+      cmocka_unit_test(slot_folds_match_sequential),
       cmocka_unit_test(order_and_nan_payload),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

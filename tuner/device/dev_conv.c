@@ -122,6 +122,141 @@ static int operand_of(const hlo_value *v, hlo_etype rt, conv_operand *o) {
   return 0;
 }
 
+/* What the loops over output elements read: the geometry, the operands as
+ * the products read them, their strides and the result's number class. */
+typedef struct conv_loop {
+  const geom *g;
+  const hlo_value *x;
+  const conv_operand *xo, *ko;
+  int nd;
+  bool f64, fl;
+  hlo_etype rt;
+  int64_t xs[HLO_MAX_RANK], ks[HLO_MAX_RANK], wsz[HLO_MAX_RANK];
+  int64_t wvol, fpg, fpb;
+} conv_loop;
+
+/* The input batch output element o of feature f reads, and the first input
+ * feature of f's group. */
+static void conv_sources(const conv_loop *lp, const int64_t *o, int64_t f, int64_t *xn, int64_t *c0) {
+  const geom *g = lp->g;
+  int64_t nb = o[g->oi[0]];
+  *xn = g->bgroups > 1 ? (f / lp->fpb) * g->n_out + nb : nb;
+  *c0 = (f / lp->fpg) * g->kin;
+}
+
+/* Where window position w of output element o reads: the element offset
+ * of the input at input batch xn (before the input feature), and of the
+ * kernel at output feature f (before the input feature); false when the
+ * position falls in padding or a dilation hole. */
+static bool window_at(const conv_loop *lp, const int64_t *o, const int64_t *w, int64_t xn, int64_t f, int64_t *xoff,
+                      int64_t *koff) {
+  const geom *g = lp->g;
+  *xoff = xn * lp->xs[g->xi[0]], *koff = f * lp->ks[g->ki[0]];
+  bool inside = true;
+  for (int d = 0; d < g->ns && inside; d++) {
+    const hlo_window_dim *wd = &g->w[d];
+    int64_t pos = o[g->oi[1 + d]] * wd->stride + w[d] * wd->rhs_dilate - wd->pad_lo;
+    int64_t i = pos / wd->lhs_dilate;
+    inside = pos >= 0 && pos % wd->lhs_dilate == 0 && i < lp->x->dims[g->xi[1 + d]];
+    *xoff += i * lp->xs[g->xi[1 + d]];
+    *koff += (wd->reversal ? wd->size - 1 - w[d] : w[d]) * lp->ks[g->ki[1 + d]];
+  }
+  return inside;
+}
+
+/* Output element o with one running accumulator, in the order of the
+ * header.  A float result's f32 accumulator is returned (v unset); an f64
+ * or integer result's accumulator is in *v. */
+static float conv_one(const conv_loop *lp, const int64_t *o, dev_slot *v) {
+  const geom *g = lp->g;
+  int nd = lp->nd;
+  int64_t f = o[g->oi[nd - 1]], xn, c0;
+  conv_sources(lp, o, f, &xn, &c0);
+  const int64_t xcs = lp->xs[g->xi[nd - 1]], kcs = lp->ks[g->ki[nd - 1]];
+  float af = 0;
+  double ad = 0;
+  uint64_t ai = 0;
+  int64_t w[HLO_MAX_RANK] = {0};
+  for (int64_t q = 0; q < lp->wvol; q++, hlo_index_next(g->ns, lp->wsz, w)) {
+    int64_t xoff, koff;
+    if (!window_at(lp, o, w, xn, f, &xoff, &koff))
+      continue;
+    const int64_t xa = xoff + c0 * xcs;
+    if (lp->f64) {
+      for (int64_t c = 0; c < g->kin; c++) {
+        double pr = lp->xo->d[xa + c * xcs] * lp->ko->d[koff + c * kcs];
+        ad = ad + pr;
+      }
+    } else if (lp->fl) {
+      for (int64_t c = 0; c < g->kin; c++) {
+        float pr = lp->xo->f[xa + c * xcs] * lp->ko->f[koff + c * kcs];
+        af = af + pr;
+      }
+    } else {
+      for (int64_t c = 0; c < g->kin; c++)
+        ai = ai + lp->xo->u[xa + c * xcs] * lp->ko->u[koff + c * kcs];
+    }
+  }
+  if (lp->f64)
+    v->f = ad;
+  else if (!lp->fl)
+    v->i = (int64_t)hlo_int_wrap(lp->rt, ai);
+  return af;
+}
+
+/* CONV_LANES output elements o, o + 1, ... along the output feature (the
+ * output's last dimension; the kernel's output features adjacent), each in
+ * its own lane with conv_one's order and arithmetic: acc = acc + x * k,
+ * product and sum each rounded.  A single chain waits on every add; the
+ * lanes run side by side.  The lanes' features must read the same input
+ * batch and input features (one feature group): false when they do not,
+ * and false when a lane ends in NaN, whose payload (when two NaNs meet) a
+ * vector operation need not pick as the scalar one does — both for
+ * conv_one to compute.  Otherwise no NaN arose in any lane, and IEEE
+ * arithmetic on the rest is the same in a lane as in conv_one. */
+#define CONV_LANES 8
+static bool conv_f32_lanes(const conv_loop *lp, const int64_t *o, float *out) {
+  const geom *g = lp->g;
+  int nd = lp->nd;
+  int64_t f = o[g->oi[nd - 1]], xn, c0, xn1, c01;
+  conv_sources(lp, o, f, &xn, &c0);
+  conv_sources(lp, o, f + CONV_LANES - 1, &xn1, &c01);
+  if (xn1 != xn || c01 != c0)
+    return false;
+  const int64_t xcs = lp->xs[g->xi[nd - 1]], kcs = lp->ks[g->ki[nd - 1]];
+  float acc[CONV_LANES] = {0};
+  int64_t w[HLO_MAX_RANK] = {0};
+  for (int64_t q = 0; q < lp->wvol; q++, hlo_index_next(g->ns, lp->wsz, w)) {
+    int64_t xoff, koff;
+    if (!window_at(lp, o, w, xn, f, &xoff, &koff))
+      continue;
+    const float *xp = lp->xo->f + xoff + c0 * xcs, *kp = lp->ko->f + koff;
+    for (int64_t c = 0; c < g->kin; c++) {
+      float xv = xp[c * xcs];
+      const float *kc = kp + c * kcs;
+      for (int j = 0; j < CONV_LANES; j++) {
+        float pr = xv * kc[j];
+        acc[j] = acc[j] + pr;
+      }
+    }
+  }
+  for (int j = 0; j < CONV_LANES; j++) {
+    if (acc[j] != acc[j])
+      return false;
+    out[j] = acc[j];
+  }
+  return true;
+}
+
+/* Stores f32 accumulator af at offset l of the tile, rounded once to the
+ * result type rt. */
+static void put_f32(dev_stage *st, int64_t l, hlo_etype rt, float af) {
+  uint8_t f32b[4], tmp[16];
+  memcpy(f32b, &af, 4);
+  hlo_convert_array(HLO_F32, f32b, rt, tmp, 1);
+  dev_stage_put(st, l, tmp);
+}
+
 int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out) {
   const hlo_value *x = ops[0], *k = ops[1];
   const hlo_shape *rs = &ins->shape;
@@ -163,66 +298,41 @@ int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
     snprintf(ctx->why, ctx->why_len, "out of memory");
     return -1;
   }
-  const int64_t xcs = xs[g.xi[nd - 1]], kcs = ks[g.ki[nd - 1]];
+  conv_loop lp = {.g = &g, .x = x, .xo = &xo, .ko = &ko, .nd = nd, .f64 = f64, .fl = fl, .rt = rt,
+                  .wvol = wvol, .fpg = fpg, .fpb = fpb};
+  memcpy(lp.xs, xs, sizeof xs);
+  memcpy(lp.ks, ks, sizeof ks);
+  memcpy(lp.wsz, wsz, sizeof wsz);
+  /* Output features side by side (conv_f32_lanes) when the result is
+   * f32-computed, the feature is the output's last dimension, so a row of
+   * the tile is a run of features, and consecutive features are adjacent
+   * in the kernel. */
+  bool lanes = fl && !f64 && g.oi[nd - 1] == nd - 1 && ks[g.ki[0]] == 1;
   for (int64_t t = 0; t < tl.ntiles && rc == 0; t++) {
     int64_t lo[HLO_MAX_RANK], n[HLO_MAX_RANK], p[HLO_MAX_RANK] = {0};
     int64_t cnt = dev_tiling_box(&tl, t, lo, n);
     dev_stage_begin(&st, cnt);
-    for (int64_t l = 0; l < cnt; l++, hlo_index_next(nd, n, p)) {
+    for (int64_t l = 0; l < cnt;) {
       int64_t o[HLO_MAX_RANK];
       for (int d = 0; d < nd; d++)
         o[d] = lo[d] + p[d];
-      int64_t nb = o[g.oi[0]], f = o[g.oi[nd - 1]];
-      int64_t xn = g.bgroups > 1 ? (f / fpb) * g.n_out + nb : nb, c0 = (f / fpg) * g.kin;
-      float af = 0;
-      double ad = 0;
-      uint64_t ai = 0;
-      int64_t w[HLO_MAX_RANK] = {0};
-      for (int64_t q = 0; q < wvol; q++, hlo_index_next(g.ns, wsz, w)) {
-        int64_t xoff = xn * xs[g.xi[0]], koff = f * ks[g.ki[0]];
-        bool inside = true;
-        for (int d = 0; d < g.ns && inside; d++) {
-          const hlo_window_dim *wd = &g.w[d];
-          int64_t pos = o[g.oi[1 + d]] * wd->stride + w[d] * wd->rhs_dilate - wd->pad_lo;
-          int64_t i = pos / wd->lhs_dilate;
-          inside = pos >= 0 && pos % wd->lhs_dilate == 0 && i < x->dims[g.xi[1 + d]];
-          xoff += i * xs[g.xi[1 + d]];
-          koff += (wd->reversal ? wd->size - 1 - w[d] : w[d]) * ks[g.ki[1 + d]];
-        }
-        if (!inside)
-          continue;
-        const int64_t xa = xoff + c0 * xcs;
-        if (f64) {
-          for (int64_t c = 0; c < g.kin; c++) {
-            double pr = xo.d[xa + c * xcs] * ko.d[koff + c * kcs];
-            ad = ad + pr;
-          }
-        } else if (fl) {
-          for (int64_t c = 0; c < g.kin; c++) {
-            float pr = xo.f[xa + c * xcs] * ko.f[koff + c * kcs];
-            af = af + pr;
-          }
-        } else {
-          for (int64_t c = 0; c < g.kin; c++)
-            ai = ai + xo.u[xa + c * xcs] * ko.u[koff + c * kcs];
-        }
+      float lf[CONV_LANES];
+      if (lanes && p[nd - 1] + CONV_LANES <= n[nd - 1] && conv_f32_lanes(&lp, o, lf)) {
+        for (int q = 0; q < CONV_LANES; q++, l++, hlo_index_next(nd, n, p))
+          put_f32(&st, l, rt, lf[q]);
+        continue;
       }
       dev_slot v;
-      if (f64)
-        v.f = ad;
-      else if (fl)
-        v.f = af;
-      else
-        v.i = (int64_t)hlo_int_wrap(rt, ai);
-      uint8_t tmp[16];
-      if (fl && !f64) { /* one rounding from the f32 accumulator to the result type */
-        uint8_t f32b[4];
-        memcpy(f32b, &af, 4);
-        hlo_convert_array(HLO_F32, f32b, rt, tmp, 1);
+      float af = conv_one(&lp, o, &v);
+      if (fl && !f64) {
+        put_f32(&st, l, rt, af);
       } else {
+        uint8_t tmp[16];
         dev_slot_to_host(rt, v, tmp, 0);
+        dev_stage_put(&st, l, tmp);
       }
-      dev_stage_put(&st, l, tmp);
+      l++;
+      hlo_index_next(nd, n, p);
     }
     rc = dev_stage_end(&st, ctx->why, ctx->why_len);
     if (rc == 0)

@@ -42,6 +42,7 @@
 
 #include "dev_exec_internal.h"
 #include "dev_probe.h"
+#include "hlo/hlo_mem.h"
 
 void dev_exec_hooks_none(dev_exec_hooks *h) {
   memset(h, 0, sizeof *h);
@@ -139,6 +140,33 @@ static void index_text(const dev_hbm *h, int64_t flat, char *buf, size_t n) {
     snprintf(buf + at, n - at, "]");
 }
 
+/* Kernel parameter p in HBM: the argument's own data, read in place.  The
+ * device never stores to a parameter and every one of its elements is
+ * defined, so a copy with redzones and an all-zero shadow would hold
+ * exactly the argument's bytes and say nothing a reader needs (a reader
+ * takes a parameter element as defined, dev_exec_internal.h); making it
+ * cost a pass over the argument and its shadow per candidate, as much
+ * again as the DMA the schedule really models.  The memory account
+ * (hlo_mem.h) is charged what the copy took, so a run under --max-memory
+ * is refused or not exactly as before.  There is nothing to free: raw and
+ * shadow stay NULL, which dev_hbm_free accepts.  0, or -1 when the
+ * account refuses. */
+static int borrow_param(dev_hbm *b, int p, const hlo_value *v) {
+  memset(b, 0, sizeof *b);
+  snprintf(b->name, sizeof b->name, "param %d", p);
+  b->type = v->type;
+  b->rank = v->rank;
+  b->count = v->count;
+  memcpy(b->dims, v->dims, sizeof(int64_t) * (size_t)v->rank);
+  b->esz = v->elem_size;
+  size_t held = (size_t)b->count * b->esz + 2 * DEV_REDZONE + (size_t)(b->count ? b->count : 1);
+  if (!hlo_mem_take(held))
+    return -1;
+  b->held = held;
+  b->data = v->data;
+  return 0;
+}
+
 static int grid(exec *x, uint64_t *steps_done) {
   const dev_schedule *s = x->s;
   int64_t expected = s->steps;
@@ -201,12 +229,8 @@ void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *cons
       rc = dev_x_fail(&x, "argument %d does not match parameter %s", p, c->params[p]->name);
       break;
     }
-    char name[32];
-    snprintf(name, sizeof name, "param %d", p);
-    if (dev_hbm_alloc(&x.in[p], name, v->type, v->rank, v->dims) != 0)
+    if (borrow_param(&x.in[p], p, v) != 0)
       rc = dev_x_fail(&x, "out of memory");
-    else
-      dev_hbm_fill(&x.in[p], v);
   }
   if (rc == 0)
     rc = dev_x_setup_outputs(&x);

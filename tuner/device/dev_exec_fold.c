@@ -7,6 +7,9 @@
 
 #include "hlo/hlo_minmax.h"
 
+/* elements of each slot line narrowed and folded at a time (slot_rows8) */
+#define SLOT_CHUNK 64
+
 static inline float quiet(float a) {
   uint32_t b;
   memcpy(&b, &a, sizeof b);
@@ -80,8 +83,8 @@ void dev_fold_f32_lines(hlo_opcode op, float *acc, int m, const float *x, const 
   memcpy(acc, a, sizeof(float) * (size_t)m);
 }
 
-void dev_fold_f32_slot_lines(hlo_opcode op, float *acc, int m, const dev_slot *x, const int64_t *base, int64_t s,
-                             int64_t len) {
+static void slot_lines_scalar(hlo_opcode op, float *acc, int m, const dev_slot *x, const int64_t *base, int64_t s,
+                              int64_t len) {
   float a[8];
   int64_t b[8];
   pad8(a, b, acc, m, base);
@@ -93,8 +96,9 @@ void dev_fold_f32_slot_lines(hlo_opcode op, float *acc, int m, const dev_slot *x
  * 8 consecutive elements of 8 lines are loaded and transposed, and each
  * column is applied to the lanes in turn, so lane q sees line q's elements
  * in order.  Two groups of 8 lines are in flight to overlap their chains.
- * The vector max/min pick the very operand hlo_max_f32/hlo_min_f32 return, and add and
- * multiply carry a NaN accumulator explicitly, as f_add/f_mul do. */
+ * The vector max/min pick the very operand hlo_max_f32/hlo_min_f32 return;
+ * add and multiply run plain, and a line that ends in NaN is folded again
+ * with f_add/f_mul, which carry a NaN accumulator explicitly. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define FOLD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -113,34 +117,39 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 #define V_MIN(A, B) SEL((A) != (A), (A), SEL((B) != (B), (B), SEL(((B) < (A)) | (((B) == (A)) & ((v8i)(B) < 0)), (B), (A))))
 #define SHUF(A, B, ...) __builtin_shuffle((A), (B), (v8i){__VA_ARGS__})
 
-/* acc = OP(acc, column j) for the 8 columns of the 8x8 block at p (rows L apart). */
-#define STEP8(VOP, acc, p, L)                                                                   \
+/* Two 4-float halves into one register: lines a and b side by side (a
+ * 128-bit load and an insert). */
+typedef float v4f __attribute__((vector_size(16)));
+#define LOAD_HALVES(a, b)                                                                       \
+  ({                                                                                            \
+    v4f lo_, hi_;                                                                               \
+    memcpy(&lo_, (a), 16);                                                                      \
+    memcpy(&hi_, (b), 16);                                                                      \
+    __builtin_shufflevector(lo_, hi_, 0, 1, 2, 3, 4, 5, 6, 7);                                  \
+  })
+
+/* acc = OP(acc, column j) for the 4 columns of the 8x4 block at p (rows L
+ * apart).  Lines q and q + 4 are loaded into the two halves of one
+ * register, so a 4x4 transpose within the halves (8 in-lane shuffles)
+ * leaves column j of the 8 lines in one register, line q in lane q: no
+ * shuffle crosses the halves. */
+#define STEP4(VOP, acc, p, L)                                                                   \
   do {                                                                                          \
-    v8f r0, r1, r2, r3, r4, r5, r6, r7;                                                         \
-    memcpy(&r0, (p), 32);                                                                       \
-    memcpy(&r1, (p) + (L), 32);                                                                 \
-    memcpy(&r2, (p) + 2 * (L), 32);                                                             \
-    memcpy(&r3, (p) + 3 * (L), 32);                                                             \
-    memcpy(&r4, (p) + 4 * (L), 32);                                                             \
-    memcpy(&r5, (p) + 5 * (L), 32);                                                             \
-    memcpy(&r6, (p) + 6 * (L), 32);                                                             \
-    memcpy(&r7, (p) + 7 * (L), 32);                                                             \
+    v8f r0 = LOAD_HALVES((p), (p) + 4 * (L)), r1 = LOAD_HALVES((p) + (L), (p) + 5 * (L));      \
+    v8f r2 = LOAD_HALVES((p) + 2 * (L), (p) + 6 * (L)), r3 = LOAD_HALVES((p) + 3 * (L), (p) + 7 * (L)); \
     v8f t0 = SHUF(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13), t1 = SHUF(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15); \
     v8f t2 = SHUF(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13), t3 = SHUF(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15); \
-    v8f t4 = SHUF(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13), t5 = SHUF(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15); \
-    v8f t6 = SHUF(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13), t7 = SHUF(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15); \
-    v8f u0 = SHUF(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13), u1 = SHUF(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15); \
-    v8f u2 = SHUF(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13), u3 = SHUF(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15); \
-    v8f u4 = SHUF(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13), u5 = SHUF(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15); \
-    v8f u6 = SHUF(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13), u7 = SHUF(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15); \
-    acc = VOP(acc, SHUF(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11));                                     \
-    acc = VOP(acc, SHUF(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11));                                     \
-    acc = VOP(acc, SHUF(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11));                                     \
-    acc = VOP(acc, SHUF(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11));                                     \
-    acc = VOP(acc, SHUF(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15));                                   \
-    acc = VOP(acc, SHUF(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15));                                   \
-    acc = VOP(acc, SHUF(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15));                                   \
-    acc = VOP(acc, SHUF(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15));                                   \
+    acc = VOP(acc, SHUF(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13));                                     \
+    acc = VOP(acc, SHUF(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15));                                   \
+    acc = VOP(acc, SHUF(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13));                                     \
+    acc = VOP(acc, SHUF(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15));                                   \
+  } while (0)
+
+/* The same for the 8 columns of the 8x8 block at p. */
+#define STEP8(VOP, acc, p, L)                                                                   \
+  do {                                                                                          \
+    STEP4(VOP, acc, (p), L);                                                                    \
+    STEP4(VOP, acc, (p) + 4, L);                                                                \
   } while (0)
 
 /* 16 lines (two registers) over the first len8 = len rounded down to 8
@@ -160,15 +169,83 @@ typedef int32_t v8i __attribute__((vector_size(32)));
     memcpy(acc + 8, &b, 32);                                                                    \
     return k;                                                                                   \
   }
-DEF_ROWS16(rows16_add, V_ADD)
-DEF_ROWS16(rows16_mul, V_MUL)
+/* add and multiply without the NaN select: NaN is absorbing for both, so
+ * a lane that ends without NaN never met one and its sums are V_ADD's;
+ * a lane that ends in NaN is folded again by the caller (rows16). */
+#define V_ADD_PLAIN(A, B) ((A) + (B))
+#define V_MUL_PLAIN(A, B) ((A) * (B))
+DEF_ROWS16(rows16_add, V_ADD_PLAIN)
+DEF_ROWS16(rows16_mul, V_MUL_PLAIN)
 DEF_ROWS16(rows16_max, V_MAX)
 DEF_ROWS16(rows16_min, V_MIN)
 
+/* A lane of rows16_add/rows16_mul that ends in NaN: its line again from
+ * the accumulator it started with (a0), the scalar way, whose NaN rules
+ * (the accumulator's NaN first) the plain vector op need not follow. */
+static void redo_nan_lanes(hlo_opcode op, float *acc, const float *a0, const float *x, int64_t L, int64_t done) {
+  for (int q = 0; q < 16; q++) {
+    if (acc[q] == acc[q])
+      continue;
+    int64_t base = (int64_t)q * L;
+    acc[q] = a0[q];
+    dev_fold_f32_lines(op, acc + q, 1, x, &base, 1, done);
+  }
+}
+
+/* 8 lines (one register) of len (a multiple of 8) columns, L apart; add
+ * and multiply with the NaN select, so no lane needs folding again. */
+#define DEF_ROWS8(NAME, VOP)                                                                    \
+  FOLD_CLONES static void NAME(float *acc, const float *x, int64_t L, int64_t len) {            \
+    v8f a;                                                                                      \
+    memcpy(&a, acc, 32);                                                                        \
+    for (int64_t k = 0; k + 8 <= len; k += 8)                                                   \
+      STEP8(VOP, a, x + k, L);                                                                  \
+    memcpy(acc, &a, 32);                                                                        \
+  }
+DEF_ROWS8(rows8_add, V_ADD)
+DEF_ROWS8(rows8_mul, V_MUL)
+DEF_ROWS8(rows8_max, V_MAX)
+DEF_ROWS8(rows8_min, V_MIN)
+
+/* Slot lines a chunk at a time: SLOT_CHUNK elements of each of 8 lines
+ * narrowed to f32 (the cast LOAD_SLOT makes) into a
+ * scratch block, folded in vector lanes by rows8; returns how many
+ * elements of each line were folded (a multiple of SLOT_CHUNK). */
+static int64_t slot_rows8(hlo_opcode op, float *a, const dev_slot *x, const int64_t *b, int64_t len) {
+  float buf[8 * SLOT_CHUNK];
+  int64_t c = 0;
+  for (; c + SLOT_CHUNK <= len; c += SLOT_CHUNK) {
+    for (int q = 0; q < 8; q++) {
+      const dev_slot *xq = x + b[q] + c;
+      float *bq = buf + q * SLOT_CHUNK;
+      for (int i = 0; i < SLOT_CHUNK; i++) /* a known count: vectorised */
+        bq[i] = (float)xq[i].f;
+    }
+    switch (op) {
+    case HLO_OP_ADD: rows8_add(a, buf, SLOT_CHUNK, SLOT_CHUNK); break;
+    case HLO_OP_MULTIPLY: rows8_mul(a, buf, SLOT_CHUNK, SLOT_CHUNK); break;
+    case HLO_OP_MAXIMUM: rows8_max(a, buf, SLOT_CHUNK, SLOT_CHUNK); break;
+    case HLO_OP_MINIMUM: rows8_min(a, buf, SLOT_CHUNK, SLOT_CHUNK); break;
+    default: return c;
+    }
+  }
+  return c;
+}
+
 static int64_t rows16(hlo_opcode op, float *acc, const float *x, int64_t L, int64_t len) {
+  float a0[16];
+  int64_t done;
   switch (op) {
-  case HLO_OP_ADD: return rows16_add(acc, x, L, len);
-  case HLO_OP_MULTIPLY: return rows16_mul(acc, x, L, len);
+  case HLO_OP_ADD:
+    memcpy(a0, acc, sizeof a0);
+    done = rows16_add(acc, x, L, len);
+    redo_nan_lanes(op, acc, a0, x, L, done);
+    return done;
+  case HLO_OP_MULTIPLY:
+    memcpy(a0, acc, sizeof a0);
+    done = rows16_mul(acc, x, L, len);
+    redo_nan_lanes(op, acc, a0, x, L, done);
+    return done;
   case HLO_OP_MAXIMUM: return rows16_max(acc, x, L, len);
   case HLO_OP_MINIMUM: return rows16_min(acc, x, L, len);
   default: return 0;
@@ -179,7 +256,31 @@ static int64_t rows16(hlo_opcode op, float *acc, const float *x, int64_t L, int6
   (void)op, (void)acc, (void)x, (void)L, (void)len;
   return 0;
 }
+static int64_t slot_rows8(hlo_opcode op, float *a, const dev_slot *x, const int64_t *b, int64_t len) {
+  (void)op, (void)a, (void)x, (void)b, (void)len;
+  return 0;
+}
 #endif
+
+/* Contiguous slot lines (s == 1) go through slot_rows8 a chunk at a time,
+ * the rest of each line (and strided lines) through the scalar chains:
+ * either way each line in order from its accumulator. */
+void dev_fold_f32_slot_lines(hlo_opcode op, float *acc, int m, const dev_slot *x, const int64_t *base, int64_t s,
+                             int64_t len) {
+  int64_t done = 0;
+  if (s == 1 && len >= SLOT_CHUNK) {
+    float a[8];
+    int64_t b[8];
+    pad8(a, b, acc, m, base);
+    done = slot_rows8(op, a, x, b, len);
+    memcpy(acc, a, sizeof(float) * (size_t)m);
+    for (int q = 0; q < 8; q++)
+      b[q] += done;
+    slot_lines_scalar(op, acc, m, x, b, 1, len - done);
+    return;
+  }
+  slot_lines_scalar(op, acc, m, x, base, s, len);
+}
 
 void dev_fold_f32_rows(hlo_opcode op, float *acc, int m, const float *x, int64_t L, int64_t len) {
   int q = 0;

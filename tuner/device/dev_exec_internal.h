@@ -57,9 +57,11 @@ typedef struct exec {
   char *why;
   size_t why_len;
 
-  dev_hbm *in;                 /* kernel parameters: filled from the
-                                  arguments and never stored to, so every
-                                  element is defined (their shadow is 0) */
+  dev_hbm *in;                 /* kernel parameters: the arguments' data,
+                                  read in place and never stored to, so
+                                  every element is defined; they have no
+                                  shadow (NULL) nor redzones, and a reader
+                                  takes their elements as unpoisoned */
   int nin;
   dev_hbm *out;                /* root leaves */
   int nout;

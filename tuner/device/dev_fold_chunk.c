@@ -46,7 +46,7 @@ static void pad_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_sl
     }
     int64_t at = floor_mod(g + j, h->count);
     dev_slot_from_host(h->type, h->data, at, &v[j]);
-    poison[j] = h->shadow[at];
+    poison[j] = 0; /* parameters are all defined */
   }
 }
 

@@ -435,6 +435,17 @@ dev_elem_scalar_fn *dev_elem_scalar_lowering(const hlo_instr *ins) {
 }
 
 dev_slot dev_elem_reduce_step(hlo_opcode op, hlo_etype t, dev_slot acc, dev_slot x) {
+  if (t == HLO_F32) { /* the float branch below without its class lookup
+                         and its rounding to f32, the identity here */
+    float a = (float)acc.f, b = (float)x.f;
+    switch (op) {
+    case HLO_OP_ADD: return dev_el_fslot(a + b);
+    case HLO_OP_MULTIPLY: return dev_el_fslot(a * b);
+    case HLO_OP_MAXIMUM: return dev_el_fslot(hlo_max_f32(a, b));
+    case HLO_OP_MINIMUM: return dev_el_fslot(hlo_min_f32(a, b));
+    default: return acc;
+    }
+  }
   hlo_eclass cls = hlo_etype_class(t);
   if (cls == HLO_CLASS_FLOAT) {
     if (t == HLO_F64) {
