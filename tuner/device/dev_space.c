@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dev_lower.h"
+#include "hlo/hlo_index.h"
 
 /* ---- value lists ----------------------------------------------------------- */
 
@@ -561,16 +562,15 @@ static int enumerate(const dev_fusion *f, const dev_machine *m, dev_config **can
   int64_t total = product(&s);
   if (total <= DEV_SPACE_MAX) {
     /* Small enough: the rest of the product, last axis fastest. */
-    memset(idx, 0, sizeof idx);
-    for (int64_t i = 0; i < total; i++) {
+    int64_t pos[MAX_AXES] = {0}, ext[MAX_AXES];
+    for (int a = 0; a < s.nax; a++)
+      ext[a] = s.ax[a].n;
+    for (int64_t i = 0; i < total; i++, hlo_index_next(s.nax, ext, pos)) {
+      for (int a = 0; a < s.nax; a++)
+        idx[a] = (int)pos[a];
       dev_config c;
       build(&s, idx, &c);
       offer(&l, f, m, &c);
-      for (int a = s.nax - 1; a >= 0; a--) {
-        if (++idx[a] < s.ax[a].n)
-          break;
-        idx[a] = 0;
-      }
     }
   } else {
     /* The rest: stratified samples of the product.  Duplicates and skipped
