@@ -250,6 +250,105 @@ static void reshape_merged_runs(void **state) {
   }
 }
 
+/* Corpus module 0039's pattern, small: the parameter's rows are output
+ * dims 0 and 1 merged (a bitcast splits them), both where the output reads
+ * it and through the row max, whose result a bitcast splits too.  Its
+ * columns are the output's along one path and the reduction along the
+ * other: they follow nothing (whole). */
+static const char *MERGED_PARAM = "HloModule m\nmax { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                                  " ROOT s = f32[] maximum(a, b) }\n"
+                                  "ENTRY e {\n  p = f32[64,256] parameter(0)\n  b = f32[4,16,256] bitcast(p)\n"
+                                  "  c = f32[] constant(-inf)\n"
+                                  "  r = f32[64] reduce(p, c), dimensions={1}, to_apply=max\n"
+                                  "  r2 = f32[4,16] bitcast(r)\n"
+                                  "  bb = f32[4,16,256] broadcast(r2), dimensions={0,1}\n"
+                                  "  ROOT s = f32[4,16,256] subtract(b, bb)\n}\n";
+
+static void merged_parameter_windows(void **state) {
+  (void)state;
+  fx x;
+  load(&x, MERGED_PARAM, "tpu-v5e");
+  assert_int_equal(x.f.kind, DEV_HERO_REDUCE);
+  dev_schedule s;
+  char why[256];
+  assert_int_equal(lower(&x, "tile=2x16x256 k=256 buf=2 order=012k pack=1 prec=default flags=none", &s, why,
+                         sizeof why),
+                   0);
+  const dev_window *w = &s.wins[0];
+  assert_int_equal(w->follows[0], 0);
+  assert_int_equal(w->merged[0], 2);
+  assert_int_equal(w->follows[1], DEV_FOLLOW_NONE);
+  /* 2 x 16 = 32 rows of p, all 256 columns */
+  assert_int_equal(w->block[0], 32);
+  assert_int_equal(w->block[1], 256);
+  /* p 32x256x4 = 32768 and the output 2x16x256x4 = 32768, each twice,
+   * and 32 accumulators of 4 bytes: 131200 (held whole: p 65536 twice,
+   * the accumulators 64: 196864) */
+  assert_int_equal(s.vmem_bytes, 131200);
+  /* tile (1, 0, 0): rows 32..63 */
+  int64_t origin[2], lim[2];
+  assert_true(dev_window_at(&s, w, (int64_t[]){1, 0, 0}, 0, origin, lim));
+  assert_int_equal(origin[0], 32), assert_int_equal(lim[0], 64);
+  assert_int_equal(origin[1], 0), assert_int_equal(lim[1], 256);
+  dev_schedule_free(&s);
+  /* tile 1x8: tile (3, 1, 0) reads rows 3 x 16 + 8 = 56..63 */
+  assert_int_equal(lower(&x, "tile=1x8x256 k=256 buf=2 order=012k pack=1 prec=default flags=none", &s, why,
+                         sizeof why),
+                   0);
+  assert_int_equal(s.wins[0].block[0], 8);
+  assert_true(dev_window_at(&s, &s.wins[0], (int64_t[]){3, 1, 0}, 0, origin, lim));
+  assert_int_equal(origin[0], 56), assert_int_equal(lim[0], 64);
+  dev_schedule_free(&s);
+  assert_int_equal(lower(&x, "tile=2x8x256 k=256 buf=2 order=012k pack=1 prec=default flags=none", &s, why,
+                         sizeof why),
+                   -1);
+  assert_non_null(strstr(why, "p merges output dimensions 0..1"));
+  hlo_module_free(x.m);
+}
+
+/* out[i][j][c] = p[16 i + j][c] - max_c' p[16 i + j][c']: one rounding of
+ * the same two floats whatever the order of the max. */
+static void merged_parameter_runs(void **state) {
+  (void)state;
+  static const char *const cfgs[] = {
+      "tile=2x16x256 k=256 buf=2 order=012k pack=1 prec=default flags=none",
+      "tile=1x8x128 k=128 buf=3 order=k012 pack=2 prec=default flags=none",
+      "tile=4x16x256 k=128 buf=1 order=102k pack=4 prec=default flags=split-reduction",
+  };
+  for (size_t q = 0; q < sizeof cfgs / sizeof *cfgs; q++) {
+    fx x;
+    load(&x, MERGED_PARAM, "tpu-v5e");
+    dev_schedule s;
+    char why[256];
+    if (lower(&x, cfgs[q], &s, why, sizeof why) != 0)
+      fail_msg("%s: %s", cfgs[q], why);
+    hlo_value *p = hlo_value_array(HLO_F32, 2, (int64_t[]){64, 256});
+    assert_non_null(p);
+    float *d = p->data;
+    for (int i = 0; i < 64; i++)
+      for (int j = 0; j < 256; j++)
+        d[i * 256 + j] = (float)((i * 7 + j * 13) % 31 - 15) * 0.25f;
+    dev_run r;
+    dev_exec_run(&s, NULL, &p, 1, 1, NULL, &r);
+    if (r.status != DEV_OK)
+      fail_msg("%s: status %d", cfgs[q], (int)r.status);
+    const float *o = r.out->data;
+    for (int i = 0; i < 64; i++) {
+      float mx = d[i * 256];
+      for (int j = 1; j < 256; j++)
+        mx = d[i * 256 + j] > mx ? d[i * 256 + j] : mx;
+      for (int j = 0; j < 256; j++)
+        if (o[i * 256 + j] != d[i * 256 + j] - mx)
+          fail_msg("%s: row %d col %d = %g, want %g", cfgs[q], i, j, (double)o[i * 256 + j],
+                   (double)(d[i * 256 + j] - mx));
+    }
+    hlo_value_unref(r.out);
+    hlo_value_unref(p);
+    dev_schedule_free(&s);
+    hlo_module_free(x.m);
+  }
+}
+
 /* ---- a padded dimension that follows the reduction ----------------------- */
 
 /* p f32[8,200] padded to 512 columns with ones, 12 before and 300 after,
@@ -369,6 +468,8 @@ int main(void) {
       cmocka_unit_test(reshape_merged_windows),
       cmocka_unit_test(reshape_merged_fits_where_whole_did_not),
       cmocka_unit_test(reshape_merged_runs),
+      cmocka_unit_test(merged_parameter_windows),
+      cmocka_unit_test(merged_parameter_runs),
       cmocka_unit_test(padded_k_windows),
       cmocka_unit_test(padded_k_runs),
       cmocka_unit_test(space_estimates_the_padded_window),
