@@ -122,4 +122,13 @@ else
   echo "# skip: no corpus at \$TUNE_CORPUS"
 fi
 
+# A reshape merging the dims a tile covers (corpus 0287's kernel, small):
+# the device tiles the dot's rows through the reshape and the root bitcast,
+# refuses the tiles that are not one run of them, and every candidate that
+# compiles matches the reference.
+expect_status 0 "a dot whose rows a reshape merges checks clean" \
+  "$TUNE" --check "$D/reshape_merged_gemm.hlo" --budget 32
+expect_grep "^fusion fcomp (dot) from .*: verified$" "$TMPD/out" "it is verified"
+expect_grep "verdicts  match=" "$TMPD/out" "its candidates match"
+
 finish

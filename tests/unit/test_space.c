@@ -145,7 +145,7 @@ static bool legal_default(const fixture *x, const dev_config *c, int sublanes) {
     return false;
   if (r >= 2 && c->tile[r - 2] != x->f.dims[r - 2] && c->tile[r - 2] % sublanes != 0)
     return false;
-  return dev_space_vmem_estimate(&x->f, c) <= x->m.vmem_bytes / 2;
+  return dev_space_vmem_estimate(&x->f, &x->m, c) <= x->m.vmem_bytes / 2;
 }
 
 static bool has_order(const dev_config *c, const int *ord) {
@@ -288,7 +288,7 @@ static void default_fits_half_of_a_small_vmem(void **state) {
   load_on(&v4, text, "tpu-v4");
   assert_int_equal(v5e.d.tile[0], 256);
   assert_int_equal(v5e.d.tile[1], 1024);
-  assert_true(dev_space_vmem_estimate(&v4.f, &v4.d) <= v4.m.vmem_bytes / 2);
+  assert_true(dev_space_vmem_estimate(&v4.f, &v4.m, &v4.d) <= v4.m.vmem_bytes / 2);
   assert_true(v4.d.tile[1] < 1024);       /* the minor dim shrank first */
   assert_int_equal(v4.d.tile[1] % 128, 0); /* keeping lane alignment */
   assert_int_equal(v4.d.tile[0], 256);

@@ -11,25 +11,15 @@
 
 #include "dev_exec_internal.h"
 
-/* The hero result box the current output tile needs. */
+/* The hero result box the current output tile needs (the lowering's
+ * dev_hero_box, which knows the runs of merged dimensions). */
 static void hero_region(const exec *x, dev_box *b) {
-  const hlo_instr *h = x->f->hero;
-  const hlo_shape *hs = dev_x_leaf0(h);
   memset(b, 0, sizeof *b);
-  b->rank = hs->rank;
+  b->rank = x->s->hero_rank;
+  dev_hero_box(x->s, x->t, b->lo, b->n);
   b->count = 1;
-  for (int d = 0; d < hs->rank; d++) {
-    int fo = x->follow[h->index * HLO_MAX_RANK + d];
-    if (fo >= 0 && fo < x->f->rank) {
-      int64_t tile = x->s->cfg.tile[fo];
-      b->lo[d] = x->t[fo] * tile;
-      b->n[d] = hs->dims[d] - b->lo[d] < tile ? hs->dims[d] - b->lo[d] : tile;
-    } else {
-      b->lo[d] = 0;
-      b->n[d] = hs->dims[d];
-    }
+  for (int d = 0; d < b->rank; d++)
     b->count *= b->n[d];
-  }
 }
 
 static int64_t acc_span(const exec *x) { return x->rcap * x->P; }

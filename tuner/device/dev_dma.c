@@ -155,28 +155,12 @@ static void dma_race(exec *x, int p, win_state *ws) {
   }
 }
 
-/* The block origin of window w at the current step, and in lim, per
- * dimension, where the part of the block the step reads ends: the array's
- * extent, or along a padded dimension (dev_window.padded) the end of the
- * rows the output tile reads through the pad's inverse map, whose first
- * row is the origin there.  False when along a padded dimension the tile
- * is made only of padding: the step reads nothing of w and nothing is
- * fetched (the slot keeps the block it holds). */
+/* The block origin of window w at the current step, and in lim where the
+ * part of the block the step reads ends; false when the step reads nothing
+ * of w (the lowering's dev_window_at, which knows where a padded or merged
+ * window dimension sits). */
 static bool window_box(const exec *x, const dev_window *w, int64_t *origin, int64_t *lim) {
-  bool any = true;
-  for (int d = 0; d < w->rank; d++) {
-    int fo = w->follows[d];
-    lim[d] = w->dims[d];
-    if (fo >= 0 && w->padded[d]) {
-      int64_t tile = x->s->cfg.tile[fo], lo = x->t[fo] * tile, dim = x->f->dims[fo];
-      int64_t n = dev_pad_rows(&w->pad[d], lo, lo + tile < dim ? tile : dim - lo, &origin[d]);
-      lim[d] = origin[d] + n;
-      any = any && n > 0;
-      continue;
-    }
-    origin[d] = fo >= 0 ? x->t[fo] * w->block[d] : fo == DEV_FOLLOW_K ? x->chunk * w->block[d] : 0;
-  }
-  return any;
+  return dev_window_at(x->s, w, x->t, x->chunk, origin, lim);
 }
 
 /* Fetches every non-resident window whose block changed at this step. */

@@ -400,10 +400,22 @@ static void infer(dev_elem *e, const hlo_instr *ins, const dev_box *b) {
     }
     return;
   }
-  case DEV_EK_RESHAPE:
-    for (int j = 0; j < ins->noperands; j++)
-      need_full(e, ins->operands[j]);
+  case DEV_EK_RESHAPE: {
+    /* A reshape (or a bitcast between row-major layouts) keeps the
+     * row-major order: the box reads the operand elements of its factor
+     * groups' ranges (dev_layout.h), not the whole operand, which a tile of
+     * a kernel whose windows follow the reshape (dev_lower.h) does not
+     * hold.  A bitcast that moves elements between layouts reads whole. */
+    const hlo_instr *o = ins->operands[0];
+    const hlo_shape *s = leaf0(ins), *os = leaf0(o);
+    bool relayout = ins->op == HLO_OP_BITCAST && (!dev_layout_row_major(s) || !dev_layout_row_major(os));
+    if (!relayout && ins->noperands == 1 && dev_layout_reshape_box(s, b->lo, b->n, os, lo, n))
+      need(e, o, lo, n);
+    else
+      for (int j = 0; j < ins->noperands; j++)
+        need_full(e, ins->operands[j]);
     return;
+  }
   default:
     return;
   }

@@ -33,4 +33,30 @@ void dev_layout_index(const hlo_shape *s, int64_t off, int64_t *idx);
  * index of `from` that logical index idx of `to` reads. */
 void dev_layout_bitcast_source(const hlo_shape *to, const int64_t *idx, const hlo_shape *from, int64_t *src);
 
+/* ---- row-major reshapes ----------------------------------------------------
+ * A reshape keeps the row-major order of the elements (so does a bitcast
+ * between row-major layouts).  Its dimensions then fall into factor groups:
+ * the shortest runs of dimensions of either shape whose extents multiply to
+ * the same number, so that a group's elements are the same, in the same
+ * order, on both sides.  [768,96,320] -> [73728,320] has two: {0,1} -> {0}
+ * and {2} -> {1}.  A unit dimension joins the group before it (the first
+ * group when it leads). */
+
+/* The factor groups of a reshape from `from` to `to`: group g holds dims
+ * [fa[g], fa[g+1]) of from and [ta[g], ta[g+1]) of to (fa and ta have room
+ * for HLO_MAX_RANK + 1 entries).  Returns the number of groups, or -1 when
+ * the element counts differ, a rank exceeds HLO_MAX_RANK or an extent is 0
+ * (no element to order). */
+int dev_layout_reshape_groups(const hlo_shape *from, const hlo_shape *to, int *fa, int *ta);
+
+/* The bounding box (flo, fn) of the elements of `from` that the box (lo, n)
+ * of `to` reads through a row-major reshape: per factor group, the elements
+ * between the group's first and last position in the box, in row-major
+ * order within the group (every position of the box lies between them).
+ * Along a group whose box is one contiguous run that is the run itself.
+ * Returns false (and leaves the output alone) when the reshape has no
+ * factor groups (dev_layout_reshape_groups returns -1). */
+bool dev_layout_reshape_box(const hlo_shape *to, const int64_t *lo, const int64_t *n, const hlo_shape *from,
+                            int64_t *flo, int64_t *fn);
+
 #endif

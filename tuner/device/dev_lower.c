@@ -51,6 +51,7 @@
 #include "dev_elemental.h"
 #include "dev_exec.h"
 #include "dev_exec_variadic.h"
+#include "dev_layout.h"
 #include "hlo/hlo_numerics.h"
 
 __attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t n, const char *fmt, ...) {
@@ -68,11 +69,15 @@ __attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t n, con
 #define UNSET (-3)
 
 /* What one dimension of one instruction follows: fo is an output
- * dimension, DEV_FOLLOW_K, DEV_FOLLOW_NONE or UNSET.  padded (only in the
- * windows' analysis, and only with fo >= 0) says the dimension reaches the
- * output through the padding of a pad, by map pm (dev_lower.h). */
+ * dimension, DEV_FOLLOW_K, DEV_FOLLOW_NONE or UNSET.  With fo >= 0, nm
+ * output dimensions from fo on, row-major merged by a reshape (1: fo
+ * alone; dev_window.merged).  padded (only in the windows' analysis, with
+ * fo >= 0 and nm = 1 or with fo = DEV_FOLLOW_K) says the dimension reaches
+ * the output or the reduction through the padding of a pad, by map pm
+ * (dev_lower.h). */
 typedef struct follow {
   int fo;
+  int nm;
   bool padded;
   dev_pad_map pm;
 } follow;
@@ -81,11 +86,19 @@ static follow fol(int fo) {
   follow v;
   memset(&v, 0, sizeof v);
   v.fo = fo;
+  v.nm = 1;
+  return v;
+}
+
+/* fo and the nm output dimensions after it, merged. */
+static follow fol_merged(int fo, int nm) {
+  follow v = fol(fo);
+  v.nm = nm;
   return v;
 }
 
 static bool same_follow(const follow *a, const follow *b) {
-  if (a->fo != b->fo || a->padded != b->padded)
+  if (a->fo != b->fo || a->nm != b->nm || a->padded != b->padded)
     return false;
   return !a->padded || (a->pm.at == b->pm.at && a->pm.step == b->pm.step && a->pm.first == b->pm.first &&
                         a->pm.end == b->pm.end);
@@ -203,6 +216,76 @@ static int hero_red_dims(const dev_fusion *f) {
   if (f->kind == DEV_HERO_DOT)
     return f->hero->attrs.dot.lhs_contracting.n;
   return 0;
+}
+
+/* One factor group of a row-major reshape (dev_layout.h): operand o's
+ * dims [ia, ib) hold the result's dims [ja, jb), whose follows are m.
+ * Only dims of extent above 1 carry an index (a unit dim follows nothing:
+ * its block is the whole dim either way).  One dim on each side: the
+ * operand dim follows what the result dim follows.  One operand dim split
+ * into several result dims: it follows the output dims they follow, merged
+ * (nm), when those are consecutive and make up its extent.  Several operand
+ * dims merged into one result dim that follows a merged run of output
+ * dims: the run is split among them alike, when their extents match it.
+ * Anything else (a result dim of one output dim cut into several operand
+ * dims, several dims on both sides) follows nothing. */
+static void reshape_group(const dev_fusion *f, const fmap *map, const hlo_instr *o, const hlo_shape *os,
+                          const hlo_shape *rs, const follow *m, int ia, int ib, int ja, int jb) {
+  int in[HLO_MAX_RANK], out[HLO_MAX_RANK], nin = 0, nout = 0;
+  for (int d = ia; d < ib; d++) {
+    if (os->dims[d] != 1)
+      in[nin++] = d;
+    else
+      merge_at(map, o, d, fol(DEV_FOLLOW_NONE));
+  }
+  for (int d = ja; d < jb; d++)
+    if (rs->dims[d] != 1)
+      out[nout++] = d;
+  if (nin == 0)
+    return;
+  if (nout == 0) { /* (the extents multiply alike: not reached) */
+    for (int k = 0; k < nin; k++)
+      merge_at(map, o, in[k], fol(DEV_FOLLOW_NONE));
+    return;
+  }
+  if (nin == 1 && nout == 1) {
+    merge_at(map, o, in[0], m[out[0]]);
+    return;
+  }
+  if (nin == 1) {
+    int fo = m[out[0]].fo, nm = 0;
+    bool ok = fo >= 0;
+    for (int k = 0; k < nout && ok; k++) {
+      const follow *r = &m[out[k]];
+      ok = r->fo == fo + nm && !r->padded;
+      nm += r->nm;
+    }
+    int64_t ext = 1;
+    for (int d = fo; ok && d < fo + nm; d++)
+      ext = d < f->rank ? ext * f->dims[d] : -1;
+    merge_at(map, o, in[0], ok && ext == os->dims[in[0]] ? fol_merged(fo, nm) : fol(DEV_FOLLOW_NONE));
+    return;
+  }
+  follow v[HLO_MAX_RANK];
+  bool ok = false;
+  if (nout == 1) {
+    const follow *r = &m[out[0]];
+    int at = r->fo, end = r->fo + r->nm;
+    ok = r->fo >= 0 && r->nm > 1 && !r->padded && end <= f->rank;
+    for (int k = 0; k < nin && ok; k++) {
+      int start = at;
+      int64_t p = 1;
+      while (at < end && p < os->dims[in[k]])
+        p *= f->dims[at++];
+      while (at < end && f->dims[at] == 1) /* a unit output dim joins the run before it */
+        at++;
+      ok = p == os->dims[in[k]];
+      v[k] = fol_merged(start, at - start);
+    }
+    ok = ok && at == end;
+  }
+  for (int k = 0; k < nin; k++)
+    merge_at(map, o, in[k], ok ? v[k] : fol(DEV_FOLLOW_NONE));
 }
 
 /* padded: the windows' analysis (dev_lower), where a padded dimension of a
@@ -348,12 +431,35 @@ static void propagate(const dev_fusion *f, const fmap *map, const hlo_instr *ins
     for (int d = 0; os && d < os->rank && d < rank; d++) {
       const hlo_pad_dim *pd = &ins->attrs.pad[d];
       follow v = m[d];
+      /* the reduction too is read through the pad's inverse map: a
+       * padded dimension that follows k is fetched per chunk */
+      bool mapped = (v.fo >= 0 && v.nm == 1) || v.fo == DEV_FOLLOW_K;
       if (pd->lo != 0 || pd->hi != 0 || pd->interior != 0)
-        v = padded && v.fo >= 0 && pd->interior >= 0 ? through_pad(v, pd, os->dims[d], s->dims[d])
-                                                      : fol(DEV_FOLLOW_NONE);
+        v = padded && mapped && pd->interior >= 0 ? through_pad(v, pd, os->dims[d], s->dims[d])
+                                                  : fol(DEV_FOLLOW_NONE);
       merge_at(map, o, d, v);
     }
     mark_none(map, ins->operands[1]);
+    return;
+  }
+  case DEV_EK_RESHAPE: {
+    /* A reshape, or a bitcast between row-major layouts, keeps the
+     * row-major order: its operand follows through the factor groups
+     * (reshape_group).  A bitcast that moves elements between layouts is
+     * read whole. */
+    const hlo_instr *o = ins->operands[0];
+    const hlo_shape *os = leaf0(o);
+    int fa[HLO_MAX_RANK + 1], ta[HLO_MAX_RANK + 1], ng = -1;
+    if (os && s && ins->noperands == 1 &&
+        !(ins->op == HLO_OP_BITCAST && (!dev_layout_row_major(s) || !dev_layout_row_major(os))))
+      ng = dev_layout_reshape_groups(os, s, fa, ta);
+    if (ng < 0) {
+      for (int j = 0; j < ins->noperands; j++)
+        mark_none(map, ins->operands[j]);
+      return;
+    }
+    for (int g = 0; g < ng; g++)
+      reshape_group(f, map, o, os, s, m, fa[g], fa[g + 1], ta[g], ta[g + 1]);
     return;
   }
   case DEV_EK_CONCAT: {
@@ -432,7 +538,9 @@ static int *follow_ints_of(const fmap *fm, const hlo_computation *c) {
   int *map = malloc(sizeof(int) * (size_t)(c->ninstrs ? c->ninstrs : 1) * HLO_MAX_RANK);
   for (int i = 0; map && i < c->ninstrs; i++)
     for (int d = 0; d < HLO_MAX_RANK; d++)
-      map[(size_t)i * HLO_MAX_RANK + (size_t)d] = d < slots_of(fm, i) ? fm->v[fm->base[i] + d].fo : DEV_FOLLOW_NONE;
+      map[(size_t)i * HLO_MAX_RANK + (size_t)d] = d < slots_of(fm, i) && fm->v[fm->base[i] + d].nm == 1
+                                                      ? fm->v[fm->base[i] + d].fo
+                                                      : DEV_FOLLOW_NONE;
   return map;
 }
 
@@ -614,17 +722,29 @@ static int64_t fetches(const dev_schedule *s, const bool *dep_dim, bool dep_k) {
   return n;
 }
 
+/* The tile (or chunk) along what window dim d follows, and the extent it
+ * cuts: the output dim's, or for the reduction the k chunk and k_total. */
+static void cut_of(const dev_fusion *f, const dev_config *cfg, int fo, int64_t *tile, int64_t *dim) {
+  if (fo == DEV_FOLLOW_K) {
+    *tile = cfg->k > 0 ? cfg->k : f->k_total;
+    *dim = f->k_total;
+  } else {
+    *tile = cfg->tile[fo];
+    *dim = f->dims[fo];
+  }
+}
+
 /* A padded window dimension d (dev_window.padded): the block holds the
- * most rows any output tile of its dimension fo reads through the pad's
- * inverse map, rounded up as the layout wants a block's last two
- * dimensions (lanes; sublanes of the type) and capped at the whole
- * dimension, so that the block is legal whenever the tile is.  Also the
- * tiles that read any row (*nonempty) and the rows all tiles read (*rows),
- * for the DMA account. */
+ * most rows any output tile of its dimension fo (or any k chunk) reads
+ * through the pad's inverse map, rounded up as the layout wants a block's
+ * last two dimensions (lanes; sublanes of the type) and capped at the
+ * whole dimension, so that the block is legal whenever the tile is.  Also
+ * the tiles that read any row (*nonempty) and the rows all tiles read
+ * (*rows), for the DMA account. */
 static int64_t padded_block(const dev_machine *m, const dev_fusion *f, const dev_config *cfg, const dev_window *w,
                             int d, int64_t *nonempty, int64_t *rows) {
-  int fo = w->follows[d];
-  int64_t tile = cfg->tile[fo], dim = f->dims[fo], most = 0;
+  int64_t tile, dim, most = 0;
+  cut_of(f, cfg, w->follows[d], &tile, &dim);
   *nonempty = *rows = 0;
   for (int64_t lo = 0; lo < dim; lo += tile) {
     int64_t first, n = dev_pad_rows(&w->pad[d], lo, lo + tile < dim ? tile : dim - lo, &first);
@@ -651,11 +771,13 @@ static int64_t padded_block(const dev_machine *m, const dev_fusion *f, const dev
  * is not transferred) and the whole block along the others. */
 static void padded_fetches(const dev_schedule *s, const dev_window *w, const bool *dep_dim, bool dep_k,
                            const int64_t *nonempty, const int64_t *rows, int64_t *count, int64_t *elems) {
-  int inner = -1, pd[DEV_MAX_RANK];
+  int inner = -1, pd[DEV_MAX_RANK], pk = -1;
   for (int o = 0; o < DEV_MAX_RANK; o++)
     pd[o] = -1;
   for (int d = 0; d < w->rank; d++)
-    if (w->padded[d])
+    if (w->padded[d] && w->follows[d] == DEV_FOLLOW_K)
+      pk = d;
+    else if (w->padded[d])
       pd[w->follows[d]] = d;
   for (int j = 0; j < s->cfg.norder; j++) {
     int o = s->cfg.order[j];
@@ -665,9 +787,9 @@ static void padded_fetches(const dev_schedule *s, const dev_window *w, const boo
   int64_t n = 1, e = 1;
   for (int j = 0; j <= inner; j++) {
     int o = s->cfg.order[j];
-    bool p = o != DEV_ORDER_K && pd[o] >= 0;
-    n *= p ? nonempty[pd[o]] : loop_bound(s, o);
-    e *= p ? rows[pd[o]] : loop_bound(s, o);
+    int p = o == DEV_ORDER_K ? pk : pd[o];
+    n *= p >= 0 ? nonempty[p] : loop_bound(s, o);
+    e *= p >= 0 ? rows[p] : loop_bound(s, o);
   }
   for (int d = 0; d < w->rank; d++)
     if (!w->padded[d])
@@ -677,6 +799,170 @@ static void padded_fetches(const dev_schedule *s, const dev_window *w, const boo
 }
 
 static int passes(dev_precision p) { return p == DEV_PREC_HIGHEST ? 6 : p == DEV_PREC_HIGH ? 3 : 1; }
+
+/* Whether cfg's tile covers one contiguous run of the row-major merge of
+ * output dims [fo, fo + nm): tiles of 1 (or unit dims) up to some dim,
+ * whole dims after it. */
+static bool merged_contiguous(const dev_fusion *f, const dev_config *cfg, int fo, int nm) {
+  int d = fo;
+  while (d < fo + nm - 1 && (cfg->tile[d] == 1 || f->dims[d] == 1))
+    d++;
+  for (int e = d + 1; e < fo + nm; e++)
+    if (cfg->tile[e] < f->dims[e])
+      return false;
+  return true;
+}
+
+/* The largest run of merged output dims [fo, fo + nm) that a tile covers:
+ * the product of the tiles, each capped at its dim. */
+static int64_t merged_block(const dev_fusion *f, const dev_config *cfg, int fo, int nm) {
+  int64_t b = 1;
+  for (int o = fo; o < fo + nm; o++)
+    b *= cfg->tile[o] < f->dims[o] ? cfg->tile[o] : f->dims[o];
+  return b;
+}
+
+/* The run (*lo, *n) of merged output dims [fo, fo + nm) that output tile t
+ * covers (merged_contiguous holds: the run is its first element's position
+ * and the product of the tile's extents). */
+static void merged_run(const dev_fusion *f, const dev_config *cfg, int fo, int nm, const int64_t *t, int64_t *lo,
+                       int64_t *n) {
+  int64_t at = 0, cnt = 1;
+  for (int o = fo; o < fo + nm; o++) {
+    int64_t a = t[o] * cfg->tile[o], e = f->dims[o] - a < cfg->tile[o] ? f->dims[o] - a : cfg->tile[o];
+    at = at * f->dims[o] + a;
+    cnt *= e;
+  }
+  *lo = at;
+  *n = cnt;
+}
+
+/* Refuses a tile that is not one contiguous run of the merged output dims
+ * [fo, fo + nm), which `what` follows.  0 when it is. */
+static int check_merged(const dev_fusion *f, const dev_config *cfg, int fo, int nm, const char *what, char *why,
+                        size_t n) {
+  if (merged_contiguous(f, cfg, fo, nm))
+    return 0;
+  char tile[160];
+  size_t at = 0;
+  for (int o = fo; o < fo + nm && at < sizeof tile; o++)
+    at += (size_t)snprintf(tile + at, sizeof tile - at, "%s%lld", o > fo ? "x" : "", (long long)cfg->tile[o]);
+  return refuse(why, n,
+                "%s merges output dimensions %d..%d: tile %s is not one contiguous run of them (tiles of 1, then "
+                "whole dimensions)",
+                what, fo, fo + nm - 1, tile);
+}
+
+bool dev_window_at(const dev_schedule *s, const dev_window *w, const int64_t *t, int64_t chunk, int64_t *origin,
+                   int64_t *lim) {
+  bool any = true;
+  for (int d = 0; d < w->rank; d++) {
+    int fo = w->follows[d];
+    lim[d] = w->dims[d];
+    if (w->padded[d] && (fo >= 0 || fo == DEV_FOLLOW_K)) {
+      int64_t tile, dim;
+      cut_of(s->f, &s->cfg, fo, &tile, &dim);
+      int64_t lo = (fo == DEV_FOLLOW_K ? chunk : t[fo]) * tile;
+      int64_t n = dev_pad_rows(&w->pad[d], lo, lo + tile < dim ? tile : dim - lo, &origin[d]);
+      lim[d] = origin[d] + n;
+      any = any && n > 0;
+      continue;
+    }
+    if (fo >= 0 && w->merged[d] > 1) {
+      int64_t n;
+      merged_run(s->f, &s->cfg, fo, w->merged[d], t, &origin[d], &n);
+      lim[d] = origin[d] + n;
+      continue;
+    }
+    origin[d] = fo >= 0 ? t[fo] * w->block[d] : fo == DEV_FOLLOW_K ? chunk * w->block[d] : 0;
+  }
+  return any;
+}
+
+void dev_hero_box(const dev_schedule *s, const int64_t *t, int64_t *lo, int64_t *n) {
+  for (int d = 0; d < s->hero_rank; d++) {
+    int fo = s->hero_follows[d];
+    int64_t dim = s->hero_dims[d];
+    if (fo >= 0 && s->hero_merged[d] > 1) {
+      merged_run(s->f, &s->cfg, fo, s->hero_merged[d], t, &lo[d], &n[d]);
+    } else if (fo >= 0) {
+      int64_t tile = s->cfg.tile[fo];
+      lo[d] = t[fo] * tile;
+      n[d] = dim - lo[d] < tile ? dim - lo[d] : tile;
+    } else {
+      lo[d] = 0;
+      n[d] = dim;
+    }
+  }
+}
+
+unsigned dev_lower_param_block(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, int p,
+                               int64_t *block) {
+  const hlo_computation *c = f->comp;
+  const hlo_instr *pi = p >= 0 && p < c->nparams ? c->params[p] : NULL;
+  const hlo_shape *ps = pi ? leaf0(pi) : NULL;
+  if (!ps || ps->type == HLO_TUPLE || ps->rank > DEV_MAX_RANK || cfg->rank != f->rank)
+    return 0;
+  fmap own = {NULL, NULL};
+  const fmap *map = f->lower ? &f->lower->windows : &own;
+  if (!f->lower && follow_analysis(f, true, &own) != 0)
+    return 0;
+  bool has_red = f->k_total > 0;
+  unsigned special = 0;
+  dev_window w;
+  memset(&w, 0, sizeof w);
+  w.param = pi;
+  w.rank = ps->rank;
+  for (int d = 0; d < ps->rank; d++) {
+    const follow *fe = &map_of(map, pi)[d];
+    int fo = fe->fo;
+    w.dims[d] = ps->dims[d];
+    w.follows[d] = fo;
+    if (((fo >= 0 && fo < f->rank) || (fo == DEV_FOLLOW_K && has_red)) && fe->padded) {
+      int64_t nonempty, rows;
+      w.pad[d] = fe->pm;
+      block[d] = padded_block(m, f, cfg, &w, d, &nonempty, &rows);
+      special |= 1u << d;
+    } else if (fo >= 0 && fe->nm > 1 && fo + fe->nm <= f->rank) {
+      block[d] = merged_block(f, cfg, fo, fe->nm);
+      special |= 1u << d;
+    } else if (fo >= 0 && fe->nm == 1 && fo < f->rank) {
+      block[d] = cfg->tile[fo];
+    } else if (fo == DEV_FOLLOW_K && has_red) {
+      block[d] = cfg->k > 0 ? cfg->k : f->k_total;
+    } else {
+      block[d] = ps->dims[d];
+    }
+  }
+  fmap_free(&own);
+  return special;
+}
+
+bool dev_lower_runs_contiguous(const dev_fusion *f, const dev_config *cfg) {
+  if (cfg->rank != f->rank)
+    return true;
+  fmap own = {NULL, NULL};
+  const fmap *map = f->lower ? &f->lower->windows : &own;
+  if (!f->lower && follow_analysis(f, true, &own) != 0)
+    return true;
+  const hlo_computation *c = f->comp;
+  bool ok = true;
+  /* the instructions whose merged dims dev_lower checks: the parameters,
+   * and the hero of a reduction */
+  for (int p = 0; p <= c->nparams && ok; p++) {
+    const hlo_instr *ins = p < c->nparams ? c->params[p] : f->k_total > 0 ? f->hero : NULL;
+    const hlo_shape *sh = ins ? leaf0(ins) : NULL;
+    if (!sh || sh->type == HLO_TUPLE || (p < c->nparams && sh->rank > DEV_MAX_RANK))
+      continue;
+    for (int d = 0; d < sh->rank && ok; d++) {
+      const follow *fe = &map_of(map, ins)[d];
+      if (fe->fo >= 0 && fe->nm > 1 && !fe->padded && fe->fo + fe->nm <= f->rank)
+        ok = merged_contiguous(f, cfg, fe->fo, fe->nm);
+    }
+  }
+  fmap_free(&own);
+  return ok;
+}
 
 int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, dev_schedule *s, char *why,
               size_t why_len) {
@@ -772,14 +1058,30 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
       const follow *fe = &map_of(map, pi)[d];
       int fo = fe->fo;
       w->follows[d] = fo;
-      if (fo >= 0 && fo < rank && fe->padded) {
+      w->merged[d] = fo >= 0 ? 1 : 0;
+      if (((fo >= 0 && fo < rank) || (fo == DEV_FOLLOW_K && has_red)) && fe->padded) {
         w->padded[d] = true;
         w->pad[d] = fe->pm;
         w->block[d] = padded_block(m, f, cfg, w, d, &nonempty[d], &rows[d]);
-        dep_dim[fo] = true;
+        if (fo >= 0)
+          dep_dim[fo] = true;
+        else
+          dep_k = true;
         w->resident = false;
         any_padded = true;
-      } else if (fo >= 0 && fo < rank) {
+      } else if (fo >= 0 && fe->nm > 1 && fo + fe->nm <= rank) {
+        if (check_merged(f, cfg, fo, fe->nm, pi->name, why, why_len) != 0) {
+          fmap_free(&own);
+          free(own_whole);
+          dev_schedule_free(s);
+          return -1;
+        }
+        w->merged[d] = fe->nm;
+        w->block[d] = merged_block(f, cfg, fo, fe->nm);
+        for (int o = fo; o < fo + fe->nm; o++)
+          dep_dim[o] = true;
+        w->resident = false;
+      } else if (fo >= 0 && fe->nm == 1 && fo < rank) {
         w->block[d] = cfg->tile[fo];
         dep_dim[fo] = true;
         w->resident = false;
@@ -789,6 +1091,7 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
         w->resident = false;
       } else {
         w->follows[d] = DEV_FOLLOW_NONE;
+        w->merged[d] = 0;
         w->block[d] = ps->dims[d];
       }
     }
@@ -815,16 +1118,32 @@ int dev_lower(const dev_fusion *f, const dev_config *cfg, const dev_machine *m, 
     s->dma_bytes += nf * w->block_bytes;
   }
 
+  /* the hero's dims, for the accumulators of a reduction hero (dev_acc.c):
+   * a dimension the hero reaches the output by through padding is computed
+   * whole (propagate); a merged one is a run of it */
+  const hlo_shape *hs = has_red && f->hero ? leaf0(f->hero) : NULL;
+  s->hero_rank = hs && hs->rank <= HLO_MAX_RANK ? hs->rank : 0;
+  for (int d = 0; d < s->hero_rank; d++) {
+    const follow *fe = &map_of(map, f->hero)[d];
+    int fo = fe->padded || fe->fo >= rank || fe->fo + fe->nm > rank ? DEV_FOLLOW_NONE : fe->fo;
+    s->hero_dims[d] = hs->dims[d];
+    s->hero_follows[d] = fo >= 0 ? fo : DEV_FOLLOW_NONE;
+    s->hero_merged[d] = fo >= 0 ? fe->nm : 0;
+    if (fo >= 0 && fe->nm > 1 && check_merged(f, cfg, fo, fe->nm, f->hero->name, why, why_len) != 0) {
+      fmap_free(&own);
+      free(own_whole);
+      dev_schedule_free(s);
+      return -1;
+    }
+  }
   /* scratch: the hero's accumulators for one output window */
   if (has_red && f->hero) {
-    const hlo_shape *hs = leaf0(f->hero);
     int64_t region = 1;
-    for (int d = 0; hs && d < hs->rank; d++) {
-      /* a dimension the hero reaches the output by through padding is
-       * computed whole (propagate) */
-      const follow *fe = &map_of(map, f->hero)[d];
-      int fo = fe->padded ? DEV_FOLLOW_NONE : fe->fo;
-      region *= (fo >= 0 && fo < rank) ? (cfg->tile[fo] < f->dims[fo] ? cfg->tile[fo] : f->dims[fo]) : hs->dims[d];
+    for (int d = 0; d < s->hero_rank; d++) {
+      int fo = s->hero_follows[d], nm = s->hero_merged[d];
+      region *= fo < 0   ? s->hero_dims[d]
+                : nm > 1 ? merged_block(f, cfg, fo, nm)
+                         : (cfg->tile[fo] < f->dims[fo] ? cfg->tile[fo] : f->dims[fo]);
     }
     int abits = hlo_etype_bits(f->acc_type);
     int64_t ab = abits < 32 ? 4 : abits / 8; /* narrow types accumulate in 32-bit slots */

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_lower.h"
+#include "hlo/hlo_index.h"
+
 /* ---- value lists ----------------------------------------------------------- */
 
 static void add_value(dev_space_values *v, int64_t x) {
@@ -161,7 +164,20 @@ static int check_rank(const dev_fusion *f, hlo_error *err) {
   return 0;
 }
 
-int dev_space_default(const dev_fusion *f, const dev_machine *m, dev_config *c, hlo_error *err) {
+/* f with the lowering's analyses (dev_lower_plan_new), which every
+ * estimate reads (dev_lower_param_block), made once here when f is not
+ * prepared instead of once per estimate; *own is what to free
+ * (dev_lower_plan_free), NULL when f was prepared or memory ran out (the
+ * estimates then make their own). */
+static dev_fusion with_plan(const dev_fusion *f, dev_lower_plan **own) {
+  dev_fusion g = *f;
+  *own = NULL;
+  if (!g.lower)
+    g.lower = *own = dev_lower_plan_new(f);
+  return g;
+}
+
+static int space_default(const dev_fusion *f, const dev_machine *m, dev_config *c, hlo_error *err) {
   if (check_rank(f, err) != 0)
     return -1;
   memset(c, 0, sizeof *c);
@@ -183,7 +199,7 @@ int dev_space_default(const dev_fusion *f, const dev_machine *m, dev_config *c, 
   c->prec = DEV_PREC_DEFAULT;
   c->flags = 0;
   natural_order(c);
-  while (dev_space_vmem_estimate(f, c) > m->vmem_bytes / 2 && shrink(c, lanes, sub)) {
+  while (dev_space_vmem_estimate(f, m, c) > m->vmem_bytes / 2 && shrink(c, lanes, sub)) {
   }
   /* A leading tile of 1 can land on a parameter's second-minor dim (a
    * transpose, an index array): widen dims to their full extent, outermost
@@ -192,10 +208,18 @@ int dev_space_default(const dev_fusion *f, const dev_machine *m, dev_config *c, 
   for (int i = 0; i < c->rank && !dev_space_plausible(f, m, c); i++) {
     dev_config wider = *c;
     wider.tile[i] = f->dims[i] < 1 ? 1 : f->dims[i];
-    if (dev_space_vmem_estimate(f, &wider) <= m->vmem_bytes / 2)
+    if (dev_space_vmem_estimate(f, m, &wider) <= m->vmem_bytes / 2)
       *c = wider;
   }
   return 0;
+}
+
+int dev_space_default(const dev_fusion *f, const dev_machine *m, dev_config *c, hlo_error *err) {
+  dev_lower_plan *own;
+  dev_fusion g = with_plan(f, &own);
+  int rc = space_default(&g, m, c, err);
+  dev_lower_plan_free(own);
+  return rc;
 }
 
 /* ---- knob lists ------------------------------------------------------------ */
@@ -268,9 +292,9 @@ static void add_order(dev_space_knobs *kn, const int *ord) {
   memcpy(kn->order[kn->norders++], ord, sizeof(int) * (size_t)kn->order_len);
 }
 
-int dev_space_knobs_of(const dev_fusion *f, const dev_machine *m, dev_space_knobs *kn, hlo_error *err) {
+static int knobs_of(const dev_fusion *f, const dev_machine *m, dev_space_knobs *kn, hlo_error *err) {
   dev_config d;
-  if (dev_space_default(f, m, &d, err) != 0)
+  if (space_default(f, m, &d, err) != 0)
     return -1;
   memset(kn, 0, sizeof *kn);
   int r = f->rank;
@@ -334,6 +358,14 @@ int dev_space_knobs_of(const dev_fusion *f, const dev_machine *m, dev_space_knob
   if (has_op(f->comp, HLO_OP_FFT))
     kn->flags |= DEV_FLAG_FOUR_STEP;
   return 0;
+}
+
+int dev_space_knobs_of(const dev_fusion *f, const dev_machine *m, dev_space_knobs *kn, hlo_error *err) {
+  dev_lower_plan *own;
+  dev_fusion g = with_plan(f, &own);
+  int rc = knobs_of(&g, m, kn, err);
+  dev_lower_plan_free(own);
+  return rc;
 }
 
 /* ---- axes: the knobs as one mixed-radix index space ------------------------- */
@@ -499,13 +531,13 @@ static int64_t product(const space *s) {
   return t;
 }
 
-int dev_space_enumerate(const dev_fusion *f, const dev_machine *m, dev_config **cands, int *n,
-                        dev_config *dflt, hlo_error *err) {
+static int enumerate(const dev_fusion *f, const dev_machine *m, dev_config **cands, int *n, dev_config *dflt,
+                     hlo_error *err) {
   *cands = NULL;
   *n = 0;
   dev_space_knobs kn;
   dev_config d;
-  if (dev_space_knobs_of(f, m, &kn, err) != 0 || dev_space_default(f, m, &d, err) != 0)
+  if (knobs_of(f, m, &kn, err) != 0 || space_default(f, m, &d, err) != 0)
     return -1;
   space s;
   make_axes(&s, &kn);
@@ -530,16 +562,15 @@ int dev_space_enumerate(const dev_fusion *f, const dev_machine *m, dev_config **
   int64_t total = product(&s);
   if (total <= DEV_SPACE_MAX) {
     /* Small enough: the rest of the product, last axis fastest. */
-    memset(idx, 0, sizeof idx);
-    for (int64_t i = 0; i < total; i++) {
+    int64_t pos[MAX_AXES] = {0}, ext[MAX_AXES];
+    for (int a = 0; a < s.nax; a++)
+      ext[a] = s.ax[a].n;
+    for (int64_t i = 0; i < total; i++, hlo_index_next(s.nax, ext, pos)) {
+      for (int a = 0; a < s.nax; a++)
+        idx[a] = (int)pos[a];
       dev_config c;
       build(&s, idx, &c);
       offer(&l, f, m, &c);
-      for (int a = s.nax - 1; a >= 0; a--) {
-        if (++idx[a] < s.ax[a].n)
-          break;
-        idx[a] = 0;
-      }
     }
   } else {
     /* The rest: stratified samples of the product.  Duplicates and skipped
@@ -556,11 +587,21 @@ int dev_space_enumerate(const dev_fusion *f, const dev_machine *m, dev_config **
   return 0;
 }
 
+int dev_space_enumerate(const dev_fusion *f, const dev_machine *m, dev_config **cands, int *n,
+                        dev_config *dflt, hlo_error *err) {
+  dev_lower_plan *own;
+  dev_fusion g = with_plan(f, &own);
+  int rc = enumerate(&g, m, cands, n, dflt, err);
+  dev_lower_plan_free(own);
+  return rc;
+}
+
 /* ---- the estimate ----------------------------------------------------------- */
 
-/* The block one grid step of c needs of a parameter of shape p (see
- * dev_space_vmem_estimate for the matching rule). */
-static void param_block(const dev_fusion *f, const dev_config *c, const hlo_shape *p, int64_t *block) {
+/* The block one grid step of c needs of kernel parameter pi, of shape p
+ * (see dev_space_vmem_estimate for the matching rule). */
+static void param_block(const dev_fusion *f, const dev_machine *m, const dev_config *c, int pi, const hlo_shape *p,
+                        int64_t *block) {
   bool used[DEV_MAX_RANK] = {false};
   bool k_used = false;
   for (int j = p->rank - 1; j >= 0; j--) {
@@ -582,6 +623,15 @@ static void param_block(const dev_fusion *f, const dev_config *c, const hlo_shap
       block[j] = d;
     }
   }
+  /* A dimension the lowering follows through a pad's padding or a
+   * reshape's merge has no output dimension of its size to match: it
+   * stages what the lowering stages there (sized whole, a padded operand
+   * was refused where it fits, or a merged one admitted where it does not) */
+  int64_t lb[DEV_MAX_RANK];
+  unsigned special = dev_lower_param_block(f, c, m, pi, lb);
+  for (int j = 0; j < p->rank; j++)
+    if ((special >> j) & 1u)
+      block[j] = lb[j];
 }
 
 static int64_t block_bytes(const int64_t *block, int rank, hlo_etype t) {
@@ -592,7 +642,7 @@ static int64_t block_bytes(const int64_t *block, int rank, hlo_etype t) {
   return (e * (bits > 0 ? bits : 8) + 7) / 8;
 }
 
-int64_t dev_space_vmem_estimate(const dev_fusion *f, const dev_config *c) {
+int64_t dev_space_vmem_estimate(const dev_fusion *f, const dev_machine *m, const dev_config *c) {
   int64_t total = 0;
   for (int i = 0; i < f->comp->nparams; i++) {
     const hlo_instr *p = f->comp->params[i];
@@ -603,7 +653,7 @@ int64_t dev_space_vmem_estimate(const dev_fusion *f, const dev_config *c) {
       continue;
     }
     int64_t block[DEV_MAX_RANK];
-    param_block(f, c, &p->shape, block);
+    param_block(f, m, c, i, &p->shape, block);
     total += c->buf * block_bytes(block, p->shape.rank, p->shape.type);
   }
   int64_t out = block_bytes(c->tile, c->rank, f->out_type);
@@ -633,16 +683,17 @@ static bool block_ok(const dev_machine *m, const int64_t *block, const int64_t *
 }
 
 bool dev_space_plausible(const dev_fusion *f, const dev_machine *m, const dev_config *c) {
-  if (c->rank != f->rank || !block_ok(m, c->tile, f->dims, c->rank, f->out_type))
+  if (c->rank != f->rank || !block_ok(m, c->tile, f->dims, c->rank, f->out_type) ||
+      !dev_lower_runs_contiguous(f, c))
     return false;
   for (int i = 0; i < f->comp->nparams; i++) {
     const hlo_instr *p = f->comp->params[i];
     if (!p || p->shape.type == HLO_TUPLE || p->shape.rank > DEV_MAX_RANK)
       continue;
     int64_t block[DEV_MAX_RANK];
-    param_block(f, c, &p->shape, block);
+    param_block(f, m, c, i, &p->shape, block);
     if (!block_ok(m, block, p->shape.dims, p->shape.rank, p->shape.type))
       return false;
   }
-  return dev_space_vmem_estimate(f, c) <= m->vmem_bytes;
+  return dev_space_vmem_estimate(f, m, c) <= m->vmem_bytes;
 }

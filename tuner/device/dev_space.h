@@ -115,18 +115,23 @@ int dev_space_enumerate(const dev_fusion *f, const dev_machine *m, dev_config **
 /* The default config alone. */
 int dev_space_default(const dev_fusion *f, const dev_machine *m, dev_config *out, hlo_error *err);
 
-/* The space's own estimate of a config's VMEM working set:
+/* The space's own estimate of a config's VMEM working set on m:
  * sum over kernel parameters of block_bytes * buf, plus the output block,
  * plus pack f32-sized accumulators of the output tile when k > 0.  A
- * parameter dimension takes the tile of an output dimension of the same size
- * (the one at the same distance from the minor end first), else the k chunk
- * when its size is k_total, else its whole extent.  The device's lowering is
- * authoritative; this is what the heuristic budgets with. */
-int64_t dev_space_vmem_estimate(const dev_fusion *f, const dev_config *c);
+ * parameter dimension that the lowering reads through a pad's padding or
+ * a reshape's merge takes the block the lowering gives it
+ * (dev_lower_param_block: the rows a tile or chunk reads through the pad,
+ * the run of the merged dimension a tile covers).  Any other takes the
+ * tile of an output dimension of the same size (the one at the same
+ * distance from the minor end first), else the k chunk when its size is
+ * k_total, else its whole extent.  The device's lowering is authoritative;
+ * this is what the heuristic budgets with. */
+int64_t dev_space_vmem_estimate(const dev_fusion *f, const dev_machine *m, const dev_config *c);
 
 /* A quick legality guess on the same estimated blocks: the last two
  * dimensions of every block are multiples of (S for the block's type, lanes)
- * or the whole dimension, and the estimate fits in VMEM.  true when the
+ * or the whole dimension, the tile covers one run of every dimension a
+ * reshape merges (dev_lower_runs_contiguous), and the estimate fits in VMEM.  true when the
  * device will most likely accept the config. */
 bool dev_space_plausible(const dev_fusion *f, const dev_machine *m, const dev_config *c);
 
