@@ -145,8 +145,11 @@ void chk_accums_free(chk_accums *A);
  * interleaved f32 accumulators, lane p taking the products whose
  * contraction index k (row-major over the contracting dims, in their
  * listed order) has k % P == p, each product and add as the reference
- * emulating the device forms them.  0, or -1 with err (out of memory, or
- * dimension numbers that do not fit the operands). */
-int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exact, float *sums, hlo_error *err);
+ * emulating the device forms them; with abs_sum not NULL, abs_sum[e] the
+ * S_e the probe records (the f64 dot of |lhs| and |rhs|, k ascending from
+ * 0, times 1 + 2^-6).  0, or -1 with err (out of memory, or dimension
+ * numbers that do not fit the operands). */
+int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exact, float *sums, double *abs_sum,
+                        hlo_error *err);
 
 #endif

@@ -254,7 +254,7 @@ static void dot_lane_sums_by_hand(void **state) {
   hlo_value *args[2] = {fx_array(HLO_F32, 2, DIMS(1, 16), CASE1), fx_array(HLO_F32, 2, DIMS(16, 1), ones)};
   double exact = 0;
   float sums[3] = {0, 0, 0};
-  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, &exact, sums, &err), 0);
+  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, &exact, sums, NULL, &err), 0);
   assert_true(exact == 8388627.0);
   assert_true(sums[0] == 8388620.0f); /* P = 2 */
   assert_true(sums[1] == 8388625.0f); /* P = 4 */
@@ -314,7 +314,7 @@ static void dot_lane_sums_two_contracting_dims(void **state) {
   hlo_value *args[2] = {fx_array(HLO_F32, 4, DIMS(2, 3, 2, 4), lhs), fx_array(HLO_F32, 4, DIMS(2, 4, 3, 2), rhs)};
   double x[8];
   float s[24];
-  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, x, s, &err), 0);
+  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, x, s, NULL, &err), 0);
   for (int e = 0; e < 8; e++) {
     assert_true(x[e] == exact[e]);
     for (int i = 0; i < 3; i++)
@@ -330,8 +330,11 @@ static void dot_lane_sums_two_contracting_dims(void **state) {
  * emulating reference's dot of the lhs with every element whose
  * contraction index is not p mod P zeroed, the lanes added in order, and
  * the f64 sum is the f64 dot of the operands as the device multiplies
- * them (accum.h).  exact and sums as chk_accums_dot_sums gives them. */
-static void reference_route(const hlo_instr *ins, hlo_value *const *ops, double *exact, float *sums, int64_t n) {
+ * them (accum.h).  S_e is the f64 dot of |lhs| and |rhs| widened by
+ * 1 + 2^-6 (accum.h).  exact, sums and abs_sum as chk_accums_dot_sums
+ * gives them. */
+static void reference_route(const hlo_instr *ins, hlo_value *const *ops, double *exact, float *sums, double *abs_sum,
+                            int64_t n) {
   hlo_error err = {0};
   chk_eval ev;
   memset(&ev, 0, sizeof ev);
@@ -357,6 +360,14 @@ static void reference_route(const hlo_instr *ins, hlo_value *const *ops, double 
   assert_non_null(r);
   for (int64_t e = 0; e < n; e++)
     exact[e] = ((const double *)r->data)[e];
+  hlo_value_unref(r);
+  for (int s = 0; s < 2; s++)
+    for (int64_t i = 0; i < ops[s]->count; i++)
+      hlo_value_set_f64(w[s], i, fabs(hlo_value_get_f64(ops[s], i)));
+  r = chk_op_dot(&ev, &wide, w);
+  assert_non_null(r);
+  for (int64_t e = 0; e < n; e++)
+    abs_sum[e] = ((const double *)r->data)[e] * (1.0 + 1.0 / 64);
   hlo_value_unref(r);
   hlo_value_unref(w[0]);
   hlo_value_unref(w[1]);
@@ -468,13 +479,16 @@ static void compare_routes(const char *text, hlo_etype t, int lrank, const int64
   for (int i = 0; i < d->shape.rank; i++)
     n *= d->shape.dims[i];
   double *x = malloc(sizeof *x * (size_t)n), *rx = malloc(sizeof *rx * (size_t)n);
+  double *ab = malloc(sizeof *ab * (size_t)n), *rab = malloc(sizeof *rab * (size_t)n);
   float *s = malloc(sizeof *s * 3 * (size_t)n), *rs = malloc(sizeof *rs * 3 * (size_t)n);
-  assert_true(x && rx && s && rs);
-  assert_int_equal(chk_accums_dot_sums(d, args, x, s, &err), 0);
-  reference_route(d, args, rx, rs, n);
+  assert_true(x && rx && ab && rab && s && rs);
+  assert_int_equal(chk_accums_dot_sums(d, args, x, s, ab, &err), 0);
+  reference_route(d, args, rx, rs, rab, n);
   int finite = 0;
   for (int64_t e = 0; e < n; e++) {
     assert_true(same_sum(x[e], rx[e]));
+    /* S_e is stored: the same bits (a NaN's payload aside) */
+    assert_true(isnan(rab[e]) ? isnan(ab[e]) : memcmp(&ab[e], &rab[e], sizeof ab[e]) == 0);
     for (int i = 0; i < 3; i++) {
       assert_true(same_sum(s[3 * e + i], rs[3 * e + i]));
       finite += isfinite(s[3 * e + i]);
@@ -483,6 +497,8 @@ static void compare_routes(const char *text, hlo_etype t, int lrank, const int64
   assert_true(finite > 0); /* the comparison compared something */
   free(x);
   free(rx);
+  free(ab);
+  free(rab);
   free(s);
   free(rs);
   hlo_value_unref(args[0]);
