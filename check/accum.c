@@ -1076,6 +1076,32 @@ typedef struct {
   double sign;
 } shift_state;
 
+/* shift_hook on an f32 value: p[e] + sign * scale * 2 (h S_e + R_e)
+ * rounded to f32 where p[e] is finite.  Every element is its own
+ * arithmetic, the same operations in the same order as element by
+ * element, so the vectors the clones use change no bit. */
+DOT_CLONES
+static void shift_f32(float *restrict p, int64_t n, const double *restrict S, const double *restrict R, double h,
+                      double scale, double sign) {
+  if (R) {
+#pragma omp simd
+    for (int64_t e = 0; e < n; e++) {
+      double x = p[e];
+      double d = scale * 2.0 * (h * S[e] + R[e]);
+      float y = (float)(x + sign * d);
+      p[e] = fabs(x) < INFINITY ? y : p[e];
+    }
+  } else {
+#pragma omp simd
+    for (int64_t e = 0; e < n; e++) {
+      double x = p[e];
+      double d = scale * 2.0 * (h * S[e] + 0);
+      float y = (float)(x + sign * d);
+      p[e] = fabs(x) < INFINITY ? y : p[e];
+    }
+  }
+}
+
 static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
   (void)ops;
   (void)nops;
@@ -1089,13 +1115,7 @@ static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, i
   /* both sides of a comparison with coefficient a->h, each as far as
    * its bound allows */
   if (c->type == HLO_F32) { /* hlo_value_set_f64's f32 store, inline */
-    float *p = c->data;
-    for (int64_t e = 0; e < a->n; e++) {
-      double x = p[e];
-      double d = st->scale * 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
-      if (isfinite(x))
-        p[e] = (float)(x + st->sign * d);
-    }
+    shift_f32(c->data, a->n, a->abs_sum, a->round, a->h, st->scale, st->sign);
   } else {
     for (int64_t e = 0; e < a->n; e++) {
       double x = hlo_value_get_f64(c, e);
@@ -1149,6 +1169,37 @@ static double moved_by(const hlo_value *y, const hlo_value *yp, const hlo_value 
  * round once, and the ops after the sum round again on each side. */
 #define SMALL_SHIFT_ULPS 4.0
 
+/* The loop of chk_accums_measure below over f32 leaves: dy[i] for every
+ * element as that loop forms it (moved_by, then the small shift's move
+ * when sp is not NULL), element by element the same operations in the
+ * same order, so the vectors the clones use change no bit.  Whether any
+ * dy[i] > 0. */
+DOT_CLONES
+static bool moves_f32(const float *restrict y, const float *restrict yp, const float *restrict ym,
+                      const float *restrict sp, const float *restrict sm, int64_t n, double ulps, double *restrict dy) {
+  int any = 0;
+#pragma omp simd reduction(| : any)
+  for (int64_t i = 0; i < n; i++) {
+    double v = y[i];
+    double dp = fabs((double)yp[i] - v), dm = fabs((double)ym[i] - v);
+    double d = dp > dm ? dp : dm;
+    d = fabs(d) < INFINITY ? d : (fabs(v) < INFINITY ? INFINITY : 0);
+    if (sp && fabs(d) < INFINITY) {
+      double av = fabs(v), vp = fabs((double)sp[i]), vm = fabs((double)sm[i]);
+      double top = av > vp ? av : vp;
+      top = top > vm ? top : vm;
+      double sdp = fabs((double)sp[i] - v), sdm = fabs((double)sm[i] - v);
+      double sd = sdp > sdm ? sdp : sdm;
+      sd = fabs(sd) < INFINITY ? sd : (fabs(v) < INFINITY ? INFINITY : 0);
+      double up = (sd - ulps * top) / SMALL_SHIFT;
+      d = up > d ? up : d;
+    }
+    dy[i] = d;
+    any |= d > 0;
+  }
+  return any != 0;
+}
+
 int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *g_max, chk_accums_eval_fn *eval,
                        void *eval_ctx, hlo_error *err) {
   A->nleaves = hlo_value_leaf_count(reference);
@@ -1184,7 +1235,14 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
         break;
       }
       bool moves = false;
-      for (int64_t i = 0; i < y->count; i++) {
+      int64_t i0 = 0;
+      if (y->type == HLO_F32 && yp->type == HLO_F32 && ym->type == HLO_F32 &&
+          (!two || (sp->type == HLO_F32 && sm->type == HLO_F32))) {
+        moves = moves_f32(y->data, yp->data, ym->data, two ? sp->data : NULL, two ? sm->data : NULL, y->count,
+                          SMALL_SHIFT_ULPS * ulp, dy);
+        i0 = y->count;
+      }
+      for (int64_t i = i0; i < y->count; i++) {
         dy[i] = moved_by(y, yp, ym, i);
         /* The move is scaled to each comparison's coefficient linearly
          * (chk_accums_leaf_map), which holds only as far as the output is
