@@ -368,95 +368,106 @@ typedef struct {
   bool panels;
 } canon_shape;
 
-/* dense (esz-byte elements, canonical order) padded; NULL: no memory. */
-static void *pad_copy(const void *dense, size_t esz, const canon_shape *s) {
-  size_t padded = (size_t)(s->outer * s->rows_p * s->cols_p);
-  char *dst = calloc(padded ? padded : 1, esz);
-  if (!dst)
-    return NULL;
-  const char *src = dense;
-  for (int64_t o = 0; o < s->outer; o++)
-    for (int64_t r = 0; r < s->rows; r++) {
-      const char *row = src + (size_t)((o * s->rows + r) * s->cols) * esz;
-      if (!s->panels) {
-        memcpy(dst + (size_t)((o * s->rows_p + r) * s->cols_p) * esz, row, (size_t)s->cols * esz);
-        continue;
-      }
-      for (int64_t c0 = 0; c0 < s->cols; c0 += VW) {
-        int64_t n = s->cols - c0 < VW ? s->cols - c0 : VW;
-        size_t at = (size_t)(((o * (s->cols_p / VW) + c0 / VW) * s->rows_p + r) * VW);
-        memcpy(dst + at * esz, row + (size_t)c0 * esz, (size_t)n * esz);
-      }
-    }
-  return dst;
+/* Is the canonical order v's own (chk_permute_copy would copy it as is)? */
+static bool canon_is_identity(const canon_shape *s) {
+  int64_t want = 1;
+  for (int d = s->nd - 1; d >= 0; d--) {
+    if (s->size[d] != 1 && s->stride[d] != want)
+      return false;
+    want *= s->size[d];
+  }
+  return true;
 }
 
-/* src in the canonical order, dense; NULL: no memory. */
-static void *dense_copy(const void *src, size_t esz, const canon_shape *s) {
-  void *dense = malloc((size_t)(s->count > 0 ? s->count : 1) * esz);
-  if (dense)
-    chk_permute_copy(dense, src, esz, s->nd, s->size, s->stride);
-  return dense;
+/* The segments of the padded layout: a row of the block, or a panel's
+ * part of it.  Segment g: n elements from dense offset *di to padded
+ * offset *pi; false past the last. */
+static bool canon_segment(const canon_shape *s, int64_t g, int64_t *di, int64_t *pi, int64_t *n) {
+  int64_t per = s->panels && s->cols > VW ? (s->cols + VW - 1) / VW : 1, row = g / per, c0 = (g % per) * VW;
+  if (row >= s->outer * s->rows)
+    return false;
+  int64_t o = row / s->rows, r = row % s->rows;
+  *di = row * s->cols + (s->panels ? c0 : 0);
+  if (s->panels) {
+    *n = s->cols - c0 < VW ? s->cols - c0 : VW;
+    *pi = ((o * (s->cols_p / VW) + c0 / VW) * s->rows_p + r) * VW;
+  } else {
+    *n = s->cols;
+    *pi = (o * s->rows_p + r) * s->cols_p;
+  }
+  return true;
 }
 
-/* One operand's forms: f64 values into *x64, bf16 parts into x32 and,
- * when xabs is not NULL, |x| into *xabs. */
+/* One operand's forms in the padded layout: f64 values into *x64, bf16
+ * parts into x32 and, when xabs is not NULL, |x| into *xabs.  Each form
+ * is written once, segment by segment, from the operand in canonical
+ * order (a copy only when that order is not v's own). */
 static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision prec, const canon_shape *s,
                          double **x64, float **x32, double **xabs, int *exp_min) {
-  size_t count = (size_t)(s->count > 0 ? s->count : 1);
+  size_t count = (size_t)(s->count > 0 ? s->count : 1), padded = (size_t)(s->outer * s->rows_p * s->cols_p);
+  int np = hlo_num_dot_parts(prec);
   void *owned = NULL;
-  const float *src = chk_dot_operand(v, HLO_F32, HLO_F32, &owned);
-  float *c = src ? dense_copy(src, sizeof(float), s) : NULL;
-  free(owned);
+  float *perm = NULL;
+  const float *c = chk_dot_operand(v, HLO_F32, HLO_F32, &owned);
+  if (c && !canon_is_identity(s)) {
+    perm = malloc(sizeof *perm * count);
+    if (perm)
+      chk_permute_copy(perm, c, sizeof *perm, s->nd, s->size, s->stride);
+    c = perm;
+  }
+  /* dot_operand_f64's and abs_f64's values, dense, unless v is f32: then
+   * c holds v's own values (chk_dot_operand converts nothing), and their
+   * steps from hlo_value_get_f64 start from c[i] exactly */
   double *d64 = NULL, *dabs = NULL;
-  bool ok = c != NULL;
-  if (ok && v->type == HLO_F32) {
-    /* c holds v's own values (chk_dot_operand converts nothing), so
-     * dot_operand_f64's and abs_f64's steps from hlo_value_get_f64 start
-     * from c[i] exactly: the same values, without the calls */
-    d64 = malloc(sizeof *d64 * count);
-    dabs = xabs ? malloc(sizeof *dabs * count) : NULL;
-    ok = d64 && (dabs || !xabs);
-    for (int64_t i = 0; ok && i < s->count; i++) {
-      double x = c[i];
-      if (dabs)
-        dabs[i] = fabs(x);
-      if (bf16_pass) {
-        float f = hlo_num_ftz_f32(c[i]);
-        x = isfinite(f) ? hlo_bf16_to_f32(hlo_f32_to_bf16(f)) : f;
-      }
-      d64[i] = x;
-    }
-  } else if (ok) {
+  bool ok = c != NULL, fast = v->type == HLO_F32;
+  if (ok && !fast) {
     hlo_value *f = dot_operand_f64(v, bf16_pass), *a = xabs ? abs_f64(v) : NULL;
-    d64 = f ? dense_copy(f->data, sizeof(double), s) : NULL;
-    dabs = a ? dense_copy(a->data, sizeof(double), s) : NULL;
+    d64 = f ? malloc(sizeof *d64 * count) : NULL;
+    dabs = a ? malloc(sizeof *dabs * count) : NULL;
+    if (d64)
+      chk_permute_copy(d64, f->data, sizeof *d64, s->nd, s->size, s->stride);
+    if (dabs)
+      chk_permute_copy(dabs, a->data, sizeof *dabs, s->nd, s->size, s->stride);
     hlo_value_unref(f);
     hlo_value_unref(a);
     ok = d64 && (dabs || !xabs);
   }
-  if (ok)
-    ok = (*x64 = pad_copy(d64, sizeof(double), s)) != NULL;
+  *x64 = ok ? calloc(padded ? padded : 1, sizeof **x64) : NULL;
+  ok = *x64 != NULL;
   if (ok && xabs)
-    ok = (*xabs = pad_copy(dabs, sizeof(double), s)) != NULL;
+    ok = (*xabs = calloc(padded ? padded : 1, sizeof **xabs)) != NULL;
+  for (int q = 0; ok && q < np; q++)
+    ok = (x32[q] = calloc(padded ? padded : 1, sizeof *x32[q])) != NULL;
+  *exp_min = 255;
+  int64_t di, pi, n;
+  for (int64_t g = 0; ok && canon_segment(s, g, &di, &pi, &n); g++) {
+    float *const parts[3] = {x32[0] + pi, np > 1 ? x32[1] + pi : x32[0] + pi, np > 2 ? x32[2] + pi : x32[0] + pi};
+    int em = 255;
+    hlo_num_dot_split_block(c + di, n, prec, parts, &em);
+    *exp_min = em < *exp_min ? em : *exp_min;
+    double *o64 = *x64 + pi, *oab = xabs ? *xabs + pi : NULL;
+    if (!fast) {
+      memcpy(o64, d64 + di, sizeof *o64 * (size_t)n);
+      if (oab)
+        memcpy(oab, dabs + di, sizeof *oab * (size_t)n);
+      continue;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      float cv = c[di + i];
+      double x = cv;
+      if (oab)
+        oab[i] = fabs(x);
+      if (bf16_pass) {
+        float f = hlo_num_ftz_f32(cv);
+        x = isfinite(f) ? hlo_bf16_to_f32(hlo_f32_to_bf16(f)) : f;
+      }
+      o64[i] = x;
+    }
+  }
+  free(owned);
+  free(perm);
   free(d64);
   free(dabs);
-  int np = hlo_num_dot_parts(prec);
-  float *dense[3] = {NULL, NULL, NULL};
-  for (int q = 0; q < np; q++)
-    dense[q] = malloc(sizeof(float) * count);
-  for (int q = 0; q < np; q++)
-    ok = ok && dense[q];
-  *exp_min = 0;
-  if (ok) {
-    float *const parts[3] = {dense[0], np > 1 ? dense[1] : dense[0], np > 2 ? dense[2] : dense[0]};
-    hlo_num_dot_split_block(c, s->count, prec, parts, exp_min);
-    for (int q = 0; ok && q < np; q++)
-      ok = (x32[q] = pad_copy(dense[q], sizeof(float), s)) != NULL;
-  }
-  free(c);
-  for (int q = 0; q < np; q++)
-    free(dense[q]);
   return ok ? 0 : -1;
 }
 
@@ -740,7 +751,7 @@ INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj
 /* dot_block at precision prec, flushing when F (constants once inlined). */
 INLINE double walk(hlo_num_precision prec, bool F, const dot_terms *t, int64_t row0, int64_t nrows, int64_t j0,
                    int64_t nj, const block_use *u, dot_walked *out) {
-  const int64_t b = row0 / t->M, panel = (b * (t->Np / VW) + j0 / VW) * t->Kp * VW; /* pad_copy's panels */
+  const int64_t b = row0 / t->M, panel = (b * (t->Np / VW) + j0 / VW) * t->Kp * VW; /* canon_segment's panels */
   int64_t row[WR];
   for (int r = 0; r < WR; r++)
     row[r] = row0 + (r < nrows ? r : nrows - 1); /* a repeated row's results are dropped */
