@@ -36,7 +36,55 @@ static inline double value_at(const hlo_value *v, int64_t i) {
   return hlo_value_get_f64(v, i);
 }
 
-static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i);
+/* The output element each input element of a reduce adds to (red: the
+ * reduced dims), element after element: the coordinates of element i and
+ * o, its kept coordinates row-major, moved to the next element
+ * (kept_next) or the previous one (kept_prev) in row-major order, without
+ * a division. */
+typedef struct {
+  int rank;
+  int64_t dims[HLO_MAX_RANK], step[HLO_MAX_RANK], idx[HLO_MAX_RANK];
+  int64_t o;
+} kept_iter;
+
+/* At element 0, or at the last element when `last`. */
+static void kept_start(kept_iter *it, const hlo_value *x, const bool *red, bool last) {
+  it->rank = x->rank;
+  it->o = 0;
+  int64_t scale = 1;
+  for (int d = x->rank - 1; d >= 0; d--) {
+    int64_t n = x->dims[d] ? x->dims[d] : 1;
+    it->dims[d] = n;
+    it->step[d] = red[d] ? 0 : scale;
+    if (!red[d])
+      scale *= n;
+    it->idx[d] = last ? n - 1 : 0;
+    it->o += it->idx[d] * it->step[d];
+  }
+}
+
+static inline void kept_next(kept_iter *it) {
+  for (int d = it->rank - 1; d >= 0; d--) {
+    if (++it->idx[d] < it->dims[d]) {
+      it->o += it->step[d];
+      return;
+    }
+    it->o -= (it->dims[d] - 1) * it->step[d];
+    it->idx[d] = 0;
+  }
+}
+
+static inline void kept_prev(kept_iter *it) {
+  for (int d = it->rank - 1; d >= 0; d--) {
+    if (it->idx[d] > 0) {
+      it->idx[d]--;
+      it->o -= it->step[d];
+      return;
+    }
+    it->idx[d] = it->dims[d] - 1;
+    it->o += (it->dims[d] - 1) * it->step[d];
+  }
+}
 
 /* Marks in red (HLO_MAX_RANK entries) the dimensions of x a reduce sums
  * over; false when the instruction names one x does not have. */
@@ -97,11 +145,13 @@ static bool picks_one_term(const hlo_instr *ins, const hlo_value *x, const hlo_v
   if (!seen)
     return false;
   bool one = true;
-  for (int64_t i = 0; i < x->count && one; i++) {
-    double t = hlo_value_get_f64(x, i);
+  kept_iter it;
+  kept_start(&it, x, red, false);
+  for (int64_t i = 0; i < x->count && one; i++, kept_next(&it)) {
+    double t = value_at(x, i);
     if (t == 0)
       continue;
-    int64_t o = kept_index(x, red, i);
+    int64_t o = it.o;
     one = o >= 0 && o < n && !seen[o] && fpclassify(t) != FP_SUBNORMAL;
     if (one)
       seen[o] = 1;
@@ -208,20 +258,7 @@ static hlo_value *dot_f64(const chk_accum *a, hlo_value *const *ops) {
  * chunks of 128 added in order. */
 enum { LANES = 2 + 4 + 8 };
 
-/* The output element input element i of a reduce adds to: its kept
- * coordinates, row-major (red: the reduced dims). */
-static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i) {
-  int64_t o = 0, scale = 1;
-  for (int d = x->rank - 1; d >= 0; d--) {
-    int64_t n = x->dims[d] ? x->dims[d] : 1, c = i % n;
-    i /= n;
-    if (!red[d]) {
-      o += c * scale;
-      scale *= n;
-    }
-  }
-  return o;
-}
+
 
 /* rho of one evaluation of an f32 add-reduce (accum.h): the largest
  * |s_order - s_f64| / (g S_e) over its elements and the orders above. */
@@ -246,12 +283,15 @@ static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_v
     seq[e] = rev[e] = chunks[e] = a0;
     lane[e * LANES] = lane[e * LANES + 2] = lane[e * LANES + 6] = a0;
   }
-  for (int64_t i = 0; i < x->count; i++) {
-    int64_t o = kept_index(x, red, i);
+  kept_iter it;
+  kept_start(&it, x, red, false);
+  const float *xv = x->data; /* the probe measures f32 add-reduces only */
+  for (int64_t i = 0; i < x->count; i++, kept_next(&it)) {
+    int64_t o = it.o;
     if (o < 0 || o >= n)
       goto done;
     int64_t c = count[o]++;
-    float t = (float)hlo_value_get_f64(x, i);
+    float t = xv[i];
     exact[o] += t;
     seq[o] += t;
     float *l = lane + o * LANES;
@@ -264,8 +304,9 @@ static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_v
       chunk[o] = 0;
     }
   }
-  for (int64_t i = x->count - 1; i >= 0; i--)
-    rev[kept_index(x, red, i)] += (float)hlo_value_get_f64(x, i);
+  kept_start(&it, x, red, true);
+  for (int64_t i = x->count - 1; i >= 0; i--, kept_prev(&it))
+    rev[it.o] += xv[i];
   rho = 0;
   for (int64_t e = 0; e < n; e++) {
     const float *l = lane + e * LANES;
