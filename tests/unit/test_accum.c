@@ -549,6 +549,69 @@ static void dot_lane_sums_match_reference_route(void **state) {
                  HLO_F32, 4, DIMS(2, 5, 4, 3), 4, DIMS(3, 2, 4, 6), false, ANY_SCALE, 17);
 }
 
+/* The probe's rho of an f32 dot (accum.h) is the largest
+ * |s - exact| / (g S_e) over the elements whose s, exact and g S_e are
+ * finite (g S_e > 0), s the reference's own value and the 2-, 4- and
+ * 8-lane sums, written out here element by element from the sums
+ * chk_accums_dot_sums gives (which dot_lane_sums_match_reference_route
+ * checks against the evaluator) with g the noise floor's coefficient for
+ * K = 45.  A ragged block of columns (21 = 16 + 5), a ragged group of rows
+ * (5 = 4 + 1), an Inf in the lhs (its row not finite) and values of every
+ * scale (random_value: products that overflow or flush) make the
+ * elements the probe must leave out; eight seeds, so that the largest
+ * ratio falls on either sign of s - exact. */
+static void dot_noise_is_largest_ratio(void **state) {
+  (void)state;
+  static const char *text = DOT_TEXT("f32[5,45]", "f32[45,21]",
+                                     "f32[5,21] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+  for (int run = 0; run < 8; run++) {
+    int scale = run % 2;
+    hlo_error err = {0};
+    hlo_module *m = hlo_parse(text, strlen(text), &err);
+    assert_non_null(m);
+    uint64_t st = 77 + (uint64_t)run;
+    double lv[5 * 45], rv[45 * 21];
+    for (int i = 0; i < 5 * 45; i++)
+      lv[i] = scale ? ldexp(random_value(&st) < 0 ? -1.0 : 1.0, (int)(st % 7)) * 0.3 : random_value(&st);
+    for (int i = 0; i < 45 * 21; i++)
+      rv[i] = scale ? ldexp(random_value(&st) < 0 ? -1.0 : 1.0, (int)(st % 5)) * 0.7 : random_value(&st);
+    lv[2 * 45 + 7] = INFINITY;
+    hlo_value *args[2] = {fx_array(HLO_F32, 2, DIMS(5, 45), lv), fx_array(HLO_F32, 2, DIMS(45, 21), rv)};
+    chk_accums A;
+    memset(&A, 0, sizeof A);
+    A.kernel = m->entry;
+    hlo_value *ref = NULL;
+    chk_eval_opts o = {.replicas = 1, .emulate_device = 1, .hook = chk_accums_probe, .hook_ctx = &A};
+    assert_int_equal(chk_eval_module(m, 2, args, &o, &ref, &err), 0);
+    assert_int_equal(A.n, 1);
+    assert_false(A.failed);
+    double exact[105], abs_sum[105];
+    float sums[3 * 105];
+    assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, exact, sums, abs_sum, &err), 0);
+    double g = chk_tol_coef(CHK_TOL_NOISE_FLOOR, ldexp(1, -24), 45, 0, 0, 0, 0), rho = 0;
+    int counted = 0;
+    for (int e = 0; e < 105; e++) {
+      assert_true(memcmp(&A.a[0].abs_sum[e], &abs_sum[e], sizeof abs_sum[e]) == 0 || isnan(abs_sum[e]));
+      double w = g * abs_sum[e];
+      double s[4] = {((const float *)ref->data)[e], sums[3 * e], sums[3 * e + 1], sums[3 * e + 2]};
+      for (int i = 0; i < 4; i++)
+        if (w > 0 && isfinite(w) && isfinite(exact[e]) && isfinite(s[i])) {
+          double q = fabs(exact[e] - s[i]) / w;
+          rho = q > rho ? q : rho;
+          counted++;
+        }
+    }
+    assert_true(counted > 0 && counted < 4 * 105); /* some elements count, some are left out */
+    assert_true(rho > 0);
+    assert_true(A.a[0].noise == rho);
+    chk_accums_free(&A);
+    hlo_value_unref(ref);
+    hlo_value_unref(args[0]);
+    hlo_value_unref(args[1]);
+    hlo_module_free(m);
+  }
+}
+
 /* A sum that a tanh saturates: x = {1000, -1000, 500, -500} sums to 0,
  * S = 3000.  With g_max = 1e-3 the measurement shifts the sum by
  * 2 * 1e-3 * 3000 = 6, where tanh has flattened: the output moves by
@@ -622,6 +685,7 @@ int main(void) {
       cmocka_unit_test(dot_lane_sums_by_hand),
       cmocka_unit_test(dot_lane_sums_two_contracting_dims),
       cmocka_unit_test(dot_lane_sums_match_reference_route),
+      cmocka_unit_test(dot_noise_is_largest_ratio),
   };
   return cmocka_run_group_tests_name("accum", tests, NULL, NULL);
 }
