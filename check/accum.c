@@ -639,6 +639,9 @@ typedef struct {
   double g;        /* the coefficient rho is a fraction of */
   int nsums;       /* lane counts compared: P = 2 << i for i < nsums */
   double *abs_sum; /* where the block's nj values of S_e go */
+  double known;    /* a rho already found (at first OpenMP's identity of
+                      max, the least double): the block returns
+                      max(known, its own), and forms no quotient below */
 } block_use;
 
 /* S_e's widening of sum |a| |b| (accum.h), as dot_abs_sums multiplies. */
@@ -736,21 +739,39 @@ INLINE v8d hi8(v16f x) {
   return __builtin_convertvector(__builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15), v8d);
 }
 
+/* Is any lane of m set? */
+INLINE bool v_any(v8u64 m) {
+  uint64_t a[8], o = 0;
+  memcpy(a, &m, sizeof a);
+  for (int l = 0; l < 8; l++)
+    o |= a[l];
+  return o != 0;
+}
+
 /* max(rho, |x - s| / w) on every lane where `cols` is all ones and s, x
  * and w are finite, w > 0 (noise_of's conditions): the quotient exactly as
  * noise_of forms it, so the largest over the lanes is the largest
- * noise_of. */
+ * noise_of.  A quotient is formed only where it can exceed rho: where
+ * |x - s| <= fl(fl(rho w) (1 - 2^-50)), |x - s| < rho w exactly (fl(rho w)
+ * is at most rho w (1 + 2^-53), and the factor with its own rounding
+ * takes the product under rho w; an overflow to Inf means rho w exceeds
+ * every finite |x - s|), so the quotient, rounding being monotone, is at
+ * most rho and leaves the maximum as it is. */
 INLINE v8d v_noise(v8d rho, v8d s, v8d x, v8d w, v8u64 cols) {
   const double inf = __builtin_inf();
   v8u64 ok = cols & (v8u64)(w > 0) & (v8u64)(v_abs(w) < inf) & (v8u64)(v_abs(x) < inf) & (v8u64)(v_abs(s) < inf);
-  v8d q = v_abs(x - s) / w;
-  v8u64 up = ok & (v8u64)(q > rho);
+  v8d d = v_abs(x - s);
+  v8u64 may = ok & (v8u64)(d > rho * w * (1.0 - 0x1p-50));
+  if (!v_any(may))
+    return rho;
+  v8d q = d / w;
+  v8u64 up = may & (v8u64)(q > rho);
   return (v8d)((up & (v8u64)q) | (~up & (v8u64)rho));
 }
 
 /* One row's results from its sums: to out when asked; with u, S_e to
- * u->abs_sum and the row's rho returned. */
-INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj, const block_use *u,
+ * u->abs_sum and max(known, the row's rho) returned. */
+INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj, const block_use *u, double known,
                          dot_walked *out) {
   m0 = m0 * ABS_WIDEN;
   m1 = m1 * ABS_WIDEN;
@@ -774,14 +795,16 @@ INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj
   memcpy(&ref, vv, sizeof ref);
   const v8u64 lane = {0, 1, 2, 3, 4, 5, 6, 7};
   v8u64 c0 = (v8u64)(lane < (uint64_t)nj), c1 = (v8u64)(lane + 8 < (uint64_t)nj);
-  v8d w0 = u->g * m0, w1 = u->g * m1, r0 = {0}, r1 = {0};
+  /* from the largest rho found so far, which no quotient below it can
+   * change (v_noise) */
+  v8d w0 = u->g * m0, w1 = u->g * m1, r0 = (v8d){0} + known, r1 = r0;
   r0 = v_noise(r0, lo8(ref), s[0], w0, c0);
   r1 = v_noise(r1, hi8(ref), s[1], w1, c1);
   for (int i = 0; i < u->nsums; i++) {
     r0 = v_noise(r0, lo8(p[i]), s[0], w0, c0);
     r1 = v_noise(r1, hi8(p[i]), s[1], w1, c1);
   }
-  double rr[VW], rho = 0;
+  double rr[VW], rho = known;
   memcpy(rr, &r0, sizeof r0);
   memcpy(rr + 8, &r1, sizeof r1);
   for (int j = 0; j < VW; j++)
@@ -798,12 +821,11 @@ INLINE double walk(hlo_num_precision prec, bool F, const dot_terms *t, int64_t r
     row[r] = row0 + (r < nrows ? r : nrows - 1); /* a repeated row's results are dropped */
   v8d s[WR][2], m[WR][2];
   walk_f64(prec == HLO_NUM_PREC_DEFAULT, t, row, panel, s, m);
-  double rho = 0;
+  double rho = u ? u->known : 0;
   for (int r = 0; r < nrows; r++) {
     v16f p[3];
     walk_lanes(prec, F, t, row[r], panel, p);
-    double q = finish_row(p, s[r], m[r][0], m[r][1], nj, u ? &u[r] : NULL, out ? &out[r] : NULL);
-    rho = q > rho ? q : rho;
+    rho = finish_row(p, s[r], m[r][0], m[r][1], nj, u ? &u[r] : NULL, rho, out ? &out[r] : NULL);
   }
   return rho;
 }
@@ -946,7 +968,7 @@ static int dot_walk(const chk_accum *a, hlo_value *const *ops, const hlo_value *
       block_use u[WR];
       for (int64_t r = 0; r < nrows; r++) {
         int64_t e = (row0 + r) * t.N + j0;
-        u[r] = (block_use){.v = ref + e, .g = g, .nsums = nsums, .abs_sum = abs_sum + e};
+        u[r] = (block_use){.v = ref + e, .g = g, .nsums = nsums, .abs_sum = abs_sum + e, .known = rho};
       }
       double q = dot_block(&t, row0, nrows, j0, nj, u, NULL);
       rho = q > rho ? q : rho;
