@@ -56,9 +56,10 @@
  * result, 2, 4 and 8 interleaved accumulators (each lane the reference's
  * dot of the lhs with the other lanes' contraction indices zeroed, as the
  * reference emulating the device forms it) with the f64 sum of the
- * products the device forms (the lanes up to 2^28 products; the lanes and
- * the f64 sum come from one walk of each element's products,
- * chk_accums_dot_sums): the operands flushed and, at DEFAULT
+ * products the device forms (the lanes up to 2^28 products; the lanes, the
+ * f64 sum and that dot's S_e, the same f64 sum of |a_i||b_i| the f64 dot
+ * of |lhs| and |rhs| makes, come from one walk of each element's
+ * products, chk_accums_dot_sums): the operands flushed and, at DEFAULT
  * precision, rounded to bf16 (products exact in f32); at HIGH and HIGHEST
  * the full products, which differ from the device's pass products by at
  * most 2^-16 of each product and so can only raise rho.  Other
