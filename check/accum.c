@@ -493,16 +493,23 @@ static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision p
         memcpy(oab, dabs + di, sizeof *oab * (size_t)n);
       continue;
     }
-    for (int64_t i = 0; i < n; i++) {
-      float cv = c[di + i];
-      double x = cv;
-      if (oab)
-        oab[i] = fabs(x);
-      if (bf16_pass) {
-        float f = hlo_num_ftz_f32(cv);
-        x = isfinite(f) ? hlo_bf16_to_f32(hlo_f32_to_bf16(f)) : f;
-      }
-      o64[i] = x;
+    /* dot_operand_f64's bf16 pass, bf16(ftz(x)) where ftz(x) is finite
+     * (where x is) and x elsewhere, is the hi part the split just wrote
+     * (hlo_num_dot_split's parts[0], bit for bit) or x */
+    const float *hi = parts[0], *cs = c + di;
+    if (oab) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; i++)
+        oab[i] = fabs((double)cs[i]);
+    }
+    if (bf16_pass) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; i++)
+        o64[i] = fabsf(cs[i]) < INFINITY ? (double)hi[i] : (double)cs[i];
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < n; i++)
+        o64[i] = cs[i];
     }
   }
   free(owned);
