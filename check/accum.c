@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <time.h>
 
 #include "hlo/hlo_num_dot.h"
 #include "hlo/hlo_numerics.h"
@@ -34,7 +36,55 @@ static inline double value_at(const hlo_value *v, int64_t i) {
   return hlo_value_get_f64(v, i);
 }
 
-static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i);
+/* The output element each input element of a reduce adds to (red: the
+ * reduced dims), element after element: the coordinates of element i and
+ * o, its kept coordinates row-major, moved to the next element
+ * (kept_next) or the previous one (kept_prev) in row-major order, without
+ * a division. */
+typedef struct {
+  int rank;
+  int64_t dims[HLO_MAX_RANK], step[HLO_MAX_RANK], idx[HLO_MAX_RANK];
+  int64_t o;
+} kept_iter;
+
+/* At element 0, or at the last element when `last`. */
+static void kept_start(kept_iter *it, const hlo_value *x, const bool *red, bool last) {
+  it->rank = x->rank;
+  it->o = 0;
+  int64_t scale = 1;
+  for (int d = x->rank - 1; d >= 0; d--) {
+    int64_t n = x->dims[d] ? x->dims[d] : 1;
+    it->dims[d] = n;
+    it->step[d] = red[d] ? 0 : scale;
+    if (!red[d])
+      scale *= n;
+    it->idx[d] = last ? n - 1 : 0;
+    it->o += it->idx[d] * it->step[d];
+  }
+}
+
+static inline void kept_next(kept_iter *it) {
+  for (int d = it->rank - 1; d >= 0; d--) {
+    if (++it->idx[d] < it->dims[d]) {
+      it->o += it->step[d];
+      return;
+    }
+    it->o -= (it->dims[d] - 1) * it->step[d];
+    it->idx[d] = 0;
+  }
+}
+
+static inline void kept_prev(kept_iter *it) {
+  for (int d = it->rank - 1; d >= 0; d--) {
+    if (it->idx[d] > 0) {
+      it->idx[d]--;
+      it->o -= it->step[d];
+      return;
+    }
+    it->idx[d] = it->dims[d] - 1;
+    it->o += (it->dims[d] - 1) * it->step[d];
+  }
+}
 
 /* Marks in red (HLO_MAX_RANK entries) the dimensions of x a reduce sums
  * over; false when the instruction names one x does not have. */
@@ -95,11 +145,13 @@ static bool picks_one_term(const hlo_instr *ins, const hlo_value *x, const hlo_v
   if (!seen)
     return false;
   bool one = true;
-  for (int64_t i = 0; i < x->count && one; i++) {
-    double t = hlo_value_get_f64(x, i);
+  kept_iter it;
+  kept_start(&it, x, red, false);
+  for (int64_t i = 0; i < x->count && one; i++, kept_next(&it)) {
+    double t = value_at(x, i);
     if (t == 0)
       continue;
-    int64_t o = kept_index(x, red, i);
+    int64_t o = it.o;
     one = o >= 0 && o < n && !seen[o] && fpclassify(t) != FP_SUBNORMAL;
     if (one)
       seen[o] = 1;
@@ -206,20 +258,7 @@ static hlo_value *dot_f64(const chk_accum *a, hlo_value *const *ops) {
  * chunks of 128 added in order. */
 enum { LANES = 2 + 4 + 8 };
 
-/* The output element input element i of a reduce adds to: its kept
- * coordinates, row-major (red: the reduced dims). */
-static int64_t kept_index(const hlo_value *x, const bool *red, int64_t i) {
-  int64_t o = 0, scale = 1;
-  for (int d = x->rank - 1; d >= 0; d--) {
-    int64_t n = x->dims[d] ? x->dims[d] : 1, c = i % n;
-    i /= n;
-    if (!red[d]) {
-      o += c * scale;
-      scale *= n;
-    }
-  }
-  return o;
-}
+
 
 /* rho of one evaluation of an f32 add-reduce (accum.h): the largest
  * |s_order - s_f64| / (g S_e) over its elements and the orders above. */
@@ -244,12 +283,15 @@ static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_v
     seq[e] = rev[e] = chunks[e] = a0;
     lane[e * LANES] = lane[e * LANES + 2] = lane[e * LANES + 6] = a0;
   }
-  for (int64_t i = 0; i < x->count; i++) {
-    int64_t o = kept_index(x, red, i);
+  kept_iter it;
+  kept_start(&it, x, red, false);
+  const float *xv = x->data; /* the probe measures f32 add-reduces only */
+  for (int64_t i = 0; i < x->count; i++, kept_next(&it)) {
+    int64_t o = it.o;
     if (o < 0 || o >= n)
       goto done;
     int64_t c = count[o]++;
-    float t = (float)hlo_value_get_f64(x, i);
+    float t = xv[i];
     exact[o] += t;
     seq[o] += t;
     float *l = lane + o * LANES;
@@ -262,8 +304,9 @@ static double reduce_noise(const hlo_instr *ins, const hlo_value *x, const hlo_v
       chunk[o] = 0;
     }
   }
-  for (int64_t i = x->count - 1; i >= 0; i--)
-    rev[kept_index(x, red, i)] += (float)hlo_value_get_f64(x, i);
+  kept_start(&it, x, red, true);
+  for (int64_t i = x->count - 1; i >= 0; i--, kept_prev(&it))
+    rev[it.o] += xv[i];
   rho = 0;
   for (int64_t e = 0; e < n; e++) {
     const float *l = lane + e * LANES;
@@ -295,16 +338,31 @@ done:
 
 /* ---- the noise of an f32 dot, in one pass --------------------------------- */
 
+/* Columns of one walk: a vector of f32 lanes, two of f64. */
+enum { VW = 16 };
+
 /* A dot's operands in the reference's canonical order, lhs [B][M][K] and
  * rhs [B][K][N] (eval_dot.c: batch dims in their listed order, free dims
  * ascending, k row-major over the contracting dims in their listed order),
- * twice: the f64 values dot_f64 multiplies, and the bf16 parts the
+ * three times: the f64 values dot_f64 multiplies, the bf16 parts the
  * emulating reference multiplies (chk_op_dot with emulate_device: each
- * operand converted to f32, then hlo_num_dot_split at the dot's precision). */
+ * operand converted to f32, then hlo_num_dot_split at the dot's
+ * precision), and |x| in f64 as dot_abs_sums multiplies it.
+ *
+ * Stored padded: each lhs row to Kp (K up to a multiple of 8) and the rhs
+ * to Kp rows of Np (N up to a multiple of VW), with zeros.  A padded
+ * column is computed and never read.  A padded k adds the product of two
+ * zeros, +0, to every sum of its element: x + 0 is x for every x but -0,
+ * which becomes +0, flushed or not, so each sum is the unpadded one up to
+ * the sign of a zero.  S_e adds non-negative terms from +0 and has no -0;
+ * the noise reads the others only through |exact - s| and isfinite. */
 typedef struct {
-  int64_t B, M, K, N;
+  int64_t B, M, K, N, Kp, Np;
   hlo_num_precision prec;
   double *a64, *b64;
+  /* |x| before any bf16 rounding (dot_abs_sums' operands); NULL when the
+   * f64 values above are not rounded (HIGH, HIGHEST): |a64| then. */
+  double *aabs, *babs;
   float *a32[3], *b32[3]; /* hlo_num_dot_parts(prec) planes */
   /* Every flush of the walk provably changes nothing ("No subnormals" in
    * hlo_num_dot.c; the lanes start at zero), so it may leave them out. */
@@ -314,6 +372,8 @@ typedef struct {
 static void dot_terms_free(dot_terms *t) {
   free(t->a64);
   free(t->b64);
+  free(t->aabs);
+  free(t->babs);
   for (int q = 0; q < 3; q++) {
     free(t->a32[q]);
     free(t->b32[q]);
@@ -337,39 +397,125 @@ static int canon_side(const hlo_value *v, const hlo_ints *batch, const hlo_ints 
   return batch->n + nf + contr->n;
 }
 
-/* src (esz-byte elements) copied in the canonical order; NULL: no memory. */
-static void *canon_copy(const void *src, size_t esz, int nd, const int64_t *size, const int64_t *stride,
-                        int64_t count) {
-  void *dst = malloc((size_t)(count > 0 ? count : 1) * esz);
-  if (dst)
-    chk_permute_copy(dst, src, esz, nd, size, stride);
-  return dst;
+/* The padded layout of one operand: `outer` blocks of `rows` rows of
+ * `cols` elements, stored as blocks of rows_p rows (the rest zero); with
+ * `panels`, each block's columns in panels of VW, one panel's rows after
+ * another, cols rounded up to whole panels (the rhs: a walk reads one
+ * panel from top to bottom, contiguous), else rows of cols_p. */
+typedef struct {
+  int nd;
+  const int64_t *size, *stride; /* canon_side's */
+  int64_t count, outer, rows, cols, rows_p, cols_p;
+  bool panels;
+} canon_shape;
+
+/* Is the canonical order v's own (chk_permute_copy would copy it as is)? */
+static bool canon_is_identity(const canon_shape *s) {
+  int64_t want = 1;
+  for (int d = s->nd - 1; d >= 0; d--) {
+    if (s->size[d] != 1 && s->stride[d] != want)
+      return false;
+    want *= s->size[d];
+  }
+  return true;
 }
 
-/* One operand's two forms: f64 values into *x64, bf16 parts into x32. */
-static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision prec, int nd, const int64_t *size,
-                         const int64_t *stride, int64_t count, double **x64, float **x32, int *exp_min) {
-  hlo_value *f = dot_operand_f64(v, bf16_pass);
-  if (!f)
-    return -1;
-  *x64 = canon_copy(f->data, sizeof(double), nd, size, stride, count);
-  hlo_value_unref(f);
-  void *owned = NULL;
-  const float *s = chk_dot_operand(v, HLO_F32, HLO_F32, &owned);
-  float *c = s ? canon_copy(s, sizeof(float), nd, size, stride, count) : NULL;
-  free(owned);
-  int np = hlo_num_dot_parts(prec);
-  for (int q = 0; q < np; q++)
-    x32[q] = malloc(sizeof(float) * (size_t)(count > 0 ? count : 1));
-  bool ok = *x64 && c;
-  for (int q = 0; q < np; q++)
-    ok = ok && x32[q];
-  *exp_min = 0;
-  if (ok) {
-    float *const parts[3] = {x32[0], np > 1 ? x32[1] : x32[0], np > 2 ? x32[2] : x32[0]};
-    hlo_num_dot_split_block(c, count, prec, parts, exp_min);
+/* The segments of the padded layout: a row of the block, or a panel's
+ * part of it.  Segment g: n elements from dense offset *di to padded
+ * offset *pi; false past the last. */
+static bool canon_segment(const canon_shape *s, int64_t g, int64_t *di, int64_t *pi, int64_t *n) {
+  int64_t per = s->panels && s->cols > VW ? (s->cols + VW - 1) / VW : 1, row = g / per, c0 = (g % per) * VW;
+  if (row >= s->outer * s->rows)
+    return false;
+  int64_t o = row / s->rows, r = row % s->rows;
+  *di = row * s->cols + (s->panels ? c0 : 0);
+  if (s->panels) {
+    *n = s->cols - c0 < VW ? s->cols - c0 : VW;
+    *pi = ((o * (s->cols_p / VW) + c0 / VW) * s->rows_p + r) * VW;
+  } else {
+    *n = s->cols;
+    *pi = (o * s->rows_p + r) * s->cols_p;
   }
-  free(c);
+  return true;
+}
+
+/* One operand's forms in the padded layout: f64 values into *x64, bf16
+ * parts into x32 and, when xabs is not NULL, |x| into *xabs.  Each form
+ * is written once, segment by segment, from the operand in canonical
+ * order (a copy only when that order is not v's own). */
+static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision prec, const canon_shape *s,
+                         double **x64, float **x32, double **xabs, int *exp_min) {
+  size_t count = (size_t)(s->count > 0 ? s->count : 1), padded = (size_t)(s->outer * s->rows_p * s->cols_p);
+  int np = hlo_num_dot_parts(prec);
+  void *owned = NULL;
+  float *perm = NULL;
+  const float *c = chk_dot_operand(v, HLO_F32, HLO_F32, &owned);
+  if (c && !canon_is_identity(s)) {
+    perm = malloc(sizeof *perm * count);
+    if (perm)
+      chk_permute_copy(perm, c, sizeof *perm, s->nd, s->size, s->stride);
+    c = perm;
+  }
+  /* dot_operand_f64's and abs_f64's values, dense, unless v is f32: then
+   * c holds v's own values (chk_dot_operand converts nothing), and their
+   * steps from hlo_value_get_f64 start from c[i] exactly */
+  double *d64 = NULL, *dabs = NULL;
+  bool ok = c != NULL, fast = v->type == HLO_F32;
+  if (ok && !fast) {
+    hlo_value *f = dot_operand_f64(v, bf16_pass), *a = xabs ? abs_f64(v) : NULL;
+    d64 = f ? malloc(sizeof *d64 * count) : NULL;
+    dabs = a ? malloc(sizeof *dabs * count) : NULL;
+    if (d64)
+      chk_permute_copy(d64, f->data, sizeof *d64, s->nd, s->size, s->stride);
+    if (dabs)
+      chk_permute_copy(dabs, a->data, sizeof *dabs, s->nd, s->size, s->stride);
+    hlo_value_unref(f);
+    hlo_value_unref(a);
+    ok = d64 && (dabs || !xabs);
+  }
+  *x64 = ok ? calloc(padded ? padded : 1, sizeof **x64) : NULL;
+  ok = *x64 != NULL;
+  if (ok && xabs)
+    ok = (*xabs = calloc(padded ? padded : 1, sizeof **xabs)) != NULL;
+  for (int q = 0; ok && q < np; q++)
+    ok = (x32[q] = calloc(padded ? padded : 1, sizeof *x32[q])) != NULL;
+  *exp_min = 255;
+  int64_t di, pi, n;
+  for (int64_t g = 0; ok && canon_segment(s, g, &di, &pi, &n); g++) {
+    float *const parts[3] = {x32[0] + pi, np > 1 ? x32[1] + pi : x32[0] + pi, np > 2 ? x32[2] + pi : x32[0] + pi};
+    int em = 255;
+    hlo_num_dot_split_block(c + di, n, prec, parts, &em);
+    *exp_min = em < *exp_min ? em : *exp_min;
+    double *o64 = *x64 + pi, *oab = xabs ? *xabs + pi : NULL;
+    if (!fast) {
+      memcpy(o64, d64 + di, sizeof *o64 * (size_t)n);
+      if (oab)
+        memcpy(oab, dabs + di, sizeof *oab * (size_t)n);
+      continue;
+    }
+    /* dot_operand_f64's bf16 pass, bf16(ftz(x)) where ftz(x) is finite
+     * (where x is) and x elsewhere, is the hi part the split just wrote
+     * (hlo_num_dot_split's parts[0], bit for bit) or x */
+    const float *hi = parts[0], *cs = c + di;
+    if (oab) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; i++)
+        oab[i] = fabs((double)cs[i]);
+    }
+    if (bf16_pass) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; i++)
+        o64[i] = fabsf(cs[i]) < INFINITY ? (double)hi[i] : (double)cs[i];
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < n; i++)
+        o64[i] = cs[i];
+    }
+  }
+  free(owned);
+  free(perm);
+  free(d64);
+  free(dabs);
   return ok ? 0 : -1;
 }
 
@@ -399,225 +545,364 @@ static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *
     K *= rs[nb + i];
   }
   t->B = B, t->M = M, t->K = K, t->N = N;
+  t->Kp = (K + 7) / 8 * 8;
+  t->Np = (N + VW - 1) / VW * VW;
   t->prec = hlo_num_dot_precision(ins, HLO_NUM_PREC_DEFAULT);
   bool bf16_pass = t->prec == HLO_NUM_PREC_DEFAULT; /* as dot_f64 for an f32 accumulation */
+  canon_shape lsh = {.nd = lnd, .size = ls, .stride = lst, .count = B * M * K, .outer = B * M, .rows = 1,
+                     .cols = K, .rows_p = 1, .cols_p = t->Kp};
+  canon_shape rsh = {.nd = rnd, .size = rs, .stride = rst, .count = B * K * N, .outer = B, .rows = K,
+                     .cols = N, .rows_p = t->Kp, .cols_p = t->Np, .panels = true};
   int ea, eb;
-  if (canon_operand(ops[0], bf16_pass, t->prec, lnd, ls, lst, B * M * K, &t->a64, t->a32, &ea) != 0 ||
-      canon_operand(ops[1], bf16_pass, t->prec, rnd, rs, rst, B * K * N, &t->b64, t->b32, &eb) != 0) {
+  if (canon_operand(ops[0], bf16_pass, t->prec, &lsh, &t->a64, t->a32, bf16_pass ? &t->aabs : NULL, &ea) != 0 ||
+      canon_operand(ops[1], bf16_pass, t->prec, &rsh, &t->b64, t->b32, bf16_pass ? &t->babs : NULL, &eb) != 0) {
     dot_terms_free(t);
     return -1;
   }
   t->no_flush = hlo_num_dot_parts_never_subnormal(ea, eb);
   return 0;
 }
-
 /* The walk below runs in the widest vectors the host has; each column is
- * its own sum, so the width changes no bit. */
+ * its own sum, so the width changes no bit.  Nothing in it may be
+ * contracted into a multiply-add: the whole build has -ffp-contract=off
+ * (m4/tune_flags.m4). */
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
 #define DOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define DOT_CLONES
 #endif
 
-/* Columns per block: the block's accumulators (LANES f32 and one f64
- * each) stay in L1, and its share of the rhs (K rows of COL_BLOCK f64 and
- * bf16 parts) in L2 while every row of the lhs passes over it. */
-enum { COL_BLOCK = 64 };
-
 #define INLINE static inline __attribute__((always_inline))
+/* The vector helpers are always inlined, so how a 64-byte vector would be
+ * passed between functions never matters. */
+#pragma GCC diagnostic ignored "-Wpsabi"
 
-/* hlo_num_ftz_f32 when F, else x (a flush known to change nothing). */
-INLINE float ftz(bool F, float x) {
-  return F ? hlo_num_ftz_f32(x) : x;
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64)));
+typedef double v8d __attribute__((vector_size(64)));
+typedef uint64_t v8u64 __attribute__((vector_size(64)));
+
+INLINE v16f ld16(const float *p) {
+  v16f v;
+  memcpy(&v, p, sizeof v);
+  return v;
 }
 
-/* The product of lhs parts x and the rhs parts y[q][j], as
+INLINE v8d ld8(const double *p) {
+  v8d v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* hlo_num_ftz_f32 on every lane when F (a zero or subnormal keeps only
+ * its sign), else x: a flush known to change nothing. */
+INLINE v16f v_ftz(bool F, v16f x) {
+  if (!F)
+    return x;
+  v16i b = (v16i)x;
+  v16u tiny = (v16u)((b & 0x7F800000) == 0);
+  return (v16f)(b & ~(v16i)(tiny >> 1));
+}
+
+/* fabs on every lane: the sign bit cleared. */
+INLINE v8d v_abs(v8d x) { return (v8d)((v8u64)x & 0x7FFFFFFFFFFFFFFFull); }
+
+/* The product of lhs parts x and the rhs parts' row y[q], as
  * hlo_num_dot_parts_product forms it (term for term), flushed. */
-INLINE float part_product(hlo_num_precision prec, bool F, const float *x, const float *const *y, int64_t j) {
-  float t;
+INLINE v16f v_product(hlo_num_precision prec, bool F, const float *x, const float *const *y) {
+  v16f t;
   switch (prec) {
   case HLO_NUM_PREC_HIGH:
-    t = x[1] * y[0][j];
-    t = t + x[0] * y[1][j];
-    t = t + x[0] * y[0][j];
+    t = x[1] * ld16(y[0]);
+    t = t + x[0] * ld16(y[1]);
+    t = t + x[0] * ld16(y[0]);
     break;
   case HLO_NUM_PREC_HIGHEST:
-    t = x[2] * y[0][j];
-    t = t + x[0] * y[2][j];
-    t = t + x[1] * y[1][j];
-    t = t + x[1] * y[0][j];
-    t = t + x[0] * y[1][j];
-    t = t + x[0] * y[0][j];
+    t = x[2] * ld16(y[0]);
+    t = t + x[0] * ld16(y[2]);
+    t = t + x[1] * ld16(y[1]);
+    t = t + x[1] * ld16(y[0]);
+    t = t + x[0] * ld16(y[1]);
+    t = t + x[0] * ld16(y[0]);
     break;
   default:
-    t = x[0] * y[0][j];
+    t = x[0] * ld16(y[0]);
     break;
   }
-  return ftz(F, t);
+  return v_ftz(F, t);
 }
 
-/* One step of the walk (dot_block) for the block's columns: product k
- * into the f64 sums and into lanes k % 2, 2 + k % 4 and 6 + k % 8, each
- * add as the emulating reference does it, acc = ftz(acc + product)
- * (hlo_num_dot.h). */
-INLINE void walk1(hlo_num_precision prec, bool F, double a, const double *y64, const float *x, const float *const *y,
-                  int64_t k, int64_t nj, double *restrict x64, float *restrict lane) {
-  float *restrict l2 = lane + (k % 2) * COL_BLOCK, *restrict l4 = lane + (2 + k % 4) * COL_BLOCK;
-  float *restrict l8 = lane + (6 + k % 8) * COL_BLOCK;
-#pragma omp simd
-  for (int64_t j = 0; j < nj; j++) {
-    x64[j] = x64[j] + a * y64[j];
-    float p = part_product(prec, F, x, y, j);
-    l2[j] = ftz(F, l2[j] + p);
-    l4[j] = ftz(F, l4[j] + p);
-    l8[j] = ftz(F, l8[j] + p);
+/* What one walk (dot_block) leaves for its VW columns, when asked. */
+typedef struct {
+  double x64[VW];     /* the f64 sum of the products as the device forms them */
+  double abs[VW];     /* S_e: sum |a| |b| in f64, widened as dot_abs_sums does */
+  float sums[3][VW];  /* the lanes of P = 2 << i added in order */
+} dot_walked;
+
+/* What the probe makes of a block's sums (dot_walk). */
+typedef struct {
+  const float *v;  /* the reference's values of the block's nj elements */
+  double g;        /* the coefficient rho is a fraction of */
+  int nsums;       /* lane counts compared: P = 2 << i for i < nsums */
+  double *abs_sum; /* where the block's nj values of S_e go */
+  double known;    /* a rho already found (at first OpenMP's identity of
+                      max, the least double): the block returns
+                      max(known, its own), and forms no quotient below */
+} block_use;
+
+/* S_e's widening of sum |a| |b| (accum.h), as dot_abs_sums multiplies. */
+#define ABS_WIDEN (1.0 + 0x1p-6)
+
+/* Rows of one f64 walk: they share each rhs vector it loads. */
+enum { WR = 4 };
+
+/* One step of the lanes' walk (walk_lanes) for the block's columns, the
+ * pointers at k and moved on to k + 1: product k into lanes L2 = k % 2,
+ * L4 = 2 + k % 4 and L8 = 6 + k % 8, each add as the emulating reference
+ * does it, acc = ftz(acc + product) (hlo_num_dot.h). */
+#define LANES_STEP(L2, L4, L8)                                                                                 \
+  do {                                                                                                          \
+    float x[3] = {*xa0, np > 1 ? *xa1 : 0.0f, np > 2 ? *xa2 : 0.0f};                                            \
+    const float *y[3] = {yb0, yb1, yb2};                                                                        \
+    v16f pr = v_product(prec, F, x, y);                                                                         \
+    L2 = v_ftz(F, L2 + pr);                                                                                     \
+    L4 = v_ftz(F, L4 + pr);                                                                                     \
+    L8 = v_ftz(F, L8 + pr);                                                                                     \
+    xa0++, yb0 += VW;                                                                                           \
+    if (np > 1)                                                                                                 \
+      xa1++, yb1 += VW;                                                                                         \
+    if (np > 2)                                                                                                 \
+      xa2++, yb2 += VW;                                                                                         \
+  } while (0)
+
+/* The f32 lanes of one row over the block's columns, every lane in a
+ * register across the whole k loop; p[i] the lanes of P = 2 << i added in
+ * order in f32 from 0, unflushed (as the reference route adds them). */
+INLINE void walk_lanes(hlo_num_precision prec, bool F, const dot_terms *t, int64_t row, int64_t panel, v16f *p) {
+  const int64_t Kp = t->Kp;
+  const int np = hlo_num_dot_parts(prec);
+  const float *xa0 = t->a32[0] + row * Kp, *yb0 = t->b32[0] + panel;
+  const float *xa1 = np > 1 ? t->a32[1] + row * Kp : NULL, *yb1 = np > 1 ? t->b32[1] + panel : NULL;
+  const float *xa2 = np > 2 ? t->a32[2] + row * Kp : NULL, *yb2 = np > 2 ? t->b32[2] + panel : NULL;
+  v16f l0 = {0}, l1 = {0}, l2 = {0}, l3 = {0}, l4 = {0}, l5 = {0}, l6 = {0};
+  v16f l7 = {0}, l8 = {0}, l9 = {0}, l10 = {0}, l11 = {0}, l12 = {0}, l13 = {0};
+  for (int64_t k = 0; k < Kp; k += 8) {
+    LANES_STEP(l0, l2, l6);
+    LANES_STEP(l1, l3, l7);
+    LANES_STEP(l0, l4, l8);
+    LANES_STEP(l1, l5, l9);
+    LANES_STEP(l0, l2, l10);
+    LANES_STEP(l1, l3, l11);
+    LANES_STEP(l0, l4, l12);
+    LANES_STEP(l1, l5, l13);
+  }
+  const v16f zero = {0};
+  p[0] = (zero + l0) + l1;
+  p[1] = (((zero + l2) + l3) + l4) + l5;
+  p[2] = (((((((zero + l6) + l7) + l8) + l9) + l10) + l11) + l12) + l13;
+}
+
+/* The f64 sums of WR rows (row[r]) over the block's columns, k ascending
+ * from 0, one add per product as gemm_f64 makes them: s the products as
+ * the device forms them, m = |a| |b| (dot_abs_sums' sum; where the f64
+ * values are not rounded, at HIGH and HIGHEST, |b| is |y64|, loaded
+ * once).  [r][0] columns 0..7, [r][1] 8..15. */
+INLINE void walk_f64(bool rounded, const dot_terms *t, const int64_t *row, int64_t panel, v8d (*s)[2],
+                     v8d (*m)[2]) {
+  const int64_t Kp = t->Kp;
+  const double *y64 = t->b64 + panel, *yab = rounded ? t->babs + panel : NULL;
+  const double *a64[WR], *aab[WR];
+  v8d s0[WR], s1[WR], m0[WR], m1[WR];
+  for (int r = 0; r < WR; r++) {
+    a64[r] = t->a64 + row[r] * Kp;
+    aab[r] = rounded ? t->aabs + row[r] * Kp : a64[r];
+    s0[r] = s1[r] = m0[r] = m1[r] = (v8d){0};
+  }
+  for (int64_t k = 0; k < Kp; k++) {
+    v8d y0 = ld8(y64), y1 = ld8(y64 + 8);
+    v8d b0 = rounded ? ld8(yab) : v_abs(y0), b1 = rounded ? ld8(yab + 8) : v_abs(y1);
+#pragma GCC unroll 4
+    for (int r = 0; r < WR; r++) {
+      double a = a64[r][k], aa = rounded ? aab[r][k] : fabs(a);
+      s0[r] = s0[r] + a * y0;
+      s1[r] = s1[r] + a * y1;
+      m0[r] = m0[r] + aa * b0;
+      m1[r] = m1[r] + aa * b1;
+    }
+    y64 += VW;
+    if (rounded)
+      yab += VW;
+  }
+  for (int r = 0; r < WR; r++) {
+    s[r][0] = s0[r], s[r][1] = s1[r];
+    m[r][0] = m0[r], m[r][1] = m1[r];
   }
 }
 
-/* Eight steps k0 .. k0 + 7 at once, k0 a multiple of 8, so that step u
- * goes to lanes u % 2, 2 + u % 4 and 6 + u; the same adds in the same
- * order as eight walk1 steps, with the sums kept in registers between. */
-INLINE void walk8(hlo_num_precision prec, bool F, const double *a, const double *y64, const float (*x)[3],
-                  const float *const *y, int64_t N, int64_t nj, double *restrict x64, float *restrict lane) {
-#pragma omp simd
-  for (int64_t j = 0; j < nj; j++) {
-    double s = x64[j];
-    float p[8];
-#pragma GCC unroll 8
-    for (int u = 0; u < 8; u++) {
-      s = s + a[u] * y64[u * N + j];
-      p[u] = part_product(prec, F, x[u], y, u * N + j);
-    }
-    x64[j] = s;
-#pragma GCC unroll 2
-    for (int q = 0; q < 2; q++) {
-      float l = lane[q * COL_BLOCK + j];
-#pragma GCC unroll 4
-      for (int u = q; u < 8; u += 2)
-        l = ftz(F, l + p[u]);
-      lane[q * COL_BLOCK + j] = l;
-    }
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; q++) {
-      float l = lane[(2 + q) * COL_BLOCK + j];
-      l = ftz(F, l + p[q]);
-      l = ftz(F, l + p[q + 4]);
-      lane[(2 + q) * COL_BLOCK + j] = l;
-    }
-#pragma GCC unroll 8
-    for (int q = 0; q < 8; q++)
-      lane[(6 + q) * COL_BLOCK + j] = ftz(F, lane[(6 + q) * COL_BLOCK + j] + p[q]);
+/* f32 lanes as f64 (exact), the low and the high half. */
+INLINE v8d lo8(v16f x) { return __builtin_convertvector(__builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7), v8d); }
+INLINE v8d hi8(v16f x) {
+  return __builtin_convertvector(__builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15), v8d);
+}
+
+/* Is any lane of m set? */
+INLINE bool v_any(v8u64 m) {
+  uint64_t a[8], o = 0;
+  memcpy(a, &m, sizeof a);
+  for (int l = 0; l < 8; l++)
+    o |= a[l];
+  return o != 0;
+}
+
+/* max(rho, |x - s| / w) on every lane where `cols` is all ones and s, x
+ * and w are finite, w > 0 (noise_of's conditions): the quotient exactly as
+ * noise_of forms it, so the largest over the lanes is the largest
+ * noise_of.  A quotient is formed only where it can exceed rho: where
+ * |x - s| <= fl(fl(rho w) (1 - 2^-50)), |x - s| < rho w exactly (fl(rho w)
+ * is at most rho w (1 + 2^-53), and the factor with its own rounding
+ * takes the product under rho w; an overflow to Inf means rho w exceeds
+ * every finite |x - s|), so the quotient, rounding being monotone, is at
+ * most rho and leaves the maximum as it is. */
+INLINE v8d v_noise(v8d rho, v8d s, v8d x, v8d w, v8u64 cols) {
+  const double inf = __builtin_inf();
+  v8u64 ok = cols & (v8u64)(w > 0) & (v8u64)(v_abs(w) < inf) & (v8u64)(v_abs(x) < inf) & (v8u64)(v_abs(s) < inf);
+  v8d d = v_abs(x - s);
+  v8u64 may = ok & (v8u64)(d > rho * w * (1.0 - 0x1p-50));
+  if (!v_any(may))
+    return rho;
+  v8d q = d / w;
+  v8u64 up = may & (v8u64)(q > rho);
+  return (v8d)((up & (v8u64)q) | (~up & (v8u64)rho));
+}
+
+/* One row's results from its sums: to out when asked; with u, S_e to
+ * u->abs_sum and max(known, the row's rho) returned. */
+INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj, const block_use *u, double known,
+                         dot_walked *out) {
+  m0 = m0 * ABS_WIDEN;
+  m1 = m1 * ABS_WIDEN;
+  if (out) {
+    for (int i = 0; i < 3; i++)
+      memcpy(out->sums[i], &p[i], sizeof p[i]);
+    memcpy(out->x64, &s[0], sizeof s[0]);
+    memcpy(out->x64 + 8, &s[1], sizeof s[1]);
+    memcpy(out->abs, &m0, sizeof m0);
+    memcpy(out->abs + 8, &m1, sizeof m1);
   }
+  if (!u)
+    return 0;
+  double sv[VW];
+  memcpy(sv, &m0, sizeof m0);
+  memcpy(sv + 8, &m1, sizeof m1);
+  memcpy(u->abs_sum, sv, sizeof *sv * (size_t)nj);
+  float vv[VW] = {0};
+  memcpy(vv, u->v, sizeof *vv * (size_t)nj);
+  v16f ref;
+  memcpy(&ref, vv, sizeof ref);
+  const v8u64 lane = {0, 1, 2, 3, 4, 5, 6, 7};
+  v8u64 c0 = (v8u64)(lane < (uint64_t)nj), c1 = (v8u64)(lane + 8 < (uint64_t)nj);
+  /* from the largest rho found so far, which no quotient below it can
+   * change (v_noise) */
+  v8d w0 = u->g * m0, w1 = u->g * m1, r0 = (v8d){0} + known, r1 = r0;
+  r0 = v_noise(r0, lo8(ref), s[0], w0, c0);
+  r1 = v_noise(r1, hi8(ref), s[1], w1, c1);
+  for (int i = 0; i < u->nsums; i++) {
+    r0 = v_noise(r0, lo8(p[i]), s[0], w0, c0);
+    r1 = v_noise(r1, hi8(p[i]), s[1], w1, c1);
+  }
+  double rr[VW], rho = known;
+  memcpy(rr, &r0, sizeof r0);
+  memcpy(rr + 8, &r1, sizeof r1);
+  for (int j = 0; j < VW; j++)
+    rho = rr[j] > rho ? rr[j] : rho;
+  return rho;
 }
 
 /* dot_block at precision prec, flushing when F (constants once inlined). */
-INLINE void walk(hlo_num_precision prec, bool F, const dot_terms *t, int64_t row, int64_t j0, int64_t nj,
-                 double *restrict x64, float *restrict lane) {
-  const int64_t K = t->K, N = t->N, b = row / t->M;
-  const int np = hlo_num_dot_parts(prec);
-  const int64_t a0 = row * K, b0 = b * K * N + j0;
-  for (int64_t j = 0; j < nj; j++)
-    x64[j] = 0;
-  memset(lane, 0, sizeof *lane * LANES * COL_BLOCK);
-  int64_t k = 0;
-  for (; k + 8 <= K; k += 8) {
-    double a[8];
-    float x[8][3] = {{0}};
-    const float *y[3] = {NULL, NULL, NULL};
-    for (int u = 0; u < 8; u++) {
-      a[u] = t->a64[a0 + k + u];
-      for (int q = 0; q < np; q++)
-        x[u][q] = t->a32[q][a0 + k + u];
-    }
-    for (int q = 0; q < np; q++)
-      y[q] = t->b32[q] + b0 + k * N;
-    walk8(prec, F, a, t->b64 + b0 + k * N, (const float(*)[3])x, y, N, nj, x64, lane);
+INLINE double walk(hlo_num_precision prec, bool F, const dot_terms *t, int64_t row0, int64_t nrows, int64_t j0,
+                   int64_t nj, const block_use *u, dot_walked *out) {
+  const int64_t b = row0 / t->M, panel = (b * (t->Np / VW) + j0 / VW) * t->Kp * VW; /* canon_segment's panels */
+  int64_t row[WR];
+  for (int r = 0; r < WR; r++)
+    row[r] = row0 + (r < nrows ? r : nrows - 1); /* a repeated row's results are dropped */
+  v8d s[WR][2], m[WR][2];
+  walk_f64(prec == HLO_NUM_PREC_DEFAULT, t, row, panel, s, m);
+  double rho = u ? u->known : 0;
+  for (int r = 0; r < nrows; r++) {
+    v16f p[3];
+    walk_lanes(prec, F, t, row[r], panel, p);
+    rho = finish_row(p, s[r], m[r][0], m[r][1], nj, u ? &u[r] : NULL, rho, out ? &out[r] : NULL);
   }
-  for (; k < K; k++) {
-    float x[3] = {0, 0, 0};
-    const float *y[3] = {NULL, NULL, NULL};
-    for (int q = 0; q < np; q++) {
-      x[q] = t->a32[q][a0 + k];
-      y[q] = t->b32[q] + b0 + k * N;
-    }
-    walk1(prec, F, t->a64[a0 + k], t->b64 + b0 + k * N, x, y, k, nj, x64, lane);
-  }
+  return rho;
 }
 
-/* Output elements (row, j0 .. j0 + nj - 1), row = b M + i, in one walk of
- * their products, k ascending: x64[j] the f64 sum (c = c + a b from 0, as
- * gemm_f64 forms it) and lane[l COL_BLOCK + j] the f32 accumulators, lane
- * p of P (l = P - 2 + p) taking the products whose k % P == p.  A lane is
- * then, up to the sign of a zero, the emulating reference's dot of the
- * lhs with the other lanes' products zeroed (adding a zero product to a
- * flushed sum changes no magnitude); a lane that meets an Inf or NaN is
- * not finite on either route, and such elements are not compared. */
+/* Output elements (row, j0 .. j0 + nj - 1), row0 <= row < row0 + nrows
+ * (nrows <= WR, rows of one batch b: row = b M + i), nj <= VW, each a
+ * walk of its products, k ascending: the f64 sum (c = c + a b from 0, as
+ * gemm_f64 forms it), S_e from the f64 sum of |a| |b| formed the same way
+ * (dot_abs_sums takes that sum from gemm_f64), and the f32 accumulators,
+ * lane p of P taking the products whose k % P == p.  A lane is then, up
+ * to the sign of a zero, the emulating reference's dot of the lhs with
+ * the other lanes' products zeroed (adding a zero product to a flushed
+ * sum changes no magnitude); a lane that meets an Inf or NaN is not finite
+ * on either route, and such elements are not compared.
+ *
+ * With out (nrows of them), each row's sums go there.  With u (nrows of
+ * them), each row's S_e goes to its abs_sum, and the largest rho of the
+ * rows (accum.h; 0 when no element counts) is returned. */
 DOT_CLONES
-static void dot_block(const dot_terms *t, int64_t row, int64_t j0, int64_t nj, double *restrict x64,
-                      float *restrict lane) {
+static double dot_block(const dot_terms *t, int64_t row0, int64_t nrows, int64_t j0, int64_t nj, const block_use *u,
+                        dot_walked *out) {
   bool F = !t->no_flush;
   switch (t->prec) {
   case HLO_NUM_PREC_HIGH:
-    F ? walk(HLO_NUM_PREC_HIGH, true, t, row, j0, nj, x64, lane) : walk(HLO_NUM_PREC_HIGH, false, t, row, j0, nj, x64, lane);
-    break;
+    return F ? walk(HLO_NUM_PREC_HIGH, true, t, row0, nrows, j0, nj, u, out)
+             : walk(HLO_NUM_PREC_HIGH, false, t, row0, nrows, j0, nj, u, out);
   case HLO_NUM_PREC_HIGHEST:
-    F ? walk(HLO_NUM_PREC_HIGHEST, true, t, row, j0, nj, x64, lane)
-      : walk(HLO_NUM_PREC_HIGHEST, false, t, row, j0, nj, x64, lane);
-    break;
+    return F ? walk(HLO_NUM_PREC_HIGHEST, true, t, row0, nrows, j0, nj, u, out)
+             : walk(HLO_NUM_PREC_HIGHEST, false, t, row0, nrows, j0, nj, u, out);
   default:
-    F ? walk(HLO_NUM_PREC_DEFAULT, true, t, row, j0, nj, x64, lane)
-      : walk(HLO_NUM_PREC_DEFAULT, false, t, row, j0, nj, x64, lane);
-    break;
+    return F ? walk(HLO_NUM_PREC_DEFAULT, true, t, row0, nrows, j0, nj, u, out)
+             : walk(HLO_NUM_PREC_DEFAULT, false, t, row0, nrows, j0, nj, u, out);
   }
 }
 
-/* The block's sums of 2, 4 and 8 lanes, each lane added in order in f32
- * from 0: sums[i COL_BLOCK + j] for P = 2 << i and column j.  Columns
- * side by side, one vector of them at a time: each column's adds are its
- * own, in the same order. */
-static void combine_lanes(const float *lane, int64_t nj, float *sums) {
-  for (int i = 0, l0 = 0; i < 3; l0 += 2 << i, i++) {
-    float *out = sums + i * COL_BLOCK;
-#pragma omp simd
-    for (int64_t j = 0; j < nj; j++) {
-      float s = 0;
-      for (int p = 0; p < 2 << i; p++)
-        s += lane[(l0 + p) * COL_BLOCK + j];
-      out[j] = s;
-    }
-  }
+/* The row groups of a dot's walk: WR rows at a time within each batch. */
+static int64_t row_groups(const dot_terms *t) { return t->B * ((t->M + WR - 1) / WR); }
+
+/* Group gi's first row and its row count. */
+static int64_t group_rows(const dot_terms *t, int64_t gi, int64_t *nrows) {
+  int64_t per = (t->M + WR - 1) / WR, b = gi / per, i0 = (gi % per) * WR;
+  *nrows = t->M - i0 < WR ? t->M - i0 : WR;
+  return b * t->M + i0;
 }
 
-int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exact, float *sums, hlo_error *err) {
+int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exact, float *sums, double *abs_sum,
+                        hlo_error *err) {
   dot_terms t;
   int rc = dot_terms_init(&t, dot, ops);
   if (rc != 0) {
     hlo_error_set(err, 0, 0, "%s: %s", dot->name, rc == -1 ? "out of memory" : "dimension numbers do not fit the operands");
     return -1;
   }
-  double *x64 = malloc(sizeof *x64 * COL_BLOCK);
-  float *lane = malloc(sizeof *lane * LANES * COL_BLOCK), *psum = malloc(sizeof *psum * 3 * COL_BLOCK);
-  if (!x64 || !lane || !psum) {
-    hlo_error_set(err, 0, 0, "%s: out of memory", dot->name);
-    rc = -1;
-  }
-  for (int64_t j0 = 0; rc == 0 && j0 < t.N; j0 += COL_BLOCK)
-    for (int64_t row = 0; row < t.B * t.M; row++) {
-      int64_t nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
-      dot_block(&t, row, j0, nj, x64, lane);
-      combine_lanes(lane, nj, psum);
-      for (int64_t j = 0; j < nj; j++) {
-        int64_t e = row * t.N + j0 + j;
-        exact[e] = x64[j];
-        for (int i = 0; i < 3; i++)
-          sums[3 * e + i] = psum[i * COL_BLOCK + j];
-      }
+  dot_walked w[WR];
+  for (int64_t j0 = 0; j0 < t.N; j0 += VW)
+    for (int64_t gi = 0; gi < row_groups(&t); gi++) {
+      int64_t nj = t.N - j0 < VW ? t.N - j0 : VW, nrows, row0 = group_rows(&t, gi, &nrows);
+      dot_block(&t, row0, nrows, j0, nj, NULL, w);
+      for (int64_t r = 0; r < nrows; r++)
+        for (int64_t j = 0; j < nj; j++) {
+          int64_t e = (row0 + r) * t.N + j0 + j;
+          exact[e] = w[r].x64[j];
+          if (abs_sum)
+            abs_sum[e] = w[r].abs[j];
+          for (int i = 0; i < 3; i++)
+            sums[3 * e + i] = w[r].sums[i][j];
+        }
     }
-  free(x64);
-  free(lane);
-  free(psum);
   dot_terms_free(&t);
-  return rc;
+  return 0;
 }
 
 /* |s - exact| / w where both are finite and w a finite positive width;
@@ -626,23 +911,6 @@ static double noise_of(double s, double exact, double w) {
   if (!(w > 0) || !isfinite(w) || !isfinite(exact) || !isfinite(s))
     return 0;
   return fabs(exact - s) / w;
-}
-
-/* max(rho, noise_of(s, exact, w)), bit for bit, dividing only when the
- * quotient can exceed rho: the probe meets four quotients per element of
- * a dot, and the division was a good part of the noise walk's own cost.
- * Below the threshold the exact quotient is below rho: fl(rho w) is at
- * most rho w (1 + 2^-53) and the factor 1 - 2^-50 takes the threshold
- * under rho w; the rounded quotient, rounding being monotone, is then at
- * most rho, which leaves the maximum as it is. */
-static inline double raise_noise(double rho, double s, double exact, double w) {
-  if (!(w > 0) || !isfinite(w) || !isfinite(exact) || !isfinite(s))
-    return rho;
-  double d = fabs(exact - s);
-  if (d <= rho * w * (1.0 - 0x1p-50))
-    return rho;
-  double q = d / w;
-  return q > rho ? q : rho;
 }
 
 /* rho of a dot measured in its sequential order alone: dot_f64's sum
@@ -665,65 +933,57 @@ static double seq_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
   return rho;
 }
 
-/* rho of one evaluation of an f32 dot (accum.h): the reference's own
- * sequential sum v and 2, 4 and 8 interleaved accumulators (f32 result
- * only: a narrower result would round each lane) against the f64 sum of
- * the same products, all formed in one walk of each element's products
- * (dot_block).  Up to 2^28 products: a larger dot measures its sequential
- * order alone. */
-static double dot_noise(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, const double *abs_sum,
-                        double g, bool *oom) {
-  bool lanes = v->type == HLO_F32 && (double)a->n * (double)a->k <= 268435456.0;
-  if (!lanes)
-    return seq_noise(a, ops, v, abs_sum, g, oom);
+/* Does the probe measure dot a's noise with its lanes (dot_walk)?  An f32
+ * result up to 2^28 products: a narrower result would round each lane,
+ * and a larger dot measures its sequential order alone (seq_noise). */
+static bool walks_lanes(const chk_accum *a, const hlo_value *v) {
+  return v->type == HLO_F32 && (double)a->n * (double)a->k <= 268435456.0;
+}
+
+/* S_e and rho of one evaluation v of an f32 dot (accum.h), all formed in
+ * one walk of each element's products (dot_block): abs_sum[e] as
+ * dot_abs_sums gives it, and rho from the reference's own sequential sum
+ * v and 2, 4 and 8 interleaved accumulators against the f64 sum of the
+ * same products.  0, or -1 when memory ran out.
+ *
+ * dot_abs_sums could fail otherwise only where chk_op_dot refuses the
+ * dot's dimension numbers or result shape, and v is chk_op_dot's own
+ * result for this instruction on these operands: dot_terms_init's checks
+ * hold (it answers -2 only where chk_op_dot would have failed). */
+static int dot_walk(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, double g, double *abs_sum,
+                    double *rho_out) {
   dot_terms t;
   int rc = dot_terms_init(&t, a->ins, ops);
   if (rc != 0 || t.B * t.M * t.N != a->n) {
     if (rc == 0)
       dot_terms_free(&t);
-    *oom = true; /* as dot_f64's failure */
     return -1;
   }
   /* The lane counts P = 2, 4, 8 compared: those up to the depth. */
   int nsums = a->k >= 8 ? 3 : a->k >= 4 ? 2 : a->k >= 2 ? 1 : 0;
-  int64_t rows = t.B * t.M, nblocks = (t.N + COL_BLOCK - 1) / COL_BLOCK;
+  int64_t groups = row_groups(&t), nblocks = (t.N + VW - 1) / VW;
+  const float *ref = v->data; /* walks_lanes: an f32 array */
   double rho = 0;
-  bool failed = false;
   /* Every element is its own walk, so threads change no bit, and the
-   * largest of the elements' ratios does not depend on their order. */
-#pragma omp parallel reduction(max : rho) reduction(|| : failed) if (rows * t.N * t.K >= (1 << 18))
-  {
-    double *x64 = malloc(sizeof *x64 * COL_BLOCK);
-    float *lane = malloc(sizeof *lane * LANES * COL_BLOCK), *psum = malloc(sizeof *psum * 3 * COL_BLOCK);
-    if (!x64 || !lane || !psum)
-      failed = true;
-#pragma omp for collapse(2) schedule(static)
-    for (int64_t jb = 0; jb < nblocks; jb++) {
-      for (int64_t row = 0; row < rows; row++) {
-        if (!x64 || !lane || !psum)
-          continue;
-        int64_t j0 = jb * COL_BLOCK, nj = t.N - j0 < COL_BLOCK ? t.N - j0 : COL_BLOCK;
-        dot_block(&t, row, j0, nj, x64, lane);
-        combine_lanes(lane, nj, psum);
-        for (int64_t j = 0; j < nj; j++) {
-          int64_t e = row * t.N + j0 + j;
-          double w = g * abs_sum[e];
-          rho = raise_noise(rho, value_at(v, e), x64[j], w);
-          for (int i = 0; i < nsums; i++)
-            rho = raise_noise(rho, psum[i * COL_BLOCK + j], x64[j], w);
-        }
+   * largest of the elements' ratios does not depend on their order.  A
+   * block of columns outside, so that its rhs panel stays in cache while
+   * the rows pass over it. */
+#pragma omp parallel for collapse(2) schedule(static) reduction(max : rho) if (t.B * t.M * t.N * t.K >= (1 << 18))
+  for (int64_t jb = 0; jb < nblocks; jb++) {
+    for (int64_t gi = 0; gi < groups; gi++) {
+      int64_t j0 = jb * VW, nj = t.N - j0 < VW ? t.N - j0 : VW, nrows, row0 = group_rows(&t, gi, &nrows);
+      block_use u[WR];
+      for (int64_t r = 0; r < nrows; r++) {
+        int64_t e = (row0 + r) * t.N + j0;
+        u[r] = (block_use){.v = ref + e, .g = g, .nsums = nsums, .abs_sum = abs_sum + e, .known = rho};
       }
+      double q = dot_block(&t, row0, nrows, j0, nj, u, NULL);
+      rho = q > rho ? q : rho;
     }
-    free(x64);
-    free(lane);
-    free(psum);
   }
   dot_terms_free(&t);
-  if (failed) {
-    *oom = true;
-    return -1;
-  }
-  return rho;
+  *rho_out = rho;
+  return 0;
 }
 
 static chk_accum *find(chk_accums *A, const hlo_instr *ins) {
@@ -823,8 +1083,17 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
     A->failed = true;
     return;
   }
+  double u_res = chk_unit_roundoff(v->type), u_acc = chk_unit_roundoff(a->acc_type);
+  /* The noise-floor measurement (accum.h): f32 accumulations only. */
+  bool measured = a->acc_type == HLO_F32 && (dot || (rop == HLO_OP_ADD && ops[0]->type == HLO_F32));
+  double g = measured ? chk_tol_coef(CHK_TOL_NOISE_FLOOR, u_acc, k, 0, 0, 0, 0) : 0;
+  double rho = -1;
+  /* An f32 dot whose lanes are measured takes S_e in the same walk. */
+  bool walked = measured && dot && walks_lanes(a, v);
   int rc = 0;
-  if (dot)
+  if (walked)
+    rc = dot_walk(a, ops, v, g, s, &rho);
+  else if (dot)
     rc = dot_abs_sums(ins, ops, s, v->count);
   else if (rop == HLO_OP_ADD)
     rc = reduce_sums(ins, ops[0], ops[1], false, s, v->count);
@@ -835,17 +1104,14 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
     A->failed = true;
     return;
   }
-  double u_res = chk_unit_roundoff(v->type), u_acc = chk_unit_roundoff(a->acc_type);
-  /* The noise-floor measurement (accum.h): f32 accumulations only. */
-  double rho = -1;
-  if (a->acc_type == HLO_F32 && (dot || (rop == HLO_OP_ADD && ops[0]->type == HLO_F32))) {
-    double g = chk_tol_coef(CHK_TOL_NOISE_FLOOR, u_acc, k, 0, 0, 0, 0);
+  if (measured && !walked) {
     bool oom = false;
-    rho = dot ? dot_noise(a, ops, v, s, g, &oom) : reduce_noise(ins, ops[0], ops[1], s, g, v->count, &oom);
+    rho = dot ? seq_noise(a, ops, v, s, g, &oom) : reduce_noise(ins, ops[0], ops[1], s, g, v->count, &oom);
     if (oom) {
       /* Unmeasured would mean the probabilistic bound, far looser than
        * the clean run's: a bug it hides must not depend on the host's
-       * memory.  The caller's out-of-memory error instead. */
+       * memory.  The caller's out-of-memory error instead (dot_walk's
+       * failure above is that error too). */
       free(s);
       A->failed = true;
       return;
@@ -891,6 +1157,32 @@ typedef struct {
   double sign;
 } shift_state;
 
+/* shift_hook on an f32 value: p[e] + sign * scale * 2 (h S_e + R_e)
+ * rounded to f32 where p[e] is finite.  Every element is its own
+ * arithmetic, the same operations in the same order as element by
+ * element, so the vectors the clones use change no bit. */
+DOT_CLONES
+static void shift_f32(float *restrict p, int64_t n, const double *restrict S, const double *restrict R, double h,
+                      double scale, double sign) {
+  if (R) {
+#pragma omp simd
+    for (int64_t e = 0; e < n; e++) {
+      double x = p[e];
+      double d = scale * 2.0 * (h * S[e] + R[e]);
+      float y = (float)(x + sign * d);
+      p[e] = fabs(x) < INFINITY ? y : p[e];
+    }
+  } else {
+#pragma omp simd
+    for (int64_t e = 0; e < n; e++) {
+      double x = p[e];
+      double d = scale * 2.0 * (h * S[e] + 0);
+      float y = (float)(x + sign * d);
+      p[e] = fabs(x) < INFINITY ? y : p[e];
+    }
+  }
+}
+
 static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
   (void)ops;
   (void)nops;
@@ -904,13 +1196,7 @@ static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, i
   /* both sides of a comparison with coefficient a->h, each as far as
    * its bound allows */
   if (c->type == HLO_F32) { /* hlo_value_set_f64's f32 store, inline */
-    float *p = c->data;
-    for (int64_t e = 0; e < a->n; e++) {
-      double x = p[e];
-      double d = st->scale * 2.0 * (a->h * a->abs_sum[e] + (a->round ? a->round[e] : 0));
-      if (isfinite(x))
-        p[e] = (float)(x + st->sign * d);
-    }
+    shift_f32(c->data, a->n, a->abs_sum, a->round, a->h, st->scale, st->sign);
   } else {
     for (int64_t e = 0; e < a->n; e++) {
       double x = hlo_value_get_f64(c, e);
@@ -964,6 +1250,37 @@ static double moved_by(const hlo_value *y, const hlo_value *yp, const hlo_value 
  * round once, and the ops after the sum round again on each side. */
 #define SMALL_SHIFT_ULPS 4.0
 
+/* The loop of chk_accums_measure below over f32 leaves: dy[i] for every
+ * element as that loop forms it (moved_by, then the small shift's move
+ * when sp is not NULL), element by element the same operations in the
+ * same order, so the vectors the clones use change no bit.  Whether any
+ * dy[i] > 0. */
+DOT_CLONES
+static bool moves_f32(const float *restrict y, const float *restrict yp, const float *restrict ym,
+                      const float *restrict sp, const float *restrict sm, int64_t n, double ulps, double *restrict dy) {
+  int any = 0;
+#pragma omp simd reduction(| : any)
+  for (int64_t i = 0; i < n; i++) {
+    double v = y[i];
+    double dp = fabs((double)yp[i] - v), dm = fabs((double)ym[i] - v);
+    double d = dp > dm ? dp : dm;
+    d = fabs(d) < INFINITY ? d : (fabs(v) < INFINITY ? INFINITY : 0);
+    if (sp && fabs(d) < INFINITY) {
+      double av = fabs(v), vp = fabs((double)sp[i]), vm = fabs((double)sm[i]);
+      double top = av > vp ? av : vp;
+      top = top > vm ? top : vm;
+      double sdp = fabs((double)sp[i] - v), sdm = fabs((double)sm[i] - v);
+      double sd = sdp > sdm ? sdp : sdm;
+      sd = fabs(sd) < INFINITY ? sd : (fabs(v) < INFINITY ? INFINITY : 0);
+      double up = (sd - ulps * top) / SMALL_SHIFT;
+      d = up > d ? up : d;
+    }
+    dy[i] = d;
+    any |= d > 0;
+  }
+  return any != 0;
+}
+
 int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *g_max, chk_accums_eval_fn *eval,
                        void *eval_ctx, hlo_error *err) {
   A->nleaves = hlo_value_leaf_count(reference);
@@ -999,7 +1316,14 @@ int chk_accums_measure(chk_accums *A, const hlo_value *reference, const double *
         break;
       }
       bool moves = false;
-      for (int64_t i = 0; i < y->count; i++) {
+      int64_t i0 = 0;
+      if (y->type == HLO_F32 && yp->type == HLO_F32 && ym->type == HLO_F32 &&
+          (!two || (sp->type == HLO_F32 && sm->type == HLO_F32))) {
+        moves = moves_f32(y->data, yp->data, ym->data, two ? sp->data : NULL, two ? sm->data : NULL, y->count,
+                          SMALL_SHIFT_ULPS * ulp, dy);
+        i0 = y->count;
+      }
+      for (int64_t i = i0; i < y->count; i++) {
         dy[i] = moved_by(y, yp, ym, i);
         /* The move is scaled to each comparison's coefficient linearly
          * (chk_accums_leaf_map), which holds only as far as the output is

@@ -56,9 +56,10 @@
  * result, 2, 4 and 8 interleaved accumulators (each lane the reference's
  * dot of the lhs with the other lanes' contraction indices zeroed, as the
  * reference emulating the device forms it) with the f64 sum of the
- * products the device forms (the lanes up to 2^28 products; the lanes and
- * the f64 sum come from one walk of each element's products,
- * chk_accums_dot_sums): the operands flushed and, at DEFAULT
+ * products the device forms (the lanes up to 2^28 products; the lanes, the
+ * f64 sum and that dot's S_e, the same f64 sum of |a_i||b_i| the f64 dot
+ * of |lhs| and |rhs| makes, come from one walk of each element's
+ * products, chk_accums_dot_sums): the operands flushed and, at DEFAULT
  * precision, rounded to bf16 (products exact in f32); at HIGH and HIGHEST
  * the full products, which differ from the device's pass products by at
  * most 2^-16 of each product and so can only raise rho.  Other
@@ -145,8 +146,11 @@ void chk_accums_free(chk_accums *A);
  * interleaved f32 accumulators, lane p taking the products whose
  * contraction index k (row-major over the contracting dims, in their
  * listed order) has k % P == p, each product and add as the reference
- * emulating the device forms them.  0, or -1 with err (out of memory, or
- * dimension numbers that do not fit the operands). */
-int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exact, float *sums, hlo_error *err);
+ * emulating the device forms them; with abs_sum not NULL, abs_sum[e] the
+ * S_e the probe records (the f64 dot of |lhs| and |rhs|, k ascending from
+ * 0, times 1 + 2^-6).  0, or -1 with err (out of memory, or dimension
+ * numbers that do not fit the operands). */
+int chk_accums_dot_sums(const hlo_instr *dot, hlo_value *const *ops, double *exact, float *sums, double *abs_sum,
+                        hlo_error *err);
 
 #endif

@@ -254,7 +254,7 @@ static void dot_lane_sums_by_hand(void **state) {
   hlo_value *args[2] = {fx_array(HLO_F32, 2, DIMS(1, 16), CASE1), fx_array(HLO_F32, 2, DIMS(16, 1), ones)};
   double exact = 0;
   float sums[3] = {0, 0, 0};
-  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, &exact, sums, &err), 0);
+  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, &exact, sums, NULL, &err), 0);
   assert_true(exact == 8388627.0);
   assert_true(sums[0] == 8388620.0f); /* P = 2 */
   assert_true(sums[1] == 8388625.0f); /* P = 4 */
@@ -314,7 +314,7 @@ static void dot_lane_sums_two_contracting_dims(void **state) {
   hlo_value *args[2] = {fx_array(HLO_F32, 4, DIMS(2, 3, 2, 4), lhs), fx_array(HLO_F32, 4, DIMS(2, 4, 3, 2), rhs)};
   double x[8];
   float s[24];
-  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, x, s, &err), 0);
+  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, x, s, NULL, &err), 0);
   for (int e = 0; e < 8; e++) {
     assert_true(x[e] == exact[e]);
     for (int i = 0; i < 3; i++)
@@ -330,8 +330,11 @@ static void dot_lane_sums_two_contracting_dims(void **state) {
  * emulating reference's dot of the lhs with every element whose
  * contraction index is not p mod P zeroed, the lanes added in order, and
  * the f64 sum is the f64 dot of the operands as the device multiplies
- * them (accum.h).  exact and sums as chk_accums_dot_sums gives them. */
-static void reference_route(const hlo_instr *ins, hlo_value *const *ops, double *exact, float *sums, int64_t n) {
+ * them (accum.h).  S_e is the f64 dot of |lhs| and |rhs| widened by
+ * 1 + 2^-6 (accum.h).  exact, sums and abs_sum as chk_accums_dot_sums
+ * gives them. */
+static void reference_route(const hlo_instr *ins, hlo_value *const *ops, double *exact, float *sums, double *abs_sum,
+                            int64_t n) {
   hlo_error err = {0};
   chk_eval ev;
   memset(&ev, 0, sizeof ev);
@@ -357,6 +360,14 @@ static void reference_route(const hlo_instr *ins, hlo_value *const *ops, double 
   assert_non_null(r);
   for (int64_t e = 0; e < n; e++)
     exact[e] = ((const double *)r->data)[e];
+  hlo_value_unref(r);
+  for (int s = 0; s < 2; s++)
+    for (int64_t i = 0; i < ops[s]->count; i++)
+      hlo_value_set_f64(w[s], i, fabs(hlo_value_get_f64(ops[s], i)));
+  r = chk_op_dot(&ev, &wide, w);
+  assert_non_null(r);
+  for (int64_t e = 0; e < n; e++)
+    abs_sum[e] = ((const double *)r->data)[e] * (1.0 + 1.0 / 64);
   hlo_value_unref(r);
   hlo_value_unref(w[0]);
   hlo_value_unref(w[1]);
@@ -468,13 +479,16 @@ static void compare_routes(const char *text, hlo_etype t, int lrank, const int64
   for (int i = 0; i < d->shape.rank; i++)
     n *= d->shape.dims[i];
   double *x = malloc(sizeof *x * (size_t)n), *rx = malloc(sizeof *rx * (size_t)n);
+  double *ab = malloc(sizeof *ab * (size_t)n), *rab = malloc(sizeof *rab * (size_t)n);
   float *s = malloc(sizeof *s * 3 * (size_t)n), *rs = malloc(sizeof *rs * 3 * (size_t)n);
-  assert_true(x && rx && s && rs);
-  assert_int_equal(chk_accums_dot_sums(d, args, x, s, &err), 0);
-  reference_route(d, args, rx, rs, n);
+  assert_true(x && rx && ab && rab && s && rs);
+  assert_int_equal(chk_accums_dot_sums(d, args, x, s, ab, &err), 0);
+  reference_route(d, args, rx, rs, rab, n);
   int finite = 0;
   for (int64_t e = 0; e < n; e++) {
     assert_true(same_sum(x[e], rx[e]));
+    /* S_e is stored: the same bits (a NaN's payload aside) */
+    assert_true(isnan(rab[e]) ? isnan(ab[e]) : memcmp(&ab[e], &rab[e], sizeof ab[e]) == 0);
     for (int i = 0; i < 3; i++) {
       assert_true(same_sum(s[3 * e + i], rs[3 * e + i]));
       finite += isfinite(s[3 * e + i]);
@@ -483,6 +497,8 @@ static void compare_routes(const char *text, hlo_etype t, int lrank, const int64
   assert_true(finite > 0); /* the comparison compared something */
   free(x);
   free(rx);
+  free(ab);
+  free(rab);
   free(s);
   free(rs);
   hlo_value_unref(args[0]);
@@ -531,6 +547,69 @@ static void dot_lane_sums_match_reference_route(void **state) {
                           "f32[2,5,6] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={1},"
                           " lhs_contracting_dims={3,2}, rhs_contracting_dims={0,2}"),
                  HLO_F32, 4, DIMS(2, 5, 4, 3), 4, DIMS(3, 2, 4, 6), false, ANY_SCALE, 17);
+}
+
+/* The probe's rho of an f32 dot (accum.h) is the largest
+ * |s - exact| / (g S_e) over the elements whose s, exact and g S_e are
+ * finite (g S_e > 0), s the reference's own value and the 2-, 4- and
+ * 8-lane sums, written out here element by element from the sums
+ * chk_accums_dot_sums gives (which dot_lane_sums_match_reference_route
+ * checks against the evaluator) with g the noise floor's coefficient for
+ * K = 45.  A ragged block of columns (21 = 16 + 5), a ragged group of rows
+ * (5 = 4 + 1), an Inf in the lhs (its row not finite) and values of every
+ * scale (random_value: products that overflow or flush) make the
+ * elements the probe must leave out; eight seeds, so that the largest
+ * ratio falls on either sign of s - exact. */
+static void dot_noise_is_largest_ratio(void **state) {
+  (void)state;
+  static const char *text = DOT_TEXT("f32[5,45]", "f32[45,21]",
+                                     "f32[5,21] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+  for (int run = 0; run < 8; run++) {
+    int scale = run % 2;
+    hlo_error err = {0};
+    hlo_module *m = hlo_parse(text, strlen(text), &err);
+    assert_non_null(m);
+    uint64_t st = 77 + (uint64_t)run;
+    double lv[5 * 45], rv[45 * 21];
+    for (int i = 0; i < 5 * 45; i++)
+      lv[i] = scale ? ldexp(random_value(&st) < 0 ? -1.0 : 1.0, (int)(st % 7)) * 0.3 : random_value(&st);
+    for (int i = 0; i < 45 * 21; i++)
+      rv[i] = scale ? ldexp(random_value(&st) < 0 ? -1.0 : 1.0, (int)(st % 5)) * 0.7 : random_value(&st);
+    lv[2 * 45 + 7] = INFINITY;
+    hlo_value *args[2] = {fx_array(HLO_F32, 2, DIMS(5, 45), lv), fx_array(HLO_F32, 2, DIMS(45, 21), rv)};
+    chk_accums A;
+    memset(&A, 0, sizeof A);
+    A.kernel = m->entry;
+    hlo_value *ref = NULL;
+    chk_eval_opts o = {.replicas = 1, .emulate_device = 1, .hook = chk_accums_probe, .hook_ctx = &A};
+    assert_int_equal(chk_eval_module(m, 2, args, &o, &ref, &err), 0);
+    assert_int_equal(A.n, 1);
+    assert_false(A.failed);
+    double exact[105], abs_sum[105];
+    float sums[3 * 105];
+    assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, exact, sums, abs_sum, &err), 0);
+    double g = chk_tol_coef(CHK_TOL_NOISE_FLOOR, ldexp(1, -24), 45, 0, 0, 0, 0), rho = 0;
+    int counted = 0;
+    for (int e = 0; e < 105; e++) {
+      assert_true(memcmp(&A.a[0].abs_sum[e], &abs_sum[e], sizeof abs_sum[e]) == 0 || isnan(abs_sum[e]));
+      double w = g * abs_sum[e];
+      double s[4] = {((const float *)ref->data)[e], sums[3 * e], sums[3 * e + 1], sums[3 * e + 2]};
+      for (int i = 0; i < 4; i++)
+        if (w > 0 && isfinite(w) && isfinite(exact[e]) && isfinite(s[i])) {
+          double q = fabs(exact[e] - s[i]) / w;
+          rho = q > rho ? q : rho;
+          counted++;
+        }
+    }
+    assert_true(counted > 0 && counted < 4 * 105); /* some elements count, some are left out */
+    assert_true(rho > 0);
+    assert_true(A.a[0].noise == rho);
+    chk_accums_free(&A);
+    hlo_value_unref(ref);
+    hlo_value_unref(args[0]);
+    hlo_value_unref(args[1]);
+    hlo_module_free(m);
+  }
 }
 
 /* A sum that a tanh saturates: x = {1000, -1000, 500, -500} sums to 0,
@@ -606,6 +685,7 @@ int main(void) {
       cmocka_unit_test(dot_lane_sums_by_hand),
       cmocka_unit_test(dot_lane_sums_two_contracting_dims),
       cmocka_unit_test(dot_lane_sums_match_reference_route),
+      cmocka_unit_test(dot_noise_is_largest_ratio),
   };
   return cmocka_run_group_tests_name("accum", tests, NULL, NULL);
 }
