@@ -19,6 +19,7 @@
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
 #include "tolerance.h"
+#include "hlo/hlo_clones.h"
 
 static bool in_kernel(const chk_accums *A, const hlo_instr *ins) {
   const hlo_computation *c = A->kernel;
@@ -566,11 +567,6 @@ static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *
  * its own sum, so the width changes no bit.  Nothing in it may be
  * contracted into a multiply-add: the whole build has -ffp-contract=off
  * (m4/tune_flags.m4). */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
-#define DOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define DOT_CLONES
-#endif
 
 #define INLINE static inline __attribute__((always_inline))
 /* The vector helpers are always inlined, so how a 64-byte vector would be
@@ -851,7 +847,7 @@ INLINE double walk(hlo_num_precision prec, bool F, const dot_terms *t, int64_t r
  * With out (nrows of them), each row's sums go there.  With u (nrows of
  * them), each row's S_e goes to its abs_sum, and the largest rho of the
  * rows (accum.h; 0 when no element counts) is returned. */
-DOT_CLONES
+HLO_CLONES
 static double dot_block(const dot_terms *t, int64_t row0, int64_t nrows, int64_t j0, int64_t nj, const block_use *u,
                         dot_walked *out) {
   bool F = !t->no_flush;
@@ -1161,7 +1157,7 @@ typedef struct {
  * rounded to f32 where p[e] is finite.  Every element is its own
  * arithmetic, the same operations in the same order as element by
  * element, so the vectors the clones use change no bit. */
-DOT_CLONES
+HLO_CLONES
 static void shift_f32(float *restrict p, int64_t n, const double *restrict S, const double *restrict R, double h,
                       double scale, double sign) {
   if (R) {
@@ -1255,7 +1251,7 @@ static double moved_by(const hlo_value *y, const hlo_value *yp, const hlo_value 
  * when sp is not NULL), element by element the same operations in the
  * same order, so the vectors the clones use change no bit.  Whether any
  * dy[i] > 0. */
-DOT_CLONES
+HLO_CLONES
 static bool moves_f32(const float *restrict y, const float *restrict yp, const float *restrict ym,
                       const float *restrict sp, const float *restrict sm, int64_t n, double ulps, double *restrict dy) {
   int any = 0;

@@ -35,6 +35,7 @@
 #include "hlo/hlo_numerics.h"
 #include "eval_internal.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_clones.h"
 
 /* ---- packing -------------------------------------------------------------- */
 
@@ -238,7 +239,7 @@ __attribute__((always_inline)) static inline void gemm_f64_block(int64_t N, int6
     memcpy(C + r * N, acc[r], sizeof acc[r]);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+HLO_CLONES
 static void gemm_f64(int64_t M, int64_t N, int64_t K, const double *A, const double *B, double *C) {
   int64_t nb = (M + GB_R - 1) / GB_R;
 #pragma omp parallel for schedule(static) if (M * N * K >= (1 << 18))

@@ -65,6 +65,7 @@
 #include "eval_fuse.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_minmax.h"
+#include "hlo/hlo_clones.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "bitcast-convert assumes a little-endian host"
@@ -261,12 +262,6 @@ const char *chk_ew_unsupported(const hlo_instr *ins) {
  * at load time (GCC function multiversioning): the same IEEE operations on
  * wider vectors, so the results are bitwise those of the SSE2 build.  None of
  * these targets enables FMA, so no multiply-add can be contracted. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(CHK_NO_CLONES)
-#define CHK_EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CHK_EW_CLONES
-#endif
 /* Loops that call libm or libgcc (expf, fmodf, __mulsc3, popcount...): not
  * vectorizable without vector math variants, so no simd request. */
 #define EACH_CALL(stmt)                  \
@@ -396,7 +391,7 @@ static void float_unary(const hlo_instr *ins, hlo_etype ct, const void *const *i
     FLOAT_UNARY(double, , hlo_reduce_precision);
 }
 
-CHK_EW_CLONES
+HLO_CLONES
 static void float_binary(hlo_opcode op, hlo_etype ct, const void *const *in, void *out, int64_t n,
                          int emulate) {
   if (ct == HLO_F32 && emulate && hlo_num_binary_f32_block(op, in[0], in[1], out, n))
@@ -958,7 +953,7 @@ bool chk_ew_splat_ok(const hlo_instr *ins, int k, bool nan) {
 
 /* Only for nodes that passed chk_ew_splat_ok(ins, k); out may be the
  * block operand's own buffer. */
-CHK_EW_CLONES
+HLO_CLONES
 void chk_ew_block_splat(const hlo_instr *ins, const void *const *in, int k, void *out, int64_t n) {
   hlo_opcode op = ins->op;
   hlo_etype rt = ins->shape.type;

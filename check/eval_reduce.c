@@ -50,6 +50,7 @@
 #include "eval_reduce_prog.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
+#include "hlo/hlo_clones.h"
 
 /* ---- scalar operations, one per (compute type, op) ------------------------ */
 
@@ -187,12 +188,6 @@ typedef struct red_kernel {
  * columns past the last multiple of 8, and rows past the last multiple of 16,
  * go through the scalar code.  The kernels also come in AVX2 and AVX-512
  * builds picked at load time (the same lane operations; no FMA). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(CHK_NO_CLONES)
-#define CHK_RED_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CHK_RED_CLONES
-#endif
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
@@ -270,7 +265,7 @@ static inline float f32_mul_acc(float a, float b) { return a != a ? f32_quiet(a)
 
 /* NAME##_rows: rows of 16 in lanes, the rest by NAME##_rows8. */
 #define DEF_WIDE_ROWS(NAME, VOP, OP)                                                       \
-  CHK_RED_CLONES                                                                           \
+  HLO_CLONES                                                                           \
   static void NAME##_w16(float *out, const float *x, int64_t L) {                          \
     v8f a, b;                                                                              \
     memcpy(&a, out, 32);                                                                   \

@@ -27,6 +27,7 @@
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
 #include "hlo/hlo_minmax.h"
+#include "hlo/hlo_clones.h"
 
 /* ---- classification ------------------------------------------------------- */
 
@@ -638,15 +639,10 @@ typedef struct ew_src {
  * IEEE operations at any width, so the values are the same.  An f32
  * elementwise op converts each operand row and its result row, and these
  * were the larger part of its time. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define ROW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ROW_CLONES
-#endif
 
-ROW_CLONES static void row_to_f32(const dev_slot *v, int64_t n, float *o) { (void)dev_slots_to_f32(v, n, o); }
+HLO_CLONES static void row_to_f32(const dev_slot *v, int64_t n, float *o) { (void)dev_slots_to_f32(v, n, o); }
 
-ROW_CLONES static void row_from_f32(const float *o, int64_t n, dev_slot *v) { dev_f32_to_slots(o, n, v); }
+HLO_CLONES static void row_from_f32(const float *o, int64_t n, dev_slot *v) { dev_f32_to_slots(o, n, v); }
 
 /* o[i] |= p[i] for i < n, eight bytes at a time (a byte loop through
  * two byte pointers, which may alias as far as the compiler knows, went
@@ -667,7 +663,7 @@ static void poison_or(uint8_t *o, const uint8_t *p, int64_t n) {
 /* x[k] = f[k] as it comes back from a slot, for k < n: a float widened
  * to double and narrowed again is itself, except that a signalling NaN
  * comes back quiet (the widening sets its quiet bit, the payload kept). */
-ROW_CLONES static void row_f32_through_slot(const float *f, int64_t n, float *x) {
+HLO_CLONES static void row_f32_through_slot(const float *f, int64_t n, float *x) {
 #pragma omp simd
   for (int64_t k = 0; k < n; k++) {
     uint32_t u;
@@ -884,7 +880,7 @@ static inline float key_float(int32_t k) {
 /* The largest (max) or smallest key of f[0..n), and whether one of them
  * is a NaN, as a vector reduction (integer max and min do not care about
  * the order). */
-ROW_CLONES static int32_t minmax_keys(bool max, int32_t init, int32_t *bad, const float *f, int64_t n) {
+HLO_CLONES static int32_t minmax_keys(bool max, int32_t init, int32_t *bad, const float *f, int64_t n) {
   int32_t m = init, nb = 0;
   if (max) {
 #pragma omp simd reduction(max : m) reduction(| : nb)

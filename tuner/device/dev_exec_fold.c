@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hlo/hlo_minmax.h"
+#include "hlo/hlo_clones.h"
 
 /* elements of each slot line narrowed and folded at a time (slot_rows8) */
 #define SLOT_CHUNK 64
@@ -99,11 +100,6 @@ static void slot_lines_scalar(hlo_opcode op, float *acc, int m, const dev_slot *
  * The vector max/min pick the very operand hlo_max_f32/hlo_min_f32 return;
  * add and multiply run plain, and a line that ends in NaN is folded again
  * with f_add/f_mul, which carry a NaN accumulator explicitly. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define FOLD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define FOLD_CLONES
-#endif
 
 #if defined(__GNUC__) && !defined(__clang__)
 typedef float v8f __attribute__((vector_size(32)));
@@ -155,7 +151,7 @@ typedef float v4f __attribute__((vector_size(16)));
 /* 16 lines (two registers) over the first len8 = len rounded down to 8
  * elements; returns len8. */
 #define DEF_ROWS16(NAME, VOP)                                                                   \
-  FOLD_CLONES static int64_t NAME(float *acc, const float *x, int64_t L, int64_t len) {         \
+  HLO_CLONES static int64_t NAME(float *acc, const float *x, int64_t L, int64_t len) {         \
     v8f a, b;                                                                                   \
     memcpy(&a, acc, 32);                                                                        \
     memcpy(&b, acc + 8, 32);                                                                    \
@@ -195,7 +191,7 @@ static void redo_nan_lanes(hlo_opcode op, float *acc, const float *a0, const flo
 /* 8 lines (one register) of len (a multiple of 8) columns, L apart; add
  * and multiply with the NaN select, so no lane needs folding again. */
 #define DEF_ROWS8(NAME, VOP)                                                                    \
-  FOLD_CLONES static void NAME(float *acc, const float *x, int64_t L, int64_t len) {            \
+  HLO_CLONES static void NAME(float *acc, const float *x, int64_t L, int64_t len) {            \
     v8f a;                                                                                      \
     memcpy(&a, acc, 32);                                                                        \
     for (int64_t k = 0; k + 8 <= len; k += 8)                                                   \

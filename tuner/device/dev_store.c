@@ -11,6 +11,7 @@
 #include "dev_exec_internal.h"
 #include "dev_slot_f32.h"
 #include "hlo/hlo_index.h"
+#include "hlo/hlo_clones.h"
 
 static void tile_box(const exec *x, dev_box *b) {
   memset(b, 0, sizeof *b);
@@ -118,24 +119,19 @@ static int64_t box_run(const dev_hbm *h, const dev_box *b, int *outer) {
  * for AVX2 (as dev_elemental.c's rows: the same conversion at any width,
  * so the same values).  An AVX-512 build of this loop, whose stores go to
  * the output buffer, measured slower than the AVX2 one on a small gather. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define ROW_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define ROW_CLONES
-#endif
 
 /* sh[k] = pz[k] != 0 for k < n, as a vector loop (the two buffers never
  * overlap: a box's poison and an output's shadow).  A byte loop through
  * the box and buffer pointers, reloaded per element because bytes may
  * alias them, was most of a small gather's store time; eight bytes at a
  * time in a general register, still a tenth of it. */
-ROW_CLONES static void shadow_from_poison(uint8_t *sh, const uint8_t *pz, int64_t n) {
+HLO_CLONES_AVX2 static void shadow_from_poison(uint8_t *sh, const uint8_t *pz, int64_t n) {
 #pragma omp simd
   for (int64_t k = 0; k < n; k++)
     sh[k] = pz[k] != 0;
 }
 
-ROW_CLONES static void store_f32_run(const dev_slot *v, int64_t n, float *o) { (void)dev_slots_to_f32(v, n, o); }
+HLO_CLONES_AVX2 static void store_f32_run(const dev_slot *v, int64_t n, float *o) { (void)dev_slots_to_f32(v, n, o); }
 
 /* Writes box b of leaf j to HBM: only the valid (in-array) part is stored,
  * the ragged remainder of a tile is discarded. */

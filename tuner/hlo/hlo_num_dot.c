@@ -4,6 +4,7 @@
  * whole build has -ffp-contract=off (m4/tune_flags.m4). */
 
 #include "hlo_num_dot.h"
+#include "hlo/hlo_clones.h"
 
 #include <string.h>
 
@@ -54,11 +55,6 @@ static bool split_scalar(const float *x, int64_t i0, int64_t n, hlo_num_precisio
 
 #if defined(__GNUC__) && !defined(__clang__)
 
-#if defined(__x86_64__) && defined(__linux__)
-#define DOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define DOT_CLONES
-#endif
 #define INLINE static inline __attribute__((always_inline))
 /* The helpers below are always inlined, so how a 32-byte vector would be
  * passed between functions never matters. */
@@ -107,7 +103,7 @@ INLINE v8u v_min(v8u a, v8u b) {
 /* hlo_num_dot_split_block, 8 elements at a time: hlo_num_dot_split's
  * steps per lane (flush, hi, then mid and lo from the exact remainders,
  * zero for a non-finite x), selects for its branches. */
-DOT_CLONES static bool split_vec(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3],
+HLO_CLONES static bool split_vec(const float *x, int64_t n, hlo_num_precision prec, float *const parts[3],
                                  int *exp_min, int64_t *done) {
   v8u em = {255, 255, 255, 255, 255, 255, 255, 255};
   v8i nan = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -308,7 +304,7 @@ static bool parts_allow_nf(const hlo_num_dot_planes *pl) {
 /* The test, for nr rows of m lanes (acc[0..nr-1]) at once: one call and
  * one reduction of the vector for a block of rows, where the four-row
  * kernel would otherwise pay four of each on every call. */
-DOT_CLONES static bool rows_no_subnormals(const hlo_num_dot_planes *pl, const float *const *acc, int nr, int64_t m) {
+HLO_CLONES static bool rows_no_subnormals(const hlo_num_dot_planes *pl, const float *const *acc, int nr, int64_t m) {
   if (!parts_allow_nf(pl))
     return false;
   /* a nonzero sum whose ulp is below 2^-126: exponent under 24 */
@@ -339,23 +335,23 @@ static bool no_subnormals(const hlo_num_dot_planes *pl, const float *acc, int64_
 }
 
 #define DEF_PREC(SUFFIX, PREC, F)                                                                           \
-  DOT_CLONES static void row32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,      \
+  HLO_CLONES static void row32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,      \
                                         int64_t len) {                                                     \
     row_lanes(pl, PREC, F, 4, acc, a0, b0, len);                                                           \
   }                                                                                                        \
-  DOT_CLONES static void row8_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,       \
+  HLO_CLONES static void row8_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, int64_t a0, int64_t b0,       \
                                        int64_t len) {                                                      \
     row_lanes(pl, PREC, F, 1, acc, a0, b0, len);                                                           \
   }                                                                                                        \
-  DOT_CLONES static void gather32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa,        \
+  HLO_CLONES static void gather32_##SUFFIX(const hlo_num_dot_planes *pl, float *acc, const int64_t *oa,        \
                                            const int64_t *ob, int64_t len) {                               \
     gather_lanes(pl, PREC, F, acc, oa, ob, len);                                                           \
   }                                                                                                        \
-  DOT_CLONES static void pair32_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,   \
+  HLO_CLONES static void pair32_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,   \
                                          int64_t b0, int64_t len) {                                        \
     rows_lanes(pl, PREC, F, 2, 4, acc, a0, b0, len);                                                       \
   }                                                                                                        \
-  DOT_CLONES static void pair8_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,    \
+  HLO_CLONES static void pair8_##SUFFIX(const hlo_num_dot_planes *pl, float *const *acc, const int64_t *a0,    \
                                         int64_t b0, int64_t len) {                                         \
     rows_lanes(pl, PREC, F, 2, 1, acc, a0, b0, len);                                                       \
   }

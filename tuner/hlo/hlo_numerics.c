@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hlo_dtype.h"
+#include "hlo/hlo_clones.h"
 
 /* At -O2 GCC vectorises only loops whose trip count is a known multiple of
  * the vector width; these element-independent loops ask for it (lanes
@@ -431,11 +432,6 @@ int hlo_num_binary_f32(hlo_opcode op, float x, float y, float *out) {
 /* The block loops below are compiled for AVX-512 and AVX2 too and the
  * widest the machine runs is picked at load time: the same IEEE operations
  * on more lanes (no contraction: FP_CFLAGS), so the same bits. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define BLOCK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define BLOCK_CLONES
-#endif
 
 /* Vector blocks of exp, logistic and log.  Over most of its domain each
  * scalar function runs none of its branches, and that path is straight
@@ -479,7 +475,7 @@ static inline float exp_plain(float v) {
   return hlo_num_ftz_f32(exp_poly(r) * two.f);
 }
 
-BLOCK_CLONES static void exp_block(const float *x, float *o, int64_t n) {
+HLO_CLONES static void exp_block(const float *x, float *o, int64_t n) {
   uint32_t outside = 0; /* any element outside the domain: then the scalar pass */
   SIMD_OR(outside) for (int64_t i = 0; i < n; i++) {
     float v = hlo_num_ftz_f32(x[i]);
@@ -492,7 +488,7 @@ BLOCK_CLONES static void exp_block(const float *x, float *o, int64_t n) {
       o[i] = hlo_num_exp_f32(x[i]);
 }
 
-BLOCK_CLONES static void logistic_block(const float *x, float *o, int64_t n) {
+HLO_CLONES static void logistic_block(const float *x, float *o, int64_t n) {
   uint32_t outside = 0;
   SIMD_OR(outside) for (int64_t i = 0; i < n; i++) {
     float v = hlo_num_ftz_f32(x[i]);
@@ -509,7 +505,7 @@ BLOCK_CLONES static void logistic_block(const float *x, float *o, int64_t n) {
 /* hlo_num_log_f32's branch-free domain: positive, normal, finite. */
 static inline bool log_plain_arg(float v) { return (v >= 0x1p-126f) & (v <= 0x1.fffffep127f); }
 
-BLOCK_CLONES static void log_block(const float *x, float *o, int64_t n) {
+HLO_CLONES static void log_block(const float *x, float *o, int64_t n) {
   uint32_t outside = 0;
   SIMD_OR(outside) for (int64_t i = 0; i < n; i++) {
     float v = hlo_num_ftz_f32(x[i]);
@@ -554,7 +550,7 @@ int hlo_num_unary_f32_block(hlo_opcode op, const float *x, float *o, int64_t n) 
  * with a the first source), as a select the vectoriser can use. */
 static inline float nan_first(float a, float r) { return pick(a != a, quiet_nan(a), r); }
 
-BLOCK_CLONES int hlo_num_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
+HLO_CLONES int hlo_num_binary_f32_block(hlo_opcode op, const float *x, const float *y, float *o, int64_t n) {
   float probe;
   if (!hlo_num_binary_f32(op, 1.0f, 1.0f, &probe))
     return 0;
@@ -612,7 +608,7 @@ static inline float bits_f32(uint32_t u) {
   return f;
 }
 
-BLOCK_CLONES static void round_f16_plain(const float *x, float *o, int64_t n) {
+HLO_CLONES static void round_f16_plain(const float *x, float *o, int64_t n) {
   SIMD
   for (int64_t i = 0; i < n; i++) {
     uint32_t b = f32_bits(x[i]), s = b & 0x80000000u, a = b & 0x7FFFFFFFu;
@@ -664,7 +660,7 @@ void hlo_num_round_f16_block(const float *x, float *o, int64_t n) {
   round_f16_plain(x + done, o + done, n - done);
 }
 
-BLOCK_CLONES void hlo_num_round_bf16_block(const float *x, float *o, int64_t n) {
+HLO_CLONES void hlo_num_round_bf16_block(const float *x, float *o, int64_t n) {
   SIMD
   for (int64_t i = 0; i < n; i++) {
     uint32_t b = f32_bits(x[i]);
