@@ -22,6 +22,7 @@
 
 #include "eval_internal.h"
 #include "hlo/hlo_dtype.h"
+#include "hlo/hlo_index.h"
 
 /* ---- the block copy kernel ------------------------------------------- */
 
@@ -151,43 +152,18 @@ static void block_copy(char *dst, const char *src, block *b, size_t es) {
           o.rank++;
         }
       int64_t m = b->dims[k], n = b->dims[inner], sn = b->src[inner], dm = b->dst[k];
-      int64_t idx[HLO_MAX_RANK] = {0};
-      for (;;) {
-        copy_2d_tiled(dst, src, m, n, sn, dm, es);
-        int d = o.rank - 1;
-        for (; d >= 0; d--) {
-          if (++idx[d] < o.dims[d]) {
-            src += o.src[d] * (int64_t)es;
-            dst += o.dst[d] * (int64_t)es;
-            break;
-          }
-          idx[d] = 0;
-          src -= o.src[d] * (o.dims[d] - 1) * (int64_t)es;
-          dst -= o.dst[d] * (o.dims[d] - 1) * (int64_t)es;
-        }
-        if (d < 0)
-          return;
-      }
-    }
-  }
-  int64_t idx[HLO_MAX_RANK] = {0};
-  for (;;) {
-    copy_run(dst, b->dst[inner], src, b->src[inner], b->dims[inner], es);
-    /* Odometer over the outer dimensions, moving both pointers. */
-    int d = inner - 1;
-    for (; d >= 0; d--) {
-      if (++idx[d] < b->dims[d]) {
-        src += b->src[d] * (int64_t)es;
-        dst += b->dst[d] * (int64_t)es;
-        break;
-      }
-      idx[d] = 0;
-      src -= b->src[d] * (b->dims[d] - 1) * (int64_t)es;
-      dst -= b->dst[d] * (b->dims[d] - 1) * (int64_t)es;
-    }
-    if (d < 0)
+      int64_t idx[HLO_MAX_RANK] = {0}, so = 0, dof = 0;
+      do
+        copy_2d_tiled(dst + dof * (int64_t)es, src + so * (int64_t)es, m, n, sn, dm, es);
+      while (hlo_index_next_off2(o.rank, o.dims, o.src, o.dst, idx, &so, &dof));
       return;
+    }
   }
+  /* The runs along the innermost dimension, stepping the outer ones. */
+  int64_t idx[HLO_MAX_RANK] = {0}, so = 0, dof = 0;
+  do
+    copy_run(dst + dof * (int64_t)es, b->dst[inner], src + so * (int64_t)es, b->src[inner], b->dims[inner], es);
+  while (hlo_index_next_off2(inner, b->dims, b->src, b->dst, idx, &so, &dof));
 }
 
 static void row_major_strides(int rank, const int64_t *dims, int64_t *out) {

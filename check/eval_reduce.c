@@ -613,30 +613,25 @@ static chk_rprog *fold_program(chk_eval *ev, const hlo_instr *ins, int n, hlo_va
   return chk_rprog_compile(ev, ins->attrs.calls.to_apply, 2 * n, argt, n, argt);
 }
 
-/* Advances idx, a row-major position over the nd dimensions dims of x,
- * by one, keeping *off (its offset with strides st) in step. */
-static void step_dims(const hlo_value *x, const int64_t *st, const int *dims, int nd, int64_t *idx, int64_t *off) {
-  for (int j = nd - 1; j >= 0; j--) {
-    *off += st[dims[j]];
-    if (++idx[j] < x->dims[dims[j]])
-      return;
-    *off -= st[dims[j]] * x->dims[dims[j]];
-    idx[j] = 0;
-  }
-}
+/* The kept or the reduced dimensions of x, in order, as a box to step
+ * through with hlo_index_next_off: their extents and x's strides. */
+typedef struct {
+  int n;
+  int64_t ext[HLO_MAX_RANK], st[HLO_MAX_RANK];
+} dim_walk;
 
-/* Splits x's dimensions into the kept ones (kd, in order) and the reduced
- * ones (rd, in order); returns how many elements one output folds. */
-static int64_t split_dims(const hlo_value *x, const bool *red, int *kd, int *nk, int *rd, int *nr) {
-  int64_t nred = 1;
-  *nk = *nr = 0;
+/* Splits x's dimensions into the kept ones (k) and the reduced ones (r);
+ * returns how many elements one output folds. */
+static int64_t split_dims(const hlo_value *x, const bool *red, dim_walk *k, dim_walk *r) {
+  int64_t st[HLO_MAX_RANK], nred = 1;
+  hlo_value_strides(x, st);
+  k->n = r->n = 0;
   for (int d = 0; d < x->rank; d++) {
-    if (red[d]) {
-      rd[(*nr)++] = d;
+    dim_walk *w = red[d] ? r : k;
+    w->ext[w->n] = x->dims[d];
+    w->st[w->n++] = st[d];
+    if (red[d])
       nred *= x->dims[d];
-    } else {
-      kd[(*nk)++] = d;
-    }
   }
   return nred;
 }
@@ -648,11 +643,8 @@ static int64_t split_dims(const hlo_value *x, const bool *red, int *kd, int *nk,
  * blocks. */
 static int reduce_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *prog, int n, hlo_value *const *ops,
                         const bool *red, hlo_value **res) {
-  const hlo_value *x = ops[0];
-  int64_t st[HLO_MAX_RANK];
-  hlo_value_strides(x, st);
-  int kd[HLO_MAX_RANK], rd[HLO_MAX_RANK], nk, nr;
-  int64_t nred = split_dims(x, red, kd, &nk, rd, &nr);
+  dim_walk kw, rw;
+  int64_t nred = split_dims(ops[0], red, &kw, &rw);
   int64_t nout = res[0]->count;
   int64_t nblocks = (nout + CHK_RPROG_LANES - 1) / CHK_RPROG_LANES;
   int failed = 0;
@@ -671,16 +663,16 @@ static int reduce_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
       int m = (int)(nout - o0 < CHK_RPROG_LANES ? nout - o0 : CHK_RPROG_LANES);
       /* input offset of each output element's first reduced element */
       int64_t kidx[HLO_MAX_RANK], q = o0, off = 0;
-      for (int j = nk - 1; j >= 0; j--) {
-        kidx[j] = q % x->dims[kd[j]];
-        q /= x->dims[kd[j]];
+      for (int j = kw.n - 1; j >= 0; j--) {
+        kidx[j] = q % kw.ext[j];
+        q /= kw.ext[j];
       }
-      for (int j = 0; j < nk; j++)
-        off += kidx[j] * st[kd[j]];
+      for (int j = 0; j < kw.n; j++)
+        off += kidx[j] * kw.st[j];
       for (int i = 0; i < m; i++) {
         base[i] = off;
         oidx[i] = o0 + i;
-        step_dims(x, st, kd, nk, kidx, &off);
+        (void)hlo_index_next_off(kw.n, kw.ext, kw.st, kidx, &off);
       }
       for (int i = 0; i < n; i++)
         chk_rprog_load(l, i, ops[n + i]->data, NULL, m);
@@ -692,7 +684,7 @@ static int reduce_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
           chk_rprog_load(l, n + i, ops[i]->data, offs, m);
         chk_rprog_run(l, m);
         chk_rprog_feedback(l, m, NULL);
-        step_dims(x, st, rd, nr, ridx, &roff);
+        (void)hlo_index_next_off(rw.n, rw.ext, rw.st, ridx, &roff);
       }
       for (int i = 0; i < n; i++)
         chk_rprog_store_arg(l, i, res[i]->data, oidx, m);
@@ -709,11 +701,8 @@ static int reduce_lanes(chk_eval *ev, const hlo_instr *ins, const chk_rprog *pro
 /* General reduce: per output element, per reduced element, one call. */
 static int reduce_general(chk_eval *ev, const hlo_instr *ins, int n, hlo_value *const *ops,
                           const bool *red, hlo_value **res) {
-  const hlo_value *x = ops[0];
-  int64_t st[HLO_MAX_RANK];
-  hlo_value_strides(x, st);
-  int kd[HLO_MAX_RANK], rd[HLO_MAX_RANK], nk, nr;
-  int64_t nred = split_dims(x, red, kd, &nk, rd, &nr);
+  dim_walk kw, rw;
+  int64_t nred = split_dims(ops[0], red, &kw, &rw);
   int64_t nout = res[0]->count;
   int64_t kidx[HLO_MAX_RANK] = {0}, base = 0;
   hlo_value *acc[64], *xs[64];
@@ -738,7 +727,7 @@ static int reduce_general(chk_eval *ev, const hlo_instr *ins, int n, hlo_value *
           hlo_value_unref(acc[j]);
         return -1;
       }
-      step_dims(x, st, rd, nr, ridx, &roff);
+      (void)hlo_index_next_off(rw.n, rw.ext, rw.st, ridx, &roff);
     }
     for (int i = 0; i < n; i++) {
       if (acc[i]->type != res[i]->type) {
@@ -751,7 +740,7 @@ static int reduce_general(chk_eval *ev, const hlo_instr *ins, int n, hlo_value *
       memcpy((char *)res[i]->data + (size_t)o * res[i]->elem_size, acc[i]->data, res[i]->elem_size);
       hlo_value_unref(acc[i]);
     }
-    step_dims(x, st, kd, nk, kidx, &base);
+    (void)hlo_index_next_off(kw.n, kw.ext, kw.st, kidx, &base);
   }
   return 0;
 }
@@ -852,11 +841,13 @@ static inline int64_t win_at(const win_dim *g, int64_t o, int64_t k) {
 /* Offsets read by output element with per-dim position opos, in window
  * row-major order, padding skipped.  Returns how many. */
 static int64_t window_offsets(int rank, const win_dim *wd, const int64_t *opos, int64_t *off) {
-  int64_t widx[HLO_MAX_RANK] = {0};
+  int64_t widx[HLO_MAX_RANK] = {0}, wsz[HLO_MAX_RANK];
   int64_t n = 0;
-  for (int d = 0; d < rank; d++)
+  for (int d = 0; d < rank; d++) {
     if (wd[d].size <= 0)
       return 0;
+    wsz[d] = wd[d].size;
+  }
   for (;;) {
     int64_t sum = 0;
     int d;
@@ -868,12 +859,7 @@ static int64_t window_offsets(int rank, const win_dim *wd, const int64_t *opos, 
     }
     if (d == rank)
       off[n++] = sum;
-    for (d = rank - 1; d >= 0; d--) {
-      if (++widx[d] < wd[d].size)
-        break;
-      widx[d] = 0;
-    }
-    if (d < 0)
+    if (!hlo_index_next(rank, wsz, widx))
       return n;
   }
 }
@@ -951,9 +937,11 @@ static void window_block_direct(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_val
   for (int d = 0; d < rank; d++)
     if (blo[d] > bhi[d])
       return; /* no lane has a position: every accumulator stays the init */
-  int64_t widx[HLO_MAX_RANK];
-  for (int d = 0; d < rank; d++)
+  int64_t widx[HLO_MAX_RANK], bn[HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
     widx[d] = blo[d];
+    bn[d] = bhi[d] - blo[d] + 1;
+  }
   for (int64_t w = 0;; w++) {
     /* a block of a huge window is long itself */
     if (w % 4096 == 4095 && chk_past_deadline(ev))
@@ -981,13 +969,7 @@ static void window_block_direct(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_val
       if (any) /* then the input has elements, and offset 0 is one */
         window_step(l, n, ops, s->offs, m, s->keep);
     }
-    int d;
-    for (d = rank - 1; d >= 0; d--) {
-      if (++widx[d] <= bhi[d])
-        break;
-      widx[d] = blo[d];
-    }
-    if (d < 0)
+    if (!hlo_index_next_box(rank, blo, bn, widx))
       break;
   }
 }
@@ -996,7 +978,9 @@ static void window_block_direct(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_val
  * window in row-major order, each lane's offset from win_at. */
 static void window_block_general(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_value *const *ops, int rank,
                                  const win_dim *wd, int64_t wcount, win_scratch *s, int m) {
-  int64_t widx[HLO_MAX_RANK] = {0};
+  int64_t widx[HLO_MAX_RANK] = {0}, wsz[HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++)
+    wsz[d] = wd[d].size;
   for (int64_t w = 0; w < wcount; w++) {
     /* a block of a huge window is long itself */
     if (w % 4096 == 4095 && chk_past_deadline(ev))
@@ -1017,11 +1001,7 @@ static void window_block_general(chk_eval *ev, chk_rprog_lanes *l, int n, hlo_va
     }
     if (any) /* then the input has elements, and offset 0 is one */
       window_step(l, n, ops, s->offs, m, s->keep);
-    for (int d = rank - 1; d >= 0; d--) {
-      if (++widx[d] < wd[d].size)
-        break;
-      widx[d] = 0;
-    }
+    (void)hlo_index_next(rank, wsz, widx);
   }
 }
 

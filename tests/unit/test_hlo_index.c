@@ -133,12 +133,42 @@ static void test_offset(void **state) {
   assert_int_equal(off, 100);
 }
 
+/* Two offsets in step: dims {2, 3} read row-major (strides {3, 1}) and
+ * written transposed (strides {1, 2}) pair source 0..5 with destination
+ * 0, 2, 4, 1, 3, 5; a negative stride (a reversed row) walks down from
+ * its base. */
+static void test_offset2(void **state) {
+  (void)state;
+  const int64_t dims[2] = {2, 3}, sa[2] = {3, 1}, sb[2] = {1, 2};
+  int64_t idx[2] = {0, 0}, a = 0, b = 0;
+  static const int64_t bs[] = {2, 4, 1, 3, 5};
+  for (int i = 0; i < 5; i++) {
+    assert_true(hlo_index_next_off2(2, dims, sa, sb, idx, &a, &b));
+    assert_int_equal(a, i + 1);
+    assert_int_equal(b, bs[i]);
+  }
+  assert_false(hlo_index_next_off2(2, dims, sa, sb, idx, &a, &b));
+  assert_int_equal(a, 0);
+  assert_int_equal(b, 0);
+  const int64_t rev[2] = {3, -1};
+  int64_t c = 2, d = 0;
+  static const int64_t cs[] = {1, 0, 5, 4, 3};
+  for (int i = 0; i < 5; i++) {
+    assert_true(hlo_index_next_off2(2, dims, rev, sa, idx, &c, &d));
+    assert_int_equal(c, cs[i]);
+    assert_int_equal(d, i + 1);
+  }
+  assert_false(hlo_index_next_off2(2, dims, rev, sa, idx, &c, &d));
+  assert_int_equal(c, 2);
+  assert_int_equal(d, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_from_zero), cmocka_unit_test(test_rank3_carries_twice),
       cmocka_unit_test(test_box),       cmocka_unit_test(test_box_rows),
       cmocka_unit_test(test_rank0),     cmocka_unit_test(test_zero_extent),
-      cmocka_unit_test(test_offset),
+      cmocka_unit_test(test_offset),    cmocka_unit_test(test_offset2),
   };
   return cmocka_run_group_tests_name("hlo_index", tests, NULL, NULL);
 }

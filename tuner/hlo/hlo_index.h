@@ -28,12 +28,14 @@
  *   callers that handle a whole row at a time (a memcpy of the innermost
  *   run) step the rows that way.
  *
- * - Three forms, for the three ways callers hold their box: from zero with
- *   the extents (hlo_index_next), from an origin lo with extents n
- *   (hlo_index_next_box, for tiles and regions inside a larger array), and
+ * - Four forms, for the ways callers hold their box: from zero with the
+ *   extents (hlo_index_next), from an origin lo with extents n
+ *   (hlo_index_next_box, for tiles and regions inside a larger array),
  *   from zero keeping a linear offset with per-dimension strides in step
  *   (hlo_index_next_off, for walking a strided array without recomputing
- *   the offset from idx).
+ *   the offset from idx), and the same with two offsets
+ *   (hlo_index_next_off2, for a copy between two differently strided
+ *   arrays).
  *
  * - static inline: several callers step once per element in the device's
  *   inner loops, where a call per element would cost more than the step. */
@@ -76,6 +78,21 @@ static inline bool hlo_index_next_off(int rank, const int64_t *dims, const int64
     if (++idx[d] < dims[d])
       return true;
     *off -= stride[d] * dims[d];
+    idx[d] = 0;
+  }
+  return false;
+}
+
+/* hlo_index_next_off for two strided arrays walked together. */
+static inline bool hlo_index_next_off2(int rank, const int64_t *dims, const int64_t *stride_a,
+                                       const int64_t *stride_b, int64_t *idx, int64_t *off_a, int64_t *off_b) {
+  for (int d = rank - 1; d >= 0; d--) {
+    *off_a += stride_a[d];
+    *off_b += stride_b[d];
+    if (++idx[d] < dims[d])
+      return true;
+    *off_a -= stride_a[d] * dims[d];
+    *off_b -= stride_b[d] * dims[d];
     idx[d] = 0;
   }
   return false;
