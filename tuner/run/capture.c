@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "device/dev_fusion.h"
+#include "check/accum.h"
 #include "check/eval.h"
 #include "hlo/hlo_mem.h"
 #include "fusion_run.h"
@@ -34,6 +35,8 @@ static void drop_trace(tn_capture *c) {
   c->ncalls = c->calls_cap = 0;
   hlo_value_unref(c->out);
   c->out = NULL;
+  free(c->reads);
+  c->reads = NULL;
 }
 
 /* Records a call of the hook on instruction ins of c's kernel during the
@@ -59,6 +62,10 @@ static void trace_call(tn_capture *c, const hlo_instr *ins, hlo_value *const *op
     c->calls_cap = cap;
   }
   tn_trace_call *t = &c->calls[c->ncalls];
+  /* Held values cost the evaluation fresh memory: only what the probe reads. */
+  unsigned char reads = c->reads[ins->index];
+  if (reads != CHK_PROBE_READS_ALL)
+    n = 0;
   t->ops = n > 0 ? calloc((size_t)n, sizeof *t->ops) : NULL;
   if (n > 0 && !t->ops) {
     c->trace_failed = true;
@@ -68,7 +75,7 @@ static void trace_call(tn_capture *c, const hlo_instr *ins, hlo_value *const *op
   t->nops = n;
   for (int k = 0; k < n; k++)
     t->ops[k] = ops[k] ? hlo_value_ref(ops[k]) : NULL;
-  t->value = value ? hlo_value_ref(value) : NULL;
+  t->value = value && reads ? hlo_value_ref(value) : NULL;
   c->ncalls++;
 }
 
@@ -216,8 +223,13 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
    * checked: only while every value of the module would take a small part
    * of --max-memory, so what the checks may hold is hardly changed. */
   if (o->trace && h.replicas == 1 && (o->max_memory <= 0 || held <= o->max_memory / 64))
-    for (int i = 0; i < u->n; i++)
-      h.trace |= (caps[i].kernel = trace_kernel(u, i)) != NULL;
+    for (int i = 0; i < u->n; i++) {
+      const hlo_computation *k = trace_kernel(u, i);
+      if (k && (caps[i].reads = chk_accums_probe_reads(k)) != NULL) {
+        caps[i].kernel = k;
+        h.trace = true;
+      }
+    }
   chk_eval_opts eo = {.replicas = h.replicas, .emulate_device = 1, .hook = hook, .hook_ctx = &h,
                       .time_budget = o->time_budget, .rng_seed = o->seed};
   if (!(eo.time_budget > 0))

@@ -42,9 +42,9 @@
  * traced kernel (tn_capture_opts.trace). */
 typedef struct tn_trace_call {
   int index;             /* the instruction's position in the kernel */
-  int nops;
+  int nops;              /* 0 when the probe does not read them */
   hlo_value **ops;       /* one reference each (or NULL, as the hook got them) */
-  hlo_value *value;      /* one reference (or NULL) */
+  hlo_value *value;      /* one reference; NULL when the probe does not read it */
 } tn_trace_call;
 
 typedef struct tn_capture {
@@ -58,6 +58,8 @@ typedef struct tn_capture {
    * tn_check_fusion need not evaluate the unit again (fusion_run.h).
    * out is NULL when there is no trace. */
   const hlo_computation *kernel; /* the fused computation, in m */
+  unsigned char *reads;  /* chk_accums_probe_reads of kernel: a call keeps
+                            only what the probe reads of it */
   int ncalls, calls_cap;
   tn_trace_call *calls;
   hlo_value *out;        /* the unit's value, one reference */

@@ -463,9 +463,14 @@ static bool reference_from_trace(shared *sh, const hlo_module *m) {
       root->op != HLO_OP_FUSION || root->attrs.calls.calls != k || k->ninstrs != tk->ninstrs ||
       !hlo_value_matches(t->out, &root->shape))
     return false;
-  for (int q = 0; q < k->ninstrs; q++)
-    if (k->instrs[q]->op != tk->instrs[q]->op || strcmp(k->instrs[q]->name, tk->instrs[q]->name) != 0)
+  for (int q = 0; q < k->ninstrs; q++) {
+    const hlo_instr *a = k->instrs[q], *b = tk->instrs[q];
+    if (a->op != b->op || a->noperands != b->noperands || strcmp(a->name, b->name) != 0)
       return false;
+    for (int j = 0; j < a->noperands; j++)
+      if (a->operands[j]->index != b->operands[j]->index)
+        return false;
+  }
   for (int c = 0; c < t->ncalls; c++) {
     const tn_trace_call *tc = &t->calls[c];
     hlo_value *v = tc->value;
