@@ -1019,6 +1019,33 @@ static void start_recording(chk_accums *A) {
   free(targets);
 }
 
+unsigned char *chk_accums_probe_reads(const hlo_computation *c) {
+  int n = c->ninstrs;
+  unsigned char *reads = calloc((size_t)(n ? n : 1), 1);
+  const hlo_instr **targets = malloc(sizeof *targets * (size_t)(n ? n : 1));
+  if (!reads || !targets) {
+    free(reads);
+    free(targets);
+    return NULL;
+  }
+  /* the targets start_recording gives the replay */
+  int nt = 0;
+  for (int i = 0; i < n; i++)
+    if (may_accumulate(c->instrs[i])) {
+      targets[nt++] = c->instrs[i];
+      reads[i] = CHK_PROBE_READS_ALL;
+    }
+  chk_replay R;
+  memset(&R, 0, sizeof R);
+  chk_replay_init(&R, c, targets, nt);
+  free(targets);
+  for (int i = 0; R.want && i < n; i++)
+    if (R.want[i] && !reads[i])
+      reads[i] = CHK_PROBE_READS_VALUE;
+  chk_replay_free(&R);
+  return reads;
+}
+
 void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
   chk_accums *A = ctx;
   if (!in_kernel(A, ins))

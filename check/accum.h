@@ -113,6 +113,16 @@ typedef struct chk_accums {
  * (same module, arguments and options but the hook). */
 void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value);
 
+/* What the probe reads of each instruction of kernel when the hook shows
+ * it: CHK_PROBE_READS_ALL, its operands and value (an accumulation);
+ * CHK_PROBE_READS_VALUE, its value (one the measurement's replays read);
+ * 0, only that it was shown (a call with no operands and a NULL value
+ * leaves the probe in the same state).  For one who keeps an evaluation's
+ * calls to show them to the probe later, holding no more than it reads.
+ * kernel->ninstrs entries, malloc'd; NULL when out of memory. */
+enum { CHK_PROBE_READS_VALUE = 1, CHK_PROBE_READS_ALL = 2 };
+unsigned char *chk_accums_probe_reads(const hlo_computation *kernel);
+
 /* Evaluates the reference with the given hook, as the caller always does
  * (replicas, device numerics); 0, or -1 with err. */
 typedef int chk_accums_eval_fn(void *ctx, chk_eval_hook *hook, void *hook_ctx, hlo_value **out, hlo_error *err);

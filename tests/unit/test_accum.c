@@ -219,6 +219,39 @@ static void measure_replays_match_full(void **state) {
   hlo_module_free(m);
 }
 
+/* What the probe reads of each instruction (chk_accums_probe_reads), by
+ * hand from replay.h's plan for a change of the one accumulation d: the
+ * replays evaluate what d reaches (s, r) and read from the recording d
+ * and the operands of those that d does not reach (t, m); the root is
+ * evaluated.  The probe reads d's operands and value; nothing of the
+ * parameters or of s and r. */
+static void probe_reads_by_hand(void **state) {
+  (void)state;
+  static const char *text = "HloModule t\n"
+                            "ENTRY e {\n"
+                            "  a = f32[2,3] parameter(0)\n"
+                            "  b = f32[3,2] parameter(1)\n"
+                            "  c = f32[2,2] parameter(2)\n"
+                            "  d = f32[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                            "  t = f32[2,2] tanh(c)\n"
+                            "  s = f32[2,2] add(d, t)\n"
+                            "  m = f32[2,2] multiply(c, c)\n"
+                            "  ROOT r = f32[2,2] subtract(s, m)\n"
+                            "}\n";
+  static const unsigned char want[8] = {0, 0, 0, CHK_PROBE_READS_ALL, CHK_PROBE_READS_VALUE, 0, CHK_PROBE_READS_VALUE, 0};
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  assert_non_null(m);
+  assert_int_equal(m->entry->ninstrs, 8);
+  unsigned char *reads = chk_accums_probe_reads(m->entry);
+  assert_non_null(reads);
+  for (int i = 0; i < 8; i++)
+    if (reads[i] != want[i])
+      fail_msg("%s: reads %d, expected %d", m->entry->instrs[i]->name, reads[i], want[i]);
+  free(reads);
+  hlo_module_free(m);
+}
+
 /* The instruction named `name` of m's entry. */
 static const hlo_instr *instr_named(const hlo_module *m, const char *name) {
   for (int i = 0; i < m->entry->ninstrs; i++)
@@ -681,6 +714,7 @@ int main(void) {
       cmocka_unit_test(abs_sums_and_allowance),
       cmocka_unit_test(saturating_output_measured_at_two_scales),
       cmocka_unit_test(measure_replays_match_full),
+      cmocka_unit_test(probe_reads_by_hand),
       cmocka_unit_test(bf16_dot_accumulates_in_f32),
       cmocka_unit_test(dot_lane_sums_by_hand),
       cmocka_unit_test(dot_lane_sums_two_contracting_dims),

@@ -6,6 +6,7 @@
  * that overflows or a mask times a zero the inputs made is the inputs'
  * doing.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -293,6 +294,38 @@ static void test_special_inputs_are_deliberate(void **state) {
   assert_int_equal(r.kind, CHK_NONFINITE_NONE);
 }
 
+/* The counts of non-finite elements, by hand: NaN, +Inf and -Inf are
+ * not finite; the largest float, a subnormal and -0 are.  The same in
+ * f32 and f64, and in a tuple of both. */
+static void test_count_nonfinite(void **state) {
+  (void)state;
+  const double vals[7] = {1.5, NAN, INFINITY, -INFINITY, 3.4028234663852886e38, 1e-45, -0.0};
+  int64_t dims[1] = {7};
+  hlo_value *f = hlo_value_array(HLO_F32, 1, dims), *d = hlo_value_array(HLO_F64, 1, dims);
+  assert_non_null(f);
+  assert_non_null(d);
+  for (int i = 0; i < 7; i++) {
+    ((float *)f->data)[i] = (float)vals[i];
+    ((double *)d->data)[i] = vals[i];
+  }
+  int64_t nonfinite = 0, count = 0;
+  chk_intent_count(f, &nonfinite, &count);
+  assert_int_equal(nonfinite, 3);
+  assert_int_equal(count, 7);
+  nonfinite = count = 0;
+  chk_intent_count(d, &nonfinite, &count);
+  assert_int_equal(nonfinite, 3);
+  assert_int_equal(count, 7);
+  hlo_value *el[2] = {f, d};
+  hlo_value *t = hlo_value_tuple(2, el); /* takes both references */
+  assert_non_null(t);
+  nonfinite = count = 0;
+  chk_intent_count(t, &nonfinite, &count);
+  assert_int_equal(nonfinite, 6);
+  assert_int_equal(count, 14);
+  hlo_value_unref(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mask_through_select_is_intended),
@@ -304,6 +337,7 @@ int main(void) {
       cmocka_unit_test(test_every_call_site_counts),
       cmocka_unit_test(test_overflow_is_flagged_and_constrained_away),
       cmocka_unit_test(test_names),
+      cmocka_unit_test(test_count_nonfinite),
       cmocka_unit_test(test_special_inputs_are_deliberate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

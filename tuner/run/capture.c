@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "device/dev_fusion.h"
+#include "check/accum.h"
 #include "check/eval.h"
 #include "hlo/hlo_mem.h"
 #include "fusion_run.h"
@@ -19,11 +20,76 @@ typedef struct {
   int iteration;
   int *pos;              /* scratch: parameter -> operand position */
   int failed;
+  bool trace;            /* some unit has a kernel to trace */
 } hook_state;
 
+static void drop_trace(tn_capture *c) {
+  for (int k = 0; k < c->ncalls; k++) {
+    for (int j = 0; j < c->calls[k].nops; j++)
+      hlo_value_unref(c->calls[k].ops[j]);
+    free(c->calls[k].ops);
+    hlo_value_unref(c->calls[k].value);
+  }
+  free(c->calls);
+  c->calls = NULL;
+  c->ncalls = c->calls_cap = 0;
+  hlo_value_unref(c->out);
+  c->out = NULL;
+  free(c->reads);
+  c->reads = NULL;
+}
+
+/* Records a call of the hook on instruction ins of c's kernel during the
+ * captured execution (the unit's hook has run call - 1 times before it).
+ * The evaluator shows a computation's instructions in increasing order;
+ * anything else (the kernel evaluated twice before the unit's own call)
+ * gives up the trace rather than guess which evaluation is the unit's. */
+static void trace_call(tn_capture *c, const hlo_instr *ins, hlo_value *const *ops, int n, hlo_value *value) {
+  if (c->trace_failed || c->out)
+    return;
+  if (c->ncalls > 0 && c->calls[c->ncalls - 1].index >= ins->index) {
+    c->trace_failed = true;
+    return;
+  }
+  if (c->ncalls == c->calls_cap) {
+    int cap = c->calls_cap ? 2 * c->calls_cap : 16;
+    tn_trace_call *v = realloc(c->calls, sizeof *v * (size_t)cap);
+    if (!v) {
+      c->trace_failed = true;
+      return;
+    }
+    c->calls = v;
+    c->calls_cap = cap;
+  }
+  tn_trace_call *t = &c->calls[c->ncalls];
+  /* Held values cost the evaluation fresh memory: only what the probe reads. */
+  unsigned char reads = c->reads[ins->index];
+  if (reads != CHK_PROBE_READS_ALL)
+    n = 0;
+  t->ops = n > 0 ? calloc((size_t)n, sizeof *t->ops) : NULL;
+  if (n > 0 && !t->ops) {
+    c->trace_failed = true;
+    return;
+  }
+  t->index = ins->index;
+  t->nops = n;
+  for (int k = 0; k < n; k++)
+    t->ops[k] = ops[k] ? hlo_value_ref(ops[k]) : NULL;
+  t->value = value && reads ? hlo_value_ref(value) : NULL;
+  c->ncalls++;
+}
+
 static void hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int n, hlo_value **value) {
-  (void)value;
   hook_state *h = ctx;
+  if (h->trace)
+    for (int i = 0; i < h->u->n; i++) {
+      const hlo_computation *k = h->caps[i].kernel;
+      if (k && ins->index >= 0 && ins->index < k->ninstrs && k->instrs[ins->index] == ins) {
+        if (h->calls[i] == h->iteration - 1)
+          trace_call(&h->caps[i], ins, ops, n, *value);
+        break;
+      }
+    }
   for (int i = 0; i < h->u->n; i++) {
     if (h->u->v[i].ins != ins)
       continue;
@@ -33,6 +99,8 @@ static void hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int n, 
     tn_capture *c = &h->caps[i];
     if (c->args || call != (h->iteration - 1) * h->replicas)
       return;
+    if (c->kernel && !c->trace_failed && c->ncalls > 0 && *value)
+      c->out = hlo_value_ref(*value);
     int np = tn_unit_param_operands(&h->u->v[i], h->pos);
     c->args = calloc((size_t)(np ? np : 1), sizeof *c->args);
     if (!c->args) {
@@ -63,6 +131,32 @@ static int64_t module_flops(const hlo_module *m, const tn_units *u) {
   return total;
 }
 
+/* The fused computation of unit i when it can be traced: a fusion whose
+ * computation no other unit calls, holding no instruction whose value
+ * depends on state outside its operands (rng is keyed by the run's seed
+ * and the instruction's name, the same in the unit's own module). */
+static const hlo_computation *trace_kernel(const tn_units *u, int i) {
+  const hlo_instr *ins = u->v[i].ins;
+  if (!ins || ins->op != HLO_OP_FUSION || !ins->attrs.calls.calls)
+    return NULL;
+  const hlo_computation *k = ins->attrs.calls.calls;
+  for (int j = 0; j < u->n; j++)
+    if (j != i && u->v[j].ins && u->v[j].ins->op == HLO_OP_FUSION && u->v[j].ins->attrs.calls.calls == k)
+      return NULL;
+  for (int q = 0; q < k->ninstrs; q++)
+    switch (k->instrs[q]->op) {
+    case HLO_OP_RNG_GET_AND_UPDATE_STATE:
+    case HLO_OP_INFEED:
+    case HLO_OP_OUTFEED:
+    case HLO_OP_SEND:
+    case HLO_OP_RECV:
+      return NULL;
+    default:
+      break;
+    }
+  return k;
+}
+
 static void note_all(const tn_units *u, tn_capture *caps, const char *why, const char *detail) {
   for (int i = 0; i < u->n; i++)
     if (!caps[i].args)
@@ -80,7 +174,7 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
     return 0;
   }
   int64_t held = 0;
-  for (int c = 0; o->max_memory > 0 && c < m->ncomps; c++)
+  for (int c = 0; (o->max_memory > 0 || o->trace) && c < m->ncomps; c++)
     for (int i = 0; i < m->comps[c]->ninstrs; i++) {
       int64_t b = hlo_shape_bytes(&m->comps[c]->instrs[i]->shape);
       held = b > INT64_MAX / 2 - held ? INT64_MAX / 2 : held + b;
@@ -125,6 +219,17 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
                   .iteration = o->iteration > 0 ? o->iteration : 1, .pos = pos};
   if (h.replicas > 64)
     h.replicas = 64;
+  /* Traces hold the fusions' intermediate values until the units are
+   * checked: only while every value of the module would take a small part
+   * of --max-memory, so what the checks may hold is hardly changed. */
+  if (o->trace && h.replicas == 1 && (o->max_memory <= 0 || held <= o->max_memory / 64))
+    for (int i = 0; i < u->n; i++) {
+      const hlo_computation *k = trace_kernel(u, i);
+      if (k && (caps[i].reads = chk_accums_probe_reads(k)) != NULL) {
+        caps[i].kernel = k;
+        h.trace = true;
+      }
+    }
   chk_eval_opts eo = {.replicas = h.replicas, .emulate_device = 1, .hook = hook, .hook_ctx = &h,
                       .time_budget = o->time_budget, .rng_seed = o->seed};
   if (!(eo.time_budget > 0))
@@ -145,6 +250,8 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
     bool whole = c->args != NULL;
     for (int k = 0; whole && k < c->nargs; k++)
       whole = c->args[k] != NULL;
+    if (!c->out || c->trace_failed)
+      drop_trace(c);
     if (whole) {
       captured++;
       continue;
@@ -155,6 +262,7 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
       free(c->args);
       c->args = NULL;
     }
+    drop_trace(c);
     int execs = calls[i] / (h.replicas > 0 ? h.replicas : 1);
     if (failed)
       snprintf(c->note, sizeof c->note, "the module cannot be evaluated whole: %.200s", err.msg);
@@ -180,6 +288,7 @@ void tn_capture_free(tn_capture *caps, int n) {
     free(caps[i].args);
     caps[i].args = NULL;
     caps[i].nargs = 0;
+    drop_trace(&caps[i]);
   }
 }
 

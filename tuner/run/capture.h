@@ -38,10 +38,32 @@
  * operands; the rest fall back to synthesised inputs. */
 #define TN_CAPTURE_TIME_BUDGET 10.0
 
+/* One call the evaluation's hook received for an instruction of a
+ * traced kernel (tn_capture_opts.trace). */
+typedef struct tn_trace_call {
+  int index;             /* the instruction's position in the kernel */
+  int nops;              /* 0 when the probe does not read them */
+  hlo_value **ops;       /* one reference each (or NULL, as the hook got them) */
+  hlo_value *value;      /* one reference; NULL when the probe does not read it */
+} tn_trace_call;
+
 typedef struct tn_capture {
   int nargs;             /* the unit module's parameters (tn_unit_param_operands) */
   hlo_value **args;      /* one reference each, NULL when not captured */
   char note[256];        /* why not, when args is NULL */
+  /* The trace of a fusion unit (tn_capture_opts.trace): what the hook of
+   * an evaluation of the unit module on args would be shown for the
+   * instructions of its fused computation, in order, and the unit's
+   * value.  The whole module's evaluation computed them already, so
+   * tn_check_fusion need not evaluate the unit again (fusion_run.h).
+   * out is NULL when there is no trace. */
+  const hlo_computation *kernel; /* the fused computation, in m */
+  unsigned char *reads;  /* chk_accums_probe_reads of kernel: a call keeps
+                            only what the probe reads of it */
+  int ncalls, calls_cap;
+  tn_trace_call *calls;
+  hlo_value *out;        /* the unit's value, one reference */
+  bool trace_failed;
 } tn_capture;
 
 typedef struct tn_capture_opts {
@@ -57,6 +79,10 @@ typedef struct tn_capture_opts {
                             TN_CAPTURE_TIME_BUDGET */
   hlo_value *const *entry_args; /* the module's entry arguments (tune
                             --isolate --inputs); NULL: synthesised */
+  bool trace;            /* also trace each fusion unit (tn_capture.out) on
+                            one replica, its values held until
+                            tn_capture_free: only for a module whose values
+                            all fit in a small part of max_memory */
 } tn_capture_opts;
 
 /* Captures the operands of every unit of u with an instruction; caps[i]

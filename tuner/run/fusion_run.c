@@ -15,6 +15,7 @@
 
 #include "check/accum.h"
 #include "backend_host.h"
+#include "capture.h"
 #include "check/cascade.h"
 #include "device/dev_accum.h"
 #include "device/dev_fft.h"
@@ -448,6 +449,37 @@ static int measure_accums(shared *sh, hlo_error *err) {
   return 0;
 }
 
+/* The reference from the trace of the whole module's evaluation
+ * (capture.h), when it stands for evaluating m: one replica, the traced
+ * operands, and m's root the fusion of the traced kernel, instruction for
+ * instruction.  The probe is shown what an evaluation's hook would be
+ * shown for the kernel (it looks at nothing else), in the same order, so
+ * what it measures is the same.  false: evaluate instead. */
+static bool reference_from_trace(shared *sh, const hlo_module *m) {
+  const tn_capture *t = sh->o->traced;
+  const hlo_computation *k = sh->f.comp, *tk = t ? t->kernel : NULL;
+  const hlo_instr *root = m->entry->root;
+  if (!t || !t->out || !tk || t->trace_failed || sh->replicas != 1 || !sh->o->args || sh->o->args != t->args ||
+      root->op != HLO_OP_FUSION || root->attrs.calls.calls != k || k->ninstrs != tk->ninstrs ||
+      !hlo_value_matches(t->out, &root->shape))
+    return false;
+  for (int q = 0; q < k->ninstrs; q++) {
+    const hlo_instr *a = k->instrs[q], *b = tk->instrs[q];
+    if (a->op != b->op || a->noperands != b->noperands || strcmp(a->name, b->name) != 0)
+      return false;
+    for (int j = 0; j < a->noperands; j++)
+      if (a->operands[j]->index != b->operands[j]->index)
+        return false;
+  }
+  for (int c = 0; c < t->ncalls; c++) {
+    const tn_trace_call *tc = &t->calls[c];
+    hlo_value *v = tc->value;
+    chk_accums_probe(&sh->acc, k->instrs[tc->index], tc->ops, tc->nops, &v);
+  }
+  sh->reference = hlo_value_ref(t->out);
+  return true;
+}
+
 static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_error *err) {
   memset(sh, 0, sizeof *sh);
   sh->o = o;
@@ -493,7 +525,7 @@ static int setup(shared *sh, const hlo_module *m, const tn_sweep_opts *o, hlo_er
   (void)dev_fusion_prepare(&sh->f);
   sh->acc.kernel = sh->f.comp;
   progress(o, "reference", 0, 0, 0);
-  if (eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
+  if (!reference_from_trace(sh, m) && eval_reference(sh, chk_accums_probe, &sh->acc, &sh->reference, err) != 0)
     return -1;
   sh->structured = o->backend && (o->backend->caps & DEV_BACKEND_CAP_ACCUM_ORDER);
   sh->plan = (chk_tol_plan){.kernel = sh->f.comp,

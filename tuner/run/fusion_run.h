@@ -75,6 +75,12 @@ typedef struct tn_sweep_opts {
                              gives unless .replicas says), so a caller need
                              not evaluate it again; NULL when there was
                              none */
+  const struct tn_capture *traced; /* with args == traced->args: the whole
+                             module's evaluation traced for this unit
+                             (capture.h); when the trace stands for an
+                             evaluation of the unit on one replica, the
+                             reference is taken from it instead of being
+                             evaluated again, bit for bit the same */
 } tn_sweep_opts;
 
 /* The default config of analysed fusion f on backend b: the config its

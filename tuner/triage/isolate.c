@@ -357,7 +357,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
                       .profile = o->profile, .threads = 1, .budget = 1, .default_only = true, .error_maps = 0,
                       .replicas = o->replicas, .unit_name = u->name, .args = cap->args, .nargs = cap->nargs,
                       .max_memory = o->max_memory, .time_budget = o->time_budget,
-                      .default_out = ov ? NULL : &dflt_out, .reference_out = &ref};
+                      .default_out = ov ? NULL : &dflt_out, .reference_out = &ref, .traced = cap};
   hlo_error serr = {0};
   if (tn_check_fusion(um, c->source, &so, &fr, &serr) != 0) {
     snprintf(r->note, sizeof r->note, "%.500s", serr.msg);
@@ -515,7 +515,7 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
   out->n = units.n;
   tn_capture_opts co = {.seed = o->seed, .profile = o->profile, .iteration = 1, .max_flops = TN_CAPTURE_MAX_FLOPS,
                         .max_memory = o->max_memory, .replicas = o->replicas, .time_budget = o->time_budget,
-                        .entry_args = o->entry_args};
+                        .entry_args = o->entry_args, .trace = true};
   tn_capture_units(m, &units, &co, caps);
   iso_ctx c = {.o = o, .source = source};
   int rc = 0;
