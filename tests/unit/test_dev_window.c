@@ -281,7 +281,8 @@ static void select_and_scatter_maxpool_2d(void **state) {
  * dims over a [3,3] operand give a [5,5] source; the windows on the
  * padding ring hold no element and their source values are dropped, the
  * others each pick the one element under them.  With source element (i,j)
- * = 5i + j + 1, result (a,b) = source (a+1,b+1) = 5a + b + 7. */
+ * = 5i + j + 1, result (a,b) = source (a+1,b+1) = 5a + b + 7.  And
+ * windows partly in the padding pick among their elements alone. */
 static void select_and_scatter_padding_never_picked(void **state) {
   (void)state;
   hlo_module *m = parse("HloModule s\nge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
@@ -303,6 +304,29 @@ static void select_and_scatter_padding_never_picked(void **state) {
     hlo_value_unref(r);
   }
   unref_all(ops, 3);
+  hlo_module_free(m);
+
+  /* Windows partly in the padding: a padding position is no candidate, so
+   * negative elements are picked over it whatever value a padding might be
+   * given.  Windows of 2 with pad 1_1 over {-3 -1 -2}: {pad -3} picks 0,
+   * {-3 -1} picks 1, {-1 -2} picks 1, {-2 pad} picks 2; source {1 2 3 4},
+   * init 0, add: {1 5 4}. */
+  m = parse("HloModule s\nge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+            "  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+            "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+            "ENTRY e {\n  x = f32[3] parameter(0)\n  src = f32[4] parameter(1)\n  i = f32[] parameter(2)\n"
+            "  ROOT r = f32[3] select-and-scatter(x, src, i), window={size=2 pad=1_1}, select=ge, scatter=add\n}\n");
+  int64_t d3[1] = {3}, d4[1] = {4};
+  float neg[3] = {-3, -1, -2}, s4[4] = {1, 2, 3, 4};
+  hlo_value *ops3[3] = {f32s(1, d3, neg), f32s(1, d4, s4), f32s(0, NULL, &zero)};
+  static const float want3[3] = {1, 5, 4};
+  dev_config one = config("tile=1 k=0 buf=2 order=0 pack=1 prec=default flags=none");
+  for (int c = 0; c < 2; c++) {
+    hlo_value *r = run(m, ops3, c ? NULL : &one);
+    expect_f32(r, want3, 3);
+    hlo_value_unref(r);
+  }
+  unref_all(ops3, 3);
   hlo_module_free(m);
 }
 
