@@ -160,7 +160,7 @@ static void variadic_sum_and_max_2d(void **state) {
  * program), windows of 3 with pad 1_1 over {1 0 1 1 0}, init 0: each
  * output reads its window's bits as a binary number, first element most
  * significant: {pad 1 0} -> 2, {1 0 1} -> 5, {0 1 1} -> 3, {1 1 0} -> 6,
- * {1 0 pad} -> 2. */
+ * {1 0 pad} -> 2.  And with base dilation, whose holes hold no element. */
 static void general_reducer_window_order(void **state) {
   (void)state;
   hlo_module *m = parse("HloModule w\nbits {\n  a = f32[] parameter(0)\n  x = f32[] parameter(1)\n"
@@ -178,6 +178,25 @@ static void general_reducer_window_order(void **state) {
     hlo_value_unref(r);
   }
   unref_all(ops, 2);
+  hlo_module_free(m);
+
+  /* The same reducer with base dilation 2 over {1 1 0}: the dilated base
+   * {1 h 1 h 0} (h a hole, no element) under windows of 3 gives
+   * {1 h 1} -> 3, {h 1 h} -> 1, {1 h 0} -> 2. */
+  m = parse("HloModule w\nbits {\n  a = f32[] parameter(0)\n  x = f32[] parameter(1)\n"
+            "  two = f32[] constant(2)\n  a2 = f32[] multiply(a, two)\n  ROOT s = f32[] add(a2, x)\n}\n"
+            "ENTRY e {\n  p0 = f32[3] parameter(0)\n  p1 = f32[] parameter(1)\n"
+            "  ROOT w = f32[3] reduce-window(p0, p1), window={size=3 lhs_dilate=2}, to_apply=bits\n}\n");
+  int64_t d3[1] = {3};
+  float v3[3] = {1, 1, 0};
+  hlo_value *ops3[2] = {f32s(1, d3, v3), f32s(0, NULL, &zero)};
+  static const float want3[3] = {3, 1, 2};
+  for (int c = 0; c < 2; c++) {
+    hlo_value *r = run(m, ops3, c ? NULL : &cut);
+    expect_f32(r, want3, 3);
+    hlo_value_unref(r);
+  }
+  unref_all(ops3, 2);
   hlo_module_free(m);
 }
 

@@ -158,6 +158,73 @@ static bool reducer_open(reducer *rd, const hlo_computation *c, int n, const hlo
   return rd->lane != NULL;
 }
 
+/* Folds the element at offset off of the input stages into the
+ * accumulators args[0..n) (args[n..2n) take the elements). */
+static inline void fold_at(const reducer *rd, const dev_stage *in, int64_t off, dev_slot *args) {
+  int n = rd->n;
+  if (rd->lane) {
+    for (int j = 0; j < n; j++)
+      dev_slot_from_host(rd->t[j], in[j].vmem.data, off, &args[n + j]);
+    dev_lane_run(rd->lane, args, args); /* results land on the accumulators */
+  } else {
+    dev_slot x;
+    dev_slot_from_host(rd->t[0], in[0].vmem.data, off, &x);
+    args[0] = dev_elem_reduce_step(rd->red, rd->t[0], args[0], x);
+  }
+}
+
+/* Folds the window of output position o, its elements read from the input
+ * stages (halo box origin a, extents hn), in row-major order of the window.
+ * Without base dilation the window positions holding an element form a
+ * box (per dimension, the k whose position falls inside the operand), so
+ * that box alone is walked, in the same order, its last dimension as a
+ * strided run of the stage; with base dilation every position is tested. */
+static void fold_window(const reducer *rd, const dev_stage *in, const hlo_window *win, int r, const int64_t *dims,
+                        const int64_t *o, const int64_t *a, const int64_t *hn, dev_slot *args) {
+  bool dilated = r == 0;
+  for (int d = 0; d < r; d++)
+    dilated |= base_dilation(&win->dims[d]) > 1;
+  if (dilated) {
+    int64_t k[HLO_MAX_RANK] = {0}, idx[HLO_MAX_RANK], wsize[HLO_MAX_RANK], wvol = 1;
+    for (int d = 0; d < r; d++)
+      wvol *= (wsize[d] = win->dims[d].size);
+    for (int64_t q = 0; q < wvol; q++, hlo_index_next(r, wsize, k)) {
+      if (!dev_win_element(win, r, dims, o, k, idx))
+        continue; /* padding or a dilation hole */
+      int64_t off = 0;
+      for (int d = 0; d < r; d++)
+        off = off * hn[d] + (idx[d] - a[d]);
+      fold_at(rd, in, off, args);
+    }
+    return;
+  }
+  int64_t kn[HLO_MAX_RANK] = {0}, step[HLO_MAX_RANK] = {0}, hstr = 1, base = 0, outer = 1;
+  for (int d = r - 1; d >= 0; d--) {
+    const hlo_window_dim *w = &win->dims[d];
+    int64_t rdl = window_dilation(w), start = o[d] * w->stride - w->pad_lo; /* position of k = 0 */
+    int64_t klo = start >= 0 ? 0 : (-start + rdl - 1) / rdl;
+    int64_t khi = dims[d] - 1 - start < 0 ? -1 : (dims[d] - 1 - start) / rdl;
+    if (khi > w->size - 1)
+      khi = w->size - 1;
+    if (khi < klo)
+      return; /* the window holds no element */
+    kn[d] = khi - klo + 1;
+    step[d] = rdl * hstr;
+    base += (start + klo * rdl - a[d]) * hstr;
+    hstr *= hn[d];
+    if (d < r - 1)
+      outer *= kn[d];
+  }
+  int64_t c[HLO_MAX_RANK] = {0}, last = kn[r - 1], lstep = step[r - 1];
+  for (int64_t q = 0; q < outer; q++, hlo_index_next(r - 1, kn, c)) {
+    int64_t off = base;
+    for (int d = 0; d < r - 1; d++)
+      off += c[d] * step[d];
+    for (int64_t kk = 0; kk < last; kk++, off += lstep)
+      fold_at(rd, in, off, args);
+  }
+}
+
 /* The operand and result shapes a lowering needs: n arrays of one shape,
  * scalar inits of their types, results of their types and one shape. */
 static int shapes_fit(const hlo_instr *ins, hlo_value *const *ops, int n, hlo_etype *t) {
@@ -218,10 +285,8 @@ int dev_window_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
   }
   if (rc != 0)
     snprintf(ctx->why, ctx->why_len, "out of memory");
-  int64_t ostr[HLO_MAX_RANK], wsize[HLO_MAX_RANK], wvol = 1;
+  int64_t ostr[HLO_MAX_RANK];
   hlo_value_strides(op, ostr);
-  for (int d = 0; d < r; d++)
-    wvol *= (wsize[d] = win->dims[d].size);
   dev_race race = dev_whole_race(ctx);
   for (int64_t tt = 0; tt < tl.ntiles && rc == 0; tt++) {
     int64_t lo[HLO_MAX_RANK], nn[HLO_MAX_RANK], a[HLO_MAX_RANK], hn[HLO_MAX_RANK];
@@ -252,25 +317,10 @@ int dev_window_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_
     for (int64_t l = 0; l < cnt; l++, hlo_index_next(r, nn, p)) {
       dev_slot args[2 * WINDOW_MAX_OPERANDS]; /* accumulators, then the elements */
       memcpy(args, init, sizeof init[0] * (size_t)n);
-      int64_t o[HLO_MAX_RANK], k[HLO_MAX_RANK] = {0}, idx[HLO_MAX_RANK];
+      int64_t o[HLO_MAX_RANK];
       for (int d = 0; d < r; d++)
         o[d] = lo[d] + p[d];
-      for (int64_t q = 0; q < wvol; q++, hlo_index_next(r, wsize, k)) {
-        if (!dev_win_element(win, r, op->dims, o, k, idx))
-          continue;
-        int64_t off = 0;
-        for (int d = 0; d < r; d++)
-          off = off * hn[d] + (idx[d] - a[d]);
-        if (red.lane) {
-          for (int j = 0; j < n; j++)
-            dev_slot_from_host(t[j], in[j].vmem.data, off, &args[n + j]);
-          dev_lane_run(red.lane, args, args); /* results land on the accumulators */
-        } else {
-          dev_slot x;
-          dev_slot_from_host(t[0], in[0].vmem.data, off, &x);
-          args[0] = dev_elem_reduce_step(red.red, t[0], args[0], x);
-        }
-      }
+      fold_window(&red, in, win, r, op->dims, o, a, hn, args);
       for (int j = 0; j < n; j++) {
         uint8_t tmp[16];
         dev_slot_to_host(t[j], args[j], tmp, 0);
