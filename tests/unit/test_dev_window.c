@@ -1,7 +1,8 @@
 /* test_dev_window.c — the device's own windowed ops (dev_whole.h) against
  * hand-computed values: reduce-window with several operand/init pairs and
  * a tuple result (an argmax whose ties show the device's window order, a
- * 2-D pair of a sum and a max), reduce-window with a general reducer
+ * 2-D pair of a sum and a max, each operand folded on its own, and a
+ * reducer whose results cross the operands), reduce-window with a general reducer
  * (2*acc + x, which shows the order too), and select-and-scatter (a 1-D
  * pool with overlapping windows and a scatter that shows the combine
  * order, XLA's max-pool gradient in 2-D with ties, and windows of padding
@@ -150,6 +151,36 @@ static void variadic_sum_and_max_2d(void **state) {
     assert_int_equal(r->type, HLO_TUPLE);
     expect_f32(r->elems[0], ws, 4);
     expect_f32(r->elems[1], wm, 4);
+    hlo_value_unref(r);
+  }
+  unref_all(ops, 4);
+  hlo_module_free(m);
+}
+
+/* A reducer whose results cross the operands: the first accumulator sums
+ * the second operand and the second the first (r0 = acc0 + x1, r1 = acc1
+ * + x0), over windows of 2 with pad 1_0 of A = {1 2 3 4}, B = {10 20 30
+ * 40}, inits 0: r0 = {10 30 50 70}, r1 = {1 3 5 7}.  Folding each operand
+ * on its own would swap them. */
+static void variadic_crossed_reducer(void **state) {
+  (void)state;
+  hlo_module *m = parse(
+      "HloModule w\n"
+      "cross {\n  a0 = f32[] parameter(0)\n  a1 = f32[] parameter(1)\n  x0 = f32[] parameter(2)\n"
+      "  x1 = f32[] parameter(3)\n  r0 = f32[] add(a0, x1)\n  r1 = f32[] add(a1, x0)\n"
+      "  ROOT t = (f32[], f32[]) tuple(r0, r1)\n}\n"
+      "ENTRY e {\n  p0 = f32[4] parameter(0)\n  p1 = f32[4] parameter(1)\n  z = f32[] parameter(2)\n"
+      "  ROOT w = (f32[4], f32[4]) reduce-window(p0, p1, z, z), window={size=2 pad=1_0}, to_apply=cross\n}\n");
+  int64_t d[1] = {4};
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, zero = 0;
+  hlo_value *ops[4] = {f32s(1, d, a), f32s(1, d, b), f32s(0, NULL, &zero), NULL};
+  ops[3] = hlo_value_ref(ops[2]);
+  static const float w0[4] = {10, 30, 50, 70}, w1[4] = {1, 3, 5, 7};
+  dev_config cut = config("tile=3 k=0 buf=2 order=0 pack=1 prec=default flags=none");
+  for (int c = 0; c < 2; c++) {
+    hlo_value *r = run(m, ops, c ? NULL : &cut);
+    expect_f32(r->elems[0], w0, 4);
+    expect_f32(r->elems[1], w1, 4);
     hlo_value_unref(r);
   }
   unref_all(ops, 4);
@@ -387,6 +418,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(variadic_argmax_window_order),
       cmocka_unit_test(variadic_sum_and_max_2d),
+      cmocka_unit_test(variadic_crossed_reducer),
       cmocka_unit_test(general_reducer_window_order),
       cmocka_unit_test(unlowered_reducers),
       cmocka_unit_test(select_and_scatter_overlap_order),

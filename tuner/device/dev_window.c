@@ -19,8 +19,11 @@
  * buffers into N VMEM output tiles, which are checked (redzones, every
  * element written) and copied out.  One operand with a simple reducer (add,
  * multiply, maximum, minimum, and, or, xor of the two parameters) folds
- * with the device's reduce step (dev_elem_reduce_step); any other reducer
- * runs as a lane program of the device's own (dev_lane.h).  A reducer that
+ * with the device's reduce step (dev_elem_reduce_step), and so does each
+ * operand of a variadic reducer whose lane program folds every operand on
+ * its own with such an op (the max and min of a running range); any other
+ * reducer runs as a lane program of the device's own (dev_lane.h), once
+ * per window element.  A reducer that
  * is no lane program, and reversed windows, are not lowered here.
  */
 #include "dev_whole.h"
@@ -33,6 +36,7 @@
 #include "dev_lane.h"
 #include "dev_stage.h"
 #include "hlo/hlo_index.h"
+#include "hlo/hlo_minmax.h"
 
 #define WINDOW_MAX_OPERANDS 8
 
@@ -128,21 +132,37 @@ void dev_win_reach(const hlo_window_dim *w, int64_t lo, int64_t n, int64_t nout,
     *last = nout - 1;
 }
 
-/* The reducer: a simple one (red != HLO_OP_INVALID, one operand) or a lane
- * program of 2n parameters, accumulators first, and n results. */
+/* The reducer: simple folds, one per operand (red[j] != HLO_OP_INVALID:
+ * one operand with a simple reducer, or a lane program that folds each
+ * operand on its own with such an op, dev_lane_componentwise), run with
+ * the device's reduce step (dev_elem_reduce_step, as the one-operand form
+ * always was); or else a lane program of 2n parameters, accumulators
+ * first, and n results. */
 typedef struct reducer {
   int n;
   hlo_etype t[WINDOW_MAX_OPERANDS];
-  hlo_opcode red;
+  hlo_opcode red[WINDOW_MAX_OPERANDS];
   dev_lane *lane;
 } reducer;
+
+/* Is op a fold of two values of type t that dev_elem_reduce_step lowers? */
+static bool simple_step(const hlo_instr *op, hlo_etype t) {
+  switch (op->op) {
+  case HLO_OP_ADD: case HLO_OP_MULTIPLY: case HLO_OP_MAXIMUM: case HLO_OP_MINIMUM: case HLO_OP_AND:
+  case HLO_OP_OR: case HLO_OP_XOR:
+    return op->shape.type == t && op->shape.rank == 0 && op->noperands == 2 &&
+           op->operands[0]->shape.type == t && op->operands[1]->shape.type == t;
+  default:
+    return false;
+  }
+}
 
 static bool reducer_open(reducer *rd, const hlo_computation *c, int n, const hlo_etype *t) {
   memset(rd, 0, sizeof *rd);
   rd->n = n;
   memcpy(rd->t, t, sizeof t[0] * (size_t)n);
-  rd->red = n == 1 ? hlo_simple_reducer(c) : HLO_OP_INVALID;
-  if (rd->red != HLO_OP_INVALID)
+  rd->red[0] = n == 1 ? hlo_simple_reducer(c) : HLO_OP_INVALID;
+  if (rd->red[0] != HLO_OP_INVALID)
     return true;
   if (!c || c->nparams != 2 * n)
     return false;
@@ -155,7 +175,52 @@ static bool reducer_open(reducer *rd, const hlo_computation *c, int n, const hlo
     dev_lane_free(rd->lane);
     rd->lane = NULL;
   }
+  const hlo_instr *ops[WINDOW_MAX_OPERANDS];
+  if (rd->lane && dev_lane_componentwise(rd->lane, n, ops)) {
+    bool simple = true;
+    for (int j = 0; j < n && simple; j++)
+      simple = simple_step(ops[j], t[j]);
+    for (int j = 0; j < n && simple; j++)
+      rd->red[j] = ops[j]->op;
+    if (simple) {
+      dev_lane_free(rd->lane);
+      rd->lane = NULL;
+      return true;
+    }
+  }
   return rd->lane != NULL;
+}
+
+/* acc folded with the count elements of data at off, off + step, ...:
+ * dev_elem_reduce_step(op, t, ...) element by element, its f32 branch
+ * with the op chosen once. */
+static dev_slot fold_line(hlo_opcode op, hlo_etype t, dev_slot acc, const uint8_t *data, int64_t off, int64_t step,
+                          int64_t count) {
+#define F32_LINE(EXPR)                                          \
+  for (int64_t k = 0; k < count; k++, off += step) {            \
+    float b;                                                    \
+    memcpy(&b, data + (size_t)off * sizeof b, sizeof b);        \
+    a = (EXPR);                                                 \
+  }                                                             \
+  acc.f = a;                                                    \
+  return acc;
+  if (t == HLO_F32) {
+    float a = (float)acc.f;
+    switch (op) {
+    case HLO_OP_ADD: F32_LINE(a + b)
+    case HLO_OP_MULTIPLY: F32_LINE(a * b)
+    case HLO_OP_MAXIMUM: F32_LINE(hlo_max_f32(a, b))
+    case HLO_OP_MINIMUM: F32_LINE(hlo_min_f32(a, b))
+    default: break;
+    }
+  }
+#undef F32_LINE
+  for (int64_t k = 0; k < count; k++, off += step) {
+    dev_slot x;
+    dev_slot_from_host(t, data, off, &x);
+    acc = dev_elem_reduce_step(op, t, acc, x);
+  }
+  return acc;
 }
 
 /* Folds the element at offset off of the input stages into the
@@ -167,10 +232,26 @@ static inline void fold_at(const reducer *rd, const dev_stage *in, int64_t off, 
       dev_slot_from_host(rd->t[j], in[j].vmem.data, off, &args[n + j]);
     dev_lane_run(rd->lane, args, args); /* results land on the accumulators */
   } else {
-    dev_slot x;
-    dev_slot_from_host(rd->t[0], in[0].vmem.data, off, &x);
-    args[0] = dev_elem_reduce_step(rd->red, rd->t[0], args[0], x);
+    for (int j = 0; j < n; j++) {
+      dev_slot x;
+      dev_slot_from_host(rd->t[j], in[j].vmem.data, off, &x);
+      args[j] = dev_elem_reduce_step(rd->red[j], rd->t[j], args[j], x);
+    }
   }
+}
+
+/* fold_at over count elements at off, off + step, ...; simple folds take
+ * the run operand by operand (each accumulator sees its elements in the
+ * same order). */
+static void fold_run(const reducer *rd, const dev_stage *in, int64_t off, int64_t step, int64_t count,
+                     dev_slot *args) {
+  if (rd->lane) {
+    for (int64_t k = 0; k < count; k++, off += step)
+      fold_at(rd, in, off, args);
+    return;
+  }
+  for (int j = 0; j < rd->n; j++)
+    args[j] = fold_line(rd->red[j], rd->t[j], args[j], in[j].vmem.data, off, step, count);
 }
 
 /* Folds the window of output position o, its elements read from the input
@@ -220,8 +301,7 @@ static void fold_window(const reducer *rd, const dev_stage *in, const hlo_window
     int64_t off = base;
     for (int d = 0; d < r - 1; d++)
       off += c[d] * step[d];
-    for (int64_t kk = 0; kk < last; kk++, off += lstep)
-      fold_at(rd, in, off, args);
+    fold_run(rd, in, off, lstep, last, args);
   }
 }
 
