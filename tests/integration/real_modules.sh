@@ -85,6 +85,13 @@ expect_grep "vs reference: ok" "$TMPD/out" "the nested default agrees with the r
 expect_status 0 "a variadic sort root checks clean" "$TUNE" --check "$D/variadic_sort.hlo" --budget 12
 expect_grep "verdicts  match=12" "$TMPD/out" "every sort candidate matches"
 
+# A max-pool gradient (select-and-scatter) and an argmax pool (a variadic
+# reduce-window) outside any fusion: computed by the device's own lowering
+# (issue 14), every candidate must match the reference.
+expect_status 0 "select-and-scatter and a variadic reduce-window check clean" \
+  "$TUNE" --check "$D/windowed_ops.hlo" --budget 12
+expect_grep "verdicts  match=12" "$TMPD/out" "every windowed-op candidate matches"
+
 # The public corpus, when it is there: the issue's own examples.
 # A signed 64-bit max reduce (corpus 0375's reduce.38): the device's
 # sign extension of a 64-bit value overflowed int64 for negative values,
@@ -113,6 +120,7 @@ if [ -n "$TUNE_CORPUS" ] && [ -d "$TUNE_CORPUS" ]; then
            0071_hlo_evaluator__preserve_fusion_input_layout \
            0089_collective_quantizer__all_gather_quantize_partial_replication \
            0375_reduce_window__reduce_window_s64_support2 \
+           0255_select_and_scatter__regression_oobwrites \
            0059_tuple_points_to_analysis__fusion_param0_one_user_with_unreachabl; do
     if [ -f "$TUNE_CORPUS/$f.hlo" ]; then
       expect_status 0 "corpus $f checks clean" "$TUNE" --check "$TUNE_CORPUS/$f.hlo" --budget 6 -q

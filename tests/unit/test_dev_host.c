@@ -5,7 +5,8 @@
  * single op it has no lowering for, here a map whose computation is no
  * lane program) goes to that host and nowhere else, and what it does
  * compute (an all-reduce with a lane-program reducer, replica-id, a
- * fusion nested in the kernel) never does.
+ * fusion nested in the kernel, a variadic reduce-window,
+ * select-and-scatter) never does.
  *
  *   no host     the op is refused with a runtime error that says so,
  *               never a crash and never a silent answer; the all-reduce
@@ -101,6 +102,34 @@ static const char *const nested_map_text =
     "  n = f32[8,128] fusion(p, q), kind=kLoop, calls=inner\n"
     "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
     "  ROOT y = f32[8,128] add(n, ob)\n}\n";
+
+/* A reduce-window of two operand/init pairs and a tuple result (a sum of
+ * p and a max of q over each element and its left neighbour), then the
+ * kernel's add of the two: with p = i, q = i + 100 (i the flat index),
+ * 3i + 99, or 2i + 100 in column 0, whose window holds one element. */
+static const char *const variadic_window_text =
+    "HloModule m\n"
+    "summax {\n  as = f32[] parameter(0)\n  am = f32[] parameter(1)\n  xs = f32[] parameter(2)\n"
+    "  xm = f32[] parameter(3)\n  s = f32[] add(as, xs)\n  mx = f32[] maximum(am, xm)\n"
+    "  ROOT t = (f32[], f32[]) tuple(s, mx)\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n  z = f32[] constant(0)\n"
+    "  n = f32[] constant(-inf)\n"
+    "  w = (f32[8,128], f32[8,128]) reduce-window(p, q, z, n), window={size=1x2 pad=0_0x1_0}, to_apply=summax\n"
+    "  s = f32[8,128] get-tuple-element(w), index=0\n  x = f32[8,128] get-tuple-element(w), index=1\n"
+    "  ROOT y = f32[8,128] add(s, x)\n}\n";
+
+/* select-and-scatter over windows of an element and its right neighbour
+ * (pad 0_1), select = (a >= b), scatter = add, source q, init 0: p = i
+ * grows along a row, so window c picks column c + 1, and the last column's
+ * window (its neighbour is padding) picks itself.  Column 0 keeps 0,
+ * columns 1..126 get q[i-1] = i + 99, column 127 gets q[i-1] + q[i] =
+ * 2i + 199. */
+static const char *const select_scatter_text =
+    "HloModule m\n"
+    "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n  z = f32[] constant(0)\n"
+    "  ROOT r = f32[8,128] select-and-scatter(p, q, z), window={size=1x2 pad=0_0x0_1}, select=ge, scatter=add\n}\n";
 
 #define N (8 * 128)
 
@@ -318,6 +347,32 @@ static void nested_fusion_on_the_device(void **state) {
   unload(&x);
 }
 
+/* Variadic reduce-window and select-and-scatter are the device's own:
+ * without a host, and without asking a fake one, the hand values above. */
+static void windowed_ops_on_the_device(void **state) {
+  (void)state;
+  for (int op = 0; op < 2; op++)
+    for (int with_fake = 0; with_fake < 2; with_fake++) {
+      memset(&seen, 0, sizeof seen);
+      fx x;
+      load(&x, op ? select_scatter_text : variadic_window_text, 2, with_fake ? &fake : NULL, 5);
+      dev_run r;
+      run(&x, &r);
+      if (r.status != DEV_OK)
+        fail_msg("run: %s", r.message);
+      assert_int_equal(seen.calls, 0);
+      for (int i = 0; i < N; i++) {
+        int c = i % 128;
+        float want = op == 0 ? (c == 0 ? 2.0f * (float)i + 100.0f : 3.0f * (float)i + 99.0f)
+                             : (c == 0 ? 0.0f : c < 127 ? (float)i + 99.0f : 2.0f * (float)i + 199.0f);
+        if (((const float *)r.out->data)[i] != want)
+          fail_msg("op %d element %d: %g, want %g", op, i, ((const float *)r.out->data)[i], want);
+      }
+      hlo_value_unref(r.out);
+      unload(&x);
+    }
+}
+
 /* text (an all-reduce of x = p + r over 4 replicas, halved) run with
  * tune's host: replica 0's view is 2p + 3. */
 static void expect_reference_all_reduce(const char *text) {
@@ -364,7 +419,7 @@ int main(void) {
       cmocka_unit_test(fake_host_not_asked_for_all_reduce), cmocka_unit_test(fake_host_answers_map),
       cmocka_unit_test(reference_host_all_reduce), cmocka_unit_test(reference_host_map),
       cmocka_unit_test(fake_host_not_asked_for_lane_map), cmocka_unit_test(reference_host_call_reducer),
-      cmocka_unit_test(nested_fusion_on_the_device),
+      cmocka_unit_test(nested_fusion_on_the_device), cmocka_unit_test(windowed_ops_on_the_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,20 +49,34 @@
 #include "hlo/hlo_value.h"
 
 /* ---- dimension-follow analysis ------------------------------------------
- * For every instruction of the kernel and every dimension of its (first
- * leaf) shape: which output dimension the index along it equals
- * (0..rank-1), DEV_FOLLOW_K when it is the hero's reduction, DEV_FOLLOW_NONE
- * when it follows nothing (or different things along different paths).
- * Walks from the root back: elementwise ops keep the mapping; broadcast maps
- * operand dims to result dims; transpose permutes; reduce's kept operand dims
- * follow the result dims and its reduced dims the hero's K (so do those of
- * every operand of a variadic reduce hero the executor chunks, whose
- * get-tuple-elements pass their mapping to it; other reduces: nothing); dot's batch and free dims follow the result dims and its
- * contracting dims K (hero) or nothing; every other op makes its operand
- * dimensions follow nothing.  K is only used when the hero has exactly one
- * reduction dimension (a multi-dimension reduction makes its operand windows
- * whole).  Returns a malloc'd array indexed [instr index * HLO_MAX_RANK + dim],
- * NULL when out of memory. */
+ * The executor's map: for every instruction of the kernel and every
+ * dimension of its (first leaf) shape, the output dimension whose tile
+ * index its index equals (0..rank-1), DEV_FOLLOW_K when it is the reduced
+ * (or contracted) dimension of a hero that has exactly one (with several,
+ * they follow nothing), or DEV_FOLLOW_NONE when it follows nothing the
+ * executor can index by: no single output dimension (a run of merged ones,
+ * through a reshape), a padded dimension, or different things along
+ * different paths to the root.
+ *
+ * It is dev_lower.c's follow analysis without its pad mapping: the root
+ * (each leaf of a tuple root that has the output's dims) follows the
+ * output dims one to one, and the instructions are walked from the root
+ * back, each giving its operands a mapping through its kind: elementwise
+ * ops (and an all-reduce, a one-operand collective-permute or
+ * collective-broadcast) keep it; broadcast, transpose, a reduce with a
+ * simple reducer (kept dims), dot (batch and free dims), concatenate (all
+ * but the concatenated dim)
+ * and the unpadded dims of a pad carry it to their operand dims; a reshape,
+ * or a bitcast between row-major layouts, carries it through its factor
+ * groups (dev_layout.h); a variadic reduce hero the executor chunks
+ * (dev_exec_variadic.h) takes it from its get-tuple-elements and gives it
+ * to each of its operands.  Every other op (the ones computed from whole
+ * operands, dev_whole.h) makes its operands follow nothing.
+ *
+ * On a prepared fusion (f->lower set) the map was computed once with the
+ * plan (dev_lower_plan_new) and this returns a copy of it; otherwise it is
+ * computed afresh.  Either way a malloc'd array the caller frees, indexed
+ * [instruction index * HLO_MAX_RANK + dim], or NULL when out of memory. */
 int *dev_follow_map(const dev_fusion *f);
 
 /* ---- test hooks ------------------------------------------------------------ */

@@ -210,3 +210,21 @@ bool dev_lane_single_compare(const dev_lane *p, const hlo_instr **cmp, int *a, i
   *b = -1 - st->src[1];
   return true;
 }
+
+bool dev_lane_componentwise(const dev_lane *p, int n, const hlo_instr **ops) {
+  if (n < 1 || p->nparams != 2 * n || p->nres != n || p->nsteps != n || p->nread != 0)
+    return false;
+  for (int j = 0; j < n; j++) {
+    const lane_step *st = NULL;
+    for (int q = 0; q < p->nsteps && !st; q++)
+      if (p->steps[q].dst == p->res[j])
+        st = &p->steps[q];
+    if (!st || st->nsrc != 2 || st->src[0] != -1 - j || st->src[1] != -1 - (n + j))
+      return false;
+    for (int k = 0; k < j; k++) /* each result its own step */
+      if (ops[k] == st->ins)
+        return false;
+    ops[j] = st->ins;
+  }
+  return true;
+}

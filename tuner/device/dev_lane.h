@@ -41,4 +41,12 @@ void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res);
  * dev_elem_scalar_op(*cmp, {args[*a], args[*b]}). */
 bool dev_lane_single_compare(const dev_lane *p, const hlo_instr **cmp, int *a, int *b);
 
+/* Whether p, of 2n parameters and n results, computes each result j as one
+ * elementwise op of parameters j and n + j, in that order, and nothing else
+ * (a variadic reducer that folds each operand on its own, as the max and
+ * min of a running range): then ops[j] is that op's instruction, and
+ * running p is res[j] = dev_elem_scalar_op(ops[j], {args[j], args[n + j]})
+ * for every j. */
+bool dev_lane_componentwise(const dev_lane *p, int n, const hlo_instr **ops);
+
 #endif

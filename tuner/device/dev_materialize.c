@@ -356,7 +356,8 @@ static int materialize_one(dev_elem *e, const hlo_instr *ins, char *why, size_t 
   } else if (dev_whole_handles(ins->op)) {
     /* the lowering defects the executor found triggered belong to the
      * hero, and to an fft (whose defect's trigger names the fft) */
-    dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len, e->jitter};
+    dev_whole_ctx wc = {e->cfg, ins == e->f->hero || ins->op == HLO_OP_FFT ? e->defects : 0, why, why_len, e->jitter,
+                        e->f->m};
     wr = dev_whole_run(ins, ops, &wc, &e->val[i]);
   }
   if (wr == DEV_WHOLE_UNSUPPORTED) {
@@ -467,7 +468,8 @@ static int materialize_lockstep(dev_elem *e, char *why, size_t why_len) {
       }
     if (rc == 0) {
       /* the lowering defects the executor found triggered belong to the hero */
-      dev_whole_ctx wc = {e->cfg, ins == e->f->hero ? e->defects : 0, why, why_len, e->jitter};
+      dev_whole_ctx wc = {e->cfg, ins == e->f->hero ? e->defects : 0, why, why_len, e->jitter,
+                        e->f->m};
       rc = dev_collective_run(ins, nrep, ops, &wc, outs) == 0 ? 0 : -1;
       if (rc != 0 && !why[0])
         snprintf(why, why_len, "%s: the device does not lower this collective", ins->name);

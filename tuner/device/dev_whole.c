@@ -10,7 +10,7 @@ bool dev_whole_handles(hlo_opcode op) {
   switch (op) {
   case HLO_OP_GATHER: case HLO_OP_DYNAMIC_SLICE: case HLO_OP_DYNAMIC_UPDATE_SLICE: case HLO_OP_SCATTER:
   case HLO_OP_SORT: case HLO_OP_REDUCE_WINDOW: case HLO_OP_CONVOLUTION: case HLO_OP_REDUCE: case HLO_OP_FFT:
-  case HLO_OP_MAP:
+  case HLO_OP_MAP: case HLO_OP_SELECT_AND_SCATTER:
     return true;
   default:
     return false;
@@ -32,6 +32,7 @@ int dev_whole_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_c
   case HLO_OP_REDUCE: return dev_reduce_run(ins, ops, ctx, out);
   case HLO_OP_FFT: return dev_fft_run(ins, ops, ctx, out);
   case HLO_OP_MAP: return dev_map_run(ins, ops, ctx, out);
+  case HLO_OP_SELECT_AND_SCATTER: return dev_selscat_run(ins, ops, ctx, out);
   default: return DEV_WHOLE_UNSUPPORTED;
   }
 }
@@ -62,6 +63,8 @@ int64_t dev_whole_fetches(const hlo_instr *ins, const dev_config *cfg) {
   }
   case HLO_OP_SCATTER:
     return dev_scatter_fetches(ins, cfg);
+  case HLO_OP_SELECT_AND_SCATTER: /* one operand halo per source tile */
+    return ins->noperands == 3 ? tiles(&ins->operands[1]->shape, cfg) : 0;
   default:
     return dev_collective_op(ins->op) ? tiles(hlo_shape_leaf(&ins->shape, 0), cfg) : 0;
   }

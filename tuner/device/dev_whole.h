@@ -1,8 +1,9 @@
 /* dev_whole.h — the ops the device computes from whole operand arrays:
  * gather, dynamic-slice, dynamic-update-slice, scatter, sort,
- * reduce-window (one operand, a simple reducer), convolution, reduce
- * with a general or variadic reducer, fft (1 to 3 dimensions), and map
- * (whose computation is a lane program, dev_lane.h).
+ * reduce-window (variadic or not, a simple reducer or a lane program),
+ * select-and-scatter, convolution, reduce with a general or variadic
+ * reducer, fft (1 to 3 dimensions), and map (whose computation is a lane
+ * program, dev_lane.h).
  *
  * Their operands are first evaluated whole by the elemental evaluator
  * (dev_elemental.h materialises them); the op itself then runs with the
@@ -35,6 +36,9 @@ typedef struct dev_whole_ctx {
   char *why;
   size_t why_len;
   uint64_t jitter;       /* the run's timing-jitter seed (dma-race) */
+  const hlo_module *m;   /* the op's module: select-and-scatter names its
+                            computations by text, looked up here; NULL
+                            leaves that op unlowered */
 } dev_whole_ctx;
 
 /* The dma-race model (dev_stage.h) for an op run with ctx. */
@@ -43,7 +47,8 @@ dev_race dev_whole_race(const dev_whole_ctx *ctx);
 /* How many operand fetches the device's lowering of ins makes under cfg,
  * each through the ring of cfg.buf buffers where dma-race strikes: one per
  * result tile for gather, dynamic-slice, reduce-window and the
- * collectives; for dynamic-update-slice and scatter, whose result starts
+ * collectives, one per source tile for select-and-scatter (its operand
+ * halos); for dynamic-update-slice and scatter, whose result starts
  * as a tiled copy of the operand, the larger of that copy's tiles and the
  * update's tiles (or chunks of updates, for scatter): each has its own
  * ring.  0 for the ops that fetch no such boxes (sort, convolution,
@@ -69,6 +74,7 @@ int dev_sort_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ct
 int dev_reduce_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
 int dev_conv_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
 int dev_window_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
+int dev_selscat_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
 int dev_fft_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
 int dev_map_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole_ctx *ctx, hlo_value **out);
 
