@@ -325,7 +325,7 @@ static int supported_comp(const hlo_module *m, const hlo_computation *c, hlo_err
         return -1;
     if (ins->op == HLO_OP_SELECT_AND_SCATTER)
       for (int j = 0; j < 2; j++) {
-        const hlo_computation *raw = chk_raw_computation(m, ins, j ? "scatter" : "select");
+        const hlo_computation *raw = hlo_instr_named_computation(m, ins, j ? "scatter" : "select");
         if (raw && supported_comp(m, raw, err, depth + 1) != 0)
           return -1;
       }

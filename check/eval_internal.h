@@ -162,9 +162,6 @@ bool chk_feed_supported(const hlo_instr *ins);
 hlo_value *chk_feed_value(chk_eval *ev, const hlo_instr *ins);
 hlo_value *chk_recv_done(chk_eval *ev, const hlo_instr *ins, const hlo_value *recv);
 
-/* The computation a raw attribute names (`select=%f`), NULL when the
- * attribute is absent or names none (eval_select_scatter.c). */
-const hlo_computation *chk_raw_computation(const hlo_module *m, const hlo_instr *ins, const char *attr);
 
 /* The top-k kernel of topk and __gpu$TopK (eval_topk.c): ins's shape is
  * (values, s32 indices) with k elements in the last dimension. */

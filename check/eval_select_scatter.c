@@ -23,18 +23,6 @@
 #include "eval_internal.h"
 #include "hlo/hlo_index.h"
 
-const hlo_computation *chk_raw_computation(const hlo_module *m, const hlo_instr *ins, const char *attr) {
-  for (int i = 0; i < ins->nraw; i++) {
-    if (strcmp(ins->raw[i].name, attr) != 0 || !ins->raw[i].value)
-      continue;
-    const char *name = ins->raw[i].value;
-    if (name[0] == '%')
-      name++;
-    return hlo_module_find(m, name);
-  }
-  return NULL;
-}
-
 /* A rank-0 value holding element i of v, bit for bit. */
 static hlo_value *element(const hlo_value *v, int64_t i) {
   hlo_value *s = hlo_value_array_uninit(v->type, 0, NULL);
@@ -81,8 +69,8 @@ hlo_value *chk_op_select_and_scatter(chk_eval *ev, const hlo_instr *ins, hlo_val
   if (!chk_is_array(x) || !chk_is_array(src) || !chk_is_array(init) || init->rank != 0 ||
       src->type != x->type || init->type != x->type)
     return chk_fail(ev, ins, "operand, source and a scalar init_value of one element type expected");
-  const hlo_computation *sel = chk_raw_computation(ev->m, ins, "select");
-  const hlo_computation *sct = chk_raw_computation(ev->m, ins, "scatter");
+  const hlo_computation *sel = hlo_instr_named_computation(ev->m, ins, "select");
+  const hlo_computation *sct = hlo_instr_named_computation(ev->m, ins, "scatter");
   if (!sel || !sct || sel->nparams != 2 || sct->nparams != 2)
     return chk_fail(ev, ins, "select and scatter must name computations of two parameters");
   const hlo_window *win = &ins->attrs.window;

@@ -91,6 +91,15 @@ expect_grep "verdicts  match=12" "$TMPD/out" "every sort candidate matches"
 expect_status 0 "select-and-scatter and a variadic reduce-window check clean" \
   "$TUNE" --check "$D/windowed_ops.hlo" --budget 12
 expect_grep "verdicts  match=12" "$TMPD/out" "every windowed-op candidate matches"
+# The same select-and-scatter inside a fusion of a two-fusion module: the
+# unit's cut-out module must carry the computations it names by text
+# (select=ge, scatter=add); it used to be "unsupported: ... select
+# computation ge does not exist".
+expect_status 0 "a fused select-and-scatter is checked as its own unit" \
+  "$TUNE" --check "$D/fused_maxpool_grad.hlo" --budget 12
+expect_grep "fusion f (loop) from .*: verified" "$TMPD/out" "the select-and-scatter unit is checked"
+if [ "$(grep -c 'verdicts  match=12$' "$TMPD/out")" = 2 ]; then ok "both units' candidates match"; else
+  not_ok "both units' candidates match"; fi
 
 # The public corpus, when it is there: the issue's own examples.
 # A signed 64-bit max reduce (corpus 0375's reduce.38): the device's

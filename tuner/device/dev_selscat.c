@@ -45,17 +45,6 @@
 #include "dev_stage.h"
 #include "hlo/hlo_index.h"
 
-/* The computation named by raw attribute attr (`select=%f`), or NULL. */
-static const hlo_computation *named(const hlo_module *m, const hlo_instr *ins, const char *attr) {
-  for (int i = 0; m && i < ins->nraw; i++) {
-    if (strcmp(ins->raw[i].name, attr) != 0 || !ins->raw[i].value)
-      continue;
-    const char *name = ins->raw[i].value;
-    return hlo_module_find(m, name[0] == '%' ? name + 1 : name);
-  }
-  return NULL;
-}
-
 /* c compiled as a lane program of two scalar parameters of type t and one
  * result of type rt (any type when rt is HLO_INVALID), else NULL. */
 static dev_lane *binary_lane(const hlo_computation *c, hlo_etype t, hlo_etype rt) {
@@ -270,8 +259,8 @@ int dev_selscat_run(const hlo_instr *ins, hlo_value *const *ops, const dev_whole
     if (ins->shape.dims[d] != x->dims[d])
       return DEV_WHOLE_UNSUPPORTED;
   selscat s = {ins, &ins->attrs.window, x, src, x->type, r, NULL, NULL, ctx};
-  s.sel = binary_lane(named(ctx->m, ins, "select"), x->type, HLO_PRED);
-  s.sct = binary_lane(named(ctx->m, ins, "scatter"), x->type, x->type);
+  s.sel = binary_lane(hlo_instr_named_computation(ctx->m, ins, "select"), x->type, HLO_PRED);
+  s.sct = binary_lane(hlo_instr_named_computation(ctx->m, ins, "scatter"), x->type, x->type);
   if (!s.sel || !s.sct) {
     dev_lane_free(s.sel);
     dev_lane_free(s.sct);

@@ -67,6 +67,16 @@ hlo_computation *hlo_module_find(const hlo_module *m, const char *name) {
   return NULL;
 }
 
+hlo_computation *hlo_instr_named_computation(const hlo_module *m, const hlo_instr *ins, const char *attr) {
+  for (int i = 0; m && i < ins->nraw; i++) {
+    if (strcmp(ins->raw[i].name, attr) != 0 || !ins->raw[i].value)
+      continue;
+    const char *name = ins->raw[i].value;
+    return hlo_module_find(m, name[0] == '%' ? name + 1 : name);
+  }
+  return NULL;
+}
+
 hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name) {
   for (int i = 0; i < c->ninstrs; i++)
     if (strcmp(c->instrs[i]->name, name) == 0)

@@ -308,6 +308,11 @@ void hlo_module_free(hlo_module *m);
 /* Lookups by name; NULL when absent.  Linear: for tools, not hot paths. */
 hlo_computation *hlo_module_find(const hlo_module *m, const char *name);
 hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name);
+/* The computation that ins names in its raw attribute attr (select-and-
+ * scatter's `select=%ge` and `scatter=%add`, which the parser keeps as
+ * text rather than resolving into attrs.calls); NULL when ins has no such
+ * attribute, m is NULL, or the module has no computation of that name. */
+hlo_computation *hlo_instr_named_computation(const hlo_module *m, const hlo_instr *ins, const char *attr);
 /* Whether nothing can depend on ins's result: it belongs to a computation,
  * is not its root, no instruction there reads it, and it writes no operand
  * in place (output_to_operand_aliasing).  Linear in the computation. */

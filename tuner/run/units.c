@@ -212,19 +212,30 @@ int tn_unit_param_operands(const tn_unit *u, int *pos) {
   return n;
 }
 
-static void mark_callees(const hlo_computation *c, unsigned char *keep, int depth) {
+static void mark_callees(const hlo_module *m, const hlo_computation *c, unsigned char *keep, int depth);
+
+/* Marks every computation ins calls: those the parser resolved into
+ * attrs.calls, and select-and-scatter's, which it names only by text. */
+static void mark_calls_of(const hlo_module *m, const hlo_instr *ins, unsigned char *keep, int depth) {
+  const hlo_calls *k = &ins->attrs.calls;
+  mark_callees(m, k->to_apply, keep, depth);
+  mark_callees(m, k->calls, keep, depth);
+  mark_callees(m, k->condition, keep, depth);
+  mark_callees(m, k->body, keep, depth);
+  for (int b = 0; b < k->nbranches; b++)
+    mark_callees(m, k->branches[b], keep, depth);
+  if (ins->op == HLO_OP_SELECT_AND_SCATTER) {
+    mark_callees(m, hlo_instr_named_computation(m, ins, "select"), keep, depth);
+    mark_callees(m, hlo_instr_named_computation(m, ins, "scatter"), keep, depth);
+  }
+}
+
+static void mark_callees(const hlo_module *m, const hlo_computation *c, unsigned char *keep, int depth) {
   if (!c || keep[c->index] || depth > 64)
     return;
   keep[c->index] = 1;
-  for (int i = 0; i < c->ninstrs; i++) {
-    const hlo_calls *k = &c->instrs[i]->attrs.calls;
-    mark_callees(k->to_apply, keep, depth + 1);
-    mark_callees(k->calls, keep, depth + 1);
-    mark_callees(k->condition, keep, depth + 1);
-    mark_callees(k->body, keep, depth + 1);
-    for (int b = 0; b < k->nbranches; b++)
-      mark_callees(k->branches[b], keep, depth + 1);
-  }
+  for (int i = 0; i < c->ninstrs; i++)
+    mark_calls_of(m, c->instrs[i], keep, depth + 1);
 }
 
 /* Header attributes that still hold for the cut-out module: the replica
@@ -300,13 +311,7 @@ static char *unit_text(const hlo_module *m, const tn_unit *u, hlo_error *err) {
   entry.root = root;
   entry.root_marked = true;
 
-  const hlo_calls *k = &ins->attrs.calls;
-  mark_callees(k->to_apply, keep, 0);
-  mark_callees(k->calls, keep, 0);
-  mark_callees(k->condition, keep, 0);
-  mark_callees(k->body, keep, 0);
-  for (int b = 0; b < k->nbranches; b++)
-    mark_callees(k->branches[b], keep, 0);
+  mark_calls_of(m, ins, keep, 0);
   int ncomps = 0;
   for (int i = 0; i < m->ncomps; i++)
     if (keep[i] && m->comps[i] != m->entry)
