@@ -50,6 +50,7 @@
 #include "eval_reduce_prog.h"
 #include "hlo/hlo_dtype.h"
 #include "hlo/hlo_index.h"
+#include "hlo/hlo_v8.h"
 #include "hlo/hlo_clones.h"
 
 /* ---- scalar operations, one per (compute type, op) ------------------------ */
@@ -189,19 +190,9 @@ typedef struct red_kernel {
  * go through the scalar code.  The kernels also come in AVX2 and AVX-512
  * builds picked at load time (the same lane operations; no FMA). */
 
-typedef float v8f __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
-
-#define V_SEL(M, X, Y) ((v8f)(((M) & (v8i)(X)) | (~(M) & (v8i)(Y))))
-/* Add and multiply: with two NaN operands x86 returns the first source
- * operand's NaN, and the compiler may put either operand first in a vector
- * instruction, while the scalar loop's acc = acc + x keeps the accumulator
- * first.  So a NaN accumulator is carried explicitly (quieted, as the
- * hardware would), which is exactly what the scalar code gives. */
-#define V_QUIET(A) ((v8f)((v8i)(A) | 0x00400000))
-#define V_ADD(A, B) V_SEL((A) != (A), V_QUIET(A), (A) + (B))
-#define V_MUL(A, B) V_SEL((A) != (A), V_QUIET(A), (A) * (B))
-/* The same for the scalar columns after the last multiple of 8. */
+/* The vector lanes and their fold rules: hlo/hlo_v8.h.  The scalar
+ * columns after the last multiple of 8 carry a NaN accumulator as
+ * HLO_V8_ADD and HLO_V8_MUL do. */
 static inline float f32_quiet(float a) {
   uint32_t b;
   memcpy(&b, &a, sizeof b);
@@ -211,39 +202,26 @@ static inline float f32_quiet(float a) {
 }
 static inline float f32_add_acc(float a, float b) { return a != a ? f32_quiet(a) : a + b; }
 static inline float f32_mul_acc(float a, float b) { return a != a ? f32_quiet(a) : a * b; }
-/* f32_max / f32_min lane by lane: a if a is NaN, else b if b is NaN, else
- * b if b > a (b < a) or b equals a and is the zero the op prefers (+0 for
- * max, -0 for min: IEEE 754-2019 maximum/minimum, as the elementwise ops
- * have it), else a.  With that tie rule a max or min reduction no longer
- * depends on its order through the sign of a zero. */
-#define V_MAX(A, B) V_SEL((A) != (A), (A), V_SEL((B) != (B), (B), V_SEL(((B) > (A)) | (((B) == (A)) & ((v8i)(A) < 0)), (B), (A))))
-#define V_MIN(A, B) V_SEL((A) != (A), (A), V_SEL((B) != (B), (B), V_SEL(((B) < (A)) | (((B) == (A)) & ((v8i)(B) < 0)), (B), (A))))
 
 /* c0..c7 = columns of the 8x8 block r0..r7 (r_i: 8 elements of row i). */
-/* GCC and clang both have vector shuffles, under different names. */
-#if defined(__clang__)
-#define V_SHUF(A, B, ...) __builtin_shufflevector((A), (B), __VA_ARGS__)
-#else
-#define V_SHUF(A, B, ...) __builtin_shuffle((A), (B), (v8i){__VA_ARGS__})
-#endif
 #define V_TRANSPOSE8(r0, r1, r2, r3, r4, r5, r6, r7)                                        \
-  v8f t0 = V_SHUF(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13), t1 = V_SHUF(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15); \
-  v8f t2 = V_SHUF(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13), t3 = V_SHUF(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15); \
-  v8f t4 = V_SHUF(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13), t5 = V_SHUF(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15); \
-  v8f t6 = V_SHUF(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13), t7 = V_SHUF(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15); \
-  v8f u0 = V_SHUF(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13), u1 = V_SHUF(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15); \
-  v8f u2 = V_SHUF(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13), u3 = V_SHUF(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15); \
-  v8f u4 = V_SHUF(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13), u5 = V_SHUF(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15); \
-  v8f u6 = V_SHUF(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13), u7 = V_SHUF(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15); \
-  v8f c0 = V_SHUF(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11), c4 = V_SHUF(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15); \
-  v8f c1 = V_SHUF(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11), c5 = V_SHUF(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15); \
-  v8f c2 = V_SHUF(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11), c6 = V_SHUF(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15); \
-  v8f c3 = V_SHUF(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11), c7 = V_SHUF(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15)
+  hlo_v8f t0 = HLO_V8_SHUF(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13), t1 = HLO_V8_SHUF(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15); \
+  hlo_v8f t2 = HLO_V8_SHUF(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13), t3 = HLO_V8_SHUF(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15); \
+  hlo_v8f t4 = HLO_V8_SHUF(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13), t5 = HLO_V8_SHUF(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15); \
+  hlo_v8f t6 = HLO_V8_SHUF(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13), t7 = HLO_V8_SHUF(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15); \
+  hlo_v8f u0 = HLO_V8_SHUF(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13), u1 = HLO_V8_SHUF(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15); \
+  hlo_v8f u2 = HLO_V8_SHUF(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13), u3 = HLO_V8_SHUF(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15); \
+  hlo_v8f u4 = HLO_V8_SHUF(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13), u5 = HLO_V8_SHUF(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15); \
+  hlo_v8f u6 = HLO_V8_SHUF(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13), u7 = HLO_V8_SHUF(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15); \
+  hlo_v8f c0 = HLO_V8_SHUF(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11), c4 = HLO_V8_SHUF(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15); \
+  hlo_v8f c1 = HLO_V8_SHUF(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11), c5 = HLO_V8_SHUF(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15); \
+  hlo_v8f c2 = HLO_V8_SHUF(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11), c6 = HLO_V8_SHUF(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15); \
+  hlo_v8f c3 = HLO_V8_SHUF(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11), c7 = HLO_V8_SHUF(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15)
 
 /* acc = OP(acc, column) for the 8 columns of rows p[0], p[L], ... p[7L] at k. */
 #define V_STEP8(VOP, acc, p, L, k)                                                         \
   do {                                                                                     \
-    v8f r0, r1, r2, r3, r4, r5, r6, r7;                                                    \
+    hlo_v8f r0, r1, r2, r3, r4, r5, r6, r7;                                                    \
     memcpy(&r0, (p) + (k), 32);                                                            \
     memcpy(&r1, (p) + (L) + (k), 32);                                                      \
     memcpy(&r2, (p) + 2 * (L) + (k), 32);                                                  \
@@ -267,7 +245,7 @@ static inline float f32_mul_acc(float a, float b) { return a != a ? f32_quiet(a)
 #define DEF_WIDE_ROWS(NAME, VOP, OP)                                                       \
   HLO_CLONES                                                                           \
   static void NAME##_w16(float *out, const float *x, int64_t L) {                          \
-    v8f a, b;                                                                              \
+    hlo_v8f a, b;                                                                              \
     memcpy(&a, out, 32);                                                                   \
     memcpy(&b, out + 8, 32);                                                               \
     const float *p = x, *q = x + 8 * L;                                                    \
@@ -328,10 +306,10 @@ DEF_KERNELS(ku_and, uint64_t, u_and, rows8)
 DEF_KERNELS(ku_or, uint64_t, u_or, rows8)
 DEF_KERNELS(ku_xor, uint64_t, u_xor, rows8)
 
-DEF_WIDE_ROWS(kf32_add, V_ADD, f32_add_acc)
-DEF_WIDE_ROWS(kf32_mul, V_MUL, f32_mul_acc)
-DEF_WIDE_ROWS(kf32_max, V_MAX, f32_max)
-DEF_WIDE_ROWS(kf32_min, V_MIN, f32_min)
+DEF_WIDE_ROWS(kf32_add, HLO_V8_ADD, f32_add_acc)
+DEF_WIDE_ROWS(kf32_mul, HLO_V8_MUL, f32_mul_acc)
+DEF_WIDE_ROWS(kf32_max, HLO_V8_MAX, f32_max)
+DEF_WIDE_ROWS(kf32_min, HLO_V8_MIN, f32_min)
 
 /* A fast path: the kernel and the type it computes in. */
 typedef struct fast_red {

@@ -7,6 +7,7 @@
 
 #include "hlo/hlo_minmax.h"
 #include "hlo/hlo_clones.h"
+#include "hlo/hlo_v8.h"
 
 /* elements of each slot line narrowed and folded at a time (slot_rows8) */
 #define SLOT_CHUNK 64
@@ -99,20 +100,10 @@ static void slot_lines_scalar(hlo_opcode op, float *acc, int m, const dev_slot *
  * in order.  Two groups of 8 lines are in flight to overlap their chains.
  * The vector max/min pick the very operand hlo_max_f32/hlo_min_f32 return;
  * add and multiply run plain, and a line that ends in NaN is folded again
- * with f_add/f_mul, which carry a NaN accumulator explicitly. */
+ * with f_add/f_mul, which carry a NaN accumulator explicitly.  The lanes
+ * and the rules: hlo/hlo_v8.h. */
 
 #if defined(__GNUC__) && !defined(__clang__)
-typedef float v8f __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
-
-#define SEL(M, X, Y) ((v8f)(((M) & (v8i)(X)) | (~(M) & (v8i)(Y))))
-#define V_QUIET(A) ((v8f)((v8i)(A) | 0x00400000))
-#define V_ADD(A, B) SEL((A) != (A), V_QUIET(A), (A) + (B))
-#define V_MUL(A, B) SEL((A) != (A), V_QUIET(A), (A) * (B))
-#define V_MAX(A, B) SEL((A) != (A), (A), SEL((B) != (B), (B), SEL(((B) > (A)) | (((B) == (A)) & ((v8i)(A) < 0)), (B), (A))))
-#define V_MIN(A, B) SEL((A) != (A), (A), SEL((B) != (B), (B), SEL(((B) < (A)) | (((B) == (A)) & ((v8i)(B) < 0)), (B), (A))))
-#define SHUF(A, B, ...) __builtin_shuffle((A), (B), (v8i){__VA_ARGS__})
-
 /* Two 4-float halves into one register: lines a and b side by side (a
  * 128-bit load and an insert). */
 typedef float v4f __attribute__((vector_size(16)));
@@ -131,14 +122,14 @@ typedef float v4f __attribute__((vector_size(16)));
  * shuffle crosses the halves. */
 #define STEP4(VOP, acc, p, L)                                                                   \
   do {                                                                                          \
-    v8f r0 = LOAD_HALVES((p), (p) + 4 * (L)), r1 = LOAD_HALVES((p) + (L), (p) + 5 * (L));      \
-    v8f r2 = LOAD_HALVES((p) + 2 * (L), (p) + 6 * (L)), r3 = LOAD_HALVES((p) + 3 * (L), (p) + 7 * (L)); \
-    v8f t0 = SHUF(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13), t1 = SHUF(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15); \
-    v8f t2 = SHUF(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13), t3 = SHUF(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15); \
-    acc = VOP(acc, SHUF(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13));                                     \
-    acc = VOP(acc, SHUF(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15));                                   \
-    acc = VOP(acc, SHUF(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13));                                     \
-    acc = VOP(acc, SHUF(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15));                                   \
+    hlo_v8f r0 = LOAD_HALVES((p), (p) + 4 * (L)), r1 = LOAD_HALVES((p) + (L), (p) + 5 * (L));      \
+    hlo_v8f r2 = LOAD_HALVES((p) + 2 * (L), (p) + 6 * (L)), r3 = LOAD_HALVES((p) + 3 * (L), (p) + 7 * (L)); \
+    hlo_v8f t0 = HLO_V8_SHUF(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13), t1 = HLO_V8_SHUF(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15); \
+    hlo_v8f t2 = HLO_V8_SHUF(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13), t3 = HLO_V8_SHUF(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15); \
+    acc = VOP(acc, HLO_V8_SHUF(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13));                                     \
+    acc = VOP(acc, HLO_V8_SHUF(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15));                                   \
+    acc = VOP(acc, HLO_V8_SHUF(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13));                                     \
+    acc = VOP(acc, HLO_V8_SHUF(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15));                                   \
   } while (0)
 
 /* The same for the 8 columns of the 8x8 block at p. */
@@ -152,7 +143,7 @@ typedef float v4f __attribute__((vector_size(16)));
  * elements; returns len8. */
 #define DEF_ROWS16(NAME, VOP)                                                                   \
   HLO_CLONES static int64_t NAME(float *acc, const float *x, int64_t L, int64_t len) {         \
-    v8f a, b;                                                                                   \
+    hlo_v8f a, b;                                                                                   \
     memcpy(&a, acc, 32);                                                                        \
     memcpy(&b, acc + 8, 32);                                                                    \
     const float *p = x, *q = x + 8 * L;                                                         \
@@ -166,14 +157,14 @@ typedef float v4f __attribute__((vector_size(16)));
     return k;                                                                                   \
   }
 /* add and multiply without the NaN select: NaN is absorbing for both, so
- * a lane that ends without NaN never met one and its sums are V_ADD's;
+ * a lane that ends without NaN never met one and its sums are HLO_V8_ADD's;
  * a lane that ends in NaN is folded again by the caller (rows16). */
 #define V_ADD_PLAIN(A, B) ((A) + (B))
 #define V_MUL_PLAIN(A, B) ((A) * (B))
 DEF_ROWS16(rows16_add, V_ADD_PLAIN)
 DEF_ROWS16(rows16_mul, V_MUL_PLAIN)
-DEF_ROWS16(rows16_max, V_MAX)
-DEF_ROWS16(rows16_min, V_MIN)
+DEF_ROWS16(rows16_max, HLO_V8_MAX)
+DEF_ROWS16(rows16_min, HLO_V8_MIN)
 
 /* A lane of rows16_add/rows16_mul that ends in NaN: its line again from
  * the accumulator it started with (a0), the scalar way, whose NaN rules
@@ -192,16 +183,16 @@ static void redo_nan_lanes(hlo_opcode op, float *acc, const float *a0, const flo
  * and multiply with the NaN select, so no lane needs folding again. */
 #define DEF_ROWS8(NAME, VOP)                                                                    \
   HLO_CLONES static void NAME(float *acc, const float *x, int64_t L, int64_t len) {            \
-    v8f a;                                                                                      \
+    hlo_v8f a;                                                                                      \
     memcpy(&a, acc, 32);                                                                        \
     for (int64_t k = 0; k + 8 <= len; k += 8)                                                   \
       STEP8(VOP, a, x + k, L);                                                                  \
     memcpy(acc, &a, 32);                                                                        \
   }
-DEF_ROWS8(rows8_add, V_ADD)
-DEF_ROWS8(rows8_mul, V_MUL)
-DEF_ROWS8(rows8_max, V_MAX)
-DEF_ROWS8(rows8_min, V_MIN)
+DEF_ROWS8(rows8_add, HLO_V8_ADD)
+DEF_ROWS8(rows8_mul, HLO_V8_MUL)
+DEF_ROWS8(rows8_max, HLO_V8_MAX)
+DEF_ROWS8(rows8_min, HLO_V8_MIN)
 
 /* Slot lines a chunk at a time: SLOT_CHUNK elements of each of 8 lines
  * narrowed to f32 (the cast LOAD_SLOT makes) into a
