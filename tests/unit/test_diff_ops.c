@@ -1,7 +1,8 @@
 /* test_diff_ops.c — differential test of the ops the device computes with
  * its own lowering (issue 14): gather, scatter, sort, dynamic-slice,
- * dynamic-update-slice, reduce-window, convolution, reduce with a
- * general or variadic reducer, and map.
+ * dynamic-update-slice, reduce-window (one operand, or an argmax pool of
+ * two), convolution, reduce with a general or variadic reducer, map and
+ * select-and-scatter.
  *
  * Draws random small fusions of those ops from a seeded generator (shapes,
  * index types, windows, combiners, comparators, sort dimension and
@@ -19,7 +20,7 @@
  * full f32 products on both sides, so they are bitwise too.  A runtime error on the device is a failure too.
  *
  * Usage: test_diff_ops [FUSIONS [SEED]].  make check runs the quick mode
- * (96 fusions, 12 per op); `tests/unit/test_diff_ops 300` is the long mode,
+ * (108 fusions, 12 per op); `tests/unit/test_diff_ops 300` is the long mode,
  * which prints the number of (fusion, config) pairs it ran (over 10,000).
  * Exit 0 when nothing differs, 1 otherwise.
  */
@@ -184,8 +185,21 @@ static void gen_dslice(char *b, size_t n) {
              R, C, h, w, it, it, R, C);
 }
 
+/* The argmax reducer of gen_reduce: NaN first, then the larger value,
+ * then the lower index on ties. */
+#define ARGMAX_REDUCER                                                                                  \
+  "am {\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n"                                      \
+  "  bv = f32[] parameter(2)\n  bi = s32[] parameter(3)\n  gt = pred[] compare(av, bv), direction=GT\n"  \
+  "  ne = pred[] compare(av, av), direction=NE\n  eq = pred[] compare(av, bv), direction=EQ\n"          \
+  "  lt = pred[] compare(ai, bi), direction=LT\n  tie = pred[] and(eq, lt)\n  g1 = pred[] or(gt, ne)\n" \
+  "  keep = pred[] or(g1, tie)\n  v = f32[] select(keep, av, bv)\n  i = s32[] select(keep, ai, bi)\n"    \
+  "  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+
+/* A reduce-window, one operand with a simple reducer, or (one in four) an
+ * argmax pool: two operand/init pairs, a variadic reducer, a tuple. */
 static void gen_window(char *b, size_t n) {
-  const char *t = pick(0, 3) ? "f32" : "s32";
+  int variadic = pick(0, 3) == 0;
+  const char *t = variadic || pick(0, 3) ? "f32" : "s32";
   static const char *const red[3] = {"add", "maximum", "minimum"};
   const char *op = red[pick(0, 2)];
   int dims[2] = {pick(1, 40), pick(1, 40)}, out[2];
@@ -204,6 +218,17 @@ static void gen_window(char *b, size_t n) {
   snprintf(pad, sizeof pad, "%d_%dx%d_%d", plo[0], phi[0], plo[1], phi[1]);
   snprintf(ld, sizeof ld, "%dx%d", l[0], l[1]);
   snprintf(rd, sizeof rd, "%dx%d", r[0], r[1]);
+  if (variadic) {
+    snprintf(b, n,
+             "HloModule diff_window_argmax\n" ARGMAX_REDUCER
+             "ENTRY e {\n  p0 = f32[%d,%d] parameter(0)\n  io = s32[%d,%d] iota(), iota_dimension=%d\n"
+             "  ninf = f32[] constant(-inf)\n  none = s32[] constant(-1)\n"
+             "  ROOT w = (f32[%d,%d], s32[%d,%d]) reduce-window(p0, io, ninf, none), window={size=%s stride=%s "
+             "pad=%s lhs_dilate=%s rhs_dilate=%s}, to_apply=am\n}\n",
+             dims[0], dims[1], dims[0], dims[1], pick(0, 1), out[0], out[1], out[0], out[1], size, stride, pad, ld,
+             rd);
+    return;
+  }
   snprintf(b, n,
            "HloModule diff_window\nred {\n  a = %s[] parameter(0)\n  x = %s[] parameter(1)\n  ROOT r = %s[] %s(a, x)\n}\n"
            "ENTRY e {\n  p0 = %s[%d,%d] parameter(0)\n  p1 = %s[] parameter(1)\n"
@@ -239,12 +264,7 @@ static void gen_reduce(char *b, size_t n) {
   int R = pick(1, 40), C = pick(1, 40), D = pick(0, 1), K = D ? C : R; /* keep dim D, reduce dim 1 - D */
   if (pick(0, 1))
     snprintf(b, n,
-             "HloModule diff_argmax\nam {\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n"
-             "  bv = f32[] parameter(2)\n  bi = s32[] parameter(3)\n  gt = pred[] compare(av, bv), direction=GT\n"
-             "  ne = pred[] compare(av, av), direction=NE\n  eq = pred[] compare(av, bv), direction=EQ\n"
-             "  lt = pred[] compare(ai, bi), direction=LT\n  tie = pred[] and(eq, lt)\n  g1 = pred[] or(gt, ne)\n"
-             "  keep = pred[] or(g1, tie)\n  v = f32[] select(keep, av, bv)\n  i = s32[] select(keep, ai, bi)\n"
-             "  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+             "HloModule diff_argmax\n" ARGMAX_REDUCER
              "ENTRY e {\n  p0 = f32[%d,%d] parameter(0)\n  io = s32[%d,%d] iota(), iota_dimension=%d\n"
              "  ninf = f32[] constant(-inf)\n  zero = s32[] constant(0)\n"
              "  ROOT r = (f32[%d], s32[%d]) reduce(p0, io, ninf, zero), dimensions={%d}, to_apply=am\n}\n",
@@ -282,6 +302,32 @@ static void gen_map(char *b, size_t n) {
            t, yparam, bodies[body], t, R, C, p1, t, R, C, body != 0 ? ", p1" : "");
 }
 
+/* A select-and-scatter: windows with strides and padding (overlapping or
+ * not, some of padding only), select GE or LE (ties keep the first in
+ * window order), scatter add, in f32 or s32.  Both sides combine a
+ * position's sources in the source's row-major order, so bitwise. */
+static void gen_selscat(char *b, size_t n) {
+  const char *t = pick(0, 2) ? "f32" : "s32";
+  const char *dir = pick(0, 1) ? "GE" : "LE";
+  int dims[2] = {pick(1, 30), pick(1, 30)}, sz[2], st[2], plo[2], phi[2], out[2];
+  for (int d = 0; d < 2; d++) {
+    sz[d] = pick(1, 4), st[d] = pick(1, 3), plo[d] = pick(0, 2), phi[d] = pick(0, 2);
+    int base = dims[d] + plo[d] + phi[d];
+    if (base < sz[d])
+      phi[d] += sz[d] - base, base = sz[d];
+    out[d] = (base - sz[d]) / st[d] + 1;
+  }
+  snprintf(b, n,
+           "HloModule diff_selscat\nsel {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n"
+           "  ROOT c = pred[] compare(a, b), direction=%s\n}\n"
+           "sct {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT s = %s[] add(a, b)\n}\n"
+           "ENTRY e {\n  p0 = %s[%d,%d] parameter(0)\n  p1 = %s[%d,%d] parameter(1)\n  p2 = %s[] parameter(2)\n"
+           "  ROOT r = %s[%d,%d] select-and-scatter(p0, p1, p2), window={size=%dx%d stride=%dx%d pad=%d_%dx%d_%d}, "
+           "select=sel, scatter=sct\n}\n",
+           t, t, dir, t, t, t, t, dims[0], dims[1], t, out[0], out[1], t, t, dims[0], dims[1], sz[0], sz[1], st[0],
+           st[1], plo[0], phi[0], plo[1], phi[1]);
+}
+
 static int leaves(const hlo_value *v, const hlo_value **out, int max) {
   if (v->type != HLO_TUPLE) {
     if (max > 0)
@@ -294,13 +340,15 @@ static int leaves(const hlo_value *v, const hlo_value **out, int max) {
   return n;
 }
 
+enum { NOPS = 9 };
+
 typedef struct stats {
   long fusions, pairs, differ, errors, compile_errors, skipped;
-  long per_op[8];
+  long per_op[NOPS];
 } stats;
 
-static const char *const op_names[8] = {"gather", "scatter", "sort", "dynamic-slice/dus", "reduce-window",
-                                        "convolution", "general reduce", "map"};
+static const char *const op_names[NOPS] = {"gather",      "scatter",        "sort", "dynamic-slice/dus", "reduce-window",
+                                           "convolution", "general reduce", "map",  "select-and-scatter"};
 
 static void run_one(const char *text, int op, uint64_t seed, const dev_machine *mach, stats *st) {
   hlo_error err;
@@ -312,7 +360,7 @@ static void run_one(const char *text, int op, uint64_t seed, const dev_machine *
     hlo_module_free(m);
     return;
   }
-  f.host = tn_backend_host();
+  f.host = NULL; /* the device computes these ops itself: a host call would be an error */
   int nargs = m->entry->nparams;
   hlo_value *args[8] = {0}, *ref = NULL;
   /* out-of-range indices half the time (clamping and skipped windows),
@@ -376,7 +424,7 @@ static void run_one(const char *text, int op, uint64_t seed, const dev_machine *
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  long nfus = argc > 1 ? atol(argv[1]) : 96;
+  long nfus = argc > 1 ? atol(argv[1]) : 12 * NOPS;
   rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 0x5eed14;
   if (rng_state == 0)
     rng_state = 1;
@@ -389,7 +437,7 @@ int main(int argc, char **argv) {
   stats st = {0};
   static char text[8192];
   for (long i = 0; i < nfus; i++) {
-    int op = (int)(i % 8);
+    int op = (int)(i % NOPS);
     switch (op) {
     case 0: gen_gather(text, sizeof text); break;
     case 1: gen_scatter(text, sizeof text); break;
@@ -398,12 +446,13 @@ int main(int argc, char **argv) {
     case 4: gen_window(text, sizeof text); break;
     case 5: gen_conv(text, sizeof text); break;
     case 6: gen_reduce(text, sizeof text); break;
-    default: gen_map(text, sizeof text); break;
+    case 7: gen_map(text, sizeof text); break;
+    default: gen_selscat(text, sizeof text); break;
     }
     run_one(text, op, rnd(), &mach, &st);
   }
   printf("%ld fusions, %ld (fusion, config) pairs run (", st.fusions, st.pairs);
-  for (int k = 0; k < 8; k++)
+  for (int k = 0; k < NOPS; k++)
     printf("%s%s %ld", k ? ", " : "", op_names[k], st.per_op[k]);
   printf("); %ld differ from the reference, %ld errors; %ld compile errors, %ld fusions the reference refused\n",
          st.differ, st.errors, st.compile_errors, st.skipped);
