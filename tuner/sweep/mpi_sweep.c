@@ -4,10 +4,13 @@
  * Messages are byte buffers (unit_wire.h) with three tags: a job (rank 0
  * to a rank: the unit and every setting it is checked with, so a rank
  * needs nothing else), its result (back to rank 0: status, host, elapsed
- * time, then the unit's results), and stop.  Waiting is a probe-and-sleep
- * loop rather than a blocking receive, because Open MPI's blocking calls
- * spin a core, and on a node where every core runs candidates a waiting
- * rank must not take one.
+ * time, then the unit's results), and stop.  No rank ever waits in a
+ * blocking MPI call, because Open MPI's blocking calls spin a core, and on
+ * a node where every core runs candidates a waiting rank must not take
+ * one: sends and receives are nonblocking, and waiting is a probe and a
+ * sleep that grows while nothing comes.  So that such waits cost no rank
+ * any checking time, rank 0 keeps every rank one job ahead (AHEAD), and a
+ * worker sends a result without waiting for rank 0 to take it.
  */
 #include "mpi_sweep.h"
 
