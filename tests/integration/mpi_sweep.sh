@@ -158,8 +158,24 @@ if [ -s kref.canon ] && cmp -s kref.canon kill.canon; then ok "killed and resume
 # A worker that hangs (a test hook stops rank 2 on its first unit): with a
 # time budget of 1 s, rank 0 gives it up after 3 x 1 + 30 s, logs its unit
 # as timed out with the rank and host, stores every other unit, and ends
-# the job instead of waiting for the hung rank forever.
-sed -e 's/budget = 40;/budget = 6;/' -e 's/threads = 1;/threads = 1; time_budget = 1.0;/' k.cfg >h.cfg
+# the job instead of waiting for the hung rank forever.  The ten units are
+# copies of one fusion, of equal planned cost, so that every rank is sent
+# a second job ahead of the first (mpi_sweep.c, ahead_ok): the hung rank's,
+# which it never began, must be checked by the others.
+mkdir -p same
+for i in 0 1 2 3 4 5 6 7 8 9; do cp "$ds/concatenate_rows.hlo" "same/c$i.hlo"; done
+cat >h.cfg <<EOF2
+sweep: {
+  corpus = [ "$PWD/same/*.hlo" ];
+  machines = [ "tpu-v5e" ];
+  compiler = "nightly";
+  inputs = "naive";
+  budget = 6;
+  threads = 1;
+  time_budget = 1.0;
+  output = "unused.h5";
+};
+EOF2
 TUNE_TEST_MPI_HANG_RANK=2 timeout 600 "$TUNE_MPIRUN" --oversubscribe --bind-to none -x TUNE_TEST_MPI_HANG_RANK \
   -x ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" -n 3 "$TUNE" --sweep h.cfg -o hang.h5 --run-id t \
   >hang.out 2>hang.err

@@ -4,10 +4,13 @@
  * Messages are byte buffers (unit_wire.h) with three tags: a job (rank 0
  * to a rank: the unit and every setting it is checked with, so a rank
  * needs nothing else), its result (back to rank 0: status, host, elapsed
- * time, then the unit's results), and stop.  Waiting is a probe-and-sleep
- * loop rather than a blocking receive, because Open MPI's blocking calls
- * spin a core, and on a node where every core runs candidates a waiting
- * rank must not take one.
+ * time, then the unit's results), and stop.  No rank ever waits in a
+ * blocking MPI call, because Open MPI's blocking calls spin a core, and on
+ * a node where every core runs candidates a waiting rank must not take
+ * one: sends and receives are nonblocking, and waiting is a probe and a
+ * sleep that grows while nothing comes.  So that such waits cost no rank
+ * any checking time, rank 0 keeps every rank one job ahead (AHEAD), and a
+ * worker sends a result without waiting for rank 0 to take it.
  */
 #include "mpi_sweep.h"
 
@@ -45,9 +48,12 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void nap(void) {
-  struct timespec ts = {0, 2 * 1000 * 1000};
+/* Sleeps *wait seconds, then doubles *wait up to max: a waiter that keeps
+ * finding nothing looks less and less often. */
+static void nap(double *wait, double max) {
+  struct timespec ts = {0, (long)(*wait * 1e9)};
   nanosleep(&ts, NULL);
+  *wait = 2 * *wait < max ? 2 * *wait : max;
 }
 
 /* Launched by an MPI launcher?  Open MPI's mpirun, and srun or any PMI or
@@ -76,9 +82,24 @@ static void on_term(int sig) {
   raise(sig);
 }
 
+/* When Open MPI's mpirun put every rank on this node and the user chose no
+ * messaging layer (pml), tune chooses ob1, Open MPI's own, which moves
+ * messages through shared memory here.  Left to itself Open MPI first
+ * tries UCX and libfabric: on the 2-core test machine, where neither has a
+ * device, that took 0.2 s of MPI_Init's 0.27 s, about 3% of a two-rank
+ * sweep of datasets/, to settle on ob1 anyway.  Across nodes the choice
+ * stays Open MPI's, as a fast network wants UCX.  Every rank of the node
+ * sees the same environment, so all choose alike, as they must. */
+static void choose_pml(void) {
+  const char *size = getenv("OMPI_COMM_WORLD_SIZE"), *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (size && local && strcmp(size, local) == 0 && !getenv("OMPI_MCA_pml"))
+    setenv("OMPI_MCA_pml", "ob1", 0);
+}
+
 int tn_mpi_start(int *argc, char ***argv) {
   if (!launched_by_mpi())
     return 0;
+  choose_pml();
   /* Rank 0's helper thread checks units but never calls MPI. */
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
@@ -419,36 +440,36 @@ static void init_host(worker_state *ws) {
   ws->host[sizeof ws->host - 1] = '\0';
 }
 
-/* Waits for a message from `source` (or any) with `tag` (or any). */
-static int wait_message(int source, int tag, MPI_Status *st) {
+/* A worker's waits, from 0.25 ms up to 8 ms between looks.  It seldom
+ * waits: rank 0 sends each rank its next job ahead (tn_mpi_dispatch). */
+#define WORKER_NAP_MIN 0.25e-3
+#define WORKER_NAP_MAX 8e-3
+
+/* Waits until the send *rq (or MPI_REQUEST_NULL) is done.  Not MPI_Wait:
+ * Open MPI's blocking calls spin a core, one the other ranks on the node
+ * are computing on. */
+static int finish_send(MPI_Request *rq) {
+  double wait = WORKER_NAP_MIN;
   for (;;) {
-    int flag = 0;
-    int code = MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, st);
-    if (code != MPI_SUCCESS)
+    int done = 0, code = MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS || done)
       return code;
-    if (flag)
-      return MPI_SUCCESS;
-    nap();
+    nap(&wait, WORKER_NAP_MAX);
   }
 }
 
-/* Sends like MPI_Send, but waits the way wait_message does.  A result is
- * too large for Open MPI to buffer, so a blocking send lasts until rank 0
- * takes it, and rank 0 may be busy storing another unit for seconds:
- * MPI_Send spins a core all that time (on datasets/, two ranks spent
- * about twice the CPU of one process), a core the other ranks on the node
- * are computing on. */
-static int send_quietly(const void *data, int len, int dest, int tag) {
-  MPI_Request rq;
-  int code = MPI_Isend(data, len, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &rq);
-  while (code == MPI_SUCCESS) {
-    int done = 0;
-    code = MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
-    if (code != MPI_SUCCESS || done)
-      break;
-    nap();
+/* Waits for rank 0's next message, moving the last result's send *rq
+ * along meanwhile. */
+static int wait_job(MPI_Status *st, MPI_Request *rq) {
+  double wait = WORKER_NAP_MIN;
+  for (;;) {
+    int flag = 0, done = 0, code = MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, st);
+    if (code == MPI_SUCCESS && !flag && *rq != MPI_REQUEST_NULL)
+      code = MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS || flag)
+      return code;
+    nap(&wait, WORKER_NAP_MAX);
   }
-  return code;
 }
 
 /* Receives the message st announced into a malloc'd buffer. */
@@ -462,19 +483,30 @@ static int receive(const MPI_Status *st, unsigned char **buf, int *n) {
   return MPI_Recv(*buf, *n, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
+/* A worker checks its jobs in the order they come.  Each result is sent
+ * without waiting for rank 0 to take it: rank 0 has usually sent the next
+ * job already, and the worker starts it at once.  On one node Open MPI
+ * completes the transfer from rank 0's side (single copy); across nodes it
+ * may need the worker's help, which it gets at the worker's next MPI call,
+ * after that job.  The send is finished before the next one begins. */
 int tn_mpi_worker(void) {
   worker_state ws;
   memset(&ws, 0, sizeof ws);
   init_host(&ws);
+  tn_wire sent = {0}; /* the result being sent: MPI reads it until rq is done */
+  MPI_Request rq = MPI_REQUEST_NULL;
   for (;;) {
     MPI_Status st;
     unsigned char *buf = NULL;
-    int n = 0, code = wait_message(0, MPI_ANY_TAG, &st);
+    int n = 0, code = wait_job(&st, &rq);
     if (code == MPI_SUCCESS)
       code = receive(&st, &buf, &n);
     if (code != MPI_SUCCESS)
       give_up("receiving from", 0, code);
     if (st.MPI_TAG == TAG_STOP) {
+      /* Rank 0 took every result before it said stop. */
+      (void)finish_send(&rq);
+      tn_wire_free(&sent);
       free(buf);
       free(ws.key);
       tn_capture_cache_clear(&ws.caps);
@@ -496,8 +528,11 @@ int tn_mpi_worker(void) {
       tn_wire_put_str(&out, ws.host);
       tn_wire_put_f64(&out, 0);
     }
-    code = send_quietly(out.data, (int)out.len, 0, TAG_RESULT);
-    tn_wire_free(&out);
+    code = finish_send(&rq);
+    tn_wire_free(&sent);
+    sent = out;
+    if (code == MPI_SUCCESS)
+      code = MPI_Isend(sent.data, (int)sent.len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD, &rq);
     if (code != MPI_SUCCESS)
       give_up("sending to", 0, code);
   }
@@ -576,32 +611,48 @@ static int plan(const dev_machine *mach, int budget, char *const *files, int nfi
   return 0;
 }
 
-/* Rank 0's own share: a thread that checks one job at a time. */
+/* How many jobs rank 0 keeps with each rank (its thread included): the
+ * one it checks and the next, so that a rank that finishes a unit starts
+ * another at once instead of waiting until rank 0 notices, which may take
+ * a while: rank 0 looks for results every few ms only, and may be storing
+ * a unit.  Near the end a rank gets no job ahead (ahead_ok). */
+enum { AHEAD = 2 };
+
+/* Rank 0's own share: a thread that checks its jobs in turn. */
 typedef struct local_worker {
   pthread_t thread;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
+  pthread_cond_t work;     /* to the thread: a job, or quit */
+  pthread_cond_t done;     /* to the main thread: a result */
   worker_state ws;
-  tn_wire job, result;
-  int has_job, has_result, quit;
+  tn_wire job[AHEAD];      /* to check, first first */
+  int njob;
+  tn_wire result[AHEAD];   /* checked, for the main thread, first first */
+  int nresult;
+  int quit;
 } local_worker;
 
 static void *local_main(void *arg) {
   local_worker *lw = arg;
   pthread_mutex_lock(&lw->mu);
   for (;;) {
-    while (!lw->has_job && !lw->quit)
-      pthread_cond_wait(&lw->cv, &lw->mu);
+    while (!lw->njob && !lw->quit)
+      pthread_cond_wait(&lw->work, &lw->mu);
     if (lw->quit)
       break;
+    tn_wire job = lw->job[0];
+    lw->njob--;
+    memmove(lw->job, lw->job + 1, sizeof *lw->job * (size_t)lw->njob);
+    memset(&lw->job[lw->njob], 0, sizeof *lw->job);
     pthread_mutex_unlock(&lw->mu);
     tn_wire out = {0};
-    run_job(&lw->ws, lw->job.data, lw->job.len, &out);
+    run_job(&lw->ws, job.data, job.len, &out);
+    tn_wire_free(&job);
     pthread_mutex_lock(&lw->mu);
-    tn_wire_free(&lw->job);
-    lw->has_job = 0;
-    lw->result = out;
-    lw->has_result = 1;
+    /* Room: the main thread keeps at most AHEAD jobs with the thread,
+     * results not yet taken included. */
+    lw->result[lw->nresult++] = out;
+    pthread_cond_signal(&lw->done);
   }
   pthread_mutex_unlock(&lw->mu);
   return NULL;
@@ -656,46 +707,6 @@ static void deliver(const unsigned char *buf, size_t n, int rank, const tn_mpi_j
   free(host);
 }
 
-/* How long rank 0 waits for a unit before it takes the rank for hung:
- * well past the unit's time budget (which the checker keeps between
- * candidates, so one long candidate may overrun it), with room for a
- * loaded node.  No budget, no limit: a unit may rightly take hours. */
-static double hang_limit(double time_budget) { return time_budget > 0 ? 3 * time_budget + 30 : 0; }
-
-/* Gives up the first rank whose unit has run past limit: its unit is
- * reported as timed out, with the rank and host, and the rank gets no
- * more work (its late answer, if any, is dropped).  d is filled for the
- * report; true when a rank was given up. */
-static bool give_up_hung(int *inflight, const double *since, char *lost, double limit, const tn_mpi_job *jobs,
-                         tn_mpi_done_fn done, void *ctx, tn_mpi_done *d) {
-  double now = now_s();
-  for (int w = 1; w < g_size; w++) {
-    if (inflight[w] < 0 || now - since[w] <= limit)
-      continue;
-    const tn_mpi_job *j = &jobs[inflight[w]];
-    inflight[w] = -1;
-    lost[w] = 1;
-    g_lost = 1;
-    d->event = TN_MPI_UNIT;
-    d->file = j->file;
-    d->job = j;
-    d->rank = w;
-    snprintf(d->host, sizeof d->host, "%s", host_of(w));
-    d->elapsed = now - since[w];
-    d->rc = -1;
-    d->why = TN_UNIT_TIMED_OUT;
-    d->r = NULL;
-    d->eta = -1;
-    hlo_error_set(&d->err, 0, 0,
-                  "rank %d on %s gave no answer in %.0f s (3 times the time budget and 30 s): taken for hung, "
-                  "it gets no more units and the job ends with MPI_Abort once everything is written",
-                  w, host_of(w), d->elapsed);
-    done(ctx, d);
-    return true;
-  }
-  return false;
-}
-
 int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *mach, const tn_sweep_opts *so,
                  char *const *files, int nfiles, tn_mpi_done_fn done, tn_mpi_skip_fn skip, void *ctx,
                  hlo_error *err) {
@@ -726,159 +737,443 @@ int tn_mpi_sweep(const char *machine, const char *compiler, const dev_machine *m
   return rc;
 }
 
-/* Hands job j to rank 0's own thread (idle, so it takes it at once). */
+/* What rank 0 knows of one rank's work (rank 0's own thread included). */
+typedef struct rank_state {
+  int q[AHEAD];   /* the jobs it holds, in the order it checks them */
+  int nq;
+  double since;   /* when it began q[0], as far as rank 0 can tell */
+  bool lost;      /* given up as hung: no more jobs, late answers dropped */
+} rank_state;
+
+/* A result message matched, being received. */
+typedef struct incoming {
+  MPI_Request rq;
+  unsigned char *buf;
+  int n, from;
+  int jid;        /* -1: the late answer of a rank given up as hung */
+} incoming;
+
+/* A job message on its way to a rank; its bytes live until it is sent. */
+typedef struct outgoing {
+  MPI_Request rq;
+  tn_wire msg;
+  int to;
+} outgoing;
+
+typedef struct dispatcher {
+  const tn_mpi_settings *s;
+  const tn_mpi_job *jobs;
+  int njobs;
+  tn_mpi_done_fn done;
+  void *ctx;
+  int next;           /* jobs[next..] are not handed out yet */
+  int *back, nback;   /* jobs handed back by a rank given up as hung, handed out first */
+  double left;        /* the planned cost of the jobs not handed out */
+  double total, finished, t0;
+  int ndone;
+  rank_state *rk;     /* g_size of them */
+  local_worker *lw;
+  bool have_thread;
+  incoming *in;
+  int nin, capin;
+  outgoing *out;
+  int nout, capout;
+} dispatcher;
+
+static bool have_job(const dispatcher *D) { return D->nback > 0 || D->next < D->njobs; }
+
+static const tn_mpi_job *peek_job(const dispatcher *D) {
+  return &D->jobs[D->nback ? D->back[D->nback - 1] : D->next];
+}
+
+static int take_job(dispatcher *D) {
+  int j = D->nback ? D->back[--D->nback] : D->next++;
+  D->left -= D->jobs[j].cost;
+  return j;
+}
+
+/* A job ahead is worth giving while the planned work after it keeps every
+ * rank busy for as long as it takes: near the end, a job waiting behind a
+ * long one on a busy rank would leave an idle rank with nothing to do. */
+static bool ahead_ok(const dispatcher *D) {
+  double c = peek_job(D)->cost;
+  return D->left - c >= g_size * c;
+}
+
+static bool worker_live(const dispatcher *D, int r) { return !D->rk[r].lost && (r > 0 || D->have_thread); }
+
+/* Sends job j to worker rank w without waiting for it to arrive: a rank
+ * busy with its current unit receives it only after that.  An MPI
+ * failure ends the run (give_up). */
+static void send_job(dispatcher *D, int j, int w) {
+  if (D->nout == D->capout) {
+    int cap = D->capout ? 2 * D->capout : 16;
+    outgoing *v = realloc(D->out, sizeof *v * (size_t)cap);
+    if (!v)
+      give_up("sending to", w, MPI_ERR_NO_MEM);
+    D->out = v;
+    D->capout = cap;
+  }
+  outgoing *o = &D->out[D->nout];
+  memset(o, 0, sizeof *o);
+  o->to = w;
+  put_job(&o->msg, D->s, &D->jobs[j]);
+  int code = o->msg.failed ? MPI_ERR_NO_MEM
+                           : MPI_Isend(o->msg.data, (int)o->msg.len, MPI_BYTE, w, TAG_JOB, MPI_COMM_WORLD, &o->rq);
+  if (code != MPI_SUCCESS)
+    give_up("sending to", w, code);
+  D->nout++;
+}
+
+/* Frees the job messages that have arrived. */
+static void sweep_sent(dispatcher *D) {
+  for (int i = 0; i < D->nout;) {
+    int done = 0, code = MPI_Test(&D->out[i].rq, &done, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS)
+      give_up("sending to", D->out[i].to, code);
+    if (!done) {
+      i++;
+      continue;
+    }
+    tn_wire_free(&D->out[i].msg);
+    D->out[i] = D->out[--D->nout];
+  }
+}
+
+/* Hands job j to rank 0's own thread. */
 static void give_local(local_worker *lw, const tn_mpi_settings *s, const tn_mpi_job *j) {
   pthread_mutex_lock(&lw->mu);
-  put_job(&lw->job, s, j);
-  lw->has_job = 1;
-  pthread_cond_signal(&lw->cv);
+  put_job(&lw->job[lw->njob++], s, j);
+  pthread_cond_signal(&lw->work);
   pthread_mutex_unlock(&lw->mu);
 }
 
-/* Sends job j to worker rank w; an MPI failure ends the run (give_up). */
-static void send_job(const tn_mpi_settings *s, const tn_mpi_job *j, int w) {
-  tn_wire msg = {0};
-  put_job(&msg, s, j);
-  int code = msg.failed ? MPI_ERR_NO_MEM : MPI_Send(msg.data, (int)msg.len, MPI_BYTE, w, TAG_JOB, MPI_COMM_WORLD);
-  tn_wire_free(&msg);
-  if (code != MPI_SUCCESS)
-    give_up("sending to", w, code);
+/* Gives every rank a job to check and, while ahead_ok, one more: first a
+ * job to each idle rank, largest first, then the jobs ahead.  The worker
+ * ranks come first, as rank 0's thread shares its core with storing. */
+static void feed(dispatcher *D) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 1; i <= g_size; i++) {
+      int r = i % g_size;
+      rank_state *k = &D->rk[r];
+      if (!worker_live(D, r) || !have_job(D) || k->nq >= (pass ? AHEAD : 1) || (k->nq && !ahead_ok(D)))
+        continue;
+      int j = take_job(D);
+      if (k->nq == 0)
+        k->since = now_s();
+      k->q[k->nq++] = j;
+      if (r == 0)
+        give_local(D->lw, D->s, &D->jobs[j]);
+      else
+        send_job(D, j, r);
+    }
 }
 
+/* Rank r finished its first job; returns it. */
+static int pop_job(rank_state *k) {
+  int j = k->q[0];
+  k->nq--;
+  memmove(k->q, k->q + 1, sizeof *k->q * (size_t)k->nq);
+  k->since = now_s();
+  return j;
+}
+
+/* Starts receiving every result message that has come, and counts each
+ * as its rank's first job done, so that feed gives the rank another at
+ * once.  True when there was one. */
+static bool match_results(dispatcher *D) {
+  bool any = false;
+  for (;;) {
+    int flag = 0, n = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    int code = MPI_Improbe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &msg, &st);
+    if (code != MPI_SUCCESS)
+      give_up("receiving from", -1, code);
+    if (!flag)
+      return any;
+    int w = st.MPI_SOURCE;
+    code = MPI_Get_count(&st, MPI_BYTE, &n);
+    if (code == MPI_SUCCESS && D->nin == D->capin) {
+      int cap = D->capin ? 2 * D->capin : 16;
+      incoming *v = realloc(D->in, sizeof *v * (size_t)cap);
+      if (v) {
+        D->in = v;
+        D->capin = cap;
+      } else {
+        code = MPI_ERR_NO_MEM;
+      }
+    }
+    incoming *p = code == MPI_SUCCESS ? &D->in[D->nin] : NULL;
+    if (p && !(p->buf = malloc((size_t)n + 1)))
+      code = MPI_ERR_NO_MEM;
+    if (code == MPI_SUCCESS)
+      code = MPI_Imrecv(p->buf, n, MPI_BYTE, &msg, &p->rq);
+    if (code != MPI_SUCCESS)
+      give_up("receiving from", w, code);
+    p->n = n;
+    p->from = w;
+    rank_state *k = &D->rk[w];
+    p->jid = k->lost || k->nq == 0 ? -1 : pop_job(k);
+    D->nin++;
+    any = true;
+  }
+}
+
+/* Hands a unit's result message to the caller. */
+static void finish_unit(dispatcher *D, const unsigned char *buf, size_t n, int rank, int jid) {
+  tn_mpi_done d;
+  memset(&d, 0, sizeof d);
+  D->finished += D->jobs[jid].cost;
+  d.njobs = D->njobs;
+  d.ndone = ++D->ndone;
+  double elapsed = now_s() - D->t0;
+  d.eta = D->finished > 0 && D->total > 0 ? elapsed * (D->total - D->finished) / D->finished : -1;
+  deliver(buf, n, rank, &D->jobs[jid], D->done, D->ctx, &d);
+}
+
+/* Delivers one result that is complete, from rank 0's thread or a worker
+ * rank, after feeding the ranks (storing takes a while).  True when there
+ * was one. */
+static bool deliver_one(dispatcher *D) {
+  if (D->have_thread) {
+    tn_wire res = {0};
+    pthread_mutex_lock(&D->lw->mu);
+    if (D->lw->nresult) {
+      res = D->lw->result[0];
+      D->lw->nresult--;
+      memmove(D->lw->result, D->lw->result + 1, sizeof *D->lw->result * (size_t)D->lw->nresult);
+      memset(&D->lw->result[D->lw->nresult], 0, sizeof *D->lw->result);
+    }
+    pthread_mutex_unlock(&D->lw->mu);
+    if (res.data) {
+      int jid = pop_job(&D->rk[0]);
+      feed(D);
+      finish_unit(D, res.data, res.len, 0, jid);
+      tn_wire_free(&res);
+      return true;
+    }
+  }
+  for (int i = 0; i < D->nin; i++) {
+    int done = 0, code = MPI_Test(&D->in[i].rq, &done, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS)
+      give_up("receiving from", D->in[i].from, code);
+    if (!done)
+      continue;
+    incoming p = D->in[i];
+    D->in[i] = D->in[--D->nin];
+    feed(D);
+    if (p.jid >= 0)
+      finish_unit(D, p.buf, (size_t)p.n, p.from, p.jid);
+    free(p.buf);
+    return true;
+  }
+  return false;
+}
+
+/* How long rank 0 waits for a unit before it takes the rank for hung:
+ * well past the unit's time budget (which the checker keeps between
+ * candidates, so one long candidate may overrun it), with room for a
+ * loaded node.  No budget, no limit: a unit may rightly take hours. */
+static double hang_limit(double time_budget) { return time_budget > 0 ? 3 * time_budget + 30 : 0; }
+
+/* Gives up the first worker rank whose unit has run past limit: its unit
+ * is reported as timed out, with the rank and host; the job it held ahead,
+ * which it never began, goes to the other ranks; it gets no more work (a
+ * late answer is dropped).  True when a rank was given up. */
+static bool give_up_hung(dispatcher *D, double limit) {
+  double now = now_s();
+  for (int w = 1; w < g_size; w++) {
+    rank_state *k = &D->rk[w];
+    if (k->lost || k->nq == 0 || now - k->since <= limit)
+      continue;
+    const tn_mpi_job *j = &D->jobs[k->q[0]];
+    for (int i = k->nq - 1; i >= 1; i--) {
+      D->back[D->nback++] = k->q[i];
+      D->left += D->jobs[k->q[i]].cost;
+    }
+    /* A result it began sending may need its help to arrive (across
+     * nodes): its unit goes to the other ranks too, and the message, if
+     * it ever comes, is dropped. */
+    for (int i = 0; i < D->nin; i++)
+      if (D->in[i].from == w && D->in[i].jid >= 0) {
+        D->back[D->nback++] = D->in[i].jid;
+        D->left += D->jobs[D->in[i].jid].cost;
+        D->in[i].jid = -1;
+      }
+    k->nq = 0;
+    k->lost = true;
+    g_lost = 1;
+    tn_mpi_done d;
+    memset(&d, 0, sizeof d);
+    d.event = TN_MPI_UNIT;
+    d.file = j->file;
+    d.job = j;
+    d.rank = w;
+    snprintf(d.host, sizeof d.host, "%s", host_of(w));
+    d.elapsed = now - k->since;
+    d.rc = -1;
+    d.why = TN_UNIT_TIMED_OUT;
+    d.njobs = D->njobs;
+    d.ndone = ++D->ndone;
+    d.eta = -1;
+    hlo_error_set(&d.err, 0, 0,
+                  "rank %d on %s gave no answer in %.0f s (3 times the time budget and 30 s): taken for hung, "
+                  "it gets no more units and the job ends with MPI_Abort once everything is written",
+                  w, host_of(w), d.elapsed);
+    D->done(D->ctx, &d);
+    return true;
+  }
+  return false;
+}
+
+/* Rank 0's waits between looks for results: from 0.5 ms, doubling up to
+ * 16 ms while every busy rank holds a job ahead (a late look then costs no
+ * rank any time), up to 1 ms while a rank about to run dry could be given
+ * one.  Rank 0's thread wakes it at once (lw->done). */
+#define POLL_MIN 0.5e-3
+#define POLL_MAX 16e-3
+#define POLL_URGENT 1e-3
+
+static double poll_max(const dispatcher *D) {
+  if (!have_job(D))
+    return POLL_MAX;
+  for (int w = 1; w < g_size; w++)
+    if (!D->rk[w].lost && D->rk[w].nq < AHEAD)
+      return POLL_URGENT;
+  return POLL_MAX;
+}
+
+static void idle_wait(dispatcher *D, double *wait) {
+  double max = poll_max(D);
+  if (*wait > max)
+    *wait = max;
+  if (!D->have_thread) {
+    nap(wait, max);
+    return;
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  long ns = ts.tv_nsec + (long)(*wait * 1e9);
+  ts.tv_sec += ns / 1000000000L;
+  ts.tv_nsec = ns % 1000000000L;
+  pthread_mutex_lock(&D->lw->mu);
+  if (!D->lw->nresult)
+    pthread_cond_timedwait(&D->lw->done, &D->lw->mu, &ts);
+  pthread_mutex_unlock(&D->lw->mu);
+  *wait = 2 * *wait < max ? 2 * *wait : max;
+}
+
+static bool busy(const dispatcher *D) {
+  if (have_job(D))
+    return true;
+  for (int i = 0; i < D->nin; i++)
+    if (!D->rk[D->in[i].from].lost)
+      return true;
+  for (int r = 0; r < g_size; r++)
+    if (D->rk[r].nq)
+      return true;
+  return false;
+}
+
+static bool any_worker(const dispatcher *D) {
+  for (int r = 0; r < g_size; r++)
+    if (worker_live(D, r))
+      return true;
+  return false;
+}
+
+static int start_thread(local_worker *lw) {
+  pthread_condattr_t ca;
+  if (pthread_condattr_init(&ca) != 0)
+    return -1;
+  int ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&lw->done, &ca) == 0;
+  pthread_condattr_destroy(&ca);
+  if (!ok)
+    return -1;
+  if (pthread_create(&lw->thread, NULL, local_main, lw) != 0) {
+    pthread_cond_destroy(&lw->done);
+    return -1;
+  }
+  return 0;
+}
+
+/* Rank 0's loop: feed the ranks, take what comes back, store it one unit
+ * at a time, and otherwise sleep, never spinning: rank 0's thread and the
+ * other ranks on its node compute on every core. */
 int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mpi_done_fn done, void *ctx,
                     hlo_error *err) {
   if (njobs > 1)
     qsort(jobs, (size_t)njobs, sizeof *jobs, by_cost);
-  double total = 0, finished = 0;
+  dispatcher D = {.s = s, .jobs = jobs, .njobs = njobs, .done = done, .ctx = ctx};
   for (int i = 0; i < njobs; i++)
-    total += jobs[i].cost;
-  int *inflight = malloc(sizeof *inflight * (size_t)g_size);
-  double *since = malloc(sizeof *since * (size_t)g_size);
-  char *lost = calloc((size_t)g_size, 1);
-  local_worker *lw = calloc(1, sizeof *lw);
-  if (!inflight || !since || !lost || !lw) {
-    free(inflight);
-    free(since);
-    free(lost);
-    free(lw);
+    D.total += jobs[i].cost;
+  D.left = D.total;
+  D.rk = calloc((size_t)g_size, sizeof *D.rk);
+  D.back = malloc(sizeof *D.back * (size_t)(njobs + 1));
+  D.lw = calloc(1, sizeof *D.lw);
+  if (!D.rk || !D.back || !D.lw) {
+    free(D.rk);
+    free(D.back);
+    free(D.lw);
     return hlo_error_set(err, 0, 0, "out of memory starting the MPI run");
   }
+  local_worker *lw = D.lw;
   init_host(&lw->ws);
   pthread_mutex_init(&lw->mu, NULL);
-  pthread_cond_init(&lw->cv, NULL);
-  int have_thread = pthread_create(&lw->thread, NULL, local_main, lw) == 0;
-  int next = 0, outstanding = 0, local_job = -1, ndone = 0;
-  double t0 = now_s();
-  for (int w = 1; w < g_size; w++) {
-    inflight[w] = -1;
-    if (next < njobs) {
-      send_job(s, &jobs[next], w);
-      inflight[w] = next++;
-      since[w] = now_s();
-      outstanding++;
-    }
-  }
-  double limit = hang_limit(s->time_budget);
-  while (outstanding > 0 || local_job >= 0 || next < njobs) {
-    tn_mpi_done d;
-    memset(&d, 0, sizeof d);
-    d.njobs = njobs;
-    /* Rank 0's thread takes the next job whenever it is idle. */
-    if (have_thread && local_job < 0 && next < njobs) {
-      give_local(lw, s, &jobs[next]);
-      local_job = next++;
+  pthread_cond_init(&lw->work, NULL);
+  D.have_thread = start_thread(lw) == 0;
+  D.t0 = now_s();
+  double limit = hang_limit(s->time_budget), wait = POLL_MIN;
+  while (busy(&D)) {
+    bool acted = match_results(&D);
+    feed(&D);
+    sweep_sent(&D);
+    if (deliver_one(&D) || acted || (limit > 0 && give_up_hung(&D, limit))) {
+      wait = POLL_MIN;
       continue;
     }
-    int from = -1, jid = -1;
-    unsigned char *buf = NULL;
-    int n = 0;
-    tn_wire local = {0};
-    int flag = 0;
-    MPI_Status st;
-    if (outstanding > 0) {
-      int code = MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
-      if (code == MPI_SUCCESS && flag)
-        code = receive(&st, &buf, &n);
-      if (code != MPI_SUCCESS)
-        give_up("receiving from", flag ? st.MPI_SOURCE : -1, code);
-    }
-    if (flag && lost[st.MPI_SOURCE]) {
-      /* The late answer of a rank given up as hung: already recorded. */
-      free(buf);
-      continue;
-    }
-    d.ndone = ndone + 1;
-    if (!flag && limit > 0 && give_up_hung(inflight, since, lost, limit, jobs, done, ctx, &d)) {
-      outstanding--;
-      ndone++;
-      continue;
-    }
-    if (flag) {
-      from = st.MPI_SOURCE;
-      jid = inflight[from];
-      inflight[from] = -1;
-      outstanding--;
-    } else if (local_job >= 0) {
-      pthread_mutex_lock(&lw->mu);
-      if (lw->has_result) {
-        local = lw->result;
-        memset(&lw->result, 0, sizeof lw->result);
-        lw->has_result = 0;
-        from = 0;
-        jid = local_job;
-        local_job = -1;
-      }
-      pthread_mutex_unlock(&lw->mu);
-    } else if (!have_thread && outstanding == 0 && next < njobs) {
-      /* No thread: rank 0 checks the job itself. */
-      tn_wire job = {0};
-      put_job(&job, s, &jobs[next]);
-      run_job(&lw->ws, job.data, job.len, &local);
+    if (have_job(&D) && !any_worker(&D)) {
+      /* No thread and no rank left: rank 0 checks the job itself. */
+      int jid = take_job(&D);
+      tn_wire job = {0}, res = {0};
+      put_job(&job, s, &jobs[jid]);
+      run_job(&lw->ws, job.data, job.len, &res);
       tn_wire_free(&job);
-      from = 0;
-      jid = next++;
-    }
-    if (from < 0 || jid < 0) {
-      nap();
+      finish_unit(&D, res.data, res.len, 0, jid);
+      tn_wire_free(&res);
       continue;
     }
-    /* Keep the rank busy before storing: storing takes a while. */
-    if (from == 0 && have_thread && next < njobs) {
-      give_local(lw, s, &jobs[next]);
-      local_job = next++;
-    } else if (from > 0 && next < njobs) {
-      send_job(s, &jobs[next], from);
-      inflight[from] = next++;
-      since[from] = now_s();
-      outstanding++;
-    }
-    finished += jobs[jid].cost;
-    d.ndone = ++ndone;
-    double elapsed = now_s() - t0;
-    d.eta = finished > 0 && total > 0 ? elapsed * (total - finished) / finished : -1;
-    if (from > 0)
-      deliver(buf, (size_t)n, from, &jobs[jid], done, ctx, &d);
-    else
-      deliver(local.data, local.len, 0, &jobs[jid], done, ctx, &d);
-    free(buf);
-    tn_wire_free(&local);
+    idle_wait(&D, &wait);
   }
-  if (have_thread) {
+  /* Every job message has arrived (a rank answers a job only after
+   * taking it) except at a rank given up as hung.  MPI may still read
+   * those, and write the late answers of such a rank: their buffers are
+   * left to the MPI_Abort that ends the job (tn_mpi_finish). */
+  sweep_sent(&D);
+  for (int i = 0; i < D.nin; i++)
+    if (!D.rk[D.in[i].from].lost)
+      free(D.in[i].buf);
+  if (D.have_thread) {
     pthread_mutex_lock(&lw->mu);
     lw->quit = 1;
-    pthread_cond_signal(&lw->cv);
+    pthread_cond_signal(&lw->work);
     pthread_mutex_unlock(&lw->mu);
     pthread_join(lw->thread, NULL);
+    pthread_cond_destroy(&lw->done);
   }
   pthread_mutex_destroy(&lw->mu);
-  pthread_cond_destroy(&lw->cv);
-  tn_wire_free(&lw->job);
-  tn_wire_free(&lw->result);
+  pthread_cond_destroy(&lw->work);
+  for (int i = 0; i < AHEAD; i++) {
+    tn_wire_free(&lw->job[i]);
+    tn_wire_free(&lw->result[i]);
+  }
   free(lw->ws.key);
   tn_capture_cache_clear(&lw->ws.caps);
   free(lw);
-  free(inflight);
-  free(since);
-  free(lost);
+  free(D.rk);
+  free(D.back);
+  free(D.in);
+  free(D.out);
   return 0;
 }

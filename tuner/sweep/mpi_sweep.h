@@ -9,6 +9,8 @@
  * cost first (the candidates the budget lets through times the unit's
  * flops and bytes), and gives the next unit to whichever rank finishes
  * first, so that a few huge fusions do not leave the other ranks idle.
+ * Each rank holds its next unit ahead while enough work remains, so that
+ * it never waits for rank 0 between units.
  * The other ranks only check units (with OpenMP threads, as one process
  * does) and send each unit's results back as bytes (unit_wire.h); rank 0
  * checks units too, on a helper thread, between storing what comes back.
@@ -134,9 +136,10 @@ void tn_mpi_finish(int status);
  * Returns the exit status. */
 int tn_mpi_worker(void);
 /* Rank 0: the dispatcher of --sweep and --check.  Sorts jobs largest cost
- * first, hands them out to the ranks as they become free (rank 0 checks
- * some too, on a helper thread), each checked with s, and calls done with
- * each unit's results as they come back, in whatever order they finish.
+ * first, hands them out to the ranks as they become free, one ahead while
+ * enough remain (rank 0 checks some too, on a helper thread), each checked
+ * with s, and calls done with each unit's results as they come back, in
+ * whatever order they finish.
  * 0, or -1 with err when it could not start (out of memory). */
 int tn_mpi_dispatch(const tn_mpi_settings *s, tn_mpi_job *jobs, int njobs, tn_mpi_done_fn done, void *ctx,
                     hlo_error *err);
