@@ -406,6 +406,38 @@ dev_slot dev_el_ew_apply(const dev_elem *e, const hlo_instr *ins, const dev_slot
   }
 }
 
+bool dev_el_ew_row(const dev_elem *e, const hlo_instr *ins, const dev_slot *const *x, const int64_t *step,
+                   dev_slot *out, int64_t n) {
+  (void)e; /* the defects touch neither form below: unsigned-cmp-signed is an integer compare's */
+  if (ins->op == HLO_OP_SELECT && ins->noperands == 3) {
+    const dev_slot *p = x[0], *a = x[1], *b = x[2];
+    int64_t sp = step[0], sa = step[1], sb = step[2];
+    for (int64_t k = 0; k < n; k++)
+      out[k] = p[k * sp].i ? a[k * sa] : b[k * sb];
+    return true;
+  }
+  if (ins->op != HLO_OP_COMPARE || ins->noperands != 2 ||
+      hlo_etype_class(ins->operands[0]->shape.type) != HLO_CLASS_FLOAT)
+    return false;
+  /* compare_lowering's float branch: the direction's verdict for each
+   * sign of a - b (2: unordered), looked up once */
+  hlo_cmp_dir dir = ins->attrs.direction;
+  const int64_t verdict[4] = {cmp_dir(dir, -1), cmp_dir(dir, 0), cmp_dir(dir, 1), cmp_dir(dir, 2)};
+  const dev_slot *a = x[0], *b = x[1];
+  int64_t sa = step[0], sb = step[1];
+  if (ins->attrs.cmp_type == HLO_CMPT_TOTALORDER) {
+    for (int64_t k = 0; k < n; k++)
+      out[k] = dev_el_islot(verdict[total_order_sign(a[k * sa].f, b[k * sb].f) + 1]);
+  } else {
+    for (int64_t k = 0; k < n; k++) {
+      double u = a[k * sa].f, v = b[k * sb].f;
+      int c = isnan(u) || isnan(v) ? 2 : u < v ? -1 : u > v;
+      out[k] = dev_el_islot(verdict[c + 1]);
+    }
+  }
+  return true;
+}
+
 dev_slot dev_elem_scalar_op(const hlo_instr *ins, const dev_slot *x) {
   static const dev_elem clean; /* no defect, nothing elided */
   return dev_el_ew_apply(&clean, ins, x);
