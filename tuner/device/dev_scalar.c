@@ -83,6 +83,33 @@ void dev_slots_from_host(hlo_etype t, const void *p, int64_t off, int64_t n, dev
       v[i].i = q[i];
     return;
   }
+  /* dev_slot_from_host's cases for masks, hashes and bytes, typed: a
+   * single-op kernel of a compare, a select or a u32 hash reads whole
+   * tiles of them, and the per-element switch was most of that read */
+  case HLO_U32: {
+    const uint32_t *q = (const uint32_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i];
+    return;
+  }
+  case HLO_PRED: {
+    const uint8_t *q = (const uint8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i] != 0;
+    return;
+  }
+  case HLO_U8: {
+    const uint8_t *q = (const uint8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i];
+    return;
+  }
+  case HLO_S8: {
+    const int8_t *q = (const int8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i];
+    return;
+  }
   default:
     for (int64_t i = 0; i < n; i++)
       dev_slot_from_host(t, p, off + i, &v[i]);
@@ -100,6 +127,35 @@ void dev_slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64
     for (int64_t i = 0; i < n; i++)
       h[i] = hlo_f32_to_bf16((float)v[i].f);
     return;
+  }
+  /* dev_slot_to_host's cases for masks, hashes and bytes, typed (see
+   * dev_slots_from_host) */
+  switch (t) {
+  case HLO_PRED: {
+    uint8_t *h = (uint8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      h[i] = v[i].i != 0;
+    return;
+  }
+  case HLO_S32: case HLO_U32: {
+    uint32_t *h = (uint32_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      h[i] = (uint32_t)v[i].i;
+    return;
+  }
+  case HLO_S8: {
+    int8_t *h = (int8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      h[i] = (int8_t)v[i].i;
+    return;
+  }
+  case HLO_U8: {
+    uint8_t *h = (uint8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      h[i] = (uint8_t)v[i].i;
+    return;
+  }
+  default: break;
   }
   for (int64_t i = 0; i < n; i++)
     dev_slot_to_host(t, v[i], p, off + i);
