@@ -462,6 +462,33 @@ dev_slot dev_el_ew_apply(const dev_elem *e, const hlo_instr *ins, const dev_slot
   }
 }
 
+/* int_op's binary u32 cases of a hash or a bit mask, over a row: each
+ * wraps to 32 bits (hlo_int_wrap of a u32) what int_op computes.  False
+ * for the other ops. */
+static bool u32_row(hlo_opcode op, const dev_slot *const *x, const int64_t *step, dev_slot *out, int64_t n) {
+  const uint64_t m = 0xFFFFFFFFu;
+  const dev_slot *p = x[0], *q = x[1];
+  int64_t sp = step[0], sq = step[1];
+#define U32_ROW(EXPR)                                                 \
+  for (int64_t k = 0; k < n; k++) {                                   \
+    uint64_t a = (uint64_t)p[k * sp].i, b = (uint64_t)q[k * sq].i;    \
+    out[k] = dev_el_islot((int64_t)((EXPR) & m));                     \
+  }                                                                   \
+  return true
+  switch (op) {
+  case HLO_OP_ADD: U32_ROW(a + b);
+  case HLO_OP_SUBTRACT: U32_ROW(a - b);
+  case HLO_OP_MULTIPLY: U32_ROW(a * b);
+  case HLO_OP_AND: U32_ROW(a & b);
+  case HLO_OP_OR: U32_ROW(a | b);
+  case HLO_OP_XOR: U32_ROW(a ^ b);
+  case HLO_OP_SHIFT_LEFT: U32_ROW((b & m) >= 32 ? 0 : (a & m) << (b & m));
+  case HLO_OP_SHIFT_RIGHT_LOGICAL: U32_ROW((b & m) >= 32 ? 0 : (a & m) >> (b & m));
+  default: return false;
+  }
+#undef U32_ROW
+}
+
 bool dev_el_ew_row(const dev_elem *e, const hlo_instr *ins, const dev_slot *const *x, const int64_t *step,
                    dev_slot *out, int64_t n) {
   (void)e; /* the defects touch neither form below: unsigned-cmp-signed is an integer compare's */
@@ -472,6 +499,8 @@ bool dev_el_ew_row(const dev_elem *e, const hlo_instr *ins, const dev_slot *cons
       out[k] = p[k * sp].i ? a[k * sa] : b[k * sb];
     return true;
   }
+  if (ins->noperands == 2 && ins->op != HLO_OP_COMPARE && ins->operands[0]->shape.type == HLO_U32)
+    return u32_row(ins->op, x, step, out, n);
   if (ins->op != HLO_OP_COMPARE || ins->noperands != 2 ||
       hlo_etype_class(ins->operands[0]->shape.type) != HLO_CLASS_FLOAT)
     return false;
