@@ -852,6 +852,14 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
     }
     return;
   }
+  const dev_slot *rows[3] = {NULL, NULL, NULL};
+  int64_t steps[3] = {0, 0, 0};
+  for (int j = 0; j < nop; j++) {
+    rows[j] = src[j].v;
+    steps[j] = src[j].step;
+  }
+  if (nop == ins->noperands && dev_el_ew_row(e, ins, rows, steps, b->v, b->count))
+    return;
   dev_slot in[3];
   for (int64_t i = 0; i < b->count; i++) {
     for (int j = 0; j < nop; j++)

@@ -87,4 +87,14 @@ static inline bool dev_el_has_defect(const dev_elem *e, dev_defect d) { return (
  * defects e lowers with; eval_elementwise calls it per element. */
 dev_slot dev_el_ew_apply(const dev_elem *e, const hlo_instr *ins, const dev_slot *x);
 
+/* dev_el_ew_apply over n elements, operand j's k-th element at
+ * x[j][k * step[j]] (a step of 0 repeats a scalar), for the ops it has a
+ * row form of (a select; a compare of floats; a u32 add, subtract,
+ * multiply, and, or, xor or logical shift); false, with out untouched,
+ * for any other.  Per-element calls of dev_el_ew_apply look up the op,
+ * its type class and its direction again for every element of what is
+ * mostly a mask of a large tile. */
+bool dev_el_ew_row(const dev_elem *e, const hlo_instr *ins, const dev_slot *const *x, const int64_t *step,
+                   dev_slot *out, int64_t n);
+
 #endif

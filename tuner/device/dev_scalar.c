@@ -83,6 +83,33 @@ void dev_slots_from_host(hlo_etype t, const void *p, int64_t off, int64_t n, dev
       v[i].i = q[i];
     return;
   }
+  /* dev_slot_from_host's cases for masks, hashes and bytes, typed: a
+   * single-op kernel of a compare, a select or a u32 hash reads whole
+   * tiles of them, and the per-element switch was most of that read */
+  case HLO_U32: {
+    const uint32_t *q = (const uint32_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i];
+    return;
+  }
+  case HLO_PRED: {
+    const uint8_t *q = (const uint8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i] != 0;
+    return;
+  }
+  case HLO_U8: {
+    const uint8_t *q = (const uint8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i];
+    return;
+  }
+  case HLO_S8: {
+    const int8_t *q = (const int8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      v[i].i = q[i];
+    return;
+  }
   default:
     for (int64_t i = 0; i < n; i++)
       dev_slot_from_host(t, p, off + i, &v[i]);
@@ -100,6 +127,35 @@ void dev_slots_to_host(hlo_etype t, const dev_slot *v, int64_t n, void *p, int64
     for (int64_t i = 0; i < n; i++)
       h[i] = hlo_f32_to_bf16((float)v[i].f);
     return;
+  }
+  /* dev_slot_to_host's cases for masks, hashes and bytes, typed (see
+   * dev_slots_from_host) */
+  switch (t) {
+  case HLO_PRED: {
+    uint8_t *h = (uint8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      h[i] = v[i].i != 0;
+    return;
+  }
+  case HLO_S32: case HLO_U32: {
+    uint32_t *h = (uint32_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      h[i] = (uint32_t)v[i].i;
+    return;
+  }
+  case HLO_S8: {
+    int8_t *h = (int8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      h[i] = (int8_t)v[i].i;
+    return;
+  }
+  case HLO_U8: {
+    uint8_t *h = (uint8_t *)p + off;
+    for (int64_t i = 0; i < n; i++)
+      h[i] = (uint8_t)v[i].i;
+    return;
+  }
+  default: break;
   }
   for (int64_t i = 0; i < n; i++)
     dev_slot_to_host(t, v[i], p, off + i);
@@ -404,6 +460,67 @@ dev_slot dev_el_ew_apply(const dev_elem *e, const hlo_instr *ins, const dev_slot
   case HLO_CLASS_PRED: return pred_op(ins, x);
   default: return int_op(ins, t, x);
   }
+}
+
+/* int_op's binary u32 cases of a hash or a bit mask, over a row: each
+ * wraps to 32 bits (hlo_int_wrap of a u32) what int_op computes.  False
+ * for the other ops. */
+static bool u32_row(hlo_opcode op, const dev_slot *const *x, const int64_t *step, dev_slot *out, int64_t n) {
+  const uint64_t m = 0xFFFFFFFFu;
+  const dev_slot *p = x[0], *q = x[1];
+  int64_t sp = step[0], sq = step[1];
+#define U32_ROW(EXPR)                                                 \
+  for (int64_t k = 0; k < n; k++) {                                   \
+    uint64_t a = (uint64_t)p[k * sp].i, b = (uint64_t)q[k * sq].i;    \
+    out[k] = dev_el_islot((int64_t)((EXPR) & m));                     \
+  }                                                                   \
+  return true
+  switch (op) {
+  case HLO_OP_ADD: U32_ROW(a + b);
+  case HLO_OP_SUBTRACT: U32_ROW(a - b);
+  case HLO_OP_MULTIPLY: U32_ROW(a * b);
+  case HLO_OP_AND: U32_ROW(a & b);
+  case HLO_OP_OR: U32_ROW(a | b);
+  case HLO_OP_XOR: U32_ROW(a ^ b);
+  case HLO_OP_SHIFT_LEFT: U32_ROW((b & m) >= 32 ? 0 : (a & m) << (b & m));
+  case HLO_OP_SHIFT_RIGHT_LOGICAL: U32_ROW((b & m) >= 32 ? 0 : (a & m) >> (b & m));
+  default: return false;
+  }
+#undef U32_ROW
+}
+
+bool dev_el_ew_row(const dev_elem *e, const hlo_instr *ins, const dev_slot *const *x, const int64_t *step,
+                   dev_slot *out, int64_t n) {
+  (void)e; /* the defects touch neither form below: unsigned-cmp-signed is an integer compare's */
+  if (ins->op == HLO_OP_SELECT && ins->noperands == 3) {
+    const dev_slot *p = x[0], *a = x[1], *b = x[2];
+    int64_t sp = step[0], sa = step[1], sb = step[2];
+    for (int64_t k = 0; k < n; k++)
+      out[k] = p[k * sp].i ? a[k * sa] : b[k * sb];
+    return true;
+  }
+  if (ins->noperands == 2 && ins->op != HLO_OP_COMPARE && ins->operands[0]->shape.type == HLO_U32)
+    return u32_row(ins->op, x, step, out, n);
+  if (ins->op != HLO_OP_COMPARE || ins->noperands != 2 ||
+      hlo_etype_class(ins->operands[0]->shape.type) != HLO_CLASS_FLOAT)
+    return false;
+  /* compare_lowering's float branch: the direction's verdict for each
+   * sign of a - b (2: unordered), looked up once */
+  hlo_cmp_dir dir = ins->attrs.direction;
+  const int64_t verdict[4] = {cmp_dir(dir, -1), cmp_dir(dir, 0), cmp_dir(dir, 1), cmp_dir(dir, 2)};
+  const dev_slot *a = x[0], *b = x[1];
+  int64_t sa = step[0], sb = step[1];
+  if (ins->attrs.cmp_type == HLO_CMPT_TOTALORDER) {
+    for (int64_t k = 0; k < n; k++)
+      out[k] = dev_el_islot(verdict[total_order_sign(a[k * sa].f, b[k * sb].f) + 1]);
+  } else {
+    for (int64_t k = 0; k < n; k++) {
+      double u = a[k * sa].f, v = b[k * sb].f;
+      int c = isnan(u) || isnan(v) ? 2 : u < v ? -1 : u > v;
+      out[k] = dev_el_islot(verdict[c + 1]);
+    }
+  }
+  return true;
 }
 
 dev_slot dev_elem_scalar_op(const hlo_instr *ins, const dev_slot *x) {
