@@ -65,14 +65,7 @@ static void kept_start(kept_iter *it, const hlo_value *x, const bool *red, bool 
 }
 
 static inline void kept_next(kept_iter *it) {
-  for (int d = it->rank - 1; d >= 0; d--) {
-    if (++it->idx[d] < it->dims[d]) {
-      it->o += it->step[d];
-      return;
-    }
-    it->o -= (it->dims[d] - 1) * it->step[d];
-    it->idx[d] = 0;
-  }
+  (void)hlo_index_next_off(it->rank, it->dims, it->step, it->idx, &it->o);
 }
 
 static inline void kept_prev(kept_iter *it) {
