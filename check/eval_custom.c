@@ -275,26 +275,10 @@ static const hlo_computation *named_computation(const hlo_module *m, const hlo_i
     return ins->attrs.calls.to_apply;
   if (ins->attrs.calls.calls)
     return ins->attrs.calls.calls;
-  for (int i = 0; i < ins->nraw; i++) {
-    if (strcmp(ins->raw[i].name, "called_computations") != 0 || !ins->raw[i].value)
-      continue;
-    /* `{%name}`: exactly one computation. */
-    const char *v = ins->raw[i].value;
-    if (*v == '{')
-      v++;
-    while (*v == ' ')
-      v++;
-    if (*v == '%')
-      v++;
-    size_t n = strcspn(v, " ,}");
-    if (n == 0 || n > 255 || v[n + strspn(v + n, " ")] != '}')
-      return NULL;
-    char name[256];
-    memcpy(name, v, n);
-    name[n] = '\0';
-    return hlo_module_find(m, name);
-  }
-  return NULL;
+  /* `{%name}`: exactly one computation. */
+  int n = 0;
+  const hlo_computation *c = hlo_instr_listed_computation(m, ins, "called_computations", 0, &n);
+  return n == 1 ? c : NULL;
 }
 
 const hlo_computation *chk_custom_call_named(const hlo_module *m, const hlo_instr *ins) {

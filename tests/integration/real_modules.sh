@@ -101,6 +101,15 @@ expect_grep "fusion f (loop) from .*: verified" "$TMPD/out" "the select-and-scat
 if [ "$(grep -c 'verdicts  match=12$' "$TMPD/out")" = 2 ]; then ok "both units' candidates match"; else
   not_ok "both units' candidates match"; fi
 
+# A composite custom-call inside a fusion: its body is named only in
+# called_computations={...}, and the unit's cut-out module must carry it
+# too; it used to be "unsupported: ... not supported by the evaluator".
+expect_status 0 "a fused composite custom-call is checked as its own unit" \
+  "$TUNE" --check "$D/fused_composite.hlo" --budget 12
+expect_grep "fusion k (loop) from .*: verified" "$TMPD/out" "the composite's unit is checked"
+if grep -q unsupported "$TMPD/out"; then not_ok "no unit of the composite module is unsupported"; else
+  ok "no unit of the composite module is unsupported"; fi
+
 # The public corpus, when it is there: the issue's own examples.
 # A signed 64-bit max reduce (corpus 0375's reduce.38): the device's
 # sign extension of a 64-bit value overflowed int64 for negative values,

@@ -185,6 +185,42 @@ static void test_headerless_entry_choice(void **state) {
   hlo_module_free(m);
 }
 
+/* Computations named by text: select-and-scatter's select=/scatter= and
+ * a custom-call's called_computations list, which the parser does not
+ * resolve.  The list's names, count and misses are read off the text. */
+static void test_text_named_computations(void **state) {
+  (void)state;
+  hlo_module *m = parse_ok("ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                           "  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+                           "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                           "  ROOT s = f32[] add(a, b)\n}\n"
+                           "ENTRY main {\n  x = f32[4] parameter(0)\n"
+                           "  one = f32[4] custom-call(x), custom_call_target=\"f\", called_computations={%add}\n"
+                           "  two = f32[4] custom-call(x), custom_call_target=\"g\", called_computations={ge, %add}\n"
+                           "  miss = f32[4] custom-call(x), custom_call_target=\"h\", called_computations={add, nope}\n"
+                           "  none = f32[4] custom-call(x), custom_call_target=\"i\", called_computations={}\n"
+                           "  ROOT t = (f32[4], f32[4], f32[4], f32[4]) tuple(one, two, miss, none)\n}\n");
+  hlo_computation *ge = hlo_module_find(m, "ge"), *add = hlo_module_find(m, "add");
+  assert_non_null(ge);
+  assert_non_null(add);
+  int n = -1;
+  assert_ptr_equal(hlo_instr_listed_computation(m, find(m, "main", "one"), "called_computations", 0, &n), add);
+  assert_int_equal(n, 1);
+  assert_null(hlo_instr_listed_computation(m, find(m, "main", "one"), "called_computations", 1, &n));
+  assert_ptr_equal(hlo_instr_listed_computation(m, find(m, "main", "two"), "called_computations", 0, &n), ge);
+  assert_int_equal(n, 2);
+  assert_ptr_equal(hlo_instr_listed_computation(m, find(m, "main", "two"), "called_computations", 1, NULL), add);
+  assert_ptr_equal(hlo_instr_listed_computation(m, find(m, "main", "miss"), "called_computations", 0, &n), add);
+  assert_null(hlo_instr_listed_computation(m, find(m, "main", "miss"), "called_computations", 1, &n));
+  assert_int_equal(n, 2);
+  assert_null(hlo_instr_listed_computation(m, find(m, "main", "none"), "called_computations", 0, &n));
+  assert_int_equal(n, 0);
+  n = -1;
+  assert_null(hlo_instr_listed_computation(m, find(m, "main", "x"), "called_computations", 0, &n));
+  assert_int_equal(n, 0);
+  hlo_module_free(m);
+}
+
 static void test_signature_and_thread(void **state) {
   (void)state;
   hlo_module *m = parse_ok("%add.1 (x: f32[], y: (s32[2], pred[])) -> f32[] {\n"
@@ -1120,6 +1156,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_simple_reducer),
       cmocka_unit_test(test_minimal_module),
+      cmocka_unit_test(test_text_named_computations),
       cmocka_unit_test(test_header_attributes),
       cmocka_unit_test(test_root_absent_is_last),
       cmocka_unit_test(test_headerless_entry_choice),

@@ -77,6 +77,52 @@ hlo_computation *hlo_instr_named_computation(const hlo_module *m, const hlo_inst
   return NULL;
 }
 
+/* Names are split on commas and spaces; a name longer than any HLO name
+ * we keep is treated as malformed rather than truncated, so a cut name can
+ * never find the wrong computation. */
+hlo_computation *hlo_instr_listed_computation(const hlo_module *m, const hlo_instr *ins, const char *attr, int k,
+                                              int *count) {
+  if (count)
+    *count = 0;
+  const char *v = NULL;
+  for (int i = 0; i < ins->nraw && !v; i++)
+    if (strcmp(ins->raw[i].name, attr) == 0)
+      v = ins->raw[i].value;
+  if (!v)
+    return NULL;
+  if (*v == '{')
+    v++;
+  hlo_computation *found = NULL;
+  int n = 0;
+  for (;;) {
+    v += strspn(v, " ");
+    if (*v == '}' || *v == '\0')
+      break;
+    if (*v == '%')
+      v++;
+    size_t len = strcspn(v, " ,}");
+    if (len == 0 || len > 255) {
+      n = 0;
+      found = NULL;
+      break;
+    }
+    if (n == k && m) {
+      char name[256];
+      memcpy(name, v, len);
+      name[len] = '\0';
+      found = hlo_module_find(m, name);
+    }
+    n++;
+    v += len;
+    v += strspn(v, " ");
+    if (*v == ',')
+      v++;
+  }
+  if (count)
+    *count = n;
+  return found;
+}
+
 hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name) {
   for (int i = 0; i < c->ninstrs; i++)
     if (strcmp(c->instrs[i]->name, name) == 0)

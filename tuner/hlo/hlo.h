@@ -313,6 +313,14 @@ hlo_instr *hlo_computation_find(const hlo_computation *c, const char *name);
  * text rather than resolving into attrs.calls); NULL when ins has no such
  * attribute, m is NULL, or the module has no computation of that name. */
 hlo_computation *hlo_instr_named_computation(const hlo_module *m, const hlo_instr *ins, const char *attr);
+/* The k-th computation (from 0) named in ins's raw list attribute attr,
+ * written `{%a, %b}` (a custom-call's called_computations, which the
+ * parser keeps as text).  NULL when k is past the list, when the k-th name
+ * names no computation of m, or when the list is malformed; *count, when
+ * count is not NULL, gets the number of names in the list (0 when ins has
+ * no such attribute or the list is malformed). */
+hlo_computation *hlo_instr_listed_computation(const hlo_module *m, const hlo_instr *ins, const char *attr, int k,
+                                              int *count);
 /* Whether nothing can depend on ins's result: it belongs to a computation,
  * is not its root, no instruction there reads it, and it writes no operand
  * in place (output_to_operand_aliasing).  Linear in the computation. */

@@ -215,7 +215,9 @@ int tn_unit_param_operands(const tn_unit *u, int *pos) {
 static void mark_callees(const hlo_module *m, const hlo_computation *c, unsigned char *keep, int depth);
 
 /* Marks every computation ins calls: those the parser resolved into
- * attrs.calls, and select-and-scatter's, which it names only by text. */
+ * attrs.calls, and those it keeps only as text: select-and-scatter's
+ * select= and scatter=, and a custom-call's called_computations (a
+ * composite's body, a comparator). */
 static void mark_calls_of(const hlo_module *m, const hlo_instr *ins, unsigned char *keep, int depth) {
   const hlo_calls *k = &ins->attrs.calls;
   mark_callees(m, k->to_apply, keep, depth);
@@ -228,6 +230,10 @@ static void mark_calls_of(const hlo_module *m, const hlo_instr *ins, unsigned ch
     mark_callees(m, hlo_instr_named_computation(m, ins, "select"), keep, depth);
     mark_callees(m, hlo_instr_named_computation(m, ins, "scatter"), keep, depth);
   }
+  int nlisted = 0;
+  hlo_instr_listed_computation(m, ins, "called_computations", 0, &nlisted);
+  for (int j = 0; j < nlisted; j++)
+    mark_callees(m, hlo_instr_listed_computation(m, ins, "called_computations", j, NULL), keep, depth);
 }
 
 static void mark_callees(const hlo_module *m, const hlo_computation *c, unsigned char *keep, int depth) {
