@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -255,6 +256,87 @@ static void complex_imaginary_part_counts(void **state) {
   hlo_value_unref(b);
 }
 
+/* The histogram's buckets, the ulp maximum and the side statistics of a
+ * chunk where most pairs are equal and some differ, against the header's
+ * definitions worked here: bucket floor(log10|a-b|) + 14, clamped to
+ * 1..16; ulps from chk_ulp_distance pair by pair; each side's mean as the
+ * plain sum of its finite values in order, over their count. */
+static int bucket_by_definition(double err) {
+  if (err == 0)
+    return 1;
+  int b = (int)floor(log10(err)) + 14;
+  return b < 1 ? 1 : b > CHK_HIST_BUCKETS - 1 ? CHK_HIST_BUCKETS - 1 : b;
+}
+
+static void histogram_by_decade(void **state) {
+  (void)state;
+  /* By hand first: 0.5 -> -1 + 14; 1 -> 14; 100 -> 16 (2 + 14); 99.99
+   * -> 15; the float nearest 0.1 (0.1000000015) -> 13; the float below
+   * it (0.0999999940) -> 12; 2e-13 -> 1; 1e5 -> 16 (clamped). */
+  const float by_hand[] = {0.5f, 1.0f, 100.0f, 99.99f, 0.1f, 0.099999994f, 2e-13f, 1e5f};
+  const int want[] = {13, 14, 16, 15, 13, 12, 1, 16};
+  for (size_t k = 0; k < sizeof by_hand / sizeof *by_hand; k++) {
+    int64_t d[1] = {1};
+    float zero = 0;
+    hlo_value *a = f32(1, d, &by_hand[k]), *b = f32(1, d, &zero);
+    chk_metrics m;
+    assert_int_equal(chk_compare(a, b, CHK_RULE_TOLERANCE, TIGHT, &m, NULL), 0);
+    for (int i = 0; i < CHK_HIST_BUCKETS; i++)
+      if (m.hist[i] != (i == want[k]))
+        fail_msg("error %.9g: bucket %d holds %lld, want bucket %d", (double)by_hand[k], i, (long long)m.hist[i],
+                 want[k]);
+    hlo_value_unref(a);
+    hlo_value_unref(b);
+  }
+  /* Then 5,000 pairs: two in three equal, the others apart by errors
+   * around every power of ten from 1e-14 to 1e3 (a few ulps either side
+   * of each), so most chunks hold both kinds. */
+  enum { N = 5000 };
+  int64_t d[1] = {N};
+  float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+  assert_non_null(x);
+  assert_non_null(y);
+  uint64_t r = 12345;
+  for (int i = 0; i < N; i++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = (float)((int64_t)(r >> 40) - (1 << 23)) / (float)(1 << (int)(r & 7));
+    y[i] = x[i];
+    if (i % 3 == 2) {
+      double p = pow(10, (double)((int)(r >> 20) % 18 - 14));
+      float e = (float)p;
+      for (int u = (int)((r >> 8) % 7) - 3; u > 0; u--)
+        e = nextafterf(e, INFINITY);
+      for (int u = (int)((r >> 8) % 7) - 3; u < 0; u++)
+        e = nextafterf(e, 0);
+      y[i] = 0;
+      x[i] = (r >> 30) & 1 ? e : -e;
+    }
+  }
+  hlo_value *a = f32(1, d, x), *b = f32(1, d, y);
+  int64_t hist[CHK_HIST_BUCKETS] = {0};
+  uint64_t max_ulp = 0;
+  double suma = 0;
+  for (int i = 0; i < N; i++) {
+    double err = fabs((double)x[i] - (double)y[i]);
+    hist[x[i] == y[i] ? 0 : bucket_by_definition(err)]++;
+    uint64_t u = chk_ulp_distance(HLO_F32, x[i], y[i]);
+    max_ulp = u > max_ulp ? u : max_ulp;
+    suma += x[i];
+  }
+  chk_metrics m;
+  chk_tol tol = {1e-3, 0};
+  assert_int_equal(chk_compare(a, b, CHK_RULE_TOLERANCE, tol, &m, NULL), 0);
+  for (int i = 0; i < CHK_HIST_BUCKETS; i++)
+    if (m.hist[i] != hist[i])
+      fail_msg("bucket %d: %lld, by definition %lld", i, (long long)m.hist[i], (long long)hist[i]);
+  assert_true(m.max_ulp == max_ulp);
+  assert_true(m.a.mean == suma / N);
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+  free(x);
+  free(y);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(identical_arrays_match_with_zero_metrics),
@@ -269,6 +351,7 @@ int main(void) {
       cmocka_unit_test(bf16_compare_uses_its_own_ulps),
       cmocka_unit_test(shape_mismatch_is_an_error),
       cmocka_unit_test(per_element_tolerance_map),
+      cmocka_unit_test(histogram_by_decade),
   };
   return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
 }
