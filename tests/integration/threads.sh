@@ -5,6 +5,7 @@
 # blow-up); within it, it is obeyed silently.  Under mpirun (when built
 # with MPI), an explicit --threads whose ranks x threads exceed the node's
 # cores is warned about, and the results stay those of one process.
+# --threads bounds the whole process, the reference evaluation included.
 . "$TUNE_SRCDIR/tests/integration/lib.sh"
 cd "$TMPD" || exit 1
 f="$TUNE_SRCDIR/tests/mpi/two_units.hlo"
@@ -28,6 +29,42 @@ if [ -s one.json ] && cmp -s one.json big.json; then ok "the same results as one
 OMP_NUM_THREADS=2 "$TUNE" --check "$f" --budget 4 --json >two.json 2>two.err
 if [ ! -s two.err ] && cmp -s one.json two.json; then ok "OMP_NUM_THREADS=2: obeyed without a word"; else
   not_ok "OMP_NUM_THREADS=2: stderr or results differ"; sed 's/^/  # /' two.err | head -n 3; fi
+
+# --threads 1 is the process's count, not only the candidates': the
+# reference evaluation's parallel loops (layernorm's row reductions) used
+# to start a second OpenMP thread whatever --threads said.  libgomp keeps
+# a thread it started until the process ends, so sampling the process's
+# thread count while it runs sees any that was ever started.
+threads_seen() { # prints the most threads seen in /proc/PID/status
+  most=0
+  # An ended child stays a zombie until waited for: stop at its state Z.
+  while st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null) && [ -n "$st" ] &&
+    [ "$st" != Z ]; do
+    n=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+    [ -n "$n" ] && [ "$n" -gt "$most" ] && most=$n
+    sleep 0.02
+  done
+  echo "$most"
+}
+if [ -r /proc/self/status ] && [ "$cores" -ge 2 ]; then
+  OMP_NUM_THREADS=2 "$TUNE" --check "$TUNE_SRCDIR/datasets/layernorm.hlo" --budget 32 --threads 1 -q \
+    -o "$TMPD/t1.h5" >/dev/null 2>t1.err &
+  pid=$!
+  most=$(threads_seen "$pid")
+  wait "$pid"
+  st=$?
+  if [ "$st" -eq 0 ] && [ "$most" -eq 1 ]; then ok "--threads 1 (OMP_NUM_THREADS=2): one thread all along"; else
+    not_ok "--threads 1 (OMP_NUM_THREADS=2): exit $st, up to $most threads"; fi
+  # The same run without --threads does use the second core, or the
+  # check above could not fail.
+  OMP_NUM_THREADS=2 "$TUNE" --check "$TUNE_SRCDIR/datasets/layernorm.hlo" --budget 32 -q \
+    -o "$TMPD/t2.h5" >/dev/null 2>t2.err &
+  pid=$!
+  most=$(threads_seen "$pid")
+  wait "$pid"
+  if [ "$most" -ge 2 ]; then ok "without --threads (OMP_NUM_THREADS=2): $most threads seen"; else
+    not_ok "without --threads: only $most thread seen, so the check above proves nothing"; fi
+fi
 
 if [ -n "${TUNE_MPIRUN:-}" ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

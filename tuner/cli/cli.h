@@ -163,6 +163,11 @@ void tn_threads_setup(int local_ranks, bool speak);
 /* Warns on stderr when `threads` (given explicitly; 0: the default)
  * times the ranks on this node exceed its cores. */
 void tn_threads_warn(int threads, int local_ranks);
+/* Makes an explicit thread count (--threads, a sweep file's threads; 0:
+ * none given, nothing changes) OpenMP's default too, so that the parallel
+ * loops outside the candidates' (the reference evaluation, the input
+ * generator) use no more threads than the user asked for. */
+void tn_threads_use(int threads);
 /* Checks that every comma-separated name of an --ops LIST is an opcode;
  * -1 after printing `tune: --ops: unknown opcode 'NAME'` otherwise. */
 int tn_ops_validate(const char *list);

@@ -544,6 +544,7 @@ int tn_cmd_sweep(const tn_opts *o) {
   }
   if (tn_mpi_size() > 1)
     tn_threads_warn(cfg.threads, tn_mpi_local_size());
+  tn_threads_use(cfg.threads);
   for (int i = 0; i < cfg.ninputs; i++) {
     chk_inputs_profile profile;
     if (chk_inputs_profile_from_name(cfg.inputs[i], &profile) != 0) {

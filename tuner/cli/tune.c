@@ -120,7 +120,8 @@ static void usage(FILE *f) {
         "      --compiler NAME     compiler profile (default stable; see configs/compilers)\n"
         "      --defect NAME       enable one modelled defect (repeatable; --list-defects)\n"
         "      --seed N            seed of the synthesised inputs and timing jitter (default 0)\n"
-        "      --threads N         candidates checked in parallel (default: OMP_NUM_THREADS,\n"
+        "      --threads N         threads: candidates checked in parallel, and the\n"
+        "                          reference evaluation's loops (default: OMP_NUM_THREADS,\n"
         "                          else the cores, shared by the MPI ranks of a node;\n"
         "                          at most 4 per core, and at least 64 are allowed)\n"
         "      --budget N          check at most N candidates (the default included):\n"
@@ -787,6 +788,7 @@ static int tune_main(int argc, char **argv) {
     return TN_EXIT_USAGE;
   if (o.max_memory == 0)
     o.max_memory = half_ram();
+  tn_threads_use(o.threads);
   /* The estimates refuse a unit before it runs; the account stops what
    * they could not foresee (hlo_mem.h). */
   hlo_mem_set_limit(o.max_memory);
