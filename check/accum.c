@@ -825,14 +825,20 @@ INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj
   }
   if (!u)
     return 0;
-  double sv[VW];
-  memcpy(sv, &m0, sizeof m0);
-  memcpy(sv + 8, &m1, sizeof m1);
-  memcpy(u->abs_sum, sv, sizeof *sv * (size_t)nj);
-  float vv[VW] = {0};
-  memcpy(vv, u->v, sizeof *vv * (size_t)nj);
   v16f ref;
-  memcpy(&ref, vv, sizeof ref);
+  if (nj == VW) { /* a whole block of columns: vector stores and a load, no calls */
+    memcpy(u->abs_sum, &m0, sizeof m0);
+    memcpy(u->abs_sum + 8, &m1, sizeof m1);
+    memcpy(&ref, u->v, sizeof ref);
+  } else {
+    double sv[VW];
+    memcpy(sv, &m0, sizeof m0);
+    memcpy(sv + 8, &m1, sizeof m1);
+    memcpy(u->abs_sum, sv, sizeof *sv * (size_t)nj);
+    float vv[VW] = {0};
+    memcpy(vv, u->v, sizeof *vv * (size_t)nj);
+    memcpy(&ref, vv, sizeof ref);
+  }
   const v8u64 lane = {0, 1, 2, 3, 4, 5, 6, 7};
   v8u64 c0 = (v8u64)(lane < (uint64_t)nj), c1 = (v8u64)(lane + 8 < (uint64_t)nj);
   /* from the largest rho found so far, which no quotient below it can
