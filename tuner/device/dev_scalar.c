@@ -500,7 +500,7 @@ static bool int_compare_row(const dev_elem *e, const hlo_instr *ins, const int64
   if (cls == HLO_CLASS_PRED) {
     for (int64_t k = 0; k < n; k++) {
       bool x = a[k * sa].i != 0, y = b[k * sb].i != 0;
-      out[k] = dev_el_islot(verdict[(x < y ? -1 : x > y) + 1]);
+      out[k] = dev_el_islot(verdict[(x > y) - (x < y) + 1]);
     }
     return true;
   }
@@ -517,18 +517,18 @@ static bool int_compare_row(const dev_elem *e, const hlo_instr *ins, const int64
     for (int64_t k = 0; k < n; k++) {
       int64_t x = (int64_t)(((uint64_t)a[k * sa].i & m) ^ sbit) - (int64_t)sbit;
       int64_t y = (int64_t)(((uint64_t)b[k * sb].i & m) ^ sbit) - (int64_t)sbit;
-      out[k] = dev_el_islot(verdict[(x < y ? -1 : x > y) + 1]);
+      out[k] = dev_el_islot(verdict[(x > y) - (x < y) + 1]);
     }
   } else if (want_signed) {
     for (int64_t k = 0; k < n; k++) {
       int64_t x = a[k * sa].i, y = b[k * sb].i; /* sext of 64 bits */
-      out[k] = dev_el_islot(verdict[(x < y ? -1 : x > y) + 1]);
+      out[k] = dev_el_islot(verdict[(x > y) - (x < y) + 1]);
     }
   } else {
     uint64_t m = wmask(w);
     for (int64_t k = 0; k < n; k++) {
       uint64_t x = (uint64_t)a[k * sa].i & m, y = (uint64_t)b[k * sb].i & m;
-      out[k] = dev_el_islot(verdict[(x < y ? -1 : x > y) + 1]);
+      out[k] = dev_el_islot(verdict[(x > y) - (x < y) + 1]);
     }
   }
   return true;
@@ -537,10 +537,17 @@ static bool int_compare_row(const dev_elem *e, const hlo_instr *ins, const int64
 bool dev_el_ew_row(const dev_elem *e, const hlo_instr *ins, const dev_slot *const *x, const int64_t *step,
                    dev_slot *out, int64_t n) {
   if (ins->op == HLO_OP_SELECT && ins->noperands == 3) {
+    /* the chosen slot's bits through a mask, without a branch on the
+     * predicate (a mask's values are random) */
     const dev_slot *p = x[0], *a = x[1], *b = x[2];
     int64_t sp = step[0], sa = step[1], sb = step[2];
-    for (int64_t k = 0; k < n; k++)
-      out[k] = p[k * sp].i ? a[k * sa] : b[k * sb];
+    for (int64_t k = 0; k < n; k++) {
+      uint64_t m = 0 - (uint64_t)(p[k * sp].i != 0), u, v;
+      memcpy(&u, &a[k * sa], sizeof u);
+      memcpy(&v, &b[k * sb], sizeof v);
+      u = (u & m) | (v & ~m);
+      memcpy(&out[k], &u, sizeof u);
+    }
     return true;
   }
   if (ins->noperands == 2 && ins->op != HLO_OP_COMPARE && ins->operands[0]->shape.type == HLO_U32)
