@@ -1090,9 +1090,11 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
         else if (dim == last)
           for (int64_t j = 0; j < run; j++)
             b->v[i + j] = dev_el_wrap(t, (uint64_t)(b->lo[last] + j));
-        else
-          for (int64_t j = 0, k = dim >= 0 && dim < b->rank ? idx[dim] : 0; j < run; j++)
-            b->v[i + j] = dev_el_wrap(t, (uint64_t)k); /* the same k: hoisted */
+        else {
+          dev_slot one = dev_el_wrap(t, (uint64_t)(dim >= 0 && dim < b->rank ? idx[dim] : 0));
+          for (int64_t j = 0; j < run; j++)
+            b->v[i + j] = one;
+        }
       }
       return;
     }
