@@ -160,9 +160,23 @@ static hlo_value *run_unfused(const iso_ctx *c, const hlo_module *um, hlo_value 
     return NULL;
   }
   hlo_value **vals = calloc((size_t)fc->ninstrs + 1, sizeof *vals);
-  if (!vals) {
+  int *last = calloc((size_t)fc->ninstrs + 1, sizeof *last);
+  if (!vals || !last) {
+    free(vals);
+    free(last);
     snprintf(why, n, "out of memory");
     return NULL;
+  }
+  /* Each value is dropped once its last reader has run (the root's is
+   * kept): the intermediates of a long fusion then reuse the memory of
+   * those before them instead of growing the heap by all of them. */
+  for (int i = 0; i < fc->ninstrs; i++) {
+    last[i] = fc->instrs[i] == fc->root ? fc->ninstrs : i;
+    for (int k = 0; k < fc->instrs[i]->noperands; k++) {
+      int j = fc->instrs[i]->operands[k]->index;
+      if (j >= 0 && j < fc->ninstrs && last[j] < i)
+        last[j] = i;
+    }
   }
   hlo_value *out = NULL;
   bool failed = false;
@@ -211,12 +225,20 @@ static hlo_value *run_unfused(const iso_ctx *c, const hlo_module *um, hlo_value 
     if (!v)
       failed = true;
     vals[i] = v;
+    for (int k = 0; k < ins->noperands; k++) {
+      int j = ins->operands[k]->index;
+      if (j >= 0 && j < fc->ninstrs && last[j] == i) {
+        hlo_value_unref(vals[j]);
+        vals[j] = NULL;
+      }
+    }
   }
   if (!failed && fc->root)
     out = hlo_value_ref(vals[fc->root->index]);
   for (int i = 0; i < fc->ninstrs; i++)
     hlo_value_unref(vals[i]);
   free(vals);
+  free(last);
   return out;
 }
 
