@@ -553,6 +553,12 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
     r->index = i;
     r->micro.first = -1;
     rc = isolate_unit(&c, m, &units.v[i], &caps[i], r, err);
+    /* Nothing reads a unit's capture after its isolation (a culprit keeps
+     * references of its own to the operands): its trace and operands go
+     * back to the heap for the units after it, and leave the bytes the
+     * memory account holds, which their estimates count (fusion_run.c).
+     * tn_capture_free leaves the entry empty for the call below. */
+    tn_capture_free(&caps[i], 1);
     if (tn_iso_class_is_culprit(r->cls))
       out->ranked[out->nculprits++] = i;
   }
