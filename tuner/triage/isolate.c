@@ -461,10 +461,14 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     snprintf(r->note, sizeof r->note, "the fused output cannot be compared with the reference");
     goto done;
   }
-  compare(fused, unfused, checks, nleaves, &r->fused_unfused);
   /* A comparison is a function of its two values and the checks alone:
-   * an unfused output bit for bit the fused one compares with the
-   * reference as the fused one did. */
+   * an unfused output bit for bit the reference compares with the fused
+   * one as the reference did, and one bit for bit the fused output
+   * compares with the reference as the fused one did. */
+  if (unfused && hlo_value_equal(unfused, ref))
+    r->fused_unfused = r->fused_ref;
+  else
+    compare(fused, unfused, checks, nleaves, &r->fused_unfused);
   if (unfused && hlo_value_equal(fused, unfused))
     r->unfused_ref = r->fused_ref;
   else
