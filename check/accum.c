@@ -361,6 +361,10 @@ typedef struct {
   /* Every flush of the walk provably changes nothing ("No subnormals" in
    * hlo_num_dot.c; the lanes start at zero), so it may leave them out. */
   bool no_flush;
+  /* Every f64 value above is finite and an f32 value, so each f64
+   * product is exact and a fused multiply-add gives the bits of the
+   * multiply and the add (exact_f64_products). */
+  bool exact_products;
 } dot_terms;
 
 static void dot_terms_free(dot_terms *t) {
@@ -513,6 +517,21 @@ static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision p
   return ok ? 0 : -1;
 }
 
+/* Is every x[i] finite and an f32 value (its conversion to f32 and back
+ * gives it)?  Then the product of two of them has at most 48 significant
+ * bits and lies between 2^-298 and 2^256: exact in f64, never
+ * subnormal, never Inf; and a sum of at most 2^28 such products stays
+ * finite.  fma(a, b, c) rounds a b + c once, the add rounds fl(a b) + c
+ * once, and fl(a b) = a b: the same bits, the sign of a zero sum
+ * included (IEEE 754 gives an fma's zero the sign the add of the exact
+ * product would have). */
+static bool f32_valued(const double *x, size_t n) {
+  bool ok = true;
+  for (size_t i = 0; i < n; i++)
+    ok &= fabs(x[i]) < INFINITY && (double)(float)x[i] == x[i];
+  return ok;
+}
+
 /* 0, -1 when memory ran out, -2 when the dot's dimensions do not fit its
  * operands (the reference's own evaluation would have failed). */
 static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *ops) {
@@ -554,6 +573,9 @@ static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *
     return -1;
   }
   t->no_flush = hlo_num_dot_parts_never_subnormal(ea, eb);
+  size_t nla = (size_t)(t->B * t->M * t->Kp), nrb = (size_t)(t->B * t->Kp * t->Np);
+  t->exact_products = f32_valued(t->a64, nla) && f32_valued(t->b64, nrb) && (!t->aabs || f32_valued(t->aabs, nla)) &&
+                      (!t->babs || f32_valued(t->babs, nrb));
   return 0;
 }
 /* The walk below runs in the widest vectors the host has; each column is
@@ -692,12 +714,27 @@ INLINE void walk_lanes(hlo_num_precision prec, bool F, const dot_terms *t, int64
   p[2] = (((((((zero + l6) + l7) + l8) + l9) + l10) + l11) + l12) + l13;
 }
 
+/* a b + c on every lane, rounded once.  Used only where each product is
+ * exact (dot_terms.exact_products), so it is the add of the product the
+ * plain walk makes; in the AVX-512 clone a vector instruction.  (Nothing
+ * else in the build contracts: -ffp-contract=off, hlo_clones.h.) */
+INLINE v8d v_fma(double a, v8d b, v8d c) {
+  v8d r;
+  for (int i = 0; i < 8; i++)
+    r[i] = __builtin_fma(a, b[i], c[i]);
+  return r;
+}
+
 /* The f64 sums of WR rows (row[r]) over the block's columns, k ascending
  * from 0, one add per product as gemm_f64 makes them: s the products as
  * the device forms them, m = |a| |b| (dot_abs_sums' sum; where the f64
  * values are not rounded, at HIGH and HIGHEST, |b| is |y64|, loaded
- * once).  [r][0] columns 0..7, [r][1] 8..15. */
-INLINE void walk_f64(bool rounded, const dot_terms *t, const int64_t *row, int64_t panel, v8d (*s)[2],
+ * once).  [r][0] columns 0..7, [r][1] 8..15.  With fused, each product
+ * and its add are one fused multiply-add, the same bits where every
+ * product is exact (dot_terms.exact_products) and half the vector
+ * operations: the multiplies and the adds went to separate units, and the
+ * walk waited on both. */
+INLINE void walk_f64(bool rounded, bool fused, const dot_terms *t, const int64_t *row, int64_t panel, v8d (*s)[2],
                      v8d (*m)[2]) {
   const int64_t Kp = t->Kp;
   const double *y64 = t->b64 + panel, *yab = rounded ? t->babs + panel : NULL;
@@ -714,10 +751,17 @@ INLINE void walk_f64(bool rounded, const dot_terms *t, const int64_t *row, int64
 #pragma GCC unroll 4
     for (int r = 0; r < WR; r++) {
       double a = a64[r][k], aa = rounded ? aab[r][k] : fabs(a);
-      s0[r] = s0[r] + a * y0;
-      s1[r] = s1[r] + a * y1;
-      m0[r] = m0[r] + aa * b0;
-      m1[r] = m1[r] + aa * b1;
+      if (fused) {
+        s0[r] = v_fma(a, y0, s0[r]);
+        s1[r] = v_fma(a, y1, s1[r]);
+        m0[r] = v_fma(aa, b0, m0[r]);
+        m1[r] = v_fma(aa, b1, m1[r]);
+      } else {
+        s0[r] = s0[r] + a * y0;
+        s1[r] = s1[r] + a * y1;
+        m0[r] = m0[r] + aa * b0;
+        m1[r] = m1[r] + aa * b1;
+      }
     }
     y64 += VW;
     if (rounded)
@@ -781,14 +825,20 @@ INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj
   }
   if (!u)
     return 0;
-  double sv[VW];
-  memcpy(sv, &m0, sizeof m0);
-  memcpy(sv + 8, &m1, sizeof m1);
-  memcpy(u->abs_sum, sv, sizeof *sv * (size_t)nj);
-  float vv[VW] = {0};
-  memcpy(vv, u->v, sizeof *vv * (size_t)nj);
   v16f ref;
-  memcpy(&ref, vv, sizeof ref);
+  if (nj == VW) { /* a whole block of columns: vector stores and a load, no calls */
+    memcpy(u->abs_sum, &m0, sizeof m0);
+    memcpy(u->abs_sum + 8, &m1, sizeof m1);
+    memcpy(&ref, u->v, sizeof ref);
+  } else {
+    double sv[VW];
+    memcpy(sv, &m0, sizeof m0);
+    memcpy(sv + 8, &m1, sizeof m1);
+    memcpy(u->abs_sum, sv, sizeof *sv * (size_t)nj);
+    float vv[VW] = {0};
+    memcpy(vv, u->v, sizeof *vv * (size_t)nj);
+    memcpy(&ref, vv, sizeof ref);
+  }
   const v8u64 lane = {0, 1, 2, 3, 4, 5, 6, 7};
   v8u64 c0 = (v8u64)(lane < (uint64_t)nj), c1 = (v8u64)(lane + 8 < (uint64_t)nj);
   /* from the largest rho found so far, which no quotient below it can
@@ -808,15 +858,16 @@ INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj
   return rho;
 }
 
-/* dot_block at precision prec, flushing when F (constants once inlined). */
-INLINE double walk(hlo_num_precision prec, bool F, const dot_terms *t, int64_t row0, int64_t nrows, int64_t j0,
-                   int64_t nj, const block_use *u, dot_walked *out) {
+/* dot_block at precision prec, flushing when F, the f64 sums fused when
+ * FMA (constants once inlined). */
+INLINE double walk(hlo_num_precision prec, bool F, bool FMA, const dot_terms *t, int64_t row0, int64_t nrows,
+                   int64_t j0, int64_t nj, const block_use *u, dot_walked *out) {
   const int64_t b = row0 / t->M, panel = (b * (t->Np / VW) + j0 / VW) * t->Kp * VW; /* canon_segment's panels */
   int64_t row[WR];
   for (int r = 0; r < WR; r++)
     row[r] = row0 + (r < nrows ? r : nrows - 1); /* a repeated row's results are dropped */
   v8d s[WR][2], m[WR][2];
-  walk_f64(prec == HLO_NUM_PREC_DEFAULT, t, row, panel, s, m);
+  walk_f64(prec == HLO_NUM_PREC_DEFAULT, FMA, t, row, panel, s, m);
   double rho = u ? u->known : 0;
   for (int r = 0; r < nrows; r++) {
     v16f p[3];
@@ -824,6 +875,19 @@ INLINE double walk(hlo_num_precision prec, bool F, const dot_terms *t, int64_t r
     rho = finish_row(p, s[r], m[r][0], m[r][1], nj, u ? &u[r] : NULL, rho, out ? &out[r] : NULL);
   }
   return rho;
+}
+
+/* Does this process run dot_block's AVX-512 clone, where v_fma is a
+ * vector instruction?  The clones are those of hlo_clones.h, and the
+ * loader binds that one exactly when the CPU has AVX-512F.  Elsewhere
+ * __builtin_fma is a call into the C library, correctly rounded as well
+ * (the same bits) but far slower than the plain multiply and add. */
+static bool fma_in_vectors(void) {
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
 }
 
 /* Output elements (row, j0 .. j0 + nj - 1), row0 <= row < row0 + nrows
@@ -843,18 +907,20 @@ INLINE double walk(hlo_num_precision prec, bool F, const dot_terms *t, int64_t r
 HLO_CLONES
 static double dot_block(const dot_terms *t, int64_t row0, int64_t nrows, int64_t j0, int64_t nj, const block_use *u,
                         dot_walked *out) {
-  bool F = !t->no_flush;
+  bool F = !t->no_flush, FMA = t->exact_products && fma_in_vectors();
+#define WALK(P) (F ? (FMA ? walk(P, true, true, t, row0, nrows, j0, nj, u, out)                                   \
+                      : walk(P, true, false, t, row0, nrows, j0, nj, u, out))                                    \
+                   : (FMA ? walk(P, false, true, t, row0, nrows, j0, nj, u, out)                                  \
+                          : walk(P, false, false, t, row0, nrows, j0, nj, u, out)))
   switch (t->prec) {
   case HLO_NUM_PREC_HIGH:
-    return F ? walk(HLO_NUM_PREC_HIGH, true, t, row0, nrows, j0, nj, u, out)
-             : walk(HLO_NUM_PREC_HIGH, false, t, row0, nrows, j0, nj, u, out);
+    return WALK(HLO_NUM_PREC_HIGH);
   case HLO_NUM_PREC_HIGHEST:
-    return F ? walk(HLO_NUM_PREC_HIGHEST, true, t, row0, nrows, j0, nj, u, out)
-             : walk(HLO_NUM_PREC_HIGHEST, false, t, row0, nrows, j0, nj, u, out);
+    return WALK(HLO_NUM_PREC_HIGHEST);
   default:
-    return F ? walk(HLO_NUM_PREC_DEFAULT, true, t, row0, nrows, j0, nj, u, out)
-             : walk(HLO_NUM_PREC_DEFAULT, false, t, row0, nrows, j0, nj, u, out);
+    return WALK(HLO_NUM_PREC_DEFAULT);
   }
+#undef WALK
 }
 
 /* The row groups of a dot's walk: WR rows at a time within each batch. */

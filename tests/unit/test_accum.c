@@ -358,6 +358,42 @@ static void dot_lane_sums_two_contracting_dims(void **state) {
   hlo_module_free(m);
 }
 
+/* The f64 sum of the products is one rounded add per product, k
+ * ascending from 0, whatever the operands.  The walk fuses each multiply
+ * with its add only where every product is exact; an f64 operand at
+ * HIGHEST keeps values that are not f32 values, and here a fused
+ * multiply-add would round otherwise.  By hand: the first product is
+ * 2^53 + 2; the second, (1 + 2^-30)(1 - 2^-30) = 1 - 2^-60, rounds to 1
+ * (2^-60 is below half an ulp of 1 - 2^-53), and (2^53 + 2) + 1 lies
+ * halfway between 2^53 + 2 and 2^53 + 4 (the ulp is 2 there): ties to
+ * even give 2^53 + 4.  Rounded once, 2^53 + 3 - 2^-60 would give
+ * 2^53 + 2.  The padded k (the operands are padded to 8 terms) add +0.
+ * S_e: |.| of the same terms, 2^53 + 4 again, times 1 + 2^-6. */
+static void dot_f64_sum_rounds_each_add(void **state) {
+  (void)state;
+  static const char *text = "HloModule t\n"
+                            "ENTRY e {\n"
+                            "  l = f64[1,2] parameter(0)\n"
+                            "  r = f64[2,1] parameter(1)\n"
+                            "  ROOT d = f64[1,1] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0},"
+                            " operand_precision={highest,highest}\n"
+                            "}\n";
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  assert_non_null(m);
+  const double two53 = 9007199254740992.0;
+  const double lhs[2] = {two53 + 2, 1 + ldexp(1, -30)}, rhs[2] = {1, 1 - ldexp(1, -30)};
+  hlo_value *args[2] = {fx_array(HLO_F64, 2, DIMS(1, 2), lhs), fx_array(HLO_F64, 2, DIMS(2, 1), rhs)};
+  double exact = 0, abs_sum = 0;
+  float sums[3];
+  assert_int_equal(chk_accums_dot_sums(instr_named(m, "d"), args, &exact, sums, &abs_sum, &err), 0);
+  assert_true(exact == two53 + 4);
+  assert_true(abs_sum == (two53 + 4) * (1 + ldexp(1, -6)));
+  hlo_value_unref(args[0]);
+  hlo_value_unref(args[1]);
+  hlo_module_free(m);
+}
+
 /* The same sums by the reference evaluator's own dot, the route the
  * measurement took before it walked each element once: lane p of P is the
  * emulating reference's dot of the lhs with every element whose
@@ -718,6 +754,7 @@ int main(void) {
       cmocka_unit_test(bf16_dot_accumulates_in_f32),
       cmocka_unit_test(dot_lane_sums_by_hand),
       cmocka_unit_test(dot_lane_sums_two_contracting_dims),
+      cmocka_unit_test(dot_f64_sum_rounds_each_add),
       cmocka_unit_test(dot_lane_sums_match_reference_route),
       cmocka_unit_test(dot_noise_is_largest_ratio),
   };

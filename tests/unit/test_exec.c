@@ -5,7 +5,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +79,52 @@ static void elementwise_ragged_exact(void **state) {
   hlo_value_unref(a);
   hlo_value_unref(b);
   unload(&x);
+}
+
+/* An integer iota through ragged tiles (8x128 over 10x130; 32x128 over
+ * 40x300 for the 8-bit types, whose sublanes come in 32), by hand:
+ * along the last dimension element (i, j) is j, along the first it is i;
+ * an s8 iota wraps modulo 2^8 past 127 (j = 200 gives -56, 255 gives -1,
+ * 256 gives 0); a u8 one keeps 0..255 and wraps 256 to 0. */
+static void iota_ints(const char *type, int dim, int64_t rows, int64_t cols, const char *cfg, int bytes, bool sgn) {
+  char text[256];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n  ROOT r = %s[%lld,%lld] iota(), iota_dimension=%d\n}\n", type,
+           (long long)rows, (long long)cols, dim);
+  fx x;
+  load(&x, text, cfg);
+  dev_run r;
+  run(&x, NULL, 0, NULL, &r);
+  assert_int_equal(r.status, DEV_OK);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) {
+      int64_t k = dim == 1 ? j : i, want, got;
+      if (bytes == 4) {
+        want = k;
+        got = ((const int32_t *)r.out->data)[i * cols + j];
+      } else if (sgn) {
+        want = k % 256 < 128 ? k % 256 : k % 256 - 256;
+        got = ((const int8_t *)r.out->data)[i * cols + j];
+      } else {
+        want = k % 256;
+        got = ((const uint8_t *)r.out->data)[i * cols + j];
+      }
+      if (got != want)
+        fail_msg("%s iota dim %d at (%lld, %lld): %lld, want %lld", type, dim, (long long)i, (long long)j,
+                 (long long)got, (long long)want);
+    }
+  hlo_value_unref(r.out);
+  unload(&x);
+}
+
+static void iota_by_hand(void **state) {
+  (void)state;
+  const char *cfg = "tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none";
+  iota_ints("s32", 1, 10, 130, cfg, 4, true);
+  iota_ints("s32", 0, 10, 130, cfg, 4, true);
+  const char *cfg8 = "tile=32x128 k=0 buf=2 order=01 pack=1 prec=default flags=none";
+  iota_ints("s8", 1, 40, 300, cfg8, 1, true);
+  iota_ints("u8", 1, 40, 300, cfg8, 1, false);
+  iota_ints("s8", 0, 300, 3, "tile=32x3 k=0 buf=2 order=01 pack=1 prec=default flags=none", 1, true);
 }
 
 static const char *ROWSUM = "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
@@ -505,6 +553,7 @@ int main(void) {
       cmocka_unit_test(row_stats_broadcast_by_hand),
       cmocka_unit_test(row_min_by_hand),
       cmocka_unit_test(splat_of_splat_by_hand),
+      cmocka_unit_test(iota_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

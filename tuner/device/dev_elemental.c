@@ -1074,6 +1074,30 @@ static void eval_node(dev_elem *e, const hlo_instr *ins, dev_box *b, const eval_
   }
   case DEV_EK_IOTA: {
     int64_t dim = ins->attrs.iota_dimension;
+    if (hlo_etype_class(t) != HLO_CLASS_FLOAT && b->rank > 0) {
+      /* the loop below a row of the box at a time: along the iota's
+       * dimension a row counts up from its start, across it a row
+       * repeats one index (a mask's iota is most of a small kernel) */
+      int last = b->rank - 1;
+      int64_t run = b->n[last], hi = b->lo[last] + run - 1;
+      /* wrapping keeps every index 0 <= k <= hi when it keeps hi (the
+       * type's range starts at 0 and is contiguous) */
+      bool kept = dev_el_wrap(t, (uint64_t)hi).i == hi;
+      for (int64_t i = 0; i < b->count; i += run, hlo_index_next_box(last, b->lo, b->n, idx)) {
+        if (dim == last && kept)
+          for (int64_t j = 0; j < run; j++)
+            b->v[i + j] = dev_el_islot(b->lo[last] + j);
+        else if (dim == last)
+          for (int64_t j = 0; j < run; j++)
+            b->v[i + j] = dev_el_wrap(t, (uint64_t)(b->lo[last] + j));
+        else {
+          dev_slot one = dev_el_wrap(t, (uint64_t)(dim >= 0 && dim < b->rank ? idx[dim] : 0));
+          for (int64_t j = 0; j < run; j++)
+            b->v[i + j] = one;
+        }
+      }
+      return;
+    }
     EACH {
       int64_t k = dim >= 0 && dim < b->rank ? idx[dim] : 0;
       if (hlo_etype_class(t) == HLO_CLASS_FLOAT)

@@ -89,7 +89,8 @@ dev_slot dev_el_ew_apply(const dev_elem *e, const hlo_instr *ins, const dev_slot
 
 /* dev_el_ew_apply over n elements, operand j's k-th element at
  * x[j][k * step[j]] (a step of 0 repeats a scalar), for the ops it has a
- * row form of (a select; a compare of floats; a u32 add, subtract,
+ * row form of (a select; a compare of floats, integers or preds, an
+ * unsigned one with e's unsigned-cmp-signed; a u32 add, subtract,
  * multiply, and, or, xor or logical shift); false, with out untouched,
  * for any other.  Per-element calls of dev_el_ew_apply look up the op,
  * its type class and its direction again for every element of what is

@@ -489,27 +489,80 @@ static bool u32_row(hlo_opcode op, const dev_slot *const *x, const int64_t *step
 #undef U32_ROW
 }
 
+/* compare_lowering's integer and pred branches over a row: the
+ * signedness (the defect's included) and the width chosen once, then each
+ * element's sign of a - b looked up in the direction's verdicts.  False
+ * for a type of another class. */
+static bool int_compare_row(const dev_elem *e, const hlo_instr *ins, const int64_t *verdict, const dev_slot *a,
+                            int64_t sa, const dev_slot *b, int64_t sb, dev_slot *out, int64_t n) {
+  hlo_etype t = ins->operands[0]->shape.type;
+  hlo_eclass cls = hlo_etype_class(t);
+  if (cls == HLO_CLASS_PRED) {
+    for (int64_t k = 0; k < n; k++) {
+      bool x = a[k * sa].i != 0, y = b[k * sb].i != 0;
+      out[k] = dev_el_islot(verdict[(x > y) - (x < y) + 1]);
+    }
+    return true;
+  }
+  if (cls != HLO_CLASS_SINT && cls != HLO_CLASS_UINT)
+    return false;
+  hlo_cmp_type ty = ins->attrs.cmp_type;
+  bool want_signed = ty == HLO_CMPT_SIGNED ? true : ty == HLO_CMPT_UNSIGNED ? false : cls == HLO_CLASS_SINT;
+  if (cls == HLO_CLASS_UINT && dev_el_has_defect(e, DEV_DEFECT_UNSIGNED_CMP_SIGNED))
+    want_signed = true;
+  int w = hlo_etype_bits(t);
+  if (want_signed && w < 64) {
+    /* sext with its mask and sign bit taken out of the loop */
+    const uint64_t m = wmask(w), sbit = 1ull << (w - 1);
+    for (int64_t k = 0; k < n; k++) {
+      int64_t x = (int64_t)(((uint64_t)a[k * sa].i & m) ^ sbit) - (int64_t)sbit;
+      int64_t y = (int64_t)(((uint64_t)b[k * sb].i & m) ^ sbit) - (int64_t)sbit;
+      out[k] = dev_el_islot(verdict[(x > y) - (x < y) + 1]);
+    }
+  } else if (want_signed) {
+    for (int64_t k = 0; k < n; k++) {
+      int64_t x = a[k * sa].i, y = b[k * sb].i; /* sext of 64 bits */
+      out[k] = dev_el_islot(verdict[(x > y) - (x < y) + 1]);
+    }
+  } else {
+    uint64_t m = wmask(w);
+    for (int64_t k = 0; k < n; k++) {
+      uint64_t x = (uint64_t)a[k * sa].i & m, y = (uint64_t)b[k * sb].i & m;
+      out[k] = dev_el_islot(verdict[(x > y) - (x < y) + 1]);
+    }
+  }
+  return true;
+}
+
 bool dev_el_ew_row(const dev_elem *e, const hlo_instr *ins, const dev_slot *const *x, const int64_t *step,
                    dev_slot *out, int64_t n) {
-  (void)e; /* the defects touch neither form below: unsigned-cmp-signed is an integer compare's */
   if (ins->op == HLO_OP_SELECT && ins->noperands == 3) {
+    /* the chosen slot's bits through a mask, without a branch on the
+     * predicate (a mask's values are random) */
     const dev_slot *p = x[0], *a = x[1], *b = x[2];
     int64_t sp = step[0], sa = step[1], sb = step[2];
-    for (int64_t k = 0; k < n; k++)
-      out[k] = p[k * sp].i ? a[k * sa] : b[k * sb];
+    for (int64_t k = 0; k < n; k++) {
+      uint64_t m = 0 - (uint64_t)(p[k * sp].i != 0), u, v;
+      memcpy(&u, &a[k * sa], sizeof u);
+      memcpy(&v, &b[k * sb], sizeof v);
+      u = (u & m) | (v & ~m);
+      memcpy(&out[k], &u, sizeof u);
+    }
     return true;
   }
   if (ins->noperands == 2 && ins->op != HLO_OP_COMPARE && ins->operands[0]->shape.type == HLO_U32)
     return u32_row(ins->op, x, step, out, n);
-  if (ins->op != HLO_OP_COMPARE || ins->noperands != 2 ||
-      hlo_etype_class(ins->operands[0]->shape.type) != HLO_CLASS_FLOAT)
+  if (ins->op != HLO_OP_COMPARE || ins->noperands != 2)
     return false;
-  /* compare_lowering's float branch: the direction's verdict for each
-   * sign of a - b (2: unordered), looked up once */
+  /* the direction's verdict for each sign of a - b (2: unordered),
+   * looked up once */
   hlo_cmp_dir dir = ins->attrs.direction;
   const int64_t verdict[4] = {cmp_dir(dir, -1), cmp_dir(dir, 0), cmp_dir(dir, 1), cmp_dir(dir, 2)};
   const dev_slot *a = x[0], *b = x[1];
   int64_t sa = step[0], sb = step[1];
+  if (hlo_etype_class(ins->operands[0]->shape.type) != HLO_CLASS_FLOAT)
+    return int_compare_row(e, ins, verdict, a, sa, b, sb, out, n);
+  /* compare_lowering's float branch */
   if (ins->attrs.cmp_type == HLO_CMPT_TOTALORDER) {
     for (int64_t k = 0; k < n; k++)
       out[k] = dev_el_islot(verdict[total_order_sign(a[k * sa].f, b[k * sb].f) + 1]);
