@@ -41,28 +41,31 @@ static const char *const all_reduce_text =
     "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
     "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
 
-/* The same all-reduce with a reducer that calls add: a nested call is no
- * lane program (dev_lane.h), so the device does not lower this
- * collective; the host folds it to the same 2p + 3. */
+/* A scalar computation that adds a and b through complex numbers:
+ * re((a + 0i) + (b + 0i)) = a + b.  Complex values are no lane program
+ * (dev_lane.h), so the device lowers no op that calls it. */
+#define VIACOMPLEX                                                                                                  \
+  "viacomplex {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  z = f32[] constant(0)\n"                      \
+  "  ca = c64[] complex(a, z)\n  cb = c64[] complex(b, z)\n  s = c64[] add(ca, cb)\n  ROOT r = f32[] real(s)\n}\n"
+
+/* The same all-reduce with a reducer that adds through complex numbers,
+ * which is no lane program (dev_lane.h), so the device does not lower
+ * this collective; the host folds it to the same 2p + 3. */
 static const char *const call_reducer_text =
-    "HloModule m, replica_count=4\n"
-    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
-    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "HloModule m, replica_count=4\n" VIACOMPLEX
     "ENTRY e {\n  p = f32[8,128] parameter(0)\n  r = u32[] replica-id()\n  rf = f32[] convert(r)\n"
     "  rb = f32[8,128] broadcast(rf), dimensions={}\n  x = f32[8,128] add(p, rb)\n"
-    "  ar = f32[8,128] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=viacall\n"
+    "  ar = f32[8,128] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=viacomplex\n"
     "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
     "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
 
-/* map(p, q) whose computation calls add: p + q, then the device's own add
- * of 1.  A nested call is no lane program (dev_lane.h), so the device does
- * not lower this map. */
+/* map(p, q) whose computation adds through complex numbers: p + q, then
+ * the device's own add of 1.  Complex values are no lane program
+ * (dev_lane.h), so the device does not lower this map. */
 static const char *const map_text =
-    "HloModule m\n"
-    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
-    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "HloModule m\n" VIACOMPLEX
     "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
-    "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=viacall\n"
+    "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=viacomplex\n"
     "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
     "  ROOT y = f32[8,128] add(m, ob)\n}\n";
 
@@ -91,11 +94,9 @@ static const char *const nested_text =
 /* A nested fusion holding the map of map_text, doubled: the device
  * computes the fusion, and asks the host for the map alone. */
 static const char *const nested_map_text =
-    "HloModule m\n"
-    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
-    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "HloModule m\n" VIACOMPLEX
     "inner {\n  a = f32[8,128] parameter(0)\n  b = f32[8,128] parameter(1)\n"
-    "  m = f32[8,128] map(a, b), dimensions={0,1}, to_apply=viacall\n"
+    "  m = f32[8,128] map(a, b), dimensions={0,1}, to_apply=viacomplex\n"
     "  two = f32[] constant(2)\n  tb = f32[8,128] broadcast(two), dimensions={}\n"
     "  ROOT y = f32[8,128] multiply(m, tb)\n}\n"
     "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"

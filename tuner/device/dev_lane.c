@@ -1,52 +1,67 @@
 /* dev_lane.c — compiling and running scalar computations (dev_lane.h).
  *
- * Each instruction gets one register (its index in the computation);
- * parameters are read from the arguments, constants are decoded once at
- * compile time, and the elementwise steps run in program order, which is
- * already a valid evaluation order.
+ * Compiling walks the computation once, in program order (already a valid
+ * evaluation order), and gives every value it meets a compile-time shape:
+ * a scalar or a small array is a list of references to its elements, a
+ * tuple a list of such values.  A reference is a register (>= 0) or, for
+ * the program's own parameters, the argument itself (-1 - its number), so
+ * a parameter is read in place and never copied.  Only the elementwise
+ * ops become steps that compute; everything that merely moves values
+ * (tuple, get-tuple-element, broadcast, reshape, the parameters of an
+ * inlined call) is resolved at compile time into references, and calls
+ * (call, fusion, a reduce's reducer) are inlined with their parameters
+ * bound to the caller's values.  A conditional is the one construct that
+ * needs control flow: a branch step on its selector, the code of each
+ * branch copying its result into the conditional's registers, and a jump
+ * to the end after each branch.
  *
  * A program runs once per comparison of a sort (tens of thousands of times
- * for one line of a thousand elements), so compiling also flattens it: the
- * elementwise steps in one array, each with the function computing it
- * (dev_elem_scalar_lowering) and where its operands are (a register, or
- * for a parameter the argument itself), and the parameters that are
- * results in another.  Running is then two short loops over plain integers
- * instead of a walk over the computation's instructions; the values
- * computed are the same.
+ * for one line of a thousand elements), so running is a short loop over
+ * plain integers, and a program without a conditional is a straight list
+ * of elementwise steps.
  */
 #include "dev_lane.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hlo/hlo_value.h"
 
 #define DEV_LANE_MAX_OPERANDS 3 /* select and clamp are the widest */
+/* Limits of what compiles (exceeding one is refused with its name): */
+#define DEV_LANE_MAX_DEPTH 16      /* calls nested in calls (a cycle is no
+                                      valid HLO, but text can hold one) */
+#define DEV_LANE_MAX_ELEMS 64      /* elements of one array value */
+#define DEV_LANE_MAX_STEPS 65536   /* steps of the whole inlined program */
+#define DEV_LANE_MAX_REDUCE_INPUTS 8 /* operands of a variadic reduce */
 
-/* One elementwise instruction: its register and where its operands are.
- * An operand that is a parameter is read straight from the arguments
- * (src = -1 - its parameter number), any other from its register. */
+enum { LS_OP, LS_COPY, LS_BRANCH, LS_JUMP };
+
+/* One step.  LS_OP: dst = op(ins, src...).  LS_COPY: dst = src[0].
+ * LS_BRANCH: on the selector src[0] (a pred when pred, else an s32 index),
+ * go to step targets[target + branch] of ntarget branches.  LS_JUMP: go to
+ * step target. */
 typedef struct lane_step {
+  int kind;
   const hlo_instr *ins;
   dev_elem_scalar_fn *op; /* dev_elem_scalar_lowering(ins) */
   int dst, nsrc;
   int src[DEV_LANE_MAX_OPERANDS];
+  int target, ntarget;
+  bool pred;
 } lane_step;
 
-/* A parameter that is a result: args[arg] goes to register dst. */
-typedef struct lane_param {
-  int arg, dst;
-} lane_param;
-
 struct dev_lane {
-  const hlo_computation *c;
   int nparams, nres;
-  dev_slot *reg;     /* one per instruction */
-  int *res;          /* register of each result */
-  lane_step *steps;  /* the elementwise instructions, in program order */
+  dev_slot *reg; /* constants decoded at compile time, then the rest */
+  int nreg;
+  int *res;      /* register of each result */
+  lane_step *steps;
   int nsteps;
-  lane_param *read;  /* the parameters that are results */
-  int nread;
+  int *targets;  /* the branch tables */
+  int ntargets;
+  bool control;  /* holds a branch */
 };
 
 void dev_lane_free(dev_lane *p) {
@@ -55,44 +70,608 @@ void dev_lane_free(dev_lane *p) {
   free(p->reg);
   free(p->res);
   free(p->steps);
-  free(p->read);
+  free(p->targets);
   free(p);
 }
 
-/* Fills p->steps and p->read from its (checked) computation and results.
- * Parameters no result names need no register: the steps read them from
- * the arguments. */
-static int lane_flatten(dev_lane *p) {
-  const hlo_computation *c = p->c;
-  p->steps = calloc((size_t)c->ninstrs, sizeof *p->steps);
-  p->read = calloc((size_t)c->ninstrs, sizeof *p->read);
-  if (!p->steps || !p->read)
-    return -1;
-  for (int i = 0; i < c->ninstrs; i++) {
-    const hlo_instr *ins = c->instrs[i];
-    if (ins->op == HLO_OP_PARAMETER) {
-      bool result = false;
-      for (int k = 0; k < p->nres; k++)
-        result = result || p->res[k] == i;
-      if (result)
-        p->read[p->nread++] = (lane_param){(int)ins->parameter_number, i};
-    } else if (ins->op != HLO_OP_CONSTANT && !(ins == c->root && ins->op == HLO_OP_TUPLE)) {
-      lane_step *st = &p->steps[p->nsteps++];
-      st->ins = ins;
-      st->op = dev_elem_scalar_lowering(ins);
-      st->dst = i;
-      st->nsrc = ins->noperands;
-      for (int j = 0; j < ins->noperands; j++) {
-        const hlo_instr *o = ins->operands[j];
-        st->src[j] = o->op == HLO_OP_PARAMETER ? -1 - (int)o->parameter_number : o->index;
-      }
+/* ---- compile-time values --------------------------------------------- */
+
+/* An array (rank 0 for a scalar) of n element references in row-major
+ * order, or a tuple of n values. */
+typedef struct lane_val {
+  bool tuple;
+  hlo_etype type;
+  int rank;
+  int64_t dims[HLO_MAX_RANK];
+  int n;
+  int *ref;
+  struct lane_val **el;
+} lane_val;
+
+typedef struct lane_cc {
+  dev_lane *p;
+  int capreg, capsteps, captargets;
+  void **blocks; /* everything the compile allocates for itself */
+  int nblocks, capblocks;
+  char *why;
+  size_t why_len;
+} lane_cc;
+
+static void *cc_alloc(lane_cc *cc, size_t n) {
+  if (cc->nblocks == cc->capblocks) {
+    int cap = cc->capblocks ? 2 * cc->capblocks : 64;
+    void **b = realloc(cc->blocks, (size_t)cap * sizeof *b);
+    if (!b)
+      return NULL;
+    cc->blocks = b;
+    cc->capblocks = cap;
+  }
+  void *m = calloc(1, n ? n : 1);
+  if (m)
+    cc->blocks[cc->nblocks++] = m;
+  return m;
+}
+
+static void cc_free(lane_cc *cc) {
+  for (int i = 0; i < cc->nblocks; i++)
+    free(cc->blocks[i]);
+  free(cc->blocks);
+}
+
+static int oom(lane_cc *cc) {
+  snprintf(cc->why, cc->why_len, "out of memory");
+  return -1;
+}
+
+static int new_reg(lane_cc *cc) {
+  dev_lane *p = cc->p;
+  if (p->nreg == cc->capreg) {
+    int cap = cc->capreg ? 2 * cc->capreg : 32;
+    dev_slot *r = realloc(p->reg, (size_t)cap * sizeof *r);
+    if (!r)
+      return oom(cc);
+    memset(r + cc->capreg, 0, (size_t)(cap - cc->capreg) * sizeof *r);
+    p->reg = r;
+    cc->capreg = cap;
+  }
+  return p->nreg++;
+}
+
+static lane_step *new_step(lane_cc *cc) {
+  dev_lane *p = cc->p;
+  if (p->nsteps >= DEV_LANE_MAX_STEPS) {
+    snprintf(cc->why, cc->why_len, "the inlined program exceeds DEV_LANE_MAX_STEPS (%d steps)",
+             DEV_LANE_MAX_STEPS);
+    return NULL;
+  }
+  if (p->nsteps == cc->capsteps) {
+    int cap = cc->capsteps ? 2 * cc->capsteps : 16;
+    lane_step *s = realloc(p->steps, (size_t)cap * sizeof *s);
+    if (!s) {
+      oom(cc);
+      return NULL;
     }
+    p->steps = s;
+    cc->capsteps = cap;
+  }
+  lane_step *st = &p->steps[p->nsteps++];
+  memset(st, 0, sizeof *st);
+  return st;
+}
+
+static lane_val *val_array(lane_cc *cc, hlo_etype type, int rank, const int64_t *dims) {
+  lane_val *v = cc_alloc(cc, sizeof *v);
+  if (!v)
+    return NULL;
+  v->type = type;
+  v->rank = rank;
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) {
+    v->dims[d] = dims[d];
+    n *= dims[d];
+    if (dims[d] < 0 || n > DEV_LANE_MAX_ELEMS)
+      break;
+  }
+  if (n > DEV_LANE_MAX_ELEMS || n < 0) {
+    snprintf(cc->why, cc->why_len, "an array of more than DEV_LANE_MAX_ELEMS (%d) elements", DEV_LANE_MAX_ELEMS);
+    return NULL;
+  }
+  v->n = (int)n;
+  if (!(v->ref = cc_alloc(cc, (size_t)n * sizeof *v->ref))) {
+    oom(cc);
+    return NULL;
+  }
+  return v;
+}
+
+static bool value_type(hlo_etype t) {
+  hlo_eclass k = hlo_etype_class(t);
+  return t > HLO_INVALID && t < HLO_ETYPE_COUNT && t != HLO_TUPLE && k != HLO_CLASS_OTHER &&
+         k != HLO_CLASS_COMPLEX;
+}
+
+/* A value of shape s whose elements are fresh registers (a conditional's
+ * result, written by whichever branch runs). */
+static lane_val *val_fresh(lane_cc *cc, const hlo_shape *s) {
+  if (s->type == HLO_TUPLE) {
+    lane_val *v = cc_alloc(cc, sizeof *v);
+    if (!v || (s->ntuple > 0 && !(v->el = cc_alloc(cc, (size_t)s->ntuple * sizeof *v->el)))) {
+      oom(cc);
+      return NULL;
+    }
+    v->tuple = true;
+    v->type = HLO_TUPLE;
+    v->n = s->ntuple;
+    for (int k = 0; k < s->ntuple; k++)
+      if (!(v->el[k] = val_fresh(cc, &s->elems[k])))
+        return NULL;
+    return v;
+  }
+  if (!value_type(s->type) || s->rank > HLO_MAX_RANK) {
+    snprintf(cc->why, cc->why_len, "a value of type %s", hlo_etype_name(s->type));
+    return NULL;
+  }
+  lane_val *v = val_array(cc, s->type, s->rank, s->dims);
+  for (int e = 0; v && e < v->n; e++)
+    if ((v->ref[e] = new_reg(cc)) < 0)
+      return NULL;
+  return v;
+}
+
+/* Does v have shape s (types and dimensions, through tuples)? */
+static bool val_fits(const lane_val *v, const hlo_shape *s) {
+  if (v->tuple != (s->type == HLO_TUPLE))
+    return false;
+  if (v->tuple) {
+    if (v->n != s->ntuple)
+      return false;
+    for (int k = 0; k < v->n; k++)
+      if (!val_fits(v->el[k], &s->elems[k]))
+        return false;
+    return true;
+  }
+  if (v->type != s->type || v->rank != s->rank)
+    return false;
+  for (int d = 0; d < v->rank; d++)
+    if (v->dims[d] != s->dims[d])
+      return false;
+  return true;
+}
+
+/* Steps copying src's elements into dst's (of the same shape). */
+static int val_copy(lane_cc *cc, const lane_val *dst, const lane_val *src) {
+  if (dst->tuple) {
+    for (int k = 0; k < dst->n; k++)
+      if (val_copy(cc, dst->el[k], src->el[k]) != 0)
+        return -1;
+    return 0;
+  }
+  for (int e = 0; e < dst->n; e++) {
+    lane_step *st = new_step(cc);
+    if (!st)
+      return -1;
+    st->kind = LS_COPY;
+    st->dst = dst->ref[e];
+    st->nsrc = 1;
+    st->src[0] = src->ref[e];
   }
   return 0;
 }
 
-static bool scalar_value(const hlo_shape *s) {
-  return s->type != HLO_TUPLE && s->rank == 0;
+/* ---- compiling a computation ----------------------------------------- */
+
+static lane_val *compile_comp(lane_cc *cc, const hlo_computation *c, lane_val *const *args, int depth);
+
+/* Row-major multi-index of flat position e in dims. */
+static void unflatten(int rank, const int64_t *dims, int64_t e, int64_t *idx) {
+  for (int d = rank - 1; d >= 0; d--) {
+    idx[d] = dims[d] ? e % dims[d] : 0;
+    e = dims[d] ? e / dims[d] : 0;
+  }
+}
+
+static int64_t flatten(int rank, const int64_t *dims, const int64_t *idx) {
+  int64_t e = 0;
+  for (int d = 0; d < rank; d++)
+    e = e * dims[d] + idx[d];
+  return e;
+}
+
+static lane_val *compile_elementwise(lane_cc *cc, const hlo_instr *ins, lane_val *const *ov) {
+  const hlo_shape *s = &ins->shape;
+  if (dev_elem_classify(ins) != DEV_EK_ELEMENTWISE || ins->noperands > DEV_LANE_MAX_OPERANDS) {
+    snprintf(cc->why, cc->why_len, "%s is not an elementwise op the device lowers per lane", ins->name);
+    return NULL;
+  }
+  lane_val *v = val_array(cc, s->type, s->rank, s->dims);
+  if (!v)
+    return NULL;
+  for (int j = 0; j < ins->noperands; j++)
+    if (ov[j]->tuple || (ov[j]->n != v->n && !(ov[j]->rank == 0 && ov[j]->n == 1))) {
+      snprintf(cc->why, cc->why_len, "%s: operand %d does not match its shape", ins->name, j);
+      return NULL;
+    }
+  dev_elem_scalar_fn *fn = dev_elem_scalar_lowering(ins);
+  for (int e = 0; e < v->n; e++) {
+    int dst = new_reg(cc);
+    lane_step *st = dst < 0 ? NULL : new_step(cc);
+    if (!st)
+      return NULL;
+    st->kind = LS_OP;
+    st->ins = ins;
+    st->op = fn;
+    st->dst = v->ref[e] = dst;
+    st->nsrc = ins->noperands;
+    for (int j = 0; j < ins->noperands; j++)
+      st->src[j] = ov[j]->ref[ov[j]->n == 1 ? 0 : e];
+  }
+  return v;
+}
+
+static lane_val *compile_constant(lane_cc *cc, const hlo_instr *ins) {
+  const hlo_shape *s = &ins->shape;
+  if (s->type == HLO_TUPLE || !value_type(s->type) || !ins->literal || ins->literal->elided) {
+    snprintf(cc->why, cc->why_len, "constant %s has no value of a type the device computes", ins->name);
+    return NULL;
+  }
+  lane_val *v = val_array(cc, s->type, s->rank, s->dims);
+  if (!v)
+    return NULL;
+  char msg[128];
+  hlo_value *hv = hlo_value_from_literal(s, ins->literal, msg, sizeof msg);
+  if (!hv || hv->count != v->n) {
+    hlo_value_unref(hv);
+    snprintf(cc->why, cc->why_len, "constant %s has no value", ins->name);
+    return NULL;
+  }
+  for (int e = 0; e < v->n; e++) {
+    int r = new_reg(cc);
+    if (r < 0) {
+      hlo_value_unref(hv);
+      return NULL;
+    }
+    dev_slot_from_host(hv->type, hv->data, e, &cc->p->reg[r]);
+    v->ref[e] = r;
+  }
+  hlo_value_unref(hv);
+  return v;
+}
+
+/* broadcast: output element idx reads operand element idx[dimensions[k]]
+ * along operand dimension k (HLO broadcast semantics). */
+static lane_val *compile_broadcast(lane_cc *cc, const hlo_instr *ins, const lane_val *o) {
+  const hlo_shape *s = &ins->shape;
+  const hlo_ints *bd = &ins->attrs.dimensions;
+  if (o->tuple || bd->n != o->rank || o->type != s->type) {
+    snprintf(cc->why, cc->why_len, "%s: malformed broadcast", ins->name);
+    return NULL;
+  }
+  for (int k = 0; k < bd->n; k++)
+    if (bd->v[k] < 0 || bd->v[k] >= s->rank || s->dims[bd->v[k]] != o->dims[k]) {
+      snprintf(cc->why, cc->why_len, "%s: malformed broadcast", ins->name);
+      return NULL;
+    }
+  lane_val *v = val_array(cc, s->type, s->rank, s->dims);
+  for (int e = 0; v && e < v->n; e++) {
+    int64_t idx[HLO_MAX_RANK], oi[HLO_MAX_RANK];
+    unflatten(s->rank, s->dims, e, idx);
+    for (int k = 0; k < bd->n; k++)
+      oi[k] = idx[bd->v[k]];
+    v->ref[e] = o->ref[flatten(o->rank, o->dims, oi)];
+  }
+  return v;
+}
+
+/* reshape (and a bitcast of one element): the same elements in the same
+ * row-major order under new dimensions. */
+static lane_val *compile_reshape(lane_cc *cc, const hlo_instr *ins, const lane_val *o) {
+  const hlo_shape *s = &ins->shape;
+  if (o->tuple || o->type != s->type) {
+    snprintf(cc->why, cc->why_len, "%s: malformed %s", ins->name, hlo_opcode_name(ins->op));
+    return NULL;
+  }
+  lane_val *v = val_array(cc, s->type, s->rank, s->dims);
+  if (!v)
+    return NULL;
+  if (v->n != o->n) {
+    snprintf(cc->why, cc->why_len, "%s: malformed %s", ins->name, hlo_opcode_name(ins->op));
+    return NULL;
+  }
+  if (ins->op == HLO_OP_BITCAST && v->n != 1) {
+    /* a bitcast of an array keeps the physical buffer through the
+     * layouts, which a lane program does not model */
+    snprintf(cc->why, cc->why_len, "%s: bitcast of an array has no lane form", ins->name);
+    return NULL;
+  }
+  memcpy(v->ref, o->ref, (size_t)v->n * sizeof *v->ref);
+  return v;
+}
+
+/* reduce(inputs..., inits...) with to_apply: each output element starts
+ * from the init values and folds the input elements of its reduced
+ * dimensions in row-major order, the reducer inlined per element as
+ * reducer(accumulators..., elements...) (HLO reduce semantics; the order
+ * is the device's choice, as XLA leaves it unspecified). */
+static lane_val *compile_reduce(lane_cc *cc, const hlo_instr *ins, lane_val *const *ov, int depth) {
+  int k = ins->noperands / 2;
+  const hlo_computation *f = ins->attrs.calls.to_apply;
+  const hlo_ints *rd = &ins->attrs.dimensions;
+  if (ins->noperands % 2 || k < 1 || k > DEV_LANE_MAX_REDUCE_INPUTS || !f || f->nparams != 2 * k) {
+    snprintf(cc->why, cc->why_len, "%s: malformed reduce", ins->name);
+    return NULL;
+  }
+  const lane_val *in0 = ov[0];
+  for (int j = 0; j < 2 * k; j++)
+    if (ov[j]->tuple || (j >= k && ov[j]->n != 1) ||
+        (j < k && (ov[j]->rank != in0->rank || memcmp(ov[j]->dims, in0->dims, sizeof in0->dims) != 0))) {
+      snprintf(cc->why, cc->why_len, "%s: malformed reduce", ins->name);
+      return NULL;
+    }
+  bool reduced[HLO_MAX_RANK] = {false};
+  for (int q = 0; q < rd->n; q++) {
+    if (rd->v[q] < 0 || rd->v[q] >= in0->rank || reduced[rd->v[q]]) {
+      snprintf(cc->why, cc->why_len, "%s: malformed reduce", ins->name);
+      return NULL;
+    }
+    reduced[rd->v[q]] = true;
+  }
+  int kr = 0, rr = 0;
+  int64_t kd[HLO_MAX_RANK], rdims[HLO_MAX_RANK];
+  int kmap[HLO_MAX_RANK], rmap[HLO_MAX_RANK];
+  for (int d = 0; d < in0->rank; d++) {
+    if (reduced[d]) {
+      rmap[rr] = d;
+      rdims[rr++] = in0->dims[d];
+    } else {
+      kmap[kr] = d;
+      kd[kr++] = in0->dims[d];
+    }
+  }
+  lane_val *out[DEV_LANE_MAX_REDUCE_INPUTS];
+  for (int j = 0; j < k; j++)
+    if (!(out[j] = val_array(cc, ov[k + j]->type, kr, kd)))
+      return NULL;
+  int64_t nred = 1;
+  for (int q = 0; q < rr; q++)
+    nred *= rdims[q];
+  lane_val *sc[2 * DEV_LANE_MAX_REDUCE_INPUTS];
+  for (int j = 0; j < 2 * k; j++) { /* the reducer's scalar arguments */
+    const hlo_instr *fp = f->params[j];
+    if (!fp || fp->shape.type == HLO_TUPLE || fp->shape.rank != 0 || !(sc[j] = val_array(cc, fp->shape.type, 0, NULL)))
+      return cc->why[0] ? NULL : (snprintf(cc->why, cc->why_len, "%s: reducer %s takes no scalars", ins->name,
+                                           f->name), (lane_val *)NULL);
+  }
+  for (int e = 0; e < out[0]->n; e++) {
+    int acc[DEV_LANE_MAX_REDUCE_INPUTS];
+    for (int j = 0; j < k; j++)
+      acc[j] = ov[k + j]->ref[0];
+    int64_t ki[HLO_MAX_RANK], ri[HLO_MAX_RANK], idx[HLO_MAX_RANK];
+    unflatten(kr, kd, e, ki);
+    for (int q = 0; q < kr; q++)
+      idx[kmap[q]] = ki[q];
+    for (int64_t r = 0; r < nred; r++) {
+      unflatten(rr, rdims, r, ri);
+      for (int q = 0; q < rr; q++)
+        idx[rmap[q]] = ri[q];
+      int64_t at = flatten(in0->rank, in0->dims, idx);
+      for (int j = 0; j < k; j++) {
+        sc[j]->ref[0] = acc[j];
+        sc[k + j]->ref[0] = ov[j]->ref[at];
+      }
+      lane_val *res = compile_comp(cc, f, sc, depth + 1);
+      if (!res)
+        return NULL;
+      for (int j = 0; j < k; j++) {
+        const lane_val *rj = k == 1 && !res->tuple ? res : (res->tuple && res->n == k ? res->el[j] : NULL);
+        if (!rj || rj->tuple || rj->n != 1 || rj->rank != 0) {
+          snprintf(cc->why, cc->why_len, "%s: reducer %s does not return %d scalars", ins->name, f->name, k);
+          return NULL;
+        }
+        acc[j] = rj->ref[0];
+      }
+    }
+    for (int j = 0; j < k; j++)
+      out[j]->ref[e] = acc[j];
+  }
+  if (k == 1)
+    return out[0];
+  lane_val *t = cc_alloc(cc, sizeof *t);
+  if (!t || !(t->el = cc_alloc(cc, (size_t)k * sizeof *t->el))) {
+    oom(cc);
+    return NULL;
+  }
+  t->tuple = true;
+  t->type = HLO_TUPLE;
+  t->n = k;
+  for (int j = 0; j < k; j++)
+    t->el[j] = out[j];
+  return t;
+}
+
+/* conditional(selector, operands...): branch b runs on operand 1 + b.  A
+ * pred selector picks branch 0 (true_computation) when true, else branch
+ * 1; an s32 index outside [0, N) picks the last branch (HLO conditional
+ * semantics). */
+static lane_val *compile_conditional(lane_cc *cc, const hlo_instr *ins, lane_val *const *ov, int depth) {
+  const hlo_calls *k = &ins->attrs.calls;
+  int nb = k->nbranches;
+  if (nb < 1 || ins->noperands != nb + 1 || ov[0]->tuple || ov[0]->n != 1 || ov[0]->rank != 0 ||
+      (ov[0]->type != HLO_PRED && ov[0]->type != HLO_S32) || (ov[0]->type == HLO_PRED && nb != 2)) {
+    snprintf(cc->why, cc->why_len, "%s: malformed conditional", ins->name);
+    return NULL;
+  }
+  lane_val *v = val_fresh(cc, &ins->shape);
+  if (!v)
+    return NULL;
+  dev_lane *p = cc->p;
+  if (p->ntargets + nb > cc->captargets) {
+    int cap = 2 * (p->ntargets + nb) + 8;
+    int *t = realloc(p->targets, (size_t)cap * sizeof *t);
+    if (!t) {
+      oom(cc);
+      return NULL;
+    }
+    p->targets = t;
+    cc->captargets = cap;
+  }
+  int table = p->ntargets;
+  p->ntargets += nb;
+  lane_step *br = new_step(cc);
+  if (!br)
+    return NULL;
+  br->kind = LS_BRANCH;
+  br->src[0] = ov[0]->ref[0];
+  br->nsrc = 1;
+  br->pred = ov[0]->type == HLO_PRED;
+  br->target = table;
+  br->ntarget = nb;
+  p->control = true;
+  int *jumps = cc_alloc(cc, (size_t)nb * sizeof *jumps);
+  if (!jumps) {
+    oom(cc);
+    return NULL;
+  }
+  for (int b = 0; b < nb; b++) {
+    const hlo_computation *bc = k->branches[b];
+    if (!bc || bc->nparams != 1) {
+      snprintf(cc->why, cc->why_len, "%s: branch %d must take one parameter", ins->name, b);
+      return NULL;
+    }
+    p->targets[table + b] = p->nsteps;
+    lane_val *r = compile_comp(cc, bc, &ov[1 + b], depth + 1);
+    if (!r)
+      return NULL;
+    if (!val_fits(r, &ins->shape)) {
+      snprintf(cc->why, cc->why_len, "%s: branch %s returns another shape", ins->name, bc->name);
+      return NULL;
+    }
+    if (val_copy(cc, v, r) != 0)
+      return NULL;
+    lane_step *j = new_step(cc);
+    if (!j)
+      return NULL;
+    j->kind = LS_JUMP;
+    jumps[b] = p->nsteps - 1;
+  }
+  for (int b = 0; b < nb; b++)
+    p->steps[jumps[b]].target = p->nsteps;
+  return v;
+}
+
+static lane_val *compile_instr(lane_cc *cc, const hlo_instr *ins, lane_val *const *ov, int depth) {
+  switch (ins->op) {
+  case HLO_OP_CONSTANT:
+    return compile_constant(cc, ins);
+  case HLO_OP_TUPLE: {
+    lane_val *t = cc_alloc(cc, sizeof *t);
+    if (!t || (ins->noperands > 0 && !(t->el = cc_alloc(cc, (size_t)ins->noperands * sizeof *t->el)))) {
+      oom(cc);
+      return NULL;
+    }
+    t->tuple = true;
+    t->type = HLO_TUPLE;
+    t->n = ins->noperands;
+    for (int j = 0; j < ins->noperands; j++)
+      t->el[j] = ov[j];
+    return t;
+  }
+  case HLO_OP_GET_TUPLE_ELEMENT:
+    if (ins->noperands != 1 || !ov[0]->tuple || ins->attrs.index < 0 || ins->attrs.index >= ov[0]->n) {
+      snprintf(cc->why, cc->why_len, "%s: get-tuple-element of no such element", ins->name);
+      return NULL;
+    }
+    return ov[0]->el[ins->attrs.index];
+  case HLO_OP_CALL:
+  case HLO_OP_FUSION: {
+    const hlo_computation *f = ins->op == HLO_OP_CALL ? ins->attrs.calls.to_apply : ins->attrs.calls.calls;
+    if (!f && ins->op == HLO_OP_CALL)
+      f = ins->attrs.calls.calls;
+    if (!f || f->nparams != ins->noperands) {
+      snprintf(cc->why, cc->why_len, "%s: malformed %s", ins->name, hlo_opcode_name(ins->op));
+      return NULL;
+    }
+    return compile_comp(cc, f, ov, depth + 1);
+  }
+  case HLO_OP_BROADCAST:
+    return ins->noperands == 1 ? compile_broadcast(cc, ins, ov[0]) : NULL;
+  case HLO_OP_RESHAPE:
+  case HLO_OP_BITCAST:
+    return ins->noperands == 1 ? compile_reshape(cc, ins, ov[0]) : NULL;
+  case HLO_OP_REDUCE:
+    return compile_reduce(cc, ins, ov, depth);
+  case HLO_OP_CONDITIONAL:
+    return compile_conditional(cc, ins, ov, depth);
+  default:
+    if (ins->shape.type == HLO_TUPLE) {
+      snprintf(cc->why, cc->why_len, "%s: %s has no lane form", ins->name, hlo_opcode_name(ins->op));
+      return NULL;
+    }
+    return compile_elementwise(cc, ins, ov);
+  }
+}
+
+/* Compiles c with its parameters bound to args[0..nparams); its root's
+ * value, or NULL with cc->why. */
+static lane_val *compile_comp(lane_cc *cc, const hlo_computation *c, lane_val *const *args, int depth) {
+  if (depth > DEV_LANE_MAX_DEPTH) {
+    snprintf(cc->why, cc->why_len, "%s: calls nested deeper than DEV_LANE_MAX_DEPTH (%d)", c->name,
+             DEV_LANE_MAX_DEPTH);
+    return NULL;
+  }
+  if (!c->root || c->ninstrs < 1) {
+    snprintf(cc->why, cc->why_len, "%s: empty computation", c->name);
+    return NULL;
+  }
+  lane_val **val = cc_alloc(cc, (size_t)c->ninstrs * sizeof *val);
+  if (!val) {
+    oom(cc);
+    return NULL;
+  }
+  for (int i = 0; i < c->ninstrs; i++) {
+    const hlo_instr *ins = c->instrs[i];
+    if (ins->op == HLO_OP_PARAMETER) {
+      if (ins->parameter_number < 0 || ins->parameter_number >= c->nparams) {
+        snprintf(cc->why, cc->why_len, "%s: parameter %s out of range", c->name, ins->name);
+        return NULL;
+      }
+      val[i] = args[ins->parameter_number];
+      if (!val_fits(val[i], &ins->shape)) {
+        snprintf(cc->why, cc->why_len, "%s: parameter %s gets a value of another shape", c->name, ins->name);
+        return NULL;
+      }
+      continue;
+    }
+    lane_val *ov[64];
+    if (ins->noperands > 64) {
+      snprintf(cc->why, cc->why_len, "%s: %s has more than 64 operands", c->name, ins->name);
+      return NULL;
+    }
+    for (int j = 0; j < ins->noperands; j++) {
+      const hlo_instr *o = ins->operands[j];
+      if (o->parent != c || o->index >= i || !val[o->index]) {
+        snprintf(cc->why, cc->why_len, "%s: %s reads outside its computation", c->name, ins->name);
+        return NULL;
+      }
+      ov[j] = val[o->index];
+    }
+    size_t before = strlen(cc->why);
+    if (!(val[i] = compile_instr(cc, ins, ov, depth))) {
+      if (strlen(cc->why) == before && before == 0)
+        snprintf(cc->why, cc->why_len, "%s: %s has no lane form", ins->name, hlo_opcode_name(ins->op));
+      /* name the computation the refusal came from, once */
+      if (strncmp(cc->why, c->name, strlen(c->name)) != 0 && strcmp(cc->why, "out of memory") != 0) {
+        char tmp[256];
+        snprintf(tmp, sizeof tmp, "%s: %s", c->name, cc->why);
+        snprintf(cc->why, cc->why_len, "%s", tmp);
+      }
+      return NULL;
+    }
+    if (!val_fits(val[i], &ins->shape)) {
+      snprintf(cc->why, cc->why_len, "%s: %s does not compute its shape", c->name, ins->name);
+      return NULL;
+    }
+  }
+  return val[c->root->index];
 }
 
 dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len) {
@@ -101,70 +680,65 @@ dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len) 
     return NULL;
   }
   dev_lane *p = calloc(1, sizeof *p);
-  if (!p || !(p->reg = calloc((size_t)c->ninstrs, sizeof *p->reg))) {
-    dev_lane_free(p);
+  lane_cc cc = {.p = p, .why = why, .why_len = why_len};
+  why[0] = '\0';
+  if (!p) {
     snprintf(why, why_len, "out of memory");
     return NULL;
   }
-  p->c = c;
   p->nparams = c->nparams;
-  for (int i = 0; i < c->ninstrs; i++) {
-    const hlo_instr *ins = c->instrs[i];
-    if (ins == c->root && ins->op == HLO_OP_TUPLE)
-      continue; /* checked below */
-    if (!scalar_value(&ins->shape)) {
-      snprintf(why, why_len, "%s: %s is not a scalar", c->name, ins->name);
-      goto refuse;
-    }
-    if (ins->op == HLO_OP_PARAMETER) {
-      if (ins->parameter_number < 0 || ins->parameter_number >= c->nparams) {
-        snprintf(why, why_len, "%s: parameter %s out of range", c->name, ins->name);
-        goto refuse;
-      }
-      continue;
-    }
-    if (ins->op == HLO_OP_CONSTANT) {
-      char msg[128];
-      hlo_value *v = ins->literal ? hlo_value_from_literal(&ins->shape, ins->literal, msg, sizeof msg) : NULL;
-      if (!v || v->count != 1) {
-        hlo_value_unref(v);
-        snprintf(why, why_len, "%s: constant %s has no scalar value", c->name, ins->name);
-        goto refuse;
-      }
-      dev_slot_from_host(v->type, v->data, 0, &p->reg[i]);
-      hlo_value_unref(v);
-      continue;
-    }
-    if (dev_elem_classify(ins) != DEV_EK_ELEMENTWISE || ins->noperands > DEV_LANE_MAX_OPERANDS) {
-      snprintf(why, why_len, "%s: %s is not an elementwise op the device lowers per lane", c->name, ins->name);
-      goto refuse;
-    }
-    for (int j = 0; j < ins->noperands; j++)
-      if (ins->operands[j]->parent != c || ins->operands[j]->index >= i) {
-        snprintf(why, why_len, "%s: %s reads outside its computation", c->name, ins->name);
-        goto refuse;
-      }
+  lane_val **args = cc_alloc(&cc, (size_t)(c->nparams ? c->nparams : 1) * sizeof *args);
+  if (!args) {
+    oom(&cc);
+    goto refuse;
   }
-  const hlo_instr *r = c->root;
-  p->nres = r->op == HLO_OP_TUPLE ? r->noperands : 1;
+  for (int j = 0; j < c->nparams; j++) {
+    const hlo_instr *pj = c->params[j];
+    if (!pj || pj->shape.type == HLO_TUPLE || pj->shape.rank != 0 || !value_type(pj->shape.type)) {
+      snprintf(why, why_len, "%s: parameter %d is not a scalar", c->name, j);
+      goto refuse;
+    }
+    if (!(args[j] = val_array(&cc, pj->shape.type, 0, NULL)))
+      goto refuse;
+    args[j]->ref[0] = -1 - j;
+  }
+  lane_val *root = compile_comp(&cc, c, args, 0);
+  if (!root)
+    goto refuse;
+  p->nres = root->tuple ? root->n : 1;
   if (p->nres < 1 || !(p->res = calloc((size_t)p->nres, sizeof *p->res))) {
     snprintf(why, why_len, p->nres < 1 ? "%s: empty tuple root" : "out of memory", c->name);
     goto refuse;
   }
   for (int k = 0; k < p->nres; k++) {
-    const hlo_instr *v = r->op == HLO_OP_TUPLE ? r->operands[k] : r;
-    if (!scalar_value(&v->shape) || v->parent != c) {
+    const lane_val *v = root->tuple ? root->el[k] : root;
+    if (v->tuple || v->rank != 0 || v->n != 1) {
       snprintf(why, why_len, "%s: result %d is not a scalar", c->name, k);
       goto refuse;
     }
-    p->res[k] = v->index;
+    int r = v->ref[0];
+    if (r < 0) {
+      /* a result that is an argument is copied last: results may be
+       * written over the arguments (a fold's accumulators), and another
+       * result may still read this one */
+      int dst = new_reg(&cc);
+      lane_step *st = dst < 0 ? NULL : new_step(&cc);
+      if (!st)
+        goto refuse;
+      st->kind = LS_COPY;
+      st->dst = dst;
+      st->nsrc = 1;
+      st->src[0] = r;
+      r = dst;
+    }
+    p->res[k] = r;
   }
-  if (lane_flatten(p) != 0) {
-    snprintf(why, why_len, "out of memory");
+  if (p->nreg == 0 && new_reg(&cc) < 0) /* run reads reg[] even when empty */
     goto refuse;
-  }
+  cc_free(&cc);
   return p;
 refuse:
+  cc_free(&cc);
   dev_lane_free(p);
   return NULL;
 }
@@ -172,35 +746,52 @@ refuse:
 int dev_lane_nparams(const dev_lane *p) { return p->nparams; }
 int dev_lane_nresults(const dev_lane *p) { return p->nres; }
 
+static inline dev_slot fetch(const dev_lane *p, const dev_slot *args, int r) {
+  return r >= 0 ? p->reg[r] : args[-1 - r];
+}
+
 void dev_lane_run(dev_lane *p, const dev_slot *args, dev_slot *res) {
   /* the steps never write the arguments (res may be args: results are
-   * written last), so parameters read in place are what program order
-   * would have copied */
-  if (p->nsteps == 1 && p->nread == 0 && p->nres == 1 && p->res[0] == p->steps[0].dst) {
+   * written last) */
+  const lane_step *steps = p->steps;
+  if (p->nsteps == 1 && p->nres == 1 && p->res[0] == steps[0].dst && steps[0].kind == LS_OP) {
     /* one op on the arguments (a sort's compare): its result needs no
      * register */
-    const lane_step *st = p->steps;
+    const lane_step *st = steps;
     dev_slot x[DEV_LANE_MAX_OPERANDS];
     for (int j = 0; j < st->nsrc; j++)
-      x[j] = st->src[j] >= 0 ? p->reg[st->src[j]] : args[-1 - st->src[j]];
+      x[j] = fetch(p, args, st->src[j]);
     res[0] = st->op(st->ins, x);
     return;
   }
-  for (int q = 0; q < p->nread; q++)
-    p->reg[p->read[q].dst] = args[p->read[q].arg];
-  for (int q = 0; q < p->nsteps; q++) {
-    const lane_step *st = &p->steps[q];
-    dev_slot x[DEV_LANE_MAX_OPERANDS];
-    for (int j = 0; j < st->nsrc; j++)
-      x[j] = st->src[j] >= 0 ? p->reg[st->src[j]] : args[-1 - st->src[j]];
-    p->reg[st->dst] = st->op(st->ins, x);
+  for (int q = 0; q < p->nsteps;) {
+    const lane_step *st = &steps[q];
+    if (st->kind == LS_OP) {
+      dev_slot x[DEV_LANE_MAX_OPERANDS];
+      for (int j = 0; j < st->nsrc; j++)
+        x[j] = fetch(p, args, st->src[j]);
+      p->reg[st->dst] = st->op(st->ins, x);
+      q++;
+    } else if (st->kind == LS_COPY) {
+      p->reg[st->dst] = fetch(p, args, st->src[0]);
+      q++;
+    } else if (st->kind == LS_BRANCH) {
+      int64_t s = fetch(p, args, st->src[0]).i, b;
+      if (st->pred)
+        b = s != 0 ? 0 : 1;
+      else
+        b = s < 0 || s >= st->ntarget ? st->ntarget - 1 : s;
+      q = p->targets[st->target + b];
+    } else {
+      q = st->target;
+    }
   }
   for (int k = 0; k < p->nres; k++)
     res[k] = p->reg[p->res[k]];
 }
 
 bool dev_lane_single_compare(const dev_lane *p, const hlo_instr **cmp, int *a, int *b) {
-  if (p->nsteps != 1 || p->nread != 0 || p->nres != 1 || p->res[0] != p->steps[0].dst)
+  if (p->nsteps != 1 || p->nres != 1 || p->res[0] != p->steps[0].dst || p->steps[0].kind != LS_OP)
     return false;
   const lane_step *st = p->steps;
   if (st->ins->op != HLO_OP_COMPARE || st->nsrc != 2 || st->src[0] >= 0 || st->src[1] >= 0)
@@ -212,12 +803,12 @@ bool dev_lane_single_compare(const dev_lane *p, const hlo_instr **cmp, int *a, i
 }
 
 bool dev_lane_componentwise(const dev_lane *p, int n, const hlo_instr **ops) {
-  if (n < 1 || p->nparams != 2 * n || p->nres != n || p->nsteps != n || p->nread != 0)
+  if (n < 1 || p->nparams != 2 * n || p->nres != n || p->nsteps != n || p->control)
     return false;
   for (int j = 0; j < n; j++) {
     const lane_step *st = NULL;
     for (int q = 0; q < p->nsteps && !st; q++)
-      if (p->steps[q].dst == p->res[j])
+      if (p->steps[q].kind == LS_OP && p->steps[q].dst == p->res[j])
         st = &p->steps[q];
     if (!st || st->nsrc != 2 || st->src[0] != -1 - j || st->src[1] != -1 - (n + j))
       return false;

@@ -4,11 +4,22 @@
  * registers and run with the device's own elementwise lowering
  * (dev_elem_scalar_op), never with the reference evaluator.
  *
- * A computation qualifies when every instruction is a scalar parameter, a
- * scalar constant, a scalar elementwise op the device lowers
- * (dev_elem_classify gives DEV_EK_ELEMENTWISE), or, as the root only, a
- * tuple of such values.  Anything else (nested calls, arrays, complex
- * numbers) is refused at compile time with the reason, and the op that
+ * A computation qualifies when its parameters are scalars, its root is a
+ * scalar or a tuple of scalars, and everything in between has a lane
+ * form: scalar constants (and small constant arrays), the elementwise ops
+ * the device lowers (dev_elem_classify gives DEV_EK_ELEMENTWISE), tuple
+ * and get-tuple-element, call and fusion (inlined, their parameters bound
+ * to the caller's values), broadcast, reshape, a bitcast of one element,
+ * reduce (its reducer inlined per element, folded in row-major order),
+ * and conditional (a branch on its pred or s32 selector, HLO semantics:
+ * true_computation on true, the last branch for an index out of range).
+ * Arrays inside are kept as one register per element, at most
+ * DEV_LANE_MAX_ELEMS of them per value; calls nest at most
+ * DEV_LANE_MAX_DEPTH deep; the inlined program holds at most
+ * DEV_LANE_MAX_STEPS steps.  Every value is computed by an elementwise
+ * step through dev_elem_scalar_op; the rest only moves values.  Anything
+ * else (complex numbers, while loops, an op with no lane form, a limit
+ * exceeded) is refused at compile time with the reason, and the op that
  * wanted it is not lowered by the device.
  */
 #ifndef TUNE_DEV_LANE_H
