@@ -6,7 +6,9 @@
  * lane program) goes to that host and nowhere else, and what it does
  * compute (an all-reduce with a lane-program reducer, replica-id, a
  * fusion nested in the kernel, a variadic reduce-window,
- * select-and-scatter) never does.
+ * select-and-scatter, a map whose computation calls others and holds a
+ * conditional, a reduce whose reducer calls another computation) never
+ * does.
  *
  *   no host     the op is refused with a runtime error that says so,
  *               never a crash and never a silent answer; the all-reduce
@@ -78,6 +80,38 @@ static const char *const lane_map_text =
     "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=add\n"
     "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
     "  ROOT y = f32[8,128] add(m, ob)\n}\n";
+
+/* A map whose computation calls a computation that calls another, and
+ * holds a conditional: s = call(viacall)(a, b) = a + b (viacall calls
+ * add); if s < 1000 the true branch doubles it, else the false branch
+ * subtracts 1000; the kernel adds 1.  With p = i, q = i + 100, s = 2i + 100:
+ * i < 450 gives 4i + 201, else 2i - 899.  A lane program (dev_lane.h). */
+static const char *const call_cond_map_text =
+    "HloModule m\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "dbl {\n  x = f32[] parameter(0)\n  ROOT d = f32[] add(x, x)\n}\n"
+    "less {\n  x = f32[] parameter(0)\n  k = f32[] constant(1000)\n  ROOT d = f32[] subtract(x, k)\n}\n"
+    "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  s = f32[] call(a, b), to_apply=viacall\n"
+    "  k = f32[] constant(1000)\n  lt = pred[] compare(s, k), direction=LT\n"
+    "  ROOT c = f32[] conditional(lt, s, s), true_computation=dbl, false_computation=less\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
+    "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=f\n"
+    "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
+    "  ROOT y = f32[8,128] add(m, ob)\n}\n";
+
+/* A reduce whose reducer calls add, over each row of p = i, broadcast back
+ * along the rows and added to q = i + 100: row r sums 128r + c over c,
+ * 16384r + 8128 (integers below 2^24: exact in any order), so element i
+ * of row r is 16384r + 8128 + i + 100.  A lane program reducer. */
+static const char *const call_reduce_text =
+    "HloModule m\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n  z = f32[] constant(0)\n"
+    "  r = f32[8] reduce(p, z), dimensions={1}, to_apply=viacall\n"
+    "  rb = f32[8,128] broadcast(r), dimensions={0}\n"
+    "  ROOT y = f32[8,128] add(rb, q)\n}\n";
 
 /* A fusion nested in the kernel, (p + q) * 2, then the kernel's add of 1:
  * the device computes the nested fusion with its own evaluator. */
@@ -374,6 +408,32 @@ static void windowed_ops_on_the_device(void **state) {
     }
 }
 
+/* What a scalar computation calls (nested calls, a conditional, a
+ * reducer calling another computation) is the device's own: without a
+ * host, and without asking a fake one, the hand values above. */
+static void called_computations_on_the_device(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++)
+    for (int with_fake = 0; with_fake < 2; with_fake++) {
+      memset(&seen, 0, sizeof seen);
+      fx x;
+      load(&x, k ? call_reduce_text : call_cond_map_text, 2, with_fake ? &fake : NULL, 5);
+      dev_run r;
+      run(&x, &r);
+      if (r.status != DEV_OK)
+        fail_msg("run: %s", r.message);
+      assert_int_equal(seen.calls, 0);
+      for (int i = 0; i < N; i++) {
+        float want = k ? 16384.0f * (float)(i / 128) + 8128.0f + (float)i + 100.0f
+                       : i < 450 ? 4.0f * (float)i + 201.0f : 2.0f * (float)i - 899.0f;
+        if (((const float *)r.out->data)[i] != want)
+          fail_msg("case %d element %d: %g, want %g", k, i, ((const float *)r.out->data)[i], want);
+      }
+      hlo_value_unref(r.out);
+      unload(&x);
+    }
+}
+
 /* text (an all-reduce of x = p + r over 4 replicas, halved) run with
  * tune's host: replica 0's view is 2p + 3. */
 static void expect_reference_all_reduce(const char *text) {
@@ -421,6 +481,7 @@ int main(void) {
       cmocka_unit_test(reference_host_all_reduce), cmocka_unit_test(reference_host_map),
       cmocka_unit_test(fake_host_not_asked_for_lane_map), cmocka_unit_test(reference_host_call_reducer),
       cmocka_unit_test(nested_fusion_on_the_device), cmocka_unit_test(windowed_ops_on_the_device),
+      cmocka_unit_test(called_computations_on_the_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

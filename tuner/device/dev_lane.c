@@ -279,8 +279,15 @@ static int64_t flatten(int rank, const int64_t *dims, const int64_t *idx) {
 
 static lane_val *compile_elementwise(lane_cc *cc, const hlo_instr *ins, lane_val *const *ov) {
   const hlo_shape *s = &ins->shape;
+  for (int j = -1; j < ins->noperands; j++) {
+    hlo_etype t = j < 0 ? s->type : ins->operands[j]->shape.type;
+    if (!value_type(t)) {
+      snprintf(cc->why, cc->why_len, "%s: %s values have no lane form", ins->name, hlo_etype_name(t));
+      return NULL;
+    }
+  }
   if (dev_elem_classify(ins) != DEV_EK_ELEMENTWISE || ins->noperands > DEV_LANE_MAX_OPERANDS) {
-    snprintf(cc->why, cc->why_len, "%s is not an elementwise op the device lowers per lane", ins->name);
+    snprintf(cc->why, cc->why_len, "%s: %s has no lane form", ins->name, hlo_opcode_name(ins->op));
     return NULL;
   }
   lane_val *v = val_array(cc, s->type, s->rank, s->dims);
@@ -654,16 +661,20 @@ static lane_val *compile_comp(lane_cc *cc, const hlo_computation *c, lane_val *c
       }
       ov[j] = val[o->index];
     }
-    size_t before = strlen(cc->why);
+    cc->why[0] = '\0';
     if (!(val[i] = compile_instr(cc, ins, ov, depth))) {
-      if (strlen(cc->why) == before && before == 0)
+      if (strcmp(cc->why, "out of memory") == 0)
+        return NULL;
+      if (!cc->why[0])
         snprintf(cc->why, cc->why_len, "%s: %s has no lane form", ins->name, hlo_opcode_name(ins->op));
-      /* name the computation the refusal came from, once */
-      if (strncmp(cc->why, c->name, strlen(c->name)) != 0 && strcmp(cc->why, "out of memory") != 0) {
-        char tmp[256];
-        snprintf(tmp, sizeof tmp, "%s: %s", c->name, cc->why);
-        snprintf(cc->why, cc->why_len, "%s", tmp);
-      }
+      /* the reason, led by where it arose: this computation, and the
+       * instruction unless the reason starts with it (a refusal inside a
+       * call then reads as a path: f: c: callee: x: ...) */
+      size_t nl = strlen(ins->name);
+      bool named = strncmp(cc->why, ins->name, nl) == 0 && (cc->why[nl] == ':' || cc->why[nl] == ' ');
+      char tmp[512];
+      snprintf(tmp, sizeof tmp, "%s: %s%s%s", c->name, named ? "" : ins->name, named ? "" : ": ", cc->why);
+      snprintf(cc->why, cc->why_len, "%s", tmp);
       return NULL;
     }
     if (!val_fits(val[i], &ins->shape)) {
