@@ -101,6 +101,13 @@ expect_grep "fusion f (loop) from .*: verified" "$TMPD/out" "the select-and-scat
 if [ "$(grep -c 'verdicts  match=12$' "$TMPD/out")" = 2 ]; then ok "both units' candidates match"; else
   not_ok "both units' candidates match"; fi
 
+# A map whose computation calls a nested fusion and holds a conditional
+# (corpus 0367 and 0151's forms): the device inlines them into a lane
+# program of its own (issue 14) and every candidate matches the reference.
+expect_status 0 "a map calling a nested fusion and a conditional checks clean" \
+  "$TUNE" --check "$D/map_nested_call.hlo" --budget 8
+expect_grep "verdicts  match=8" "$TMPD/out" "every map candidate matches"
+
 # The public corpus, when it is there: the issue's own examples.
 # A signed 64-bit max reduce (corpus 0375's reduce.38): the device's
 # sign extension of a 64-bit value overflowed int64 for negative values,
