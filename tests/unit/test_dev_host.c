@@ -7,8 +7,8 @@
  * compute (an all-reduce with a lane-program reducer, replica-id, a
  * fusion nested in the kernel, a variadic reduce-window,
  * select-and-scatter, a map whose computation calls others and holds a
- * conditional, a reduce whose reducer calls another computation) never
- * does.
+ * conditional, a reduce and an all-reduce whose reducer calls another
+ * computation) never does.
  *
  *   no host     the op is refused with a runtime error that says so,
  *               never a crash and never a silent answer; the all-reduce
@@ -99,6 +99,19 @@ static const char *const call_cond_map_text =
     "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=f\n"
     "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
     "  ROOT y = f32[8,128] add(m, ob)\n}\n";
+
+/* all_reduce_text with a reducer that calls add: the device inlines the
+ * call into its lane program (dev_lane.h) and folds the replicas itself,
+ * to the same 2p + 3. */
+static const char *const call_add_reducer_text =
+    "HloModule m, replica_count=4\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  r = u32[] replica-id()\n  rf = f32[] convert(r)\n"
+    "  rb = f32[8,128] broadcast(rf), dimensions={}\n  x = f32[8,128] add(p, rb)\n"
+    "  ar = f32[8,128] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=viacall\n"
+    "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
+    "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
 
 /* A reduce whose reducer calls add, over each row of p = i, broadcast back
  * along the rows and added to q = i + 100: row r sums 128r + c over c,
@@ -409,23 +422,27 @@ static void windowed_ops_on_the_device(void **state) {
 }
 
 /* What a scalar computation calls (nested calls, a conditional, a
- * reducer calling another computation) is the device's own: without a
- * host, and without asking a fake one, the hand values above. */
+ * reducer calling another computation, in a reduce and in an all-reduce)
+ * is the device's own: without a host, and without asking a fake one,
+ * the hand values above. */
 static void called_computations_on_the_device(void **state) {
   (void)state;
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 3; k++)
     for (int with_fake = 0; with_fake < 2; with_fake++) {
       memset(&seen, 0, sizeof seen);
       fx x;
-      load(&x, k ? call_reduce_text : call_cond_map_text, 2, with_fake ? &fake : NULL, 5);
+      const char *text = k == 0 ? call_cond_map_text : k == 1 ? call_reduce_text : call_add_reducer_text;
+      load(&x, text, k == 2 ? 1 : 2, with_fake ? &fake : NULL, 5);
       dev_run r;
       run(&x, &r);
       if (r.status != DEV_OK)
         fail_msg("run: %s", r.message);
       assert_int_equal(seen.calls, 0);
       for (int i = 0; i < N; i++) {
-        float want = k ? 16384.0f * (float)(i / 128) + 8128.0f + (float)i + 100.0f
-                       : i < 450 ? 4.0f * (float)i + 201.0f : 2.0f * (float)i - 899.0f;
+        float want = k == 2   ? 2.0f * (float)i + 3.0f
+                     : k == 1 ? 16384.0f * (float)(i / 128) + 8128.0f + (float)i + 100.0f
+                     : i < 450 ? 4.0f * (float)i + 201.0f
+                               : 2.0f * (float)i - 899.0f;
         if (((const float *)r.out->data)[i] != want)
           fail_msg("case %d element %d: %g, want %g", k, i, ((const float *)r.out->data)[i], want);
       }
