@@ -1,7 +1,8 @@
 /* test_dev_lane.c — the device's lane programs (dev_lane.h) through what
  * a scalar computation can call: nested calls and fusions, tuples and
  * get-tuple-element, a conditional (pred and index forms), a reduce of a
- * small array inside, and the forms and limits it refuses with a reason.
+ * small array inside, complex values (dev_lane_compile_complex), and the
+ * forms and limits it refuses with a reason.
  *
  * Every expected value is worked out by hand from HLO semantics in the
  * comment above its test; inputs are small integers or halves, so every
@@ -333,12 +334,55 @@ static void refusals(void **state) {
   hlo_module_free(m);
 }
 
+/* Complex values, with dev_lane_compile_complex only: f(a, b) = (a * b,
+ * complex(imag(a), real(b)), -a + k) with the constant k = 0.5 - 1.5i, on
+ * c64, each complex value two slots (real part first), so 4 arguments and
+ * 6 results.  a = 1 + 2i, b = 3 + 4i: a * b = (3 - 8) + (4 + 6)i = -5 +
+ * 10i; complex(2, 3) = 2 + 3i; -a + k = -0.5 - 3.5i.  dev_lane_compile refuses it, and a complex divide has no
+ * lane form in either. */
+static const char *const complex_text =
+    "HloModule m\n"
+    "f {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  m = c64[] multiply(a, b)\n"
+    "  ia = f32[] imag(a)\n  rb = f32[] real(b)\n  c = c64[] complex(ia, rb)\n  n = c64[] negate(a)\n"
+    "  k = c64[] constant((0.5, -1.5))\n  nk = c64[] add(n, k)\n"
+    "  ROOT t = (c64[], c64[], c64[]) tuple(m, c, nk)\n}\n"
+    "g {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT d = c64[] divide(a, b)\n}\n"
+    "ENTRY e {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+    "  ROOT r = (c64[], c64[], c64[]) call(a, b), to_apply=f\n}\n";
+
+static void complex_parts(void **state) {
+  (void)state;
+  hlo_module *m = parse(complex_text);
+  const hlo_computation *f = hlo_module_find(m, "f"), *g = hlo_module_find(m, "g");
+  char why[256] = "";
+  assert_null(dev_lane_compile(f, why, sizeof why));
+  if (!strstr(why, "c64"))
+    fail_msg("unexpected reason: %s", why);
+  dev_lane *p = dev_lane_compile_complex(f, why, sizeof why);
+  if (!p)
+    fail_msg("refused: %s", why);
+  assert_int_equal(dev_lane_nparams(p), 4);
+  assert_int_equal(dev_lane_nresults(p), 6);
+  dev_slot args[4] = {fs(1), fs(2), fs(3), fs(4)}, r[6];
+  dev_lane_run(p, args, r);
+  const double want[6] = {-5, 10, 2, 3, -0.5, -3.5};
+  for (int k = 0; k < 6; k++)
+    if (r[k].f != want[k])
+      fail_msg("slot %d: %g, want %g", k, r[k].f, want[k]);
+  dev_lane_free(p);
+  assert_null(dev_lane_compile_complex(g, why, sizeof why));
+  if (!strstr(why, "g: d: complex divide has no lane form"))
+    fail_msg("unexpected reason: %s", why);
+  hlo_module_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(call_chain),        cmocka_unit_test(fusion_through_tuple),
       cmocka_unit_test(conditional_pred),  cmocka_unit_test(conditional_index),
       cmocka_unit_test(conditional_of_arrays_reduced), cmocka_unit_test(reduce_inside),
       cmocka_unit_test(reducer_through_call), cmocka_unit_test(refusals),
+      cmocka_unit_test(complex_parts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,6 +62,11 @@ struct dev_lane {
   int *targets;  /* the branch tables */
   int ntargets;
   bool control;  /* holds a branch */
+  /* the real-valued instructions the parts of complex ops run as (one per
+   * opcode and part type), and the operands they name for their types */
+  hlo_instr **syn;
+  int nsyn;
+  hlo_instr part[2]; /* an f32 and an f64 scalar */
 };
 
 void dev_lane_free(dev_lane *p) {
@@ -71,13 +76,20 @@ void dev_lane_free(dev_lane *p) {
   free(p->res);
   free(p->steps);
   free(p->targets);
+  for (int i = 0; i < p->nsyn; i++) {
+    free(p->syn[i]->operands);
+    free(p->syn[i]);
+  }
+  free(p->syn);
   free(p);
 }
 
 /* ---- compile-time values --------------------------------------------- */
 
-/* An array (rank 0 for a scalar) of n element references in row-major
- * order, or a tuple of n values. */
+/* An array (rank 0 for a scalar) of n elements in row-major order, or a
+ * tuple of n values.  An element is one reference, or for a complex type
+ * two (its real and imaginary parts, of the part type), so ref holds
+ * n * lane_width(type) references. */
 typedef struct lane_val {
   bool tuple;
   hlo_etype type;
@@ -95,7 +107,10 @@ typedef struct lane_cc {
   int nblocks, capblocks;
   char *why;
   size_t why_len;
+  bool complex_ok; /* dev_lane_compile_complex */
 } lane_cc;
+
+static int lane_width(hlo_etype t) { return hlo_etype_class(t) == HLO_CLASS_COMPLEX ? 2 : 1; }
 
 static void *cc_alloc(lane_cc *cc, size_t n) {
   if (cc->nblocks == cc->capblocks) {
@@ -177,17 +192,21 @@ static lane_val *val_array(lane_cc *cc, hlo_etype type, int rank, const int64_t 
     return NULL;
   }
   v->n = (int)n;
-  if (!(v->ref = cc_alloc(cc, (size_t)n * sizeof *v->ref))) {
+  if (!(v->ref = cc_alloc(cc, (size_t)(n * lane_width(type)) * sizeof *v->ref))) {
     oom(cc);
     return NULL;
   }
   return v;
 }
 
-static bool value_type(hlo_etype t) {
+/* A type whose values a lane program holds: the real types the device
+ * computes, and c64 / c128 as pairs of f32 / f64 parts when compiling
+ * with dev_lane_compile_complex. */
+static bool value_type(const lane_cc *cc, hlo_etype t) {
   hlo_eclass k = hlo_etype_class(t);
-  return t > HLO_INVALID && t < HLO_ETYPE_COUNT && t != HLO_TUPLE && k != HLO_CLASS_OTHER &&
-         k != HLO_CLASS_COMPLEX;
+  if (k == HLO_CLASS_COMPLEX)
+    return cc->complex_ok && (t == HLO_C64 || t == HLO_C128);
+  return t > HLO_INVALID && t < HLO_ETYPE_COUNT && t != HLO_TUPLE && k != HLO_CLASS_OTHER;
 }
 
 /* A value of shape s whose elements are fresh registers (a conditional's
@@ -207,12 +226,12 @@ static lane_val *val_fresh(lane_cc *cc, const hlo_shape *s) {
         return NULL;
     return v;
   }
-  if (!value_type(s->type) || s->rank > HLO_MAX_RANK) {
+  if (!value_type(cc, s->type) || s->rank > HLO_MAX_RANK) {
     snprintf(cc->why, cc->why_len, "a value of type %s", hlo_etype_name(s->type));
     return NULL;
   }
   lane_val *v = val_array(cc, s->type, s->rank, s->dims);
-  for (int e = 0; v && e < v->n; e++)
+  for (int e = 0; v && e < v->n * lane_width(v->type); e++)
     if ((v->ref[e] = new_reg(cc)) < 0)
       return NULL;
   return v;
@@ -246,7 +265,7 @@ static int val_copy(lane_cc *cc, const lane_val *dst, const lane_val *src) {
         return -1;
     return 0;
   }
-  for (int e = 0; e < dst->n; e++) {
+  for (int e = 0; e < dst->n * lane_width(dst->type); e++) {
     lane_step *st = new_step(cc);
     if (!st)
       return -1;
@@ -277,15 +296,147 @@ static int64_t flatten(int rank, const int64_t *dims, const int64_t *idx) {
   return e;
 }
 
+/* The real-valued scalar instruction op on operands of part type pt (f32
+ * or f64) that a part of a complex op runs as, made once per lane. */
+static const hlo_instr *part_instr(lane_cc *cc, hlo_opcode op, hlo_etype pt) {
+  dev_lane *p = cc->p;
+  for (int i = 0; i < p->nsyn; i++)
+    if (p->syn[i]->op == op && p->syn[i]->shape.type == pt)
+      return p->syn[i];
+  hlo_instr **grown = realloc(p->syn, (size_t)(p->nsyn + 1) * sizeof *grown);
+  if (!grown)
+    return NULL;
+  p->syn = grown;
+  hlo_instr *ins = calloc(1, sizeof *ins);
+  hlo_instr **ops = calloc(2, sizeof *ops);
+  if (!ins || !ops) {
+    free(ins);
+    free(ops);
+    return NULL;
+  }
+  hlo_instr *holder = &p->part[pt == HLO_F64];
+  holder->name = "part";
+  holder->op = HLO_OP_PARAMETER;
+  holder->async_wrapped = HLO_OP_INVALID;
+  holder->shape.type = pt;
+  ins->name = hlo_opcode_name(op);
+  ins->op = op;
+  ins->async_wrapped = HLO_OP_INVALID;
+  ins->shape.type = pt;
+  ins->noperands = op == HLO_OP_NEGATE ? 1 : 2;
+  ops[0] = ops[1] = holder;
+  ins->operands = ops;
+  p->syn[p->nsyn++] = ins;
+  return ins;
+}
+
+/* A step dst = op(a[, b]) on parts of type pt; the new register, or -1. */
+static int part_step(lane_cc *cc, hlo_opcode op, hlo_etype pt, int a, int b) {
+  const hlo_instr *ins = part_instr(cc, op, pt);
+  if (!ins)
+    return oom(cc);
+  int dst = new_reg(cc);
+  lane_step *st = dst < 0 ? NULL : new_step(cc);
+  if (!st)
+    return -1;
+  st->kind = LS_OP;
+  st->ins = ins;
+  st->op = dev_elem_scalar_lowering(ins);
+  st->dst = dst;
+  st->nsrc = ins->noperands;
+  st->src[0] = a;
+  st->src[1] = b;
+  return dst;
+}
+
+/* An elementwise op with a complex operand or result, as steps on the
+ * parts (XLA's elemental lowering of complex arithmetic, each part op
+ * rounded to the part type):
+ *   add, subtract  (a ± c, b ± d)
+ *   multiply       (a c - b d, a d + b c)
+ *   negate         (-a, -b)
+ *   real, imag     a, b;  complex(x, y)  (x, y);  copy  (a, b)
+ * for (a + bi) and (c + di).  Any other op is refused. */
+static lane_val *compile_complex(lane_cc *cc, const hlo_instr *ins, lane_val *const *ov) {
+  const hlo_shape *s = &ins->shape;
+  hlo_opcode op = ins->op;
+  hlo_etype ct = lane_width(s->type) == 2 ? s->type : ins->noperands > 0 ? ins->operands[0]->shape.type : s->type;
+  hlo_etype pt = ct == HLO_C128 ? HLO_F64 : HLO_F32;
+  bool binary = op == HLO_OP_ADD || op == HLO_OP_SUBTRACT || op == HLO_OP_MULTIPLY;
+  bool ok = ins->noperands == (binary || op == HLO_OP_COMPLEX ? 2 : 1);
+  switch (op) {
+  case HLO_OP_ADD: case HLO_OP_SUBTRACT: case HLO_OP_MULTIPLY: case HLO_OP_NEGATE: case HLO_OP_COPY:
+    for (int j = 0; ok && j < ins->noperands; j++)
+      ok = ins->operands[j]->shape.type == s->type;
+    break;
+  case HLO_OP_REAL: case HLO_OP_IMAG:
+    ok = ok && s->type == pt;
+    break;
+  case HLO_OP_COMPLEX:
+    ok = ok && ins->operands[0]->shape.type == pt && ins->operands[1]->shape.type == pt;
+    break;
+  default:
+    snprintf(cc->why, cc->why_len, "%s: complex %s has no lane form", ins->name, hlo_opcode_name(op));
+    return NULL;
+  }
+  if (!ok || (ct != HLO_C64 && ct != HLO_C128)) {
+    snprintf(cc->why, cc->why_len, "%s: malformed complex %s", ins->name, hlo_opcode_name(op));
+    return NULL;
+  }
+  lane_val *v = val_array(cc, s->type, s->rank, s->dims);
+  if (!v)
+    return NULL;
+  int wv = lane_width(s->type);
+  for (int j = 0; j < ins->noperands; j++)
+    if (ov[j]->tuple || (ov[j]->n != v->n && !(ov[j]->rank == 0 && ov[j]->n == 1))) {
+      snprintf(cc->why, cc->why_len, "%s: operand %d does not match its shape", ins->name, j);
+      return NULL;
+    }
+  for (int e = 0; e < v->n; e++) {
+    const int *x = ov[0]->ref + (ov[0]->n == 1 ? 0 : e) * lane_width(ov[0]->type);
+    const int *y = ins->noperands > 1 ? ov[1]->ref + (ov[1]->n == 1 ? 0 : e) * lane_width(ov[1]->type) : NULL;
+    int *r = v->ref + e * wv, ac, bd, ad, bc;
+    switch (op) {
+    case HLO_OP_ADD: case HLO_OP_SUBTRACT:
+      r[0] = part_step(cc, op, pt, x[0], y[0]);
+      r[1] = r[0] < 0 ? -1 : part_step(cc, op, pt, x[1], y[1]);
+      break;
+    case HLO_OP_MULTIPLY:
+      ac = part_step(cc, HLO_OP_MULTIPLY, pt, x[0], y[0]);
+      bd = ac < 0 ? -1 : part_step(cc, HLO_OP_MULTIPLY, pt, x[1], y[1]);
+      ad = bd < 0 ? -1 : part_step(cc, HLO_OP_MULTIPLY, pt, x[0], y[1]);
+      bc = ad < 0 ? -1 : part_step(cc, HLO_OP_MULTIPLY, pt, x[1], y[0]);
+      r[0] = bc < 0 ? -1 : part_step(cc, HLO_OP_SUBTRACT, pt, ac, bd);
+      r[1] = r[0] < 0 ? -1 : part_step(cc, HLO_OP_ADD, pt, ad, bc);
+      break;
+    case HLO_OP_NEGATE:
+      r[0] = part_step(cc, op, pt, x[0], 0);
+      r[1] = r[0] < 0 ? -1 : part_step(cc, op, pt, x[1], 0);
+      break;
+    case HLO_OP_REAL: r[0] = x[0]; break;
+    case HLO_OP_IMAG: r[0] = x[1]; break;
+    case HLO_OP_COMPLEX: r[0] = x[0]; r[1] = y[0]; break;
+    default: r[0] = x[0]; r[1] = x[1]; break; /* copy */
+    }
+    if (cc->why[0]) /* a step was refused (a limit, or out of memory) */
+      return NULL;
+  }
+  return v;
+}
+
 static lane_val *compile_elementwise(lane_cc *cc, const hlo_instr *ins, lane_val *const *ov) {
   const hlo_shape *s = &ins->shape;
+  bool complex = false;
   for (int j = -1; j < ins->noperands; j++) {
     hlo_etype t = j < 0 ? s->type : ins->operands[j]->shape.type;
-    if (!value_type(t)) {
+    if (!value_type(cc, t)) {
       snprintf(cc->why, cc->why_len, "%s: %s values have no lane form", ins->name, hlo_etype_name(t));
       return NULL;
     }
+    complex = complex || lane_width(t) == 2;
   }
+  if (complex)
+    return compile_complex(cc, ins, ov);
   if (dev_elem_classify(ins) != DEV_EK_ELEMENTWISE || ins->noperands > DEV_LANE_MAX_OPERANDS) {
     snprintf(cc->why, cc->why_len, "%s: %s has no lane form", ins->name, hlo_opcode_name(ins->op));
     return NULL;
@@ -317,7 +468,7 @@ static lane_val *compile_elementwise(lane_cc *cc, const hlo_instr *ins, lane_val
 
 static lane_val *compile_constant(lane_cc *cc, const hlo_instr *ins) {
   const hlo_shape *s = &ins->shape;
-  if (s->type == HLO_TUPLE || !value_type(s->type) || !ins->literal || ins->literal->elided) {
+  if (s->type == HLO_TUPLE || !value_type(cc, s->type) || !ins->literal || ins->literal->elided) {
     snprintf(cc->why, cc->why_len, "constant %s has no value of a type the device computes", ins->name);
     return NULL;
   }
@@ -331,13 +482,16 @@ static lane_val *compile_constant(lane_cc *cc, const hlo_instr *ins) {
     snprintf(cc->why, cc->why_len, "constant %s has no value", ins->name);
     return NULL;
   }
-  for (int e = 0; e < v->n; e++) {
+  /* a complex element is two parts of the part type, stored in turn */
+  int w = lane_width(s->type);
+  hlo_etype pt = w == 1 ? hv->type : s->type == HLO_C128 ? HLO_F64 : HLO_F32;
+  for (int e = 0; e < v->n * w; e++) {
     int r = new_reg(cc);
     if (r < 0) {
       hlo_value_unref(hv);
       return NULL;
     }
-    dev_slot_from_host(hv->type, hv->data, e, &cc->p->reg[r]);
+    dev_slot_from_host(pt, hv->data, e, &cc->p->reg[r]);
     v->ref[e] = r;
   }
   hlo_value_unref(hv);
@@ -364,7 +518,8 @@ static lane_val *compile_broadcast(lane_cc *cc, const hlo_instr *ins, const lane
     unflatten(s->rank, s->dims, e, idx);
     for (int k = 0; k < bd->n; k++)
       oi[k] = idx[bd->v[k]];
-    v->ref[e] = o->ref[flatten(o->rank, o->dims, oi)];
+    int w = lane_width(s->type);
+    memcpy(v->ref + e * w, o->ref + flatten(o->rank, o->dims, oi) * w, (size_t)w * sizeof *v->ref);
   }
   return v;
 }
@@ -390,7 +545,7 @@ static lane_val *compile_reshape(lane_cc *cc, const hlo_instr *ins, const lane_v
     snprintf(cc->why, cc->why_len, "%s: bitcast of an array has no lane form", ins->name);
     return NULL;
   }
-  memcpy(v->ref, o->ref, (size_t)v->n * sizeof *v->ref);
+  memcpy(v->ref, o->ref, (size_t)(v->n * lane_width(v->type)) * sizeof *v->ref);
   return v;
 }
 
@@ -444,14 +599,20 @@ static lane_val *compile_reduce(lane_cc *cc, const hlo_instr *ins, lane_val *con
   lane_val *sc[2 * DEV_LANE_MAX_REDUCE_INPUTS];
   for (int j = 0; j < 2 * k; j++) { /* the reducer's scalar arguments */
     const hlo_instr *fp = f->params[j];
-    if (!fp || fp->shape.type == HLO_TUPLE || fp->shape.rank != 0 || !(sc[j] = val_array(cc, fp->shape.type, 0, NULL)))
-      return cc->why[0] ? NULL : (snprintf(cc->why, cc->why_len, "%s: reducer %s takes no scalars", ins->name,
-                                           f->name), (lane_val *)NULL);
+    /* accumulator j has the type of init j, element j that of input j */
+    hlo_etype want = j < k ? ov[k + j]->type : ov[j - k]->type;
+    if (!fp || fp->shape.type != want || fp->shape.rank != 0) {
+      snprintf(cc->why, cc->why_len, "%s: reducer %s parameter %d is no scalar of its operand's type", ins->name,
+               f->name, j);
+      return NULL;
+    }
+    if (!(sc[j] = val_array(cc, fp->shape.type, 0, NULL)))
+      return NULL;
   }
   for (int e = 0; e < out[0]->n; e++) {
-    int acc[DEV_LANE_MAX_REDUCE_INPUTS];
+    int acc[DEV_LANE_MAX_REDUCE_INPUTS][2]; /* the parts of a complex one */
     for (int j = 0; j < k; j++)
-      acc[j] = ov[k + j]->ref[0];
+      memcpy(acc[j], ov[k + j]->ref, (size_t)lane_width(ov[k + j]->type) * sizeof acc[j][0]);
     int64_t ki[HLO_MAX_RANK], ri[HLO_MAX_RANK], idx[HLO_MAX_RANK];
     unflatten(kr, kd, e, ki);
     for (int q = 0; q < kr; q++)
@@ -462,23 +623,26 @@ static lane_val *compile_reduce(lane_cc *cc, const hlo_instr *ins, lane_val *con
         idx[rmap[q]] = ri[q];
       int64_t at = flatten(in0->rank, in0->dims, idx);
       for (int j = 0; j < k; j++) {
-        sc[j]->ref[0] = acc[j];
-        sc[k + j]->ref[0] = ov[j]->ref[at];
+        int wa = lane_width(sc[j]->type), wx = lane_width(sc[k + j]->type);
+        memcpy(sc[j]->ref, acc[j], (size_t)wa * sizeof acc[j][0]);
+        memcpy(sc[k + j]->ref, ov[j]->ref + at * wx, (size_t)wx * sizeof acc[j][0]);
       }
       lane_val *res = compile_comp(cc, f, sc, depth + 1);
       if (!res)
         return NULL;
       for (int j = 0; j < k; j++) {
         const lane_val *rj = k == 1 && !res->tuple ? res : (res->tuple && res->n == k ? res->el[j] : NULL);
-        if (!rj || rj->tuple || rj->n != 1 || rj->rank != 0) {
+        if (!rj || rj->tuple || rj->n != 1 || rj->rank != 0 || rj->type != out[j]->type) {
           snprintf(cc->why, cc->why_len, "%s: reducer %s does not return %d scalars", ins->name, f->name, k);
           return NULL;
         }
-        acc[j] = rj->ref[0];
+        memcpy(acc[j], rj->ref, (size_t)lane_width(rj->type) * sizeof acc[j][0]);
       }
     }
-    for (int j = 0; j < k; j++)
-      out[j]->ref[e] = acc[j];
+    for (int j = 0; j < k; j++) {
+      int w = lane_width(out[j]->type);
+      memcpy(out[j]->ref + e * w, acc[j], (size_t)w * sizeof acc[j][0]);
+    }
   }
   if (k == 1)
     return out[0];
@@ -685,19 +849,20 @@ static lane_val *compile_comp(lane_cc *cc, const hlo_computation *c, lane_val *c
   return val[c->root->index];
 }
 
-dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len) {
+/* Compiles c; a complex parameter or result (complex_ok only) takes two
+ * argument or result slots, its real part first. */
+static dev_lane *compile_top(const hlo_computation *c, bool complex_ok, char *why, size_t why_len) {
   if (!c || !c->root || c->ninstrs < 1) {
     snprintf(why, why_len, "no computation to run per element");
     return NULL;
   }
   dev_lane *p = calloc(1, sizeof *p);
-  lane_cc cc = {.p = p, .why = why, .why_len = why_len};
+  lane_cc cc = {.p = p, .why = why, .why_len = why_len, .complex_ok = complex_ok};
   why[0] = '\0';
   if (!p) {
     snprintf(why, why_len, "out of memory");
     return NULL;
   }
-  p->nparams = c->nparams;
   lane_val **args = cc_alloc(&cc, (size_t)(c->nparams ? c->nparams : 1) * sizeof *args);
   if (!args) {
     oom(&cc);
@@ -705,44 +870,52 @@ dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len) 
   }
   for (int j = 0; j < c->nparams; j++) {
     const hlo_instr *pj = c->params[j];
-    if (!pj || pj->shape.type == HLO_TUPLE || pj->shape.rank != 0 || !value_type(pj->shape.type)) {
-      snprintf(why, why_len, "%s: parameter %d is not a scalar", c->name, j);
+    if (!pj || pj->shape.type == HLO_TUPLE || pj->shape.rank != 0 || !value_type(&cc, pj->shape.type)) {
+      snprintf(why, why_len, "%s: parameter %d (%s) is not a scalar of a type the lane computes", c->name, j,
+               pj ? (pj->shape.type == HLO_TUPLE ? "a tuple" : hlo_etype_name(pj->shape.type)) : "missing");
       goto refuse;
     }
     if (!(args[j] = val_array(&cc, pj->shape.type, 0, NULL)))
       goto refuse;
-    args[j]->ref[0] = -1 - j;
+    for (int w = 0; w < lane_width(pj->shape.type); w++)
+      args[j]->ref[w] = -1 - p->nparams++;
   }
   lane_val *root = compile_comp(&cc, c, args, 0);
   if (!root)
     goto refuse;
-  p->nres = root->tuple ? root->n : 1;
-  if (p->nres < 1 || !(p->res = calloc((size_t)p->nres, sizeof *p->res))) {
-    snprintf(why, why_len, p->nres < 1 ? "%s: empty tuple root" : "out of memory", c->name);
-    goto refuse;
-  }
-  for (int k = 0; k < p->nres; k++) {
+  int nv = root->tuple ? root->n : 1;
+  for (int k = 0; k < nv; k++) {
     const lane_val *v = root->tuple ? root->el[k] : root;
     if (v->tuple || v->rank != 0 || v->n != 1) {
       snprintf(why, why_len, "%s: result %d is not a scalar", c->name, k);
       goto refuse;
     }
-    int r = v->ref[0];
-    if (r < 0) {
-      /* a result that is an argument is copied last: results may be
-       * written over the arguments (a fold's accumulators), and another
-       * result may still read this one */
-      int dst = new_reg(&cc);
-      lane_step *st = dst < 0 ? NULL : new_step(&cc);
-      if (!st)
-        goto refuse;
-      st->kind = LS_COPY;
-      st->dst = dst;
-      st->nsrc = 1;
-      st->src[0] = r;
-      r = dst;
+    p->nres += lane_width(v->type);
+  }
+  if (p->nres < 1 || !(p->res = calloc((size_t)p->nres, sizeof *p->res))) {
+    snprintf(why, why_len, p->nres < 1 ? "%s: empty tuple root" : "out of memory", c->name);
+    goto refuse;
+  }
+  for (int k = 0, slot = 0; k < nv; k++) {
+    const lane_val *v = root->tuple ? root->el[k] : root;
+    for (int w = 0; w < lane_width(v->type); w++) {
+      int r = v->ref[w];
+      if (r < 0) {
+        /* a result that is an argument is copied last: results may be
+         * written over the arguments (a fold's accumulators), and another
+         * result may still read this one */
+        int dst = new_reg(&cc);
+        lane_step *st = dst < 0 ? NULL : new_step(&cc);
+        if (!st)
+          goto refuse;
+        st->kind = LS_COPY;
+        st->dst = dst;
+        st->nsrc = 1;
+        st->src[0] = r;
+        r = dst;
+      }
+      p->res[slot++] = r;
     }
-    p->res[k] = r;
   }
   if (p->nreg == 0 && new_reg(&cc) < 0) /* run reads reg[] even when empty */
     goto refuse;
@@ -752,6 +925,14 @@ refuse:
   cc_free(&cc);
   dev_lane_free(p);
   return NULL;
+}
+
+dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len) {
+  return compile_top(c, false, why, why_len);
+}
+
+dev_lane *dev_lane_compile_complex(const hlo_computation *c, char *why, size_t why_len) {
+  return compile_top(c, true, why, why_len);
 }
 
 int dev_lane_nparams(const dev_lane *p) { return p->nparams; }

@@ -18,8 +18,8 @@
  * DEV_LANE_MAX_DEPTH deep; the inlined program holds at most
  * DEV_LANE_MAX_STEPS steps.  Every value is computed by an elementwise
  * step through dev_elem_scalar_op; the rest only moves values.  Anything
- * else (complex numbers, while loops, an op with no lane form, a limit
- * exceeded) is refused at compile time with the reason, and the op that
+ * else (complex numbers, but see dev_lane_compile_complex; while loops,
+ * an op with no lane form, a limit exceeded) is refused at compile time with the reason, and the op that
  * wanted it is not lowered by the device.
  */
 #ifndef TUNE_DEV_LANE_H
@@ -36,6 +36,15 @@ typedef struct dev_lane dev_lane;
 /* NULL with why when c does not qualify (or out of memory). */
 dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len);
 void dev_lane_free(dev_lane *p);
+
+/* dev_lane_compile, and complex values (c64, c128) are held too, as pairs
+ * of f32 / f64 parts: a complex parameter takes two argument slots and a
+ * complex result two result slots, its real part first (so nparams and
+ * nresults count slots).  The complex ops with a lane form are add,
+ * subtract, multiply (XLA's (ac - bd) + (ad + bc)i, each part op rounded),
+ * negate, real, imag, complex and copy, run as real steps through
+ * dev_elem_scalar_op; any other complex op is refused. */
+dev_lane *dev_lane_compile_complex(const hlo_computation *c, char *why, size_t why_len);
 
 /* Number of parameters the program reads, and of results it writes (the
  * tuple root's elements, else 1). */
