@@ -85,6 +85,13 @@ expect_grep "vs reference: ok" "$TMPD/out" "the nested default agrees with the r
 expect_status 0 "a variadic sort root checks clean" "$TUNE" --check "$D/variadic_sort.hlo" --budget 12
 expect_grep "verdicts  match=12" "$TMPD/out" "every sort candidate matches"
 
+# A map whose computation calls a nested fusion and holds a conditional
+# (corpus 0367 and 0151's forms): the device inlines them into a lane
+# program of its own (issue 14) and every candidate matches the reference.
+expect_status 0 "a map calling a nested fusion and a conditional checks clean" \
+  "$TUNE" --check "$D/map_nested_call.hlo" --budget 8
+expect_grep "verdicts  match=8" "$TMPD/out" "every map candidate matches"
+
 # A max-pool gradient (select-and-scatter) and an argmax pool (a variadic
 # reduce-window) outside any fusion: computed by the device's own lowering
 # (issue 14), every candidate must match the reference.
@@ -100,13 +107,6 @@ expect_status 0 "a fused select-and-scatter is checked as its own unit" \
 expect_grep "fusion f (loop) from .*: verified" "$TMPD/out" "the select-and-scatter unit is checked"
 if [ "$(grep -c 'verdicts  match=12$' "$TMPD/out")" = 2 ]; then ok "both units' candidates match"; else
   not_ok "both units' candidates match"; fi
-
-# A map whose computation calls a nested fusion and holds a conditional
-# (corpus 0367 and 0151's forms): the device inlines them into a lane
-# program of its own (issue 14) and every candidate matches the reference.
-expect_status 0 "a map calling a nested fusion and a conditional checks clean" \
-  "$TUNE" --check "$D/map_nested_call.hlo" --budget 8
-expect_grep "verdicts  match=8" "$TMPD/out" "every map candidate matches"
 
 # The public corpus, when it is there: the issue's own examples.
 # A signed 64-bit max reduce (corpus 0375's reduce.38): the device's
