@@ -276,8 +276,9 @@ static void reducer_through_call(void **state) {
 }
 
 /* What a lane program does not take is refused with the reason: a while
- * loop, complex numbers, an array over DEV_LANE_MAX_ELEMS elements, and
- * calls nested deeper than DEV_LANE_MAX_DEPTH. */
+ * loop, complex numbers, an array over DEV_LANE_MAX_ELEMS elements, more
+ * inlined instructions than DEV_LANE_MAX_INLINED, and calls nested deeper
+ * than DEV_LANE_MAX_DEPTH. */
 static void expect_refused(const char *text, const char *comp, const char *what) {
   hlo_module *m = parse(text);
   const hlo_computation *c = hlo_module_find(m, comp);
@@ -315,6 +316,21 @@ static void refusals(void **state) {
                  "  ROOT r = f32[] reduce(b, a), dimensions={0}, to_apply=add\n}\n"
                  "ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT m = f32[4] map(p), dimensions={0}, to_apply=f\n}\n",
                  "f", "DEV_LANE_MAX_ELEMS");
+  /* reduces nested 4 deep, each over a broadcast of 64 elements, the
+   * innermost reducer returning its element: 64^4 inlined copies that
+   * emit no step, refused by their count long before they are made */
+  expect_refused("HloModule m\n"
+                 "r4 {\n  a = f32[] parameter(0)\n  ROOT x = f32[] parameter(1)\n}\n"
+                 "r3 {\n  a = f32[] parameter(0)\n  x = f32[] parameter(1)\n  b = f32[64] broadcast(x), dimensions={}\n"
+                 "  ROOT r = f32[] reduce(b, x), dimensions={0}, to_apply=r4\n}\n"
+                 "r2 {\n  a = f32[] parameter(0)\n  x = f32[] parameter(1)\n  b = f32[64] broadcast(x), dimensions={}\n"
+                 "  ROOT r = f32[] reduce(b, x), dimensions={0}, to_apply=r3\n}\n"
+                 "r1 {\n  a = f32[] parameter(0)\n  x = f32[] parameter(1)\n  b = f32[64] broadcast(x), dimensions={}\n"
+                 "  ROOT r = f32[] reduce(b, x), dimensions={0}, to_apply=r2\n}\n"
+                 "f {\n  a = f32[] parameter(0)\n  b = f32[64] broadcast(a), dimensions={}\n"
+                 "  ROOT r = f32[] reduce(b, a), dimensions={0}, to_apply=r1\n}\n"
+                 "ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT m = f32[4] map(p), dimensions={0}, to_apply=f\n}\n",
+                 "f", "DEV_LANE_MAX_INLINED");
   /* c0 calls c1 ... calls c17: 17 calls deep */
   char text[4096];
   int n = snprintf(text, sizeof text, "HloModule m\nc17 {\n  x = f32[] parameter(0)\n  ROOT r = f32[] negate(x)\n}\n");

@@ -34,6 +34,10 @@
                                       valid HLO, but text can hold one) */
 #define DEV_LANE_MAX_ELEMS 64      /* elements of one array value */
 #define DEV_LANE_MAX_STEPS 65536   /* steps of the whole inlined program */
+#define DEV_LANE_MAX_INLINED 262144 /* instructions compiled, counting each
+                                       inlined copy: bounds the compile even
+                                       where copies emit no step (moves,
+                                       constants) */
 #define DEV_LANE_MAX_REDUCE_INPUTS 8 /* operands of a variadic reduce */
 
 enum { LS_OP, LS_COPY, LS_BRANCH, LS_JUMP };
@@ -108,6 +112,7 @@ typedef struct lane_cc {
   char *why;
   size_t why_len;
   bool complex_ok; /* dev_lane_compile_complex */
+  long inlined;    /* instructions compiled so far */
 } lane_cc;
 
 static int lane_width(hlo_etype t) { return hlo_etype_class(t) == HLO_CLASS_COMPLEX ? 2 : 1; }
@@ -800,6 +805,11 @@ static lane_val *compile_comp(lane_cc *cc, const hlo_computation *c, lane_val *c
   }
   for (int i = 0; i < c->ninstrs; i++) {
     const hlo_instr *ins = c->instrs[i];
+    if (++cc->inlined > DEV_LANE_MAX_INLINED) {
+      snprintf(cc->why, cc->why_len, "%s: the inlined program exceeds DEV_LANE_MAX_INLINED (%d instructions)",
+               c->name, DEV_LANE_MAX_INLINED);
+      return NULL;
+    }
     if (ins->op == HLO_OP_PARAMETER) {
       if (ins->parameter_number < 0 || ins->parameter_number >= c->nparams) {
         snprintf(cc->why, cc->why_len, "%s: parameter %s out of range", c->name, ins->name);

@@ -16,7 +16,8 @@
  * Arrays inside are kept as one register per element, at most
  * DEV_LANE_MAX_ELEMS of them per value; calls nest at most
  * DEV_LANE_MAX_DEPTH deep; the inlined program holds at most
- * DEV_LANE_MAX_STEPS steps.  Every value is computed by an elementwise
+ * DEV_LANE_MAX_STEPS steps and DEV_LANE_MAX_INLINED instructions, every
+ * inlined copy counted.  Every value is computed by an elementwise
  * step through dev_elem_scalar_op; the rest only moves values.  Anything
  * else (complex numbers, but see dev_lane_compile_complex; while loops,
  * an op with no lane form, a limit exceeded) is refused at compile time with the reason, and the op that
