@@ -91,6 +91,11 @@ expect_grep "verdicts  match=12" "$TMPD/out" "every sort candidate matches"
 expect_status 0 "a map calling a nested fusion and a conditional checks clean" \
   "$TUNE" --check "$D/map_nested_call.hlo" --budget 8
 expect_grep "verdicts  match=8" "$TMPD/out" "every map candidate matches"
+# An all-reduce of complex values with a multiply reducer: the device's
+# complex lane program folds the replicas (issue 14).
+expect_status 0 "a complex all-reduce with a multiply reducer checks clean" \
+  "$TUNE" --check "$D/all_reduce_complex_product.hlo" --budget 8
+expect_grep "verdicts  match=8" "$TMPD/out" "every complex all-reduce candidate matches"
 
 # A max-pool gradient (select-and-scatter) and an argmax pool (a variadic
 # reduce-window) outside any fusion: computed by the device's own lowering
