@@ -85,6 +85,18 @@ expect_grep "vs reference: ok" "$TMPD/out" "the nested default agrees with the r
 expect_status 0 "a variadic sort root checks clean" "$TUNE" --check "$D/variadic_sort.hlo" --budget 12
 expect_grep "verdicts  match=12" "$TMPD/out" "every sort candidate matches"
 
+# A map whose computation calls a nested fusion and holds a conditional
+# (corpus 0367 and 0151's forms): the device inlines them into a lane
+# program of its own (issue 14) and every candidate matches the reference.
+expect_status 0 "a map calling a nested fusion and a conditional checks clean" \
+  "$TUNE" --check "$D/map_nested_call.hlo" --budget 8
+expect_grep "verdicts  match=8" "$TMPD/out" "every map candidate matches"
+# An all-reduce of complex values with a multiply reducer: the device's
+# complex lane program folds the replicas (issue 14).
+expect_status 0 "a complex all-reduce with a multiply reducer checks clean" \
+  "$TUNE" --check "$D/all_reduce_complex_product.hlo" --budget 8
+expect_grep "verdicts  match=8" "$TMPD/out" "every complex all-reduce candidate matches"
+
 # A max-pool gradient (select-and-scatter) and an argmax pool (a variadic
 # reduce-window) outside any fusion: computed by the device's own lowering
 # (issue 14), every candidate must match the reference.

@@ -414,7 +414,86 @@ static void ragged_all_to_all_by_hand(void **state) {
 
 /* Complex values: an all-gather of c64 and an all-to-all of c128 carry each
  * (real, imaginary) pair whole; an all-reduce sums them part by part; any
- * other complex reducer is left to the host. */
+ * other complex reducer runs as a complex lane program (above). */
+/* Any other complex reducer runs as a complex lane program (dev_lane.h),
+ * each complex value two parts.
+ *   multiply over 4 replicas, in group order ((z0 z1) z2) z3, with XLA's
+ *   (ac - bd) + (ad + bc)i: element 0 is 1 + ri on replica r: (1)(1 + i) =
+ *   1 + i; (1 + i)(1 + 2i) = -1 + 3i; (-1 + 3i)(1 + 3i) = (-1 - 9) + (-3 +
+ *   3)i = -10 + 0i.  Element 1 is 0.5 + 0.5i everywhere: squared 0.5i,
+ *   then -0.25 + 0.25i, then (-0.125 - 0.125) + (-0.125 + 0.125)i = -0.25.
+ *   reduce-scatter over 2 replicas with a reducer that calls a complex
+ *   add: element i of replica r is (10r + i) - i i; the sums are (10 + 2i)
+ *   - 2i i, and replica 0 keeps elements 0 and 1, replica 1 elements 2 and 3.
+ * A complex divide has no lane form: that reducer is left to the host. */
+static void complex_reducers_as_lane_programs(void) {
+  const dev_config *cfgs[2] = {tiny(), NULL};
+  hlo_module *m = parse("HloModule m, replica_count=4\nmul {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+                        "  ROOT s = c64[] multiply(a, b)\n}\nENTRY e {\n  p = c64[2] parameter(0)\n"
+                        "  ROOT r = c64[2] all-reduce(p), replica_groups={{0,1,2,3}}, to_apply=mul\n}\n");
+  assert_true(dev_collective_lowers(m->entry->root));
+  int64_t d2[1] = {2}, d4[1] = {4};
+  hlo_value *ops[4];
+  for (int r = 0; r < 4; r++) {
+    ops[r] = hlo_value_array(HLO_C64, 1, d2);
+    assert_non_null(ops[r]);
+    float *v = ops[r]->data;
+    v[0] = 1;
+    v[1] = (float)r;
+    v[2] = 0.5f;
+    v[3] = 0.5f;
+  }
+  for (int c = 0; c < 2; c++) {
+    hlo_value *outs[4];
+    char why[256];
+    if (run(m, 4, ops, cfgs[c], outs, why, sizeof why) != 0)
+      fail_msg("all-reduce c64 multiply: %s", why);
+    for (int r = 0; r < 4; r++) {
+      const float *o = outs[r]->data;
+      if (o[0] != -10.0f || o[1] != 0.0f || o[2] != -0.25f || o[3] != 0.0f)
+        fail_msg("replica %d: (%g, %g) (%g, %g)", r, o[0], o[1], o[2], o[3]);
+      hlo_value_unref(outs[r]);
+    }
+  }
+  unref_all(ops, 4);
+  hlo_module_free(m);
+
+  m = parse("HloModule m, replica_count=2\nsum {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+            "  ROOT s = c64[] add(a, b)\n}\nviacall {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+            "  ROOT s = c64[] call(a, b), to_apply=sum\n}\nENTRY e {\n  p = c64[4] parameter(0)\n"
+            "  ROOT r = c64[2] reduce-scatter(p), replica_groups={{0,1}}, dimensions={0}, to_apply=viacall\n}\n");
+  assert_true(dev_collective_lowers(m->entry->root));
+  for (int r = 0; r < 2; r++) {
+    ops[r] = hlo_value_array(HLO_C64, 1, d4);
+    assert_non_null(ops[r]);
+    float *v = ops[r]->data;
+    for (int i = 0; i < 4; i++) {
+      v[2 * i] = (float)(10 * r + i);
+      v[2 * i + 1] = (float)-i; /* +0 for i = 0: the sum keeps its sign */
+    }
+  }
+  const float want[2][4] = {{10, 0, 12, -2}, {14, -4, 16, -6}};
+  for (int c = 0; c < 2; c++) {
+    hlo_value *outs[2];
+    char why[256];
+    if (run(m, 2, ops, cfgs[c], outs, why, sizeof why) != 0)
+      fail_msg("reduce-scatter c64 via call: %s", why);
+    for (int r = 0; r < 2; r++) {
+      assert_int_equal(outs[r]->count, 2);
+      assert_memory_equal(outs[r]->data, want[r], sizeof want[r]);
+      hlo_value_unref(outs[r]);
+    }
+  }
+  unref_all(ops, 2);
+  hlo_module_free(m);
+
+  m = parse("HloModule m, replica_count=2\ndiv {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+            "  ROOT s = c64[] divide(a, b)\n}\nENTRY e {\n  p = c64[2] parameter(0)\n"
+            "  ROOT r = c64[2] all-reduce(p), replica_groups={{0,1}}, to_apply=div\n}\n");
+  assert_false(dev_collective_lowers(m->entry->root));
+  hlo_module_free(m);
+}
+
 static void complex_values_move_whole(void **state) {
   (void)state;
   hlo_module *m = parse("HloModule m, replica_count=2\nENTRY e {\n  p = c64[2] parameter(0)\n"
@@ -520,12 +599,7 @@ static void complex_values_move_whole(void **state) {
     unref_all(three, 3);
     hlo_module_free(m);
   }
-  /* any other complex reducer is left to the host */
-  m = parse("HloModule m, replica_count=2\nmul {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
-            "  ROOT s = c64[] multiply(a, b)\n}\nENTRY e {\n  p = c64[2] parameter(0)\n"
-            "  ROOT r = c64[2] all-reduce(p), replica_groups={{0,1}}, to_apply=mul\n}\n");
-  assert_false(dev_collective_lowers(m->entry->root));
-  hlo_module_free(m);
+  complex_reducers_as_lane_programs();
 }
 
 int main(void) {

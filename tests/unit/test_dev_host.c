@@ -6,7 +6,9 @@
  * lane program) goes to that host and nowhere else, and what it does
  * compute (an all-reduce with a lane-program reducer, replica-id, a
  * fusion nested in the kernel, a variadic reduce-window,
- * select-and-scatter) never does.
+ * select-and-scatter, a map whose computation calls others and holds a
+ * conditional, a reduce and an all-reduce whose reducer calls another
+ * computation) never does.
  *
  *   no host     the op is refused with a runtime error that says so,
  *               never a crash and never a silent answer; the all-reduce
@@ -41,28 +43,31 @@ static const char *const all_reduce_text =
     "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
     "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
 
-/* The same all-reduce with a reducer that calls add: a nested call is no
- * lane program (dev_lane.h), so the device does not lower this
- * collective; the host folds it to the same 2p + 3. */
+/* A scalar computation that adds a and b through complex numbers:
+ * re((a + 0i) + (b + 0i)) = a + b.  Complex values are no lane program
+ * (dev_lane.h), so the device lowers no op that calls it. */
+#define VIACOMPLEX                                                                                                  \
+  "viacomplex {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  z = f32[] constant(0)\n"                      \
+  "  ca = c64[] complex(a, z)\n  cb = c64[] complex(b, z)\n  s = c64[] add(ca, cb)\n  ROOT r = f32[] real(s)\n}\n"
+
+/* The same all-reduce with a reducer that adds through complex numbers,
+ * which is no lane program (dev_lane.h), so the device does not lower
+ * this collective; the host folds it to the same 2p + 3. */
 static const char *const call_reducer_text =
-    "HloModule m, replica_count=4\n"
-    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
-    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "HloModule m, replica_count=4\n" VIACOMPLEX
     "ENTRY e {\n  p = f32[8,128] parameter(0)\n  r = u32[] replica-id()\n  rf = f32[] convert(r)\n"
     "  rb = f32[8,128] broadcast(rf), dimensions={}\n  x = f32[8,128] add(p, rb)\n"
-    "  ar = f32[8,128] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=viacall\n"
+    "  ar = f32[8,128] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=viacomplex\n"
     "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
     "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
 
-/* map(p, q) whose computation calls add: p + q, then the device's own add
- * of 1.  A nested call is no lane program (dev_lane.h), so the device does
- * not lower this map. */
+/* map(p, q) whose computation adds through complex numbers: p + q, then
+ * the device's own add of 1.  Complex values are no lane program
+ * (dev_lane.h), so the device does not lower this map. */
 static const char *const map_text =
-    "HloModule m\n"
-    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
-    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "HloModule m\n" VIACOMPLEX
     "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
-    "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=viacall\n"
+    "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=viacomplex\n"
     "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
     "  ROOT y = f32[8,128] add(m, ob)\n}\n";
 
@@ -75,6 +80,51 @@ static const char *const lane_map_text =
     "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=add\n"
     "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
     "  ROOT y = f32[8,128] add(m, ob)\n}\n";
+
+/* A map whose computation calls a computation that calls another, and
+ * holds a conditional: s = call(viacall)(a, b) = a + b (viacall calls
+ * add); if s < 1000 the true branch doubles it, else the false branch
+ * subtracts 1000; the kernel adds 1.  With p = i, q = i + 100, s = 2i + 100:
+ * i < 450 gives 4i + 201, else 2i - 899.  A lane program (dev_lane.h). */
+static const char *const call_cond_map_text =
+    "HloModule m\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "dbl {\n  x = f32[] parameter(0)\n  ROOT d = f32[] add(x, x)\n}\n"
+    "less {\n  x = f32[] parameter(0)\n  k = f32[] constant(1000)\n  ROOT d = f32[] subtract(x, k)\n}\n"
+    "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  s = f32[] call(a, b), to_apply=viacall\n"
+    "  k = f32[] constant(1000)\n  lt = pred[] compare(s, k), direction=LT\n"
+    "  ROOT c = f32[] conditional(lt, s, s), true_computation=dbl, false_computation=less\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
+    "  m = f32[8,128] map(p, q), dimensions={0,1}, to_apply=f\n"
+    "  one = f32[] constant(1)\n  ob = f32[8,128] broadcast(one), dimensions={}\n"
+    "  ROOT y = f32[8,128] add(m, ob)\n}\n";
+
+/* all_reduce_text with a reducer that calls add: the device inlines the
+ * call into its lane program (dev_lane.h) and folds the replicas itself,
+ * to the same 2p + 3. */
+static const char *const call_add_reducer_text =
+    "HloModule m, replica_count=4\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  r = u32[] replica-id()\n  rf = f32[] convert(r)\n"
+    "  rb = f32[8,128] broadcast(rf), dimensions={}\n  x = f32[8,128] add(p, rb)\n"
+    "  ar = f32[8,128] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=viacall\n"
+    "  half = f32[] constant(0.5)\n  hb = f32[8,128] broadcast(half), dimensions={}\n"
+    "  ROOT y = f32[8,128] multiply(ar, hb)\n}\n";
+
+/* A reduce whose reducer calls add, over each row of p = i, broadcast back
+ * along the rows and added to q = i + 100: row r sums 128r + c over c,
+ * 16384r + 8128 (integers below 2^24: exact in any order), so element i
+ * of row r is 16384r + 8128 + i + 100.  A lane program reducer. */
+static const char *const call_reduce_text =
+    "HloModule m\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n  z = f32[] constant(0)\n"
+    "  r = f32[8] reduce(p, z), dimensions={1}, to_apply=viacall\n"
+    "  rb = f32[8,128] broadcast(r), dimensions={0}\n"
+    "  ROOT y = f32[8,128] add(rb, q)\n}\n";
 
 /* A fusion nested in the kernel, (p + q) * 2, then the kernel's add of 1:
  * the device computes the nested fusion with its own evaluator. */
@@ -91,11 +141,9 @@ static const char *const nested_text =
 /* A nested fusion holding the map of map_text, doubled: the device
  * computes the fusion, and asks the host for the map alone. */
 static const char *const nested_map_text =
-    "HloModule m\n"
-    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
-    "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] call(a, b), to_apply=add\n}\n"
+    "HloModule m\n" VIACOMPLEX
     "inner {\n  a = f32[8,128] parameter(0)\n  b = f32[8,128] parameter(1)\n"
-    "  m = f32[8,128] map(a, b), dimensions={0,1}, to_apply=viacall\n"
+    "  m = f32[8,128] map(a, b), dimensions={0,1}, to_apply=viacomplex\n"
     "  two = f32[] constant(2)\n  tb = f32[8,128] broadcast(two), dimensions={}\n"
     "  ROOT y = f32[8,128] multiply(m, tb)\n}\n"
     "ENTRY e {\n  p = f32[8,128] parameter(0)\n  q = f32[8,128] parameter(1)\n"
@@ -373,6 +421,36 @@ static void windowed_ops_on_the_device(void **state) {
     }
 }
 
+/* What a scalar computation calls (nested calls, a conditional, a
+ * reducer calling another computation, in a reduce and in an all-reduce)
+ * is the device's own: without a host, and without asking a fake one,
+ * the hand values above. */
+static void called_computations_on_the_device(void **state) {
+  (void)state;
+  for (int k = 0; k < 3; k++)
+    for (int with_fake = 0; with_fake < 2; with_fake++) {
+      memset(&seen, 0, sizeof seen);
+      fx x;
+      const char *text = k == 0 ? call_cond_map_text : k == 1 ? call_reduce_text : call_add_reducer_text;
+      load(&x, text, k == 2 ? 1 : 2, with_fake ? &fake : NULL, 5);
+      dev_run r;
+      run(&x, &r);
+      if (r.status != DEV_OK)
+        fail_msg("run: %s", r.message);
+      assert_int_equal(seen.calls, 0);
+      for (int i = 0; i < N; i++) {
+        float want = k == 2   ? 2.0f * (float)i + 3.0f
+                     : k == 1 ? 16384.0f * (float)(i / 128) + 8128.0f + (float)i + 100.0f
+                     : i < 450 ? 4.0f * (float)i + 201.0f
+                               : 2.0f * (float)i - 899.0f;
+        if (((const float *)r.out->data)[i] != want)
+          fail_msg("case %d element %d: %g, want %g", k, i, ((const float *)r.out->data)[i], want);
+      }
+      hlo_value_unref(r.out);
+      unload(&x);
+    }
+}
+
 /* text (an all-reduce of x = p + r over 4 replicas, halved) run with
  * tune's host: replica 0's view is 2p + 3. */
 static void expect_reference_all_reduce(const char *text) {
@@ -420,6 +498,7 @@ int main(void) {
       cmocka_unit_test(reference_host_all_reduce), cmocka_unit_test(reference_host_map),
       cmocka_unit_test(fake_host_not_asked_for_lane_map), cmocka_unit_test(reference_host_call_reducer),
       cmocka_unit_test(nested_fusion_on_the_device), cmocka_unit_test(windowed_ops_on_the_device),
+      cmocka_unit_test(called_computations_on_the_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

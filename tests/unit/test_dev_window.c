@@ -231,15 +231,16 @@ static void general_reducer_window_order(void **state) {
   hlo_module_free(m);
 }
 
-/* A reducer that is no lane program (it calls another computation) is
+/* A reducer that is no lane program (it computes on complex numbers) is
  * left to the caller, and so is a variadic reducer returning fewer values
  * than it has accumulators. */
 static void unlowered_reducers(void **state) {
   (void)state;
   const char *texts[2] = {
-      "HloModule w\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+      "HloModule w\n"
       "r {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = f32[] parameter(2)\n  d = f32[] parameter(3)\n"
-      "  x = f32[] call(a, c), to_apply=add\n  y = f32[] add(b, d)\n  ROOT t = (f32[], f32[]) tuple(x, y)\n}\n"
+      "  ac = c64[] complex(a, c)\n  x = f32[] real(ac)\n  y = f32[] add(b, d)\n"
+      "  ROOT t = (f32[], f32[]) tuple(x, y)\n}\n"
       "ENTRY e {\n  p0 = f32[4] parameter(0)\n  p1 = f32[4] parameter(1)\n  z = f32[] parameter(2)\n"
       "  ROOT w = (f32[4], f32[4]) reduce-window(p0, p1, z, z), window={size=2 pad=1_0}, to_apply=r\n}\n",
       "HloModule w\n"
@@ -381,14 +382,15 @@ static void select_and_scatter_padding_never_picked(void **state) {
 }
 
 /* Forms the device does not lower are left to the caller: a select that
- * is no lane program (it calls another computation), and no module to
+ * is no lane program (it compares complex numbers), and no module to
  * find the computations in. */
 static void select_and_scatter_unlowered(void **state) {
   (void)state;
   hlo_module *m = parse("HloModule s\nge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
                         "  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
                         "viacall {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-                        "  ROOT c = pred[] call(a, b), to_apply=ge\n}\n"
+                        "  ca = c64[] complex(a, b)\n  cb = c64[] complex(b, a)\n"
+                        "  ROOT c = pred[] compare(ca, cb), direction=EQ\n}\n"
                         "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
                         "ENTRY e {\n  x = f32[4] parameter(0)\n  src = f32[2] parameter(1)\n  i = f32[] parameter(2)\n"
                         "  ROOT r = f32[4] select-and-scatter(x, src, i), window={size=2 stride=2}, select=viacall, "

@@ -176,10 +176,9 @@ static int64_t flat(int r, const int64_t *dims, const int64_t *o) {
   return f;
 }
 
-/* A complex sum (the one complex reducer the device lowers) of elements
- * [i, i + n): the real and imaginary parts are each added in the parts'
- * own precision, member after member in group order, which is what a
- * complex add is. */
+/* A complex sum (a simple add reducer) of elements [i, i + n): the real
+ * and imaginary parts are each added in the parts' own precision, member
+ * after member in group order, which is what a complex add is. */
 #define COMPLEX_SUM(T)                                                                             \
   do {                                                                                             \
     T *d = dst;                                                                                    \
@@ -198,6 +197,29 @@ static void complex_sum_run(const coll *c, const group *g, int k, int64_t i, int
     COMPLEX_SUM(double);
 }
 
+/* Any other complex reducer, run as the reducer's complex lane program
+ * (dev_lane_compile_complex: a complex value is two slots, its parts) over
+ * elements [i, i + n), member after member in group order; acc holds 2n
+ * slots. */
+static void complex_lane_run(const coll *c, const group *g, int k, int64_t i, int64_t n, hlo_etype t, dev_slot *acc,
+                             void *dst) {
+  hlo_etype pt = t == HLO_C64 ? HLO_F32 : HLO_F64;
+  const hlo_value *x0 = leaf(c, g->m[0], k);
+  for (int64_t l = 0; l < 2 * n; l++)
+    dev_slot_from_host(pt, x0->data, 2 * i + l, &acc[l]);
+  for (int j = 1; j < g->size; j++) {
+    const void *xj = leaf(c, g->m[j], k)->data;
+    for (int64_t l = 0; l < n; l++) {
+      dev_slot args[4] = {acc[2 * l], acc[2 * l + 1]};
+      dev_slot_from_host(pt, xj, 2 * (i + l), &args[2]);
+      dev_slot_from_host(pt, xj, 2 * (i + l) + 1, &args[3]);
+      dev_lane_run(c->lane, args, &acc[2 * l]);
+    }
+  }
+  for (int64_t l = 0; l < 2 * n; l++)
+    dev_slot_to_host(pt, acc[l], dst, l);
+}
+
 /* Folds elements [i, i + n) of array k over the group's members, in group
  * order, element by element, into dst (n elements of the array's type). */
 static void reduce_run(const coll *c, const group *g, int k, int64_t i, int64_t n, dev_slot *acc, void *dst) {
@@ -208,7 +230,10 @@ static void reduce_run(const coll *c, const group *g, int k, int64_t i, int64_t 
     return;
   }
   if (hlo_etype_class(t) == HLO_CLASS_COMPLEX) {
-    complex_sum_run(c, g, k, i, n, t, dst);
+    if (c->red == HLO_OP_ADD)
+      complex_sum_run(c, g, k, i, n, t, dst);
+    else
+      complex_lane_run(c, g, k, i, n, t, acc, dst);
     return;
   }
   for (int64_t l = 0; l < n; l++)
@@ -340,7 +365,7 @@ static hlo_value *build(const coll *c, const group *g, int pos, int src, int k, 
   int r = s->rank;
   int64_t row = r ? tl.tile[r - 1] : 1;
   unsigned char *buf = out ? malloc((size_t)row * out->elem_size) : NULL;
-  dev_slot *acc = malloc((size_t)row * sizeof *acc);
+  dev_slot *acc = malloc((size_t)row * 2 * sizeof *acc); /* a complex element takes two */
   dev_stage st;
   bool staged = buf && acc && dev_stage_open(&st, "vmem collective tile", s->type, tl.volume) == 0;
   if (!staged) {
@@ -571,16 +596,20 @@ static int earlier_member(const coll *c, int r) {
 
 /* Can the reducer f fold arrays of type t: a simple reducer, or a lane
  * program of two parameters of type t and one result?  Returns the simple
- * reducer's opcode, else compiles *lane (NULL when it does not qualify). */
+ * reducer's opcode, else compiles *lane (NULL when it does not qualify).
+ * On complex values the one simple reducer is add (complex_sum_run); any
+ * other reducer is a complex lane program, whose values take two slots. */
 static hlo_opcode reducer(const hlo_computation *f, hlo_etype t, dev_lane **lane) {
   *lane = NULL;
   hlo_opcode op = hlo_simple_reducer(f);
-  if (op != HLO_OP_INVALID)
+  bool complex = hlo_etype_class(t) == HLO_CLASS_COMPLEX;
+  if (op != HLO_OP_INVALID && (!complex || op == HLO_OP_ADD))
     return op;
   char why[160];
-  dev_lane *p = dev_lane_compile(f, why, sizeof why);
-  if (p && dev_lane_nparams(p) == 2 && dev_lane_nresults(p) == 1 && f->nparams == 2 &&
-      f->params[0]->shape.type == t && f->params[1]->shape.type == t)
+  int w = complex ? 2 : 1;
+  dev_lane *p = complex ? dev_lane_compile_complex(f, why, sizeof why) : dev_lane_compile(f, why, sizeof why);
+  if (p && dev_lane_nparams(p) == 2 * w && dev_lane_nresults(p) == w && f->nparams == 2 &&
+      f->params[0]->shape.type == t && f->params[1]->shape.type == t && f->root->shape.type == t)
     *lane = p;
   else
     dev_lane_free(p);
@@ -608,14 +637,12 @@ bool dev_collective_lowers(const hlo_instr *ins) {
   int nl = operand_arrays(ins, leaves);
   if (nl < 1 || nl > 64)
     return false;
-  /* Complex values are moved whole; the one complex reduction the device
-   * computes is a sum (complex_sum_run). */
+  /* Complex values are moved whole, and reduced as a sum
+   * (complex_sum_run) or by a complex lane program (complex_lane_run). */
   bool reduces = ins->op == HLO_OP_ALL_REDUCE || ins->op == HLO_OP_REDUCE_SCATTER;
-  bool sums = reduces && ins->attrs.calls.to_apply && hlo_simple_reducer(ins->attrs.calls.to_apply) == HLO_OP_ADD;
   for (int k = 0; k < nl; k++) {
     hlo_eclass cls = leaves[k] ? hlo_etype_class(leaves[k]->type) : HLO_CLASS_OTHER;
-    if (!leaves[k] || leaves[k]->type == HLO_TUPLE || cls == HLO_CLASS_OTHER ||
-        (cls == HLO_CLASS_COMPLEX && reduces && !sums))
+    if (!leaves[k] || leaves[k]->type == HLO_TUPLE || cls == HLO_CLASS_OTHER)
       return false;
   }
   if (!reduces)

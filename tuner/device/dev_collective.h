@@ -14,14 +14,15 @@
  * with redzones that must come back intact and fully written.  A
  * reduction combines the group's members element by element in the
  * group's order, each step rounded to the element type (a simple reducer,
- * dev_elem_reduce_step, or a lane program of the device's own, dev_lane.h).
+ * dev_elem_reduce_step, or a lane program of the device's own, dev_lane.h;
+ * on complex values a sum, part by part, or a complex lane program,
+ * dev_lane_compile_complex).
  * That order is the one the checker's tolerance can stand behind: it
  * measures no spread for a collective's order, so a ring order, which
  * would start each shard's sum at a different member, is not modelled.
  *
- * Forms the device does not lower (collective-broadcast, ragged
- * all-to-all, complex element types, a reducer that is not a lane
- * program, the multi-operand collective-permute) return
+ * Forms the device does not lower (a reducer that is not a lane program,
+ * complex or not, the multi-operand collective-permute) return
  * DEV_WHOLE_UNSUPPORTED, and the caller decides what to do.
  */
 #ifndef TUNE_DEV_COLLECTIVE_H

@@ -4,11 +4,23 @@
  * registers and run with the device's own elementwise lowering
  * (dev_elem_scalar_op), never with the reference evaluator.
  *
- * A computation qualifies when every instruction is a scalar parameter, a
- * scalar constant, a scalar elementwise op the device lowers
- * (dev_elem_classify gives DEV_EK_ELEMENTWISE), or, as the root only, a
- * tuple of such values.  Anything else (nested calls, arrays, complex
- * numbers) is refused at compile time with the reason, and the op that
+ * A computation qualifies when its parameters are scalars, its root is a
+ * scalar or a tuple of scalars, and everything in between has a lane
+ * form: scalar constants (and small constant arrays), the elementwise ops
+ * the device lowers (dev_elem_classify gives DEV_EK_ELEMENTWISE), tuple
+ * and get-tuple-element, call and fusion (inlined, their parameters bound
+ * to the caller's values), broadcast, reshape, a bitcast of one element,
+ * reduce (its reducer inlined per element, folded in row-major order),
+ * and conditional (a branch on its pred or s32 selector, HLO semantics:
+ * true_computation on true, the last branch for an index out of range).
+ * Arrays inside are kept as one register per element, at most
+ * DEV_LANE_MAX_ELEMS of them per value; calls nest at most
+ * DEV_LANE_MAX_DEPTH deep; the inlined program holds at most
+ * DEV_LANE_MAX_STEPS steps and DEV_LANE_MAX_INLINED instructions, every
+ * inlined copy counted.  Every value is computed by an elementwise
+ * step through dev_elem_scalar_op; the rest only moves values.  Anything
+ * else (complex numbers, but see dev_lane_compile_complex; while loops,
+ * an op with no lane form, a limit exceeded) is refused at compile time with the reason, and the op that
  * wanted it is not lowered by the device.
  */
 #ifndef TUNE_DEV_LANE_H
@@ -25,6 +37,15 @@ typedef struct dev_lane dev_lane;
 /* NULL with why when c does not qualify (or out of memory). */
 dev_lane *dev_lane_compile(const hlo_computation *c, char *why, size_t why_len);
 void dev_lane_free(dev_lane *p);
+
+/* dev_lane_compile, and complex values (c64, c128) are held too, as pairs
+ * of f32 / f64 parts: a complex parameter takes two argument slots and a
+ * complex result two result slots, its real part first (so nparams and
+ * nresults count slots).  The complex ops with a lane form are add,
+ * subtract, multiply (XLA's (ac - bd) + (ad + bc)i, each part op rounded),
+ * negate, real, imag, complex and copy, run as real steps through
+ * dev_elem_scalar_op; any other complex op is refused. */
+dev_lane *dev_lane_compile_complex(const hlo_computation *c, char *why, size_t why_len);
 
 /* Number of parameters the program reads, and of results it writes (the
  * tuple root's elements, else 1). */

@@ -11,8 +11,8 @@
  * ring of dev_stage.h (where dma-race strikes: a tile may compute on the
  * operands of the tile buf further on), run through the program a lane at a
  * time and staged in a poisoned VMEM buffer with redzones.  A to_apply that
- * is no lane program (a nested call, an array, complex numbers) is not
- * lowered: DEV_WHOLE_UNSUPPORTED.
+ * is no lane program (complex numbers, a while loop, an op with no lane
+ * form: dev_lane.h) is not lowered: DEV_WHOLE_UNSUPPORTED.
  */
 #include "dev_whole.h"
 

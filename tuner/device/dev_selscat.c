@@ -30,8 +30,8 @@
  *      there.  A position's updates thus come in the source's row-major
  *      order, whatever the tiles.
  * select and scatter run as lane programs of the device's own (dev_lane.h);
- * when either is none (a nested call, an array), or the window is
- * reversed, the op is not lowered here.
+ * when either is none (complex numbers, an op with no lane form), or the
+ * window is reversed, the op is not lowered here.
  */
 #include "dev_whole.h"
 #include "dev_window.h"
