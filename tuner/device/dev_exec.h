@@ -27,7 +27,7 @@
  * budget of 64x the expected steps turns a schedule that does not terminate
  * into "hang".
  *
- * A variadic reduce (an argmax) whose reducer is scalar elementwise code is
+ * A variadic reduce (an argmax) whose reducer compiles into a lane program is
  * chunked the same way, its N accumulators carried together in each slot
  * (dev_exec_variadic.h).
  *

@@ -12,8 +12,8 @@
  *
  * A fusion qualifies (dev_vred_native) when its hero is a reduce with N >= 2
  * operands of one shape and N scalar inits, over at least one reduced
- * element, whose reducer compiles into a lane program (scalar elementwise
- * ops only), and whose results are read only by get-tuple-elements that are
+ * element, whose reducer compiles into a lane program (dev_lane.h says
+ * what one may hold), and whose results are read only by get-tuple-elements that are
  * the fusion's root or leaves of its root tuple, each with the fusion's
  * output dims: the epilogue is then a plain store of accumulators.  Other
  * variadic reduces stay materialised whole by the reference.
