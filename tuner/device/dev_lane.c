@@ -207,6 +207,22 @@ static lane_val *val_array(lane_cc *cc, hlo_etype type, int rank, const int64_t 
 /* A type whose values a lane program holds: the real types the device
  * computes, and c64 / c128 as pairs of f32 / f64 parts when compiling
  * with dev_lane_compile_complex. */
+/* A tuple value of n elements: el's when el is not NULL, else left for
+ * the caller to fill. */
+static lane_val *val_tuple(lane_cc *cc, int n, lane_val *const *el) {
+  lane_val *t = cc_alloc(cc, sizeof *t);
+  if (!t || (n > 0 && !(t->el = cc_alloc(cc, (size_t)n * sizeof *t->el)))) {
+    oom(cc);
+    return NULL;
+  }
+  t->tuple = true;
+  t->type = HLO_TUPLE;
+  t->n = n;
+  for (int j = 0; el && j < n; j++)
+    t->el[j] = el[j];
+  return t;
+}
+
 static bool value_type(const lane_cc *cc, hlo_etype t) {
   hlo_eclass k = hlo_etype_class(t);
   if (k == HLO_CLASS_COMPLEX)
@@ -218,14 +234,9 @@ static bool value_type(const lane_cc *cc, hlo_etype t) {
  * result, written by whichever branch runs). */
 static lane_val *val_fresh(lane_cc *cc, const hlo_shape *s) {
   if (s->type == HLO_TUPLE) {
-    lane_val *v = cc_alloc(cc, sizeof *v);
-    if (!v || (s->ntuple > 0 && !(v->el = cc_alloc(cc, (size_t)s->ntuple * sizeof *v->el)))) {
-      oom(cc);
+    lane_val *v = val_tuple(cc, s->ntuple, NULL);
+    if (!v)
       return NULL;
-    }
-    v->tuple = true;
-    v->type = HLO_TUPLE;
-    v->n = s->ntuple;
     for (int k = 0; k < s->ntuple; k++)
       if (!(v->el[k] = val_fresh(cc, &s->elems[k])))
         return NULL;
@@ -649,19 +660,7 @@ static lane_val *compile_reduce(lane_cc *cc, const hlo_instr *ins, lane_val *con
       memcpy(out[j]->ref + e * w, acc[j], (size_t)w * sizeof acc[j][0]);
     }
   }
-  if (k == 1)
-    return out[0];
-  lane_val *t = cc_alloc(cc, sizeof *t);
-  if (!t || !(t->el = cc_alloc(cc, (size_t)k * sizeof *t->el))) {
-    oom(cc);
-    return NULL;
-  }
-  t->tuple = true;
-  t->type = HLO_TUPLE;
-  t->n = k;
-  for (int j = 0; j < k; j++)
-    t->el[j] = out[j];
-  return t;
+  return k == 1 ? out[0] : val_tuple(cc, k, out);
 }
 
 /* conditional(selector, operands...): branch b runs on operand 1 + b.  A
@@ -738,19 +737,8 @@ static lane_val *compile_instr(lane_cc *cc, const hlo_instr *ins, lane_val *cons
   switch (ins->op) {
   case HLO_OP_CONSTANT:
     return compile_constant(cc, ins);
-  case HLO_OP_TUPLE: {
-    lane_val *t = cc_alloc(cc, sizeof *t);
-    if (!t || (ins->noperands > 0 && !(t->el = cc_alloc(cc, (size_t)ins->noperands * sizeof *t->el)))) {
-      oom(cc);
-      return NULL;
-    }
-    t->tuple = true;
-    t->type = HLO_TUPLE;
-    t->n = ins->noperands;
-    for (int j = 0; j < ins->noperands; j++)
-      t->el[j] = ov[j];
-    return t;
-  }
+  case HLO_OP_TUPLE:
+    return val_tuple(cc, ins->noperands, ov);
   case HLO_OP_GET_TUPLE_ELEMENT:
     if (ins->noperands != 1 || !ov[0]->tuple || ins->attrs.index < 0 || ins->attrs.index >= ov[0]->n) {
       snprintf(cc->why, cc->why_len, "%s: get-tuple-element of no such element", ins->name);
