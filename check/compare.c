@@ -169,28 +169,16 @@ static void complex_part(const hlo_value *a, const hlo_value *b, int64_t i, doub
   *y = p[pick][1];
 }
 
-/* ulp_of(x, y) is only asked for a finite pair: the f32 path reads it off
- * the bits it already holds, the generic path converts. */
-typedef uint64_t ulp_fn(hlo_etype t, double x, double y, uint32_t bx, uint32_t by);
-
-static uint64_t ulp_generic(hlo_etype t, double x, double y, uint32_t bx, uint32_t by) {
-  (void)bx;
-  (void)by;
-  return hlo_etype_is_float(t) ? chk_ulp_distance(t, x, y) : 0;
-}
-
 /* chk_ulp_distance for two finite f32 values given as bits: the same
  * ordered keys, without the round trip through double. */
-static uint64_t ulp_f32_bits(hlo_etype t, double x, double y, uint32_t bx, uint32_t by) {
-  (void)t;
-  (void)x;
-  (void)y;
+static uint64_t ulp_f32_bits(uint32_t bx, uint32_t by) {
   int64_t ka = ordered_key(bx, 32), kb = ordered_key(by, 32);
   return ka > kb ? (uint64_t)(ka - kb) : (uint64_t)(kb - ka);
 }
 
+/* ulp is the pair's ulp distance, read only when both values are finite. */
 static inline void visit(state *st, int64_t i, double x, double y, bool same_bits, chk_rule rule, chk_tol tol,
-                         hlo_etype t, ulp_fn *ulp_of, uint32_t bx, uint32_t by) {
+                         uint64_t ulp) {
   chk_metrics *m = st->m;
   run_add(&st->ra, x);
   run_add(&st->rb, y);
@@ -228,9 +216,8 @@ static inline void visit(state *st, int64_t i, double x, double y, bool same_bit
     m->max_abs = err;
   if (rel > m->max_rel)
     m->max_rel = rel;
-  uint64_t u = ulp_of(t, x, y, bx, by);
-  if (u > m->max_ulp)
-    m->max_ulp = u;
+  if (ulp > m->max_ulp)
+    m->max_ulp = ulp;
   m->hist[same_bits ? 0 : bucket_of(err)]++;
   if (!same_bits)
     note_peak(st, i, err);
@@ -312,7 +299,7 @@ static void compare_f32(state *st, const float *a, const float *b, int64_t n, ch
           mark_mismatch(st, i + j);
         continue;
       }
-      visit(st, i + j, x[j], y[j], bx == by, rule, tol, HLO_F32, ulp_f32_bits, bx, by);
+      visit(st, i + j, x[j], y[j], bx == by, rule, tol, ulp_f32_bits(bx, by));
     }
   }
 }
@@ -358,7 +345,7 @@ int chk_compare_map(const hlo_value *a, const hlo_value *b, chk_rule rule, chk_t
         x = hlo_value_get_f64(a, i);
         y = hlo_value_get_f64(b, i);
       }
-      visit(&st, i, x, y, same, rule, tol, t, ulp_generic, 0, 0);
+      visit(&st, i, x, y, same, rule, tol, hlo_etype_is_float(t) ? chk_ulp_distance(t, x, y) : 0);
     }
   }
   m->rms = st.finite_pairs ? sqrt(st.sq_sum / (double)st.finite_pairs) : 0;
