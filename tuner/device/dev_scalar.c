@@ -215,6 +215,18 @@ static int64_t sext(uint64_t v, int w) {
   return (int64_t)(v ^ sb) - (int64_t)sb;
 }
 
+/* Whether an integer compare of class cls (SINT or UINT) is lowered as a
+ * signed one: its type= attribute, else its class.  signed_bug models
+ * defect unsigned-cmp-signed (class: signedness lost in instruction
+ * selection): an unsigned compare is emitted as the signed compare of the
+ * same width.  The per-element lowering and the row form both ask here,
+ * so the defect has one hook. */
+static bool compare_signed(hlo_eclass cls, hlo_cmp_type ty, bool signed_bug) {
+  if (signed_bug && cls == HLO_CLASS_UINT)
+    return true; /* unsigned-cmp-signed */
+  return ty == HLO_CMPT_SIGNED ? true : ty == HLO_CMPT_UNSIGNED ? false : cls == HLO_CLASS_SINT;
+}
+
 /* The device's compare lowering: returns the boolean.  signed_bug models
  * defect unsigned-cmp-signed (class: signedness lost in instruction
  * selection): an unsigned integer compare is emitted as the signed compare
@@ -232,11 +244,7 @@ static bool compare_lowering(const hlo_instr *ins, hlo_etype t, dev_slot a, dev_
   } else if (cls == HLO_CLASS_PRED) {
     c = (a.i != 0) < (b.i != 0) ? -1 : (a.i != 0) > (b.i != 0);
   } else {
-    bool is_signed = cls == HLO_CLASS_SINT;
-    hlo_cmp_type ty = ins->attrs.cmp_type;
-    bool want_signed = ty == HLO_CMPT_SIGNED ? true : ty == HLO_CMPT_UNSIGNED ? false : is_signed;
-    if (signed_bug && cls == HLO_CLASS_UINT)
-      want_signed = true; /* unsigned-cmp-signed */
+    bool want_signed = compare_signed(cls, ins->attrs.cmp_type, signed_bug);
     int w = hlo_etype_bits(t);
     if (want_signed) {
       int64_t x = sext((uint64_t)a.i, w), y = sext((uint64_t)b.i, w);
@@ -506,10 +514,7 @@ static bool int_compare_row(const dev_elem *e, const hlo_instr *ins, const int64
   }
   if (cls != HLO_CLASS_SINT && cls != HLO_CLASS_UINT)
     return false;
-  hlo_cmp_type ty = ins->attrs.cmp_type;
-  bool want_signed = ty == HLO_CMPT_SIGNED ? true : ty == HLO_CMPT_UNSIGNED ? false : cls == HLO_CLASS_SINT;
-  if (cls == HLO_CLASS_UINT && dev_el_has_defect(e, DEV_DEFECT_UNSIGNED_CMP_SIGNED))
-    want_signed = true;
+  bool want_signed = compare_signed(cls, ins->attrs.cmp_type, dev_el_has_defect(e, DEV_DEFECT_UNSIGNED_CMP_SIGNED));
   int w = hlo_etype_bits(t);
   if (want_signed && w < 64) {
     /* sext with its mask and sign bit taken out of the loop */
