@@ -363,7 +363,8 @@ typedef struct {
   bool no_flush;
   /* Every f64 value above is finite and an f32 value, so each f64
    * product is exact and a fused multiply-add gives the bits of the
-   * multiply and the add (exact_f64_products). */
+   * multiply and the add (f32_valued, checked as canon_operand writes
+   * them). */
   bool exact_products;
 } dot_terms;
 
@@ -437,12 +438,50 @@ static bool canon_segment(const canon_shape *s, int64_t g, int64_t *di, int64_t 
   return true;
 }
 
+/* Is every x[i] finite and an f32 value (its conversion to f32 and back
+ * gives it)?  Then the product of two of them has at most 48 significant
+ * bits and lies between 2^-298 and 2^256: exact in f64, never
+ * subnormal, never Inf; and a sum of at most 2^28 such products stays
+ * finite.  fma(a, b, c) rounds a b + c once, the add rounds fl(a b) + c
+ * once, and fl(a b) = a b: the same bits, the sign of a zero sum
+ * included (IEEE 754 gives an fma's zero the sign the add of the exact
+ * product would have). */
+static bool f32_valued(const double *x, size_t n) {
+  bool ok = true;
+  for (size_t i = 0; i < n; i++)
+    ok &= fabs(x[i]) < INFINITY && (double)(float)x[i] == x[i];
+  return ok;
+}
+
+/* Zeros where the padded layout of s holds no element of the operand:
+ * columns cols..cols_p of each row (of each panel's last, when ragged)
+ * and rows rows..rows_p of each block.  With the segments canon_operand
+ * writes, every element of the buffer is written once. */
+static void canon_pad(const canon_shape *s, void *buf, size_t size) {
+  char *b = buf;
+  int64_t width = s->panels ? VW : s->cols_p, npan = s->panels ? s->cols_p / VW : 1;
+  for (int64_t o = 0; o < s->outer; o++)
+    for (int64_t p = 0; p < npan; p++) {
+      int64_t used = s->panels ? s->cols - p * VW : s->cols;
+      used = used < 0 ? 0 : used > width ? width : used;
+      char *blk = b + (size_t)((o * npan + p) * s->rows_p * width) * size;
+      for (int64_t r = 0; r < s->rows_p; r++) {
+        int64_t from = r < s->rows ? used : 0;
+        if (from < width)
+          memset(blk + (size_t)(r * width + from) * size, 0, (size_t)(width - from) * size);
+      }
+    }
+}
+
 /* One operand's forms in the padded layout: f64 values into *x64, bf16
  * parts into x32 and, when xabs is not NULL, |x| into *xabs.  Each form
  * is written once, segment by segment, from the operand in canonical
- * order (a copy only when that order is not v's own). */
+ * order (a copy only when that order is not v's own), and its padding
+ * once (canon_pad), into malloc'd buffers: a zeroed allocation would
+ * write every byte twice.  *f32_ok: every value of *x64 and *xabs is
+ * finite and an f32 value (f32_valued; the padding's zeros are). */
 static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision prec, const canon_shape *s,
-                         double **x64, float **x32, double **xabs, int *exp_min) {
+                         double **x64, float **x32, double **xabs, int *exp_min, bool *f32_ok) {
   size_t count = (size_t)(s->count > 0 ? s->count : 1), padded = (size_t)(s->outer * s->rows_p * s->cols_p);
   int np = hlo_num_dot_parts(prec);
   void *owned = NULL;
@@ -471,12 +510,23 @@ static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision p
     hlo_value_unref(a);
     ok = d64 && (dabs || !xabs);
   }
-  *x64 = ok ? calloc(padded ? padded : 1, sizeof **x64) : NULL;
+  *x64 = ok ? malloc((padded ? padded : 1) * sizeof **x64) : NULL;
   ok = *x64 != NULL;
   if (ok && xabs)
-    ok = (*xabs = calloc(padded ? padded : 1, sizeof **xabs)) != NULL;
+    ok = (*xabs = malloc((padded ? padded : 1) * sizeof **xabs)) != NULL;
   for (int q = 0; ok && q < np; q++)
-    ok = (x32[q] = calloc(padded ? padded : 1, sizeof *x32[q])) != NULL;
+    ok = (x32[q] = malloc((padded ? padded : 1) * sizeof *x32[q])) != NULL;
+  if (ok) {
+    canon_pad(s, *x64, sizeof **x64);
+    if (xabs)
+      canon_pad(s, *xabs, sizeof **xabs);
+    for (int q = 0; q < np; q++)
+      canon_pad(s, x32[q], sizeof *x32[q]);
+  }
+  /* Not v an f32 array: its f64 values checked as they are (dense, the
+   * padding's zeros being f32 values). */
+  *f32_ok = ok && (fast || (f32_valued(d64, count) && (!dabs || f32_valued(dabs, count))));
+  int bad = 0; /* a non-finite value of *x64 on the f32 path (below) */
   *exp_min = 255;
   int64_t di, pi, n;
   for (int64_t g = 0; ok && canon_segment(s, g, &di, &pi, &n); g++) {
@@ -500,36 +550,30 @@ static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision p
       for (int64_t i = 0; i < n; i++)
         oab[i] = fabs((double)cs[i]);
     }
+    /* Every value written here is an f32 value (an f32 widened), and |x|
+     * is finite where x is: f32_valued holds of both forms where every
+     * o64[i] is finite (where cs[i] is, o64[i] is hi[i] or cs[i]; where
+     * it is not, o64[i] is cs[i]). */
     if (bf16_pass) {
-#pragma omp simd
-      for (int64_t i = 0; i < n; i++)
+#pragma omp simd reduction(| : bad)
+      for (int64_t i = 0; i < n; i++) {
         o64[i] = fabsf(cs[i]) < INFINITY ? (double)hi[i] : (double)cs[i];
+        bad |= !(fabs(o64[i]) < INFINITY);
+      }
     } else {
-#pragma omp simd
-      for (int64_t i = 0; i < n; i++)
+#pragma omp simd reduction(| : bad)
+      for (int64_t i = 0; i < n; i++) {
         o64[i] = cs[i];
+        bad |= !(fabs(o64[i]) < INFINITY);
+      }
     }
   }
+  *f32_ok = *f32_ok && !bad;
   free(owned);
   free(perm);
   free(d64);
   free(dabs);
   return ok ? 0 : -1;
-}
-
-/* Is every x[i] finite and an f32 value (its conversion to f32 and back
- * gives it)?  Then the product of two of them has at most 48 significant
- * bits and lies between 2^-298 and 2^256: exact in f64, never
- * subnormal, never Inf; and a sum of at most 2^28 such products stays
- * finite.  fma(a, b, c) rounds a b + c once, the add rounds fl(a b) + c
- * once, and fl(a b) = a b: the same bits, the sign of a zero sum
- * included (IEEE 754 gives an fma's zero the sign the add of the exact
- * product would have). */
-static bool f32_valued(const double *x, size_t n) {
-  bool ok = true;
-  for (size_t i = 0; i < n; i++)
-    ok &= fabs(x[i]) < INFINITY && (double)(float)x[i] == x[i];
-  return ok;
 }
 
 /* 0, -1 when memory ran out, -2 when the dot's dimensions do not fit its
@@ -567,15 +611,14 @@ static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *
   canon_shape rsh = {.nd = rnd, .size = rs, .stride = rst, .count = B * K * N, .outer = B, .rows = K,
                      .cols = N, .rows_p = t->Kp, .cols_p = t->Np, .panels = true};
   int ea, eb;
-  if (canon_operand(ops[0], bf16_pass, t->prec, &lsh, &t->a64, t->a32, bf16_pass ? &t->aabs : NULL, &ea) != 0 ||
-      canon_operand(ops[1], bf16_pass, t->prec, &rsh, &t->b64, t->b32, bf16_pass ? &t->babs : NULL, &eb) != 0) {
+  bool fa, fb;
+  if (canon_operand(ops[0], bf16_pass, t->prec, &lsh, &t->a64, t->a32, bf16_pass ? &t->aabs : NULL, &ea, &fa) != 0 ||
+      canon_operand(ops[1], bf16_pass, t->prec, &rsh, &t->b64, t->b32, bf16_pass ? &t->babs : NULL, &eb, &fb) != 0) {
     dot_terms_free(t);
     return -1;
   }
   t->no_flush = hlo_num_dot_parts_never_subnormal(ea, eb);
-  size_t nla = (size_t)(t->B * t->M * t->Kp), nrb = (size_t)(t->B * t->Kp * t->Np);
-  t->exact_products = f32_valued(t->a64, nla) && f32_valued(t->b64, nrb) && (!t->aabs || f32_valued(t->aabs, nla)) &&
-                      (!t->babs || f32_valued(t->babs, nrb));
+  t->exact_products = fa && fb;
   return 0;
 }
 /* The walk below runs in the widest vectors the host has; each column is
