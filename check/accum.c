@@ -1282,6 +1282,22 @@ typedef struct {
   double sign;
 } shift_state;
 
+/* One element of shift_f32: x + sign * d rounded to f32 where x is
+ * finite, x itself (its bits) where it is not.  The choice is made on
+ * the bits, after both are formed: written as a choice between an
+ * arithmetic result and x, GCC moved the arithmetic into a branch and,
+ * since it may trap, left the loop unvectorised. */
+static inline float shifted_f32(float x, double d, double sign) {
+  float y = (float)((double)x + sign * d);
+  uint32_t xb, yb;
+  memcpy(&xb, &x, sizeof xb);
+  memcpy(&yb, &y, sizeof yb);
+  uint32_t keep = -(uint32_t)((xb & 0x7F800000u) == 0x7F800000u); /* Inf or NaN */
+  yb = (yb & ~keep) | (xb & keep);
+  memcpy(&y, &yb, sizeof y);
+  return y;
+}
+
 /* shift_hook on an f32 value: p[e] + sign * scale * 2 (h S_e + R_e)
  * rounded to f32 where p[e] is finite.  Every element is its own
  * arithmetic, the same operations in the same order as element by
@@ -1291,20 +1307,12 @@ static void shift_f32(float *restrict p, int64_t n, const double *restrict S, co
                       double scale, double sign) {
   if (R) {
 #pragma omp simd
-    for (int64_t e = 0; e < n; e++) {
-      double x = p[e];
-      double d = scale * 2.0 * (h * S[e] + R[e]);
-      float y = (float)(x + sign * d);
-      p[e] = fabs(x) < INFINITY ? y : p[e];
-    }
+    for (int64_t e = 0; e < n; e++)
+      p[e] = shifted_f32(p[e], scale * 2.0 * (h * S[e] + R[e]), sign);
   } else {
 #pragma omp simd
-    for (int64_t e = 0; e < n; e++) {
-      double x = p[e];
-      double d = scale * 2.0 * (h * S[e] + 0);
-      float y = (float)(x + sign * d);
-      p[e] = fabs(x) < INFINITY ? y : p[e];
-    }
+    for (int64_t e = 0; e < n; e++)
+      p[e] = shifted_f32(p[e], scale * 2.0 * (h * S[e] + 0), sign);
   }
 }
 
@@ -1375,31 +1383,48 @@ static double moved_by(const hlo_value *y, const hlo_value *yp, const hlo_value 
  * round once, and the ops after the sum round again on each side. */
 #define SMALL_SHIFT_ULPS 4.0
 
+/* moved_by of moves dp and dm from value v: the larger, or where that
+ * is not finite, Inf (v finite) or 0.  Every operand formed first and
+ * then chosen from, so that GCC vectorises the loops below (a choice
+ * that guards arithmetic is a branch to it). */
+static inline double moved_f32(double dp, double dm, double v) {
+  double d = dp > dm ? dp : dm;
+  double alt = fabs(v) < INFINITY ? INFINITY : 0;
+  bool fin = fabs(d) < INFINITY;
+  return fin ? d : alt;
+}
+
 /* The loop of chk_accums_measure below over f32 leaves: dy[i] for every
  * element as that loop forms it (moved_by, then the small shift's move
  * when sp is not NULL), element by element the same operations in the
- * same order, so the vectors the clones use change no bit.  Whether any
+ * same order, so the vectors the clones use change no bit.  The small
+ * shift's move is formed for every element and used where the wide one
+ * is finite: its value elsewhere is never read.  Whether any
  * dy[i] > 0. */
 HLO_CLONES
 static bool moves_f32(const float *restrict y, const float *restrict yp, const float *restrict ym,
                       const float *restrict sp, const float *restrict sm, int64_t n, double ulps, double *restrict dy) {
   int any = 0;
+  if (!sp) {
+#pragma omp simd reduction(| : any)
+    for (int64_t i = 0; i < n; i++) {
+      double v = y[i];
+      double d = moved_f32(fabs((double)yp[i] - v), fabs((double)ym[i] - v), v);
+      dy[i] = d;
+      any |= d > 0;
+    }
+    return any != 0;
+  }
 #pragma omp simd reduction(| : any)
   for (int64_t i = 0; i < n; i++) {
     double v = y[i];
-    double dp = fabs((double)yp[i] - v), dm = fabs((double)ym[i] - v);
-    double d = dp > dm ? dp : dm;
-    d = fabs(d) < INFINITY ? d : (fabs(v) < INFINITY ? INFINITY : 0);
-    if (sp && fabs(d) < INFINITY) {
-      double av = fabs(v), vp = fabs((double)sp[i]), vm = fabs((double)sm[i]);
-      double top = av > vp ? av : vp;
-      top = top > vm ? top : vm;
-      double sdp = fabs((double)sp[i] - v), sdm = fabs((double)sm[i] - v);
-      double sd = sdp > sdm ? sdp : sdm;
-      sd = fabs(sd) < INFINITY ? sd : (fabs(v) < INFINITY ? INFINITY : 0);
-      double up = (sd - ulps * top) / SMALL_SHIFT;
-      d = up > d ? up : d;
-    }
+    double d = moved_f32(fabs((double)yp[i] - v), fabs((double)ym[i] - v), v);
+    double av = fabs(v), vp = fabs((double)sp[i]), vm = fabs((double)sm[i]);
+    double top = av > vp ? av : vp;
+    top = top > vm ? top : vm;
+    double sd = moved_f32(fabs((double)sp[i] - v), fabs((double)sm[i] - v), v);
+    double up = (sd - ulps * top) / SMALL_SHIFT;
+    d = fabs(d) < INFINITY && up > d ? up : d;
     dy[i] = d;
     any |= d > 0;
   }
