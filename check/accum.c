@@ -473,6 +473,50 @@ static void canon_pad(const canon_shape *s, void *buf, size_t size) {
     }
 }
 
+/* The f64 forms of n elements cs of an f32 operand: o64[i] as
+ * dot_operand_f64 makes it and, when oab is not NULL, oab[i] = |cs[i]|
+ * as abs_f64 does.  dot_operand_f64's bf16 pass, bf16(ftz(x)) where
+ * ftz(x) is finite (where x is) and x elsewhere, is the hi part the
+ * split wrote (hlo_num_dot_split's parts[0], bit for bit) or x; without
+ * the pass, x.  The f32 value is chosen on the bits and then widened, so
+ * that the loop vectorises.  Every value written is an f32 value (an f32
+ * widened), and |x| is finite where x is: nonzero when some o64[i] is
+ * not finite, which is when f32_valued fails for either form (where
+ * cs[i] is finite, o64[i] is hi[i] or cs[i]; where it is not, cs[i]). */
+HLO_CLONES
+static int widen_f32(const float *restrict cs, const float *restrict hi, int64_t n, bool bf16_pass,
+                     double *restrict o64, double *restrict oab) {
+  int bad = 0;
+  if (oab) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++)
+      oab[i] = fabs((double)cs[i]);
+  }
+  const uint32_t top = 0x7F800000u; /* the exponent of an Inf or NaN */
+  if (bf16_pass) {
+#pragma omp simd reduction(| : bad)
+    for (int64_t i = 0; i < n; i++) {
+      uint32_t xb, hb;
+      memcpy(&xb, &cs[i], sizeof xb);
+      memcpy(&hb, &hi[i], sizeof hb);
+      uint32_t fin = -(uint32_t)((xb & top) != top), fb = (hb & fin) | (xb & ~fin);
+      float f;
+      memcpy(&f, &fb, sizeof f);
+      o64[i] = f;
+      bad |= (fb & top) == top;
+    }
+  } else {
+#pragma omp simd reduction(| : bad)
+    for (int64_t i = 0; i < n; i++) {
+      uint32_t xb;
+      memcpy(&xb, &cs[i], sizeof xb);
+      o64[i] = cs[i];
+      bad |= (xb & top) == top;
+    }
+  }
+  return bad;
+}
+
 /* One operand's forms in the padded layout: f64 values into *x64, bf16
  * parts into x32 and, when xabs is not NULL, |x| into *xabs.  Each form
  * is written once, segment by segment, from the operand in canonical
@@ -541,32 +585,7 @@ static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision p
         memcpy(oab, dabs + di, sizeof *oab * (size_t)n);
       continue;
     }
-    /* dot_operand_f64's bf16 pass, bf16(ftz(x)) where ftz(x) is finite
-     * (where x is) and x elsewhere, is the hi part the split just wrote
-     * (hlo_num_dot_split's parts[0], bit for bit) or x */
-    const float *hi = parts[0], *cs = c + di;
-    if (oab) {
-#pragma omp simd
-      for (int64_t i = 0; i < n; i++)
-        oab[i] = fabs((double)cs[i]);
-    }
-    /* Every value written here is an f32 value (an f32 widened), and |x|
-     * is finite where x is: f32_valued holds of both forms where every
-     * o64[i] is finite (where cs[i] is, o64[i] is hi[i] or cs[i]; where
-     * it is not, o64[i] is cs[i]). */
-    if (bf16_pass) {
-#pragma omp simd reduction(| : bad)
-      for (int64_t i = 0; i < n; i++) {
-        o64[i] = fabsf(cs[i]) < INFINITY ? (double)hi[i] : (double)cs[i];
-        bad |= !(fabs(o64[i]) < INFINITY);
-      }
-    } else {
-#pragma omp simd reduction(| : bad)
-      for (int64_t i = 0; i < n; i++) {
-        o64[i] = cs[i];
-        bad |= !(fabs(o64[i]) < INFINITY);
-      }
-    }
+    bad |= widen_f32(c + di, parts[0], n, bf16_pass, o64, oab);
   }
   *f32_ok = *f32_ok && !bad;
   free(owned);
