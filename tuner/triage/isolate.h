@@ -97,6 +97,10 @@ typedef struct tn_iso_unit {
                                           second seed runs only where the
                                           timing can matter: isolate.c) */
   int nkernels;                        /* single-op kernels of the unfused run */
+  int nreused;                         /* of those, how many took the fused
+                                          output instead of running, being
+                                          the fused run again (isolate.c);
+                                          neither printed nor stored */
   tn_iso_cmp fused_unfused, fused_ref, unfused_ref;
   chk_tol tol;                         /* the loosest leaf tolerance used */
   double max_rel;                      /* the ranking key: the culprit side's
