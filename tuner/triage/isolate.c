@@ -104,7 +104,7 @@ static hlo_value *fusion_operand(const hlo_module *um, hlo_value *const *args, i
 
 /* The fused run as the unfused run may take it over (takes_fused). */
 typedef struct {
-  const hlo_value *out;   /* the fused output */
+  hlo_value *out;         /* the fused output */
   const dev_fusion *f;    /* the unit module's analysis it ran */
   const dev_config *cfg;  /* the config it ran */
 } iso_fused;
@@ -122,8 +122,10 @@ typedef struct {
  *    host's rng draws are keyed by it and the instruction's name, equal
  *    here), the host;
  *  - the same operands: parameter k of om is the fused computation's
- *    parameter k, whose value run_unfused took from the fusion's operand
- *    k (fusion_operand), the value the launch binds to it;
+ *    parameter k (the comparison implies it; the loop below states the
+ *    binding this rests on), whose value run_unfused took from the
+ *    fusion's operand k (fusion_operand), the value the launch binds to
+ *    it: the same entry argument, or a value of the same literal;
  *  - a run whose output cannot depend on what still differs: the timing
  *    seed, which isolate_unit allows only where it cannot matter
  *    (timing_may_matter), and what only the backend knows (fz is NULL
@@ -190,7 +192,7 @@ static hlo_value *run_single_op(const iso_ctx *c, const hlo_module *um, const hl
   if (default_config(c, &f, &dflt, msg, sizeof msg) != 0) {
     snprintf(why, n, "%s alone: %s", ins->name, msg);
   } else if (takes_fused(fz, um, om, &f, &dflt, ins, pos, np)) {
-    out = hlo_value_ref((hlo_value *)fz->out);
+    out = hlo_value_ref(fz->out);
     (*reused)++;
   } else if (!(out = run_kernel(c, &f, &dflt, args, np, jitter, msg, sizeof msg))) {
     snprintf(why, n, "%s alone: %s", ins->name, msg);
@@ -448,7 +450,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
 
   int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(um);
   /* the replicas of --check's default run (fusion_run.c) and of f */
-  bool one_replicas = replicas == f.replicas;
+  bool same_replicas = replicas == f.replicas;
   if (replicas < 1)
     replicas = 1;
   if (replicas > 64) {
@@ -495,7 +497,7 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
    * own); and a fused output made with f's replicas, whichever run made
    * it. */
   iso_fused fz = {.out = fused, .f = &f, .cfg = &cfg};
-  bool may_take = o->backend == dev_sim_backend() && !timing_may_matter(o) && one_replicas;
+  bool may_take = o->backend == dev_sim_backend() && !timing_may_matter(o) && same_replicas;
   if (fusion)
     unfused = run_unfused(c, um, cap->args, cap->nargs, may_take ? &fz : NULL, &r->nkernels, &r->nreused, uwhy,
                           sizeof uwhy);
