@@ -1463,6 +1463,13 @@ int dev_elem_eval_f32(dev_elem *e, const hlo_instr *node, const dev_box *want, b
   return rc;
 }
 
+int dev_elem_param_row_source(const dev_elem *e, const hlo_instr *node) {
+  /* eval_node's DEV_EK_PARAM case, with nothing else watching the box */
+  if (e->probe || e->mat[node->index] || e->kind[node->index] != DEV_EK_PARAM)
+    return -1;
+  return (int)node->parameter_number;
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 /* One spare array per thread that may be running a candidate is enough;

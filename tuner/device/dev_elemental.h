@@ -154,6 +154,13 @@ int dev_elem_eval_f32(dev_elem *e, const hlo_instr *node, const dev_box *want, b
                       dev_param_read *pread, dev_hero_read *hread, void *ctx, dev_box *out, float *f32,
                       bool *in_f32, char *why, size_t why_len);
 
+/* The kernel parameter whose rows dev_elem_eval of node (not the hero
+ * leaf) would read through its dev_param_read and return as they are:
+ * node is a parameter of the kernel, not materialised, and no probe
+ * watches the run.  A caller that reads such rows itself, already
+ * converted, may then skip the request and its slots.  -1 otherwise. */
+int dev_elem_param_row_source(const dev_elem *e, const hlo_instr *node);
+
 void dev_box_free(dev_box *b);
 
 /* A prepared fusion's spare per-instruction box arrays (dev_fusion.spares).

@@ -139,6 +139,13 @@ void dev_x_decode_step(exec *x, int64_t step);
 /* ---- dev_dma.c: parameter windows -------------------------------------------- */
 
 int dev_x_setup_windows(exec *x);
+/* The f32 values that dev_x_window_read gives, in place: the n elements
+ * of parameter param from idx along its last dimension, when it is f32
+ * and the whole row is defined (in the arguments, or inside a clean
+ * block of its window); else NULL, and the row is read through
+ * dev_x_window_read.  They equal its slots narrowed back to f32, except
+ * that a slot quiets a signalling NaN. */
+const float *dev_x_window_f32(const exec *x, int param, const int64_t *idx, int64_t n);
 /* dma-race's plan: the block of every fetch of every window. */
 int dev_x_plan_fetches(exec *x);
 /* Fetches the windows whose block changes at the current step. */
