@@ -283,6 +283,123 @@ static void dot_s8_sums_exactly(void **state) {
   hlo_value_unref(b);
 }
 
+/* A dot's f32 parameter operands are taken from their window rows
+ * (dev_fold_dot.c, param_operands) unless a row is not all defined.
+ * With small integers every product and sum is exact in bf16 parts and
+ * f32, so the result is the plain integer sum, written out by hand, over
+ * configs that take that path (whole contraction, several tiles, two
+ * packed accumulators, precision highest, a transposed rhs read as
+ * q k^T) and one that leaves it (chunks of 128 over 300: the last block
+ * runs past the array, so its rows are not all defined). */
+static void dot_param_rows_by_hand(void **state) {
+  (void)state;
+  enum { M = 16, K = 300, N = 256 };
+  const char *texts[2] = {
+      "HloModule m\nENTRY e {\n  a = f32[16,300] parameter(0)\n  b = f32[300,256] parameter(1)\n"
+      "  ROOT d = f32[16,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+      "HloModule m\nENTRY e {\n  a = f32[16,300] parameter(0)\n  b = f32[256,300] parameter(1)\n"
+      "  ROOT d = f32[16,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}\n"};
+  const char *cfgs[5] = {"tile=16x256 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                         "tile=8x128 k=0 buf=2 order=10 pack=1 prec=default flags=none",
+                         "tile=8x128 k=0 buf=2 order=01 pack=2 prec=highest flags=none",
+                         "tile=16x256 k=0 buf=2 order=01 pack=1 prec=high flags=none",
+                         "tile=8x128 k=128 buf=2 order=01k pack=1 prec=default flags=none"};
+  int64_t da[2] = {M, K}, db[2][2] = {{K, N}, {N, K}};
+  hlo_value *a = f32_array(2, da);
+  float *pa = a->data;
+  for (int i = 0; i < M * K; i++)
+    pa[i] = (float)((i * 37 + 11) % 17 - 8);
+  for (int t = 0; t < 2; t++) {
+    hlo_value *b = f32_array(2, db[t]);
+    float *pb = b->data;
+    /* element (k, j) of the rhs, wherever its form keeps it */
+    for (int k = 0; k < K; k++)
+      for (int j = 0; j < N; j++)
+        pb[t ? j * K + k : k * N + j] = (float)((k * 53 + j * 7 + 5) % 15 - 7);
+    for (int c = 0; c < 5; c++) {
+      fx x;
+      load(&x, texts[t], cfgs[c]);
+      hlo_value *args[2] = {a, b};
+      dev_run r;
+      run(&x, args, 2, NULL, &r);
+      if (r.status != DEV_OK)
+        fail_msg("%s: %s", cfgs[c], r.message);
+      const float *o = r.out->data;
+      for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+          long want = 0;
+          for (int k = 0; k < K; k++)
+            want += (long)(((i * K + k) * 37 + 11) % 17 - 8) * (long)((k * 53 + j * 7 + 5) % 15 - 7);
+          if (o[i * N + j] != (float)want)
+            fail_msg("form %d, %s: (%d, %d) is %g, want %ld", t, cfgs[c], i, j, o[i * N + j], want);
+        }
+      hlo_value_unref(r.out);
+      unload(&x);
+    }
+    hlo_value_unref(b);
+  }
+  hlo_value_unref(a);
+}
+
+/* The same dot with its operands read through an elementwise copy takes
+ * the box of slots (box_operands) instead of the window rows: the two
+ * must agree bit for bit, on values of every magnitude with an infinity,
+ * signed zeros, a subnormal, and in the second run a quiet and a
+ * signalling NaN (whose slot quiets it: the rows' NaN makes the fold
+ * read the boxes, which gives the slot's value). */
+static void dot_param_rows_as_boxes(void **state) {
+  (void)state;
+  enum { M = 8, K = 300, N = 128 };
+  const char *direct = "HloModule m\nENTRY e {\n  a = f32[8,300] parameter(0)\n  b = f32[300,128] parameter(1)\n"
+                       "  ROOT d = f32[8,128] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  const char *boxed = "HloModule m\nENTRY e {\n  a = f32[8,300] parameter(0)\n  b = f32[300,128] parameter(1)\n"
+                      "  ca = f32[8,300] copy(a)\n  cb = f32[300,128] copy(b)\n"
+                      "  ROOT d = f32[8,128] dot(ca, cb), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  const char *cfgs[3] = {"tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                         "tile=8x128 k=0 buf=2 order=01 pack=4 prec=highest flags=none",
+                         "tile=8x128 k=128 buf=2 order=01k pack=1 prec=high flags=none"};
+  int64_t da[2] = {M, K}, db[2] = {K, N};
+  hlo_value *a = f32_array(2, da), *b = f32_array(2, db);
+  uint32_t seed = 12345;
+  for (int nan = 0; nan < 2; nan++) {
+    float *pa = a->data, *pb = b->data;
+    for (int i = 0; i < M * K + K * N; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      /* sign, an exponent around 1 give or take 2^10, 23 random bits */
+      uint32_t u = (seed & 0x807FFFFFu) | ((uint32_t)(117 + (seed >> 23) % 20) << 23);
+      float f;
+      memcpy(&f, &u, sizeof f);
+      *(i < M * K ? &pa[i] : &pb[i - M * K]) = f;
+    }
+    pa[3] = 1.0f / 0.0f;
+    pa[5] = -0.0f;
+    pb[7] = 0x1p-140f;
+    if (nan) {
+      uint32_t q = 0x7FC12000u, sn = 0x7F830000u; /* payloads that bf16 parts keep */
+      memcpy(&pa[K + 9], &q, sizeof q);
+      memcpy(&pb[20 * N + 3], &sn, sizeof sn);
+    }
+    for (int c = 0; c < 3; c++) {
+      dev_run r[2];
+      for (int v = 0; v < 2; v++) {
+        fx x;
+        load(&x, v ? boxed : direct, cfgs[c]);
+        hlo_value *args[2] = {a, b};
+        run(&x, args, 2, NULL, &r[v]);
+        if (r[v].status != DEV_OK)
+          fail_msg("%s: %s", cfgs[c], r[v].message);
+        unload(&x);
+      }
+      if (memcmp(r[0].out->data, r[1].out->data, sizeof(float) * M * N) != 0)
+        fail_msg("%s%s: the window rows and the boxes disagree", cfgs[c], nan ? " with NaNs" : "");
+      hlo_value_unref(r[0].out);
+      hlo_value_unref(r[1].out);
+    }
+  }
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+}
+
 /* transpose(p, {1,2,0}) of p = f32[2,3,4] is out[i,j,k] = p[k,i,j] (XLA:
  * output dim d is operand dim perm[d]); broadcast(q, {1}) of q = f32[4]
  * puts q along output dim 1: their sum is p[k,i,j] + q[j].  A permutation
@@ -547,7 +664,8 @@ int main(void) {
       cmocka_unit_test(elementwise_ragged_exact),
       cmocka_unit_test(reduction_order_is_the_configs),
       cmocka_unit_test(epilogue_reduce_in_order),
-      cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly), cmocka_unit_test(transpose_and_broadcast_by_hand),
+      cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly),
+      cmocka_unit_test(dot_param_rows_by_hand), cmocka_unit_test(dot_param_rows_as_boxes), cmocka_unit_test(transpose_and_broadcast_by_hand),
       cmocka_unit_test(hygiene_faults),
       cmocka_unit_test(gather_epilogue_by_hand),
       cmocka_unit_test(row_stats_broadcast_by_hand),
