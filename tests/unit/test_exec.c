@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "device/dev_elemental.h"
 #include "device/dev_exec.h"
 #include "hlo/hlo_parse.h"
 
@@ -400,6 +401,37 @@ static void dot_param_rows_as_boxes(void **state) {
   hlo_value_unref(b);
 }
 
+/* An f32 dot's sums become its result by a rounding to f32 (its slots
+ * hold doubles): by hand, round to nearest even, past the largest float
+ * to infinity, below the smallest subnormal to zero, a NaN's payload's
+ * top 23 fraction bits kept.  Nine values, so that a blocked loop has a
+ * tail. */
+static void dot_finish_rounds_to_f32_by_hand(void **state) {
+  (void)state;
+  enum { N = 9 };
+  uint64_t nan_bits = 0x7FF8000012345678ull; /* payload 0x12345678 >> 29 = 0 in f32 */
+  uint64_t nan2_bits = 0x7FFA000000000000ull; /* its top fraction bits: f32 0x7FD00000 */
+  double nan, nan2;
+  memcpy(&nan, &nan_bits, sizeof nan);
+  memcpy(&nan2, &nan2_bits, sizeof nan2);
+  dev_slot in[N] = {{.f = 1.0 + 0x1p-24}, {.f = 1.0 + 0x1p-24 + 0x1p-40}, {.f = -0.0}, {.f = 0x1p200},
+                    {.f = 0x1p-140}, {.f = 0x1p-160}, {.f = nan}, {.f = 3.0 + 0x1p-23}, {.f = nan2}};
+  uint32_t want[N] = {0x3F800000u, 0x3F800001u, 0x80000000u, 0x7F800000u, 0x00000200u /* 2^-140 = 2^9 * 2^-149 */,
+                      0x00000000u, 0x7FC00000u, 0x40400000u /* tie to even */, 0x7FD00000u};
+  dev_slot out[N];
+  dev_elem_dot_finish_block(HLO_F32, HLO_F32, in, out, N);
+  for (int i = 0; i < N; i++) {
+    float f = (float)out[i].f;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (u != want[i])
+      fail_msg("element %d: %08x, want %08x", i, u, want[i]);
+    double back = (double)f;
+    if (memcmp(&back, &out[i].f, sizeof back) != 0)
+      fail_msg("element %d: the slot is not the f32 value widened", i);
+  }
+}
+
 /* transpose(p, {1,2,0}) of p = f32[2,3,4] is out[i,j,k] = p[k,i,j] (XLA:
  * output dim d is operand dim perm[d]); broadcast(q, {1}) of q = f32[4]
  * puts q along output dim 1: their sum is p[k,i,j] + q[j].  A permutation
@@ -665,7 +697,8 @@ int main(void) {
       cmocka_unit_test(reduction_order_is_the_configs),
       cmocka_unit_test(epilogue_reduce_in_order),
       cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly),
-      cmocka_unit_test(dot_param_rows_by_hand), cmocka_unit_test(dot_param_rows_as_boxes), cmocka_unit_test(transpose_and_broadcast_by_hand),
+      cmocka_unit_test(dot_param_rows_by_hand), cmocka_unit_test(dot_param_rows_as_boxes),
+      cmocka_unit_test(dot_finish_rounds_to_f32_by_hand), cmocka_unit_test(transpose_and_broadcast_by_hand),
       cmocka_unit_test(hygiene_faults),
       cmocka_unit_test(gather_epilogue_by_hand),
       cmocka_unit_test(row_stats_broadcast_by_hand),
