@@ -82,6 +82,53 @@ static void elementwise_ragged_exact(void **state) {
   unload(&x);
 }
 
+/* An f32 elementwise op reads a parameter in place (VIRT_F32_PARAM) where
+ * its tile's rows are all defined in the window, and through a box of
+ * slots elsewhere (the ragged tiles, whose blocks run past the array).
+ * Either way an element is what its slot holds, and a stored f32 comes
+ * from a slot: a float widened to double, which quiets a signalling NaN
+ * and keeps its payload.  negate flips the sign bit and nothing else, so
+ * by hand the result is the input's bits with the sign flipped and, for a
+ * NaN, the quiet bit set.  Signalling NaNs sit in a full tile and in a
+ * ragged one. */
+static void elementwise_params_in_place_by_hand(void **state) {
+  (void)state;
+  const char *text = "HloModule m\nENTRY e {\n  a = f32[10,130] parameter(0)\n"
+                     "  ROOT r = f32[10,130] negate(a)\n}\n";
+  const char *cfgs[2] = {"tile=8x128 k=0 buf=2 order=10 pack=1 prec=default flags=none",
+                         "tile=10x130 k=0 buf=2 order=01 pack=1 prec=default flags=none"};
+  int64_t dims[2] = {10, 130};
+  hlo_value *a = f32_array(2, dims);
+  uint32_t *pa = a->data;
+  for (int i = 0; i < 1300; i++) {
+    float f = (float)i * 0.25f - 100.0f;
+    memcpy(&pa[i], &f, sizeof f);
+  }
+  pa[5] = 0x7F800123u;    /* signalling, tile (0, 0) */
+  pa[7] = 0x7FC00456u;    /* quiet */
+  pa[1000] = 0xFF812345u; /* signalling, negative, tile (0, 0) */
+  pa[1299] = 0x7F8000FFu; /* signalling, the ragged tile (1, 1) */
+  for (int c = 0; c < 2; c++) {
+    fx x;
+    load(&x, text, cfgs[c]);
+    hlo_value *args[1] = {a};
+    dev_run r;
+    run(&x, args, 1, NULL, &r);
+    if (r.status != DEV_OK)
+      fail_msg("%s: %s", cfgs[c], r.message);
+    const uint32_t *o = r.out->data;
+    for (int i = 0; i < 1300; i++) {
+      bool nan = (pa[i] & 0x7FFFFFFFu) > 0x7F800000u;
+      uint32_t want = (nan ? pa[i] | 0x00400000u : pa[i]) ^ 0x80000000u;
+      if (o[i] != want)
+        fail_msg("%s: element %d is %08x, want %08x", cfgs[c], i, o[i], want);
+    }
+    hlo_value_unref(r.out);
+    unload(&x);
+  }
+  hlo_value_unref(a);
+}
+
 /* An integer iota through ragged tiles (8x128 over 10x130; 32x128 over
  * 40x300 for the 8-bit types, whose sublanes come in 32), by hand:
  * along the last dimension element (i, j) is j, along the first it is i;
@@ -694,6 +741,7 @@ static void splat_of_splat_by_hand(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
+      cmocka_unit_test(elementwise_params_in_place_by_hand),
       cmocka_unit_test(reduction_order_is_the_configs),
       cmocka_unit_test(epilogue_reduce_in_order),
       cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly),
