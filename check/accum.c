@@ -366,6 +366,8 @@ typedef struct {
    * multiply and the add (f32_valued, checked as canon_operand writes
    * them). */
   bool exact_products;
+  /* Some bf16 part of an operand is a NaN (hlo_num_dot_split_block). */
+  bool nan;
 } dot_terms;
 
 static void dot_terms_free(dot_terms *t) {
@@ -522,10 +524,12 @@ static int widen_f32(const float *restrict cs, const float *restrict hi, int64_t
  * is written once, segment by segment, from the operand in canonical
  * order (a copy only when that order is not v's own), and its padding
  * once (canon_pad), into malloc'd buffers: a zeroed allocation would
- * write every byte twice.  *f32_ok: every value of *x64 and *xabs is
- * finite and an f32 value (f32_valued; the padding's zeros are). */
+ * write every byte twice.  *nan is set when some bf16 part is a NaN
+ * (hlo_num_dot_split_block), and left as it was otherwise.  *f32_ok:
+ * every value of *x64 and *xabs is finite and an f32 value (f32_valued;
+ * the padding's zeros are). */
 static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision prec, const canon_shape *s,
-                         double **x64, float **x32, double **xabs, int *exp_min, bool *f32_ok) {
+                         double **x64, float **x32, double **xabs, int *exp_min, bool *nan, bool *f32_ok) {
   size_t count = (size_t)(s->count > 0 ? s->count : 1), padded = (size_t)(s->outer * s->rows_p * s->cols_p);
   int np = hlo_num_dot_parts(prec);
   void *owned = NULL;
@@ -576,7 +580,7 @@ static int canon_operand(const hlo_value *v, bool bf16_pass, hlo_num_precision p
   for (int64_t g = 0; ok && canon_segment(s, g, &di, &pi, &n); g++) {
     float *const parts[3] = {x32[0] + pi, np > 1 ? x32[1] + pi : x32[0] + pi, np > 2 ? x32[2] + pi : x32[0] + pi};
     int em = 255;
-    hlo_num_dot_split_block(c + di, n, prec, parts, &em);
+    *nan |= hlo_num_dot_split_block(c + di, n, prec, parts, &em);
     *exp_min = em < *exp_min ? em : *exp_min;
     double *o64 = *x64 + pi, *oab = xabs ? *xabs + pi : NULL;
     if (!fast) {
@@ -631,8 +635,10 @@ static int dot_terms_init(dot_terms *t, const hlo_instr *ins, hlo_value *const *
                      .cols = N, .rows_p = t->Kp, .cols_p = t->Np, .panels = true};
   int ea, eb;
   bool fa, fb;
-  if (canon_operand(ops[0], bf16_pass, t->prec, &lsh, &t->a64, t->a32, bf16_pass ? &t->aabs : NULL, &ea, &fa) != 0 ||
-      canon_operand(ops[1], bf16_pass, t->prec, &rsh, &t->b64, t->b32, bf16_pass ? &t->babs : NULL, &eb, &fb) != 0) {
+  if (canon_operand(ops[0], bf16_pass, t->prec, &lsh, &t->a64, t->a32, bf16_pass ? &t->aabs : NULL, &ea, &t->nan,
+                    &fa) != 0 ||
+      canon_operand(ops[1], bf16_pass, t->prec, &rsh, &t->b64, t->b32, bf16_pass ? &t->babs : NULL, &eb, &t->nan,
+                    &fb) != 0) {
     dot_terms_free(t);
     return -1;
   }
@@ -722,6 +728,9 @@ typedef struct {
   double known;    /* a rho already found (at first OpenMP's identity of
                       max, the least double): the block returns
                       max(known, its own), and forms no quotient below */
+  float *vout;     /* when not NULL: the block forms the reference's values
+                      itself (walk_lanes' seq lane), stores its nj of them
+                      here and reads them instead of v */
 } block_use;
 
 /* S_e's widening of sum |a| |b| (accum.h), as dot_abs_sums multiplies. */
@@ -742,6 +751,8 @@ enum { WR = 4 };
     L2 = v_ftz(F, L2 + pr);                                                                                     \
     L4 = v_ftz(F, L4 + pr);                                                                                     \
     L8 = v_ftz(F, L8 + pr);                                                                                     \
+    if (seq)                                                                                                    \
+      ls = v_ftz(F, ls + pr);                                                                                   \
     xa0++, yb0 += VW;                                                                                           \
     if (np > 1)                                                                                                 \
       xa1++, yb1 += VW;                                                                                         \
@@ -751,15 +762,23 @@ enum { WR = 4 };
 
 /* The f32 lanes of one row over the block's columns, every lane in a
  * register across the whole k loop; p[i] the lanes of P = 2 << i added in
- * order in f32 from 0, unflushed (as the reference route adds them). */
-INLINE void walk_lanes(hlo_num_precision prec, bool F, const dot_terms *t, int64_t row, int64_t panel, v16f *p) {
+ * order in f32 from 0, unflushed (as the reference route adds them).
+ * With seq, p[3] is one more lane that takes every product: the
+ * emulating reference's own sum, c = ftz(c + product) from c = +0, k
+ * ascending (eval_dot.c, hlo_num_dot.h).  The padded products (+0) it
+ * adds after k = K - 1 change that sum only where it is -0, which takes
+ * a flush (a sum from +0 is -0 only where a negative subnormal was
+ * flushed): walk_dot asks for it only when no flush can happen or
+ * nothing is padded. */
+INLINE void walk_lanes(hlo_num_precision prec, bool F, bool seq, const dot_terms *t, int64_t row, int64_t panel,
+                       v16f *p) {
   const int64_t Kp = t->Kp;
   const int np = hlo_num_dot_parts(prec);
   const float *xa0 = t->a32[0] + row * Kp, *yb0 = t->b32[0] + panel;
   const float *xa1 = np > 1 ? t->a32[1] + row * Kp : NULL, *yb1 = np > 1 ? t->b32[1] + panel : NULL;
   const float *xa2 = np > 2 ? t->a32[2] + row * Kp : NULL, *yb2 = np > 2 ? t->b32[2] + panel : NULL;
   v16f l0 = {0}, l1 = {0}, l2 = {0}, l3 = {0}, l4 = {0}, l5 = {0}, l6 = {0};
-  v16f l7 = {0}, l8 = {0}, l9 = {0}, l10 = {0}, l11 = {0}, l12 = {0}, l13 = {0};
+  v16f l7 = {0}, l8 = {0}, l9 = {0}, l10 = {0}, l11 = {0}, l12 = {0}, l13 = {0}, ls = {0};
   for (int64_t k = 0; k < Kp; k += 8) {
     LANES_STEP(l0, l2, l6);
     LANES_STEP(l1, l3, l7);
@@ -774,6 +793,8 @@ INLINE void walk_lanes(hlo_num_precision prec, bool F, const dot_terms *t, int64
   p[0] = (zero + l0) + l1;
   p[1] = (((zero + l2) + l3) + l4) + l5;
   p[2] = (((((((zero + l6) + l7) + l8) + l9) + l10) + l11) + l12) + l13;
+  if (seq)
+    p[3] = ls;
 }
 
 /* a b + c on every lane, rounded once.  Used only where each product is
@@ -872,9 +893,11 @@ INLINE v8d v_noise(v8d rho, v8d s, v8d x, v8d w, v8u64 cols) {
 }
 
 /* One row's results from its sums: to out when asked; with u, S_e to
- * u->abs_sum and max(known, the row's rho) returned. */
-INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj, const block_use *u, double known,
-                         dot_walked *out) {
+ * u->abs_sum and max(known, the row's rho) returned; with seq (u->vout
+ * set), p[3], the row's own sequential sum, stored to u->vout and taken
+ * as the reference's values. */
+INLINE double finish_row(bool seq, const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj, const block_use *u,
+                         double known, dot_walked *out) {
   m0 = m0 * ABS_WIDEN;
   m1 = m1 * ABS_WIDEN;
   if (out) {
@@ -888,18 +911,25 @@ INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj
   if (!u)
     return 0;
   v16f ref;
+  if (seq) { /* u->vout: the block's own sum is the reference's */
+    ref = p[3];
+    memcpy(u->vout, &ref, sizeof *u->vout * (size_t)nj);
+  }
   if (nj == VW) { /* a whole block of columns: vector stores and a load, no calls */
     memcpy(u->abs_sum, &m0, sizeof m0);
     memcpy(u->abs_sum + 8, &m1, sizeof m1);
-    memcpy(&ref, u->v, sizeof ref);
+    if (!seq)
+      memcpy(&ref, u->v, sizeof ref);
   } else {
     double sv[VW];
     memcpy(sv, &m0, sizeof m0);
     memcpy(sv + 8, &m1, sizeof m1);
     memcpy(u->abs_sum, sv, sizeof *sv * (size_t)nj);
-    float vv[VW] = {0};
-    memcpy(vv, u->v, sizeof *vv * (size_t)nj);
-    memcpy(&ref, vv, sizeof ref);
+    if (!seq) {
+      float vv[VW] = {0};
+      memcpy(vv, u->v, sizeof *vv * (size_t)nj);
+      memcpy(&ref, vv, sizeof ref);
+    }
   }
   const v8u64 lane = {0, 1, 2, 3, 4, 5, 6, 7};
   v8u64 c0 = (v8u64)(lane < (uint64_t)nj), c1 = (v8u64)(lane + 8 < (uint64_t)nj);
@@ -921,9 +951,9 @@ INLINE double finish_row(const v16f *p, const v8d *s, v8d m0, v8d m1, int64_t nj
 }
 
 /* dot_block at precision prec, flushing when F, the f64 sums fused when
- * FMA (constants once inlined). */
-INLINE double walk(hlo_num_precision prec, bool F, bool FMA, const dot_terms *t, int64_t row0, int64_t nrows,
-                   int64_t j0, int64_t nj, const block_use *u, dot_walked *out) {
+ * FMA, the reference's own sum formed when SEQ (constants once inlined). */
+INLINE double walk(hlo_num_precision prec, bool F, bool FMA, bool SEQ, const dot_terms *t, int64_t row0,
+                   int64_t nrows, int64_t j0, int64_t nj, const block_use *u, dot_walked *out) {
   const int64_t b = row0 / t->M, panel = (b * (t->Np / VW) + j0 / VW) * t->Kp * VW; /* canon_segment's panels */
   int64_t row[WR];
   for (int r = 0; r < WR; r++)
@@ -932,9 +962,9 @@ INLINE double walk(hlo_num_precision prec, bool F, bool FMA, const dot_terms *t,
   walk_f64(prec == HLO_NUM_PREC_DEFAULT, FMA, t, row, panel, s, m);
   double rho = u ? u->known : 0;
   for (int r = 0; r < nrows; r++) {
-    v16f p[3];
-    walk_lanes(prec, F, t, row[r], panel, p);
-    rho = finish_row(p, s[r], m[r][0], m[r][1], nj, u ? &u[r] : NULL, rho, out ? &out[r] : NULL);
+    v16f p[4];
+    walk_lanes(prec, F, SEQ, t, row[r], panel, p);
+    rho = finish_row(SEQ, p, s[r], m[r][0], m[r][1], nj, u ? &u[r] : NULL, rho, out ? &out[r] : NULL);
   }
   return rho;
 }
@@ -969,11 +999,11 @@ static bool fma_in_vectors(void) {
 HLO_CLONES
 static double dot_block(const dot_terms *t, int64_t row0, int64_t nrows, int64_t j0, int64_t nj, const block_use *u,
                         dot_walked *out) {
-  bool F = !t->no_flush, FMA = t->exact_products && fma_in_vectors();
-#define WALK(P) (F ? (FMA ? walk(P, true, true, t, row0, nrows, j0, nj, u, out)                                   \
-                      : walk(P, true, false, t, row0, nrows, j0, nj, u, out))                                    \
-                   : (FMA ? walk(P, false, true, t, row0, nrows, j0, nj, u, out)                                  \
-                          : walk(P, false, false, t, row0, nrows, j0, nj, u, out)))
+  bool F = !t->no_flush, FMA = t->exact_products && fma_in_vectors(), S = u && u[0].vout;
+#define WALK_S(P, F_, FMA_) (S ? walk(P, F_, FMA_, true, t, row0, nrows, j0, nj, u, out)                           \
+                               : walk(P, F_, FMA_, false, t, row0, nrows, j0, nj, u, out))
+#define WALK(P) (F ? (FMA ? WALK_S(P, true, true) : WALK_S(P, true, false))                                       \
+                   : (FMA ? WALK_S(P, false, true) : WALK_S(P, false, false)))
   switch (t->prec) {
   case HLO_NUM_PREC_HIGH:
     return WALK(HLO_NUM_PREC_HIGH);
@@ -983,6 +1013,7 @@ static double dot_block(const dot_terms *t, int64_t row0, int64_t nrows, int64_t
     return WALK(HLO_NUM_PREC_DEFAULT);
   }
 #undef WALK
+#undef WALK_S
 }
 
 /* The row groups of a dot's walk: WR rows at a time within each batch. */
@@ -1057,29 +1088,36 @@ static bool walks_lanes(const chk_accum *a, const hlo_value *v) {
   return v->type == HLO_F32 && (double)a->n * (double)a->k <= 268435456.0;
 }
 
-/* S_e and rho of one evaluation v of an f32 dot (accum.h), all formed in
- * one walk of each element's products (dot_block): abs_sum[e] as
- * dot_abs_sums gives it, and rho from the reference's own sequential sum
- * v and 2, 4 and 8 interleaved accumulators against the f64 sum of the
- * same products.  0, or -1 when memory ran out.
+/* S_e and rho of one evaluation of an f32 dot ins (n elements, k terms
+ * each; accum.h) on ops, all formed in one walk of each element's
+ * products (dot_block): abs_sum[e] as dot_abs_sums gives it, and rho from
+ * the reference's own sequential sum and 2, 4 and 8 interleaved
+ * accumulators against the f64 sum of the same products.  The
+ * reference's sum is ref, its values; or, when ref is NULL, the walk
+ * forms it and stores it to vout (chk_accums_dot_eval), where that gives
+ * the reference's bits: no operand part is a NaN (eval_dot.c leaves a
+ * NaN's payload to the scalar loop's operand order) and no padded product
+ * can change a sum (walk_lanes).  0; -1 when memory ran out; -2 when
+ * the dimension numbers do not fit the operands or n, or vout's
+ * conditions do not hold.
  *
  * dot_abs_sums could fail otherwise only where chk_op_dot refuses the
- * dot's dimension numbers or result shape, and v is chk_op_dot's own
- * result for this instruction on these operands: dot_terms_init's checks
+ * dot's dimension numbers or result shape, and with ref the reference's
+ * result for this instruction on these operands, dot_terms_init's checks
  * hold (it answers -2 only where chk_op_dot would have failed). */
-static int dot_walk(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, double g, double *abs_sum,
-                    double *rho_out) {
+static int walk_dot(const hlo_instr *ins, int64_t n, int64_t k, hlo_value *const *ops, const float *ref,
+                    float *vout, double g, double *abs_sum, double *rho_out) {
   dot_terms t;
-  int rc = dot_terms_init(&t, a->ins, ops);
-  if (rc != 0 || t.B * t.M * t.N != a->n) {
-    if (rc == 0)
-      dot_terms_free(&t);
-    return -1;
+  int rc = dot_terms_init(&t, ins, ops);
+  if (rc != 0)
+    return rc;
+  if (t.B * t.M * t.N != n || (!ref && (t.nan || (!t.no_flush && t.K != t.Kp)))) {
+    dot_terms_free(&t);
+    return -2;
   }
   /* The lane counts P = 2, 4, 8 compared: those up to the depth. */
-  int nsums = a->k >= 8 ? 3 : a->k >= 4 ? 2 : a->k >= 2 ? 1 : 0;
+  int nsums = k >= 8 ? 3 : k >= 4 ? 2 : k >= 2 ? 1 : 0;
   int64_t groups = row_groups(&t), nblocks = (t.N + VW - 1) / VW;
-  const float *ref = v->data; /* walks_lanes: an f32 array */
   double rho = 0;
   /* Every element is its own walk, so threads change no bit, and the
    * largest of the elements' ratios does not depend on their order.  A
@@ -1092,7 +1130,8 @@ static int dot_walk(const chk_accum *a, hlo_value *const *ops, const hlo_value *
       block_use u[WR];
       for (int64_t r = 0; r < nrows; r++) {
         int64_t e = (row0 + r) * t.N + j0;
-        u[r] = (block_use){.v = ref + e, .g = g, .nsums = nsums, .abs_sum = abs_sum + e, .known = rho};
+        u[r] = (block_use){.v = ref ? ref + e : NULL, .g = g, .nsums = nsums, .abs_sum = abs_sum + e, .known = rho,
+                           .vout = ref ? NULL : vout + e};
       }
       double q = dot_block(&t, row0, nrows, j0, nj, u, NULL);
       rho = q > rho ? q : rho;
@@ -1101,6 +1140,13 @@ static int dot_walk(const chk_accum *a, hlo_value *const *ops, const hlo_value *
   dot_terms_free(&t);
   *rho_out = rho;
   return 0;
+}
+
+/* dot_walk of the probe: v is the reference's value of a->ins. */
+static int dot_walk(const chk_accum *a, hlo_value *const *ops, const hlo_value *v, double g, double *abs_sum,
+                    double *rho_out) {
+  /* walks_lanes: an f32 array */
+  return walk_dot(a->ins, a->n, a->k, ops, v->data, NULL, g, abs_sum, rho_out) == 0 ? 0 : -1;
 }
 
 static chk_accum *find(chk_accums *A, const hlo_instr *ins) {
@@ -1167,8 +1213,28 @@ unsigned char *chk_accums_probe_reads(const hlo_computation *c) {
   return reads;
 }
 
-void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
-  chk_accums *A = ctx;
+/* The probe's coefficient g for an f32 accumulation of k terms. */
+static double noise_coef(hlo_etype acc_type, int64_t k) {
+  return chk_tol_coef(CHK_TOL_NOISE_FLOOR, chk_unit_roundoff(acc_type), k, 0, 0, 0, 0);
+}
+
+/* The terms per element of dot ins on lhs: the product of its
+ * contracting sizes. */
+static int64_t dot_depth(const hlo_instr *ins, const hlo_value *lhs) {
+  int64_t k = 1;
+  for (int i = 0; i < ins->attrs.dot.lhs_contracting.n; i++) {
+    int64_t d = ins->attrs.dot.lhs_contracting.v[i];
+    if (d >= 0 && d < lhs->rank)
+      k *= lhs->dims[d];
+  }
+  return k;
+}
+
+/* chk_accums_probe, with w (when not NULL) the walk chk_accums_dot_eval
+ * made of this dot on these operands: its S_e and rho are the walk's
+ * below, which is the same walk. */
+static void probe(chk_accums *A, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value,
+                  const chk_dot_walk *w) {
   if (!in_kernel(A, ins))
     return;
   if (!A->replay.kernel && !A->replay.off)
@@ -1199,11 +1265,7 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
         k *= ops[0]->dims[d];
     }
   } else {
-    for (int i = 0; i < ins->attrs.dot.lhs_contracting.n; i++) {
-      int64_t d = ins->attrs.dot.lhs_contracting.v[i];
-      if (d >= 0 && d < ops[0]->rank)
-        k *= ops[0]->dims[d];
-    }
+    k = dot_depth(ins, ops[0]);
   }
   chk_accum *a = find(A, ins);
   bool fresh = a == NULL;
@@ -1230,12 +1292,15 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
   double u_res = chk_unit_roundoff(v->type), u_acc = chk_unit_roundoff(a->acc_type);
   /* The noise-floor measurement (accum.h): f32 accumulations only. */
   bool measured = a->acc_type == HLO_F32 && (dot || (rop == HLO_OP_ADD && ops[0]->type == HLO_F32));
-  double g = measured ? chk_tol_coef(CHK_TOL_NOISE_FLOOR, u_acc, k, 0, 0, 0, 0) : 0;
+  double g = measured ? noise_coef(a->acc_type, k) : 0;
   double rho = -1;
   /* An f32 dot whose lanes are measured takes S_e in the same walk. */
   bool walked = measured && dot && walks_lanes(a, v);
   int rc = 0;
-  if (walked)
+  if (walked && w && w->abs_sum && w->n == v->count) {
+    memcpy(s, w->abs_sum, sizeof *s * (size_t)v->count);
+    rho = w->rho;
+  } else if (walked)
     rc = dot_walk(a, ops, v, g, s, &rho);
   else if (dot)
     rc = dot_abs_sums(ins, ops, s, v->count);
@@ -1292,6 +1357,70 @@ void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, in
     }
   }
   free(s);
+}
+
+void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value) {
+  probe(ctx, ins, ops, nops, value, NULL);
+}
+
+void chk_accums_probe_walked(chk_accums *A, const hlo_instr *ins, hlo_value *const *ops, int nops,
+                             hlo_value **value, const chk_dot_walk *w) {
+  probe(A, ins, ops, nops, value, w);
+}
+
+int chk_accums_dot_eval(const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value, chk_dot_walk *w) {
+  memset(w, 0, sizeof *w);
+  *value = NULL;
+  const hlo_shape *sh = &ins->shape;
+  /* the probe's conditions for walking it (chk_accums_probe, walks_lanes) */
+  if (ins->op != HLO_OP_DOT || nops != 2 || !ops[0] || !ops[1] || ops[0]->type == HLO_TUPLE ||
+      ops[1]->type == HLO_TUPLE || sh->type != HLO_F32 || sh->dynamic || sh->rank > HLO_MAX_RANK)
+    return 0;
+  /* the result chk_op_dot makes: [batch, lhs free, rhs free] */
+  const hlo_dot_dnums *dn = &ins->attrs.dot;
+  int64_t ls[HLO_MAX_RANK], lst[HLO_MAX_RANK], rs[HLO_MAX_RANK], rst[HLO_MAX_RANK], M, N;
+  int lnd = canon_side(ops[0], &dn->lhs_batch, &dn->lhs_contracting, true, ls, lst, &M);
+  int rnd = canon_side(ops[1], &dn->rhs_batch, &dn->rhs_contracting, false, rs, rst, &N);
+  if (lnd < 0 || rnd < 0)
+    return 0;
+  int nb = dn->lhs_batch.n, nc = dn->lhs_contracting.n, nlf = lnd - nb - nc, nrf = rnd - nb - nc;
+  if (sh->rank != nb + nlf + nrf)
+    return 0;
+  for (int i = 0; i < nb + nlf; i++)
+    if (sh->dims[i] != ls[i])
+      return 0;
+  for (int i = 0; i < nrf; i++)
+    if (sh->dims[nb + nlf + i] != rs[nb + nc + i])
+      return 0;
+  int64_t n = 1, k = dot_depth(ins, ops[0]);
+  for (int i = 0; i < sh->rank; i++)
+    n *= sh->dims[i];
+  if (n < 1 || k < 1 || (double)n * (double)k > 268435456.0)
+    return 0;
+  hlo_value *v = hlo_value_array_uninit(HLO_F32, sh->rank, sh->dims);
+  double *s = malloc(sizeof *s * (size_t)n);
+  if (!v || !s) {
+    hlo_value_unref(v);
+    free(s);
+    return -1;
+  }
+  double rho = 0;
+  int rc = walk_dot(ins, n, k, ops, NULL, v->data, noise_coef(HLO_F32, k), s, &rho);
+  if (rc != 0) {
+    hlo_value_unref(v);
+    free(s);
+    return rc == -1 ? -1 : 0;
+  }
+  *value = v;
+  w->abs_sum = s;
+  w->n = n;
+  w->rho = rho;
+  return 1;
+}
+
+void chk_dot_walk_free(chk_dot_walk *w) {
+  free(w->abs_sum);
+  memset(w, 0, sizeof *w);
 }
 
 /* The hook of the measurement: shifts one accumulation's value. */

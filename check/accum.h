@@ -113,6 +113,31 @@ typedef struct chk_accums {
  * (same module, arguments and options but the hook). */
 void chk_accums_probe(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value);
 
+/* A walk of an f32 dot made while the reference evaluated it
+ * (chk_accums_dot_eval): the S_e and rho the probe would measure of it. */
+typedef struct chk_dot_walk {
+  double *abs_sum; /* S_e, n of them, malloc'd (chk_dot_walk_free) */
+  int64_t n;
+  double rho;
+} chk_dot_walk;
+
+/* The reference's value of f32 dot ins on ops, as the evaluator with
+ * emulate_device gives it (eval_dot.c), formed by the probe's own walk of
+ * the dot's products, which measures S_e and rho of that value in the same
+ * pass (the evaluator's dot and then the probe's walk of it otherwise run
+ * over the same products twice).  1 with *value (one reference) and *w
+ * filled; 0 when this dot is not one the walk gives the reference's bits
+ * for (a NaN part, a result other than f32, more products than the probe
+ * walks, ...): evaluate it as usual; -1 when memory ran out. */
+int chk_accums_dot_eval(const hlo_instr *ins, hlo_value *const *ops, int nops, hlo_value **value, chk_dot_walk *w);
+void chk_dot_walk_free(chk_dot_walk *w);
+
+/* chk_accums_probe, for a call whose dot was evaluated by
+ * chk_accums_dot_eval on the same operands (w its walk; NULL: none): takes
+ * S_e and rho from w instead of walking the dot again. */
+void chk_accums_probe_walked(chk_accums *A, const hlo_instr *ins, hlo_value *const *ops, int nops,
+                             hlo_value **value, const chk_dot_walk *w);
+
 /* What the probe reads of each instruction of kernel when the hook shows
  * it: CHK_PROBE_READS_ALL, its operands and value (an accumulation);
  * CHK_PROBE_READS_VALUE, its value (one the measurement's replays read);

@@ -759,7 +759,14 @@ static int eval_instr(chk_eval *ev, const hlo_instr *ins, int nrep, int base, hl
     for (int r = 0; r < nrep; r++) {
       for (int k = 0; k < n; k++)
         rowp[k] = opv[k * nrep + r];
-      out[r] = fn(ev, ins, rowp);
+      int given = nrep == 1 && ev->o.provide ? ev->o.provide(ev->o.provide_ctx, ins, rowp, n, &out[r]) : 0;
+      if (given < 0) {
+        chk_fail(ev, ins, "out of memory");
+        rc = -1;
+        break;
+      }
+      if (!given)
+        out[r] = fn(ev, ins, rowp);
       if (!out[r]) {
         if (!ev->failed)
           fail_value(ev, ins, "evaluation failed");

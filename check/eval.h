@@ -32,6 +32,16 @@
 typedef void chk_eval_hook(void *ctx, const hlo_instr *ins, hlo_value *const *operands, int noperands,
                            hlo_value **value);
 
+/* An evaluator of some instructions by other means, asked before each
+ * op the evaluator would evaluate itself (one replica only): 1 with *value
+ * (one reference handed over) when it evaluated ins on operands, which
+ * must give exactly the evaluator's own value, bit for bit; 0 to leave it
+ * to the evaluator; -1 when memory ran out.  The isolation's capture
+ * evaluates a dot this way together with the probe's walk of it
+ * (chk_accums_dot_eval), which reads the same products. */
+typedef int chk_eval_provider(void *ctx, const hlo_instr *ins, hlo_value *const *operands, int noperands,
+                              hlo_value **value);
+
 typedef struct chk_eval_opts {
   int replicas;       /* simulated replicas, >= 1 */
   int emulate_device; /* device numerics (bf16 dot passes, approximations) */
@@ -42,6 +52,9 @@ typedef struct chk_eval_opts {
    * not shown to the hook. */
   chk_eval_hook *hook;
   void *hook_ctx;
+  /* Optional (see above); only with replicas = 1. */
+  chk_eval_provider *provide;
+  void *provide_ctx;
   /* Wall-clock seconds one chk_eval_module call may take; 0: no limit.
    * A module can loop forever or hold a dot that runs for hours, and the
    * checker must not hang with it: loop iterations and instructions count

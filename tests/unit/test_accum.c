@@ -618,6 +618,139 @@ static void dot_lane_sums_match_reference_route(void **state) {
                  HLO_F32, 4, DIMS(2, 5, 4, 3), 4, DIMS(3, 2, 4, 6), false, ANY_SCALE, 17);
 }
 
+/* chk_accums_dot_eval on one dot (HLO text as compare_routes'): when it
+ * evaluates it (want 1), its value is the evaluator's with emulate_device,
+ * bit for bit, and its S_e and rho are those the probe measures of that
+ * evaluation; when it must not (want 0: a NaN part, a flush where products
+ * are padded, a result other than f32), it leaves the dot to the
+ * evaluator.  Operands as compare_routes makes them. */
+static void dot_eval_case(const char *text, hlo_etype t, int lrank, const int64_t *ldims, int rrank,
+                          const int64_t *rdims, bool poison, int scale, uint64_t seed, int want) {
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  assert_non_null(m);
+  const hlo_instr *d = instr_named(m, "d");
+  assert_non_null(d);
+  hlo_value *args[2] = {NULL, NULL};
+  const int64_t *dims[2] = {ldims, rdims};
+  int ranks[2] = {lrank, rrank};
+  uint64_t st = seed;
+  for (int q = 0; q < 2; q++) {
+    int64_t count = 1;
+    for (int i = 0; i < ranks[q]; i++)
+      count *= dims[q][i];
+    double *v = malloc(sizeof *v * (size_t)count);
+    assert_non_null(v);
+    for (int64_t i = 0; i < count; i++) {
+      v[i] = random_value(&st);
+      if (scale == TINY)
+        v[i] = ldexp(v[i] < 0 ? -1.0 : 1.0, q == 0 ? -63 : -64) * (1 + fabs(frexp(v[i], &(int){0})));
+      if (scale == MODERATE) {
+        int e;
+        double f = frexp(v[i], &e);
+        v[i] = f == 0 || !isfinite(f) ? 0.75 : ldexp(f, e % 10);
+      }
+    }
+    if (poison)
+      v[count / 3] = q == 0 ? INFINITY : NAN;
+    args[q] = fx_array(t, ranks[q], dims[q], v);
+    free(v);
+  }
+  chk_accums A;
+  memset(&A, 0, sizeof A);
+  A.kernel = m->entry;
+  hlo_value *ref = NULL;
+  chk_eval_opts o = {.replicas = 1, .emulate_device = 1, .hook = chk_accums_probe, .hook_ctx = &A};
+  assert_int_equal(chk_eval_module(m, 2, args, &o, &ref, &err), 0);
+  hlo_value *v = NULL;
+  chk_dot_walk w;
+  int rc = chk_accums_dot_eval(d, args, 2, &v, &w);
+  assert_int_equal(rc, want);
+  if (rc == 1) {
+    assert_non_null(v);
+    assert_true(hlo_value_matches(v, &d->shape));
+    assert_int_equal(v->count, ref->count);
+    assert_memory_equal(v->data, ref->data, sizeof(float) * (size_t)ref->count);
+    assert_int_equal(A.n, 1);
+    assert_int_equal(w.n, ref->count);
+    assert_memory_equal(w.abs_sum, A.a[0].abs_sum, sizeof(double) * (size_t)w.n);
+    assert_true(w.rho == A.a[0].noise);
+    /* the probe shown the walk measures what it measured by itself */
+    chk_accums B;
+    memset(&B, 0, sizeof B);
+    B.kernel = m->entry;
+    hlo_value *bv = hlo_value_ref(v);
+    chk_accums_probe_walked(&B, d, args, 2, &bv, &w);
+    assert_int_equal(B.n, 1);
+    assert_memory_equal(B.a[0].abs_sum, A.a[0].abs_sum, sizeof(double) * (size_t)w.n);
+    assert_true(B.a[0].noise == A.a[0].noise);
+    hlo_value_unref(bv);
+    chk_accums_free(&B);
+  } else {
+    assert_null(v);
+    assert_null(w.abs_sum);
+  }
+  chk_dot_walk_free(&w);
+  hlo_value_unref(v);
+  chk_accums_free(&A);
+  hlo_value_unref(ref);
+  hlo_value_unref(args[0]);
+  hlo_value_unref(args[1]);
+  hlo_module_free(m);
+}
+
+/* Where chk_accums_dot_eval evaluates a dot and where it leaves it to the
+ * evaluator, over the forms of dot_lane_sums_match_reference_route.  By
+ * hand: K = 45 is padded to 48, so operands whose products or sums may be
+ * flushed (random_value's scales, TINY) are left to the evaluator (a sum
+ * flushed to -0 would become +0 after the padding); MODERATE operands
+ * cannot flush and are evaluated; K = 48 pads nothing and is evaluated at
+ * every scale; a NaN operand is always left (its payload is the scalar
+ * loop's); a bf16 result is not an f32 walk. */
+static void dot_eval_matches_evaluator(void **state) {
+  (void)state;
+  static const char *prec[3] = {"", ", operand_precision={high,default}", ", operand_precision={highest,highest}"};
+  for (int i = 0; i < 3; i++) {
+    char k45[512], k48[512];
+    snprintf(k45, sizeof k45,
+             DOT_TEXT("f32[7,45]", "f32[45,21]", "f32[7,21] dot(l, r), lhs_contracting_dims={1}, "
+                                                 "rhs_contracting_dims={0}%s"),
+             prec[i]);
+    snprintf(k48, sizeof k48,
+             DOT_TEXT("f32[7,48]", "f32[48,21]", "f32[7,21] dot(l, r), lhs_contracting_dims={1}, "
+                                                 "rhs_contracting_dims={0}%s"),
+             prec[i]);
+    dot_eval_case(k45, HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), false, ANY_SCALE, 100 + (uint64_t)i, 0);
+    dot_eval_case(k45, HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), false, TINY, 200 + (uint64_t)i, 0);
+    dot_eval_case(k45, HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), false, MODERATE, 300 + (uint64_t)i, 1);
+    dot_eval_case(k45, HLO_F32, 2, DIMS(7, 45), 2, DIMS(45, 21), true, MODERATE, 400 + (uint64_t)i, 0);
+    dot_eval_case(k48, HLO_F32, 2, DIMS(7, 48), 2, DIMS(48, 21), false, ANY_SCALE, 500 + (uint64_t)i, 1);
+    dot_eval_case(k48, HLO_F32, 2, DIMS(7, 48), 2, DIMS(48, 21), false, TINY, 600 + (uint64_t)i, 1);
+  }
+  /* a transposed rhs over more than one block of columns */
+  dot_eval_case(DOT_TEXT("f32[3,20]", "f32[300,20]",
+                         "f32[3,300] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={1}"),
+                HLO_F32, 2, DIMS(3, 20), 2, DIMS(300, 20), false, MODERATE, 7, 1);
+  /* bf16 operands and a batch dim */
+  dot_eval_case(DOT_TEXT("bf16[2,3,24]", "bf16[2,24,5]",
+                         "f32[2,3,5] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={0},"
+                         " lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
+                HLO_BF16, 3, DIMS(2, 3, 24), 3, DIMS(2, 24, 5), false, ANY_SCALE, 11, 1);
+  /* two contracting dims out of order on both sides (K = 15 padded) */
+  dot_eval_case(DOT_TEXT("f32[5,6,3]", "f32[3,7,5]",
+                         "f32[6,7] dot(l, r), lhs_contracting_dims={2,0}, rhs_contracting_dims={0,2},"
+                         " operand_precision={highest,highest}"),
+                HLO_F32, 3, DIMS(5, 6, 3), 3, DIMS(3, 7, 5), false, MODERATE, 13, 1);
+  dot_eval_case(DOT_TEXT("f32[2,5,4,2]", "f32[2,2,4,6]",
+                         "f32[2,5,6] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={1},"
+                         " lhs_contracting_dims={3,2}, rhs_contracting_dims={0,2}"),
+                HLO_F32, 4, DIMS(2, 5, 4, 2), 4, DIMS(2, 2, 4, 6), false, ANY_SCALE, 17, 1);
+  /* a bf16 result */
+  dot_eval_case(DOT_TEXT("f32[4,16]", "f32[16,8]",
+                         "bf16[4,8] dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+                HLO_F32, 2, DIMS(4, 16), 2, DIMS(16, 8), false, MODERATE, 19, 0);
+}
+
 /* The probe's rho of an f32 dot (accum.h) is the largest
  * |s - exact| / (g S_e) over the elements whose s, exact and g S_e are
  * finite (g S_e > 0), s the reference's own value and the 2-, 4- and
@@ -757,6 +890,7 @@ int main(void) {
       cmocka_unit_test(dot_f64_sum_rounds_each_add),
       cmocka_unit_test(dot_lane_sums_match_reference_route),
       cmocka_unit_test(dot_noise_is_largest_ratio),
+      cmocka_unit_test(dot_eval_matches_evaluator),
   };
   return cmocka_run_group_tests_name("accum", tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "device/dev_elemental.h"
 #include "device/dev_exec.h"
 #include "hlo/hlo_parse.h"
 
@@ -79,6 +80,53 @@ static void elementwise_ragged_exact(void **state) {
   hlo_value_unref(a);
   hlo_value_unref(b);
   unload(&x);
+}
+
+/* An f32 elementwise op reads a parameter in place (VIRT_F32_PARAM) where
+ * its tile's rows are all defined in the window, and through a box of
+ * slots elsewhere (the ragged tiles, whose blocks run past the array).
+ * Either way an element is what its slot holds, and a stored f32 comes
+ * from a slot: a float widened to double, which quiets a signalling NaN
+ * and keeps its payload.  negate flips the sign bit and nothing else, so
+ * by hand the result is the input's bits with the sign flipped and, for a
+ * NaN, the quiet bit set.  Signalling NaNs sit in a full tile and in a
+ * ragged one. */
+static void elementwise_params_in_place_by_hand(void **state) {
+  (void)state;
+  const char *text = "HloModule m\nENTRY e {\n  a = f32[10,130] parameter(0)\n"
+                     "  ROOT r = f32[10,130] negate(a)\n}\n";
+  const char *cfgs[2] = {"tile=8x128 k=0 buf=2 order=10 pack=1 prec=default flags=none",
+                         "tile=10x130 k=0 buf=2 order=01 pack=1 prec=default flags=none"};
+  int64_t dims[2] = {10, 130};
+  hlo_value *a = f32_array(2, dims);
+  uint32_t *pa = a->data;
+  for (int i = 0; i < 1300; i++) {
+    float f = (float)i * 0.25f - 100.0f;
+    memcpy(&pa[i], &f, sizeof f);
+  }
+  pa[5] = 0x7F800123u;    /* signalling, tile (0, 0) */
+  pa[7] = 0x7FC00456u;    /* quiet */
+  pa[1000] = 0xFF812345u; /* signalling, negative, tile (0, 0) */
+  pa[1299] = 0x7F8000FFu; /* signalling, the ragged tile (1, 1) */
+  for (int c = 0; c < 2; c++) {
+    fx x;
+    load(&x, text, cfgs[c]);
+    hlo_value *args[1] = {a};
+    dev_run r;
+    run(&x, args, 1, NULL, &r);
+    if (r.status != DEV_OK)
+      fail_msg("%s: %s", cfgs[c], r.message);
+    const uint32_t *o = r.out->data;
+    for (int i = 0; i < 1300; i++) {
+      bool nan = (pa[i] & 0x7FFFFFFFu) > 0x7F800000u;
+      uint32_t want = (nan ? pa[i] | 0x00400000u : pa[i]) ^ 0x80000000u;
+      if (o[i] != want)
+        fail_msg("%s: element %d is %08x, want %08x", cfgs[c], i, o[i], want);
+    }
+    hlo_value_unref(r.out);
+    unload(&x);
+  }
+  hlo_value_unref(a);
 }
 
 /* An integer iota through ragged tiles (8x128 over 10x130; 32x128 over
@@ -281,6 +329,154 @@ static void dot_s8_sums_exactly(void **state) {
   }
   hlo_value_unref(a);
   hlo_value_unref(b);
+}
+
+/* A dot's f32 parameter operands are taken from their window rows
+ * (dev_fold_dot.c, param_operands) unless a row is not all defined.
+ * With small integers every product and sum is exact in bf16 parts and
+ * f32, so the result is the plain integer sum, written out by hand, over
+ * configs that take that path (whole contraction, several tiles, two
+ * packed accumulators, precision highest, a transposed rhs read as
+ * q k^T) and one that leaves it (chunks of 128 over 300: the last block
+ * runs past the array, so its rows are not all defined). */
+static void dot_param_rows_by_hand(void **state) {
+  (void)state;
+  enum { M = 16, K = 300, N = 256 };
+  const char *texts[2] = {
+      "HloModule m\nENTRY e {\n  a = f32[16,300] parameter(0)\n  b = f32[300,256] parameter(1)\n"
+      "  ROOT d = f32[16,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+      "HloModule m\nENTRY e {\n  a = f32[16,300] parameter(0)\n  b = f32[256,300] parameter(1)\n"
+      "  ROOT d = f32[16,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}\n"};
+  const char *cfgs[5] = {"tile=16x256 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                         "tile=8x128 k=0 buf=2 order=10 pack=1 prec=default flags=none",
+                         "tile=8x128 k=0 buf=2 order=01 pack=2 prec=highest flags=none",
+                         "tile=16x256 k=0 buf=2 order=01 pack=1 prec=high flags=none",
+                         "tile=8x128 k=128 buf=2 order=01k pack=1 prec=default flags=none"};
+  int64_t da[2] = {M, K}, db[2][2] = {{K, N}, {N, K}};
+  hlo_value *a = f32_array(2, da);
+  float *pa = a->data;
+  for (int i = 0; i < M * K; i++)
+    pa[i] = (float)((i * 37 + 11) % 17 - 8);
+  for (int t = 0; t < 2; t++) {
+    hlo_value *b = f32_array(2, db[t]);
+    float *pb = b->data;
+    /* element (k, j) of the rhs, wherever its form keeps it */
+    for (int k = 0; k < K; k++)
+      for (int j = 0; j < N; j++)
+        pb[t ? j * K + k : k * N + j] = (float)((k * 53 + j * 7 + 5) % 15 - 7);
+    for (int c = 0; c < 5; c++) {
+      fx x;
+      load(&x, texts[t], cfgs[c]);
+      hlo_value *args[2] = {a, b};
+      dev_run r;
+      run(&x, args, 2, NULL, &r);
+      if (r.status != DEV_OK)
+        fail_msg("%s: %s", cfgs[c], r.message);
+      const float *o = r.out->data;
+      for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+          long want = 0;
+          for (int k = 0; k < K; k++)
+            want += (long)(((i * K + k) * 37 + 11) % 17 - 8) * (long)((k * 53 + j * 7 + 5) % 15 - 7);
+          if (o[i * N + j] != (float)want)
+            fail_msg("form %d, %s: (%d, %d) is %g, want %ld", t, cfgs[c], i, j, o[i * N + j], want);
+        }
+      hlo_value_unref(r.out);
+      unload(&x);
+    }
+    hlo_value_unref(b);
+  }
+  hlo_value_unref(a);
+}
+
+/* The same dot with its operands read through an elementwise copy takes
+ * the box of slots (box_operands) instead of the window rows: the two
+ * must agree bit for bit, on values of every magnitude with an infinity,
+ * signed zeros, a subnormal, and in the second run a quiet and a
+ * signalling NaN (whose slot quiets it: the rows' NaN makes the fold
+ * read the boxes, which gives the slot's value). */
+static void dot_param_rows_as_boxes(void **state) {
+  (void)state;
+  enum { M = 8, K = 300, N = 128 };
+  const char *direct = "HloModule m\nENTRY e {\n  a = f32[8,300] parameter(0)\n  b = f32[300,128] parameter(1)\n"
+                       "  ROOT d = f32[8,128] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  const char *boxed = "HloModule m\nENTRY e {\n  a = f32[8,300] parameter(0)\n  b = f32[300,128] parameter(1)\n"
+                      "  ca = f32[8,300] copy(a)\n  cb = f32[300,128] copy(b)\n"
+                      "  ROOT d = f32[8,128] dot(ca, cb), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  const char *cfgs[3] = {"tile=8x128 k=0 buf=2 order=01 pack=1 prec=default flags=none",
+                         "tile=8x128 k=0 buf=2 order=01 pack=4 prec=highest flags=none",
+                         "tile=8x128 k=128 buf=2 order=01k pack=1 prec=high flags=none"};
+  int64_t da[2] = {M, K}, db[2] = {K, N};
+  hlo_value *a = f32_array(2, da), *b = f32_array(2, db);
+  uint32_t seed = 12345;
+  for (int nan = 0; nan < 2; nan++) {
+    float *pa = a->data, *pb = b->data;
+    for (int i = 0; i < M * K + K * N; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      /* sign, an exponent around 1 give or take 2^10, 23 random bits */
+      uint32_t u = (seed & 0x807FFFFFu) | ((uint32_t)(117 + (seed >> 23) % 20) << 23);
+      float f;
+      memcpy(&f, &u, sizeof f);
+      *(i < M * K ? &pa[i] : &pb[i - M * K]) = f;
+    }
+    pa[3] = 1.0f / 0.0f;
+    pa[5] = -0.0f;
+    pb[7] = 0x1p-140f;
+    if (nan) {
+      uint32_t q = 0x7FC12000u, sn = 0x7F830000u; /* payloads that bf16 parts keep */
+      memcpy(&pa[K + 9], &q, sizeof q);
+      memcpy(&pb[20 * N + 3], &sn, sizeof sn);
+    }
+    for (int c = 0; c < 3; c++) {
+      dev_run r[2];
+      for (int v = 0; v < 2; v++) {
+        fx x;
+        load(&x, v ? boxed : direct, cfgs[c]);
+        hlo_value *args[2] = {a, b};
+        run(&x, args, 2, NULL, &r[v]);
+        if (r[v].status != DEV_OK)
+          fail_msg("%s: %s", cfgs[c], r[v].message);
+        unload(&x);
+      }
+      if (memcmp(r[0].out->data, r[1].out->data, sizeof(float) * M * N) != 0)
+        fail_msg("%s%s: the window rows and the boxes disagree", cfgs[c], nan ? " with NaNs" : "");
+      hlo_value_unref(r[0].out);
+      hlo_value_unref(r[1].out);
+    }
+  }
+  hlo_value_unref(a);
+  hlo_value_unref(b);
+}
+
+/* An f32 dot's sums become its result by a rounding to f32 (its slots
+ * hold doubles): by hand, round to nearest even, past the largest float
+ * to infinity, below the smallest subnormal to zero, a NaN's payload's
+ * top 23 fraction bits kept.  Nine values, so that a blocked loop has a
+ * tail. */
+static void dot_finish_rounds_to_f32_by_hand(void **state) {
+  (void)state;
+  enum { N = 9 };
+  uint64_t nan_bits = 0x7FF8000012345678ull; /* payload 0x12345678 >> 29 = 0 in f32 */
+  uint64_t nan2_bits = 0x7FFA000000000000ull; /* its top fraction bits: f32 0x7FD00000 */
+  double nan, nan2;
+  memcpy(&nan, &nan_bits, sizeof nan);
+  memcpy(&nan2, &nan2_bits, sizeof nan2);
+  dev_slot in[N] = {{.f = 1.0 + 0x1p-24}, {.f = 1.0 + 0x1p-24 + 0x1p-40}, {.f = -0.0}, {.f = 0x1p200},
+                    {.f = 0x1p-140}, {.f = 0x1p-160}, {.f = nan}, {.f = 3.0 + 0x1p-23}, {.f = nan2}};
+  uint32_t want[N] = {0x3F800000u, 0x3F800001u, 0x80000000u, 0x7F800000u, 0x00000200u /* 2^-140 = 2^9 * 2^-149 */,
+                      0x00000000u, 0x7FC00000u, 0x40400000u /* tie to even */, 0x7FD00000u};
+  dev_slot out[N];
+  dev_elem_dot_finish_block(HLO_F32, HLO_F32, in, out, N);
+  for (int i = 0; i < N; i++) {
+    float f = (float)out[i].f;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (u != want[i])
+      fail_msg("element %d: %08x, want %08x", i, u, want[i]);
+    double back = (double)f;
+    if (memcmp(&back, &out[i].f, sizeof back) != 0)
+      fail_msg("element %d: the slot is not the f32 value widened", i);
+  }
 }
 
 /* transpose(p, {1,2,0}) of p = f32[2,3,4] is out[i,j,k] = p[k,i,j] (XLA:
@@ -545,9 +741,12 @@ static void splat_of_splat_by_hand(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ragged_exact),
+      cmocka_unit_test(elementwise_params_in_place_by_hand),
       cmocka_unit_test(reduction_order_is_the_configs),
       cmocka_unit_test(epilogue_reduce_in_order),
-      cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly), cmocka_unit_test(transpose_and_broadcast_by_hand),
+      cmocka_unit_test(dot_default_precision_rounds_to_bf16), cmocka_unit_test(dot_s8_sums_exactly),
+      cmocka_unit_test(dot_param_rows_by_hand), cmocka_unit_test(dot_param_rows_as_boxes),
+      cmocka_unit_test(dot_finish_rounds_to_f32_by_hand), cmocka_unit_test(transpose_and_broadcast_by_hand),
       cmocka_unit_test(hygiene_faults),
       cmocka_unit_test(gather_epilogue_by_hand),
       cmocka_unit_test(row_stats_broadcast_by_hand),

@@ -240,6 +240,61 @@ void dev_x_window_read(void *ctx, int param, const int64_t *idx, int64_t n, dev_
     memcpy(poison, ws->shadow[ws->cur] + loc, (size_t)n);
 }
 
+/* Whether box [lo, lo + n) of an array of dims (all of rank r, the box
+ * inside) is one contiguous run of its row-major order: full along every
+ * dimension after the first one it does not cover whole, and one element
+ * wide along every dimension before it. */
+static bool box_contiguous(int r, const int64_t *lo, const int64_t *n, const int64_t *dims) {
+  int d = r - 1;
+  while (d > 0 && lo[d] == 0 && n[d] == dims[d])
+    d--;
+  for (int k = 0; k < d; k++)
+    if (n[k] != 1)
+      return false;
+  return true;
+}
+
+const float *dev_x_window_f32_box(void *ctx, int param, const int64_t *lo, const int64_t *n) {
+  const exec *x = ctx;
+  const win_state *ws = &x->win[param];
+  const dev_window *w = ws->w;
+  const dev_hbm *h = &x->in[param];
+  if (!w)
+    return NULL;
+  if (w->resident || !ws->data) { /* dev_x_window_read's read of the arguments */
+    if (h->type != HLO_F32 || !h->data)
+      return NULL;
+    int64_t off = 0;
+    for (int d = 0; d < h->rank; d++) {
+      if (lo[d] < 0 || n[d] <= 0 || lo[d] + n[d] > h->dims[d])
+        return NULL;
+      off = off * h->dims[d] + lo[d];
+    }
+    return box_contiguous(h->rank, lo, n, h->dims) ? (const float *)(const void *)h->data + off : NULL;
+  }
+  /* its read of one block, when every element is defined */
+  if (ws->type != HLO_F32 || !ws->have || !ws->clean[ws->cur])
+    return NULL;
+  int r = w->rank;
+  int64_t loc = 0, l[DEV_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    l[d] = lo[d] - ws->origin[d];
+    if (l[d] < 0 || n[d] <= 0 || l[d] + n[d] > w->block[d])
+      return NULL;
+    loc = loc * w->block[d] + l[d];
+  }
+  return box_contiguous(r, l, n, w->block) ? (const float *)(const void *)ws->data[ws->cur] + loc : NULL;
+}
+
+const float *dev_x_window_f32(const exec *x, int param, const int64_t *idx, int64_t n) {
+  const dev_window *w = x->win[param].w;
+  int r = w ? (w->resident || !x->win[param].data ? x->in[param].rank : w->rank) : 0;
+  int64_t ns[DEV_MAX_RANK];
+  for (int d = 0; d < r; d++)
+    ns[d] = d == r - 1 ? n : 1;
+  return dev_x_window_f32_box((void *)(uintptr_t)x, param, idx, ns);
+}
+
 int dev_x_setup_windows(exec *x) {
   x->win = calloc((size_t)(x->nin ? x->nin : 1), sizeof *x->win);
   if (!x->win)

@@ -432,10 +432,14 @@ static void infer(dev_elem *e, const hlo_instr *ins, const dev_box *b) {
  *   VIRT_F32_LEAF  a materialised f32 value: its readers read the floats
  *                  in place (row_f32_through_slot gives what a box of
  *                  slots would have), nothing poisoned, as a box of a
- *                  materialised value has nothing poisoned.
+ *                  materialised value has nothing poisoned;
+ *   VIRT_F32_PARAM an f32 parameter whose box the request's reader has in
+ *                  place (dev_elem_set_f32_params; e->vf32): read as an
+ *                  f32 leaf, and as its box of slots would be, since its
+ *                  rows are all defined.
  * Set by mark_virtual only where every reader is an elementwise op that
  * eval_elementwise's direct path serves. */
-enum { VIRT_NONE = 0, VIRT_SPLAT, VIRT_F32_LEAF };
+enum { VIRT_NONE = 0, VIRT_SPLAT, VIRT_F32_LEAF, VIRT_F32_PARAM };
 
 /* Operand o's value at idx (which lies in its box). */
 static dev_slot opv(const dev_elem *e, const hlo_instr *o, const int64_t *idx, uint8_t *poison) {
@@ -728,8 +732,10 @@ static void eval_elementwise(dev_elem *e, const hlo_instr *ins, dev_box *b) {
       src[j].v = sb->v;
       src[j].p = sb->poison;
       src[j].step = 0;
-    } else if (e->virt[o->index] == VIRT_F32_LEAF) { /* mark_virtual checked the box */
-      src[j].f = (const float *)e->val[o->index]->data + flat_in(leaf0(o), ob->lo);
+    } else if (e->virt[o->index] == VIRT_F32_LEAF || e->virt[o->index] == VIRT_F32_PARAM) {
+      /* mark_virtual checked the box */
+      src[j].f = e->virt[o->index] == VIRT_F32_PARAM ? e->vf32[o->index]
+                                                     : (const float *)e->val[o->index]->data + flat_in(leaf0(o), ob->lo);
       src[j].v = NULL;
       src[j].p = NULL;
       src[j].step = 1;
@@ -1293,7 +1299,7 @@ static bool reader_direct(const dev_elem *e, const hlo_instr *r) {
       return false;
     if (e->virt[o->index] == VIRT_SPLAT)
       continue;
-    if (e->virt[o->index] == VIRT_F32_LEAF)
+    if (e->virt[o->index] == VIRT_F32_LEAF || e->virt[o->index] == VIRT_F32_PARAM)
       leaf = true;
     const dev_box *ob = &e->bx[o->index];
     if (ob->rank != 0 && !same_box(ob, b))
@@ -1307,9 +1313,10 @@ static bool reader_direct(const dev_elem *e, const hlo_instr *r) {
  * would not read it so, until none is left: unmarking one can take another
  * reader off the direct path.  A probe watches every box: nothing is marked
  * then. */
-static void mark_virtual(dev_elem *e, const hlo_instr *node, bool hero_leaf) {
+static void mark_virtual(dev_elem *e, const hlo_instr *node, bool hero_leaf, dev_param_read *pread, void *ctx) {
   const hlo_computation *c = e->c;
   bool any = false;
+  bool params = e->f32_param && pread == e->f32_pread;
   if (e->probe)
     return;
   for (int i = 0; i < node->index; i++) {
@@ -1328,6 +1335,12 @@ static void mark_virtual(dev_elem *e, const hlo_instr *node, bool hero_leaf) {
       if (v && v->type == HLO_F32 && s && s->type == HLO_F32 && v->count == hlo_shape_elements(s) &&
           b->rank > 0 && b->rank == s->rank && box_run_in(b, s, &outer) >= count)
         e->virt[i] = VIRT_F32_LEAF;
+    } else if (params && e->kind[i] == DEV_EK_PARAM && !(hero_leaf && ins == e->f->hero) && b->rank > 0 &&
+               leaf0(ins)->type == HLO_F32) {
+      /* rank 0 is left as a box, as for a leaf */
+      e->vf32[i] = e->f32_param(ctx, (int)ins->parameter_number, b->lo, b->n);
+      if (e->vf32[i])
+        e->virt[i] = VIRT_F32_PARAM;
     } else if (!(hero_leaf && ins == e->f->hero) && e->kind[i] == DEV_EK_BROADCAST && ins->noperands == 1 &&
                ins->attrs.dimensions.n == 0 && b->rank > 0 && e->need[ins->operands[0]->index] &&
                e->bx[ins->operands[0]->index].rank == 0) {
@@ -1389,7 +1402,7 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
     if (e->need[i] && !is_leaf(e, ins, hero_leaf))
       infer(e, ins, &e->bx[i]);
   }
-  mark_virtual(e, node, hero_leaf);
+  mark_virtual(e, node, hero_leaf, pread, ctx);
   /* Liveness: the last evaluated reader of every box.  A get-tuple-element
    * of an in-kernel tuple reads the tuple's operand directly, and a reader
    * of a splat reads the broadcast's scalar. */
@@ -1461,6 +1474,13 @@ int dev_elem_eval_f32(dev_elem *e, const hlo_instr *node, const dev_box *want, b
   e->f32_node = NULL;
   e->f32_done = false;
   return rc;
+}
+
+int dev_elem_param_row_source(const dev_elem *e, const hlo_instr *node) {
+  /* eval_node's DEV_EK_PARAM case, with nothing else watching the box */
+  if (e->probe || e->mat[node->index] || e->kind[node->index] != DEV_EK_PARAM)
+    return -1;
+  return (int)node->parameter_number;
 }
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -1559,6 +1579,7 @@ void dev_elem_free(dev_elem *e) {
   free(e->need);
   free(e->virt);
   free(e->last_use);
+  free(e->vf32);
   for (int k = 0; k < e->npool; k++) {
     free(e->pool[k].v);
     free(e->pool[k].poison);
@@ -1568,6 +1589,17 @@ void dev_elem_free(dev_elem *e) {
 
 /* dev_probe.h */
 void dev_elem_set_probe(dev_elem *e, dev_probe *p) { e->probe = p; }
+
+int dev_elem_set_f32_params(dev_elem *e, dev_param_read *pread, dev_param_f32 *f32) {
+  if (f32 && !e->vf32) {
+    e->vf32 = calloc((size_t)(e->c->ninstrs ? e->c->ninstrs : 1), sizeof *e->vf32);
+    if (!e->vf32)
+      return -1;
+  }
+  e->f32_pread = pread;
+  e->f32_param = f32;
+  return 0;
+}
 
 /* ---- defects and config ---------------------------------------------------------- */
 

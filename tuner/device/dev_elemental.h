@@ -106,6 +106,13 @@ typedef void dev_hero_read(void *ctx, const int64_t *idx, int64_t n, dev_slot *v
 
 typedef struct dev_elem dev_elem;
 
+/* An f32 parameter's values in place: p with element k of the box
+ * [lo, lo + n) (row-major) at p[k], as the rows a dev_param_read would
+ * give for the box, nothing poisoned, when the parameter is f32, every
+ * element of the box is defined and the box is one contiguous run where
+ * they are kept; else NULL. */
+typedef const float *dev_param_f32(void *ctx, int param, const int64_t *lo, const int64_t *n);
+
 /* Prepares evaluation of kernel computation c (f->comp).  materialised[i]
  * (indexed by instruction index) may hold whole values of opaque ops. */
 dev_elem *dev_elem_new(const dev_fusion *f, dev_precision prec);
@@ -131,6 +138,13 @@ void dev_elem_set_jitter(dev_elem *e, uint64_t seed);
  * Call before dev_elem_materialize.  0, or -1 when out of memory. */
 int dev_elem_set_defects(dev_elem *e, uint32_t active);
 
+/* Requests that read parameters through pread may read an f32 parameter
+ * in place through f32 (with the request's ctx) where every reader of its
+ * box is an f32 elementwise op over the same box: no box of slots is
+ * built for it, which was a conversion to double and back per element.
+ * f32 NULL (the default) builds every box.  0, or -1 when out of memory. */
+int dev_elem_set_f32_params(dev_elem *e, dev_param_read *pread, dev_param_f32 *f32);
+
 /* Materialises every opaque instruction, from whole-array parameter values
  * (params[k] for kernel parameter k).  0, or -1 with a message. */
 int dev_elem_materialize(dev_elem *e, hlo_value *const *params, char *why, size_t why_len);
@@ -153,6 +167,13 @@ int dev_elem_eval(dev_elem *e, const hlo_instr *node, const dev_box *want, bool 
 int dev_elem_eval_f32(dev_elem *e, const hlo_instr *node, const dev_box *want, bool hero_leaf,
                       dev_param_read *pread, dev_hero_read *hread, void *ctx, dev_box *out, float *f32,
                       bool *in_f32, char *why, size_t why_len);
+
+/* The kernel parameter whose rows dev_elem_eval of node (not the hero
+ * leaf) would read through its dev_param_read and return as they are:
+ * node is a parameter of the kernel, not materialised, and no probe
+ * watches the run.  A caller that reads such rows itself, already
+ * converted, may then skip the request and its slots.  -1 otherwise. */
+int dev_elem_param_row_source(const dev_elem *e, const hlo_instr *node);
 
 void dev_box_free(dev_box *b);
 

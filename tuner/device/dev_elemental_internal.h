@@ -48,6 +48,10 @@ struct dev_elem {
                             values go as f32, else NULL */
   const hlo_instr *f32_node;
   bool f32_done;         /* they went there */
+  dev_param_read *f32_pread; /* dev_elem_set_f32_params: requests through */
+  dev_param_f32 *f32_param;  /* f32_pread read f32 parameters in place */
+  const float **vf32;    /* per instruction: where a parameter marked
+                            VIRT_F32_PARAM is read (NULL without f32_param) */
   int *last_use;         /* per request: the last instruction reading each
                             box, after which its buffers are recycled */
   /* Recycled box buffers.  A request evaluates every needed instruction

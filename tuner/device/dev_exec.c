@@ -248,6 +248,8 @@ void dev_exec_run(const dev_schedule *s, const dev_compiler *cc, hlo_value *cons
     rc = dev_x_fail(&x, "out of memory");
   if (rc == 0)
     dev_elem_set_probe(x.el, x.hooks.probe); /* dev_probe.h; NULL on the plain path */
+  if (rc == 0 && dev_elem_set_f32_params(x.el, dev_x_window_read, dev_x_window_f32_box) != 0)
+    rc = dev_x_fail(&x, "out of memory");
   if (rc == 0) {
     dev_elem_set_config(x.el, &s->cfg);
     dev_elem_set_jitter(x.el, x.jitter_seed);

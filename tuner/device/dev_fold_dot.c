@@ -140,17 +140,50 @@ static void box_operands(const dev_box *b, hlo_eclass cls, const int64_t *es, fl
   }
 }
 
+/* box_operands of an f32 box that the evaluator would only have read,
+ * parameter param row by row (dev_elem_param_row_source): the rows taken
+ * from where dev_x_window_read reads them, without the box of slots.  The
+ * same values as the slots would give, except that a signalling NaN stays
+ * signalling; hlo_num_dot_split_block finds a NaN either way, and then
+ * the planes are not used.  false when a row is not all defined f32
+ * (dev_x_window_f32): the box must be read through the evaluator. */
+static bool param_operands(const exec *x, int param, const dev_box *b, const int64_t *es, float *out) {
+  int64_t idx[HLO_MAX_RANK], ri[HLO_MAX_RANK] = {0}, off = 0;
+  int last = b->rank - 1;
+  int64_t n = last >= 0 ? b->n[last] : 1, e = last >= 0 ? es[last] : 1;
+  for (int d = 0; d < b->rank; d++)
+    idx[d] = b->lo[d];
+  for (int64_t i = 0; i < b->count; i += n) {
+    const float *row = dev_x_window_f32(x, param, idx, n);
+    if (!row)
+      return false;
+    float *o = out + off;
+    if (e == 1)
+      memcpy(o, row, sizeof *o * (size_t)n);
+    else
+      for (int64_t j = 0; j < n; j++)
+        o[j * e] = row[j];
+    hlo_index_next_box(last > 0 ? last : 0, b->lo, b->n, idx);
+    if (!hlo_index_next_off(last, b->n, es, ri, &off))
+      break;
+  }
+  return true;
+}
+
 /* fold_dot_fast's f32 case, rows of the region at a time through
  * hlo_num_dot_f32_lanes, which gives each output element the scalar loop's
  * bits (see hlo_num_dot.h).  With P pack slots, slot q of an output
  * element takes positions r0 + r with (label0 + r) mod P == q in order: a
  * line of its own, P elements apart.  The operands are split once
- * per chunk as fold_dot_fast does, into one plane per bf16 part.  Returns
- * 1 when done, 0 when an operand part is a NaN (then the scalar loop must
- * run, see the header), -1 on failure. */
-static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, const int64_t *cd,
-                        const int64_t *stride, dev_precision prec, int64_t r0, int64_t len, int64_t label0,
-                        dev_slot *acc, uint8_t *valid, uint8_t *poison) {
+ * per chunk as fold_dot_fast does, into one plane per bf16 part.  A side
+ * with direct[side] >= 0 is that parameter's rows (param_operands): only
+ * its box's extent is set.  Returns 1 when done, 0 when an operand part is
+ * a NaN (then the scalar loop must run, see the header) or a direct side's
+ * rows are not all there (then its box must be read), with acc untouched
+ * either way, -1 on failure. */
+static int dot_rows_f32(exec *x, const dev_box *bx, const int *direct, const hlo_shape *const *sh,
+                        const int64_t *cd, const int64_t *stride, dev_precision prec, int64_t r0, int64_t len,
+                        int64_t label0, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
   const hlo_instr *h = x->f->hero;
   int np = hlo_num_dot_parts(prec);
   int R = x->region.rank;
@@ -202,7 +235,12 @@ static int dot_rows_f32(exec *x, const dev_box *bx, const hlo_shape *const *sh, 
       break;
     }
     /* The operands as f32 into the first plane, then split in place. */
-    box_operands(&bx[side], hlo_etype_class(sh[side]->type), es[side], planes[side]);
+    if (direct[side] < 0) {
+      box_operands(&bx[side], hlo_etype_class(sh[side]->type), es[side], planes[side]);
+    } else if (!param_operands(x, direct[side], &bx[side], es[side], planes[side])) {
+      rc = 0;
+      goto done;
+    }
     float *const parts[3] = {planes[side], planes[side] + (np > 1 ? n : 0), planes[side] + (np > 2 ? 2 * n : 0)};
     if (hlo_num_dot_split_block(planes[side], n, prec, parts, &exp_min[side])) {
       rc = 0;
@@ -301,11 +339,18 @@ done:
   return rc;
 }
 
-/* The common case of fold_dot — one contracting dimension, f32 or integer
- * compute — with each operand converted once per chunk (split into its bf16
- * parts, or widened to the integer compute type) instead of once per
- * product.  Same products, same order, same roundings as the general path. */
-static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh, dev_precision prec, int64_t r0,
+/* The stride of the contracting dimension cd[side] in side's box. */
+static void contracting_strides(const dev_box *bx, const int64_t *cd, int64_t *stride) {
+  for (int side = 0; side < 2; side++) {
+    stride[side] = 1;
+    for (int d = (int)cd[side] + 1; d < bx[side].rank; d++)
+      stride[side] *= bx[side].n[d];
+  }
+}
+
+/* The rest of fold_dot_fast, after dot_rows_f32 declined (or for an
+ * integer compute type). */
+static int fold_dot_loop(exec *x, const dev_box *bx, const hlo_shape *const *sh, dev_precision prec, int64_t r0,
                          int64_t len, int64_t label0, dev_slot *acc, uint8_t *valid, uint8_t *poison) {
   const hlo_instr *h = x->f->hero;
   hlo_etype ct = x->acc_t;
@@ -315,16 +360,7 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
   float *parts[2] = {NULL, NULL};
   uint64_t *ints[2] = {NULL, NULL};
   int rc = 0;
-  for (int side = 0; side < 2; side++) {
-    stride[side] = 1;
-    for (int d = (int)cd[side] + 1; d < bx[side].rank; d++)
-      stride[side] *= bx[side].n[d];
-  }
-  if (ct == HLO_F32) {
-    int done = dot_rows_f32(x, bx, sh, cd, stride, prec, r0, len, label0, acc, valid, poison);
-    if (done != 0)
-      return done < 0 ? -1 : 0;
-  }
+  contracting_strides(bx, cd, stride);
   for (int side = 0; side < 2; side++) {
     size_t n = (size_t)(bx[side].count ? bx[side].count : 1);
     if (ct == HLO_F32) {
@@ -424,6 +460,82 @@ static int fold_dot_fast(exec *x, const dev_box *bx, const hlo_shape *const *sh,
   return rc;
 }
 
+/* Whether box b lies inside shape sh and is not empty: then the
+ * evaluator's box for a request of b is b itself. */
+static bool box_inside(const dev_box *b, const hlo_shape *sh) {
+  if (b->rank != sh->rank)
+    return false;
+  for (int d = 0; d < b->rank; d++)
+    if (b->lo[d] < 0 || b->n[d] <= 0 || b->lo[d] + b->n[d] > sh->dims[d])
+      return false;
+  return true;
+}
+
+/* The common case of fold_dot — one contracting dimension, f32 or integer
+ * compute — with each operand converted once per chunk (split into its bf16
+ * parts, or widened to the integer compute type) instead of once per
+ * product.  Same products, same order, same roundings as the general path.
+ * An f32 operand that is a kernel parameter read as it is (a fusion's
+ * arguments, the usual case) goes from its window rows straight into the
+ * f32 planes when they are all defined: the box of slots its request
+ * would build, and box_operands narrow again, was a conversion each way
+ * per element.  Its box is read only if the planes cannot be used. */
+static int fold_dot_fast(exec *x, const dev_box *want, const hlo_shape *const *sh, dev_precision prec,
+                         int64_t r0, int64_t len, int64_t label0, dev_slot *acc, uint8_t *valid, uint8_t *poison,
+                         dev_param_read *pread) {
+  const hlo_instr *h = x->f->hero;
+  bool f32 = x->acc_t == HLO_F32;
+  int direct[2] = {-1, -1};
+  dev_box bx[2];
+  bool have[2] = {false, false};
+  int rc = 0;
+  for (int side = 0; side < 2; side++) {
+    if (f32 && pread == dev_x_window_read && sh[side]->type == HLO_F32 && box_inside(&want[side], sh[side]))
+      direct[side] = dev_elem_param_row_source(x->el, h->operands[side]);
+    if (direct[side] >= 0) {
+      bx[side] = want[side];
+      bx[side].count = 1;
+      for (int d = 0; d < bx[side].rank; d++)
+        bx[side].count *= bx[side].n[d];
+      bx[side].v = NULL;
+      bx[side].poison = NULL; /* parameters are all defined */
+      bx[side].cap = 0;
+      continue;
+    }
+    if (dev_elem_eval(x->el, h->operands[side], &want[side], false, pread, NULL, x, &bx[side], x->why,
+                      x->why_len) != 0) {
+      rc = -1;
+      goto done;
+    }
+    have[side] = true;
+  }
+  int64_t cd[2] = {h->attrs.dot.lhs_contracting.v[0], h->attrs.dot.rhs_contracting.v[0]}, stride[2];
+  contracting_strides(bx, cd, stride);
+  if (f32) {
+    int fast = dot_rows_f32(x, bx, direct, sh, cd, stride, prec, r0, len, label0, acc, valid, poison);
+    if (fast != 0) {
+      rc = fast < 0 ? -1 : 0;
+      goto done;
+    }
+  }
+  for (int side = 0; side < 2; side++) {
+    if (have[side])
+      continue;
+    if (dev_elem_eval(x->el, h->operands[side], &want[side], false, pread, NULL, x, &bx[side], x->why,
+                      x->why_len) != 0) {
+      rc = -1;
+      goto done;
+    }
+    have[side] = true;
+  }
+  rc = fold_dot_loop(x, bx, sh, prec, r0, len, label0, acc, valid, poison);
+done:
+  for (int side = 0; side < 2; side++)
+    if (have[side])
+      dev_elem_box_release(x->el, &bx[side]);
+  return rc;
+}
+
 /* Contracting positions [r0, r0 + len) of a dot hero, read through pread:
  * lhs and rhs blocks, then per output element the products in contracting
  * order, position r0 + i into pack slot (label0 + i) mod P. */
@@ -439,32 +551,29 @@ int dev_x_fold_dot_range(exec *x, dev_slot *acc, uint8_t *valid, uint8_t *poison
     return 0;
   int64_t clo[HLO_MAX_RANK], cn[HLO_MAX_RANK];
   dev_x_chunk_bbox(csz, nc, r0, r0 + len, clo, cn);
-  dev_box bx[2];
+  dev_box want[2], bx[2];
   for (int side = 0; side < 2; side++) {
-    dev_box want = {.rank = sh[side]->rank};
+    want[side] = (dev_box){.rank = sh[side]->rank};
     for (int d = 0; d < sh[side]->rank; d++) {
       bool c;
       int rd = dot_rdim(h, side, d, &c);
       if (c)
-        want.lo[d] = clo[rd], want.n[d] = cn[rd];
+        want[side].lo[d] = clo[rd], want[side].n[d] = cn[rd];
       else
-        want.lo[d] = x->region.lo[rd], want.n[d] = x->region.n[rd];
+        want[side].lo[d] = x->region.lo[rd], want[side].n[d] = x->region.n[rd];
     }
-    if (dev_elem_eval(x->el, h->operands[side], &want, false, pread, NULL, x, &bx[side], x->why,
+  }
+  hlo_etype ct = x->acc_t;
+  dev_precision prec = hlo_num_dot_precision(h, x->s->cfg.prec);
+  if (nc == 1 && ct != HLO_F64)
+    return fold_dot_fast(x, want, sh, prec, r0, len, label0, acc, valid, poison, pread);
+  for (int side = 0; side < 2; side++)
+    if (dev_elem_eval(x->el, h->operands[side], &want[side], false, pread, NULL, x, &bx[side], x->why,
                       x->why_len) != 0) {
       if (side)
         dev_box_free(&bx[0]);
       return -1;
     }
-  }
-  hlo_etype ct = x->acc_t;
-  dev_precision prec = hlo_num_dot_precision(h, x->s->cfg.prec);
-  if (nc == 1 && ct != HLO_F64) {
-    int rc = fold_dot_fast(x, bx, sh, prec, r0, len, label0, acc, valid, poison);
-    dev_elem_box_release(x->el, &bx[0]);
-    dev_elem_box_release(x->el, &bx[1]);
-    return rc;
-  }
   int64_t idx[HLO_MAX_RANK], ci[HLO_MAX_RANK], oi[2][HLO_MAX_RANK];
   for (int d = 0; d < x->region.rank; d++)
     idx[d] = x->region.lo[d];

@@ -60,4 +60,20 @@ static inline void dev_f32_to_slots(const float *o, int64_t n, dev_slot *v) {
     v[j].f = o[j];
 }
 
+/* o[j].f = (float)v[j].f for j < n: slots rounded to f32 and kept as
+ * slots (a dot's f32 sums as its result). */
+static inline void dev_slots_round_f32(const dev_slot *v, int64_t n, dev_slot *o) {
+  int64_t j = 0;
+#if defined(__GNUC__)
+  for (; j + 4 <= n; j += 4) {
+    dev_v4d_ d;
+    memcpy(&d, v + j, sizeof d);
+    d = __builtin_convertvector(__builtin_convertvector(d, dev_v4f_), dev_v4d_);
+    memcpy(o + j, &d, sizeof d);
+  }
+#endif
+  for (; j < n; j++)
+    o[j].f = (float)v[j].f;
+}
+
 #endif

@@ -21,6 +21,9 @@ typedef struct {
   int *pos;              /* scratch: parameter -> operand position */
   int failed;
   bool trace;            /* some unit has a kernel to trace */
+  /* The walk of the dot provide() just evaluated, for its trace call. */
+  const hlo_instr *walked;
+  chk_dot_walk walk;
 } hook_state;
 
 static void drop_trace(tn_capture *c) {
@@ -29,6 +32,7 @@ static void drop_trace(tn_capture *c) {
       hlo_value_unref(c->calls[k].ops[j]);
     free(c->calls[k].ops);
     hlo_value_unref(c->calls[k].value);
+    chk_dot_walk_free(&c->calls[k].walk);
   }
   free(c->calls);
   c->calls = NULL;
@@ -44,7 +48,8 @@ static void drop_trace(tn_capture *c) {
  * The evaluator shows a computation's instructions in increasing order;
  * anything else (the kernel evaluated twice before the unit's own call)
  * gives up the trace rather than guess which evaluation is the unit's. */
-static void trace_call(tn_capture *c, const hlo_instr *ins, hlo_value *const *ops, int n, hlo_value *value) {
+static void trace_call(tn_capture *c, const hlo_instr *ins, hlo_value *const *ops, int n, hlo_value *value,
+                       chk_dot_walk *walk) {
   if (c->trace_failed || c->out)
     return;
   if (c->ncalls > 0 && c->calls[c->ncalls - 1].index >= ins->index) {
@@ -76,20 +81,52 @@ static void trace_call(tn_capture *c, const hlo_instr *ins, hlo_value *const *op
   for (int k = 0; k < n; k++)
     t->ops[k] = ops[k] ? hlo_value_ref(ops[k]) : NULL;
   t->value = value && reads ? hlo_value_ref(value) : NULL;
+  t->walk = *walk; /* handed over */
+  memset(walk, 0, sizeof *walk);
   c->ncalls++;
+}
+
+/* The unit whose traced kernel ins belongs to, or -1. */
+static int traced_unit(const hook_state *h, const hlo_instr *ins) {
+  for (int i = 0; i < h->u->n; i++) {
+    const hlo_computation *k = h->caps[i].kernel;
+    if (k && ins->index >= 0 && ins->index < k->ninstrs && k->instrs[ins->index] == ins)
+      return i;
+  }
+  return -1;
+}
+
+/* chk_eval_provider: a dot of a traced kernel, in the execution the trace
+ * records, whose operands and value the probe reads, is evaluated by the
+ * probe's walk (chk_accums_dot_eval): the walk it would make of the traced
+ * call in tn_check_fusion comes with the value, and the evaluator's own
+ * pass over the same products is saved. */
+static int provide(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int n, hlo_value **value) {
+  hook_state *h = ctx;
+  if (!h->trace || ins->op != HLO_OP_DOT)
+    return 0;
+  int i = traced_unit(h, ins);
+  if (i < 0)
+    return 0;
+  tn_capture *c = &h->caps[i];
+  if (c->trace_failed || c->out || h->calls[i] != h->iteration - 1 || c->reads[ins->index] != CHK_PROBE_READS_ALL)
+    return 0;
+  chk_dot_walk_free(&h->walk);
+  int rc = chk_accums_dot_eval(ins, ops, n, value, &h->walk);
+  h->walked = rc > 0 ? ins : NULL;
+  return rc;
 }
 
 static void hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, int n, hlo_value **value) {
   hook_state *h = ctx;
-  if (h->trace)
-    for (int i = 0; i < h->u->n; i++) {
-      const hlo_computation *k = h->caps[i].kernel;
-      if (k && ins->index >= 0 && ins->index < k->ninstrs && k->instrs[ins->index] == ins) {
-        if (h->calls[i] == h->iteration - 1)
-          trace_call(&h->caps[i], ins, ops, n, *value);
-        break;
-      }
-    }
+  if (h->trace) {
+    int i = traced_unit(h, ins);
+    chk_dot_walk none = {0}, *walk = h->walked == ins ? &h->walk : &none;
+    if (i >= 0 && h->calls[i] == h->iteration - 1)
+      trace_call(&h->caps[i], ins, ops, n, *value, walk);
+    h->walked = NULL;
+    chk_dot_walk_free(&h->walk);
+  }
   for (int i = 0; i < h->u->n; i++) {
     if (h->u->v[i].ins != ins)
       continue;
@@ -232,6 +269,10 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
     }
   chk_eval_opts eo = {.replicas = h.replicas, .emulate_device = 1, .hook = hook, .hook_ctx = &h,
                       .time_budget = o->time_budget, .rng_seed = o->seed};
+  if (h.trace) {
+    eo.provide = provide;
+    eo.provide_ctx = &h;
+  }
   if (!(eo.time_budget > 0))
     eo.time_budget = TN_CAPTURE_TIME_BUDGET;
   hlo_value *outs[64] = {0};
@@ -241,6 +282,7 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
    * not reached yet fall back. */
   uint64_t refused = hlo_mem_refusals();
   bool failed = chk_eval_module(m, nargs, args, &eo, outs, &err) != 0;
+  chk_dot_walk_free(&h.walk); /* a walk whose dot failed after it */
   if (failed && hlo_mem_refusals() != refused && strstr(err.msg, "out of memory"))
     hlo_error_set(&err, 0, 0, "its values reached --max-memory %lld bytes", (long long)hlo_mem_limit());
   for (int r = 0; !failed && r < h.replicas && r < 64; r++)

@@ -22,6 +22,7 @@
 
 #include "hlo/hlo.h"
 #include "hlo/hlo_value.h"
+#include "check/accum.h"
 #include "check/inputs.h"
 #include "result.h"
 #include "units.h"
@@ -45,6 +46,8 @@ typedef struct tn_trace_call {
   int nops;              /* 0 when the probe does not read them */
   hlo_value **ops;       /* one reference each (or NULL, as the hook got them) */
   hlo_value *value;      /* one reference; NULL when the probe does not read it */
+  chk_dot_walk walk;     /* a dot evaluated by chk_accums_dot_eval: its walk
+                            (abs_sum NULL otherwise) */
 } tn_trace_call;
 
 typedef struct tn_capture {

@@ -474,7 +474,10 @@ static bool reference_from_trace(shared *sh, const hlo_module *m) {
   for (int c = 0; c < t->ncalls; c++) {
     const tn_trace_call *tc = &t->calls[c];
     hlo_value *v = tc->value;
-    chk_accums_probe(&sh->acc, k->instrs[tc->index], tc->ops, tc->nops, &v);
+    /* a dot the capture evaluated with the probe's walk: the walk is taken
+     * as it is (chk_accums_probe_walked) */
+    chk_accums_probe_walked(&sh->acc, k->instrs[tc->index], tc->ops, tc->nops, &v,
+                            tc->walk.abs_sum ? &tc->walk : NULL);
   }
   sh->reference = hlo_value_ref(t->out);
   return true;

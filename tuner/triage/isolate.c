@@ -10,6 +10,7 @@
 #include "run/capture.h"
 #include "check/cascade.h"
 #include "isolate_chain.h"
+#include "isolate_same.h"
 #include "device/dev_fusion.h"
 #include "check/eval.h"
 #include "hlo/hlo_print.h"
@@ -101,11 +102,62 @@ static hlo_value *fusion_operand(const hlo_module *um, hlo_value *const *args, i
   return NULL;
 }
 
+/* The fused run as the unfused run may take it over (takes_fused). */
+typedef struct {
+  hlo_value *out;         /* the fused output */
+  const dev_fusion *f;    /* the unit module's analysis it ran */
+  const dev_config *cfg;  /* the config it ran */
+} iso_fused;
+
+/* May the single-op kernel of ins (module om, analysed as f, default
+ * dflt, parameter k bound to ins->operands[pos[k]]) take the fused output
+ * fz instead of running?  Only when it provably is the fused run again:
+ *  - the same kernel: um's fusion is a launch of its fused computation,
+ *    om's entry is the kernel itself, and the two computations are equal
+ *    as isolate_same.h says (so ins is the fused computation's one op and
+ *    the unfused run has no other kernel);
+ *  - the same config: om's default equals the fused run's config (a
+ *    --config that differs from it does not);
+ *  - the same analysis where the callers set it: replicas, rng seed (the
+ *    host's rng draws are keyed by it and the instruction's name, equal
+ *    here), the host;
+ *  - the same operands: parameter k of om is the fused computation's
+ *    parameter k (the comparison implies it; the loop below states the
+ *    binding this rests on), whose value run_unfused took from the
+ *    fusion's operand k (fusion_operand), the value the launch binds to
+ *    it: the same entry argument, or a value of the same literal;
+ *  - a run whose output cannot depend on what still differs: the timing
+ *    seed, which isolate_unit allows only where it cannot matter
+ *    (timing_may_matter), and what only the backend knows (fz is NULL
+ *    unless the backend is the built-in device: isolate_unit).
+ * Anything else, or any doubt, runs the kernel as before. */
+static bool takes_fused(const iso_fused *fz, const hlo_module *um, const hlo_module *om, const dev_fusion *f,
+                        const dev_config *dflt, const hlo_instr *ins, const int *pos, int np) {
+  if (!fz || !fz->out)
+    return false;
+  const hlo_instr *launch = um->entry->root;
+  if (fz->f->launch != launch || fz->f->comp != launch->attrs.calls.calls || f->launch || f->comp != om->entry)
+    return false;
+  if (!dev_config_equal(dflt, fz->cfg))
+    return false;
+  if (f->replicas != fz->f->replicas || f->rng_seed != fz->f->rng_seed || f->host != fz->f->host)
+    return false;
+  for (int k = 0; k < np; k++) {
+    const hlo_instr *p = ins->operands[pos[k]];
+    if (p->op != HLO_OP_PARAMETER || p->parameter_number != k)
+      return false;
+  }
+  return tn_iso_same_kernel(um, om, NULL, 0);
+}
+
 /* One instruction of a fusion as its own kernel: cut it out like a unit
  * (units.h keeps constant operands inline), run it with its default
- * config on the values its operands took in this unfused run. */
+ * config on the values its operands took in this unfused run, or take
+ * the fused output where that run would repeat the fused one
+ * (takes_fused; *reused then counts it). */
 static hlo_value *run_single_op(const iso_ctx *c, const hlo_module *um, const hlo_computation *fc,
-                                const hlo_instr *ins, hlo_value **vals, uint64_t jitter, char *why, size_t n) {
+                                const hlo_instr *ins, hlo_value **vals, uint64_t jitter, const iso_fused *fz,
+                                int *reused, char *why, size_t n) {
   tn_unit t = {.name = ins->name, .ins = ins, .where = fc};
   hlo_error err = {0};
   hlo_module *om = tn_unit_module(um, &t, &err);
@@ -137,9 +189,14 @@ static hlo_value *run_single_op(const iso_ctx *c, const hlo_module *um, const hl
   }
   f.rng_seed = c->o->seed;
   f.host = tn_backend_host();
-  if (default_config(c, &f, &dflt, msg, sizeof msg) != 0 ||
-      !(out = run_kernel(c, &f, &dflt, args, np, jitter, msg, sizeof msg)))
+  if (default_config(c, &f, &dflt, msg, sizeof msg) != 0) {
     snprintf(why, n, "%s alone: %s", ins->name, msg);
+  } else if (takes_fused(fz, um, om, &f, &dflt, ins, pos, np)) {
+    out = hlo_value_ref(fz->out);
+    (*reused)++;
+  } else if (!(out = run_kernel(c, &f, &dflt, args, np, jitter, msg, sizeof msg))) {
+    snprintf(why, n, "%s alone: %s", ins->name, msg);
+  }
 done:
   free(pos);
   free(args);
@@ -150,11 +207,15 @@ done:
 /* The unfused run of fusion unit um: every instruction of the fused
  * computation in order, parameters and constants as values, tuples and
  * get-tuple-elements as the host's bookkeeping (they move no data), every
- * other op a kernel.  The root's value, or NULL with why. */
+ * other op a kernel, or the fused output where that kernel is the fused
+ * run again (fz, NULL for none: takes_fused; *reused counts them, and
+ * *nkernels counts them as kernels all the same).  The root's value, or
+ * NULL with why. */
 static hlo_value *run_unfused(const iso_ctx *c, const hlo_module *um, hlo_value *const *args, int nargs,
-                              int *nkernels, char *why, size_t n) {
+                              const iso_fused *fz, int *nkernels, int *reused, char *why, size_t n) {
   const hlo_computation *fc = um->entry->root->attrs.calls.calls;
   *nkernels = 0;
+  *reused = 0;
   if (!fc) {
     snprintf(why, n, "the fusion calls no computation");
     return NULL;
@@ -217,7 +278,7 @@ static hlo_value *run_unfused(const iso_ctx *c, const hlo_module *um, hlo_value 
       break;
     }
     default:
-      v = run_single_op(c, um, fc, ins, vals, hlo_mix64(c->o->seed, (uint64_t)i + 1), why, n);
+      v = run_single_op(c, um, fc, ins, vals, hlo_mix64(c->o->seed, (uint64_t)i + 1), fz, reused, why, n);
       if (v)
         (*nkernels)++;
       break;
@@ -388,6 +449,8 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
   have_fr = true;
 
   int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(um);
+  /* the replicas of --check's default run (fusion_run.c) and of f */
+  bool same_replicas = replicas == f.replicas;
   if (replicas < 1)
     replicas = 1;
   if (replicas > 64) {
@@ -425,8 +488,19 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
 
   bool fusion = u->ins->op == HLO_OP_FUSION;
   char uwhy[448] = "";
+  /* The unfused run may take the fused output for a kernel that is the
+   * fused run again (takes_fused), where nothing outside what it compares
+   * can tell the runs apart: the built-in device, whose kernel reads the
+   * fusion's module only as takes_fused compares it (another backend
+   * might read names or the fusion's attributes); a timing seed that
+   * cannot change the output (the unfused kernel runs with a seed of its
+   * own); and a fused output made with f's replicas, whichever run made
+   * it. */
+  iso_fused fz = {.out = fused, .f = &f, .cfg = &cfg};
+  bool may_take = o->backend == dev_sim_backend() && !timing_may_matter(o) && same_replicas;
   if (fusion)
-    unfused = run_unfused(c, um, cap->args, cap->nargs, &r->nkernels, uwhy, sizeof uwhy);
+    unfused = run_unfused(c, um, cap->args, cap->nargs, may_take ? &fz : NULL, &r->nkernels, &r->nreused, uwhy,
+                          sizeof uwhy);
 
   int nleaves = hlo_shape_leaf_count(&um->entry->root->shape);
   if (nleaves > 256) {

@@ -12,7 +12,10 @@
  *              with that kernel's default config, the intermediates going
  *              through memory (a "defusion"); a unit that is one heavy op
  *              outside any fusion is its own single-op kernel, so it has no
- *              separate unfused run;
+ *              separate unfused run; a fusion of one op whose kernel
+ *              provably is the fused one again, on the same operands and
+ *              config, takes the fused output for it (isolate_same.h,
+ *              isolate.c's takes_fused);
  *   reference  the evaluator, emulating device numerics as --check does.
  * Every comparison uses the tolerance --check derives for the unit's
  * default against the reference (per output leaf: its rule, and the
@@ -97,6 +100,10 @@ typedef struct tn_iso_unit {
                                           second seed runs only where the
                                           timing can matter: isolate.c) */
   int nkernels;                        /* single-op kernels of the unfused run */
+  int nreused;                         /* of those, how many took the fused
+                                          output instead of running, being
+                                          the fused run again (isolate.c);
+                                          neither printed nor stored */
   tn_iso_cmp fused_unfused, fused_ref, unfused_ref;
   chk_tol tol;                         /* the loosest leaf tolerance used */
   double max_rel;                      /* the ranking key: the culprit side's
