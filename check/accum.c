@@ -1446,21 +1446,22 @@ static inline float shifted_f32(float x, double d, double sign) {
   return y;
 }
 
-/* shift_hook on an f32 value: p[e] + sign * scale * 2 (h S_e + R_e)
- * rounded to f32 where p[e] is finite.  Every element is its own
- * arithmetic, the same operations in the same order as element by
- * element, so the vectors the clones use change no bit. */
+/* shift_hook on an f32 value: q[e] = p[e] + sign * scale * 2 (h S_e +
+ * R_e) rounded to f32 where p[e] is finite, p[e] elsewhere; q may be p.
+ * Every element is its own arithmetic, the same operations in the same
+ * order as element by element, so the vectors the clones use change no
+ * bit. */
 HLO_CLONES
-static void shift_f32(float *restrict p, int64_t n, const double *restrict S, const double *restrict R, double h,
-                      double scale, double sign) {
+static void shift_f32(float *q, const float *p, int64_t n, const double *restrict S, const double *restrict R,
+                      double h, double scale, double sign) {
   if (R) {
 #pragma omp simd
     for (int64_t e = 0; e < n; e++)
-      p[e] = shifted_f32(p[e], scale * 2.0 * (h * S[e] + R[e]), sign);
+      q[e] = shifted_f32(p[e], scale * 2.0 * (h * S[e] + R[e]), sign);
   } else {
 #pragma omp simd
     for (int64_t e = 0; e < n; e++)
-      p[e] = shifted_f32(p[e], scale * 2.0 * (h * S[e] + 0), sign);
+      q[e] = shifted_f32(p[e], scale * 2.0 * (h * S[e] + 0), sign);
   }
 }
 
@@ -1471,13 +1472,22 @@ static void shift_hook(void *ctx, const hlo_instr *ins, hlo_value *const *ops, i
   const chk_accum *a = st->a;
   if (ins != a->ins || !*value || (*value)->type == HLO_TUPLE || (*value)->count != a->n)
     return;
-  hlo_value *c = hlo_value_clone(*value);
-  if (!c)
-    return;
   /* both sides of a comparison with coefficient a->h, each as far as
    * its bound allows */
-  if (c->type == HLO_F32) { /* hlo_value_set_f64's f32 store, inline */
-    shift_f32(c->data, a->n, a->abs_sum, a->round, a->h, st->scale, st->sign);
+  hlo_value *c;
+  if ((*value)->type == HLO_F32) { /* hlo_value_set_f64's f32 store, inline */
+    /* A value the hook holds the only reference to (eval.h: it is handed
+     * over) is shifted where it is; one the replay's recording holds too
+     * is shifted into a copy, written once. */
+    hlo_value *v = *value;
+    c = v->refs == 1 ? v : hlo_value_array_uninit(HLO_F32, v->rank, v->dims);
+    if (!c)
+      return;
+    shift_f32(c->data, v->data, a->n, a->abs_sum, a->round, a->h, st->scale, st->sign);
+    if (c == v)
+      return;
+  } else if (!(c = hlo_value_clone(*value))) {
+    return;
   } else {
     for (int64_t e = 0; e < a->n; e++) {
       double x = hlo_value_get_f64(c, e);
