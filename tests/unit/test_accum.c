@@ -504,22 +504,11 @@ static double random_value(uint64_t *state) {
 /* Operand scales of compare_routes. */
 enum { ANY_SCALE, TINY, MODERATE };
 
-/* One dot (HLO text whose ROOT `d` dots parameters l and r) against
- * reference_route, bit for bit, on seeded operands of type t; with
- * `poison` one lhs element is Inf and one rhs element NaN.  scale TINY:
- * every product is near the smallest normal f32, 2^-126 (between 2^-127
- * and 2^-124), so that products and running sums keep falling below it
- * and are flushed.  MODERATE: every operand is 0.75 or between 2^-10 and
- * 2^10 in magnitude, so no product or sum can be subnormal and the walk
- * leaves its flushes out (dot_terms.no_flush). */
-static void compare_routes(const char *text, hlo_etype t, int lrank, const int64_t *ldims, int rrank,
-                           const int64_t *rdims, bool poison, int scale, uint64_t seed) {
-  hlo_error err = {0};
-  hlo_module *m = hlo_parse(text, strlen(text), &err);
-  assert_non_null(m);
-  const hlo_instr *d = instr_named(m, "d");
-  assert_non_null(d);
-  hlo_value *args[2] = {NULL, NULL};
+/* The two operands of compare_routes' dot, of type t, seeded: values of
+ * every scale (random_value), or TINY / MODERATE ones as it describes;
+ * with poison one lhs element is Inf and one rhs element NaN. */
+static void dot_operands(hlo_etype t, int lrank, const int64_t *ldims, int rrank, const int64_t *rdims, bool poison,
+                         int scale, uint64_t seed, hlo_value **args) {
   const int64_t *dims[2] = {ldims, rdims};
   int ranks[2] = {lrank, rrank};
   uint64_t state = seed;
@@ -544,6 +533,25 @@ static void compare_routes(const char *text, hlo_etype t, int lrank, const int64
     args[s] = fx_array(t, ranks[s], dims[s], v);
     free(v);
   }
+}
+
+/* One dot (HLO text whose ROOT `d` dots parameters l and r) against
+ * reference_route, bit for bit, on seeded operands of type t; with
+ * `poison` one lhs element is Inf and one rhs element NaN.  scale TINY:
+ * every product is near the smallest normal f32, 2^-126 (between 2^-127
+ * and 2^-124), so that products and running sums keep falling below it
+ * and are flushed.  MODERATE: every operand is 0.75 or between 2^-10 and
+ * 2^10 in magnitude, so no product or sum can be subnormal and the walk
+ * leaves its flushes out (dot_terms.no_flush). */
+static void compare_routes(const char *text, hlo_etype t, int lrank, const int64_t *ldims, int rrank,
+                           const int64_t *rdims, bool poison, int scale, uint64_t seed) {
+  hlo_error err = {0};
+  hlo_module *m = hlo_parse(text, strlen(text), &err);
+  assert_non_null(m);
+  const hlo_instr *d = instr_named(m, "d");
+  assert_non_null(d);
+  hlo_value *args[2];
+  dot_operands(t, lrank, ldims, rrank, rdims, poison, scale, seed, args);
   int64_t n = 1;
   for (int i = 0; i < d->shape.rank; i++)
     n *= d->shape.dims[i];
@@ -631,31 +639,8 @@ static void dot_eval_case(const char *text, hlo_etype t, int lrank, const int64_
   assert_non_null(m);
   const hlo_instr *d = instr_named(m, "d");
   assert_non_null(d);
-  hlo_value *args[2] = {NULL, NULL};
-  const int64_t *dims[2] = {ldims, rdims};
-  int ranks[2] = {lrank, rrank};
-  uint64_t st = seed;
-  for (int q = 0; q < 2; q++) {
-    int64_t count = 1;
-    for (int i = 0; i < ranks[q]; i++)
-      count *= dims[q][i];
-    double *v = malloc(sizeof *v * (size_t)count);
-    assert_non_null(v);
-    for (int64_t i = 0; i < count; i++) {
-      v[i] = random_value(&st);
-      if (scale == TINY)
-        v[i] = ldexp(v[i] < 0 ? -1.0 : 1.0, q == 0 ? -63 : -64) * (1 + fabs(frexp(v[i], &(int){0})));
-      if (scale == MODERATE) {
-        int e;
-        double f = frexp(v[i], &e);
-        v[i] = f == 0 || !isfinite(f) ? 0.75 : ldexp(f, e % 10);
-      }
-    }
-    if (poison)
-      v[count / 3] = q == 0 ? INFINITY : NAN;
-    args[q] = fx_array(t, ranks[q], dims[q], v);
-    free(v);
-  }
+  hlo_value *args[2];
+  dot_operands(t, lrank, ldims, rrank, rdims, poison, scale, seed, args);
   chk_accums A;
   memset(&A, 0, sizeof A);
   A.kernel = m->entry;

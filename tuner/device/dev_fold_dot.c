@@ -471,6 +471,19 @@ static bool box_inside(const dev_box *b, const hlo_shape *sh) {
   return true;
 }
 
+/* Reads side `side` of the dot into its box bx[side] (once: have[side]
+ * says it is held); 0, or -1 with x->why. */
+static int read_side(exec *x, const hlo_instr *h, int side, const dev_box *want, dev_param_read *pread, dev_box *bx,
+                     bool *have) {
+  if (have[side])
+    return 0;
+  if (dev_elem_eval(x->el, h->operands[side], &want[side], false, pread, NULL, x, &bx[side], x->why,
+                    x->why_len) != 0)
+    return -1;
+  have[side] = true;
+  return 0;
+}
+
 /* The common case of fold_dot — one contracting dimension, f32 or integer
  * compute — with each operand converted once per chunk (split into its bf16
  * parts, or widened to the integer compute type) instead of once per
@@ -502,12 +515,10 @@ static int fold_dot_fast(exec *x, const dev_box *want, const hlo_shape *const *s
       bx[side].cap = 0;
       continue;
     }
-    if (dev_elem_eval(x->el, h->operands[side], &want[side], false, pread, NULL, x, &bx[side], x->why,
-                      x->why_len) != 0) {
+    if (read_side(x, h, side, want, pread, bx, have) != 0) {
       rc = -1;
       goto done;
     }
-    have[side] = true;
   }
   int64_t cd[2] = {h->attrs.dot.lhs_contracting.v[0], h->attrs.dot.rhs_contracting.v[0]}, stride[2];
   contracting_strides(bx, cd, stride);
@@ -518,16 +529,11 @@ static int fold_dot_fast(exec *x, const dev_box *want, const hlo_shape *const *s
       goto done;
     }
   }
-  for (int side = 0; side < 2; side++) {
-    if (have[side])
-      continue;
-    if (dev_elem_eval(x->el, h->operands[side], &want[side], false, pread, NULL, x, &bx[side], x->why,
-                      x->why_len) != 0) {
+  for (int side = 0; side < 2; side++)
+    if (read_side(x, h, side, want, pread, bx, have) != 0) {
       rc = -1;
       goto done;
     }
-    have[side] = true;
-  }
   rc = fold_dot_loop(x, bx, sh, prec, r0, len, label0, acc, valid, poison);
 done:
   for (int side = 0; side < 2; side++)
