@@ -1081,12 +1081,14 @@ static double seq_noise(const chk_accum *a, hlo_value *const *ops, const hlo_val
   return rho;
 }
 
+/* Does the probe walk the lanes of an f32 dot of n elements of k terms
+ * each?  Up to 2^28 products: a larger dot measures its sequential order
+ * alone (seq_noise). */
+static bool lanes_fit(int64_t n, int64_t k) { return (double)n * (double)k <= 268435456.0; }
+
 /* Does the probe measure dot a's noise with its lanes (dot_walk)?  An f32
- * result up to 2^28 products: a narrower result would round each lane,
- * and a larger dot measures its sequential order alone (seq_noise). */
-static bool walks_lanes(const chk_accum *a, const hlo_value *v) {
-  return v->type == HLO_F32 && (double)a->n * (double)a->k <= 268435456.0;
-}
+ * result (a narrower one would round each lane) within lanes_fit. */
+static bool walks_lanes(const chk_accum *a, const hlo_value *v) { return v->type == HLO_F32 && lanes_fit(a->n, a->k); }
 
 /* S_e and rho of one evaluation of an f32 dot ins (n elements, k terms
  * each; accum.h) on ops, all formed in one walk of each element's
@@ -1395,7 +1397,7 @@ int chk_accums_dot_eval(const hlo_instr *ins, hlo_value *const *ops, int nops, h
   int64_t n = 1, k = dot_depth(ins, ops[0]);
   for (int i = 0; i < sh->rank; i++)
     n *= sh->dims[i];
-  if (n < 1 || k < 1 || (double)n * (double)k > 268435456.0)
+  if (n < 1 || k < 1 || !lanes_fit(n, k))
     return 0;
   hlo_value *v = hlo_value_array_uninit(HLO_F32, sh->rank, sh->dims);
   double *s = malloc(sizeof *s * (size_t)n);
