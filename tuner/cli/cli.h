@@ -108,6 +108,7 @@ typedef struct tn_opts {
   const char *config_texts[TN_MAX_FUSIONS];
   int nconfigs;
   const char *from;       /* --isolate --from RESULTS.h5 (--run picks the run) */
+  int all_tolerances;     /* --isolate --all-tolerances */
 } tn_opts;
 
 /* Candidates per generated fusion when --fuzz has no --budget. */

@@ -240,7 +240,8 @@ int tn_cmd_isolate(const tn_opts *o) {
   tn_iso_opts io = {.backend = env.backend, .machine = &env.machine, .compiler = &env.compiler, .seed = o->seed,
                     .profile = (chk_inputs_profile)o->profile, .replicas = o->replicas,
                     .max_memory = o->max_memory, .time_budget = o->time_budget, .noverrides = noverrides,
-                    .override_units = unit_ptrs, .override_configs = config_ptrs, .entry_args = args};
+                    .override_units = unit_ptrs, .override_configs = config_ptrs, .entry_args = args,
+                    .all_tolerances = o->all_tolerances != 0};
   tn_iso_result r;
   hlo_error err = {0};
   if (tn_isolate(m, o->file, &io, &r, &err) != 0) {
@@ -284,7 +285,10 @@ int tn_cmd_isolate(const tn_opts *o) {
              pg->max_abs, pg->max_rel);
     else
       printf("within (max rel %.3g)", pg->max_rel);
-    printf(", tolerance atol %.3g rtol %.3g\n", pg->tol.atol, pg->tol.rtol);
+    if (pg->tol_skipped)
+      printf(", bit for bit; tolerance not derived (--all-tolerances derives it)\n");
+    else
+      printf(", tolerance atol %.3g rtol %.3g\n", pg->tol.atol, pg->tol.rtol);
   } else if (pg->note[0]) {
     printf("program vs reference: not run: %s\n", pg->note);
   }

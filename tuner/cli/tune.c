@@ -113,6 +113,8 @@ static void usage(FILE *f) {
         "                          candidate that a --check or --sweep of this module stored\n"
         "                          (--run ID picks the run; default the latest); --config\n"
         "                          wins over it\n"
+        "      --all-tolerances    derive every unit's tolerance, also where every\n"
+        "                          comparison is bit for bit identical and needs none\n"
         "  -o RESULTS.h5           also store the isolation as a new run of RESULTS.h5\n"
         "                          (tune --report renders it)\n"
         "\n"
@@ -214,7 +216,7 @@ enum { OPT_LIST_FUSIONS = 1280, OPT_MAX_MEMORY, OPT_RUN_TIME_BUDGET, OPT_INPUTS_
 
 enum { OPT_COVER_SEED = 1536, OPT_FUZZ, OPT_COUNT, OPT_SECONDS, OPT_TEMPLATE, OPT_VERBOSE /* issue 19 */ };
 enum { OPT_LIST_COMPILERS = 1792 /* issue 18 */ };
-enum { OPT_ISOLATE = 2048, OPT_CONFIG, OPT_FROM /* issue 16 */ };
+enum { OPT_ISOLATE = 2048, OPT_CONFIG, OPT_FROM /* issue 16 */, OPT_ALL_TOLERANCES };
 
 /* --max-memory SIZE: bytes, or a number with K, M, G or T (powers of 1024). */
 static int parse_size(const char *opt, const char *s, int64_t *out) {
@@ -337,6 +339,7 @@ static const struct {
     {OPT_VERBOSE, M(FUZZ)},
     {OPT_CONFIG, M(ISOLATE)},
     {OPT_FROM, M(ISOLATE)},
+    {OPT_ALL_TOLERANCES, M(ISOLATE)},
 };
 #undef M
 
@@ -486,6 +489,7 @@ static int tune_main(int argc, char **argv) {
       {"list-compilers", no_argument, NULL, OPT_LIST_COMPILERS},
       {"isolate", required_argument, NULL, OPT_ISOLATE},
       {"from", required_argument, NULL, OPT_FROM},
+      {"all-tolerances", no_argument, NULL, OPT_ALL_TOLERANCES},
       {"config", required_argument, NULL, OPT_CONFIG},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
@@ -693,6 +697,9 @@ static int tune_main(int argc, char **argv) {
       break;
     case OPT_FROM:
       o.from = optarg;
+      break;
+    case OPT_ALL_TOLERANCES:
+      o.all_tolerances = 1;
       break;
     case OPT_CONFIG: {
       /* UNIT=KNOBS: the unit's name cannot hold '=', the knobs do */

@@ -269,7 +269,7 @@ int tn_capture_units(const hlo_module *m, const tn_units *u, const tn_capture_op
     }
   chk_eval_opts eo = {.replicas = h.replicas, .emulate_device = 1, .hook = hook, .hook_ctx = &h,
                       .time_budget = o->time_budget, .rng_seed = o->seed};
-  if (h.trace) {
+  if (h.trace && !o->plain_dots) {
     eo.provide = provide;
     eo.provide_ctx = &h;
   }

@@ -86,6 +86,13 @@ typedef struct tn_capture_opts {
                             one replica, its values held until
                             tn_capture_free: only for a module whose values
                             all fit in a small part of max_memory */
+  bool plain_dots;       /* with trace: evaluate every dot with the
+                            evaluator's own kernel, not the probe's walk
+                            (provide() in capture.c): for a caller that may
+                            need no unit's tolerance (tune --isolate, where
+                            a unit bit for bit the reference needs none);
+                            tn_check_fusion's probe walks the dots of the
+                            units it is asked for */
 } tn_capture_opts;
 
 /* Captures the operands of every unit of u with an instruction; caps[i]

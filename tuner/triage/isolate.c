@@ -381,11 +381,64 @@ static bool timing_may_matter(const tn_iso_opts *o) {
   return !(o->backend->caps & DEV_BACKEND_CAP_TIMING_BY_RACE) || dev_compiler_has(o->compiler, DEV_DEFECT_DMA_RACE);
 }
 
-/* Isolates one unit.  0, or -1 with err for bad input (a bad --config);
- * every other failure makes the unit NOT_ISOLATED with the reason. */
-static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u, const tn_capture *cap,
-                        tn_iso_unit *r, hlo_error *err) {
+/* The tolerance --check derives for unit um (analysed as f) on cap's
+ * operands, its default against the reference: checks[l].tol per output
+ * leaf, the loosest into r->tol; with ref and dflt_out, one reference each
+ * to the reference's output and the default's (NULL when it had none).
+ * 0, or -1 with why. */
+static int derive_tolerance(const iso_ctx *c, const hlo_module *um, const tn_unit *u, const tn_capture *cap,
+                            chk_leaf_check *checks, int nleaves, tn_iso_unit *r, hlo_value **ref,
+                            hlo_value **dflt_out, char *why, size_t n) {
   const tn_iso_opts *o = c->o;
+  tn_fusion_result fr;
+  memset(&fr, 0, sizeof fr);
+  tn_sweep_opts so = {.backend = o->backend, .machine = o->machine, .compiler = o->compiler, .seed = o->seed,
+                      .profile = o->profile, .threads = 1, .budget = 1, .default_only = true, .error_maps = 0,
+                      .replicas = o->replicas, .unit_name = u->name, .args = cap->args, .nargs = cap->nargs,
+                      .max_memory = o->max_memory, .time_budget = o->time_budget, .default_out = dflt_out,
+                      .reference_out = ref, .traced = cap};
+  hlo_error serr = {0};
+  if (tn_check_fusion(um, c->source, &so, &fr, &serr) != 0) {
+    snprintf(why, n, "%.500s", serr.msg);
+    tn_fusion_result_free(&fr);
+    return -1;
+  }
+  r->tol = (chk_tol){0, 0};
+  r->tol_skipped = false;
+  for (int l = 0; l < nleaves; l++) {
+    checks[l].tol = l < fr.noutputs ? fr.output_tol[l] : (chk_tol){0, 0};
+    if (checks[l].tol.atol > r->tol.atol)
+      r->tol.atol = checks[l].tol.atol;
+    if (checks[l].tol.rtol > r->tol.rtol)
+      r->tol.rtol = checks[l].tol.rtol;
+  }
+  tn_fusion_result_free(&fr);
+  return 0;
+}
+
+/* The output leaves' rules of unit um's fused computation (analysed as
+ * f), tolerances zero until derived; their count, or -1 when there are
+ * more than isolation compares (256). */
+static int leaf_checks(const hlo_module *um, const dev_fusion *f, chk_leaf_check *checks) {
+  int nleaves = hlo_shape_leaf_count(&um->entry->root->shape);
+  if (nleaves > 256)
+    return -1;
+  memset(checks, 0, sizeof *checks * 256);
+  for (int l = 0; l < nleaves; l++) {
+    checks[l].rule = chk_leaf_rule(f->comp, l);
+    checks[l].checked = true;
+  }
+  return nleaves;
+}
+
+/* Isolates one unit.  0, or -1 with err for bad input (a bad --config);
+ * every other failure makes the unit NOT_ISOLATED with the reason.
+ * *skipped: the unit's tolerance was not derived (tol_skipped), and cap
+ * must stay for tn_iso_derive_skipped. */
+static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u, const tn_capture *cap,
+                        tn_iso_unit *r, bool *skipped, hlo_error *err) {
+  const tn_iso_opts *o = c->o;
+  *skipped = false;
   r->cls = TN_ISO_NOT_ISOLATED;
   if (!u->ins) {
     snprintf(r->note, sizeof r->note, "the file is one kernel, not a module of fusions: use tune --check");
@@ -402,14 +455,12 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     return 0;
   }
   int rc = 0;
-  tn_fusion_result fr;
-  memset(&fr, 0, sizeof fr);
-  bool have_fr = false;
   hlo_value *ref = NULL, *fused = NULL, *fused2 = NULL, *unfused = NULL, *dflt_out = NULL;
   hlo_value *outs[64] = {0};
   dev_fusion f;
   dev_config cfg;
   char why[448] = "";
+  chk_leaf_check checks[256];
   if (dev_fusion_analyze(um, &f, &uerr) != 0) {
     snprintf(r->note, sizeof r->note, "%.500s", uerr.msg);
     goto done;
@@ -433,20 +484,12 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     r->overridden = true;
   }
   dev_config_print(&cfg, r->config, sizeof r->config);
-
-  /* The tolerance --check derives for this unit on these operands (its
-   * default against the reference). */
-  tn_sweep_opts so = {.backend = o->backend, .machine = o->machine, .compiler = o->compiler, .seed = o->seed,
-                      .profile = o->profile, .threads = 1, .budget = 1, .default_only = true, .error_maps = 0,
-                      .replicas = o->replicas, .unit_name = u->name, .args = cap->args, .nargs = cap->nargs,
-                      .max_memory = o->max_memory, .time_budget = o->time_budget,
-                      .default_out = ov ? NULL : &dflt_out, .reference_out = &ref, .traced = cap};
-  hlo_error serr = {0};
-  if (tn_check_fusion(um, c->source, &so, &fr, &serr) != 0) {
-    snprintf(r->note, sizeof r->note, "%.500s", serr.msg);
+  int nleaves = leaf_checks(um, &f, checks);
+  if (nleaves < 0) {
+    snprintf(r->note, sizeof r->note, "%d output leaves: more than isolation compares",
+             hlo_shape_leaf_count(&um->entry->root->shape));
     goto done;
   }
-  have_fr = true;
 
   int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(um);
   /* the replicas of --check's default run (fusion_run.c) and of f */
@@ -457,11 +500,23 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     snprintf(r->note, sizeof r->note, "%d replicas: more than isolation simulates", replicas);
     goto done;
   }
+  /* The reference's value of the unit from the capture's trace, which
+   * --check takes as its reference too (fusion_run.c's
+   * reference_from_trace): the tolerance may then wait until a comparison
+   * is not bit for bit equal. */
+  bool lazy = !o->all_tolerances && cap->out && replicas == 1 && hlo_value_matches(cap->out, &um->entry->root->shape);
+  if (lazy) {
+    ref = hlo_value_ref(cap->out);
+  } else if (derive_tolerance(c, um, u, cap, checks, nleaves, r, &ref, ov ? NULL : &dflt_out, r->note,
+                              sizeof r->note) != 0) {
+    goto done;
+  }
   chk_eval_opts eo = {.replicas = replicas, .emulate_device = 1, .rng_seed = o->seed,
                       .time_budget = o->time_budget > 0 ? o->time_budget : TN_CAPTURE_TIME_BUDGET};
   /* --check evaluated the reference on these operands with these options
    * (its deadline aside): its output is taken as it is */
   if (!ref) {
+    hlo_error serr = {0};
     if (chk_eval_module(um, cap->nargs, cap->args, &eo, outs, &serr) != 0) {
       snprintf(r->note, sizeof r->note, "reference: %.480s", serr.msg);
       goto done;
@@ -502,22 +557,18 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     unfused = run_unfused(c, um, cap->args, cap->nargs, may_take ? &fz : NULL, &r->nkernels, &r->nreused, uwhy,
                           sizeof uwhy);
 
-  int nleaves = hlo_shape_leaf_count(&um->entry->root->shape);
-  if (nleaves > 256) {
-    snprintf(r->note, sizeof r->note, "%d output leaves: more than isolation compares", nleaves);
-    goto done;
-  }
-  chk_leaf_check checks[256];
-  memset(checks, 0, sizeof checks);
-  for (int l = 0; l < nleaves; l++) {
-    checks[l].rule = chk_leaf_rule(f.comp, l);
-    checks[l].checked = true;
-    if (l < fr.noutputs)
-      checks[l].tol = fr.output_tol[l];
-    if (checks[l].tol.atol > r->tol.atol)
-      r->tol.atol = checks[l].tol.atol;
-    if (checks[l].tol.rtol > r->tol.rtol)
-      r->tol.rtol = checks[l].tol.rtol;
+  if (lazy) {
+    /* Every output the unit's verdict reads bit for bit the reference's:
+     * each comparison is within under any tolerance (zero ones below), and
+     * none is derived.  Anything else derives it now. */
+    bool same = hlo_value_equal(fused, ref) && !r->nondeterministic && (!unfused || hlo_value_equal(unfused, ref));
+    if (same) {
+      r->tol = (chk_tol){NAN, NAN};
+      r->tol_skipped = true;
+      *skipped = true;
+    } else if (derive_tolerance(c, um, u, cap, checks, nleaves, r, NULL, NULL, r->note, sizeof r->note) != 0) {
+      goto done;
+    }
   }
   compare(fused, ref, checks, nleaves, &r->fused_ref);
   if (r->nondeterministic && r->fused_ref.done && r->fused_ref.within) {
@@ -561,8 +612,10 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
     snprintf(r->note, sizeof r->note, "nondeterministic: two timing seeds gave different fused outputs");
 
 done:
-  if (have_fr)
-    tn_fusion_result_free(&fr);
+  if (r->cls == TN_ISO_NOT_ISOLATED && r->tol_skipped) { /* compared nothing after all */
+    *skipped = r->tol_skipped = false;
+    r->tol = (chk_tol){0, 0};
+  }
   hlo_value_unref(ref);
   hlo_value_unref(fused);
   hlo_value_unref(fused2);
@@ -570,6 +623,29 @@ done:
   hlo_value_unref(dflt_out);
   hlo_module_free(um);
   return rc;
+}
+
+/* Derives the tolerance of unit r, whose isolation skipped it
+ * (tol_skipped), on cap as isolate_unit would have: every comparison was
+ * bit for bit identical, so only r->tol changes.  A failure leaves it
+ * skipped, with the reason in the note. */
+static void derive_skipped(const iso_ctx *c, const hlo_module *m, const tn_unit *u, const tn_capture *cap,
+                           tn_iso_unit *r) {
+  hlo_error uerr = {0};
+  hlo_module *um = tn_unit_module(m, u, &uerr);
+  dev_fusion f;
+  chk_leaf_check checks[256];
+  char why[512] = "";
+  int nleaves;
+  if (!um)
+    snprintf(why, sizeof why, "%.500s", uerr.msg);
+  else if (dev_fusion_analyze(um, &f, &uerr) != 0)
+    snprintf(why, sizeof why, "%.500s", uerr.msg);
+  else if ((nleaves = leaf_checks(um, &f, checks)) >= 0)
+    derive_tolerance(c, um, u, cap, checks, nleaves, r, NULL, NULL, why, sizeof why);
+  if (r->tol_skipped && why[0])
+    snprintf(r->note, sizeof r->note, "tolerance not derived: %.480s", why);
+  hlo_module_free(um);
 }
 
 /* Is unit a worse than unit b: larger max relative error, ties in
@@ -621,7 +697,10 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
   out->n = units.n;
   tn_capture_opts co = {.seed = o->seed, .profile = o->profile, .iteration = 1, .max_flops = TN_CAPTURE_MAX_FLOPS,
                         .max_memory = o->max_memory, .replicas = o->replicas, .time_budget = o->time_budget,
-                        .entry_args = o->entry_args, .trace = true};
+                        .entry_args = o->entry_args, .trace = true,
+                        /* a unit may need no tolerance (isolate.h): the
+                         * probe walks a dot only for a unit that does */
+                        .plain_dots = !o->all_tolerances};
   tn_capture_units(m, &units, &co, caps);
   iso_ctx c = {.o = o, .source = source};
   int rc = 0;
@@ -630,13 +709,17 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
     snprintf(r->name, sizeof r->name, "%s", units.v[i].name);
     r->index = i;
     r->micro.first = -1;
-    rc = isolate_unit(&c, m, &units.v[i], &caps[i], r, err);
+    bool skipped = false;
+    rc = isolate_unit(&c, m, &units.v[i], &caps[i], r, &skipped, err);
     /* Nothing reads a unit's capture after its isolation (a culprit keeps
-     * references of its own to the operands): its trace and operands go
-     * back to the heap for the units after it, and leave the bytes the
-     * memory account holds, which their estimates count (fusion_run.c).
-     * tn_capture_free leaves the entry empty for the call below. */
-    tn_capture_free(&caps[i], 1);
+     * references of its own to the operands), unless its tolerance was
+     * skipped and the program run below may need it: its trace and
+     * operands go back to the heap for the units after it, and leave the
+     * bytes the memory account holds, which their estimates count
+     * (fusion_run.c).  tn_capture_free leaves the entry empty for the
+     * call below. */
+    if (!skipped)
+      tn_capture_free(&caps[i], 1);
     if (tn_iso_class_is_culprit(r->cls))
       out->ranked[out->nculprits++] = i;
   }
@@ -646,6 +729,14 @@ int tn_isolate(const hlo_module *m, const char *source, const tn_iso_opts *o, tn
     isolated += out->v[i].cls == TN_ISO_OK;
   out->program.amplifier = out->program.origin = -1;
   if (rc == 0 && out->nculprits == 0 && isolated > 0) {
+    /* A program run that is not the reference's again compares under the
+     * units' tolerances: the skipped ones are derived first. */
+    if (!tn_iso_chain_is_reference(m, &units, o, out))
+      for (int i = 0; i < out->n; i++)
+        if (out->v[i].tol_skipped) {
+          derive_skipped(&c, m, &units.v[i], &caps[i], &out->v[i]);
+          tn_capture_free(&caps[i], 1);
+        }
     tn_iso_chain_run(m, &units, o, out);
     tn_iso_program *p = &out->program;
     int blamed = p->amplifier >= 0 ? p->amplifier : p->origin;

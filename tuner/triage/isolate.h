@@ -21,6 +21,16 @@
  * default against the reference (per output leaf: its rule, and the
  * largest per-element allowance of the derived bound).
  *
+ * Deriving it is most of a unit's cost: the reference's probe walks every
+ * product of every dot in several orders (check/accum.h).  A comparison
+ * of two outputs bit for bit equal needs no tolerance: it is within under
+ * every one.  So where the unit's reference value is known from the
+ * capture (its trace, capture.h), the runs come first, and a unit whose
+ * fused run, second timing seed and unfused run all give the reference's
+ * bits is `ok` without a tolerance (tol_skipped).  Any other unit derives
+ * it, as does every unit with all_tolerances (--all-tolerances), and every
+ * skipped one before the program run needs them (isolate_chain.h).
+ *
  * Why every unit is compared with the reference, not only when fused and
  * unfused disagree: the derived tolerance needs the reference's evaluation
  * of the unit anyway, and a lowering defect whose trigger holds for the
@@ -106,6 +116,9 @@ typedef struct tn_iso_unit {
                                           neither printed nor stored */
   tn_iso_cmp fused_unfused, fused_ref, unfused_ref;
   chk_tol tol;                         /* the loosest leaf tolerance used */
+  bool tol_skipped;                    /* every comparison bit for bit
+                                          identical: no tolerance derived
+                                          (tol is NAN, NAN) */
   double max_rel;                      /* the ranking key: the culprit side's
                                           max relative error vs the reference
                                           (inf for a one-sided NaN/Inf) */
@@ -142,6 +155,9 @@ typedef struct tn_iso_opts {
   hlo_value *const *entry_args;        /* the module's entry arguments
                                           (--inputs); NULL: synthesised from
                                           seed and profile */
+  bool all_tolerances;                 /* derive every unit's tolerance,
+                                          even where no comparison needs
+                                          one (--all-tolerances) */
 } tn_iso_opts;
 
 /* The device's program against the reference's (isolate_chain.h). */
@@ -149,6 +165,9 @@ typedef struct tn_iso_program {
   bool done;            /* both program runs completed */
   char note[256];       /* why not */
   chk_tol tol;          /* the program output's tolerance */
+  bool tol_skipped;     /* not derived (NAN, NAN): the program's output is
+                           the reference's bit for bit and some unit's
+                           tolerance was skipped */
   bool differs;         /* the program output is beyond it */
   int64_t mismatches, count;
   double max_rel, max_abs;

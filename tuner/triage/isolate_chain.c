@@ -195,11 +195,21 @@ static bool chain_is_reference(const hlo_module *m, const tn_units *u, const tn_
   return true;
 }
 
+bool tn_iso_chain_is_reference(const hlo_module *m, const tn_units *u, const tn_iso_opts *o, const tn_iso_result *r) {
+  int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
+  return chain_is_reference(m, u, o, r, replicas < 1 ? 1 : replicas);
+}
+
 void tn_iso_chain_run(const hlo_module *m, const tn_units *u, const tn_iso_opts *o, tn_iso_result *r) {
   tn_iso_program *out = &r->program;
   memset(out, 0, sizeof *out);
   out->amplifier = out->origin = -1;
+  int skipped = -1; /* a unit whose tolerance was not derived */
   for (int i = 0; i < r->n; i++) {
+    if (r->v[i].tol_skipped) {
+      skipped = i;
+      continue;
+    }
     if (r->v[i].tol.atol > out->tol.atol)
       out->tol.atol = r->v[i].tol.atol;
     if (r->v[i].tol.rtol > out->tol.rtol)
@@ -222,12 +232,25 @@ void tn_iso_chain_run(const hlo_module *m, const tn_units *u, const tn_iso_opts 
     goto done;
   }
   if (chain_is_reference(m, u, o, r, replicas)) {
+    /* bit for bit the reference's: no tolerance is read */
+    if (skipped >= 0) {
+      out->tol = (chk_tol){NAN, NAN};
+      out->tol_skipped = true;
+    }
     out->done = true;
     out->count = leaf_elements(&m->entry->root->shape);
     for (int i = 0; i < u->n; i++) {
       bool ran = u->v[i].ins && r->v[i].cls != TN_ISO_NOT_ISOLATED && u->v[i].ins->noperands <= 64;
       r->v[i].chain_in_rel = r->v[i].chain_out_rel = ran ? 0 : NAN;
     }
+    goto done;
+  }
+  if (skipped >= 0) {
+    /* tn_isolate derives them before a program run like this one: one it
+     * could not derive leaves the program's tolerance unknown */
+    snprintf(out->note, sizeof out->note, "the tolerance of %.150s could not be derived", r->v[skipped].name);
+    for (int i = 0; i < u->n; i++)
+      r->v[i].chain_in_rel = r->v[i].chain_out_rel = NAN;
     goto done;
   }
   for (int i = 0; i < u->n; i++) {

@@ -30,6 +30,11 @@
 
 
 
+/* Would tn_iso_chain_run find the device's program to be the
+ * reference's without running it (isolate_chain.c's chain_is_reference)?
+ * Then it reads no unit's tolerance. */
+bool tn_iso_chain_is_reference(const hlo_module *m, const tn_units *u, const tn_iso_opts *o, const tn_iso_result *r);
+
 /* Runs the device's program of m (units u, isolated as r->v with their
  * configs) on the same entry arguments as the capture (o's seed and
  * profile) and fills r->program and each unit's chain_in_rel and
