@@ -69,6 +69,12 @@ typedef struct tn_sweep_opts {
                              default's output, the run the verdicts compare
                              with, so a caller need not run it again; NULL
                              when it failed or was set aside as racy */
+  hlo_value *default_given; /* with default_only: the default's output,
+                             which the caller has made with this backend on
+                             these operands where the timing seed cannot
+                             change it (tune --isolate); taken instead of
+                             running the default again (its kernel is
+                             still compiled, for its status and cost) */
   hlo_value **reference_out; /* when set: receives one reference to the
                              reference's output (replica 0's, device
                              numerics, the replicas tn_replicas_needed

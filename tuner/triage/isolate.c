@@ -381,14 +381,16 @@ static bool timing_may_matter(const tn_iso_opts *o) {
   return !(o->backend->caps & DEV_BACKEND_CAP_TIMING_BY_RACE) || dev_compiler_has(o->compiler, DEV_DEFECT_DMA_RACE);
 }
 
-/* The tolerance --check derives for unit um (analysed as f) on cap's
- * operands, its default against the reference: checks[l].tol per output
- * leaf, the loosest into r->tol; with ref and dflt_out, one reference each
- * to the reference's output and the default's (NULL when it had none).
+/* The tolerance --check derives for unit um on cap's operands, its
+ * default against the reference: checks[l].tol per output leaf, the
+ * loosest into r->tol; with ref and dflt_out, one reference each to the
+ * reference's output and the default's (NULL when it had none).  given:
+ * the default's output where isolate_unit has it already, made where the
+ * timing seed cannot change it (tn_sweep_opts.default_given), or NULL.
  * 0, or -1 with why. */
 static int derive_tolerance(const iso_ctx *c, const hlo_module *um, const tn_unit *u, const tn_capture *cap,
-                            chk_leaf_check *checks, int nleaves, tn_iso_unit *r, hlo_value **ref,
-                            hlo_value **dflt_out, char *why, size_t n) {
+                            chk_leaf_check *checks, int nleaves, tn_iso_unit *r, hlo_value *given,
+                            hlo_value **ref, hlo_value **dflt_out, char *why, size_t n) {
   const tn_iso_opts *o = c->o;
   tn_fusion_result fr;
   memset(&fr, 0, sizeof fr);
@@ -396,7 +398,7 @@ static int derive_tolerance(const iso_ctx *c, const hlo_module *um, const tn_uni
                       .profile = o->profile, .threads = 1, .budget = 1, .default_only = true, .error_maps = 0,
                       .replicas = o->replicas, .unit_name = u->name, .args = cap->args, .nargs = cap->nargs,
                       .max_memory = o->max_memory, .time_budget = o->time_budget, .default_out = dflt_out,
-                      .reference_out = ref, .traced = cap};
+                      .default_given = given, .reference_out = ref, .traced = cap};
   hlo_error serr = {0};
   if (tn_check_fusion(um, c->source, &so, &fr, &serr) != 0) {
     snprintf(why, n, "%.500s", serr.msg);
@@ -503,11 +505,14 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
   /* The reference's value of the unit from the capture's trace, which
    * --check takes as its reference too (fusion_run.c's
    * reference_from_trace): the tolerance may then wait until a comparison
-   * is not bit for bit equal. */
-  bool lazy = !o->all_tolerances && cap->out && replicas == 1 && hlo_value_matches(cap->out, &um->entry->root->shape);
+   * is not bit for bit equal.  Only where the timing seed cannot change a
+   * run (timing_may_matter): --check's default runs with a timing of its
+   * own, so its output is then this unit's fused output again. */
+  bool lazy = !o->all_tolerances && !timing_may_matter(o) && cap->out && replicas == 1 &&
+              hlo_value_matches(cap->out, &um->entry->root->shape);
   if (lazy) {
     ref = hlo_value_ref(cap->out);
-  } else if (derive_tolerance(c, um, u, cap, checks, nleaves, r, &ref, ov ? NULL : &dflt_out, r->note,
+  } else if (derive_tolerance(c, um, u, cap, checks, nleaves, r, NULL, &ref, ov ? NULL : &dflt_out, r->note,
                               sizeof r->note) != 0) {
     goto done;
   }
@@ -566,7 +571,8 @@ static int isolate_unit(const iso_ctx *c, const hlo_module *m, const tn_unit *u,
       r->tol = (chk_tol){NAN, NAN};
       r->tol_skipped = true;
       *skipped = true;
-    } else if (derive_tolerance(c, um, u, cap, checks, nleaves, r, NULL, NULL, r->note, sizeof r->note) != 0) {
+    } else if (derive_tolerance(c, um, u, cap, checks, nleaves, r, ov ? NULL : fused, NULL, NULL, r->note,
+                                sizeof r->note) != 0) {
       goto done;
     }
   }
@@ -627,7 +633,9 @@ done:
 
 /* Derives the tolerance of unit r, whose isolation skipped it
  * (tol_skipped), on cap as isolate_unit would have: every comparison was
- * bit for bit identical, so only r->tol changes.  A failure leaves it
+ * bit for bit identical, so only r->tol changes.  Its fused run, when it
+ * had the default config, gave the reference's bits, cap->out: the
+ * default's output, given instead of run again.  A failure leaves it
  * skipped, with the reason in the note. */
 static void derive_skipped(const iso_ctx *c, const hlo_module *m, const tn_unit *u, const tn_capture *cap,
                            tn_iso_unit *r) {
@@ -642,7 +650,8 @@ static void derive_skipped(const iso_ctx *c, const hlo_module *m, const tn_unit 
   else if (dev_fusion_analyze(um, &f, &uerr) != 0)
     snprintf(why, sizeof why, "%.500s", uerr.msg);
   else if ((nleaves = leaf_checks(um, &f, checks)) >= 0)
-    derive_tolerance(c, um, u, cap, checks, nleaves, r, NULL, NULL, why, sizeof why);
+    derive_tolerance(c, um, u, cap, checks, nleaves, r, r->overridden ? NULL : cap->out, NULL, NULL, why,
+                     sizeof why);
   if (r->tol_skipped && why[0])
     snprintf(r->note, sizeof r->note, "tolerance not derived: %.480s", why);
   hlo_module_free(um);

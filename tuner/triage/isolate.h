@@ -25,9 +25,10 @@
  * product of every dot in several orders (check/accum.h).  A comparison
  * of two outputs bit for bit equal needs no tolerance: it is within under
  * every one.  So where the unit's reference value is known from the
- * capture (its trace, capture.h), the runs come first, and a unit whose
- * fused run, second timing seed and unfused run all give the reference's
- * bits is `ok` without a tolerance (tol_skipped).  Any other unit derives
+ * capture (its trace, capture.h) and the timing seed cannot change a run
+ * (no dma-race on the built-in device), the runs come first, and a unit
+ * whose fused and unfused runs both give the reference's bits is `ok`
+ * without a tolerance (tol_skipped).  Any other unit derives
  * it, as does every unit with all_tolerances (--all-tolerances), and every
  * skipped one before the program run needs them (isolate_chain.h).
  *
