@@ -195,9 +195,14 @@ static bool chain_is_reference(const hlo_module *m, const tn_units *u, const tn_
   return true;
 }
 
-bool tn_iso_chain_is_reference(const hlo_module *m, const tn_units *u, const tn_iso_opts *o, const tn_iso_result *r) {
+/* The replicas the program runs with: --replicas, else what m needs. */
+static int program_replicas(const hlo_module *m, const tn_iso_opts *o) {
   int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
-  return chain_is_reference(m, u, o, r, replicas < 1 ? 1 : replicas);
+  return replicas < 1 ? 1 : replicas;
+}
+
+bool tn_iso_chain_is_reference(const hlo_module *m, const tn_units *u, const tn_iso_opts *o, const tn_iso_result *r) {
+  return chain_is_reference(m, u, o, r, program_replicas(m, o));
 }
 
 void tn_iso_chain_run(const hlo_module *m, const tn_units *u, const tn_iso_opts *o, tn_iso_result *r) {
@@ -220,9 +225,7 @@ void tn_iso_chain_run(const hlo_module *m, const tn_units *u, const tn_iso_opts 
   hlo_value **args = calloc((size_t)nargs + 1, sizeof *args);
   int *pos = calloc(65, sizeof *pos);
   hlo_value *ref[64] = {0}, *dev[64] = {0};
-  int replicas = o->replicas > 0 ? o->replicas : tn_replicas_needed(m);
-  if (replicas < 1)
-    replicas = 1;
+  int replicas = program_replicas(m, o);
   if (!cu || !args || !pos) {
     snprintf(out->note, sizeof out->note, "out of memory");
     goto done;
